@@ -1,0 +1,52 @@
+# openinspect: a native Pulumi provider for Open-Inspect installations.
+SHELL       := /bin/bash
+VERSION     ?= 0.1.0-dev
+MODULE      := github.com/openinspect/pulumi-openinspect
+LDFLAGS     := -s -w -X $(MODULE)/provider.Version=$(VERSION)
+BIN         := $(CURDIR)/bin
+TOOLS_BIN   := $(HOME)/.cache/openinspect-tools/bin
+export PATH := $(BIN):$(TOOLS_BIN):$(PATH)
+GO_TEST_FLAGS ?= -timeout 60m
+
+.PHONY: all build provider emulator tools schema sdks generate test test-unit lint demo clean
+
+all: build
+
+build: provider emulator
+
+provider:
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/pulumi-resource-openinspect ./provider/cmd/pulumi-resource-openinspect
+
+emulator:
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/openinspect-emulator ./tests/emulator/cmd/openinspect-emulator
+
+# The pulumi CLI and the YAML language plugin, built from the Go module proxy
+# and cached outside the clone (see .ci/tools.sh).
+tools:
+	./.ci/tools.sh all
+
+schema:
+	go run ./provider/cmd/openinspect-gen schema -out schema.json
+
+sdks:
+	go run ./provider/cmd/openinspect-gen sdks -schema schema.json -out sdk
+
+generate: schema sdks
+
+lint:
+	@test -z "$$(gofmt -l provider tests)" || (gofmt -l provider tests; exit 1)
+	go vet ./...
+
+# Every tier that runs offline: unit, provider, emulator and engine tests.
+test: tools lint
+	go test $(GO_TEST_FLAGS) ./...
+
+test-unit:
+	go test -short ./provider/... ./tests/emulator/...
+
+# The main job: a full installation deployed to the local emulator, offline.
+demo: tools build
+	./examples/run-local.sh
+
+clean:
+	rm -rf $(BIN) .demo dist

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Deploys examples/yaml to the local cloud emulator, offline, and prints the
+# stack outputs. State, emulator data and the Pulumi home live in .demo/, so a
+# second run finds everything where the first left it (and changes nothing).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+demo="$root/.demo"
+mkdir -p "$demo/state" "$demo/home" "$demo/emulator"
+export PATH="$root/bin:$HOME/.cache/openinspect-tools/bin:$PATH"
+export PULUMI_HOME="$demo/home"
+export PULUMI_BACKEND_URL="file://$demo/state"
+# The demo's state holds only emulator credentials; a real stack uses a real passphrase or a KMS.
+export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-openinspect-demo}"
+export PULUMI_SKIP_UPDATE_CHECK=true
+
+rm -f "$demo/emulator.addr"
+openinspect-emulator -listen 127.0.0.1:0 -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
+  > "$demo/emulator.log" 2>&1 &
+emu_pid=$!
+trap 'kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do [ -s "$demo/emulator.addr" ] && break; sleep 0.1; done
+[ -s "$demo/emulator.addr" ] || { echo "emulator did not start; see $demo/emulator.log" >&2; exit 1; }
+emu_url=$(cat "$demo/emulator.addr")
+echo "emulator: $emu_url"
+
+version=$(pulumi-resource-openinspect -version 2>/dev/null || echo 0.1.0-dev)
+pulumi plugin install resource openinspect "$version" -f "$root/bin/pulumi-resource-openinspect" --reinstall >/dev/null
+
+rm -rf "$demo/project" && cp -r "$root/examples/yaml" "$demo/project"
+cd "$demo/project"
+pulumi stack select --create demo >/dev/null
+pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
+pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
+pulumi config set --secret openinspect:cloudflareApiToken emulator-token
+pulumi up --yes --skip-preview --suppress-progress
+echo
+echo "outputs:"
+pulumi stack output --json

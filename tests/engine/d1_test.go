@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/pulumi/providertest/pulumitest"
+	"github.com/pulumi/providertest/pulumitest/assertpreview"
+	"github.com/pulumi/providertest/pulumitest/assertrefresh"
+	"github.com/pulumi/providertest/pulumitest/opttest"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestYAMLD1Lifecycle: up, a preview that changes nothing and calls
+// Cloudflare zero times, a refresh with no changes, destroy to empty.
+func TestYAMLD1Lifecycle(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	pt := pulumitest.NewPulumiTest(t, "testdata/d1-yaml",
+		opttest.LocalProviderPath("openinspect", binDir),
+		opttest.SkipInstall(),
+		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
+	)
+	configureStack(t, pt.CurrentStack(), emu)
+
+	up := pt.Up(t)
+	dbID, ok := up.Outputs["databaseId"].Value.(string)
+	require.True(t, ok, "databaseId output: %v", up.Outputs)
+	require.NotEmpty(t, dbID)
+	assert.Equal(t, emulatorAccount, up.Outputs["accountId"].Value)
+	d1 := emu.inventory(t)["d1"]
+	require.Len(t, d1, 1)
+	assert.Equal(t, dbID, d1[0]["id"])
+
+	state := pt.ExportStack(t)
+	assert.NotContains(t, string(state.Deployment), emulatorToken, "the API token must never be in state in plaintext")
+
+	emu.resetCounts(t)
+	assertpreview.HasNoChanges(t, pt.Preview(t))
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+
+	assertrefresh.HasNoChanges(t, pt.Refresh(t))
+
+	pt.Destroy(t)
+	emu.requireEmpty(t)
+}
+
+// configureStack points the openinspect provider at the emulator, with the
+// token stored as a secret.
+func configureStack(t *testing.T, stack *auto.Stack, emu *emulatorProcess) {
+	t.Helper()
+	ctx := t.Context()
+	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareApiToken", auto.ConfigValue{Value: emulatorToken, Secret: true}))
+	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareAccountId", auto.ConfigValue{Value: emulatorAccount}))
+	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareApiBaseUrl", auto.ConfigValue{Value: emu.cloudflareBaseURL()}))
+}

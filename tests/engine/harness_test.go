@@ -1,0 +1,148 @@
+// Package engine drives whole Pulumi programs through the real pulumi CLI,
+// with a local file:// backend, against the standalone emulator binary.
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	emulatorToken   = "engine-test-token"
+	emulatorAccount = "00112233445566778899aabbccddeeff"
+)
+
+// binDir holds the provider and emulator binaries built once for the package.
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	// The toolchain cache from .ci/tools.sh, so `go test` works without make.
+	if home, err := os.UserHomeDir(); err == nil {
+		tools := filepath.Join(home, ".cache", "openinspect-tools", "bin")
+		os.Setenv("PATH", tools+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	dir, err := os.MkdirTemp("", "oi-engine-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	root := repoRoot()
+	for _, b := range []struct{ out, pkg string }{
+		{"pulumi-resource-openinspect", "./provider/cmd/pulumi-resource-openinspect"},
+		{"openinspect-emulator", "./tests/emulator/cmd/openinspect-emulator"},
+	} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b.pkg, err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// requirePulumi fails (never skips) when the CLI is missing: these tests are
+// part of CI, and `make tools` provides the CLI offline.
+func requirePulumi(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"pulumi", "pulumi-language-yaml"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is not on PATH: run `make tools` (builds it from the Go module proxy)", tool)
+		}
+	}
+}
+
+// emulatorProcess is the standalone emulator binary, one per test.
+type emulatorProcess struct {
+	url string
+	cmd *exec.Cmd
+}
+
+func startEmulator(t *testing.T) *emulatorProcess {
+	t.Helper()
+	dir := t.TempDir()
+	addrFile := filepath.Join(dir, "addr")
+	cmd := exec.Command(filepath.Join(binDir, "openinspect-emulator"),
+		"-listen", "127.0.0.1:0", "-data-dir", filepath.Join(dir, "data"),
+		"-token", emulatorToken, "-account", emulatorAccount, "-addr-file", addrFile)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, cmd.Start())
+	e := &emulatorProcess{cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
+			e.url = strings.TrimSpace(string(b))
+			return e
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("emulator did not report its address within 30s")
+	return nil
+}
+
+func (e *emulatorProcess) cloudflareBaseURL() string { return e.url + "/client/v4/" }
+
+func (e *emulatorProcess) admin(t *testing.T, method, path string, out any) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.url+"/__emulator/"+path, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300, "%s %s", method, path)
+	if out != nil {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+	}
+}
+
+func (e *emulatorProcess) resetCounts(t *testing.T) { e.admin(t, http.MethodDelete, "requests", nil) }
+
+func (e *emulatorProcess) cloudflareCalls(t *testing.T) (int, map[string]int) {
+	var body struct {
+		Counts          map[string]int `json:"counts"`
+		CloudflareCalls int            `json:"cloudflare_calls"`
+	}
+	e.admin(t, http.MethodGet, "requests", &body)
+	return body.CloudflareCalls, body.Counts
+}
+
+// inventory returns the emulator's objects, keyed by kind.
+func (e *emulatorProcess) inventory(t *testing.T) map[string][]map[string]any {
+	var inv map[string][]map[string]any
+	e.admin(t, http.MethodGet, "inventory", &inv)
+	return inv
+}
+
+func (e *emulatorProcess) requireEmpty(t *testing.T) {
+	t.Helper()
+	for kind, items := range e.inventory(t) {
+		require.Empty(t, items, "emulator still holds %s", kind)
+	}
+}

@@ -1,0 +1,67 @@
+// Package release checks that the release configuration builds what it says.
+package release
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+)
+
+type goreleaser struct {
+	Builds []struct {
+		Binary  string   `yaml:"binary"`
+		Main    string   `yaml:"main"`
+		Env     []string `yaml:"env"`
+		Ldflags []string `yaml:"ldflags"`
+		Goos    []string `yaml:"goos"`
+		Goarch  []string `yaml:"goarch"`
+	} `yaml:"builds"`
+	Archives []struct {
+		Formats      []string `yaml:"formats"`
+		NameTemplate string   `yaml:"name_template"`
+	} `yaml:"archives"`
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// TestReleaseLdflagsSetTheVersion builds the plugin with the ldflags the
+// release uses and asks the binary for its version, so a renamed package or
+// variable cannot silently ship every release as a dev build.
+func TestReleaseLdflagsSetTheVersion(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), ".goreleaser.yaml"))
+	require.NoError(t, err)
+	var cfg goreleaser
+	require.NoError(t, yaml.Unmarshal(raw, &cfg))
+	require.Len(t, cfg.Builds, 1)
+	build := cfg.Builds[0]
+	assert.Equal(t, "pulumi-resource-openinspect", build.Binary)
+	assert.Contains(t, build.Env, "CGO_ENABLED=0")
+	assert.ElementsMatch(t, []string{"linux", "darwin"}, build.Goos)
+	assert.ElementsMatch(t, []string{"amd64", "arm64"}, build.Goarch)
+	require.Len(t, cfg.Archives, 1)
+	assert.Equal(t, []string{"tar.gz"}, cfg.Archives[0].Formats)
+	assert.Equal(t, "{{ .Binary }}-v{{ .Version }}-{{ .Os }}-{{ .Arch }}", cfg.Archives[0].NameTemplate)
+
+	const version = "9.8.7-rc.1"
+	ldflags := strings.ReplaceAll(strings.Join(build.Ldflags, " "), "{{.Version}}", version)
+	out := filepath.Join(t.TempDir(), build.Binary)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, build.Main)
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), build.Env...)
+	msg, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", msg)
+
+	got, err := exec.Command(out, "-version").Output()
+	require.NoError(t, err)
+	assert.Equal(t, version, strings.TrimSpace(string(got)))
+}
