@@ -15,6 +15,8 @@ import (
 // D1Database is a Cloudflare D1 database, created by name.
 type D1Database struct{}
 
+const d1DatabaseToken = "openinspect:index:D1Database"
+
 // D1DatabaseArgs are the inputs of a D1Database.
 type D1DatabaseArgs struct {
 	Name                string `pulumi:"name" provider:"replaceOnChanges"`
@@ -79,11 +81,7 @@ func (*D1Database) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[D1DatabaseArgs]{Inputs: args, Failures: failures}, err
 	}
-	// Unknown values arrive as zero values during preview; only judge known ones.
-	if v, ok := req.NewInputs.GetOk("name"); ok && v.IsComputed() {
-		return infer.CheckResponse[D1DatabaseArgs]{Inputs: args}, nil
-	}
-	if !d1NamePattern.MatchString(args.Name) {
+	if !isUnknown(req.NewInputs, "name") && !d1NamePattern.MatchString(args.Name) {
 		failures = append(failures, p.CheckFailure{Property: "name", Reason: fmt.Sprintf(
 			"%q is not a valid D1 database name: use 1-64 letters, digits, '-' or '_', starting with a letter or digit", args.Name)})
 	}
@@ -104,23 +102,21 @@ func (*D1Database) Create(ctx context.Context, req infer.CreateRequest[D1Databas
 	if err != nil {
 		return infer.CreateResponse[D1DatabaseState]{}, err
 	}
-	existing, found, err := client.FindDatabase(ctx, req.Inputs.Name)
+	db, adopted, err := claim[cloudflare.Database]{
+		kind: "D1 database", name: req.Inputs.Name, token: d1DatabaseToken, resourceName: req.Name,
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+		find: func(ctx context.Context) (cloudflare.Database, bool, error) {
+			return client.FindDatabase(ctx, req.Inputs.Name)
+		},
+		create: func(ctx context.Context) (cloudflare.Database, error) {
+			return client.CreateDatabase(ctx, req.Inputs.Name, req.Inputs.PrimaryLocationHint)
+		},
+		id: func(db cloudflare.Database) string { return db.ID },
+	}.run(ctx)
 	if err != nil {
 		return infer.CreateResponse[D1DatabaseState]{}, err
 	}
-	var db cloudflare.Database
-	switch {
-	case found && !req.Inputs.AdoptExisting:
-		return infer.CreateResponse[D1DatabaseState]{}, existsError("D1 database", req.Inputs.Name, client.AccountID(),
-			"openinspect:index:D1Database", req.Name, existing.ID)
-	case found:
-		db, state.Adopted = existing, true
-	default:
-		db, err = client.CreateDatabase(ctx, req.Inputs.Name, req.Inputs.PrimaryLocationHint)
-		if err != nil {
-			return infer.CreateResponse[D1DatabaseState]{}, err
-		}
-	}
+	state.Adopted = adopted
 	state.fill(db, client.AccountID())
 	return infer.CreateResponse[D1DatabaseState]{ID: db.ID, Output: state}, nil
 }

@@ -1,17 +1,48 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare"
 )
 
-// existsError is the refusal to capture a remote object that this stack did
-// not create. It says both ways to take the object over on purpose.
-func existsError(kind, name, accountID, token, resourceName, id string) error {
-	return fmt.Errorf("%s %q already exists in account %s (id %s) and is not managed by this stack; "+
-		"set adoptExisting: true to take it over, or run: pulumi import %s %s %s",
-		kind, name, accountID, id, token, resourceName, id)
+// claim is how every named Cloudflare object comes under this stack's
+// management: found by name and adopted only when the user asked for it,
+// created otherwise. Capturing an object another stack or tool made would let
+// this stack delete it later, so that is refused by default.
+type claim[T any] struct {
+	kind         string // human name, e.g. "D1 database"
+	name         string
+	token        string // resource type token, for the import hint
+	resourceName string
+	adopt        bool
+	accountID    string
+	find         func(context.Context) (T, bool, error)
+	create       func(context.Context) (T, error)
+	id           func(T) string
+}
+
+// run returns the object and whether it was adopted rather than created.
+func (c claim[T]) run(ctx context.Context) (T, bool, error) {
+	existing, found, err := c.find(ctx)
+	if err != nil {
+		var zero T
+		return zero, false, err
+	}
+	if found {
+		if !c.adopt {
+			var zero T
+			return zero, false, fmt.Errorf("%s %q already exists in account %s (id %s) and is not managed by this stack; "+
+				"set adoptExisting: true to take it over, or run: pulumi import %s %s %s",
+				c.kind, c.name, c.accountID, c.id(existing), c.token, c.resourceName, c.id(existing))
+		}
+		return existing, true, nil
+	}
+	created, err := c.create(ctx)
+	return created, false, err
 }
 
 // sameAccount refuses to touch a resource recorded in another account than
@@ -23,4 +54,12 @@ func sameAccount(recorded string, client *cloudflare.Client) error {
 			"restore openinspect:cloudflareAccountId to manage it", recorded, client.AccountID())
 	}
 	return nil
+}
+
+// isUnknown reports whether an input is not yet known (a preview with values
+// that depend on resources not created yet). Unknown values decode as zero
+// values, so validation must skip them rather than reject them.
+func isUnknown(inputs property.Map, key string) bool {
+	v, ok := inputs.GetOk(key)
+	return ok && v.IsComputed()
 }

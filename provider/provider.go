@@ -49,6 +49,9 @@ func New() (p.Provider, error) {
 		WithConfig(infer.Config(&Config{})).
 		WithResources(
 			infer.Resource(&D1Database{}),
+			infer.Resource(&KvNamespace{}),
+			infer.Resource(&R2Bucket{}),
+			infer.Resource(&D1Migrations{}),
 		).
 		Build()
 }

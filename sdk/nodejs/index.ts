@@ -10,17 +10,34 @@ export type D1Database = import("./d1database").D1Database;
 export const D1Database: typeof import("./d1database").D1Database = null as any;
 utilities.lazyLoad(exports, ["D1Database"], () => require("./d1database"));
 
+export { D1MigrationsArgs } from "./d1migrations";
+export type D1Migrations = import("./d1migrations").D1Migrations;
+export const D1Migrations: typeof import("./d1migrations").D1Migrations = null as any;
+utilities.lazyLoad(exports, ["D1Migrations"], () => require("./d1migrations"));
+
+export { KvNamespaceArgs } from "./kvNamespace";
+export type KvNamespace = import("./kvNamespace").KvNamespace;
+export const KvNamespace: typeof import("./kvNamespace").KvNamespace = null as any;
+utilities.lazyLoad(exports, ["KvNamespace"], () => require("./kvNamespace"));
+
 export { ProviderArgs } from "./provider";
 export type Provider = import("./provider").Provider;
 export const Provider: typeof import("./provider").Provider = null as any;
 utilities.lazyLoad(exports, ["Provider"], () => require("./provider"));
 
+export { R2BucketArgs } from "./r2bucket";
+export type R2Bucket = import("./r2bucket").R2Bucket;
+export const R2Bucket: typeof import("./r2bucket").R2Bucket = null as any;
+utilities.lazyLoad(exports, ["R2Bucket"], () => require("./r2bucket"));
+
 
 // Export sub-modules:
 import * as config from "./config";
+import * as types from "./types";
 
 export {
     config,
+    types,
 };
 
 const _module = {
@@ -29,6 +46,12 @@ const _module = {
         switch (type) {
             case "openinspect:index:D1Database":
                 return new D1Database(name, <any>undefined, { urn })
+            case "openinspect:index:D1Migrations":
+                return new D1Migrations(name, <any>undefined, { urn })
+            case "openinspect:index:KvNamespace":
+                return new KvNamespace(name, <any>undefined, { urn })
+            case "openinspect:index:R2Bucket":
+                return new R2Bucket(name, <any>undefined, { urn })
             default:
                 throw new Error(`unknown resource type ${type}`);
         }

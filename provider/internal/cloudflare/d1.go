@@ -78,8 +78,8 @@ func (c *Client) GetDatabase(ctx context.Context, id string) (Database, error) {
 // already gone succeeds, so an interrupted destroy can be repeated.
 func (c *Client) DeleteDatabase(ctx context.Context, id string) error {
 	_, err := c.api.D1.Database.Delete(ctx, id, d1.DatabaseDeleteParams{AccountID: cf.F(c.accountID)})
-	if err != nil && !IsNotFound(wrap("", err)) {
-		return wrap(fmt.Sprintf("delete D1 database %s", id), err)
+	if err = wrap(fmt.Sprintf("delete D1 database %s", id), err); err != nil && !IsNotFound(err) {
+		return err
 	}
 	return nil
 }

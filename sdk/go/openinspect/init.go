@@ -23,6 +23,12 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 	switch typ {
 	case "openinspect:index:D1Database":
 		r = &D1Database{}
+	case "openinspect:index:D1Migrations":
+		r = &D1Migrations{}
+	case "openinspect:index:KvNamespace":
+		r = &KvNamespace{}
+	case "openinspect:index:R2Bucket":
+		r = &R2Bucket{}
 	default:
 		return nil, fmt.Errorf("unknown resource type: %s", typ)
 	}

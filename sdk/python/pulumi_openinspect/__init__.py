@@ -7,7 +7,11 @@ from . import _utilities
 import typing
 # Export this package's modules as members:
 from .d1_database import *
+from .d1_migrations import *
+from .kv_namespace import *
 from .provider import *
+from .r2_bucket import *
+from . import outputs
 
 # Make subpackages available:
 if typing.TYPE_CHECKING:
@@ -24,7 +28,10 @@ _utilities.register(
   "mod": "index",
   "fqn": "pulumi_openinspect",
   "classes": {
-   "openinspect:index:D1Database": "D1Database"
+   "openinspect:index:D1Database": "D1Database",
+   "openinspect:index:D1Migrations": "D1Migrations",
+   "openinspect:index:KvNamespace": "KvNamespace",
+   "openinspect:index:R2Bucket": "R2Bucket"
   }
  }
 ]
