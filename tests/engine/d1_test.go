@@ -29,12 +29,11 @@ func TestYAMLD1Lifecycle(t *testing.T) {
 	require.True(t, ok, "databaseId output: %v", up.Outputs)
 	require.NotEmpty(t, dbID)
 	assert.Equal(t, emulatorAccount, up.Outputs["accountId"].Value)
-	d1 := emu.inventory(t)["d1"]
+	d1 := emu.inventory(t).D1
 	require.Len(t, d1, 1)
-	assert.Equal(t, dbID, d1[0]["id"])
+	assert.Equal(t, dbID, d1[0].ID)
 
-	state := pt.ExportStack(t)
-	assert.NotContains(t, string(state.Deployment), emulatorToken, "the API token must never be in state in plaintext")
+	requireNoPlaintext(t, pt.CurrentStack(), emulatorToken)
 
 	emu.resetCounts(t)
 	assertpreview.HasNoChanges(t, pt.Preview(t))

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
 	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
@@ -21,8 +23,11 @@ import (
 func newInlineStack(t *testing.T, name string, program pulumi.RunFunc) auto.Stack {
 	t.Helper()
 	dir := t.TempDir()
+	for _, sub := range []string{"work", "backend"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, sub), 0o755))
+	}
 	project := workspace.Project{
-		Name:    "oi-engine-" + name,
+		Name:    tokens.PackageName("oi-engine-" + name),
 		Runtime: workspace.NewProjectRuntimeInfo("go", nil),
 		Plugins: &workspace.Plugins{Providers: []workspace.PluginOptions{{Name: "openinspect", Path: binDir}}},
 	}
@@ -59,9 +64,9 @@ func TestGoInlineD1Lifecycle(t *testing.T) {
 	require.NoError(t, err)
 	dbID, _ := up.Outputs["databaseId"].Value.(string)
 	require.NotEmpty(t, dbID)
-	d1 := emu.inventory(t)["d1"]
+	d1 := emu.inventory(t).D1
 	require.Len(t, d1, 1)
-	assert.Equal(t, dbID, d1[0]["id"])
+	assert.Equal(t, dbID, d1[0].ID)
 
 	emu.resetCounts(t)
 	preview, err := stack.Preview(ctx)
@@ -73,6 +78,8 @@ func TestGoInlineD1Lifecycle(t *testing.T) {
 	refresh, err := stack.Refresh(ctx)
 	require.NoError(t, err)
 	assertrefresh.HasNoChanges(t, refresh)
+
+	requireNoPlaintext(t, &stack, emulatorToken)
 
 	_, err = stack.Destroy(ctx)
 	require.NoError(t, err)

@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
 const (
@@ -133,16 +136,38 @@ func (e *emulatorProcess) cloudflareCalls(t *testing.T) (int, map[string]int) {
 	return body.CloudflareCalls, body.Counts
 }
 
-// inventory returns the emulator's objects, keyed by kind.
-func (e *emulatorProcess) inventory(t *testing.T) map[string][]map[string]any {
-	var inv map[string][]map[string]any
+// inventory returns what exists in the emulator.
+func (e *emulatorProcess) inventory(t *testing.T) emulator.Inventory {
+	var inv emulator.Inventory
 	e.admin(t, http.MethodGet, "inventory", &inv)
 	return inv
 }
 
 func (e *emulatorProcess) requireEmpty(t *testing.T) {
 	t.Helper()
-	for kind, items := range e.inventory(t) {
-		require.Empty(t, items, "emulator still holds %s", kind)
-	}
+	inv := e.inventory(t)
+	require.True(t, inv.Empty(), "emulator still holds %+v", inv)
+}
+
+// requireNoPlaintext scans the stack's backend directory, the state files as
+// they are stored, for a secret's plaintext.
+func requireNoPlaintext(t *testing.T, stack *auto.Stack, secret string) {
+	t.Helper()
+	backend := stack.Workspace().GetEnvVars()["PULUMI_BACKEND_URL"]
+	require.True(t, strings.HasPrefix(backend, "file://"), "backend %q", backend)
+	root := strings.TrimPrefix(backend, "file://")
+	files := 0
+	require.NoError(t, filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		require.NotContains(t, string(raw), secret, "%s holds a secret in plaintext", path)
+		return nil
+	}))
+	require.NotZero(t, files, "no state files under %s", root)
 }
