@@ -1,0 +1,99 @@
+// Command openinspect-emulator serves the Cloudflare v4 API emulator so that
+// `pulumi up` can run with no Cloudflare account. State persists in -data-dir
+// between runs.
+//
+//	openinspect-emulator -listen 127.0.0.1:8787 -data-dir ./.emulator -addr-file ./.emulator/url
+//
+// Point the provider at the printed URL + "/client/v4/" with the token
+// "emulator-token" (or -token) and the account -account.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
+	dataDir := flag.String("data-dir", "", "directory for SQLite files and metadata (default: a temporary directory deleted on exit)")
+	token := flag.String("token", emulator.DefaultToken, "API token to accept")
+	account := flag.String("account", emulator.DefaultAccountID, "account ID the token may access")
+	addrFile := flag.String("addr-file", "", "write the base URL to this file once listening (removed on exit)")
+	verbose := flag.Bool("v", false, "log every request (method, path, status; never headers or bodies)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	if err := run(*listen, *dataDir, *token, *account, *addrFile, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
+		os.Exit(1)
+	}
+}
+
+func run(listen, dataDir, token, account, addrFile string, verbose bool) error {
+	if token == "" || account == "" {
+		return fmt.Errorf("-token and -account must not be empty")
+	}
+	if addrFile != "" {
+		// A file left by a previous run would make a waiting script connect
+		// to a dead port.
+		if err := os.Remove(addrFile); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen}
+	if verbose {
+		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
+		opts.Logf = logger.Printf
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv, err := emulator.Start(opts)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("openinspect-emulator listening on %s\n", srv.URL())
+	if addrFile != "" {
+		if err := writeAtomic(addrFile, srv.URL()); err != nil {
+			_ = srv.Close()
+			return err
+		}
+		defer os.Remove(addrFile)
+	}
+	<-ctx.Done()
+	return srv.Close()
+}
+
+// writeAtomic makes the file appear complete or not at all, so a script
+// polling for it never reads a partial URL.
+func writeAtomic(path, content string) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.WriteString(content); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,308 @@
+// Package emulator is a hermetic stand-in for the slice of the Cloudflare v4
+// REST API that OpenInspect uses: D1 (backed by real SQLite files), Workers KV,
+// R2 bucket management and token verification.
+//
+// It serves two audiences. Tests start it in-process (Start) and point the
+// official cloudflare-go client at CloudflareBaseURL(); the standalone binary
+// in cmd/openinspect-emulator lets a newcomer run `pulumi up` with no
+// Cloudflare account at all. Both need the same thing: official clients must
+// work unchanged, so responses copy the real envelope, status codes and error
+// codes as closely as we could establish them (see errors.go).
+//
+// Each API area lives in its own file (d1.go, kv.go, r2.go, user.go) and
+// registers its routes in routes(); new areas (Workers, Queues, Daytona, Modal)
+// are meant to follow the same shape.
+package emulator
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultToken is the API token accepted when Options.Tokens is nil. It is
+// also the token the standalone binary documents for demos, so it must never
+// be mistaken for a secret.
+const DefaultToken = "emulator-token"
+
+// DefaultAccountID is the account DefaultToken may access. It has the shape
+// of a real account ID (32 hex digits) so client-side validation passes.
+const DefaultAccountID = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+// Options configures a Server.
+type Options struct {
+	// DataDir holds the SQLite files and the persisted metadata. Empty means
+	// a fresh temporary directory that Close removes.
+	DataDir string
+	// Tokens maps each accepted API token to the one account ID it may
+	// access. Nil means DefaultToken -> DefaultAccountID.
+	Tokens map[string]string
+	// Logf, when set, receives one line per request. Authorization headers
+	// and request bodies are never logged.
+	Logf func(format string, args ...any)
+	// Addr is the address Start listens on. Empty means 127.0.0.1:0 (a free
+	// loopback port). New ignores it.
+	Addr string
+}
+
+// Server is one emulator instance. All methods are safe for concurrent use.
+type Server struct {
+	tokens  map[string]string
+	dataDir string
+	tempDir bool
+	logf    func(format string, args ...any)
+
+	mux     *http.ServeMux
+	handler http.Handler
+
+	// mu guards st (all metadata) and d1open (open SQLite handles). It is
+	// never held while a SQL batch runs: each database has its own lock.
+	mu     sync.Mutex
+	st     *state
+	d1open map[string]*sqliteDB
+	closed bool
+
+	// Persisting happens outside mu; saveSeq orders snapshots so a slow
+	// writer can never overwrite a newer snapshot with an older one.
+	saveMu   sync.Mutex
+	saveSeq  uint64
+	savedSeq uint64
+
+	statsMu     sync.Mutex
+	counts      map[string]int
+	unmatchedCF int
+	faults      []*activeFault
+
+	httpSrv   *http.Server
+	url       string
+	serveDone chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New creates a Server without listening, loading persisted state from
+// opts.DataDir when present. Use Handler to mount it, or Start to serve it.
+func New(opts Options) (*Server, error) {
+	tokens := map[string]string{DefaultToken: DefaultAccountID}
+	if opts.Tokens != nil {
+		tokens = make(map[string]string, len(opts.Tokens))
+		for tok, acct := range opts.Tokens {
+			if tok == "" || acct == "" {
+				return nil, errors.New("emulator: tokens and account IDs must be non-empty")
+			}
+			tokens[tok] = acct
+		}
+	}
+	s := &Server{
+		tokens: tokens,
+		logf:   opts.Logf,
+		d1open: map[string]*sqliteDB{},
+		counts: map[string]int{},
+	}
+	if opts.DataDir == "" {
+		dir, err := os.MkdirTemp("", "openinspect-emulator-")
+		if err != nil {
+			return nil, fmt.Errorf("emulator: %w", err)
+		}
+		s.dataDir, s.tempDir = dir, true
+	} else {
+		dir, err := filepath.Abs(opts.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("emulator: %w", err)
+		}
+		s.dataDir = dir
+	}
+	if err := os.MkdirAll(filepath.Join(s.dataDir, "d1"), 0o700); err != nil {
+		s.removeTemp()
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	st, err := loadState(s.statePath())
+	if err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	s.st = st
+	s.mux = http.NewServeMux()
+	s.routes()
+	s.handler = s.withLog(s.mux)
+	return s, nil
+}
+
+// Start is New plus listening on opts.Addr (default 127.0.0.1:0) and serving
+// in the background until Close.
+func Start(opts Options) (*Server, error) {
+	s, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("emulator: listen %s: %w", addr, err)
+	}
+	s.url = "http://" + urlHost(ln.Addr().(*net.TCPAddr))
+	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.serveDone = make(chan struct{})
+	go func() {
+		defer close(s.serveDone)
+		_ = s.httpSrv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// urlHost renders a listen address for a URL: an unspecified address
+// (0.0.0.0, [::]) becomes IPv4 loopback, the one address every client can
+// reach on a dual-stack listener.
+func urlHost(a *net.TCPAddr) string {
+	if a.IP == nil || a.IP.IsUnspecified() {
+		return fmt.Sprintf("127.0.0.1:%d", a.Port)
+	}
+	return net.JoinHostPort(a.IP.String(), fmt.Sprint(a.Port))
+}
+
+// Handler serves the Cloudflare API under /client/v4/ and the admin API under
+// /__emulator/.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// URL is the base URL Start listens on, e.g. http://127.0.0.1:41234. It is
+// empty for a Server made with New.
+func (s *Server) URL() string { return s.url }
+
+// CloudflareBaseURL is what to pass to cloudflare-go's option.WithBaseURL.
+func (s *Server) CloudflareBaseURL() string { return s.url + "/client/v4/" }
+
+// DataDir is where state lives; useful when New picked a temporary one.
+func (s *Server) DataDir() string { return s.dataDir }
+
+// Close stops listening, closes every SQLite handle, writes the metadata one
+// last time and removes the data directory if New created it. It is
+// idempotent.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := s.httpSrv.Shutdown(ctx); err != nil {
+				// In-flight requests (e.g. an injected latency) must not keep
+				// a test waiting forever.
+				_ = s.httpSrv.Close()
+			}
+			cancel()
+			<-s.serveDone
+		}
+		s.mu.Lock()
+		s.closed = true
+		open := s.d1open
+		s.d1open = map[string]*sqliteDB{}
+		s.mu.Unlock()
+		for _, db := range open {
+			if err := db.close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if !s.tempDir {
+			if err := s.save(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := s.removeTemp(); err != nil {
+			errs = append(errs, err)
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+func (s *Server) removeTemp() error {
+	if !s.tempDir {
+		return nil
+	}
+	return os.RemoveAll(s.dataDir)
+}
+
+// routes registers every route. Each area owns its routes so that adding an
+// API means adding one file and one line here.
+func (s *Server) routes() {
+	s.registerUser()
+	s.registerD1()
+	s.registerKV()
+	s.registerR2()
+	s.registerAdmin()
+	s.mux.HandleFunc("/", s.unmatched)
+}
+
+// withLog wraps h with the optional request log. Only method, path, status
+// and duration are logged: headers carry tokens and bodies carry user data.
+func (s *Server) withLog(h http.Handler) http.Handler {
+	if s.logf == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if rec := recover(); rec != nil {
+				s.logf("%s %s -> aborted (%s)", r.Method, r.URL.EscapedPath(), time.Since(start).Round(time.Microsecond))
+				panic(rec)
+			}
+		}()
+		h.ServeHTTP(sw, r)
+		status := fmt.Sprint(sw.status)
+		if sw.hijacked {
+			status = "dropped"
+		} else if sw.status == 0 {
+			status = "200"
+		}
+		s.logf("%s %s -> %s (%s)", r.Method, r.URL.EscapedPath(), status, time.Since(start).Round(time.Microsecond))
+	})
+}
+
+// statusWriter records the status for the log. Unwrap keeps
+// http.ResponseController (used to hijack for dropped connections) working.
+type statusWriter struct {
+	http.ResponseWriter
+	status   int
+	hijacked bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack exists so the log can tell a deliberately dropped connection from a
+// response; http.ResponseController prefers it over Unwrap.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return c, rw, err
+}
+
+// isCloudflarePath reports whether p is under the emulated API (as opposed to
+// the admin API), which decides what CloudflareCalls counts.
+func isCloudflarePath(p string) bool { return strings.HasPrefix(p, "/client/v4/") }

@@ -1,0 +1,179 @@
+package emulator
+
+// Error codes as observed / assumed.
+//
+// "observed" means the code and message appear in real API responses quoted
+// in public bug reports (wrangler, cloudflare-go/-python/-typescript, the
+// terraform provider, DDNS tools); "assumed" means no real response was
+// found and a plausible value from the same family was picked.
+//
+//	HTTP  code   message                                                     source
+//	400   9106   Missing X-Auth-Key, X-Auth-Email or Authorization headers   observed
+//	400   6003   Invalid request headers, error_chain 6111 "Invalid format
+//	             for Authorization header"                                   observed
+//	403   10000  Authentication error                                        observed
+//	403   9109   Unauthorized to access requested resource                   observed (status assumed)
+//	401   1000   Invalid API Token (GET /user/tokens/verify)                 assumed
+//	404   7003   Could not route to <path>, perhaps your object identifier
+//	             is invalid? plus 7000 "No route for that URI"               observed (real status 400; 404 as specified)
+//	400   6007   Malformed JSON in request body                              assumed
+//	429   971    Please wait and consider throttling your request speed      assumed
+//	5xx   10001  We encountered an internal error. Please try again.         observed for R2, assumed elsewhere
+//	D1
+//	400   7400   The request is malformed: <detail>                          assumed
+//	400   7502   A database with that name already exists                    code observed; message is wrangler's wording
+//	404   7404   The database <id> could not be found                        assumed
+//	400   7500   <sqlite message> at offset N: SQLITE_<CODE>                 observed (format, code); status assumed
+//	400   7500   the D1 "To execute a transaction, please use the
+//	             state.storage.transaction() ..." text, for BEGIN etc.       message observed; code assumed
+//	KV
+//	400   10014  a namespace with this account ID and title already exists   observed
+//	404   10013  namespace not found                                         assumed
+//	404   10009  get: 'key not found'                                        assumed
+//	400   10019  invalid title, key name, cursor or multipart body           assumed
+//	400   10038  invalid expiration / expiration_ttl                         assumed
+//	414   10033  key name longer than 512 bytes                              assumed
+//	R2
+//	400   10005  The specified bucket name is not valid.                     assumed
+//	409   10004  The bucket you tried to create already exists, and you own it. assumed
+//	404   10006  The specified bucket does not exist.                        observed
+//	409   10008  The bucket you tried to delete is not empty.                assumed (docs quote a variant)
+//	400   10040  invalid location hint, storage class or cursor              assumed
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// cfError is one entry of the envelope's errors array.
+type cfError struct {
+	Code       int       `json:"code"`
+	Message    string    `json:"message"`
+	ErrorChain []cfError `json:"error_chain,omitempty"`
+}
+
+// envelope is the v4 response shape every Cloudflare API route shares.
+type envelope struct {
+	Success    bool      `json:"success"`
+	Errors     []cfError `json:"errors"`
+	Messages   []any     `json:"messages"`
+	Result     any       `json:"result"`
+	ResultInfo any       `json:"result_info,omitempty"`
+}
+
+// pageInfo is result_info for page-numbered lists.
+type pageInfo struct {
+	Page       int `json:"page"`
+	PerPage    int `json:"per_page"`
+	Count      int `json:"count"`
+	TotalCount int `json:"total_count"`
+	TotalPages int `json:"total_pages"`
+}
+
+// apiError is a handler's failure, rendered as an error envelope.
+type apiError struct {
+	status int
+	errs   []cfError
+}
+
+func (e *apiError) Error() string {
+	if len(e.errs) == 0 {
+		return http.StatusText(e.status)
+	}
+	return strconv.Itoa(e.errs[0].Code) + " " + e.errs[0].Message
+}
+
+func newAPIError(status, code int, msg string) *apiError {
+	return &apiError{status: status, errs: []cfError{{Code: code, Message: msg}}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Messages quote SQL and paths; escaping <, > and & would only make them
+	// harder to read and differ from what Cloudflare sends.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func writeResult(w http.ResponseWriter, result any) {
+	writeEnvelope(w, http.StatusOK, result, nil, nil)
+}
+
+func writeEnvelope(w http.ResponseWriter, status int, result, info any, messages []any) {
+	if messages == nil {
+		messages = []any{}
+	}
+	writeJSON(w, status, envelope{Success: true, Errors: []cfError{}, Messages: messages, Result: result, ResultInfo: info})
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = newAPIError(http.StatusInternalServerError, 10001, "We encountered an internal error. Please try again.")
+	}
+	writeJSON(w, ae.status, envelope{Success: false, Errors: ae.errs, Messages: []any{}, Result: nil})
+}
+
+// maxBody bounds request bodies; KV values may be up to 25 MiB.
+const maxBody = 32 << 20
+
+// decodeJSON reads a JSON body into v whatever the Content-Type, as the real
+// API does for curl users. Numbers stay json.Number so D1 params keep integer
+// precision.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return newAPIError(http.StatusRequestEntityTooLarge, 6007, "Malformed JSON in request body")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return newAPIError(http.StatusBadRequest, 6007, "Malformed JSON in request body")
+	}
+	return nil
+}
+
+// pageParams reads page/per_page the way v4 list endpoints do. Floats are
+// accepted because cloudflare-go types both as float64.
+func pageParams(r *http.Request, defPerPage, maxPerPage int) (page, perPage int) {
+	page, perPage = 1, defPerPage
+	if v, err := strconv.ParseFloat(r.URL.Query().Get("page"), 64); err == nil && v >= 1 {
+		page = int(v)
+	}
+	if v, err := strconv.ParseFloat(r.URL.Query().Get("per_page"), 64); err == nil && v >= 1 {
+		perPage = int(v)
+	}
+	if perPage > maxPerPage {
+		perPage = maxPerPage
+	}
+	return page, perPage
+}
+
+// paginate slices one page out of items. A page past the end is empty, not an
+// error: cloudflare-go's auto-pager keeps asking for page+1 until it gets an
+// empty page, so anything else would loop or fail.
+func paginate[T any](items []T, page, perPage int) ([]T, pageInfo) {
+	total := len(items)
+	info := pageInfo{Page: page, PerPage: perPage, TotalCount: total, TotalPages: (total + perPage - 1) / perPage}
+	start := (page - 1) * perPage
+	if start >= total {
+		info.Count = 0
+		return []T{}, info
+	}
+	end := min(start+perPage, total)
+	out := items[start:end]
+	info.Count = len(out)
+	return out, info
+}

@@ -1,0 +1,248 @@
+package emulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultKind selects what an injected Fault does.
+type FaultKind string
+
+const (
+	// FaultLatency delays the request by Latency, then serves it normally.
+	FaultLatency FaultKind = "latency"
+	// FaultRateLimit answers 429 with Retry-After and code 971.
+	FaultRateLimit FaultKind = "rate_limit"
+	// FaultServerError answers Status (500, 502 or 503; default 500).
+	FaultServerError FaultKind = "server_error"
+	// FaultDropConnection closes the connection without any response.
+	FaultDropConnection FaultKind = "drop"
+)
+
+// Fault makes matching Cloudflare requests misbehave, so tests can prove a
+// client retries, backs off or surfaces errors. It never affects /__emulator/.
+type Fault struct {
+	// Method is the HTTP method to match; "" matches any.
+	Method string
+	// Route is a pattern as in Counts keys but without the method, e.g.
+	// "/client/v4/accounts/{account_id}/d1/database/{database_id}/query".
+	// "" matches every Cloudflare route. "METHOD /path" is accepted too.
+	Route string
+	Kind  FaultKind
+	// Status is the HTTP status for FaultServerError.
+	Status int
+	// Latency is the delay for FaultLatency.
+	Latency time.Duration
+	// RetryAfter is advertised by FaultRateLimit (rounded up to seconds in
+	// Retry-After; sub-second values also go out as Retry-After-Ms, which
+	// cloudflare-go honours, so tests need not sleep whole seconds).
+	RetryAfter time.Duration
+	// Times is how many matching requests the fault affects; 0 means until
+	// ClearFaults.
+	Times int
+}
+
+// faultJSON is the admin API's wire form: durations as Go duration strings
+// ("250ms") because that is what a human types into curl.
+type faultJSON struct {
+	Method     string    `json:"method,omitempty"`
+	Route      string    `json:"route,omitempty"`
+	Kind       FaultKind `json:"kind"`
+	Status     int       `json:"status,omitempty"`
+	Latency    string    `json:"latency,omitempty"`
+	RetryAfter string    `json:"retry_after,omitempty"`
+	Times      int       `json:"times,omitempty"`
+	Remaining  *int      `json:"remaining,omitempty"`
+}
+
+// MarshalJSON renders durations as Go duration strings.
+func (f Fault) MarshalJSON() ([]byte, error) {
+	j := faultJSON{Method: f.Method, Route: f.Route, Kind: f.Kind, Status: f.Status, Times: f.Times}
+	if f.Latency != 0 {
+		j.Latency = f.Latency.String()
+	}
+	if f.RetryAfter != 0 {
+		j.RetryAfter = f.RetryAfter.String()
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON accepts durations as Go duration strings.
+func (f *Fault) UnmarshalJSON(b []byte) error {
+	var j faultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	out := Fault{Method: j.Method, Route: j.Route, Kind: j.Kind, Status: j.Status, Times: j.Times}
+	var err error
+	if j.Latency != "" {
+		if out.Latency, err = time.ParseDuration(j.Latency); err != nil {
+			return fmt.Errorf("latency: %w", err)
+		}
+	}
+	if j.RetryAfter != "" {
+		if out.RetryAfter, err = time.ParseDuration(j.RetryAfter); err != nil {
+			return fmt.Errorf("retry_after: %w", err)
+		}
+	}
+	*f = out
+	return nil
+}
+
+// normalize splits a "METHOD /route" Route and checks the fault can act.
+func (f Fault) normalize() (Fault, error) {
+	if m, r, ok := strings.Cut(f.Route, " "); ok && f.Method == "" {
+		f.Method, f.Route = m, r
+	}
+	f.Method = strings.ToUpper(f.Method)
+	switch f.Kind {
+	case FaultLatency:
+		if f.Latency <= 0 {
+			return f, fmt.Errorf("latency fault needs a positive latency")
+		}
+	case FaultRateLimit, FaultDropConnection:
+	case FaultServerError:
+		if f.Status == 0 {
+			f.Status = http.StatusInternalServerError
+		}
+		if f.Status < 500 || f.Status > 599 {
+			return f, fmt.Errorf("server_error status must be 5xx, got %d", f.Status)
+		}
+	default:
+		return f, fmt.Errorf("unknown fault kind %q (want latency, rate_limit, server_error or drop)", f.Kind)
+	}
+	if f.Times < 0 {
+		return f, fmt.Errorf("times must be >= 0")
+	}
+	if f.Route != "" && !isCloudflarePath(f.Route) {
+		return f, fmt.Errorf("route must start with /client/v4/: %q", f.Route)
+	}
+	return f, nil
+}
+
+type activeFault struct {
+	Fault
+	remaining int // meaningful only when Times > 0
+}
+
+// InjectFault adds f; faults apply in the order injected. An invalid fault is
+// a bug in the calling test, so it panics rather than being ignored.
+func (s *Server) InjectFault(f Fault) {
+	if err := s.injectFault(f); err != nil {
+		panic("emulator: InjectFault: " + err.Error())
+	}
+}
+
+func (s *Server) injectFault(f Fault) error {
+	f, err := f.normalize()
+	if err != nil {
+		return err
+	}
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	s.faults = append(s.faults, &activeFault{Fault: f, remaining: f.Times})
+	return nil
+}
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	s.faults = nil
+}
+
+func (s *Server) activeFaults() []faultJSON {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	out := []faultJSON{}
+	for _, f := range s.faults {
+		var j faultJSON
+		b, _ := json.Marshal(f.Fault)
+		_ = json.Unmarshal(b, &j)
+		if f.Times > 0 {
+			rem := f.remaining
+			j.Remaining = &rem
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// takeFaults consumes the faults that apply to one request: every matching
+// latency fault (delays add up) and at most one terminal fault.
+func (s *Server) takeFaults(method, route string) (delay time.Duration, terminal *Fault) {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	kept := s.faults[:0]
+	for _, f := range s.faults {
+		matches := (f.Method == "" || f.Method == method) && (f.Route == "" || f.Route == route)
+		use := matches && (f.Kind == FaultLatency || terminal == nil)
+		if use {
+			if f.Kind == FaultLatency {
+				delay += f.Latency
+			} else {
+				t := f.Fault
+				terminal = &t
+			}
+			if f.Times > 0 {
+				f.remaining--
+				if f.remaining == 0 {
+					continue
+				}
+			}
+		}
+		kept = append(kept, f)
+	}
+	clear(s.faults[len(kept):])
+	s.faults = kept
+	return delay, terminal
+}
+
+// applyFaults acts on the faults for this request and reports whether the
+// request has been answered (or dropped) already.
+func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, method, route string) bool {
+	delay, f := s.takeFaults(r.Method, route)
+	if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
+		// Routes registered for GET also serve HEAD; a fault aimed at GET
+		// should hit those too.
+		delay, f = s.takeFaults(http.MethodGet, route)
+	}
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return true
+		}
+	}
+	if f == nil {
+		return false
+	}
+	switch f.Kind {
+	case FaultRateLimit:
+		if f.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
+			if f.RetryAfter%time.Second != 0 {
+				w.Header().Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
+			}
+		}
+		writeError(w, newAPIError(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed"))
+	case FaultServerError:
+		writeError(w, newAPIError(f.Status, 10001, "We encountered an internal error. Please try again."))
+	case FaultDropConnection:
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			// HTTP/2 cannot hijack; aborting the handler resets the stream,
+			// which a client sees the same way: no response.
+			panic(http.ErrAbortHandler)
+		}
+		_ = conn.Close()
+	}
+	return true
+}

@@ -1,0 +1,246 @@
+package emulator
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// stateVersion guards the on-disk format; bump it when the shape changes
+// incompatibly so an old DataDir fails loudly instead of loading garbage.
+const stateVersion = 1
+
+// state is every piece of metadata the emulator keeps. D1 row data lives in
+// the SQLite files, not here.
+type state struct {
+	Version int                     `json:"version"`
+	D1      map[string]*d1Database  `json:"d1_databases"`  // by UUID
+	KV      map[string]*kvNamespace `json:"kv_namespaces"` // by namespace ID
+	R2      map[string]*r2Bucket    `json:"r2_buckets"`    // by r2Key(account, name)
+}
+
+type d1Database struct {
+	UUID         string    `json:"uuid"`
+	AccountID    string    `json:"account_id"`
+	Name         string    `json:"name"`
+	CreatedAt    time.Time `json:"created_at"`
+	LocationHint string    `json:"location_hint,omitempty"`
+}
+
+type kvNamespace struct {
+	ID        string              `json:"id"`
+	AccountID string              `json:"account_id"`
+	Title     string              `json:"title"`
+	CreatedAt time.Time           `json:"created_at"`
+	Values    map[string]*kvValue `json:"values"`
+}
+
+type kvValue struct {
+	Value      []byte          `json:"value"`
+	Expiration int64           `json:"expiration,omitempty"` // unix seconds; 0 = never
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+}
+
+type r2Bucket struct {
+	AccountID    string               `json:"account_id"`
+	Name         string               `json:"name"`
+	CreationDate time.Time            `json:"creation_date"`
+	Location     string               `json:"location"`
+	StorageClass string               `json:"storage_class"`
+	Objects      map[string]*r2Object `json:"objects"`
+}
+
+type r2Object struct {
+	Body     []byte    `json:"body"`
+	Uploaded time.Time `json:"uploaded"`
+}
+
+func r2Key(account, name string) string { return account + "/" + name }
+
+func newState() *state {
+	return &state{
+		Version: stateVersion,
+		D1:      map[string]*d1Database{},
+		KV:      map[string]*kvNamespace{},
+		R2:      map[string]*r2Bucket{},
+	}
+}
+
+func (s *Server) statePath() string { return filepath.Join(s.dataDir, "state.json") }
+
+func (s *Server) d1Path(uuid string) string {
+	return filepath.Join(s.dataDir, "d1", uuid+".sqlite")
+}
+
+func loadState(path string) (*state, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return newState(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("emulator: read state: %w", err)
+	}
+	st := newState()
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("emulator: parse %s: %w", path, err)
+	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("emulator: %s has state version %d, this emulator reads %d", path, st.Version, stateVersion)
+	}
+	// Maps may be null in hand-edited files; handlers assume they are not.
+	if st.D1 == nil {
+		st.D1 = map[string]*d1Database{}
+	}
+	if st.KV == nil {
+		st.KV = map[string]*kvNamespace{}
+	}
+	if st.R2 == nil {
+		st.R2 = map[string]*r2Bucket{}
+	}
+	for _, ns := range st.KV {
+		if ns.Values == nil {
+			ns.Values = map[string]*kvValue{}
+		}
+	}
+	for _, b := range st.R2 {
+		if b.Objects == nil {
+			b.Objects = map[string]*r2Object{}
+		}
+	}
+	return st, nil
+}
+
+// save persists the metadata after a mutation. The snapshot is taken under mu
+// but written outside it, so slow disks never stall other requests; writing
+// to a temp file and renaming means a crash leaves either the old or the new
+// file, never half of one.
+func (s *Server) save() error {
+	s.mu.Lock()
+	b, err := json.MarshalIndent(s.st, "", "  ")
+	s.saveSeq++
+	seq := s.saveSeq
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("emulator: encode state: %w", err)
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if seq <= s.savedSeq {
+		return nil // a newer snapshot is already on disk
+	}
+	tmp, err := os.CreateTemp(s.dataDir, ".state-*.json")
+	if err != nil {
+		return fmt.Errorf("emulator: save state: %w", err)
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("emulator: save state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.statePath()); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("emulator: save state: %w", err)
+	}
+	s.savedSeq = seq
+	return nil
+}
+
+// Inventory lists everything that exists, across all accounts. Tests use it
+// to prove a destroy left nothing behind.
+type Inventory struct {
+	D1 []D1Entry `json:"d1_databases"`
+	KV []KVEntry `json:"kv_namespaces"`
+	R2 []R2Entry `json:"r2_buckets"`
+}
+
+// D1Entry is one D1 database in an Inventory.
+type D1Entry struct {
+	AccountID string `json:"account_id"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+}
+
+// KVEntry is one KV namespace in an Inventory.
+type KVEntry struct {
+	AccountID string `json:"account_id"`
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Keys      int    `json:"keys"`
+}
+
+// R2Entry is one R2 bucket in an Inventory.
+type R2Entry struct {
+	AccountID string `json:"account_id"`
+	Name      string `json:"name"`
+	Objects   int    `json:"objects"`
+}
+
+// Empty reports whether nothing exists in any account.
+func (i Inventory) Empty() bool { return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 }
+
+// Inventory returns a snapshot sorted by account, then name.
+func (s *Server) Inventory() Inventory {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}}
+	for _, db := range s.st.D1 {
+		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
+	}
+	now := time.Now()
+	for _, ns := range s.st.KV {
+		n := 0
+		for _, v := range ns.Values {
+			if !v.expired(now) {
+				n++
+			}
+		}
+		inv.KV = append(inv.KV, KVEntry{AccountID: ns.AccountID, ID: ns.ID, Title: ns.Title, Keys: n})
+	}
+	for _, b := range s.st.R2 {
+		inv.R2 = append(inv.R2, R2Entry{AccountID: b.AccountID, Name: b.Name, Objects: len(b.Objects)})
+	}
+	sort.Slice(inv.D1, func(a, b int) bool {
+		return less2(inv.D1[a].AccountID, inv.D1[a].Name, inv.D1[b].AccountID, inv.D1[b].Name)
+	})
+	sort.Slice(inv.KV, func(a, b int) bool {
+		return less2(inv.KV[a].AccountID, inv.KV[a].Title, inv.KV[b].AccountID, inv.KV[b].Title)
+	})
+	sort.Slice(inv.R2, func(a, b int) bool {
+		return less2(inv.R2[a].AccountID, inv.R2[a].Name, inv.R2[b].AccountID, inv.R2[b].Name)
+	})
+	return inv
+}
+
+func less2(a1, a2, b1, b2 string) bool {
+	if a1 != b1 {
+		return a1 < b1
+	}
+	return a2 < b2
+}
+
+// newUUID returns a random RFC 4122 version 4 UUID, the shape D1 uses.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// newHexID returns 32 hex digits, the shape of KV namespace IDs.
+func newHexID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// apiTime formats timestamps the way the v4 API does (UTC, microseconds).
+func apiTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
