@@ -20,10 +20,12 @@ provider:
 emulator:
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/openinspect-emulator ./tests/emulator/cmd/openinspect-emulator
 
-# The pulumi CLI and the YAML language plugin, built from the Go module proxy
-# and cached outside the clone (see .ci/tools.sh).
+# The pulumi CLI, the YAML language plugin, a Kubernetes control plane and the
+# pulumi-kubernetes plugin, built from the Go module proxy (and Debian's etcd)
+# and cached outside the clone (see .ci/tools.sh and .ci/kube-tools.sh).
 tools:
 	./.ci/tools.sh all
+	./.ci/kube-tools.sh all
 
 schema:
 	go run ./provider/cmd/openinspect-gen schema -out schema.json

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package kube
+
+import "os/exec"
+
+func setProcAttr(*exec.Cmd) {}
