@@ -8,7 +8,7 @@ TOOLS_BIN   := $(HOME)/.cache/openinspect-tools/bin
 export PATH := $(BIN):$(TOOLS_BIN):$(PATH)
 GO_TEST_FLAGS ?= -timeout 60m
 
-.PHONY: all build provider emulator tools schema sdks generate test test-unit lint demo clean
+.PHONY: all build provider emulator tools pulumi-tools kube-tools schema sdks generate test test-unit lint demo clean
 
 all: build
 
@@ -23,8 +23,12 @@ emulator:
 # The pulumi CLI, the YAML language plugin, a Kubernetes control plane and the
 # pulumi-kubernetes plugin, built from the Go module proxy (and Debian's etcd)
 # and cached outside the clone (see .ci/tools.sh and .ci/kube-tools.sh).
-tools:
+tools: pulumi-tools kube-tools
+
+pulumi-tools:
 	./.ci/tools.sh all
+
+kube-tools:
 	./.ci/kube-tools.sh all
 
 schema:
@@ -47,7 +51,7 @@ test-unit:
 	go test -short ./provider/... ./tests/emulator/...
 
 # The main job: a full installation deployed to the local emulator, offline.
-demo: tools build
+demo: pulumi-tools build
 	./examples/run-local.sh
 
 clean:

@@ -26,12 +26,18 @@ echo "emulator: $emu_url"
 version=$(pulumi-resource-openinspect -version 2>/dev/null || echo 0.1.0-dev)
 pulumi plugin install resource openinspect "$version" -f "$root/bin/pulumi-resource-openinspect" --reinstall >/dev/null
 
-rm -rf "$demo/project" && cp -r "$root/examples/yaml" "$demo/project"
+# A fresh copy of the example, keeping the demo stack's config from earlier runs.
+mkdir -p "$demo/project"
+cp -r "$root/examples/yaml/." "$demo/project/"
 cd "$demo/project"
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
 pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
+# Generated once and kept in the demo stack's config, like any shared secret.
+if ! pulumi config get serviceAuthSecretSlackBot >/dev/null 2>&1; then
+  pulumi config set --secret serviceAuthSecretSlackBot "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+fi
 pulumi up --yes --skip-preview --suppress-progress
 echo
 echo "outputs:"

@@ -17,7 +17,8 @@ var cronFields = []struct {
 	{name: "hour", lo: 0, hi: 23},
 	{name: "day of month", lo: 1, hi: 31},
 	{name: "month", lo: 1, hi: 12, names: []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}},
-	{name: "day of week", lo: 0, hi: 6, names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}},
+	// Cloudflare numbers weekdays 1-7 with 1 = Sunday.
+	{name: "day of week", lo: 1, hi: 7, names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}},
 }
 
 // validateCron checks a five-field cron expression: *, numbers, names,

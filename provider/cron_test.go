@@ -7,7 +7,7 @@ import (
 )
 
 func TestValidateCron(t *testing.T) {
-	for _, ok := range []string{"* * * * *", "7,37 * * * *", "23 * * * *", "*/5 0-6/2 1 JAN-MAR mon-fri", "0 0 31 12 6"} {
+	for _, ok := range []string{"* * * * *", "7,37 * * * *", "23 * * * *", "*/5 0-6/2 1 JAN-MAR mon-fri", "0 0 31 12 7"} {
 		assert.NoError(t, validateCron(ok), ok)
 	}
 	for bad, want := range map[string]string{
@@ -16,7 +16,8 @@ func TestValidateCron(t *testing.T) {
 		"* 24 * * *":   "hour",
 		"* * 0 * *":    "day of month",
 		"* * * 13 *":   "month",
-		"* * * * 7":    "day of week",
+		"* * * * 0":    "day of week",
+		"* * * * 8":    "day of week",
 		"*/0 * * * *":  "step",
 		"5-1 * * * *":  "backwards",
 		"x * * * *":    "minute",

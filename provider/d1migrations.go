@@ -147,6 +147,17 @@ func (*D1Migrations) Diff(_ context.Context, req infer.DiffRequest[D1MigrationsA
 	if req.Inputs.DatabaseID != req.State.DatabaseID {
 		detailed["databaseId"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
 	}
+	if d := req.Inputs.Directory; d != nil && !d.HasContents() {
+		// The engine elides archive contents in Diff: compare hashes, and let
+		// the preview's update list the files.
+		if req.State.Directory == nil || req.State.Directory.Hash != d.Hash {
+			detailed["directory"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+		}
+		if len(req.State.Pending) > 0 {
+			detailed["pending"] = p.PropertyDiff{Kind: p.Update}
+		}
+		return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+	}
 	files, failures, err := req.Inputs.files()
 	if err != nil || len(failures) > 0 {
 		return infer.DiffResponse{}, fmt.Errorf("migrations: %v %w", failures, err)

@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"path"
@@ -51,8 +49,7 @@ func parseMigrations(files map[string]string) ([]migrationFile, []migrationProbl
 				Reason: "has no numeric prefix; migration files are named NNNN_description.sql"})
 			continue
 		}
-		sum := sha256.Sum256([]byte(sql))
-		out = append(out, migrationFile{Version: m[1], Name: base, SQL: sql, Hash: hex.EncodeToString(sum[:])})
+		out = append(out, migrationFile{Version: m[1], Name: base, SQL: sql, Hash: sha256Hex([]byte(sql))})
 		byVersion[m[1]] = append(byVersion[m[1]], base)
 	}
 	for version, names := range byVersion {
@@ -83,6 +80,9 @@ func migrationLess(v1, n1, v2, n2 string) bool {
 // readMigrationArchive flattens a Pulumi archive (usually a FileArchive of the
 // migrations directory) into file name -> content.
 func readMigrationArchive(a *resource.Archive) (map[string]string, error) {
+	if !a.HasContents() {
+		return nil, fmt.Errorf("the migrations archive carries only its hash, not its files")
+	}
 	reader, err := a.Open()
 	if err != nil {
 		return nil, fmt.Errorf("opening migrations archive: %w", err)

@@ -52,6 +52,8 @@ func New() (p.Provider, error) {
 			infer.Resource(&KvNamespace{}),
 			infer.Resource(&R2Bucket{}),
 			infer.Resource(&D1Migrations{}),
+			infer.Resource(&Queue{}),
+			infer.Resource(&Worker{}),
 		).
 		Build()
 }

@@ -58,14 +58,32 @@ func urn(typ, name string) resource.URN {
 	return resource.NewURN("test", "openinspect", "", tokens.Type(typ), name)
 }
 
-// props builds a property map from plain Go values.
+// props builds a property map from plain Go values, nested maps and slices
+// included.
 func props(t *testing.T, m map[string]any) property.Map {
 	t.Helper()
-	out := map[string]property.Value{}
-	for k, v := range m {
-		pv, err := property.Any(v)
-		require.NoError(t, err)
-		out[k] = pv
+	return toValue(t, m).AsMap()
+}
+
+func toValue(t *testing.T, v any) property.Value {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]property.Value{}
+		for k, e := range v {
+			out[k] = toValue(t, e)
+		}
+		return property.New(out)
+	case []any:
+		out := make([]property.Value, len(v))
+		for i, e := range v {
+			out[i] = toValue(t, e)
+		}
+		return property.New(out)
+	case int:
+		return property.New(float64(v))
 	}
-	return property.NewMap(out)
+	pv, err := property.Any(v)
+	require.NoError(t, err)
+	return pv
 }

@@ -25,10 +25,20 @@ export type Provider = import("./provider").Provider;
 export const Provider: typeof import("./provider").Provider = null as any;
 utilities.lazyLoad(exports, ["Provider"], () => require("./provider"));
 
+export { QueueArgs } from "./queue";
+export type Queue = import("./queue").Queue;
+export const Queue: typeof import("./queue").Queue = null as any;
+utilities.lazyLoad(exports, ["Queue"], () => require("./queue"));
+
 export { R2BucketArgs } from "./r2bucket";
 export type R2Bucket = import("./r2bucket").R2Bucket;
 export const R2Bucket: typeof import("./r2bucket").R2Bucket = null as any;
 utilities.lazyLoad(exports, ["R2Bucket"], () => require("./r2bucket"));
+
+export { WorkerArgs } from "./worker";
+export type Worker = import("./worker").Worker;
+export const Worker: typeof import("./worker").Worker = null as any;
+utilities.lazyLoad(exports, ["Worker"], () => require("./worker"));
 
 
 // Export sub-modules:
@@ -50,8 +60,12 @@ const _module = {
                 return new D1Migrations(name, <any>undefined, { urn })
             case "openinspect:index:KvNamespace":
                 return new KvNamespace(name, <any>undefined, { urn })
+            case "openinspect:index:Queue":
+                return new Queue(name, <any>undefined, { urn })
             case "openinspect:index:R2Bucket":
                 return new R2Bucket(name, <any>undefined, { urn })
+            case "openinspect:index:Worker":
+                return new Worker(name, <any>undefined, { urn })
             default:
                 throw new Error(`unknown resource type ${type}`);
         }

@@ -1,17 +1,19 @@
 // Package emulator is a hermetic stand-in for the slice of the Cloudflare v4
 // REST API that OpenInspect uses: D1 (backed by real SQLite files), Workers KV,
-// R2 bucket management and token verification.
+// R2 bucket management, Workers scripts (uploads with binding and Durable
+// Object migration checks, cron triggers, workers.dev), Queues with their
+// consumers, and token verification.
 //
 // It serves two audiences. Tests start it in-process (Start) and point the
 // official cloudflare-go client at CloudflareBaseURL(); the standalone binary
 // in cmd/openinspect-emulator lets a newcomer run `pulumi up` with no
 // Cloudflare account at all. Both need the same thing: official clients must
 // work unchanged, so responses copy the real envelope, status codes and error
-// codes as closely as we could establish them (see errors.go).
+// codes as closely as we could establish them (see envelope.go).
 //
-// Each API area lives in its own file (d1.go, kv.go, r2.go, user.go) and
-// registers its routes in routes(); new areas (Workers, Queues, Daytona, Modal)
-// are meant to follow the same shape.
+// Each API area lives in its own file (d1.go, kv.go, r2.go, workers.go,
+// queues.go, user.go) and registers its routes in routes(); new areas
+// (Daytona, Modal) are meant to follow the same shape.
 package emulator
 
 import (
@@ -37,6 +39,10 @@ const DefaultToken = "emulator-token"
 // of a real account ID (32 hex digits) so client-side validation passes.
 const DefaultAccountID = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
+// DefaultWorkersSubdomain is the account workers.dev subdomain reported when
+// Options.WorkersSubdomain is empty and none was set with PUT.
+const DefaultWorkersSubdomain = "openinspect-emulator"
+
 // Options configures a Server.
 type Options struct {
 	// DataDir holds the SQLite files and the persisted metadata. Empty means
@@ -51,6 +57,9 @@ type Options struct {
 	// Addr is the address Start listens on. Empty means 127.0.0.1:0 (a free
 	// loopback port). New ignores it.
 	Addr string
+	// WorkersSubdomain is every account's workers.dev subdomain until one is
+	// set with PUT workers/subdomain. Empty means DefaultWorkersSubdomain.
+	WorkersSubdomain string
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -59,6 +68,8 @@ type Server struct {
 	dataDir string
 	tempDir bool
 	logf    func(format string, args ...any)
+
+	workersSubdomain string
 
 	mux     *http.ServeMux
 	handler http.Handler
@@ -101,11 +112,20 @@ func New(opts Options) (*Server, error) {
 			tokens[tok] = acct
 		}
 	}
+	sub := opts.WorkersSubdomain
+	if sub == "" {
+		sub = DefaultWorkersSubdomain
+	}
+	if !dnsLabelRE.MatchString(sub) {
+		return nil, fmt.Errorf("emulator: workers subdomain %q is not a DNS label of [a-z0-9-]", sub)
+	}
 	s := &Server{
 		tokens: tokens,
 		logf:   opts.Logf,
 		d1open: map[string]*sqliteDB{},
 		counts: map[string]int{},
+
+		workersSubdomain: sub,
 	}
 	if opts.DataDir == "" {
 		dir, err := os.MkdirTemp("", "openinspect-emulator-")
@@ -239,6 +259,8 @@ func (s *Server) routes() {
 	s.registerD1()
 	s.registerKV()
 	s.registerR2()
+	s.registerWorkers()
+	s.registerQueues()
 	s.registerAdmin()
 	s.mux.HandleFunc("/", s.unmatched)
 }

@@ -2,10 +2,11 @@ package emulator
 
 // Error codes as observed / assumed.
 //
-// "observed" means the code and message appear in real API responses quoted
-// in public bug reports (wrangler, cloudflare-go/-python/-typescript, the
-// terraform provider, DDNS tools); "assumed" means no real response was
-// found and a plausible value from the same family was picked.
+// "observed" (the Workers and Queues rows say "verified") means the code and
+// message appear in real API responses quoted in public bug reports
+// (wrangler, cloudflare-go/-python/-typescript, the terraform provider, DDNS
+// tools) or documentation; "assumed" means no real response was found and a
+// plausible value from the same family was picked.
 //
 //	HTTP  code   message                                                     source
 //	400   9106   Missing X-Auth-Key, X-Auth-Email or Authorization headers   observed
@@ -39,6 +40,50 @@ package emulator
 //	404   10006  The specified bucket does not exist.                        observed
 //	409   10008  The bucket you tried to delete is not empty.                assumed (docs quote a variant)
 //	400   10040  invalid location hint, storage class or cursor              assumed
+//	Workers scripts
+//	404   10007  workers.api.error.script_not_found                          verified (code, message); 400 when the
+//	             script is named in a body (queue consumer)                  assumed
+//	400   10016  workers.api.error.invalid_script_name (upper case etc.)     verified (code, message); name regex assumed
+//	400   10021  upload validation: not multipart, no/invalid metadata,
+//	             main_module missing / not a part / empty, duplicate part,
+//	             "binding X of type Y is invalid", duplicate binding name,
+//	             binding missing its target field or text, bad
+//	             compatibility_date, transferred_classes; also script
+//	             subdomain body without enabled, bad account subdomain      code verified for validation; messages assumed
+//	400   10181  D1 binding to a database that does not exist               verified (code); message assumed
+//	400   10041  KV binding to a namespace that does not exist              verified (code); message assumed
+//	400   10085  R2 binding to a bucket that does not exist                 verified (code); message assumed
+//	400   11000  queue binding to a queue name that does not exist          verified (code); message assumed
+//	400   10143  workers.api.error.service_binding_error: could not resolve
+//	             binding "X": script "Y" not found                          verified
+//	400   10061  Durable Object class not declared by this script (after
+//	             this upload's migration), class deleted while still bound,
+//	             or script_name script missing / not declaring the class     verified (code); message assumed
+//	400   10079  Migration tag precondition failed; current tag is <T>       verified (code and wording; the
+//	             ("" spelled out for a script without a tag)                 empty-tag variant assumed)
+//	400   10097  new_classes: "In order to use Durable Objects with a free
+//	             plan, you must create a namespace using a
+//	             `new_sqlite_classes` migration."                            verified (code); wording assumed
+//	400   10074  migration adds a class already declared, deletes/renames
+//	             a class not declared                                        code seen for re-adding a class; rest assumed
+//	400   10064  delete without force while other scripts bind the script
+//	             (service, DO script_name) or a queue consumer uses it      assumed
+//	400   10100  invalid or duplicate cron expression                        assumed
+//	Cron syntax follows Cloudflare's documented table (verified): weekdays
+//	are 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or JAN-DEC, plus L, LW,
+//	nW (day of month) and nL, n#k (day of week).
+//	Queues
+//	404   11000  Queue not found (path queue_id; 400 for a missing
+//	             dead_letter_queue in a consumer body)                       code verified (wrangler's queue_not_found); status assumed
+//	400   11003  invalid queue name: X. Must match ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$
+//	                                                                         verified
+//	400   11003  bad consumer settings (batch_size 1-100, max_retries 0-100,
+//	             max_wait_time_ms 0-60000, max_concurrency 1-250,
+//	             retry_delay 0-43200), queue settings, DLQ = the queue
+//	             itself, non-worker consumer type, no script_name            assumed
+//	400   11009  A queue with this name already exists                       assumed
+//	400   11004  workers.api.error.consumer_exists (second consumer)         verified (code, token); detail assumed
+//	404   11005  Consumer not found                                          assumed
 
 import (
 	"bytes"

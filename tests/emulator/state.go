@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -23,6 +25,13 @@ type state struct {
 	D1      map[string]*d1Database  `json:"d1_databases"`  // by UUID
 	KV      map[string]*kvNamespace `json:"kv_namespaces"` // by namespace ID
 	R2      map[string]*r2Bucket    `json:"r2_buckets"`    // by r2Key(account, name)
+	// Workers and Queues were added later; state files written before
+	// them simply lack the keys, so the version did not change.
+	Workers map[string]*workerScript `json:"workers"` // by wkKey(account, name)
+	Queues  map[string]*queue        `json:"queues"`  // by queue ID
+	// WorkersSubdomains holds the account subdomains set with PUT
+	// workers/subdomain; accounts without one use Options.WorkersSubdomain.
+	WorkersSubdomains map[string]string `json:"workers_subdomains"` // by account ID
 }
 
 type d1Database struct {
@@ -63,12 +72,82 @@ type r2Object struct {
 
 func r2Key(account, name string) string { return account + "/" + name }
 
+// workerScript is one uploaded Worker. Bindings keep every uploaded field,
+// secret texts included: only WorkerDetail (Go) ever returns those.
+type workerScript struct {
+	AccountID          string            `json:"account_id"`
+	Name               string            `json:"name"`
+	MainModule         string            `json:"main_module"`
+	HasModules         bool              `json:"has_modules"`
+	Modules            []workerModule    `json:"modules"`
+	Metadata           []byte            `json:"metadata"` // the metadata part, byte for byte
+	Bindings           []json.RawMessage `json:"bindings"`
+	CompatibilityDate  string            `json:"compatibility_date,omitempty"`
+	CompatibilityFlags []string          `json:"compatibility_flags,omitempty"`
+	MigrationTag       string            `json:"migration_tag,omitempty"`
+	Classes            []string          `json:"classes,omitempty"` // declared Durable Object classes, sorted
+	Crons              []workerCron      `json:"crons,omitempty"`
+	WorkersDev         bool              `json:"workers_dev"`
+	PreviewsEnabled    bool              `json:"previews_enabled"`
+	Etag               string            `json:"etag"`
+	CreatedOn          time.Time         `json:"created_on"`
+	ModifiedOn         time.Time         `json:"modified_on"`
+	Uploads            int               `json:"uploads"`
+}
+
+type workerModule struct {
+	Name        string `json:"name"`
+	Filename    string `json:"filename,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Content     []byte `json:"content"`
+}
+
+type workerCron struct {
+	Cron       string    `json:"cron"`
+	CreatedOn  time.Time `json:"created_on"`
+	ModifiedOn time.Time `json:"modified_on"`
+}
+
+func wkKey(account, name string) string { return account + "/" + name }
+
+type queue struct {
+	ID                     string           `json:"id"`
+	AccountID              string           `json:"account_id"`
+	Name                   string           `json:"name"`
+	CreatedOn              time.Time        `json:"created_on"`
+	ModifiedOn             time.Time        `json:"modified_on"`
+	DeliveryDelay          int              `json:"delivery_delay"`
+	DeliveryPaused         bool             `json:"delivery_paused"`
+	MessageRetentionPeriod int              `json:"message_retention_period"`
+	Consumers              []*queueConsumer `json:"consumers"`
+}
+
+type queueConsumer struct {
+	ID              string           `json:"id"`
+	Script          string           `json:"script"`
+	DeadLetterQueue string           `json:"dead_letter_queue,omitempty"` // a queue name
+	Settings        consumerSettings `json:"settings"`
+	CreatedOn       time.Time        `json:"created_on"`
+}
+
+type consumerSettings struct {
+	BatchSize      int  `json:"batch_size"`
+	MaxRetries     int  `json:"max_retries"`
+	MaxWaitTimeMs  int  `json:"max_wait_time_ms"`
+	MaxConcurrency *int `json:"max_concurrency"` // nil: the platform's maximum
+	RetryDelay     int  `json:"retry_delay"`
+}
+
 func newState() *state {
 	return &state{
 		Version: stateVersion,
 		D1:      map[string]*d1Database{},
 		KV:      map[string]*kvNamespace{},
 		R2:      map[string]*r2Bucket{},
+		Workers: map[string]*workerScript{},
+		Queues:  map[string]*queue{},
+
+		WorkersSubdomains: map[string]string{},
 	}
 }
 
@@ -102,6 +181,28 @@ func loadState(path string) (*state, error) {
 	}
 	if st.R2 == nil {
 		st.R2 = map[string]*r2Bucket{}
+	}
+	if st.Workers == nil {
+		st.Workers = map[string]*workerScript{}
+	}
+	if st.Queues == nil {
+		st.Queues = map[string]*queue{}
+	}
+	if st.WorkersSubdomains == nil {
+		st.WorkersSubdomains = map[string]string{}
+	}
+	for _, ws := range st.Workers {
+		// The file is indented; bindings are kept compact, as uploaded.
+		for i, raw := range ws.Bindings {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, raw); err != nil {
+				return nil, fmt.Errorf("emulator: parse %s: binding of worker %s: %w", path, ws.Name, err)
+			}
+			ws.Bindings[i] = buf.Bytes()
+		}
+	}
+	for _, q := range st.Queues {
+		q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c == nil })
 	}
 	for _, ns := range st.KV {
 		if ns.Values == nil {
@@ -155,9 +256,11 @@ func (s *Server) save() error {
 // Inventory lists everything that exists, across all accounts. Tests use it
 // to prove a destroy left nothing behind.
 type Inventory struct {
-	D1 []D1Entry `json:"d1_databases"`
-	KV []KVEntry `json:"kv_namespaces"`
-	R2 []R2Entry `json:"r2_buckets"`
+	D1      []D1Entry     `json:"d1_databases"`
+	KV      []KVEntry     `json:"kv_namespaces"`
+	R2      []R2Entry     `json:"r2_buckets"`
+	Workers []WorkerEntry `json:"workers"`
+	Queues  []QueueEntry  `json:"queues"`
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -182,14 +285,36 @@ type R2Entry struct {
 	Objects   int    `json:"objects"`
 }
 
+// WorkerEntry is one Worker script in an Inventory.
+type WorkerEntry struct {
+	AccountID    string   `json:"account_id"`
+	Name         string   `json:"name"`
+	Etag         string   `json:"etag"`
+	MigrationTag string   `json:"migration_tag"`
+	Classes      []string `json:"classes"` // declared Durable Object classes, sorted
+	Crons        []string `json:"crons"`
+	WorkersDev   bool     `json:"workers_dev"`
+	Bindings     int      `json:"bindings"`
+}
+
+// QueueEntry is one queue in an Inventory.
+type QueueEntry struct {
+	AccountID string   `json:"account_id"`
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Consumers []string `json:"consumers"` // script names
+}
+
 // Empty reports whether nothing exists in any account.
-func (i Inventory) Empty() bool { return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 }
+func (i Inventory) Empty() bool {
+	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0
+}
 
 // Inventory returns a snapshot sorted by account, then name.
 func (s *Server) Inventory() Inventory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}}
+	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}}
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}
@@ -206,6 +331,29 @@ func (s *Server) Inventory() Inventory {
 	for _, b := range s.st.R2 {
 		inv.R2 = append(inv.R2, R2Entry{AccountID: b.AccountID, Name: b.Name, Objects: len(b.Objects)})
 	}
+	for _, ws := range s.st.Workers {
+		crons := make([]string, len(ws.Crons))
+		for i, c := range ws.Crons {
+			crons[i] = c.Cron
+		}
+		inv.Workers = append(inv.Workers, WorkerEntry{
+			AccountID: ws.AccountID, Name: ws.Name, Etag: ws.Etag, MigrationTag: ws.MigrationTag,
+			Classes: append([]string{}, ws.Classes...), Crons: crons, WorkersDev: ws.WorkersDev, Bindings: len(ws.Bindings),
+		})
+	}
+	for _, q := range s.st.Queues {
+		scripts := make([]string, len(q.Consumers))
+		for i, c := range q.Consumers {
+			scripts[i] = c.Script
+		}
+		inv.Queues = append(inv.Queues, QueueEntry{AccountID: q.AccountID, ID: q.ID, Name: q.Name, Consumers: scripts})
+	}
+	sort.Slice(inv.Workers, func(a, b int) bool {
+		return less2(inv.Workers[a].AccountID, inv.Workers[a].Name, inv.Workers[b].AccountID, inv.Workers[b].Name)
+	})
+	sort.Slice(inv.Queues, func(a, b int) bool {
+		return less2(inv.Queues[a].AccountID, inv.Queues[a].Name, inv.Queues[b].AccountID, inv.Queues[b].Name)
+	})
 	sort.Slice(inv.D1, func(a, b int) bool {
 		return less2(inv.D1[a].AccountID, inv.D1[a].Name, inv.D1[b].AccountID, inv.D1[b].Name)
 	})

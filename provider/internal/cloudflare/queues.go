@@ -56,13 +56,14 @@ func (c *Client) DeleteQueue(ctx context.Context, id string) error {
 	return nil
 }
 
-// ConsumerSettings are a worker consumer's delivery settings.
+// ConsumerSettings are a worker consumer's delivery settings; nil leaves a
+// setting at the API's default (zero is a real value for retries and delay).
 type ConsumerSettings struct {
-	BatchSize      int `json:"batch_size,omitempty"`
-	MaxRetries     int `json:"max_retries,omitempty"`
-	MaxWaitTimeMs  int `json:"max_wait_time_ms,omitempty"`
-	MaxConcurrency int `json:"max_concurrency,omitempty"`
-	RetryDelay     int `json:"retry_delay,omitempty"`
+	BatchSize      *int `json:"batch_size,omitempty"`
+	MaxRetries     *int `json:"max_retries,omitempty"`
+	MaxWaitTimeMs  *int `json:"max_wait_time_ms,omitempty"`
+	MaxConcurrency *int `json:"max_concurrency,omitempty"`
+	RetryDelay     *int `json:"retry_delay,omitempty"`
 }
 
 // Consumer is a worker consuming a queue.

@@ -22,6 +22,7 @@ const (
 	CodeServiceBindingUnresolved  = 10143
 	CodeServiceBindingNotFound    = 10144
 	CodeDurableObjectClassMissing = 10061
+	CodeClassAlreadyDeclared      = 10074
 )
 
 // Binding is one entry of a script's metadata.bindings, in the API's shape.

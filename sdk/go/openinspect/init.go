@@ -27,8 +27,12 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &D1Migrations{}
 	case "openinspect:index:KvNamespace":
 		r = &KvNamespace{}
+	case "openinspect:index:Queue":
+		r = &Queue{}
 	case "openinspect:index:R2Bucket":
 		r = &R2Bucket{}
+	case "openinspect:index:Worker":
+		r = &Worker{}
 	default:
 		return nil, fmt.Errorf("unknown resource type: %s", typ)
 	}

@@ -70,7 +70,777 @@ func (o AppliedMigrationArrayOutput) Index(i pulumi.IntInput) AppliedMigrationOu
 	}).(AppliedMigrationOutput)
 }
 
+type D1Binding struct {
+	Binding    string `pulumi:"binding"`
+	DatabaseId string `pulumi:"databaseId"`
+}
+
+// D1BindingInput is an input type that accepts D1BindingArgs and D1BindingOutput values.
+// You can construct a concrete instance of `D1BindingInput` via:
+//
+//	D1BindingArgs{...}
+type D1BindingInput interface {
+	pulumi.Input
+
+	ToD1BindingOutput() D1BindingOutput
+	ToD1BindingOutputWithContext(context.Context) D1BindingOutput
+}
+
+type D1BindingArgs struct {
+	Binding    pulumi.StringInput `pulumi:"binding"`
+	DatabaseId pulumi.StringInput `pulumi:"databaseId"`
+}
+
+func (D1BindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*D1Binding)(nil)).Elem()
+}
+
+func (i D1BindingArgs) ToD1BindingOutput() D1BindingOutput {
+	return i.ToD1BindingOutputWithContext(context.Background())
+}
+
+func (i D1BindingArgs) ToD1BindingOutputWithContext(ctx context.Context) D1BindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(D1BindingOutput)
+}
+
+// D1BindingArrayInput is an input type that accepts D1BindingArray and D1BindingArrayOutput values.
+// You can construct a concrete instance of `D1BindingArrayInput` via:
+//
+//	D1BindingArray{ D1BindingArgs{...} }
+type D1BindingArrayInput interface {
+	pulumi.Input
+
+	ToD1BindingArrayOutput() D1BindingArrayOutput
+	ToD1BindingArrayOutputWithContext(context.Context) D1BindingArrayOutput
+}
+
+type D1BindingArray []D1BindingInput
+
+func (D1BindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]D1Binding)(nil)).Elem()
+}
+
+func (i D1BindingArray) ToD1BindingArrayOutput() D1BindingArrayOutput {
+	return i.ToD1BindingArrayOutputWithContext(context.Background())
+}
+
+func (i D1BindingArray) ToD1BindingArrayOutputWithContext(ctx context.Context) D1BindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(D1BindingArrayOutput)
+}
+
+type D1BindingOutput struct{ *pulumi.OutputState }
+
+func (D1BindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*D1Binding)(nil)).Elem()
+}
+
+func (o D1BindingOutput) ToD1BindingOutput() D1BindingOutput {
+	return o
+}
+
+func (o D1BindingOutput) ToD1BindingOutputWithContext(ctx context.Context) D1BindingOutput {
+	return o
+}
+
+func (o D1BindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v D1Binding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o D1BindingOutput) DatabaseId() pulumi.StringOutput {
+	return o.ApplyT(func(v D1Binding) string { return v.DatabaseId }).(pulumi.StringOutput)
+}
+
+type D1BindingArrayOutput struct{ *pulumi.OutputState }
+
+func (D1BindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]D1Binding)(nil)).Elem()
+}
+
+func (o D1BindingArrayOutput) ToD1BindingArrayOutput() D1BindingArrayOutput {
+	return o
+}
+
+func (o D1BindingArrayOutput) ToD1BindingArrayOutputWithContext(ctx context.Context) D1BindingArrayOutput {
+	return o
+}
+
+func (o D1BindingArrayOutput) Index(i pulumi.IntInput) D1BindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) D1Binding {
+		return vs[0].([]D1Binding)[vs[1].(int)]
+	}).(D1BindingOutput)
+}
+
+type DurableObjectBinding struct {
+	Binding    string  `pulumi:"binding"`
+	ClassName  string  `pulumi:"className"`
+	ScriptName *string `pulumi:"scriptName"`
+}
+
+// DurableObjectBindingInput is an input type that accepts DurableObjectBindingArgs and DurableObjectBindingOutput values.
+// You can construct a concrete instance of `DurableObjectBindingInput` via:
+//
+//	DurableObjectBindingArgs{...}
+type DurableObjectBindingInput interface {
+	pulumi.Input
+
+	ToDurableObjectBindingOutput() DurableObjectBindingOutput
+	ToDurableObjectBindingOutputWithContext(context.Context) DurableObjectBindingOutput
+}
+
+type DurableObjectBindingArgs struct {
+	Binding    pulumi.StringInput    `pulumi:"binding"`
+	ClassName  pulumi.StringInput    `pulumi:"className"`
+	ScriptName pulumi.StringPtrInput `pulumi:"scriptName"`
+}
+
+func (DurableObjectBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*DurableObjectBinding)(nil)).Elem()
+}
+
+func (i DurableObjectBindingArgs) ToDurableObjectBindingOutput() DurableObjectBindingOutput {
+	return i.ToDurableObjectBindingOutputWithContext(context.Background())
+}
+
+func (i DurableObjectBindingArgs) ToDurableObjectBindingOutputWithContext(ctx context.Context) DurableObjectBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DurableObjectBindingOutput)
+}
+
+// DurableObjectBindingArrayInput is an input type that accepts DurableObjectBindingArray and DurableObjectBindingArrayOutput values.
+// You can construct a concrete instance of `DurableObjectBindingArrayInput` via:
+//
+//	DurableObjectBindingArray{ DurableObjectBindingArgs{...} }
+type DurableObjectBindingArrayInput interface {
+	pulumi.Input
+
+	ToDurableObjectBindingArrayOutput() DurableObjectBindingArrayOutput
+	ToDurableObjectBindingArrayOutputWithContext(context.Context) DurableObjectBindingArrayOutput
+}
+
+type DurableObjectBindingArray []DurableObjectBindingInput
+
+func (DurableObjectBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]DurableObjectBinding)(nil)).Elem()
+}
+
+func (i DurableObjectBindingArray) ToDurableObjectBindingArrayOutput() DurableObjectBindingArrayOutput {
+	return i.ToDurableObjectBindingArrayOutputWithContext(context.Background())
+}
+
+func (i DurableObjectBindingArray) ToDurableObjectBindingArrayOutputWithContext(ctx context.Context) DurableObjectBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DurableObjectBindingArrayOutput)
+}
+
+type DurableObjectBindingOutput struct{ *pulumi.OutputState }
+
+func (DurableObjectBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*DurableObjectBinding)(nil)).Elem()
+}
+
+func (o DurableObjectBindingOutput) ToDurableObjectBindingOutput() DurableObjectBindingOutput {
+	return o
+}
+
+func (o DurableObjectBindingOutput) ToDurableObjectBindingOutputWithContext(ctx context.Context) DurableObjectBindingOutput {
+	return o
+}
+
+func (o DurableObjectBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v DurableObjectBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o DurableObjectBindingOutput) ClassName() pulumi.StringOutput {
+	return o.ApplyT(func(v DurableObjectBinding) string { return v.ClassName }).(pulumi.StringOutput)
+}
+
+func (o DurableObjectBindingOutput) ScriptName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v DurableObjectBinding) *string { return v.ScriptName }).(pulumi.StringPtrOutput)
+}
+
+type DurableObjectBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (DurableObjectBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]DurableObjectBinding)(nil)).Elem()
+}
+
+func (o DurableObjectBindingArrayOutput) ToDurableObjectBindingArrayOutput() DurableObjectBindingArrayOutput {
+	return o
+}
+
+func (o DurableObjectBindingArrayOutput) ToDurableObjectBindingArrayOutputWithContext(ctx context.Context) DurableObjectBindingArrayOutput {
+	return o
+}
+
+func (o DurableObjectBindingArrayOutput) Index(i pulumi.IntInput) DurableObjectBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) DurableObjectBinding {
+		return vs[0].([]DurableObjectBinding)[vs[1].(int)]
+	}).(DurableObjectBindingOutput)
+}
+
+type KvBinding struct {
+	Binding     string `pulumi:"binding"`
+	NamespaceId string `pulumi:"namespaceId"`
+}
+
+// KvBindingInput is an input type that accepts KvBindingArgs and KvBindingOutput values.
+// You can construct a concrete instance of `KvBindingInput` via:
+//
+//	KvBindingArgs{...}
+type KvBindingInput interface {
+	pulumi.Input
+
+	ToKvBindingOutput() KvBindingOutput
+	ToKvBindingOutputWithContext(context.Context) KvBindingOutput
+}
+
+type KvBindingArgs struct {
+	Binding     pulumi.StringInput `pulumi:"binding"`
+	NamespaceId pulumi.StringInput `pulumi:"namespaceId"`
+}
+
+func (KvBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*KvBinding)(nil)).Elem()
+}
+
+func (i KvBindingArgs) ToKvBindingOutput() KvBindingOutput {
+	return i.ToKvBindingOutputWithContext(context.Background())
+}
+
+func (i KvBindingArgs) ToKvBindingOutputWithContext(ctx context.Context) KvBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(KvBindingOutput)
+}
+
+// KvBindingArrayInput is an input type that accepts KvBindingArray and KvBindingArrayOutput values.
+// You can construct a concrete instance of `KvBindingArrayInput` via:
+//
+//	KvBindingArray{ KvBindingArgs{...} }
+type KvBindingArrayInput interface {
+	pulumi.Input
+
+	ToKvBindingArrayOutput() KvBindingArrayOutput
+	ToKvBindingArrayOutputWithContext(context.Context) KvBindingArrayOutput
+}
+
+type KvBindingArray []KvBindingInput
+
+func (KvBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]KvBinding)(nil)).Elem()
+}
+
+func (i KvBindingArray) ToKvBindingArrayOutput() KvBindingArrayOutput {
+	return i.ToKvBindingArrayOutputWithContext(context.Background())
+}
+
+func (i KvBindingArray) ToKvBindingArrayOutputWithContext(ctx context.Context) KvBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(KvBindingArrayOutput)
+}
+
+type KvBindingOutput struct{ *pulumi.OutputState }
+
+func (KvBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*KvBinding)(nil)).Elem()
+}
+
+func (o KvBindingOutput) ToKvBindingOutput() KvBindingOutput {
+	return o
+}
+
+func (o KvBindingOutput) ToKvBindingOutputWithContext(ctx context.Context) KvBindingOutput {
+	return o
+}
+
+func (o KvBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v KvBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o KvBindingOutput) NamespaceId() pulumi.StringOutput {
+	return o.ApplyT(func(v KvBinding) string { return v.NamespaceId }).(pulumi.StringOutput)
+}
+
+type KvBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (KvBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]KvBinding)(nil)).Elem()
+}
+
+func (o KvBindingArrayOutput) ToKvBindingArrayOutput() KvBindingArrayOutput {
+	return o
+}
+
+func (o KvBindingArrayOutput) ToKvBindingArrayOutputWithContext(ctx context.Context) KvBindingArrayOutput {
+	return o
+}
+
+func (o KvBindingArrayOutput) Index(i pulumi.IntInput) KvBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) KvBinding {
+		return vs[0].([]KvBinding)[vs[1].(int)]
+	}).(KvBindingOutput)
+}
+
+type QueueBinding struct {
+	Binding   string `pulumi:"binding"`
+	QueueName string `pulumi:"queueName"`
+}
+
+// QueueBindingInput is an input type that accepts QueueBindingArgs and QueueBindingOutput values.
+// You can construct a concrete instance of `QueueBindingInput` via:
+//
+//	QueueBindingArgs{...}
+type QueueBindingInput interface {
+	pulumi.Input
+
+	ToQueueBindingOutput() QueueBindingOutput
+	ToQueueBindingOutputWithContext(context.Context) QueueBindingOutput
+}
+
+type QueueBindingArgs struct {
+	Binding   pulumi.StringInput `pulumi:"binding"`
+	QueueName pulumi.StringInput `pulumi:"queueName"`
+}
+
+func (QueueBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*QueueBinding)(nil)).Elem()
+}
+
+func (i QueueBindingArgs) ToQueueBindingOutput() QueueBindingOutput {
+	return i.ToQueueBindingOutputWithContext(context.Background())
+}
+
+func (i QueueBindingArgs) ToQueueBindingOutputWithContext(ctx context.Context) QueueBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(QueueBindingOutput)
+}
+
+// QueueBindingArrayInput is an input type that accepts QueueBindingArray and QueueBindingArrayOutput values.
+// You can construct a concrete instance of `QueueBindingArrayInput` via:
+//
+//	QueueBindingArray{ QueueBindingArgs{...} }
+type QueueBindingArrayInput interface {
+	pulumi.Input
+
+	ToQueueBindingArrayOutput() QueueBindingArrayOutput
+	ToQueueBindingArrayOutputWithContext(context.Context) QueueBindingArrayOutput
+}
+
+type QueueBindingArray []QueueBindingInput
+
+func (QueueBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]QueueBinding)(nil)).Elem()
+}
+
+func (i QueueBindingArray) ToQueueBindingArrayOutput() QueueBindingArrayOutput {
+	return i.ToQueueBindingArrayOutputWithContext(context.Background())
+}
+
+func (i QueueBindingArray) ToQueueBindingArrayOutputWithContext(ctx context.Context) QueueBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(QueueBindingArrayOutput)
+}
+
+type QueueBindingOutput struct{ *pulumi.OutputState }
+
+func (QueueBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*QueueBinding)(nil)).Elem()
+}
+
+func (o QueueBindingOutput) ToQueueBindingOutput() QueueBindingOutput {
+	return o
+}
+
+func (o QueueBindingOutput) ToQueueBindingOutputWithContext(ctx context.Context) QueueBindingOutput {
+	return o
+}
+
+func (o QueueBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v QueueBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o QueueBindingOutput) QueueName() pulumi.StringOutput {
+	return o.ApplyT(func(v QueueBinding) string { return v.QueueName }).(pulumi.StringOutput)
+}
+
+type QueueBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (QueueBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]QueueBinding)(nil)).Elem()
+}
+
+func (o QueueBindingArrayOutput) ToQueueBindingArrayOutput() QueueBindingArrayOutput {
+	return o
+}
+
+func (o QueueBindingArrayOutput) ToQueueBindingArrayOutputWithContext(ctx context.Context) QueueBindingArrayOutput {
+	return o
+}
+
+func (o QueueBindingArrayOutput) Index(i pulumi.IntInput) QueueBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) QueueBinding {
+		return vs[0].([]QueueBinding)[vs[1].(int)]
+	}).(QueueBindingOutput)
+}
+
+type QueueConsumer struct {
+	DeadLetterQueue   *string `pulumi:"deadLetterQueue"`
+	MaxBatchSize      *int    `pulumi:"maxBatchSize"`
+	MaxConcurrency    *int    `pulumi:"maxConcurrency"`
+	MaxRetries        *int    `pulumi:"maxRetries"`
+	MaxWaitTimeMs     *int    `pulumi:"maxWaitTimeMs"`
+	QueueId           string  `pulumi:"queueId"`
+	RetryDelaySeconds *int    `pulumi:"retryDelaySeconds"`
+}
+
+// QueueConsumerInput is an input type that accepts QueueConsumerArgs and QueueConsumerOutput values.
+// You can construct a concrete instance of `QueueConsumerInput` via:
+//
+//	QueueConsumerArgs{...}
+type QueueConsumerInput interface {
+	pulumi.Input
+
+	ToQueueConsumerOutput() QueueConsumerOutput
+	ToQueueConsumerOutputWithContext(context.Context) QueueConsumerOutput
+}
+
+type QueueConsumerArgs struct {
+	DeadLetterQueue   pulumi.StringPtrInput `pulumi:"deadLetterQueue"`
+	MaxBatchSize      pulumi.IntPtrInput    `pulumi:"maxBatchSize"`
+	MaxConcurrency    pulumi.IntPtrInput    `pulumi:"maxConcurrency"`
+	MaxRetries        pulumi.IntPtrInput    `pulumi:"maxRetries"`
+	MaxWaitTimeMs     pulumi.IntPtrInput    `pulumi:"maxWaitTimeMs"`
+	QueueId           pulumi.StringInput    `pulumi:"queueId"`
+	RetryDelaySeconds pulumi.IntPtrInput    `pulumi:"retryDelaySeconds"`
+}
+
+func (QueueConsumerArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*QueueConsumer)(nil)).Elem()
+}
+
+func (i QueueConsumerArgs) ToQueueConsumerOutput() QueueConsumerOutput {
+	return i.ToQueueConsumerOutputWithContext(context.Background())
+}
+
+func (i QueueConsumerArgs) ToQueueConsumerOutputWithContext(ctx context.Context) QueueConsumerOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(QueueConsumerOutput)
+}
+
+// QueueConsumerArrayInput is an input type that accepts QueueConsumerArray and QueueConsumerArrayOutput values.
+// You can construct a concrete instance of `QueueConsumerArrayInput` via:
+//
+//	QueueConsumerArray{ QueueConsumerArgs{...} }
+type QueueConsumerArrayInput interface {
+	pulumi.Input
+
+	ToQueueConsumerArrayOutput() QueueConsumerArrayOutput
+	ToQueueConsumerArrayOutputWithContext(context.Context) QueueConsumerArrayOutput
+}
+
+type QueueConsumerArray []QueueConsumerInput
+
+func (QueueConsumerArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]QueueConsumer)(nil)).Elem()
+}
+
+func (i QueueConsumerArray) ToQueueConsumerArrayOutput() QueueConsumerArrayOutput {
+	return i.ToQueueConsumerArrayOutputWithContext(context.Background())
+}
+
+func (i QueueConsumerArray) ToQueueConsumerArrayOutputWithContext(ctx context.Context) QueueConsumerArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(QueueConsumerArrayOutput)
+}
+
+type QueueConsumerOutput struct{ *pulumi.OutputState }
+
+func (QueueConsumerOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*QueueConsumer)(nil)).Elem()
+}
+
+func (o QueueConsumerOutput) ToQueueConsumerOutput() QueueConsumerOutput {
+	return o
+}
+
+func (o QueueConsumerOutput) ToQueueConsumerOutputWithContext(ctx context.Context) QueueConsumerOutput {
+	return o
+}
+
+func (o QueueConsumerOutput) DeadLetterQueue() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v QueueConsumer) *string { return v.DeadLetterQueue }).(pulumi.StringPtrOutput)
+}
+
+func (o QueueConsumerOutput) MaxBatchSize() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxBatchSize }).(pulumi.IntPtrOutput)
+}
+
+func (o QueueConsumerOutput) MaxConcurrency() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxConcurrency }).(pulumi.IntPtrOutput)
+}
+
+func (o QueueConsumerOutput) MaxRetries() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxRetries }).(pulumi.IntPtrOutput)
+}
+
+func (o QueueConsumerOutput) MaxWaitTimeMs() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxWaitTimeMs }).(pulumi.IntPtrOutput)
+}
+
+func (o QueueConsumerOutput) QueueId() pulumi.StringOutput {
+	return o.ApplyT(func(v QueueConsumer) string { return v.QueueId }).(pulumi.StringOutput)
+}
+
+func (o QueueConsumerOutput) RetryDelaySeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v QueueConsumer) *int { return v.RetryDelaySeconds }).(pulumi.IntPtrOutput)
+}
+
+type QueueConsumerArrayOutput struct{ *pulumi.OutputState }
+
+func (QueueConsumerArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]QueueConsumer)(nil)).Elem()
+}
+
+func (o QueueConsumerArrayOutput) ToQueueConsumerArrayOutput() QueueConsumerArrayOutput {
+	return o
+}
+
+func (o QueueConsumerArrayOutput) ToQueueConsumerArrayOutputWithContext(ctx context.Context) QueueConsumerArrayOutput {
+	return o
+}
+
+func (o QueueConsumerArrayOutput) Index(i pulumi.IntInput) QueueConsumerOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) QueueConsumer {
+		return vs[0].([]QueueConsumer)[vs[1].(int)]
+	}).(QueueConsumerOutput)
+}
+
+type R2Binding struct {
+	Binding    string `pulumi:"binding"`
+	BucketName string `pulumi:"bucketName"`
+}
+
+// R2BindingInput is an input type that accepts R2BindingArgs and R2BindingOutput values.
+// You can construct a concrete instance of `R2BindingInput` via:
+//
+//	R2BindingArgs{...}
+type R2BindingInput interface {
+	pulumi.Input
+
+	ToR2BindingOutput() R2BindingOutput
+	ToR2BindingOutputWithContext(context.Context) R2BindingOutput
+}
+
+type R2BindingArgs struct {
+	Binding    pulumi.StringInput `pulumi:"binding"`
+	BucketName pulumi.StringInput `pulumi:"bucketName"`
+}
+
+func (R2BindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*R2Binding)(nil)).Elem()
+}
+
+func (i R2BindingArgs) ToR2BindingOutput() R2BindingOutput {
+	return i.ToR2BindingOutputWithContext(context.Background())
+}
+
+func (i R2BindingArgs) ToR2BindingOutputWithContext(ctx context.Context) R2BindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(R2BindingOutput)
+}
+
+// R2BindingArrayInput is an input type that accepts R2BindingArray and R2BindingArrayOutput values.
+// You can construct a concrete instance of `R2BindingArrayInput` via:
+//
+//	R2BindingArray{ R2BindingArgs{...} }
+type R2BindingArrayInput interface {
+	pulumi.Input
+
+	ToR2BindingArrayOutput() R2BindingArrayOutput
+	ToR2BindingArrayOutputWithContext(context.Context) R2BindingArrayOutput
+}
+
+type R2BindingArray []R2BindingInput
+
+func (R2BindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]R2Binding)(nil)).Elem()
+}
+
+func (i R2BindingArray) ToR2BindingArrayOutput() R2BindingArrayOutput {
+	return i.ToR2BindingArrayOutputWithContext(context.Background())
+}
+
+func (i R2BindingArray) ToR2BindingArrayOutputWithContext(ctx context.Context) R2BindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(R2BindingArrayOutput)
+}
+
+type R2BindingOutput struct{ *pulumi.OutputState }
+
+func (R2BindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*R2Binding)(nil)).Elem()
+}
+
+func (o R2BindingOutput) ToR2BindingOutput() R2BindingOutput {
+	return o
+}
+
+func (o R2BindingOutput) ToR2BindingOutputWithContext(ctx context.Context) R2BindingOutput {
+	return o
+}
+
+func (o R2BindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v R2Binding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o R2BindingOutput) BucketName() pulumi.StringOutput {
+	return o.ApplyT(func(v R2Binding) string { return v.BucketName }).(pulumi.StringOutput)
+}
+
+type R2BindingArrayOutput struct{ *pulumi.OutputState }
+
+func (R2BindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]R2Binding)(nil)).Elem()
+}
+
+func (o R2BindingArrayOutput) ToR2BindingArrayOutput() R2BindingArrayOutput {
+	return o
+}
+
+func (o R2BindingArrayOutput) ToR2BindingArrayOutputWithContext(ctx context.Context) R2BindingArrayOutput {
+	return o
+}
+
+func (o R2BindingArrayOutput) Index(i pulumi.IntInput) R2BindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) R2Binding {
+		return vs[0].([]R2Binding)[vs[1].(int)]
+	}).(R2BindingOutput)
+}
+
+type ServiceBinding struct {
+	Binding     string  `pulumi:"binding"`
+	Environment *string `pulumi:"environment"`
+	Service     string  `pulumi:"service"`
+}
+
+// ServiceBindingInput is an input type that accepts ServiceBindingArgs and ServiceBindingOutput values.
+// You can construct a concrete instance of `ServiceBindingInput` via:
+//
+//	ServiceBindingArgs{...}
+type ServiceBindingInput interface {
+	pulumi.Input
+
+	ToServiceBindingOutput() ServiceBindingOutput
+	ToServiceBindingOutputWithContext(context.Context) ServiceBindingOutput
+}
+
+type ServiceBindingArgs struct {
+	Binding     pulumi.StringInput    `pulumi:"binding"`
+	Environment pulumi.StringPtrInput `pulumi:"environment"`
+	Service     pulumi.StringInput    `pulumi:"service"`
+}
+
+func (ServiceBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceBinding)(nil)).Elem()
+}
+
+func (i ServiceBindingArgs) ToServiceBindingOutput() ServiceBindingOutput {
+	return i.ToServiceBindingOutputWithContext(context.Background())
+}
+
+func (i ServiceBindingArgs) ToServiceBindingOutputWithContext(ctx context.Context) ServiceBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceBindingOutput)
+}
+
+// ServiceBindingArrayInput is an input type that accepts ServiceBindingArray and ServiceBindingArrayOutput values.
+// You can construct a concrete instance of `ServiceBindingArrayInput` via:
+//
+//	ServiceBindingArray{ ServiceBindingArgs{...} }
+type ServiceBindingArrayInput interface {
+	pulumi.Input
+
+	ToServiceBindingArrayOutput() ServiceBindingArrayOutput
+	ToServiceBindingArrayOutputWithContext(context.Context) ServiceBindingArrayOutput
+}
+
+type ServiceBindingArray []ServiceBindingInput
+
+func (ServiceBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceBinding)(nil)).Elem()
+}
+
+func (i ServiceBindingArray) ToServiceBindingArrayOutput() ServiceBindingArrayOutput {
+	return i.ToServiceBindingArrayOutputWithContext(context.Background())
+}
+
+func (i ServiceBindingArray) ToServiceBindingArrayOutputWithContext(ctx context.Context) ServiceBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceBindingArrayOutput)
+}
+
+type ServiceBindingOutput struct{ *pulumi.OutputState }
+
+func (ServiceBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServiceBinding)(nil)).Elem()
+}
+
+func (o ServiceBindingOutput) ToServiceBindingOutput() ServiceBindingOutput {
+	return o
+}
+
+func (o ServiceBindingOutput) ToServiceBindingOutputWithContext(ctx context.Context) ServiceBindingOutput {
+	return o
+}
+
+func (o ServiceBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v ServiceBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o ServiceBindingOutput) Environment() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServiceBinding) *string { return v.Environment }).(pulumi.StringPtrOutput)
+}
+
+func (o ServiceBindingOutput) Service() pulumi.StringOutput {
+	return o.ApplyT(func(v ServiceBinding) string { return v.Service }).(pulumi.StringOutput)
+}
+
+type ServiceBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (ServiceBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServiceBinding)(nil)).Elem()
+}
+
+func (o ServiceBindingArrayOutput) ToServiceBindingArrayOutput() ServiceBindingArrayOutput {
+	return o
+}
+
+func (o ServiceBindingArrayOutput) ToServiceBindingArrayOutputWithContext(ctx context.Context) ServiceBindingArrayOutput {
+	return o
+}
+
+func (o ServiceBindingArrayOutput) Index(i pulumi.IntInput) ServiceBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ServiceBinding {
+		return vs[0].([]ServiceBinding)[vs[1].(int)]
+	}).(ServiceBindingOutput)
+}
+
 func init() {
+	pulumi.RegisterInputType(reflect.TypeOf((*D1BindingInput)(nil)).Elem(), D1BindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*D1BindingArrayInput)(nil)).Elem(), D1BindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingInput)(nil)).Elem(), DurableObjectBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingArrayInput)(nil)).Elem(), DurableObjectBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*KvBindingInput)(nil)).Elem(), KvBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*KvBindingArrayInput)(nil)).Elem(), KvBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingInput)(nil)).Elem(), QueueBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingArrayInput)(nil)).Elem(), QueueBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*QueueConsumerInput)(nil)).Elem(), QueueConsumerArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*QueueConsumerArrayInput)(nil)).Elem(), QueueConsumerArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*R2BindingInput)(nil)).Elem(), R2BindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*R2BindingArrayInput)(nil)).Elem(), R2BindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceBindingInput)(nil)).Elem(), ServiceBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceBindingArrayInput)(nil)).Elem(), ServiceBindingArray{})
 	pulumi.RegisterOutputType(AppliedMigrationOutput{})
 	pulumi.RegisterOutputType(AppliedMigrationArrayOutput{})
+	pulumi.RegisterOutputType(D1BindingOutput{})
+	pulumi.RegisterOutputType(D1BindingArrayOutput{})
+	pulumi.RegisterOutputType(DurableObjectBindingOutput{})
+	pulumi.RegisterOutputType(DurableObjectBindingArrayOutput{})
+	pulumi.RegisterOutputType(KvBindingOutput{})
+	pulumi.RegisterOutputType(KvBindingArrayOutput{})
+	pulumi.RegisterOutputType(QueueBindingOutput{})
+	pulumi.RegisterOutputType(QueueBindingArrayOutput{})
+	pulumi.RegisterOutputType(QueueConsumerOutput{})
+	pulumi.RegisterOutputType(QueueConsumerArrayOutput{})
+	pulumi.RegisterOutputType(R2BindingOutput{})
+	pulumi.RegisterOutputType(R2BindingArrayOutput{})
+	pulumi.RegisterOutputType(ServiceBindingOutput{})
+	pulumi.RegisterOutputType(ServiceBindingArrayOutput{})
 }

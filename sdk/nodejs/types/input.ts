@@ -5,3 +5,44 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+export interface D1BindingArgs {
+    binding: pulumi.Input<string>;
+    databaseId: pulumi.Input<string>;
+}
+
+export interface DurableObjectBindingArgs {
+    binding: pulumi.Input<string>;
+    className: pulumi.Input<string>;
+    scriptName?: pulumi.Input<string | undefined>;
+}
+
+export interface KvBindingArgs {
+    binding: pulumi.Input<string>;
+    namespaceId: pulumi.Input<string>;
+}
+
+export interface QueueBindingArgs {
+    binding: pulumi.Input<string>;
+    queueName: pulumi.Input<string>;
+}
+
+export interface QueueConsumerArgs {
+    deadLetterQueue?: pulumi.Input<string | undefined>;
+    maxBatchSize?: pulumi.Input<number | undefined>;
+    maxConcurrency?: pulumi.Input<number | undefined>;
+    maxRetries?: pulumi.Input<number | undefined>;
+    maxWaitTimeMs?: pulumi.Input<number | undefined>;
+    queueId: pulumi.Input<string>;
+    retryDelaySeconds?: pulumi.Input<number | undefined>;
+}
+
+export interface R2BindingArgs {
+    binding: pulumi.Input<string>;
+    bucketName: pulumi.Input<string>;
+}
+
+export interface ServiceBindingArgs {
+    binding: pulumi.Input<string>;
+    environment?: pulumi.Input<string | undefined>;
+    service: pulumi.Input<string>;
+}

@@ -12,3 +12,45 @@ export interface AppliedMigration {
     version: string;
 }
 
+export interface D1Binding {
+    binding: string;
+    databaseId: string;
+}
+
+export interface DurableObjectBinding {
+    binding: string;
+    className: string;
+    scriptName?: string;
+}
+
+export interface KvBinding {
+    binding: string;
+    namespaceId: string;
+}
+
+export interface QueueBinding {
+    binding: string;
+    queueName: string;
+}
+
+export interface QueueConsumer {
+    deadLetterQueue?: string;
+    maxBatchSize?: number;
+    maxConcurrency?: number;
+    maxRetries?: number;
+    maxWaitTimeMs?: number;
+    queueId: string;
+    retryDelaySeconds?: number;
+}
+
+export interface R2Binding {
+    binding: string;
+    bucketName: string;
+}
+
+export interface ServiceBinding {
+    binding: string;
+    environment?: string;
+    service: string;
+}
+

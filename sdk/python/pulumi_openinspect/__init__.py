@@ -10,7 +10,10 @@ from .d1_database import *
 from .d1_migrations import *
 from .kv_namespace import *
 from .provider import *
+from .queue import *
 from .r2_bucket import *
+from .worker import *
+from ._inputs import *
 from . import outputs
 
 # Make subpackages available:
@@ -31,7 +34,9 @@ _utilities.register(
    "openinspect:index:D1Database": "D1Database",
    "openinspect:index:D1Migrations": "D1Migrations",
    "openinspect:index:KvNamespace": "KvNamespace",
-   "openinspect:index:R2Bucket": "R2Bucket"
+   "openinspect:index:Queue": "Queue",
+   "openinspect:index:R2Bucket": "R2Bucket",
+   "openinspect:index:Worker": "Worker"
   }
  }
 ]

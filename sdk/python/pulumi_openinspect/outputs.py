@@ -16,6 +16,13 @@ from . import _utilities
 
 __all__ = [
     'AppliedMigration',
+    'D1Binding',
+    'DurableObjectBinding',
+    'KvBinding',
+    'QueueBinding',
+    'QueueConsumer',
+    'R2Binding',
+    'ServiceBinding',
 ]
 
 @pulumi.output_type
@@ -67,5 +74,311 @@ class AppliedMigration(dict):
     @pulumi.getter
     def hash(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "hash")
+
+
+@pulumi.output_type
+class D1Binding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "databaseId":
+            suggest = "database_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in D1Binding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        D1Binding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        D1Binding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 database_id: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "database_id", database_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="databaseId")
+    def database_id(self) -> _builtins.str:
+        return pulumi.get(self, "database_id")
+
+
+@pulumi.output_type
+class DurableObjectBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "className":
+            suggest = "class_name"
+        elif key == "scriptName":
+            suggest = "script_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DurableObjectBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DurableObjectBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DurableObjectBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 class_name: _builtins.str,
+                 script_name: Optional[_builtins.str] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "class_name", class_name)
+        if script_name is not None:
+            pulumi.set(__self__, "script_name", script_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="className")
+    def class_name(self) -> _builtins.str:
+        return pulumi.get(self, "class_name")
+
+    @_builtins.property
+    @pulumi.getter(name="scriptName")
+    def script_name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "script_name")
+
+
+@pulumi.output_type
+class KvBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "namespaceId":
+            suggest = "namespace_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in KvBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        KvBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        KvBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 namespace_id: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "namespace_id", namespace_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="namespaceId")
+    def namespace_id(self) -> _builtins.str:
+        return pulumi.get(self, "namespace_id")
+
+
+@pulumi.output_type
+class QueueBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "queueName":
+            suggest = "queue_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in QueueBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        QueueBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        QueueBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 queue_name: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "queue_name", queue_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="queueName")
+    def queue_name(self) -> _builtins.str:
+        return pulumi.get(self, "queue_name")
+
+
+@pulumi.output_type
+class QueueConsumer(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "queueId":
+            suggest = "queue_id"
+        elif key == "deadLetterQueue":
+            suggest = "dead_letter_queue"
+        elif key == "maxBatchSize":
+            suggest = "max_batch_size"
+        elif key == "maxConcurrency":
+            suggest = "max_concurrency"
+        elif key == "maxRetries":
+            suggest = "max_retries"
+        elif key == "maxWaitTimeMs":
+            suggest = "max_wait_time_ms"
+        elif key == "retryDelaySeconds":
+            suggest = "retry_delay_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in QueueConsumer. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        QueueConsumer.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        QueueConsumer.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 queue_id: _builtins.str,
+                 dead_letter_queue: Optional[_builtins.str] = None,
+                 max_batch_size: Optional[_builtins.int] = None,
+                 max_concurrency: Optional[_builtins.int] = None,
+                 max_retries: Optional[_builtins.int] = None,
+                 max_wait_time_ms: Optional[_builtins.int] = None,
+                 retry_delay_seconds: Optional[_builtins.int] = None):
+        pulumi.set(__self__, "queue_id", queue_id)
+        if dead_letter_queue is not None:
+            pulumi.set(__self__, "dead_letter_queue", dead_letter_queue)
+        if max_batch_size is not None:
+            pulumi.set(__self__, "max_batch_size", max_batch_size)
+        if max_concurrency is not None:
+            pulumi.set(__self__, "max_concurrency", max_concurrency)
+        if max_retries is not None:
+            pulumi.set(__self__, "max_retries", max_retries)
+        if max_wait_time_ms is not None:
+            pulumi.set(__self__, "max_wait_time_ms", max_wait_time_ms)
+        if retry_delay_seconds is not None:
+            pulumi.set(__self__, "retry_delay_seconds", retry_delay_seconds)
+
+    @_builtins.property
+    @pulumi.getter(name="queueId")
+    def queue_id(self) -> _builtins.str:
+        return pulumi.get(self, "queue_id")
+
+    @_builtins.property
+    @pulumi.getter(name="deadLetterQueue")
+    def dead_letter_queue(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "dead_letter_queue")
+
+    @_builtins.property
+    @pulumi.getter(name="maxBatchSize")
+    def max_batch_size(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "max_batch_size")
+
+    @_builtins.property
+    @pulumi.getter(name="maxConcurrency")
+    def max_concurrency(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "max_concurrency")
+
+    @_builtins.property
+    @pulumi.getter(name="maxRetries")
+    def max_retries(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "max_retries")
+
+    @_builtins.property
+    @pulumi.getter(name="maxWaitTimeMs")
+    def max_wait_time_ms(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "max_wait_time_ms")
+
+    @_builtins.property
+    @pulumi.getter(name="retryDelaySeconds")
+    def retry_delay_seconds(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "retry_delay_seconds")
+
+
+@pulumi.output_type
+class R2Binding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "bucketName":
+            suggest = "bucket_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in R2Binding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        R2Binding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        R2Binding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 bucket_name: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "bucket_name", bucket_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="bucketName")
+    def bucket_name(self) -> _builtins.str:
+        return pulumi.get(self, "bucket_name")
+
+
+@pulumi.output_type
+class ServiceBinding(dict):
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 service: _builtins.str,
+                 environment: Optional[_builtins.str] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "service", service)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def service(self) -> _builtins.str:
+        return pulumi.get(self, "service")
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "environment")
 
 

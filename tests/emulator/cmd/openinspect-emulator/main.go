@@ -28,18 +28,19 @@ func main() {
 	account := flag.String("account", emulator.DefaultAccountID, "account ID the token may access")
 	addrFile := flag.String("addr-file", "", "write the base URL to this file once listening (removed on exit)")
 	verbose := flag.Bool("v", false, "log every request (method, path, status; never headers or bodies)")
+	workersSubdomain := flag.String("workers-subdomain", emulator.DefaultWorkersSubdomain, "the account's workers.dev subdomain until one is set with PUT workers/subdomain")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	if err := run(*listen, *dataDir, *token, *account, *addrFile, *verbose); err != nil {
+	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(listen, dataDir, token, account, addrFile string, verbose bool) error {
+func run(listen, dataDir, token, account, addrFile, workersSubdomain string, verbose bool) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
 	}
@@ -50,7 +51,7 @@ func run(listen, dataDir, token, account, addrFile string, verbose bool) error {
 			return err
 		}
 	}
-	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen}
+	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf

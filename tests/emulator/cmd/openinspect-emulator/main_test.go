@@ -16,6 +16,7 @@ import (
 	"github.com/cloudflare/cloudflare-go/v4"
 	"github.com/cloudflare/cloudflare-go/v4/d1"
 	"github.com/cloudflare/cloudflare-go/v4/option"
+	"github.com/cloudflare/cloudflare-go/v4/workers"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
@@ -74,7 +75,7 @@ func TestBinary(t *testing.T) {
 		t.Errorf("addr file left behind after exit: %v", err)
 	}
 
-	url, stop = runBinary(t, bin, "-data-dir", dataDir, "-addr-file", addrFile, "-token", token)
+	url, stop = runBinary(t, bin, "-data-dir", dataDir, "-addr-file", addrFile, "-token", token, "-workers-subdomain", "from-flag")
 	defer stop()
 	c = cloudflare.NewClient(option.WithBaseURL(url+"/client/v4/"), option.WithAPIToken(token), option.WithMaxRetries(0))
 	got, err := c.D1.Database.Get(context.Background(), db.UUID, d1.DatabaseGetParams{AccountID: cloudflare.F(emulator.DefaultAccountID)})
@@ -83,6 +84,13 @@ func TestBinary(t *testing.T) {
 	}
 	if got.Name != "from-binary" {
 		t.Errorf("name %q", got.Name)
+	}
+	sub, err := c.Workers.Subdomains.Get(context.Background(), workers.SubdomainGetParams{AccountID: cloudflare.F(emulator.DefaultAccountID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Subdomain != "from-flag" {
+		t.Errorf("workers.dev subdomain %q, want the -workers-subdomain value", sub.Subdomain)
 	}
 }
 

@@ -1,0 +1,2 @@
+PRAGMA foreign_keys = ON;
+CREATE INDEX events_by_session ON events (session_id);

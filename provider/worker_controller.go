@@ -1,0 +1,444 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare"
+)
+
+// serviceTargetWait bounds how long an upload waits for the targets of its
+// service bindings to appear. Workers that bind each other are created in
+// parallel by the engine, so the wait normally ends within seconds.
+var serviceTargetWait = 3 * time.Minute
+
+// serviceTargetPoll is how often the targets are looked for.
+var serviceTargetPoll = time.Second
+
+// Create uploads the script (or adopts an existing one when asked to), then
+// sets its triggers, route and consumers.
+func (*Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]) (infer.CreateResponse[WorkerState], error) {
+	state := WorkerState{WorkerArgs: req.Inputs}
+	if req.DryRun {
+		return infer.CreateResponse[WorkerState]{Output: state}, nil
+	}
+	client, err := cloudflareFrom(ctx)
+	if err != nil {
+		return infer.CreateResponse[WorkerState]{}, err
+	}
+	_, adopted, err := claim[cloudflare.Script]{
+		kind: "worker", name: req.Inputs.Name, token: workerToken, resourceName: req.Name,
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+		find: func(ctx context.Context) (cloudflare.Script, bool, error) {
+			return client.FindScript(ctx, req.Inputs.Name)
+		},
+		// The upload below creates the script.
+		create: func(context.Context) (cloudflare.Script, error) { return cloudflare.Script{Name: req.Inputs.Name}, nil },
+		id:     func(s cloudflare.Script) string { return s.Name },
+	}.run(ctx)
+	if err != nil {
+		return infer.CreateResponse[WorkerState]{}, err
+	}
+	state.Adopted = adopted
+	if adopted {
+		settings, err := client.GetScriptSettings(ctx, req.Inputs.Name)
+		if err != nil {
+			return infer.CreateResponse[WorkerState]{}, err
+		}
+		// Continue the adopted script's migrations from its tag and classes.
+		state.MigrationTag = settings.MigrationTag
+		state.DurableObjectClasses = argsFromSettings(req.Inputs.Name, settings).ownClasses()
+	}
+	state, err = deploy(ctx, client, req.Inputs, state, true)
+	if err != nil && state.Etag != "" {
+		// The script exists; keep what was done so the next up finishes it.
+		return infer.CreateResponse[WorkerState]{ID: req.Inputs.Name, Output: state},
+			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+	}
+	return infer.CreateResponse[WorkerState]{ID: req.Inputs.Name, Output: state}, err
+}
+
+// Update re-uploads only when the content hash moved, and touches triggers,
+// route and consumers only when they changed.
+func (*Worker) Update(ctx context.Context, req infer.UpdateRequest[WorkerArgs, WorkerState]) (infer.UpdateResponse[WorkerState], error) {
+	if req.DryRun {
+		state := req.State
+		state.WorkerArgs = req.Inputs
+		return infer.UpdateResponse[WorkerState]{Output: state}, nil
+	}
+	client, err := cloudflareFrom(ctx)
+	if err != nil {
+		return infer.UpdateResponse[WorkerState]{}, err
+	}
+	if err := sameAccount(req.State.AccountID, client); err != nil {
+		return infer.UpdateResponse[WorkerState]{}, err
+	}
+	state, err := deploy(ctx, client, req.Inputs, req.State, false)
+	if err != nil {
+		return infer.UpdateResponse[WorkerState]{Output: state},
+			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+	}
+	return infer.UpdateResponse[WorkerState]{Output: state}, nil
+}
+
+// deploy brings the remote script to args. prior is the state before; the
+// returned state records every step that succeeded, also on error.
+func deploy(ctx context.Context, client *cloudflare.Client, args WorkerArgs, prior WorkerState, creating bool) (WorkerState, error) {
+	state := prior
+	state.WorkerArgs = args
+	state.AccountID = client.AccountID()
+	hash, secretsHash, err := args.hashes()
+	if err != nil {
+		return prior, err
+	}
+	if creating || hash != prior.Hash || secretsHash != prior.SecretsHash {
+		script, err := upload(ctx, client, args, &state)
+		if err != nil {
+			state.WorkerArgs = prior.WorkerArgs
+			return state, err
+		}
+		state.Etag, state.Hash, state.SecretsHash = script.Etag, hash, secretsHash
+	}
+	if (creating && len(args.Crons) > 0) || (!creating && !slices.Equal(prior.Crons, args.Crons)) {
+		if err := client.SetSchedules(ctx, args.Name, args.Crons); err != nil {
+			state.Crons = prior.Crons
+			return state, err
+		}
+	}
+	wantDev := args.WorkersDev == nil || *args.WorkersDev
+	hadDev := prior.WorkersDev == nil || *prior.WorkersDev
+	if creating || wantDev != hadDev {
+		if err := client.SetWorkersDev(ctx, args.Name, wantDev); err != nil {
+			return state, err
+		}
+		state.URL = ""
+		if wantDev {
+			sub, err := client.AccountSubdomain(ctx)
+			if err != nil {
+				return state, err
+			}
+			if sub != "" {
+				state.URL = fmt.Sprintf("https://%s.%s.workers.dev", args.Name, sub)
+			}
+		}
+	}
+	if creating || !reflect.DeepEqual(normalizeEmpty(reflect.ValueOf(prior.QueueConsumers)), normalizeEmpty(reflect.ValueOf(args.QueueConsumers))) {
+		ids, err := reconcileConsumers(ctx, client, args, prior.ConsumerIDs)
+		state.ConsumerIDs = ids
+		if err != nil {
+			return state, err
+		}
+	}
+	return state, nil
+}
+
+// upload sends the script with its migrations, recovering from a moved
+// migration tag and from service binding targets that do not exist yet.
+func upload(ctx context.Context, client *cloudflare.Client, args WorkerArgs, state *WorkerState) (cloudflare.Script, error) {
+	modules, err := args.modules()
+	if err != nil {
+		return cloudflare.Script{}, err
+	}
+	classes := args.ownClasses()
+	migration := planMigration(state.MigrationTag, state.DurableObjectClasses, classes)
+	skip := map[string]bool{}
+	send := func() (cloudflare.Script, error) {
+		return client.UploadScript(ctx, cloudflare.ScriptUpload{
+			Name: args.Name, MainModule: args.mainModule(), Modules: modules,
+			CompatibilityDate: args.CompatibilityDate, CompatibilityFlags: args.CompatibilityFlags,
+			Bindings: args.bindings(skip), Migrations: migration,
+		})
+	}
+	applied := func() {
+		if migration != nil {
+			state.MigrationTag = migration.NewTag
+			migration = nil
+		}
+		state.DurableObjectClasses = classes
+	}
+
+	script, err := send()
+	if cloudflare.HasCode(err, cloudflare.CodeMigrationTagPrecondition) {
+		script, err = continueFromCurrentTag(ctx, client, args, state, migration, send)
+	}
+	if cloudflare.HasCode(err, cloudflare.CodeClassAlreadyDeclared) && migration != nil {
+		// The script already declares the classes (adopted, or state lost):
+		// there is nothing to migrate.
+		migration = nil
+		script, err = send()
+	}
+	// A target may appear between the failed upload and the look-up (the
+	// other worker of a pair uploading at the same moment), so this loops.
+	for attempt := 0; attempt < 3 && unresolvedService(err); attempt++ {
+		missing, lerr := missingServices(ctx, client, args)
+		if lerr != nil {
+			return cloudflare.Script{}, lerr
+		}
+		if len(missing) == 0 {
+			script, err = send()
+			continue
+		}
+		// Upload without the missing bindings so this script exists for
+		// workers that bind it, then add them once their targets exist.
+		for _, m := range missing {
+			skip[m] = true
+		}
+		p.GetLogger(ctx).Infof("worker %s: service binding targets %s do not exist yet; uploading without them and waiting",
+			args.Name, strings.Join(missing, ", "))
+		if script, err = send(); err != nil {
+			return cloudflare.Script{}, err
+		}
+		applied()
+		state.Etag = script.Etag
+		if err := waitForScripts(ctx, client, missing); err != nil {
+			return script, fmt.Errorf("worker %s was uploaded without its service bindings to %s: %w",
+				args.Name, strings.Join(missing, ", "), err)
+		}
+		clear(skip)
+		script, err = send()
+	}
+	if err != nil {
+		return cloudflare.Script{}, err
+	}
+	applied()
+	return script, nil
+}
+
+// continueFromCurrentTag handles error 10079: the script's migration tag is
+// not the one this stack recorded (it was deployed by another tool, or state
+// was lost). The script's own tag is read and the migration retried from it.
+func continueFromCurrentTag(ctx context.Context, client *cloudflare.Client, args WorkerArgs, state *WorkerState,
+	migration *cloudflare.Migration, send func() (cloudflare.Script, error),
+) (cloudflare.Script, error) {
+	settings, err := client.GetScriptSettings(ctx, args.Name)
+	if err != nil {
+		return cloudflare.Script{}, err
+	}
+	p.GetLogger(ctx).Warningf("worker %s: Durable Object migration tag is %q, not %q as recorded; continuing from it",
+		args.Name, settings.MigrationTag, state.MigrationTag)
+	state.MigrationTag = settings.MigrationTag
+	if migration != nil {
+		migration.OldTag = settings.MigrationTag
+		migration.NewTag = nextTag(settings.MigrationTag)
+	}
+	return send()
+}
+
+// planMigration is the single migration step from the recorded classes to the
+// wanted ones, or nil when they match. Only new_sqlite_classes are used:
+// free plans reject new_classes.
+func planMigration(tag string, have, want []string) *cloudflare.Migration {
+	var added, removed []string
+	for _, c := range want {
+		if !slices.Contains(have, c) {
+			added = append(added, c)
+		}
+	}
+	for _, c := range have {
+		if !slices.Contains(want, c) {
+			removed = append(removed, c)
+		}
+	}
+	if len(added) == 0 && len(removed) == 0 {
+		return nil
+	}
+	return &cloudflare.Migration{OldTag: tag, NewTag: nextTag(tag), NewSqliteClasses: added, DeletedClasses: removed}
+}
+
+var versionTag = regexp.MustCompile(`^v(\d+)$`)
+
+// nextTag continues v1, v2, ... and suffixes any other scheme.
+func nextTag(tag string) string {
+	if tag == "" {
+		return "v1"
+	}
+	if m := versionTag.FindStringSubmatch(tag); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return fmt.Sprintf("v%d", n+1)
+	}
+	return tag + "-1"
+}
+
+func unresolvedService(err error) bool {
+	return cloudflare.HasCode(err, cloudflare.CodeServiceBindingUnresolved) || cloudflare.HasCode(err, cloudflare.CodeServiceBindingNotFound)
+}
+
+// missingServices are the service binding targets that do not exist.
+func missingServices(ctx context.Context, client *cloudflare.Client, args WorkerArgs) ([]string, error) {
+	var missing []string
+	for _, s := range args.Services {
+		if s.Service == args.Name || slices.Contains(missing, s.Service) {
+			continue
+		}
+		_, found, err := client.FindScript(ctx, s.Service)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			missing = append(missing, s.Service)
+		}
+	}
+	return missing, nil
+}
+
+func waitForScripts(ctx context.Context, client *cloudflare.Client, names []string) error {
+	deadline := time.Now().Add(serviceTargetWait)
+	for {
+		pending := 0
+		for _, n := range names {
+			_, found, err := client.FindScript(ctx, n)
+			if err != nil {
+				return err
+			}
+			if !found {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the target workers did not appear within %s; create them (or fix the service names) and run pulumi up again", serviceTargetWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(serviceTargetPoll):
+		}
+	}
+}
+
+// reconcileConsumers makes the worker the consumer of exactly the wanted
+// queues and returns the consumer IDs by queue ID.
+func reconcileConsumers(ctx context.Context, client *cloudflare.Client, args WorkerArgs, prior map[string]string) (map[string]string, error) {
+	ids := map[string]string{}
+	for _, c := range args.QueueConsumers {
+		res, err := client.PutConsumer(ctx, c.QueueID, cloudflare.Consumer{
+			Script: args.Name, DeadLetterQueue: c.DeadLetterQueue,
+			Settings: cloudflare.ConsumerSettings{
+				BatchSize: c.MaxBatchSize, MaxRetries: c.MaxRetries, MaxWaitTimeMs: c.MaxWaitTimeMs,
+				MaxConcurrency: c.MaxConcurrency, RetryDelay: c.RetryDelaySeconds,
+			},
+		})
+		if err != nil {
+			return mergeIDs(prior, ids), err
+		}
+		ids[c.QueueID] = res.ID
+	}
+	for queueID, consumerID := range prior {
+		if _, keep := ids[queueID]; keep {
+			continue
+		}
+		if err := client.DeleteConsumer(ctx, queueID, consumerID); err != nil {
+			return mergeIDs(prior, ids), err
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return ids, nil
+}
+
+// mergeIDs keeps the consumers not yet reconciled, so a retry still knows them.
+func mergeIDs(prior, done map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range prior {
+		out[k] = v
+	}
+	for k, v := range done {
+		out[k] = v
+	}
+	return out
+}
+
+// Read notices a script changed or deleted outside Pulumi, and serves
+// `pulumi import` by script name.
+func (*Worker) Read(ctx context.Context, req infer.ReadRequest[WorkerArgs, WorkerState]) (infer.ReadResponse[WorkerArgs, WorkerState], error) {
+	client, err := cloudflareFrom(ctx)
+	if err != nil {
+		return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
+	}
+	if err := sameAccount(req.State.AccountID, client); err != nil {
+		return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
+	}
+	script, found, err := client.FindScript(ctx, req.ID)
+	if err != nil {
+		return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
+	}
+	if !found {
+		return infer.ReadResponse[WorkerArgs, WorkerState]{}, nil
+	}
+	inputs, state := req.Inputs, req.State
+	if state.Name == "" {
+		// An import: recover what the API tells about the script. Code and
+		// secret values cannot be read back; the program supplies them.
+		settings, err := client.GetScriptSettings(ctx, req.ID)
+		if err != nil {
+			return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
+		}
+		inputs = argsFromSettings(req.ID, settings)
+		state.WorkerArgs = inputs
+		state.MigrationTag = settings.MigrationTag
+		state.DurableObjectClasses = inputs.ownClasses()
+		state.Adopted = true
+	}
+	if state.Etag != "" && script.Etag != state.Etag {
+		// Changed outside Pulumi: forget the hash so the next up re-uploads.
+		state.Hash = "changed outside Pulumi (etag " + script.Etag + ")"
+	}
+	state.Etag = script.Etag
+	state.AccountID = client.AccountID()
+	return infer.ReadResponse[WorkerArgs, WorkerState]{ID: req.ID, Inputs: inputs, State: state}, nil
+}
+
+func argsFromSettings(name string, s cloudflare.ScriptSettings) WorkerArgs {
+	args := WorkerArgs{Name: name, CompatibilityDate: s.CompatibilityDate}
+	for _, b := range s.Bindings {
+		switch b.Type {
+		case "d1":
+			args.D1Databases = append(args.D1Databases, D1Binding{Binding: b.Name, DatabaseID: b.ID})
+		case "kv_namespace":
+			args.KvNamespaces = append(args.KvNamespaces, KvBinding{Binding: b.Name, NamespaceID: b.NamespaceID})
+		case "r2_bucket":
+			args.R2Buckets = append(args.R2Buckets, R2Binding{Binding: b.Name, BucketName: b.BucketName})
+		case "queue":
+			args.Queues = append(args.Queues, QueueBinding{Binding: b.Name, QueueName: b.QueueName})
+		case "service":
+			args.Services = append(args.Services, ServiceBinding{Binding: b.Name, Service: b.Service, Environment: b.Environment})
+		case "durable_object_namespace":
+			args.DurableObjects = append(args.DurableObjects, DurableObjectBinding{Binding: b.Name, ClassName: b.ClassName, ScriptName: b.ScriptName})
+		case "plain_text":
+			if args.Vars == nil {
+				args.Vars = map[string]string{}
+			}
+			args.Vars[b.Name] = b.Text
+		}
+	}
+	return args
+}
+
+// Delete removes the script's queue consumers, then the script.
+func (*Worker) Delete(ctx context.Context, req infer.DeleteRequest[WorkerState]) (infer.DeleteResponse, error) {
+	client, err := cloudflareFrom(ctx)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if err := sameAccount(req.State.AccountID, client); err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	for queueID, consumerID := range req.State.ConsumerIDs {
+		if err := client.DeleteConsumer(ctx, queueID, consumerID); err != nil {
+			return infer.DeleteResponse{}, err
+		}
+	}
+	return infer.DeleteResponse{}, client.DeleteScript(ctx, req.ID)
+}

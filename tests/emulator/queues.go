@@ -1,0 +1,531 @@
+package emulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+)
+
+func (s *Server) registerQueues() {
+	const base = "/client/v4/accounts/{account_id}/queues"
+	s.api("POST "+base, authAccount, s.qCreate)
+	s.api("GET "+base, authAccount, s.qList)
+	s.api("GET "+base+"/{queue_id}", authAccount, s.qGet)
+	s.api("PUT "+base+"/{queue_id}", authAccount, s.qUpdate)
+	s.api("PATCH "+base+"/{queue_id}", authAccount, s.qUpdate)
+	s.api("DELETE "+base+"/{queue_id}", authAccount, s.qDelete)
+	s.api("GET "+base+"/{queue_id}/consumers", authAccount, s.qListConsumers)
+	s.api("POST "+base+"/{queue_id}/consumers", authAccount, s.qAddConsumer)
+	s.api("PUT "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qUpdateConsumer)
+	s.api("DELETE "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qDeleteConsumer)
+}
+
+// queueNameRE is the rule the real API quotes in its 11003 error.
+var queueNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// Queue defaults: 4 days of retention, no delivery delay; consumer
+// defaults as documented for worker consumers.
+const (
+	defaultRetention      = 345600
+	defaultBatchSize      = 10
+	defaultMaxRetries     = 3
+	defaultMaxWaitTimeMs  = 5000
+	defaultRetryDelay     = 0
+	maxQueueDeliveryDelay = 43200
+)
+
+func queueNotFound() *apiError {
+	return newAPIError(http.StatusNotFound, 11000, "Queue not found")
+}
+
+func queueInvalid(format string, args ...any) *apiError {
+	return newAPIError(http.StatusBadRequest, 11003, fmt.Sprintf(format, args...))
+}
+
+func checkQueueName(name string) error {
+	if !queueNameRE.MatchString(name) {
+		return queueInvalid("invalid queue name: %s. Must match %s", name, queueNameRE.String())
+	}
+	return nil
+}
+
+type queueSettingsJSON struct {
+	DeliveryDelay          int  `json:"delivery_delay"`
+	DeliveryPaused         bool `json:"delivery_paused"`
+	MessageRetentionPeriod int  `json:"message_retention_period"`
+}
+
+type queueProducerJSON struct {
+	Type   string `json:"type"`
+	Script string `json:"script"`
+}
+
+type queueJSON struct {
+	QueueID             string              `json:"queue_id"`
+	QueueName           string              `json:"queue_name"`
+	CreatedOn           string              `json:"created_on"`
+	ModifiedOn          string              `json:"modified_on"`
+	Producers           []queueProducerJSON `json:"producers"`
+	ProducersTotalCount int                 `json:"producers_total_count"`
+	Consumers           []consumerJSON      `json:"consumers"`
+	ConsumersTotalCount int                 `json:"consumers_total_count"`
+	Settings            queueSettingsJSON   `json:"settings"`
+}
+
+type consumerJSON struct {
+	ConsumerID      string           `json:"consumer_id"`
+	QueueID         string           `json:"queue_id"`
+	QueueName       string           `json:"queue_name"`
+	Script          string           `json:"script"`
+	ScriptName      string           `json:"script_name"`
+	Type            string           `json:"type"`
+	DeadLetterQueue string           `json:"dead_letter_queue,omitempty"`
+	Settings        consumerSettings `json:"settings"`
+	CreatedOn       string           `json:"created_on"`
+}
+
+func (q *queue) consumerJSON(c *queueConsumer) consumerJSON {
+	return consumerJSON{
+		ConsumerID: c.ID, QueueID: q.ID, QueueName: q.Name, Script: c.Script, ScriptName: c.Script, Type: "worker",
+		DeadLetterQueue: c.DeadLetterQueue, Settings: c.Settings, CreatedOn: apiTime(c.CreatedOn),
+	}
+}
+
+// queueJSONLocked renders a queue. Producers are the account's scripts with
+// a queue binding to it, which is what the real API reports.
+func (s *Server) queueJSONLocked(q *queue) queueJSON {
+	out := queueJSON{
+		QueueID: q.ID, QueueName: q.Name, CreatedOn: apiTime(q.CreatedOn), ModifiedOn: apiTime(q.ModifiedOn),
+		Producers: []queueProducerJSON{}, Consumers: []consumerJSON{},
+		Settings: queueSettingsJSON{DeliveryDelay: q.DeliveryDelay, DeliveryPaused: q.DeliveryPaused, MessageRetentionPeriod: q.MessageRetentionPeriod},
+	}
+	for _, key := range sortedKeys(s.st.Workers) {
+		ws := s.st.Workers[key]
+		if ws.AccountID != q.AccountID {
+			continue
+		}
+		for _, raw := range ws.Bindings {
+			var b bindingSpec
+			if json.Unmarshal(raw, &b) == nil && b.Type == "queue" && b.QueueName == q.Name {
+				out.Producers = append(out.Producers, queueProducerJSON{Type: "worker", Script: ws.Name})
+				break
+			}
+		}
+	}
+	for _, c := range q.Consumers {
+		out.Consumers = append(out.Consumers, q.consumerJSON(c))
+	}
+	out.ProducersTotalCount, out.ConsumersTotalCount = len(out.Producers), len(out.Consumers)
+	return out
+}
+
+func (s *Server) queueByNameLocked(acct, name string) *queue {
+	for _, q := range s.st.Queues {
+		if q.AccountID == acct && q.Name == name {
+			return q
+		}
+	}
+	return nil
+}
+
+func (s *Server) queueLookupLocked(r *http.Request) (*queue, error) {
+	q, ok := s.st.Queues[r.PathValue("queue_id")]
+	if !ok || q.AccountID != r.PathValue("account_id") {
+		return nil, queueNotFound()
+	}
+	return q, nil
+}
+
+func queueDuplicate() *apiError {
+	return newAPIError(http.StatusBadRequest, 11009, "A queue with this name already exists")
+}
+
+// queueBody is the body of create and update.
+type queueBody struct {
+	QueueName *string `json:"queue_name"`
+	Settings  *struct {
+		DeliveryDelay          *json.Number `json:"delivery_delay"`
+		DeliveryPaused         *bool        `json:"delivery_paused"`
+		MessageRetentionPeriod *json.Number `json:"message_retention_period"`
+	} `json:"settings"`
+}
+
+// applySettings validates the body's settings and writes them into q.
+func (b *queueBody) applySettings(q *queue) error {
+	if b.Settings == nil {
+		return nil
+	}
+	delay, retention := q.DeliveryDelay, q.MessageRetentionPeriod
+	var err error
+	if v := b.Settings.DeliveryDelay; v != nil {
+		if delay, err = intSetting("settings.delivery_delay", *v, 0, maxQueueDeliveryDelay); err != nil {
+			return err
+		}
+	}
+	if v := b.Settings.MessageRetentionPeriod; v != nil {
+		if retention, err = intSetting("settings.message_retention_period", *v, 60, 1209600); err != nil {
+			return err
+		}
+	}
+	q.DeliveryDelay, q.MessageRetentionPeriod = delay, retention
+	if v := b.Settings.DeliveryPaused; v != nil {
+		q.DeliveryPaused = *v
+	}
+	return nil
+}
+
+// intSetting parses a whole number within [lo, hi].
+func intSetting(field string, n json.Number, lo, hi int) (int, error) {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		return 0, queueInvalid("%s must be a whole number from %d to %d, got %s", field, lo, hi, n)
+	}
+	return int(f), nil
+}
+
+func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
+	acct := r.PathValue("account_id")
+	var body queueBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	name := ""
+	if body.QueueName != nil {
+		name = *body.QueueName
+	}
+	if err := checkQueueName(name); err != nil {
+		writeError(w, err)
+		return
+	}
+	now := time.Now().UTC()
+	q := &queue{ID: newHexID(), AccountID: acct, Name: name, CreatedOn: now, ModifiedOn: now,
+		MessageRetentionPeriod: defaultRetention, Consumers: []*queueConsumer{}}
+	if err := body.applySettings(q); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	var err error
+	var out queueJSON
+	if s.queueByNameLocked(acct, name) != nil {
+		err = queueDuplicate()
+	} else {
+		s.st.Queues[q.ID] = q
+		out = s.queueJSONLocked(q)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func (s *Server) qList(w http.ResponseWriter, r *http.Request) {
+	acct := r.PathValue("account_id")
+	s.mu.Lock()
+	out := []queueJSON{}
+	for _, q := range s.st.Queues {
+		if q.AccountID == acct {
+			out = append(out, s.queueJSONLocked(q))
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].QueueName < out[j].QueueName })
+	writeResult(w, out)
+}
+
+func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	var out queueJSON
+	if err == nil {
+		out = s.queueJSONLocked(q)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// qUpdate renames a queue and/or changes its settings (PUT and PATCH alike:
+// absent fields keep their value). Scripts bind queues by name, so their
+// bindings to the old name dangle after a rename, as they would for real.
+func (s *Server) qUpdate(w http.ResponseWriter, r *http.Request) {
+	var body queueBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.QueueName != nil {
+		if err := checkQueueName(*body.QueueName); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	if err == nil && body.QueueName != nil {
+		if other := s.queueByNameLocked(q.AccountID, *body.QueueName); other != nil && other != q {
+			err = queueDuplicate()
+		}
+	}
+	if err == nil {
+		next := *q
+		if err = body.applySettings(&next); err == nil {
+			if body.QueueName != nil {
+				next.Name = *body.QueueName
+			}
+			next.ModifiedOn = time.Now().UTC()
+			*q = next
+		}
+	}
+	var out queueJSON
+	if err == nil {
+		out = s.queueJSONLocked(q)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// qDelete removes a queue with its consumers. Consumers of other queues
+// that name it as dead_letter_queue keep the name: it is only a name, and
+// creating a queue with it again makes it their dead-letter queue again.
+func (s *Server) qDelete(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	if err == nil {
+		delete(s.st.Queues, q.ID)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, nil)
+}
+
+func (s *Server) qListConsumers(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	out := []consumerJSON{}
+	if err == nil {
+		for _, c := range q.Consumers {
+			out = append(out, q.consumerJSON(c))
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// consumerBody is the body of consumer create and update.
+type consumerBody struct {
+	Type            *string `json:"type"`
+	ScriptName      *string `json:"script_name"`
+	DeadLetterQueue *string `json:"dead_letter_queue"`
+	Settings        *struct {
+		BatchSize      *json.Number `json:"batch_size"`
+		MaxRetries     *json.Number `json:"max_retries"`
+		MaxWaitTimeMs  *json.Number `json:"max_wait_time_ms"`
+		MaxConcurrency *json.Number `json:"max_concurrency"`
+		RetryDelay     *json.Number `json:"retry_delay"`
+	} `json:"settings"`
+}
+
+// settings validates the body's settings; absent ones take the defaults,
+// because both create and update replace the whole settings object.
+func (b *consumerBody) settings() (consumerSettings, error) {
+	out := consumerSettings{BatchSize: defaultBatchSize, MaxRetries: defaultMaxRetries,
+		MaxWaitTimeMs: defaultMaxWaitTimeMs, RetryDelay: defaultRetryDelay}
+	in := b.Settings
+	if in == nil {
+		return out, nil
+	}
+	fields := []struct {
+		name   string
+		v      *json.Number
+		lo, hi int
+		dst    *int
+	}{
+		{"settings.batch_size", in.BatchSize, 1, 100, &out.BatchSize},
+		{"settings.max_retries", in.MaxRetries, 0, 100, &out.MaxRetries},
+		{"settings.max_wait_time_ms", in.MaxWaitTimeMs, 0, 60000, &out.MaxWaitTimeMs},
+		{"settings.retry_delay", in.RetryDelay, 0, 43200, &out.RetryDelay},
+	}
+	for _, f := range fields {
+		if f.v == nil {
+			continue
+		}
+		n, err := intSetting(f.name, *f.v, f.lo, f.hi)
+		if err != nil {
+			return out, err
+		}
+		*f.dst = n
+	}
+	if in.MaxConcurrency != nil {
+		n, err := intSetting("settings.max_concurrency", *in.MaxConcurrency, 1, 250)
+		if err != nil {
+			return out, err
+		}
+		out.MaxConcurrency = &n
+	}
+	return out, nil
+}
+
+// checkConsumerLocked validates a consumer body for queue q. script is the
+// consumer's script when the body names none (update); "" on create.
+func (s *Server) checkConsumerLocked(q *queue, b *consumerBody, script string) (*queueConsumer, error) {
+	typ := "worker"
+	if b.Type != nil {
+		typ = *b.Type
+	}
+	if typ != "worker" {
+		return nil, queueInvalid("consumer type %q is not supported by the emulator: only worker consumers are", typ)
+	}
+	if b.ScriptName != nil {
+		script = *b.ScriptName
+	}
+	if script == "" {
+		return nil, queueInvalid("script_name is required for a worker consumer")
+	}
+	if _, ok := s.st.Workers[wkKey(q.AccountID, script)]; !ok {
+		return nil, newAPIError(http.StatusBadRequest, 10007, fmt.Sprintf("workers.api.error.script_not_found: consumer script %q does not exist", script))
+	}
+	dlq := ""
+	if b.DeadLetterQueue != nil {
+		dlq = *b.DeadLetterQueue
+	}
+	if dlq != "" {
+		if dlq == q.Name {
+			return nil, queueInvalid("dead_letter_queue %q is the queue itself; a queue cannot be its own dead letter queue", dlq)
+		}
+		if s.queueByNameLocked(q.AccountID, dlq) == nil {
+			return nil, newAPIError(http.StatusBadRequest, 11000, fmt.Sprintf("Queue not found: dead_letter_queue %q does not exist", dlq))
+		}
+	}
+	settings, err := b.settings()
+	if err != nil {
+		return nil, err
+	}
+	return &queueConsumer{Script: script, DeadLetterQueue: dlq, Settings: settings}, nil
+}
+
+func (s *Server) qAddConsumer(w http.ResponseWriter, r *http.Request) {
+	var body consumerBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	var c *queueConsumer
+	if err == nil {
+		c, err = s.checkConsumerLocked(q, &body, "")
+	}
+	if err == nil && len(q.Consumers) > 0 {
+		err = newAPIError(http.StatusBadRequest, 11004, fmt.Sprintf(
+			"workers.api.error.consumer_exists: queue %s already has a consumer (script %s)", q.Name, q.Consumers[0].Script))
+	}
+	var out consumerJSON
+	if err == nil {
+		c.ID, c.CreatedOn = newHexID(), time.Now().UTC()
+		q.Consumers = append(q.Consumers, c)
+		out = q.consumerJSON(c)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func consumerNotFound() *apiError {
+	return newAPIError(http.StatusNotFound, 11005, "Consumer not found")
+}
+
+func (s *Server) qUpdateConsumer(w http.ResponseWriter, r *http.Request) {
+	var body consumerBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	var i int
+	if err == nil {
+		i = slices.IndexFunc(q.Consumers, func(c *queueConsumer) bool { return c.ID == r.PathValue("consumer_id") })
+		if i < 0 {
+			err = consumerNotFound()
+		}
+	}
+	var c *queueConsumer
+	if err == nil {
+		c, err = s.checkConsumerLocked(q, &body, q.Consumers[i].Script)
+	}
+	var out consumerJSON
+	if err == nil {
+		c.ID, c.CreatedOn = q.Consumers[i].ID, q.Consumers[i].CreatedOn
+		q.Consumers[i] = c
+		out = q.consumerJSON(c)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func (s *Server) qDeleteConsumer(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	if err == nil {
+		n := len(q.Consumers)
+		q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.ID == r.PathValue("consumer_id") })
+		if len(q.Consumers) == n {
+			err = consumerNotFound()
+		}
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, nil)
+}

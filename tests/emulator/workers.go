@@ -1,0 +1,1084 @@
+package emulator
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (s *Server) registerWorkers() {
+	const base = "/client/v4/accounts/{account_id}/workers"
+	s.api("GET "+base+"/scripts", authAccount, s.wkList)
+	s.api("PUT "+base+"/scripts/{script_name}", authAccount, s.wkUpload)
+	s.api("GET "+base+"/scripts/{script_name}", authAccount, s.wkContent)
+	s.api("DELETE "+base+"/scripts/{script_name}", authAccount, s.wkDelete)
+	s.api("GET "+base+"/scripts/{script_name}/settings", authAccount, s.wkSettings)
+	s.api("GET "+base+"/scripts/{script_name}/schedules", authAccount, s.wkGetSchedules)
+	s.api("PUT "+base+"/scripts/{script_name}/schedules", authAccount, s.wkPutSchedules)
+	s.api("GET "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkGetScriptSubdomain)
+	s.api("POST "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkSetScriptSubdomain)
+	s.api("DELETE "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkDeleteScriptSubdomain)
+	s.api("GET "+base+"/subdomain", authAccount, s.wkGetAccountSubdomain)
+	s.api("PUT "+base+"/subdomain", authAccount, s.wkPutAccountSubdomain)
+}
+
+// wkNameRE is the script name rule: lower-case letters, digits, '_' and '-'
+// (upper case is rejected by the real API with 10016).
+var wkNameRE = regexp.MustCompile(`^[a-z0-9_][a-z0-9_-]{0,62}$`)
+
+// dnsLabelRE is one DNS label, the shape of a workers.dev subdomain.
+var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// wkBindingTypes are the binding types the upload accepts: every type
+// cloudflare-go v4 knows. Only the types whose targets the emulator models
+// (d1, kv_namespace, r2_bucket, queue, service, durable_object_namespace)
+// have their targets checked; the rest are stored as uploaded.
+var wkBindingTypes = map[string]bool{
+	"ai": true, "analytics_engine": true, "assets": true, "browser": true, "d1": true,
+	"dispatch_namespace": true, "durable_object_namespace": true, "hyperdrive": true, "json": true,
+	"kv_namespace": true, "mtls_certificate": true, "plain_text": true, "pipelines": true, "queue": true,
+	"r2_bucket": true, "secret_text": true, "service": true, "tail_consumer": true, "vectorize": true,
+	"version_metadata": true, "secrets_store_secret": true, "secret_key": true, "workflow": true,
+}
+
+// wkRequiredField is the target field each modelled binding type must carry.
+var wkRequiredField = map[string]string{
+	"d1": "id", "kv_namespace": "namespace_id", "r2_bucket": "bucket_name", "queue": "queue_name",
+	"service": "service", "durable_object_namespace": "class_name",
+}
+
+func scriptNotFound() *apiError {
+	return newAPIError(http.StatusNotFound, 10007, "workers.api.error.script_not_found")
+}
+
+func wkInvalid(format string, args ...any) *apiError {
+	return newAPIError(http.StatusBadRequest, 10021, fmt.Sprintf(format, args...))
+}
+
+// bindingSpec is the part of a binding the emulator checks; the binding
+// itself is stored as uploaded.
+type bindingSpec struct {
+	Type        string  `json:"type"`
+	Name        string  `json:"name"`
+	ID          string  `json:"id"`
+	NamespaceID string  `json:"namespace_id"`
+	BucketName  string  `json:"bucket_name"`
+	QueueName   string  `json:"queue_name"`
+	Service     string  `json:"service"`
+	Environment string  `json:"environment"`
+	ClassName   string  `json:"class_name"`
+	ScriptName  string  `json:"script_name"`
+	Text        *string `json:"text"`
+}
+
+// target is the field wkRequiredField names.
+func (b bindingSpec) target() string {
+	switch b.Type {
+	case "d1":
+		return b.ID
+	case "kv_namespace":
+		return b.NamespaceID
+	case "r2_bucket":
+		return b.BucketName
+	case "queue":
+		return b.QueueName
+	case "service":
+		return b.Service
+	case "durable_object_namespace":
+		return b.ClassName
+	}
+	return ""
+}
+
+type renamedClass struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// migrationStep is one step of a Durable Object migration.
+type migrationStep struct {
+	NewClasses         []string        `json:"new_classes"`
+	NewSqliteClasses   []string        `json:"new_sqlite_classes"`
+	DeletedClasses     []string        `json:"deleted_classes"`
+	RenamedClasses     []renamedClass  `json:"renamed_classes"`
+	TransferredClasses json.RawMessage `json:"transferred_classes"`
+}
+
+// migrationSpec is metadata.migrations: a single step inline, or steps.
+type migrationSpec struct {
+	OldTag string `json:"old_tag"`
+	NewTag string `json:"new_tag"`
+	migrationStep
+	Steps []migrationStep `json:"steps"`
+}
+
+func (m *migrationSpec) steps() []migrationStep {
+	if len(m.Steps) > 0 {
+		return m.Steps
+	}
+	return []migrationStep{m.migrationStep}
+}
+
+// scriptMetadata is the metadata part of an upload; other keys are ignored.
+type scriptMetadata struct {
+	MainModule         string            `json:"main_module"`
+	BodyPart           string            `json:"body_part"`
+	CompatibilityDate  string            `json:"compatibility_date"`
+	CompatibilityFlags []string          `json:"compatibility_flags"`
+	Bindings           []json.RawMessage `json:"bindings"`
+	KeepBindings       []string          `json:"keep_bindings"`
+	Migrations         *migrationSpec    `json:"migrations"`
+}
+
+// scriptUpload is a parsed, structurally valid upload; what it references
+// is checked against the state in wkApplyLocked.
+type scriptUpload struct {
+	meta     scriptMetadata
+	metaRaw  []byte
+	modules  []workerModule
+	main     string
+	bindings []bindingSpec
+	raws     []json.RawMessage
+	etag     string
+}
+
+// parseScriptUpload reads the multipart body and checks everything that does
+// not depend on other resources.
+func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, wkInvalid("a script upload must be multipart/form-data with a metadata part and the module parts")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, wkInvalid("could not parse the multipart body: %v", err)
+	}
+	up := &scriptUpload{}
+	seen := map[string]bool{}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			var content []byte
+			content, err = io.ReadAll(p)
+			if err == nil {
+				name := p.FormName()
+				switch {
+				case name == "":
+					return nil, wkInvalid("every part of a script upload needs a name")
+				case seen[name]:
+					return nil, wkInvalid("part %q appears more than once", name)
+				case name == "metadata":
+					up.metaRaw = content
+				default:
+					up.modules = append(up.modules, workerModule{
+						Name: name, Filename: p.FileName(), ContentType: p.Header.Get("Content-Type"), Content: content,
+					})
+				}
+				seen[name] = true
+			}
+		}
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return nil, newAPIError(http.StatusRequestEntityTooLarge, 10021, "the script upload is too large")
+			}
+			return nil, wkInvalid("could not parse the multipart body: %v", err)
+		}
+	}
+	if up.metaRaw == nil {
+		return nil, wkInvalid("the upload has no metadata part")
+	}
+	dec := json.NewDecoder(bytes.NewReader(up.metaRaw))
+	dec.UseNumber()
+	if err := dec.Decode(&up.meta); err != nil {
+		return nil, wkInvalid("the metadata part is not valid JSON: %v", err)
+	}
+	meta := &up.meta
+
+	up.main = meta.MainModule
+	if up.main == "" {
+		up.main = meta.BodyPart
+	}
+	if up.main == "" {
+		return nil, wkInvalid("metadata.main_module is required: name the part that holds the main module")
+	}
+	mainMod := up.module(up.main)
+	if mainMod == nil {
+		return nil, wkInvalid("main_module %q is not one of the uploaded parts", up.main)
+	}
+	if len(bytes.TrimSpace(mainMod.Content)) == 0 {
+		return nil, wkInvalid("main module %q is empty", up.main)
+	}
+	if d := meta.CompatibilityDate; d != "" {
+		if _, err := time.Parse("2006-01-02", d); err != nil {
+			return nil, wkInvalid("compatibility_date %q is not a date of the form YYYY-MM-DD", d)
+		}
+	}
+
+	names := map[string]bool{}
+	for i, raw := range meta.Bindings {
+		var b bindingSpec
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, wkInvalid("binding #%d is malformed: %v", i, err)
+		}
+		if b.Name == "" {
+			return nil, wkInvalid("binding #%d has no name", i)
+		}
+		if !wkBindingTypes[b.Type] {
+			return nil, wkInvalid("binding %s of type %s is invalid", b.Name, b.Type)
+		}
+		if names[b.Name] {
+			return nil, wkInvalid("binding name %s is used by more than one binding", b.Name)
+		}
+		names[b.Name] = true
+		if f, ok := wkRequiredField[b.Type]; ok && b.target() == "" {
+			return nil, wkInvalid("binding %s of type %s needs %q", b.Name, b.Type, f)
+		}
+		switch {
+		case b.Type == "plain_text" && b.Text == nil:
+			return nil, wkInvalid("binding %s of type plain_text needs \"text\"", b.Name)
+		case b.Type == "secret_text" && (b.Text == nil || *b.Text == ""):
+			return nil, wkInvalid("binding %s of type secret_text needs a non-empty \"text\"", b.Name)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil {
+			return nil, wkInvalid("binding #%d is malformed: %v", i, err)
+		}
+		up.bindings = append(up.bindings, b)
+		up.raws = append(up.raws, compact.Bytes())
+	}
+	for _, t := range meta.KeepBindings {
+		if !wkBindingTypes[t] {
+			return nil, wkInvalid("keep_bindings: %s is not a binding type", t)
+		}
+	}
+	if m := meta.Migrations; m != nil {
+		for _, st := range m.steps() {
+			if len(st.TransferredClasses) > 0 && string(st.TransferredClasses) != "null" && string(st.TransferredClasses) != "[]" {
+				return nil, wkInvalid("transferred_classes migrations are not supported by the emulator")
+			}
+		}
+	}
+	up.etag = scriptEtag(up.metaRaw, up.modules)
+	return up, nil
+}
+
+func (up *scriptUpload) module(name string) *workerModule {
+	for i := range up.modules {
+		if up.modules[i].Name == name {
+			return &up.modules[i]
+		}
+	}
+	return nil
+}
+
+// scriptEtag hashes exactly what was uploaded, so identical uploads share an
+// etag and any change to a module or to the metadata gives a new one.
+func scriptEtag(meta []byte, mods []workerModule) string {
+	h := sha256.New()
+	put := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	put(meta)
+	for _, m := range mods {
+		put([]byte(m.Name))
+		put([]byte(m.Filename))
+		put([]byte(m.ContentType))
+		put(m.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// wkUploadJSON is the upload's result.
+type wkUploadJSON struct {
+	ID            string   `json:"id"`
+	Etag          string   `json:"etag"`
+	CreatedOn     string   `json:"created_on"`
+	ModifiedOn    string   `json:"modified_on"`
+	HasModules    bool     `json:"has_modules"`
+	HasAssets     bool     `json:"has_assets"`
+	Logpush       bool     `json:"logpush"`
+	StartupTimeMs int      `json:"startup_time_ms"`
+	UsageModel    string   `json:"usage_model"`
+	Placement     struct{} `json:"placement"`
+	TailConsumers []any    `json:"tail_consumers"`
+}
+
+func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
+	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
+	if !wkNameRE.MatchString(name) {
+		writeError(w, newAPIError(http.StatusBadRequest, 10016, "workers.api.error.invalid_script_name: script names are 1-63 characters of a-z, 0-9, '_' and '-'"))
+		return
+	}
+	up, err := parseScriptUpload(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	ws, err := s.wkApplyLocked(acct, name, up)
+	var out wkUploadJSON
+	if err == nil {
+		out = wkUploadJSON{
+			ID: ws.Name, Etag: ws.Etag, CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
+			HasModules: ws.HasModules, StartupTimeMs: 1, UsageModel: "standard", TailConsumers: []any{},
+		}
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// wkApplyLocked checks the upload against the account's resources and, only
+// if everything holds, stores it: an upload is atomic.
+func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload) (*workerScript, error) {
+	prev := s.st.Workers[wkKey(acct, name)]
+	bindings, raws := up.bindings, up.raws
+	if prev != nil && len(up.meta.KeepBindings) > 0 {
+		named := map[string]bool{}
+		for _, b := range bindings {
+			named[b.Name] = true
+		}
+		for _, raw := range prev.Bindings {
+			var b bindingSpec
+			if json.Unmarshal(raw, &b) == nil && slices.Contains(up.meta.KeepBindings, b.Type) && !named[b.Name] {
+				bindings = append(bindings, b)
+				raws = append(raws, raw)
+			}
+		}
+	}
+
+	tag := ""
+	classes := map[string]bool{}
+	if prev != nil {
+		tag = prev.MigrationTag
+		for _, c := range prev.Classes {
+			classes[c] = true
+		}
+	}
+	deleted := map[string]bool{}
+	if m := up.meta.Migrations; m != nil {
+		for _, st := range m.steps() {
+			if len(st.NewClasses) > 0 {
+				return nil, newAPIError(http.StatusBadRequest, 10097,
+					"In order to use Durable Objects with a free plan, you must create a namespace using a `new_sqlite_classes` migration.")
+			}
+		}
+		if m.OldTag != tag {
+			return nil, newAPIError(http.StatusBadRequest, 10079, migrationTagMessage(tag))
+		}
+		for _, st := range m.steps() {
+			for _, c := range st.NewSqliteClasses {
+				if classes[c] {
+					return nil, newAPIError(http.StatusBadRequest, 10074,
+						fmt.Sprintf("cannot apply new_sqlite_classes migration to class %q: script %q already declares it", c, name))
+				}
+				classes[c] = true
+				delete(deleted, c)
+			}
+			for _, rc := range st.RenamedClasses {
+				if !classes[rc.From] || rc.To == "" || classes[rc.To] {
+					return nil, newAPIError(http.StatusBadRequest, 10074,
+						fmt.Sprintf("cannot rename class %q to %q: the source must be declared by script %q and the destination must not", rc.From, rc.To, name))
+				}
+				delete(classes, rc.From)
+				classes[rc.To] = true
+				deleted[rc.From] = true
+			}
+			for _, c := range st.DeletedClasses {
+				if !classes[c] {
+					return nil, newAPIError(http.StatusBadRequest, 10074,
+						fmt.Sprintf("cannot apply deleted_classes migration to class %q: script %q does not declare it", c, name))
+				}
+				delete(classes, c)
+				deleted[c] = true
+			}
+		}
+		tag = m.NewTag
+	}
+
+	for _, b := range bindings {
+		if err := s.wkCheckBindingLocked(acct, name, b, classes, deleted); err != nil {
+			return nil, err
+		}
+	}
+
+	now := time.Now().UTC()
+	ws := &workerScript{
+		AccountID: acct, Name: name, MainModule: up.main, HasModules: up.meta.MainModule != "",
+		Modules: up.modules, Metadata: up.metaRaw, Bindings: raws,
+		CompatibilityDate: up.meta.CompatibilityDate, CompatibilityFlags: up.meta.CompatibilityFlags,
+		MigrationTag: tag, Classes: sortedKeys(classes), Etag: up.etag,
+		CreatedOn: now, ModifiedOn: now, Uploads: 1,
+	}
+	if prev != nil {
+		ws.CreatedOn = prev.CreatedOn
+		ws.Crons = prev.Crons
+		ws.WorkersDev, ws.PreviewsEnabled = prev.WorkersDev, prev.PreviewsEnabled
+		ws.Uploads = prev.Uploads + 1
+	}
+	s.st.Workers[wkKey(acct, name)] = ws
+	return ws, nil
+}
+
+func migrationTagMessage(current string) string {
+	if current == "" {
+		return `Migration tag precondition failed; current tag is "" (the script has no migration tag yet)`
+	}
+	return "Migration tag precondition failed; current tag is " + current
+}
+
+// wkCheckBindingLocked checks that a binding's target exists in the account.
+// classes are this script's Durable Object classes after the upload's
+// migration, deleted the classes that migration removed.
+func (s *Server) wkCheckBindingLocked(acct, script string, b bindingSpec, classes, deleted map[string]bool) error {
+	bad := func(code int, format string, args ...any) error {
+		return newAPIError(http.StatusBadRequest, code, fmt.Sprintf(format, args...))
+	}
+	switch b.Type {
+	case "d1":
+		if db, ok := s.st.D1[b.ID]; !ok || db.AccountID != acct {
+			return bad(10181, "D1 binding %q references database %q, which does not exist", b.Name, b.ID)
+		}
+	case "kv_namespace":
+		if ns, ok := s.st.KV[b.NamespaceID]; !ok || ns.AccountID != acct {
+			return bad(10041, "KV namespace '%s' is not valid: binding %q references a namespace that does not exist", b.NamespaceID, b.Name)
+		}
+	case "r2_bucket":
+		if _, ok := s.st.R2[r2Key(acct, b.BucketName)]; !ok {
+			return bad(10085, "R2 binding %q references bucket '%s', which does not exist", b.Name, b.BucketName)
+		}
+	case "queue":
+		if s.queueByNameLocked(acct, b.QueueName) == nil {
+			return bad(11000, "Queue binding %q references queue %q, which does not exist", b.Name, b.QueueName)
+		}
+	case "service":
+		if b.Service != script {
+			if _, ok := s.st.Workers[wkKey(acct, b.Service)]; !ok {
+				return bad(10143, "workers.api.error.service_binding_error: could not resolve binding %q: script %q not found", b.Name, b.Service)
+			}
+		}
+	case "durable_object_namespace":
+		if b.ScriptName == "" || b.ScriptName == script {
+			if deleted[b.ClassName] && !classes[b.ClassName] {
+				return bad(10061, "binding %q uses Durable Object class %q, which this upload's migration deletes", b.Name, b.ClassName)
+			}
+			if !classes[b.ClassName] {
+				return bad(10061, "binding %q refers to Durable Object class %q, which script %q does not declare (add it with a new_sqlite_classes migration)", b.Name, b.ClassName, script)
+			}
+			return nil
+		}
+		other, ok := s.st.Workers[wkKey(acct, b.ScriptName)]
+		if !ok {
+			return bad(10061, "binding %q refers to Durable Object class %q in script %q, which does not exist", b.Name, b.ClassName, b.ScriptName)
+		}
+		if !slices.Contains(other.Classes, b.ClassName) {
+			return bad(10061, "binding %q refers to Durable Object class %q, which script %q does not declare", b.Name, b.ClassName, b.ScriptName)
+		}
+	}
+	return nil
+}
+
+// wkLookupLocked finds a script of the caller's account.
+func (s *Server) wkLookupLocked(r *http.Request) (*workerScript, error) {
+	ws, ok := s.st.Workers[wkKey(r.PathValue("account_id"), r.PathValue("script_name"))]
+	if !ok {
+		return nil, scriptNotFound()
+	}
+	return ws, nil
+}
+
+type wkListJSON struct {
+	ID           string `json:"id"`
+	Etag         string `json:"etag"`
+	CreatedOn    string `json:"created_on"`
+	ModifiedOn   string `json:"modified_on"`
+	HasModules   bool   `json:"has_modules"`
+	HasAssets    bool   `json:"has_assets"`
+	Logpush      bool   `json:"logpush"`
+	MigrationTag string `json:"migration_tag,omitempty"`
+	UsageModel   string `json:"usage_model"`
+}
+
+func (s *Server) wkList(w http.ResponseWriter, r *http.Request) {
+	acct := r.PathValue("account_id")
+	s.mu.Lock()
+	out := []wkListJSON{}
+	for _, ws := range s.st.Workers {
+		if ws.AccountID == acct {
+			out = append(out, wkListJSON{
+				ID: ws.Name, Etag: ws.Etag, CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
+				HasModules: ws.HasModules, MigrationTag: ws.MigrationTag, UsageModel: "standard",
+			})
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	writeResult(w, out)
+}
+
+// wkContent serves the main module as uploaded, outside the envelope.
+func (s *Server) wkContent(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var body []byte
+	if err == nil {
+		for _, m := range ws.Modules {
+			if m.Name == ws.MainModule {
+				body = m.Content
+			}
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/javascript")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}
+
+// wkReferencesLocked lists what outside the script itself depends on it:
+// other scripts' service and Durable Object bindings, and queue consumers.
+func (s *Server) wkReferencesLocked(acct, name string) []string {
+	var refs []string
+	for _, key := range sortedKeys(s.st.Workers) {
+		ws := s.st.Workers[key]
+		if ws.AccountID != acct || ws.Name == name {
+			continue
+		}
+		for _, raw := range ws.Bindings {
+			var b bindingSpec
+			if json.Unmarshal(raw, &b) != nil {
+				continue
+			}
+			switch {
+			case b.Type == "service" && b.Service == name:
+				refs = append(refs, fmt.Sprintf("service binding %s of script %s", b.Name, ws.Name))
+			case b.Type == "durable_object_namespace" && b.ScriptName == name:
+				refs = append(refs, fmt.Sprintf("Durable Object binding %s of script %s", b.Name, ws.Name))
+			}
+		}
+	}
+	for _, id := range sortedKeys(s.st.Queues) {
+		q := s.st.Queues[id]
+		if q.AccountID != acct {
+			continue
+		}
+		for _, c := range q.Consumers {
+			if c.Script == name {
+				refs = append(refs, "consumer of queue "+q.Name)
+			}
+		}
+	}
+	return refs
+}
+
+func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
+	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
+	force, _ := strconv.ParseBool(r.URL.Query().Get("force"))
+	s.mu.Lock()
+	_, err := s.wkLookupLocked(r)
+	if err == nil && !force {
+		if refs := s.wkReferencesLocked(acct, name); len(refs) > 0 {
+			err = newAPIError(http.StatusBadRequest, 10064, fmt.Sprintf(
+				"script %s is still referenced by %s; remove those references or delete with force=true", name, strings.Join(refs, ", ")))
+		}
+	}
+	if err == nil {
+		// Its cron triggers and workers.dev setting live on the record; the
+		// queues it consumes lose that consumer. Other scripts' bindings to
+		// it are left dangling, as the real API leaves them.
+		delete(s.st.Workers, wkKey(acct, name))
+		for _, q := range s.st.Queues {
+			if q.AccountID == acct {
+				q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })
+			}
+		}
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, nil)
+}
+
+type wkSettingsJSON struct {
+	Bindings           []json.RawMessage `json:"bindings"`
+	CompatibilityDate  string            `json:"compatibility_date"`
+	CompatibilityFlags []string          `json:"compatibility_flags"`
+	Migrations         *wkMigrationsJSON `json:"migrations,omitempty"`
+	Logpush            bool              `json:"logpush"`
+	Placement          struct{}          `json:"placement"`
+	Tags               []string          `json:"tags"`
+	TailConsumers      []any             `json:"tail_consumers"`
+	UsageModel         string            `json:"usage_model"`
+}
+
+type wkMigrationsJSON struct {
+	NewTag string `json:"new_tag"`
+}
+
+// redactBinding drops the text of a secret_text binding; every other
+// binding is returned exactly as uploaded.
+func redactBinding(raw json.RawMessage) json.RawMessage {
+	var b bindingSpec
+	if json.Unmarshal(raw, &b) != nil || b.Type != "secret_text" {
+		return raw
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return json.RawMessage(`{}`)
+	}
+	delete(m, "text")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return out
+}
+
+func (s *Server) wkSettings(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out wkSettingsJSON
+	if err == nil {
+		out = wkSettingsJSON{
+			Bindings:           make([]json.RawMessage, len(ws.Bindings)),
+			CompatibilityDate:  ws.CompatibilityDate,
+			CompatibilityFlags: append([]string{}, ws.CompatibilityFlags...),
+			Tags:               []string{},
+			TailConsumers:      []any{},
+			UsageModel:         "standard",
+		}
+		for i, raw := range ws.Bindings {
+			out.Bindings[i] = redactBinding(raw)
+		}
+		if ws.MigrationTag != "" {
+			out.Migrations = &wkMigrationsJSON{NewTag: ws.MigrationTag}
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+type wkCronJSON struct {
+	Cron       string `json:"cron"`
+	CreatedOn  string `json:"created_on"`
+	ModifiedOn string `json:"modified_on"`
+}
+
+type wkSchedulesJSON struct {
+	Schedules []wkCronJSON `json:"schedules"`
+}
+
+func schedulesJSON(crons []workerCron) wkSchedulesJSON {
+	out := wkSchedulesJSON{Schedules: make([]wkCronJSON, len(crons))}
+	for i, c := range crons {
+		out.Schedules[i] = wkCronJSON{Cron: c.Cron, CreatedOn: apiTime(c.CreatedOn), ModifiedOn: apiTime(c.ModifiedOn)}
+	}
+	return out
+}
+
+func (s *Server) wkGetSchedules(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out wkSchedulesJSON
+	if err == nil {
+		out = schedulesJSON(ws.Crons)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// wkPutSchedules replaces all cron triggers; an empty array removes them.
+func (s *Server) wkPutSchedules(w http.ResponseWriter, r *http.Request) {
+	var body []struct {
+		Cron *string `json:"cron"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	crons := make([]string, 0, len(body))
+	for i, item := range body {
+		if item.Cron == nil {
+			writeError(w, newAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("schedule #%d has no cron", i)))
+			return
+		}
+		expr := strings.TrimSpace(*item.Cron)
+		if err := validateCron(expr); err != nil {
+			writeError(w, newAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("invalid cron expression %q: %v", *item.Cron, err)))
+			return
+		}
+		if slices.Contains(crons, expr) {
+			writeError(w, newAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("cron expression %q is listed more than once", expr)))
+			return
+		}
+		crons = append(crons, expr)
+	}
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out wkSchedulesJSON
+	if err == nil {
+		now := time.Now().UTC()
+		next := make([]workerCron, len(crons))
+		for i, c := range crons {
+			next[i] = workerCron{Cron: c, CreatedOn: now, ModifiedOn: now}
+			for _, old := range ws.Crons {
+				if old.Cron == c {
+					next[i].CreatedOn = old.CreatedOn
+				}
+			}
+		}
+		ws.Crons = next
+		out = schedulesJSON(next)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// cronField is one of the five cron fields and the values it takes.
+type cronField struct {
+	name   string
+	lo, hi int
+	names  []string // names[i] stands for lo+i
+}
+
+// cronFields follow Cloudflare's documented table: weekdays are 1-7 with
+// 1 = Sunday, and names are case-insensitive three-letter abbreviations.
+var cronFields = []cronField{
+	{name: "minute", lo: 0, hi: 59},
+	{name: "hour", lo: 0, hi: 23},
+	{name: "day-of-month", lo: 1, hi: 31},
+	{name: "month", lo: 1, hi: 12, names: []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}},
+	{name: "day-of-week", lo: 1, hi: 7, names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}},
+}
+
+// validateCron checks a five-field expression: '*', values, names, lists,
+// ranges and steps in every field, plus the Quartz extensions Cloudflare
+// documents: L, LW and nW in day-of-month, nL and n#k in day-of-week.
+func validateCron(expr string) error {
+	fields := strings.Fields(expr)
+	if len(fields) != len(cronFields) {
+		return fmt.Errorf("want 5 space-separated fields (minute hour day-of-month month day-of-week), got %d", len(fields))
+	}
+	for i, field := range fields {
+		f := cronFields[i]
+		for _, item := range strings.Split(field, ",") {
+			if err := f.checkItem(item); err != nil {
+				return fmt.Errorf("%s field %q: %v", f.name, field, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (f cronField) checkItem(item string) error {
+	if item == "" {
+		return errors.New("empty list item")
+	}
+	up := strings.ToUpper(item)
+	switch f.name {
+	case "day-of-month":
+		if up == "L" || up == "LW" {
+			return nil
+		}
+		if d, ok := strings.CutSuffix(up, "W"); ok {
+			_, err := f.value(d)
+			return err
+		}
+	case "day-of-week":
+		if d, ok := strings.CutSuffix(up, "L"); ok && d != "" {
+			_, err := f.value(d)
+			return err
+		}
+		if d, k, ok := strings.Cut(up, "#"); ok {
+			if _, err := f.value(d); err != nil {
+				return err
+			}
+			if n, err := strconv.Atoi(k); err != nil || n < 1 || n > 5 {
+				return fmt.Errorf("%q: the occurrence after # must be 1-5", item)
+			}
+			return nil
+		}
+	}
+	base, step, hasStep := strings.Cut(up, "/")
+	if hasStep {
+		if n, err := strconv.Atoi(step); err != nil || n < 1 || n > f.hi {
+			return fmt.Errorf("%q: the step must be a number from 1 to %d", item, f.hi)
+		}
+	}
+	if base == "*" {
+		return nil
+	}
+	from, to, isRange := strings.Cut(base, "-")
+	lo, err := f.value(from)
+	if err != nil {
+		return err
+	}
+	if isRange {
+		hi, err := f.value(to)
+		if err != nil {
+			return err
+		}
+		if hi < lo {
+			return fmt.Errorf("range %q runs backwards", base)
+		}
+	}
+	return nil
+}
+
+func (f cronField) value(s string) (int, error) {
+	for i, n := range f.names {
+		if strings.EqualFold(s, n) {
+			return f.lo + i, nil
+		}
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < f.lo || v > f.hi {
+		if len(f.names) > 0 {
+			return 0, fmt.Errorf("%q is not a value from %d to %d or %s-%s", s, f.lo, f.hi, f.names[0], f.names[len(f.names)-1])
+		}
+		return 0, fmt.Errorf("%q is not a value from %d to %d", s, f.lo, f.hi)
+	}
+	return v, nil
+}
+
+type wkSubdomainJSON struct {
+	Enabled         bool `json:"enabled"`
+	PreviewsEnabled bool `json:"previews_enabled"`
+}
+
+func (s *Server) wkGetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out wkSubdomainJSON
+	if err == nil {
+		out = wkSubdomainJSON{Enabled: ws.WorkersDev, PreviewsEnabled: ws.PreviewsEnabled}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// wkSetScriptSubdomain turns the script's workers.dev route on or off.
+// previews_enabled, when absent, follows enabled.
+func (s *Server) wkSetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Enabled         *bool `json:"enabled"`
+		PreviewsEnabled *bool `json:"previews_enabled"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Enabled == nil {
+		writeError(w, wkInvalid("enabled is required"))
+		return
+	}
+	s.wkWriteScriptSubdomain(w, r, *body.Enabled, body.PreviewsEnabled)
+}
+
+func (s *Server) wkDeleteScriptSubdomain(w http.ResponseWriter, r *http.Request) {
+	off := false
+	s.wkWriteScriptSubdomain(w, r, false, &off)
+}
+
+func (s *Server) wkWriteScriptSubdomain(w http.ResponseWriter, r *http.Request, enabled bool, previews *bool) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out wkSubdomainJSON
+	if err == nil {
+		ws.WorkersDev = enabled
+		ws.PreviewsEnabled = enabled
+		if previews != nil {
+			ws.PreviewsEnabled = *previews
+		}
+		out = wkSubdomainJSON{Enabled: ws.WorkersDev, PreviewsEnabled: ws.PreviewsEnabled}
+	}
+	s.mu.Unlock()
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func (s *Server) wkGetAccountSubdomain(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	sub, ok := s.st.WorkersSubdomains[r.PathValue("account_id")]
+	s.mu.Unlock()
+	if !ok {
+		sub = s.workersSubdomain
+	}
+	writeResult(w, map[string]string{"subdomain": sub})
+}
+
+func (s *Server) wkPutAccountSubdomain(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Subdomain string `json:"subdomain"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !dnsLabelRE.MatchString(body.Subdomain) {
+		writeError(w, wkInvalid("subdomain %q must be 1-63 characters of a-z, 0-9 and '-', not starting or ending with '-'", body.Subdomain))
+		return
+	}
+	s.mu.Lock()
+	s.st.WorkersSubdomains[r.PathValue("account_id")] = body.Subdomain
+	s.mu.Unlock()
+	if err := s.save(); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, map[string]string{"subdomain": body.Subdomain})
+}
+
+// WorkerBinding is one binding of a script as uploaded, secret text
+// included.
+type WorkerBinding struct {
+	Type        string
+	Name        string
+	ID          string // d1
+	NamespaceID string // kv_namespace
+	BucketName  string // r2_bucket
+	QueueName   string // queue
+	Service     string // service
+	Environment string // service
+	ClassName   string // durable_object_namespace
+	ScriptName  string // durable_object_namespace
+	Text        string // plain_text, secret_text
+	// Raw is the binding object exactly as uploaded.
+	Raw json.RawMessage
+}
+
+// WorkerDetail is everything stored about a script, for tests. Unlike the
+// HTTP API it includes secret texts.
+type WorkerDetail struct {
+	AccountID          string
+	Name               string
+	MainModule         string
+	Modules            map[string]string // part name -> content
+	CompatibilityDate  string
+	CompatibilityFlags []string
+	Bindings           []WorkerBinding
+	Vars               map[string]string // plain_text bindings: name -> text
+	Secrets            map[string]string // secret_text bindings: name -> text
+	MigrationTag       string
+	Classes            []string // declared Durable Object classes, sorted
+	Crons              []string
+	WorkersDev         bool
+	Etag               string
+	Uploads            int // successful uploads of this script
+	CreatedOn          time.Time
+	ModifiedOn         time.Time
+}
+
+// Worker returns what is stored about a script, or false when the account
+// has no script of that name.
+func (s *Server) Worker(accountID, name string) (WorkerDetail, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws, ok := s.st.Workers[wkKey(accountID, name)]
+	if !ok {
+		return WorkerDetail{}, false
+	}
+	d := WorkerDetail{
+		AccountID: ws.AccountID, Name: ws.Name, MainModule: ws.MainModule,
+		Modules:            map[string]string{},
+		CompatibilityDate:  ws.CompatibilityDate,
+		CompatibilityFlags: append([]string{}, ws.CompatibilityFlags...),
+		Bindings:           []WorkerBinding{},
+		Vars:               map[string]string{},
+		Secrets:            map[string]string{},
+		MigrationTag:       ws.MigrationTag,
+		Classes:            append([]string{}, ws.Classes...),
+		Crons:              []string{},
+		WorkersDev:         ws.WorkersDev,
+		Etag:               ws.Etag,
+		Uploads:            ws.Uploads,
+		CreatedOn:          ws.CreatedOn,
+		ModifiedOn:         ws.ModifiedOn,
+	}
+	for _, m := range ws.Modules {
+		d.Modules[m.Name] = string(m.Content)
+	}
+	for _, raw := range ws.Bindings {
+		var b bindingSpec
+		_ = json.Unmarshal(raw, &b)
+		wb := WorkerBinding{
+			Type: b.Type, Name: b.Name, ID: b.ID, NamespaceID: b.NamespaceID, BucketName: b.BucketName,
+			QueueName: b.QueueName, Service: b.Service, Environment: b.Environment, ClassName: b.ClassName,
+			ScriptName: b.ScriptName, Raw: append(json.RawMessage{}, raw...),
+		}
+		if b.Text != nil {
+			wb.Text = *b.Text
+		}
+		switch b.Type {
+		case "plain_text":
+			d.Vars[b.Name] = wb.Text
+		case "secret_text":
+			d.Secrets[b.Name] = wb.Text
+		}
+		d.Bindings = append(d.Bindings, wb)
+	}
+	for _, c := range ws.Crons {
+		d.Crons = append(d.Crons, c.Cron)
+	}
+	return d, true
+}

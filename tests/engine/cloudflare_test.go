@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/pulumi/providertest/pulumitest"
+	"github.com/pulumi/providertest/pulumitest/assertpreview"
+	"github.com/pulumi/providertest/pulumitest/opttest"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	uploadRoute   = "PUT /client/v4/accounts/{account_id}/workers/scripts/{script_name}"
+	serviceSecret = "engine-service-auth-secret-0123456789abcdef0123456789abcdef"
+)
+
+// TestYAMLCloudflareStack runs examples/yaml, the program users copy: D1 with
+// migrations, KV, R2, a queue with its consumer and two workers that bind
+// each other, in ONE `pulumi up`; then a preview that changes nothing and
+// calls Cloudflare zero times; then one changed var that re-uploads exactly
+// one worker; then destroy to empty.
+func TestYAMLCloudflareStack(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	pt := pulumitest.NewPulumiTest(t, filepath.Join(repoRoot(), "examples", "yaml"),
+		opttest.LocalProviderPath("openinspect", binDir),
+		opttest.SkipInstall(),
+		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
+	)
+	configureStack(t, pt.CurrentStack(), emu)
+	pt.SetConfig(t, "deploymentName", "engine")
+	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "serviceAuthSecretSlackBot",
+		auto.ConfigValue{Value: serviceSecret, Secret: true}))
+
+	up := pt.Up(t)
+	assert.Equal(t, 2.0, up.Outputs["appliedMigrations"].Value)
+	assert.Equal(t, "0002", up.Outputs["latestMigration"].Value)
+	assert.Equal(t, "https://open-inspect-control-plane-engine.openinspect-emulator.workers.dev", up.Outputs["controlPlaneUrl"].Value)
+	inv := emu.inventory(t)
+	require.Len(t, inv.Workers, 2)
+	for _, w := range inv.Workers {
+		if w.Name == "open-inspect-control-plane-engine" {
+			assert.Equal(t, []string{"SessionDO"}, w.Classes)
+			assert.Equal(t, "v1", w.MigrationTag)
+			assert.ElementsMatch(t, []string{"* * * * *", "7,37 * * * *", "23 * * * *"}, w.Crons)
+			assert.True(t, w.WorkersDev)
+		}
+	}
+	require.Len(t, inv.Queues, 2)
+	consumers := map[string][]string{}
+	for _, q := range inv.Queues {
+		consumers[q.Name] = q.Consumers
+	}
+	assert.Equal(t, []string{"open-inspect-slack-bot-engine"}, consumers["open-inspect-slack-completion-engine"])
+	requireNoPlaintext(t, pt.CurrentStack(), serviceSecret)
+
+	emu.resetCounts(t)
+	assertpreview.HasNoChanges(t, pt.Preview(t))
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+
+	emu.resetCounts(t)
+	pt.SetConfig(t, "appName", "Open Inspect Engine")
+	changed := pt.Up(t)
+	_, counts = emu.cloudflareCalls(t)
+	assert.Equal(t, 2, counts[uploadRoute], "appName is a var of both workers: each re-uploads once: %v", counts)
+	assert.NotEqual(t, up.Outputs["controlPlaneHash"].Value, changed.Outputs["controlPlaneHash"].Value)
+
+	emu.resetCounts(t)
+	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "serviceAuthSecretSlackBot",
+		auto.ConfigValue{Value: serviceSecret + "-rotated", Secret: true}))
+	rotated := pt.Up(t)
+	_, counts = emu.cloudflareCalls(t)
+	assert.Equal(t, 2, counts[uploadRoute], "a rotated secret re-uploads the two workers holding it: %v", counts)
+	assert.Equal(t, changed.Outputs["controlPlaneHash"].Value, rotated.Outputs["controlPlaneHash"].Value,
+		"secrets are outside the public hash")
+	requireNoPlaintext(t, pt.CurrentStack(), serviceSecret+"-rotated")
+
+	pt.Destroy(t)
+	emu.requireEmpty(t)
+}
