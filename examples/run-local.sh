@@ -23,9 +23,8 @@ for _ in $(seq 1 100); do [ -s "$demo/emulator.addr" ] && break; sleep 0.1; done
 emu_url=$(cat "$demo/emulator.addr")
 echo "emulator: $emu_url"
 
-version=$(pulumi-resource-openinspect -version 2>/dev/null || echo 0.1.0-dev)
-pulumi plugin install resource openinspect "$version" -f "$root/bin/pulumi-resource-openinspect" --reinstall >/dev/null
-
+# The engine finds pulumi-resource-openinspect on PATH (bin/), so nothing is
+# installed into the plugin cache.
 # A fresh copy of the example, keeping the demo stack's config from earlier runs.
 mkdir -p "$demo/project"
 cp -r "$root/examples/yaml/." "$demo/project/"
