@@ -4,7 +4,7 @@ VERSION     ?= 0.1.0-dev
 MODULE      := github.com/openinspect/pulumi-openinspect
 LDFLAGS     := -s -w -X $(MODULE)/provider.Version=$(VERSION)
 BIN         := $(CURDIR)/bin
-TOOLS_BIN   := $(HOME)/.cache/openinspect-tools/bin
+TOOLS_BIN   := $(or $(OPENINSPECT_TOOLS_CACHE),$(HOME)/.cache/openinspect-tools)/bin
 export PATH := $(BIN):$(TOOLS_BIN):$(PATH)
 GO_TEST_FLAGS ?= -timeout 60m
 

@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 demo="$root/.demo"
 mkdir -p "$demo/state" "$demo/home" "$demo/emulator"
-export PATH="$root/bin:$HOME/.cache/openinspect-tools/bin:$PATH"
+export PATH="$root/bin:${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/bin:$PATH"
 export PULUMI_HOME="$demo/home"
 export PULUMI_BACKEND_URL="file://$demo/state"
 # The demo's state holds only emulator credentials; a real stack uses a real passphrase or a KMS.

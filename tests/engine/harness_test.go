@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/kube"
 )
 
 const (
@@ -35,10 +36,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	// The toolchain cache from .ci/tools.sh, so `go test` works without make.
-	if home, err := os.UserHomeDir(); err == nil {
-		tools := filepath.Join(home, ".cache", "openinspect-tools", "bin")
-		os.Setenv("PATH", tools+string(os.PathListSeparator)+os.Getenv("PATH"))
-	}
+	os.Setenv("PATH", kube.DefaultBinDir()+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir, err := os.MkdirTemp("", "oi-engine-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
