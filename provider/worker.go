@@ -395,10 +395,10 @@ func (a WorkerArgs) bindings(skip map[string]bool) []cloudflare.Binding {
 		out = append(out, cloudflare.Binding{Type: "durable_object_namespace", Name: b.Binding, ClassName: b.ClassName, ScriptName: script})
 	}
 	for _, k := range sortedKeys(a.Vars) {
-		out = append(out, cloudflare.Binding{Type: "plain_text", Name: k, Text: a.Vars[k]})
+		out = append(out, cloudflare.Binding{Type: "plain_text", Name: k, Text: ptr(a.Vars[k])})
 	}
 	for _, k := range sortedKeys(a.Secrets) {
-		out = append(out, cloudflare.Binding{Type: "secret_text", Name: k, Text: a.Secrets[k]})
+		out = append(out, cloudflare.Binding{Type: "secret_text", Name: k, Text: ptr(a.Secrets[k])})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -529,6 +529,8 @@ func normalizeEmpty(v reflect.Value) any {
 	}
 	return v.Interface()
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

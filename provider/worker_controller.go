@@ -420,7 +420,9 @@ func argsFromSettings(name string, s cloudflare.ScriptSettings) WorkerArgs {
 			if args.Vars == nil {
 				args.Vars = map[string]string{}
 			}
-			args.Vars[b.Name] = b.Text
+			if b.Text != nil {
+				args.Vars[b.Name] = *b.Text
+			}
 		}
 	}
 	return args

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
+	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/providertest/pulumitest/opttest"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/assert"
@@ -61,13 +62,23 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	assertpreview.HasNoChanges(t, pt.Preview(t))
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+	assertrefresh.HasNoChanges(t, pt.Refresh(t))
+	assertpreview.HasNoChanges(t, pt.Preview(t))
+
+	emu.resetCounts(t)
+	pt.SetConfig(t, "allowedUsers", "octocat")
+	changed := pt.Up(t)
+	calls, counts = emu.cloudflareCalls(t)
+	assert.Equal(t, 1, counts[uploadRoute], "a var of the control plane alone re-uploads exactly that worker: %v", counts)
+	assert.Equal(t, 1, calls, "and makes no other call: %v", counts)
+	assert.NotEqual(t, up.Outputs["controlPlaneHash"].Value, changed.Outputs["controlPlaneHash"].Value)
+	assert.Equal(t, up.Outputs["slackBotHash"].Value, changed.Outputs["slackBotHash"].Value)
 
 	emu.resetCounts(t)
 	pt.SetConfig(t, "appName", "Open Inspect Engine")
-	changed := pt.Up(t)
+	renamed := pt.Up(t)
 	_, counts = emu.cloudflareCalls(t)
 	assert.Equal(t, 2, counts[uploadRoute], "appName is a var of both workers: each re-uploads once: %v", counts)
-	assert.NotEqual(t, up.Outputs["controlPlaneHash"].Value, changed.Outputs["controlPlaneHash"].Value)
 
 	emu.resetCounts(t)
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "serviceAuthSecretSlackBot",
@@ -75,7 +86,7 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	rotated := pt.Up(t)
 	_, counts = emu.cloudflareCalls(t)
 	assert.Equal(t, 2, counts[uploadRoute], "a rotated secret re-uploads the two workers holding it: %v", counts)
-	assert.Equal(t, changed.Outputs["controlPlaneHash"].Value, rotated.Outputs["controlPlaneHash"].Value,
+	assert.Equal(t, renamed.Outputs["controlPlaneHash"].Value, rotated.Outputs["controlPlaneHash"].Value,
 		"secrets are outside the public hash")
 	requireNoPlaintext(t, pt.CurrentStack(), serviceSecret+"-rotated")
 

@@ -27,17 +27,17 @@ const (
 
 // Binding is one entry of a script's metadata.bindings, in the API's shape.
 type Binding struct {
-	Type        string `json:"type"`
-	Name        string `json:"name"`
-	ID          string `json:"id,omitempty"`           // d1
-	NamespaceID string `json:"namespace_id,omitempty"` // kv_namespace
-	BucketName  string `json:"bucket_name,omitempty"`  // r2_bucket
-	QueueName   string `json:"queue_name,omitempty"`   // queue
-	Service     string `json:"service,omitempty"`      // service
-	Environment string `json:"environment,omitempty"`  // service
-	ClassName   string `json:"class_name,omitempty"`   // durable_object_namespace
-	ScriptName  string `json:"script_name,omitempty"`  // durable_object_namespace in another script
-	Text        string `json:"text,omitempty"`         // plain_text, secret_text
+	Type        string  `json:"type"`
+	Name        string  `json:"name"`
+	ID          string  `json:"id,omitempty"`           // d1
+	NamespaceID string  `json:"namespace_id,omitempty"` // kv_namespace
+	BucketName  string  `json:"bucket_name,omitempty"`  // r2_bucket
+	QueueName   string  `json:"queue_name,omitempty"`   // queue
+	Service     string  `json:"service,omitempty"`      // service
+	Environment string  `json:"environment,omitempty"`  // service
+	ClassName   string  `json:"class_name,omitempty"`   // durable_object_namespace
+	ScriptName  string  `json:"script_name,omitempty"`  // durable_object_namespace in another script
+	Text        *string `json:"text,omitempty"`         // plain_text, secret_text; "" is a valid value
 }
 
 // Migration is a single-step Durable Object migration.

@@ -13,6 +13,7 @@ import (
 )
 
 func TestScriptUploadMultipartBody(t *testing.T) {
+	secret, empty := "v", ""
 	up := ScriptUpload{
 		Name: "w", MainModule: "index.js",
 		Modules: []Module{
@@ -23,7 +24,8 @@ func TestScriptUploadMultipartBody(t *testing.T) {
 		CompatibilityFlags: []string{"nodejs_compat"},
 		Bindings: []Binding{
 			{Type: "d1", Name: "DB", ID: "db-id"},
-			{Type: "secret_text", Name: "KEY", Text: "v"},
+			{Type: "secret_text", Name: "KEY", Text: &secret},
+			{Type: "plain_text", Name: "EMPTY", Text: &empty},
 		},
 		Migrations: &Migration{NewTag: "v1", NewSqliteClasses: []string{"SessionDO"}},
 	}
@@ -60,7 +62,8 @@ func TestScriptUploadMultipartBody(t *testing.T) {
 	assert.Equal(t, []any{
 		map[string]any{"type": "d1", "name": "DB", "id": "db-id"},
 		map[string]any{"type": "secret_text", "name": "KEY", "text": "v"},
-	}, meta["bindings"])
+		map[string]any{"type": "plain_text", "name": "EMPTY", "text": ""},
+	}, meta["bindings"], "an empty var is sent with its empty text")
 }
 
 func TestAPIErrorNamesOperationAndCodes(t *testing.T) {
