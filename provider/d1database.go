@@ -139,11 +139,8 @@ func (*D1Database) Update(_ context.Context, req infer.UpdateRequest[D1DatabaseA
 // Read refreshes the database from the API; it also serves `pulumi import`,
 // where only the ID is known.
 func (*D1Database) Read(ctx context.Context, req infer.ReadRequest[D1DatabaseArgs, D1DatabaseState]) (infer.ReadResponse[D1DatabaseArgs, D1DatabaseState], error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.ReadResponse[D1DatabaseArgs, D1DatabaseState]{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.ReadResponse[D1DatabaseArgs, D1DatabaseState]{}, err
 	}
 	db, err := client.GetDatabase(ctx, req.ID)
@@ -164,11 +161,8 @@ func (*D1Database) Read(ctx context.Context, req infer.ReadRequest[D1DatabaseArg
 
 // Delete removes the database and everything in it.
 func (*D1Database) Delete(ctx context.Context, req infer.DeleteRequest[D1DatabaseState]) (infer.DeleteResponse, error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.DeleteResponse{}, err
 	}
 	return infer.DeleteResponse{}, client.DeleteDatabase(ctx, req.ID)

@@ -104,11 +104,8 @@ func (*KvNamespace) Update(ctx context.Context, req infer.UpdateRequest[KvNamesp
 	if req.DryRun || req.Inputs.Title == req.State.Title {
 		return infer.UpdateResponse[KvNamespaceState]{Output: state}, nil
 	}
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.UpdateResponse[KvNamespaceState]{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.UpdateResponse[KvNamespaceState]{}, err
 	}
 	if err := client.RenameNamespace(ctx, req.ID, req.Inputs.Title); err != nil {
@@ -119,11 +116,8 @@ func (*KvNamespace) Update(ctx context.Context, req infer.UpdateRequest[KvNamesp
 
 // Read refreshes the namespace; it also serves `pulumi import` by ID.
 func (*KvNamespace) Read(ctx context.Context, req infer.ReadRequest[KvNamespaceArgs, KvNamespaceState]) (infer.ReadResponse[KvNamespaceArgs, KvNamespaceState], error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.ReadResponse[KvNamespaceArgs, KvNamespaceState]{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.ReadResponse[KvNamespaceArgs, KvNamespaceState]{}, err
 	}
 	ns, err := client.GetNamespace(ctx, req.ID)
@@ -143,11 +137,8 @@ func (*KvNamespace) Read(ctx context.Context, req infer.ReadRequest[KvNamespaceA
 
 // Delete removes the namespace and every key in it.
 func (*KvNamespace) Delete(ctx context.Context, req infer.DeleteRequest[KvNamespaceState]) (infer.DeleteResponse, error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.DeleteResponse{}, err
 	}
 	return infer.DeleteResponse{}, client.DeleteNamespace(ctx, req.ID)

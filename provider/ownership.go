@@ -45,15 +45,20 @@ func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 	return created, false, err
 }
 
-// sameAccount refuses to touch a resource recorded in another account than
-// the one the provider is configured for: with a changed account ID, reads and
-// deletes would otherwise address the wrong tenant's objects.
-func sameAccount(recorded string, client *cloudflare.Client) error {
+// accountClient returns the Cloudflare client for a resource recorded in
+// account recorded ("" when not yet known, as in an import). It refuses a
+// provider configured for another account: with a changed account ID, reads
+// and deletes would otherwise address the wrong tenant's objects.
+func accountClient(ctx context.Context, recorded string) (*cloudflare.Client, error) {
+	client, err := cloudflareFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if recorded != "" && recorded != client.AccountID() {
-		return fmt.Errorf("resource lives in Cloudflare account %s but the provider is configured for account %s; "+
+		return nil, fmt.Errorf("resource lives in Cloudflare account %s but the provider is configured for account %s; "+
 			"restore openinspect:cloudflareAccountId to manage it", recorded, client.AccountID())
 	}
-	return nil
+	return client, nil
 }
 
 // isUnknown reports whether an input is not yet known (a preview with values

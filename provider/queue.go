@@ -112,11 +112,8 @@ func (*Queue) Update(_ context.Context, req infer.UpdateRequest[QueueArgs, Queue
 
 // Read refreshes the queue; it also serves `pulumi import` by queue ID.
 func (*Queue) Read(ctx context.Context, req infer.ReadRequest[QueueArgs, QueueState]) (infer.ReadResponse[QueueArgs, QueueState], error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.ReadResponse[QueueArgs, QueueState]{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.ReadResponse[QueueArgs, QueueState]{}, err
 	}
 	q, err := client.GetQueue(ctx, req.ID)
@@ -136,11 +133,8 @@ func (*Queue) Read(ctx context.Context, req infer.ReadRequest[QueueArgs, QueueSt
 
 // Delete removes the queue and any messages in it.
 func (*Queue) Delete(ctx context.Context, req infer.DeleteRequest[QueueState]) (infer.DeleteResponse, error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.DeleteResponse{}, err
 	}
 	return infer.DeleteResponse{}, client.DeleteQueue(ctx, req.ID)

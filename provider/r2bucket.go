@@ -130,11 +130,8 @@ func (*R2Bucket) Update(_ context.Context, req infer.UpdateRequest[R2BucketArgs,
 
 // Read refreshes the bucket; it also serves `pulumi import` by bucket name.
 func (*R2Bucket) Read(ctx context.Context, req infer.ReadRequest[R2BucketArgs, R2BucketState]) (infer.ReadResponse[R2BucketArgs, R2BucketState], error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.ReadResponse[R2BucketArgs, R2BucketState]{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.ReadResponse[R2BucketArgs, R2BucketState]{}, err
 	}
 	bucket, err := client.GetBucket(ctx, req.ID)
@@ -154,11 +151,8 @@ func (*R2Bucket) Read(ctx context.Context, req infer.ReadRequest[R2BucketArgs, R
 
 // Delete removes the bucket, or retains it with a warning while it holds objects.
 func (*R2Bucket) Delete(ctx context.Context, req infer.DeleteRequest[R2BucketState]) (infer.DeleteResponse, error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.DeleteResponse{}, err
 	}
 	notEmpty, err := client.DeleteBucket(ctx, req.ID)

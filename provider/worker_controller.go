@@ -75,11 +75,8 @@ func (*Worker) Update(ctx context.Context, req infer.UpdateRequest[WorkerArgs, W
 		state.WorkerArgs = req.Inputs
 		return infer.UpdateResponse[WorkerState]{Output: state}, nil
 	}
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.UpdateResponse[WorkerState]{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.UpdateResponse[WorkerState]{}, err
 	}
 	state, err := deploy(ctx, client, req.Inputs, req.State, false)
@@ -363,11 +360,8 @@ func mergeIDs(prior, done map[string]string) map[string]string {
 // Read notices a script changed or deleted outside Pulumi, and serves
 // `pulumi import` by script name.
 func (*Worker) Read(ctx context.Context, req infer.ReadRequest[WorkerArgs, WorkerState]) (infer.ReadResponse[WorkerArgs, WorkerState], error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
 	}
 	script, found, err := client.FindScript(ctx, req.ID)
@@ -430,11 +424,8 @@ func argsFromSettings(name string, s cloudflare.ScriptSettings) WorkerArgs {
 
 // Delete removes the script's queue consumers, then the script.
 func (*Worker) Delete(ctx context.Context, req infer.DeleteRequest[WorkerState]) (infer.DeleteResponse, error) {
-	client, err := cloudflareFrom(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-	if err := sameAccount(req.State.AccountID, client); err != nil {
 		return infer.DeleteResponse{}, err
 	}
 	for queueID, consumerID := range req.State.ConsumerIDs {
