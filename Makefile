@@ -8,7 +8,7 @@ TOOLS_BIN   := $(or $(OPENINSPECT_TOOLS_CACHE),$(HOME)/.cache/openinspect-tools)
 export PATH := $(BIN):$(TOOLS_BIN):$(PATH)
 GO_TEST_FLAGS ?= -timeout 60m
 
-.PHONY: all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit lint demo clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit lint demo clean
 
 all: build
 
@@ -52,6 +52,10 @@ lint:
 # Every tier that runs offline: unit, provider, emulator and engine tests.
 test: test-tools lint
 	go test $(GO_TEST_FLAGS) ./...
+
+# Numbers, not assertions: API calls per operation and time, on this machine.
+bench:
+	go test -run '^$$' -bench . -benchtime 20x ./provider/
 
 test-unit:
 	go test -short ./provider/... ./tests/emulator/...

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,7 +33,7 @@ END;
 	"0005_seed.sql": "INSERT INTO sessions (id, title) VALUES ('s1', 'first; session');\nINSERT INTO session_events (session_id, note) VALUES ('s1', 'hello')",
 }
 
-func migrationInputs(t *testing.T, dbID string, files map[string]string) property.Map {
+func migrationInputs(t testing.TB, dbID string, files map[string]string) property.Map {
 	t.Helper()
 	m := map[string]property.Value{}
 	for k, v := range files {
@@ -54,12 +55,13 @@ func withFile(base map[string]string, name, sql string) map[string]string {
 	return out
 }
 
-func newDatabase(t *testing.T, h *harness) (*cloudflare.Client, string) {
+func newDatabase(t testing.TB, h *harness) (*cloudflare.Client, string) {
 	t.Helper()
 	client, err := cloudflare.New(cloudflare.Options{APIToken: emulator.DefaultToken,
 		AccountID: emulator.DefaultAccountID, BaseURL: h.emu.CloudflareBaseURL()})
 	require.NoError(t, err)
-	db, err := client.CreateDatabase(t.Context(), "oi-migrations", "")
+	h.databases++
+	db, err := client.CreateDatabase(t.Context(), fmt.Sprintf("oi-migrations-%d", h.databases), "")
 	require.NoError(t, err)
 	return client, db.ID
 }

@@ -17,11 +17,12 @@ import (
 // harness is a provider served in-process and configured against a fresh
 // in-process emulator.
 type harness struct {
-	server integration.Server
-	emu    *emulator.Server
+	server    integration.Server
+	emu       *emulator.Server
+	databases int // names the databases newDatabase creates
 }
 
-func clearCloudEnv(t *testing.T) {
+func clearCloudEnv(t testing.TB) {
 	t.Helper()
 	for _, k := range []string{"CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_API_BASE_URL",
 		"CLOUDFLARE_API_KEY", "CLOUDFLARE_EMAIL", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET",
@@ -30,7 +31,7 @@ func clearCloudEnv(t *testing.T) {
 	}
 }
 
-func newServer(t *testing.T) integration.Server {
+func newServer(t testing.TB) integration.Server {
 	t.Helper()
 	prov, err := New()
 	require.NoError(t, err)
@@ -39,7 +40,7 @@ func newServer(t *testing.T) integration.Server {
 	return server
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	clearCloudEnv(t)
 	emu, err := emulator.Start(emulator.Options{DataDir: t.TempDir()})
@@ -60,12 +61,12 @@ func urn(typ, name string) resource.URN {
 
 // props builds a property map from plain Go values, nested maps and slices
 // included.
-func props(t *testing.T, m map[string]any) property.Map {
+func props(t testing.TB, m map[string]any) property.Map {
 	t.Helper()
 	return toValue(t, m).AsMap()
 }
 
-func toValue(t *testing.T, v any) property.Value {
+func toValue(t testing.TB, v any) property.Value {
 	t.Helper()
 	switch v := v.(type) {
 	case map[string]any:

@@ -27,10 +27,11 @@ var serviceTargetPoll = time.Second
 // Create uploads the script (or adopts an existing one when asked to), then
 // sets its triggers, route and consumers.
 func (*Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]) (infer.CreateResponse[WorkerState], error) {
-	state := WorkerState{WorkerArgs: req.Inputs}
 	if req.DryRun {
-		return infer.CreateResponse[WorkerState]{Output: state}, nil
+		return infer.CreateResponse[WorkerState]{Output: WorkerState{WorkerArgs: req.Inputs}}, nil
 	}
+	// Nothing is applied yet: deploy records each step in state as it lands.
+	var state WorkerState
 	client, err := cloudflareFrom(ctx)
 	if err != nil {
 		return infer.CreateResponse[WorkerState]{}, err
@@ -115,6 +116,8 @@ func deploy(ctx context.Context, client *cloudflare.Client, args WorkerArgs, pri
 	hadDev := prior.WorkersDev == nil || *prior.WorkersDev
 	if creating || wantDev != hadDev {
 		if err := client.SetWorkersDev(ctx, args.Name, wantDev); err != nil {
+			// Record the route as not yet switched, so the next up retries.
+			state.WorkersDev = ptr(!wantDev)
 			return state, err
 		}
 		state.URL = ""
@@ -132,6 +135,7 @@ func deploy(ctx context.Context, client *cloudflare.Client, args WorkerArgs, pri
 		ids, err := reconcileConsumers(ctx, client, args, prior.ConsumerIDs)
 		state.ConsumerIDs = ids
 		if err != nil {
+			state.QueueConsumers = prior.QueueConsumers
 			return state, err
 		}
 	}
