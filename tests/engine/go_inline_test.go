@@ -85,3 +85,71 @@ func TestGoInlineD1Lifecycle(t *testing.T) {
 	require.NoError(t, err)
 	emu.requireEmpty(t)
 }
+
+// TestGoInlineWorkerPair drives the generated Go SDK's nested types (binding
+// lists, a file asset, secrets) through the engine: two workers that bind each
+// other plus a D1 binding, created in one up; an unchanged preview; destroy.
+func TestGoInlineWorkerPair(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	script := filepath.Join(repoRoot(), "examples", "yaml", "workers", "control-plane.js")
+	stack := newInlineStack(t, "go-workers", func(ctx *pulumi.Context) error {
+		db, err := openinspect.NewD1Database(ctx, "db", &openinspect.D1DatabaseArgs{Name: pulumi.String("oi-go-db")})
+		if err != nil {
+			return err
+		}
+		cp, err := openinspect.NewWorker(ctx, "controlPlane", &openinspect.WorkerArgs{
+			Name:   pulumi.String("oi-go-control-plane"),
+			Script: pulumi.NewFileAsset(script),
+			D1Databases: openinspect.D1BindingArray{openinspect.D1BindingArgs{
+				Binding: pulumi.String("DB"), DatabaseId: db.DatabaseId,
+			}},
+			DurableObjects: openinspect.DurableObjectBindingArray{openinspect.DurableObjectBindingArgs{
+				Binding: pulumi.String("SESSION"), ClassName: pulumi.String("SessionDO"),
+			}},
+			Services: openinspect.ServiceBindingArray{openinspect.ServiceBindingArgs{
+				Binding: pulumi.String("BOT"), Service: pulumi.String("oi-go-bot"),
+			}},
+			Secrets: pulumi.StringMap{"TOKEN_ENCRYPTION_KEY": pulumi.ToSecret(pulumi.String(serviceSecret)).(pulumi.StringOutput)},
+		})
+		if err != nil {
+			return err
+		}
+		_, err = openinspect.NewWorker(ctx, "bot", &openinspect.WorkerArgs{
+			Name:    pulumi.String("oi-go-bot"),
+			Content: pulumi.String("export default { fetch(r, env) { return env.CONTROL_PLANE.fetch(r) } }"),
+			Services: openinspect.ServiceBindingArray{openinspect.ServiceBindingArgs{
+				Binding: pulumi.String("CONTROL_PLANE"), Service: pulumi.String("oi-go-control-plane"),
+			}},
+		})
+		if err != nil {
+			return err
+		}
+		ctx.Export("url", cp.Url)
+		return nil
+	})
+	configureStack(t, &stack, emu)
+	ctx := t.Context()
+
+	up, err := stack.Up(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "https://oi-go-control-plane.openinspect-emulator.workers.dev", up.Outputs["url"].Value)
+	inv := emu.inventory(t)
+	require.Len(t, inv.Workers, 2)
+	for _, w := range inv.Workers {
+		want := map[string]int{"oi-go-control-plane": 4, "oi-go-bot": 1}[w.Name]
+		assert.Equal(t, want, w.Bindings, "%s has all its bindings", w.Name)
+	}
+	requireNoPlaintext(t, &stack, serviceSecret)
+
+	emu.resetCounts(t)
+	preview, err := stack.Preview(ctx)
+	require.NoError(t, err)
+	assertpreview.HasNoChanges(t, preview)
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "%v", counts)
+
+	_, err = stack.Destroy(ctx)
+	require.NoError(t, err)
+	emu.requireEmpty(t)
+}
