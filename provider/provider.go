@@ -54,6 +54,8 @@ func New() (p.Provider, error) {
 			infer.Resource(&D1Migrations{}),
 			infer.Resource(&Queue{}),
 			infer.Resource(&Worker{}),
+			infer.Resource(&AppSecrets{}),
+			infer.Resource(&GeneratedSecret{}),
 		).
 		Build()
 }

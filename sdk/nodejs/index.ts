@@ -5,6 +5,11 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
 // Export members:
+export { AppSecretsArgs } from "./appSecrets";
+export type AppSecrets = import("./appSecrets").AppSecrets;
+export const AppSecrets: typeof import("./appSecrets").AppSecrets = null as any;
+utilities.lazyLoad(exports, ["AppSecrets"], () => require("./appSecrets"));
+
 export { D1DatabaseArgs } from "./d1database";
 export type D1Database = import("./d1database").D1Database;
 export const D1Database: typeof import("./d1database").D1Database = null as any;
@@ -14,6 +19,11 @@ export { D1MigrationsArgs } from "./d1migrations";
 export type D1Migrations = import("./d1migrations").D1Migrations;
 export const D1Migrations: typeof import("./d1migrations").D1Migrations = null as any;
 utilities.lazyLoad(exports, ["D1Migrations"], () => require("./d1migrations"));
+
+export { GeneratedSecretArgs } from "./generatedSecret";
+export type GeneratedSecret = import("./generatedSecret").GeneratedSecret;
+export const GeneratedSecret: typeof import("./generatedSecret").GeneratedSecret = null as any;
+utilities.lazyLoad(exports, ["GeneratedSecret"], () => require("./generatedSecret"));
 
 export { KvNamespaceArgs } from "./kvNamespace";
 export type KvNamespace = import("./kvNamespace").KvNamespace;
@@ -54,10 +64,14 @@ const _module = {
     version: utilities.getVersion(),
     construct: (name: string, type: string, urn: string): pulumi.Resource => {
         switch (type) {
+            case "openinspect:index:AppSecrets":
+                return new AppSecrets(name, <any>undefined, { urn })
             case "openinspect:index:D1Database":
                 return new D1Database(name, <any>undefined, { urn })
             case "openinspect:index:D1Migrations":
                 return new D1Migrations(name, <any>undefined, { urn })
+            case "openinspect:index:GeneratedSecret":
+                return new GeneratedSecret(name, <any>undefined, { urn })
             case "openinspect:index:KvNamespace":
                 return new KvNamespace(name, <any>undefined, { urn })
             case "openinspect:index:Queue":

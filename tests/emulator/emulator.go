@@ -192,7 +192,8 @@ func urlHost(a *net.TCPAddr) string {
 	return net.JoinHostPort(a.IP.String(), fmt.Sprint(a.Port))
 }
 
-// Handler serves the Cloudflare API under /client/v4/ and the admin API under
+// Handler serves the Cloudflare API under /client/v4/, uploaded scripts'
+// own HTTP under /__workers/ (controlplane.go) and the admin API under
 // /__emulator/.
 func (s *Server) Handler() http.Handler { return s.handler }
 
@@ -261,6 +262,7 @@ func (s *Server) routes() {
 	s.registerR2()
 	s.registerWorkers()
 	s.registerQueues()
+	s.registerControlPlane()
 	s.registerAdmin()
 	s.mux.HandleFunc("/", s.unmatched)
 }

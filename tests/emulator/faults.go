@@ -32,6 +32,8 @@ type Fault struct {
 	// Route is a pattern as in Counts keys but without the method, e.g.
 	// "/client/v4/accounts/{account_id}/d1/database/{database_id}/query".
 	// "" matches every Cloudflare route. "METHOD /path" is accepted too.
+	// /__workers/ routes (Counts keys such as
+	// "PUT /__workers/{script_name}/secrets") must be named explicitly.
 	Route string
 	Kind  FaultKind
 	// Status is the HTTP status for FaultServerError.
@@ -119,8 +121,8 @@ func (f Fault) normalize() (Fault, error) {
 	if f.Times < 0 {
 		return f, fmt.Errorf("times must be >= 0")
 	}
-	if f.Route != "" && !isCloudflarePath(f.Route) {
-		return f, fmt.Errorf("route must start with /client/v4/: %q", f.Route)
+	if f.Route != "" && !isCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) {
+		return f, fmt.Errorf("route must start with /client/v4/ or /__workers/: %q", f.Route)
 	}
 	return f, nil
 }
@@ -180,7 +182,8 @@ func (s *Server) takeFaults(method, route string) (delay time.Duration, terminal
 	defer s.statsMu.Unlock()
 	kept := s.faults[:0]
 	for _, f := range s.faults {
-		matches := (f.Method == "" || f.Method == method) && (f.Route == "" || f.Route == route)
+		// "" matches Cloudflare routes only; /__workers/ routes are named.
+		matches := (f.Method == "" || f.Method == method) && (f.Route == route || f.Route == "" && isCloudflarePath(route))
 		use := matches && (f.Kind == FaultLatency || terminal == nil)
 		if use {
 			if f.Kind == FaultLatency {

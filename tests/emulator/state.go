@@ -32,6 +32,9 @@ type state struct {
 	// WorkersSubdomains holds the account subdomains set with PUT
 	// workers/subdomain; accounts without one use Options.WorkersSubdomain.
 	WorkersSubdomains map[string]string `json:"workers_subdomains"` // by account ID
+	// AppSecrets are the global secrets stores of control-plane scripts
+	// (see controlplane.go); a store is deleted with its script.
+	AppSecrets map[string]map[string]*appSecret `json:"app_secrets"` // by wkKey(account, script), then key
 }
 
 type d1Database struct {
@@ -148,6 +151,7 @@ func newState() *state {
 		Queues:  map[string]*queue{},
 
 		WorkersSubdomains: map[string]string{},
+		AppSecrets:        map[string]map[string]*appSecret{},
 	}
 }
 
@@ -190,6 +194,19 @@ func loadState(path string) (*state, error) {
 	}
 	if st.WorkersSubdomains == nil {
 		st.WorkersSubdomains = map[string]string{}
+	}
+	if st.AppSecrets == nil {
+		st.AppSecrets = map[string]map[string]*appSecret{}
+	}
+	for key, store := range st.AppSecrets {
+		for k, v := range store {
+			if v == nil {
+				delete(store, k)
+			}
+		}
+		if len(store) == 0 {
+			delete(st.AppSecrets, key)
+		}
 	}
 	for _, ws := range st.Workers {
 		// The file is indented; bindings are kept compact, as uploaded.
@@ -295,6 +312,7 @@ type WorkerEntry struct {
 	Crons        []string `json:"crons"`
 	WorkersDev   bool     `json:"workers_dev"`
 	Bindings     int      `json:"bindings"`
+	AppSecrets   int      `json:"app_secrets"` // keys in its control-plane secrets store
 }
 
 // QueueEntry is one queue in an Inventory.
@@ -339,6 +357,7 @@ func (s *Server) Inventory() Inventory {
 		inv.Workers = append(inv.Workers, WorkerEntry{
 			AccountID: ws.AccountID, Name: ws.Name, Etag: ws.Etag, MigrationTag: ws.MigrationTag,
 			Classes: append([]string{}, ws.Classes...), Crons: crons, WorkersDev: ws.WorkersDev, Bindings: len(ws.Bindings),
+			AppSecrets: len(s.st.AppSecrets[wkKey(ws.AccountID, ws.Name)]),
 		})
 	}
 	for _, q := range s.st.Queues {

@@ -617,6 +617,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 		// queues it consumes lose that consumer. Other scripts' bindings to
 		// it are left dangling, as the real API leaves them.
 		delete(s.st.Workers, wkKey(acct, name))
+		delete(s.st.AppSecrets, wkKey(acct, name))
 		for _, q := range s.st.Queues {
 			if q.AccountID == acct {
 				q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })

@@ -21,10 +21,14 @@ func (m *module) Version() semver.Version {
 
 func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi.Resource, err error) {
 	switch typ {
+	case "openinspect:index:AppSecrets":
+		r = &AppSecrets{}
 	case "openinspect:index:D1Database":
 		r = &D1Database{}
 	case "openinspect:index:D1Migrations":
 		r = &D1Migrations{}
+	case "openinspect:index:GeneratedSecret":
+		r = &GeneratedSecret{}
 	case "openinspect:index:KvNamespace":
 		r = &KvNamespace{}
 	case "openinspect:index:Queue":

@@ -6,8 +6,10 @@ import builtins as _builtins
 from . import _utilities
 import typing
 # Export this package's modules as members:
+from .app_secrets import *
 from .d1_database import *
 from .d1_migrations import *
+from .generated_secret import *
 from .kv_namespace import *
 from .provider import *
 from .queue import *
@@ -31,8 +33,10 @@ _utilities.register(
   "mod": "index",
   "fqn": "pulumi_openinspect",
   "classes": {
+   "openinspect:index:AppSecrets": "AppSecrets",
    "openinspect:index:D1Database": "D1Database",
    "openinspect:index:D1Migrations": "D1Migrations",
+   "openinspect:index:GeneratedSecret": "GeneratedSecret",
    "openinspect:index:KvNamespace": "KvNamespace",
    "openinspect:index:Queue": "Queue",
    "openinspect:index:R2Bucket": "R2Bucket",
