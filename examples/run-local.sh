@@ -13,14 +13,21 @@ export PULUMI_BACKEND_URL="file://$demo/state"
 export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-openinspect-demo}"
 export PULUMI_SKIP_UPDATE_CHECK=true
 
+# Reuse the previous run's port when it is free: worker URLs in state point at it.
+listen=127.0.0.1:0
+if [ -s "$demo/emulator.url" ]; then
+  prev=$(sed 's|^http://||' "$demo/emulator.url")
+  if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then listen=$prev; fi
+fi
 rm -f "$demo/emulator.addr"
-openinspect-emulator -listen 127.0.0.1:0 -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
+openinspect-emulator -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
 trap 'kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do [ -s "$demo/emulator.addr" ] && break; sleep 0.1; done
 [ -s "$demo/emulator.addr" ] || { echo "emulator did not start; see $demo/emulator.log" >&2; exit 1; }
 emu_url=$(cat "$demo/emulator.addr")
+echo "$emu_url" > "$demo/emulator.url"
 echo "emulator: $emu_url"
 
 # The engine finds pulumi-resource-openinspect on PATH (bin/), so nothing is
@@ -31,12 +38,11 @@ cp -r "$root/examples/yaml/." "$demo/project/"
 cd "$demo/project"
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
+pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"
 pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
-# Generated once and kept in the demo stack's config, like any shared secret.
-if ! pulumi config get serviceAuthSecretSlackBot >/dev/null 2>&1; then
-  pulumi config set --secret serviceAuthSecretSlackBot "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-fi
+# A placeholder: the emulator's control plane stores it, nothing calls Anthropic.
+pulumi config set --secret anthropicApiKey demo-not-a-real-key
 pulumi up --yes --skip-preview --suppress-progress
 echo
 echo "outputs:"

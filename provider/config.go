@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -19,6 +20,7 @@ type Config struct {
 	CloudflareAPIToken   string `pulumi:"cloudflareApiToken,optional" provider:"secret"`
 	CloudflareAccountID  string `pulumi:"cloudflareAccountId,optional"`
 	CloudflareAPIBaseURL string `pulumi:"cloudflareApiBaseUrl,optional"`
+	WorkersDevBaseURL    string `pulumi:"workersDevBaseUrl,optional"`
 	ModalTokenID         string `pulumi:"modalTokenId,optional"`
 	ModalTokenSecret     string `pulumi:"modalTokenSecret,optional" provider:"secret"`
 	ModalEnvironment     string `pulumi:"modalEnvironment,optional"`
@@ -40,6 +42,7 @@ func (c *Config) envFallbacks() []struct {
 		{&c.CloudflareAPIToken, "CLOUDFLARE_API_TOKEN"},
 		{&c.CloudflareAccountID, "CLOUDFLARE_ACCOUNT_ID"},
 		{&c.CloudflareAPIBaseURL, "CLOUDFLARE_API_BASE_URL"},
+		{&c.WorkersDevBaseURL, "OPENINSPECT_WORKERS_DEV_BASE_URL"},
 		{&c.ModalTokenID, "MODAL_TOKEN_ID"},
 		{&c.ModalTokenSecret, "MODAL_TOKEN_SECRET"},
 		{&c.ModalEnvironment, "MODAL_ENVIRONMENT"},
@@ -59,6 +62,9 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.CloudflareAPIToken, "Cloudflare API token with Workers Scripts, D1, KV, R2 and Queues edit permissions. Falls back to CLOUDFLARE_API_TOKEN.")
 	a.Describe(&c.CloudflareAccountID, "Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.")
 	a.Describe(&c.CloudflareAPIBaseURL, "Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.")
+	a.Describe(&c.WorkersDevBaseURL, "Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. "+
+		"For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to "+
+		"OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.")
 	a.Describe(&c.ModalTokenID, "Modal token ID. Falls back to MODAL_TOKEN_ID.")
 	a.Describe(&c.ModalTokenSecret, "Modal token secret. Falls back to MODAL_TOKEN_SECRET.")
 	a.Describe(&c.ModalEnvironment, "Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.")
@@ -102,6 +108,7 @@ func (*Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]) 
 	compare("cloudflareApiToken", olds.CloudflareAPIToken, news.CloudflareAPIToken)
 	compare("cloudflareAccountId", olds.CloudflareAccountID, news.CloudflareAccountID)
 	compare("cloudflareApiBaseUrl", olds.CloudflareAPIBaseURL, news.CloudflareAPIBaseURL)
+	compare("workersDevBaseUrl", olds.WorkersDevBaseURL, news.WorkersDevBaseURL)
 	compare("modalTokenId", olds.ModalTokenID, news.ModalTokenID)
 	compare("modalTokenSecret", olds.ModalTokenSecret, news.ModalTokenSecret)
 	compare("modalEnvironment", olds.ModalEnvironment, news.ModalEnvironment)
@@ -128,6 +135,20 @@ func (c *Config) cloudflare() (*cloudflare.Client, error) {
 		AccountID: resolved.CloudflareAccountID,
 		BaseURL:   resolved.CloudflareAPIBaseURL,
 	})
+}
+
+// workerURL is where a script with workers.dev enabled answers.
+func (c *Config) workerURL(ctx context.Context, client *cloudflare.Client, script string) (string, error) {
+	resolved := *c
+	resolved.applyEnv()
+	if base := strings.TrimRight(resolved.WorkersDevBaseURL, "/"); base != "" {
+		return base + "/" + script, nil
+	}
+	sub, err := client.AccountSubdomain(ctx)
+	if err != nil || sub == "" {
+		return "", err
+	}
+	return fmt.Sprintf("https://%s.%s.workers.dev", script, sub), nil
 }
 
 // cloudflareFrom returns a Cloudflare client for the provider serving ctx.

@@ -122,13 +122,11 @@ func deploy(ctx context.Context, client *cloudflare.Client, args WorkerArgs, pri
 		}
 		state.URL = ""
 		if wantDev {
-			sub, err := client.AccountSubdomain(ctx)
+			url, err := infer.GetConfig[*Config](ctx).workerURL(ctx, client, args.Name)
 			if err != nil {
 				return state, err
 			}
-			if sub != "" {
-				state.URL = fmt.Sprintf("https://%s.%s.workers.dev", args.Name, sub)
-			}
+			state.URL = url
 		}
 	}
 	if creating || !reflect.DeepEqual(normalizeEmpty(reflect.ValueOf(prior.QueueConsumers)), normalizeEmpty(reflect.ValueOf(args.QueueConsumers))) {
@@ -395,6 +393,12 @@ func (*Worker) Read(ctx context.Context, req infer.ReadRequest[WorkerArgs, Worke
 	}
 	state.Etag = script.Etag
 	state.AccountID = client.AccountID()
+	if state.WorkersDev == nil || *state.WorkersDev {
+		// The URL follows the account subdomain (or the configured base).
+		if state.URL, err = infer.GetConfig[*Config](ctx).workerURL(ctx, client, req.ID); err != nil {
+			return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
+		}
+	}
 	return infer.ReadResponse[WorkerArgs, WorkerState]{ID: req.ID, Inputs: inputs, State: state}, nil
 }
 

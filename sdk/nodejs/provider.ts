@@ -51,6 +51,10 @@ export class Provider extends pulumi.ProviderResource {
      * Modal token secret. Falls back to MODAL_TOKEN_SECRET.
      */
     declare public readonly modalTokenSecret: pulumi.Output<string | undefined>;
+    /**
+     * Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+     */
+    declare public readonly workersDevBaseUrl: pulumi.Output<string | undefined>;
 
     /**
      * Create a Provider resource with the given unique name, arguments, and options.
@@ -71,6 +75,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["modalEnvironment"] = args?.modalEnvironment;
             resourceInputs["modalTokenId"] = args?.modalTokenId;
             resourceInputs["modalTokenSecret"] = args?.modalTokenSecret ? pulumi.secret(args.modalTokenSecret) : undefined;
+            resourceInputs["workersDevBaseUrl"] = args?.workersDevBaseUrl;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const secretOpts = { additionalSecretOutputs: ["cloudflareApiToken", "daytonaApiKey", "modalTokenSecret"] };
@@ -115,4 +120,8 @@ export interface ProviderArgs {
      * Modal token secret. Falls back to MODAL_TOKEN_SECRET.
      */
     modalTokenSecret?: pulumi.Input<string | undefined>;
+    /**
+     * Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+     */
+    workersDevBaseUrl?: pulumi.Input<string | undefined>;
 }

@@ -14,8 +14,9 @@ import (
 )
 
 const (
-	uploadRoute   = "PUT /client/v4/accounts/{account_id}/workers/scripts/{script_name}"
-	serviceSecret = "engine-service-auth-secret-0123456789abcdef0123456789abcdef"
+	uploadRoute  = "PUT /client/v4/accounts/{account_id}/workers/scripts/{script_name}"
+	seedRoute    = "PUT /__workers/{script_name}/secrets"
+	anthropicKey = "sk-ant-engine-test-0123456789abcdef"
 )
 
 // TestYAMLCloudflareStack runs examples/yaml, the program users copy: D1 with
@@ -33,13 +34,14 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	)
 	configureStack(t, pt.CurrentStack(), emu)
 	pt.SetConfig(t, "deploymentName", "engine")
-	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "serviceAuthSecretSlackBot",
-		auto.ConfigValue{Value: serviceSecret, Secret: true}))
+	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.url+"/__workers")
+	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "anthropicApiKey",
+		auto.ConfigValue{Value: anthropicKey, Secret: true}))
 
 	up := pt.Up(t)
 	assert.Equal(t, 2.0, up.Outputs["appliedMigrations"].Value)
 	assert.Equal(t, "0002", up.Outputs["latestMigration"].Value)
-	assert.Equal(t, "https://open-inspect-control-plane-engine.openinspect-emulator.workers.dev", up.Outputs["controlPlaneUrl"].Value)
+	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", up.Outputs["controlPlaneUrl"].Value)
 	inv := emu.inventory(t)
 	require.Len(t, inv.Workers, 2)
 	for _, w := range inv.Workers {
@@ -48,6 +50,7 @@ func TestYAMLCloudflareStack(t *testing.T) {
 			assert.Equal(t, "v1", w.MigrationTag)
 			assert.ElementsMatch(t, []string{"* * * * *", "7,37 * * * *", "23 * * * *"}, w.Crons)
 			assert.True(t, w.WorkersDev)
+			assert.Equal(t, 1, w.AppSecrets, "ANTHROPIC_API_KEY seeded through the signed API")
 		}
 	}
 	require.Len(t, inv.Queues, 2)
@@ -56,7 +59,7 @@ func TestYAMLCloudflareStack(t *testing.T) {
 		consumers[q.Name] = q.Consumers
 	}
 	assert.Equal(t, []string{"open-inspect-slack-bot-engine"}, consumers["open-inspect-slack-completion-engine"])
-	requireNoPlaintext(t, pt.CurrentStack(), serviceSecret)
+	requireNoPlaintext(t, pt.CurrentStack(), anthropicKey)
 
 	emu.resetCounts(t)
 	assertpreview.HasNoChanges(t, pt.Preview(t))
@@ -76,19 +79,18 @@ func TestYAMLCloudflareStack(t *testing.T) {
 
 	emu.resetCounts(t)
 	pt.SetConfig(t, "appName", "Open Inspect Engine")
-	renamed := pt.Up(t)
+	pt.Up(t)
 	_, counts = emu.cloudflareCalls(t)
 	assert.Equal(t, 2, counts[uploadRoute], "appName is a var of both workers: each re-uploads once: %v", counts)
 
 	emu.resetCounts(t)
-	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "serviceAuthSecretSlackBot",
-		auto.ConfigValue{Value: serviceSecret + "-rotated", Secret: true}))
-	rotated := pt.Up(t)
+	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "anthropicApiKey",
+		auto.ConfigValue{Value: anthropicKey + "-rotated", Secret: true}))
+	pt.Up(t)
 	_, counts = emu.cloudflareCalls(t)
-	assert.Equal(t, 2, counts[uploadRoute], "a rotated secret re-uploads the two workers holding it: %v", counts)
-	assert.Equal(t, renamed.Outputs["controlPlaneHash"].Value, rotated.Outputs["controlPlaneHash"].Value,
-		"secrets are outside the public hash")
-	requireNoPlaintext(t, pt.CurrentStack(), serviceSecret+"-rotated")
+	assert.Equal(t, 1, counts[seedRoute], "a rotated platform secret is re-seeded once: %v", counts)
+	assert.Zero(t, counts[uploadRoute], "and no worker is re-uploaded: %v", counts)
+	requireNoPlaintext(t, pt.CurrentStack(), anthropicKey+"-rotated")
 
 	pt.Destroy(t)
 	emu.requireEmpty(t)

@@ -110,7 +110,7 @@ func TestGoInlineWorkerPair(t *testing.T) {
 			Services: openinspect.ServiceBindingArray{openinspect.ServiceBindingArgs{
 				Binding: pulumi.String("BOT"), Service: pulumi.String("oi-go-bot"),
 			}},
-			Secrets: pulumi.StringMap{"TOKEN_ENCRYPTION_KEY": pulumi.ToSecret(pulumi.String(serviceSecret)).(pulumi.StringOutput)},
+			Secrets: pulumi.StringMap{"TOKEN_ENCRYPTION_KEY": pulumi.ToSecret(pulumi.String(anthropicKey)).(pulumi.StringOutput)},
 		})
 		if err != nil {
 			return err
@@ -140,7 +140,7 @@ func TestGoInlineWorkerPair(t *testing.T) {
 		want := map[string]int{"oi-go-control-plane": 4, "oi-go-bot": 1}[w.Name]
 		assert.Equal(t, want, w.Bindings, "%s has all its bindings", w.Name)
 	}
-	requireNoPlaintext(t, &stack, serviceSecret)
+	requireNoPlaintext(t, &stack, anthropicKey)
 
 	emu.resetCounts(t)
 	preview, err := stack.Preview(ctx)

@@ -30,6 +30,8 @@ type Provider struct {
 	ModalTokenId pulumi.StringPtrOutput `pulumi:"modalTokenId"`
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret pulumi.StringPtrOutput `pulumi:"modalTokenSecret"`
+	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+	WorkersDevBaseUrl pulumi.StringPtrOutput `pulumi:"workersDevBaseUrl"`
 }
 
 // NewProvider registers a new resource with the given unique name, arguments, and options.
@@ -80,6 +82,8 @@ type providerArgs struct {
 	ModalTokenId *string `pulumi:"modalTokenId"`
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret *string `pulumi:"modalTokenSecret"`
+	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+	WorkersDevBaseUrl *string `pulumi:"workersDevBaseUrl"`
 }
 
 // The set of arguments for constructing a Provider resource.
@@ -100,6 +104,8 @@ type ProviderArgs struct {
 	ModalTokenId pulumi.StringPtrInput
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret pulumi.StringPtrInput
+	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+	WorkersDevBaseUrl pulumi.StringPtrInput
 }
 
 func (ProviderArgs) ElementType() reflect.Type {
@@ -177,6 +183,11 @@ func (o ProviderOutput) ModalTokenId() pulumi.StringPtrOutput {
 // Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 func (o ProviderOutput) ModalTokenSecret() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.ModalTokenSecret }).(pulumi.StringPtrOutput)
+}
+
+// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+func (o ProviderOutput) WorkersDevBaseUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.WorkersDevBaseUrl }).(pulumi.StringPtrOutput)
 }
 
 func init() {

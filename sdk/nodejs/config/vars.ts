@@ -95,3 +95,14 @@ Object.defineProperty(exports, "modalTokenSecret", {
     enumerable: true,
 });
 
+/**
+ * Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+ */
+export declare const workersDevBaseUrl: string | undefined;
+Object.defineProperty(exports, "workersDevBaseUrl", {
+    get() {
+        return __config.get("workersDevBaseUrl");
+    },
+    enumerable: true,
+});
+

@@ -26,7 +26,8 @@ class ProviderArgs:
                  daytona_api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_environment: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
-                 modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None):
+                 modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a Provider resource.
 
@@ -38,6 +39,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
+        :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
         if cloudflare_account_id is not None:
             pulumi.set(__self__, "cloudflare_account_id", cloudflare_account_id)
@@ -55,6 +57,8 @@ class ProviderArgs:
             pulumi.set(__self__, "modal_token_id", modal_token_id)
         if modal_token_secret is not None:
             pulumi.set(__self__, "modal_token_secret", modal_token_secret)
+        if workers_dev_base_url is not None:
+            pulumi.set(__self__, "workers_dev_base_url", workers_dev_base_url)
 
     @_builtins.property
     @pulumi.getter(name="cloudflareAccountId")
@@ -152,6 +156,18 @@ class ProviderArgs:
     def modal_token_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "modal_token_secret", value)
 
+    @_builtins.property
+    @pulumi.getter(name="workersDevBaseUrl")
+    def workers_dev_base_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        """
+        return pulumi.get(self, "workers_dev_base_url")
+
+    @workers_dev_base_url.setter
+    def workers_dev_base_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "workers_dev_base_url", value)
+
 
 @pulumi.type_token("pulumi:providers:openinspect")
 class Provider(pulumi.ProviderResource):
@@ -167,6 +183,7 @@ class Provider(pulumi.ProviderResource):
                  modal_environment: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
         Create a Openinspect resource with the given unique name, props, and options.
@@ -181,6 +198,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
+        :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
         ...
     @overload
@@ -214,6 +232,7 @@ class Provider(pulumi.ProviderResource):
                  modal_environment: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -231,6 +250,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["modal_environment"] = modal_environment
             __props__.__dict__["modal_token_id"] = modal_token_id
             __props__.__dict__["modal_token_secret"] = None if modal_token_secret is None else pulumi.Output.secret(modal_token_secret)
+            __props__.__dict__["workers_dev_base_url"] = workers_dev_base_url
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["cloudflareApiToken", "daytonaApiKey", "modalTokenSecret"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(Provider, __self__).__init__(
@@ -302,4 +322,12 @@ class Provider(pulumi.ProviderResource):
         Modal token secret. Falls back to MODAL_TOKEN_SECRET.
         """
         return pulumi.get(self, "modal_token_secret")
+
+    @_builtins.property
+    @pulumi.getter(name="workersDevBaseUrl")
+    def workers_dev_base_url(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        """
+        return pulumi.get(self, "workers_dev_base_url")
 

@@ -50,3 +50,8 @@ func GetModalTokenId(ctx *pulumi.Context) string {
 func GetModalTokenSecret(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:modalTokenSecret")
 }
+
+// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+func GetWorkersDevBaseUrl(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:workersDevBaseUrl")
+}

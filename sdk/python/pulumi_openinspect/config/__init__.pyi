@@ -54,3 +54,8 @@ modalTokenSecret: Optional[str]
 Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 """
 
+workersDevBaseUrl: Optional[str]
+"""
+Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+"""
+

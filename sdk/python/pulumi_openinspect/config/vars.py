@@ -76,3 +76,10 @@ class _ExportableConfig(types.ModuleType):
         """
         return __config__.get('modalTokenSecret')
 
+    @_builtins.property
+    def workers_dev_base_url(self) -> Optional[str]:
+        """
+        Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        """
+        return __config__.get('workersDevBaseUrl')
+
