@@ -88,38 +88,45 @@ func (*Worker) Update(ctx context.Context, req infer.UpdateRequest[WorkerArgs, W
 	return infer.UpdateResponse[WorkerState]{Output: state}, nil
 }
 
-// deploy brings the remote script to args. prior is the state before; the
-// returned state records every step that succeeded, also on error.
+// deploy brings the remote script to args. prior is the state before. The
+// returned state takes each group of inputs from args only once the step
+// applying it succeeded, so after a failure the next diff shows exactly the
+// steps still to do.
 func deploy(ctx context.Context, client *cloudflare.Client, args WorkerArgs, prior WorkerState, creating bool) (WorkerState, error) {
 	state := prior
-	state.WorkerArgs = args
 	state.AccountID = client.AccountID()
+	state.Name, state.AdoptExisting = args.Name, args.AdoptExisting
+	if creating {
+		// The route is not switched on yet, whatever the default says.
+		state.WorkersDev = ptr(false)
+	}
 	hash, secretsHash, err := args.hashes()
 	if err != nil {
-		return prior, err
+		return state, err
 	}
 	if creating || hash != prior.Hash || secretsHash != prior.SecretsHash {
 		script, err := upload(ctx, client, args, &state)
 		if err != nil {
-			state.WorkerArgs = prior.WorkerArgs
+			state.Hash = "" // the next up uploads again
 			return state, err
 		}
+		applied := state.WorkerArgs
+		state.WorkerArgs = args
+		state.Crons, state.WorkersDev, state.QueueConsumers = applied.Crons, applied.WorkersDev, applied.QueueConsumers
 		state.Etag, state.Hash, state.SecretsHash = script.Etag, hash, secretsHash
 	}
-	if (creating && len(args.Crons) > 0) || (!creating && !slices.Equal(prior.Crons, args.Crons)) {
+	if !slices.Equal(state.Crons, args.Crons) {
 		if err := client.SetSchedules(ctx, args.Name, args.Crons); err != nil {
-			state.Crons = prior.Crons
 			return state, err
 		}
+		state.Crons = args.Crons
 	}
 	wantDev := args.WorkersDev == nil || *args.WorkersDev
-	hadDev := prior.WorkersDev == nil || *prior.WorkersDev
-	if creating || wantDev != hadDev {
+	if creating || wantDev != (state.WorkersDev == nil || *state.WorkersDev) {
 		if err := client.SetWorkersDev(ctx, args.Name, wantDev); err != nil {
-			// Record the route as not yet switched, so the next up retries.
-			state.WorkersDev = ptr(!wantDev)
 			return state, err
 		}
+		state.WorkersDev = args.WorkersDev
 		state.URL = ""
 		if wantDev {
 			url, err := infer.GetConfig[*Config](ctx).workerURL(ctx, client, args.Name)
@@ -129,13 +136,13 @@ func deploy(ctx context.Context, client *cloudflare.Client, args WorkerArgs, pri
 			state.URL = url
 		}
 	}
-	if creating || !reflect.DeepEqual(normalizeEmpty(reflect.ValueOf(prior.QueueConsumers)), normalizeEmpty(reflect.ValueOf(args.QueueConsumers))) {
+	if !reflect.DeepEqual(normalizeEmpty(reflect.ValueOf(state.QueueConsumers)), normalizeEmpty(reflect.ValueOf(args.QueueConsumers))) {
 		ids, err := reconcileConsumers(ctx, client, args, prior.ConsumerIDs)
 		state.ConsumerIDs = ids
 		if err != nil {
-			state.QueueConsumers = prior.QueueConsumers
 			return state, err
 		}
+		state.QueueConsumers = args.QueueConsumers
 	}
 	return state, nil
 }

@@ -211,6 +211,7 @@ func TestWorkerMigrationTagRecovery(t *testing.T) {
 func TestWorkerCircularServiceBindings(t *testing.T) {
 	h := newHarness(t)
 	serviceTargetPoll = 50 * time.Millisecond
+	t.Cleanup(func() { serviceTargetPoll = time.Second })
 	pair := map[string]string{"oi-cp": "oi-bot", "oi-bot": "oi-cp"}
 	var wg sync.WaitGroup
 	errs := map[string]error{}
@@ -296,4 +297,34 @@ func TestWorkerRefreshNoticesOutOfBandChange(t *testing.T) {
 	_, err = h.server.Update(p.UpdateRequest{ID: "oi-drift", Urn: u, State: read.Properties, Inputs: inputs})
 	require.NoError(t, err)
 	assert.Equal(t, 1, h.emu.Counts()[uploadKey], "the next up restores the program's code")
+}
+
+// A worker whose service target never appears is kept in state (uploaded
+// without the binding); once the target exists, the next update adds it.
+func TestWorkerMissingServiceTargetIsFinishedLater(t *testing.T) {
+	h := newHarness(t)
+	serviceTargetWait, serviceTargetPoll = 200*time.Millisecond, 20*time.Millisecond
+	t.Cleanup(func() { serviceTargetWait, serviceTargetPoll = 3*time.Minute, time.Second })
+	u := urn(workerToken, "w")
+	inputs := props(t, map[string]any{"name": "oi-lonely", "content": fixtureWorker,
+		"services": list(map[string]any{"binding": "GHOST", "service": "oi-ghost"})})
+	created, err := h.server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "oi-ghost")
+	require.Equal(t, "oi-lonely", created.ID)
+	w, ok := h.emu.Worker(emulator.DefaultAccountID, "oi-lonely")
+	require.True(t, ok, "the worker exists, without the binding")
+	assert.Empty(t, w.Bindings)
+
+	_, err = h.server.Create(p.CreateRequest{Urn: urn(workerToken, "ghost"), Properties: props(t, map[string]any{"name": "oi-ghost", "content": fixtureWorker})})
+	require.NoError(t, err)
+	diff, err := h.server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	require.True(t, diff.HasChanges)
+	assert.NotContains(t, diff.DetailedDiff, "name", "never a replacement")
+	_, err = h.server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	w, _ = h.emu.Worker(emulator.DefaultAccountID, "oi-lonely")
+	require.Len(t, w.Bindings, 1)
+	assert.Equal(t, "oi-ghost", w.Bindings[0].Service)
 }
