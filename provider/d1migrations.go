@@ -111,6 +111,22 @@ func (a D1MigrationsArgs) files() ([]migrationFile, []p.CheckFailure, error) {
 	return files, failures, nil
 }
 
+// validFiles is files for callers past Check, where a failure is an error.
+func (a D1MigrationsArgs) validFiles() ([]migrationFile, error) {
+	files, failures, err := a.files()
+	if err != nil {
+		return nil, err
+	}
+	if len(failures) > 0 {
+		reasons := make([]string, len(failures))
+		for i, f := range failures {
+			reasons[i] = f.Property + ": " + f.Reason
+		}
+		return nil, fmt.Errorf("invalid migrations: %s", strings.Join(reasons, "; "))
+	}
+	return files, nil
+}
+
 // Check rejects unprefixed files and duplicate prefixes, naming them, before
 // anything runs.
 func (*D1Migrations) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[D1MigrationsArgs], error) {
@@ -158,9 +174,9 @@ func (*D1Migrations) Diff(_ context.Context, req infer.DiffRequest[D1MigrationsA
 		}
 		return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
 	}
-	files, failures, err := req.Inputs.files()
-	if err != nil || len(failures) > 0 {
-		return infer.DiffResponse{}, fmt.Errorf("migrations: %v %w", failures, err)
+	files, err := req.Inputs.validFiles()
+	if err != nil {
+		return infer.DiffResponse{}, err
 	}
 	pending, changed := plan(files, req.State.Applied)
 	for _, name := range pending {
@@ -199,9 +215,9 @@ func keepPartial(err error, dryRun bool) error {
 func migrate(ctx context.Context, args D1MigrationsArgs, prior D1MigrationsState, dryRun bool) (D1MigrationsState, error) {
 	state := prior
 	state.D1MigrationsArgs = args
-	files, failures, err := args.files()
-	if err != nil || len(failures) > 0 {
-		return state, fmt.Errorf("migrations: %v %w", failures, err)
+	files, err := args.validFiles()
+	if err != nil {
+		return state, err
 	}
 	if dryRun {
 		state.Pending, state.Changed = plan(files, prior.Applied)
