@@ -30,6 +30,8 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	pt := pulumitest.NewPulumiTest(t, filepath.Join(repoRoot(), "examples", "yaml"),
 		opttest.LocalProviderPath("openinspect", binDir),
 		opttest.SkipInstall(),
+		// The gRPC debug log would hold secret values in plaintext.
+		opttest.DisableGrpcLog(),
 		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
 	)
 	configureStack(t, pt.CurrentStack(), emu)

@@ -20,6 +20,8 @@ func TestYAMLD1Lifecycle(t *testing.T) {
 	pt := pulumitest.NewPulumiTest(t, "testdata/d1-yaml",
 		opttest.LocalProviderPath("openinspect", binDir),
 		opttest.SkipInstall(),
+		// The gRPC debug log would hold secret values in plaintext.
+		opttest.DisableGrpcLog(),
 		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
 	)
 	configureStack(t, pt.CurrentStack(), emu)
