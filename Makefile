@@ -36,6 +36,7 @@ kube-tools:
 # the longest cold build.
 test-tools: pulumi-tools
 	for part in etcd apiserver controllers kwok; do ./.ci/kube-tools.sh $$part; done
+	./.ci/python-tools.sh
 
 schema:
 	go run ./provider/cmd/openinspect-gen schema -out schema.json

@@ -153,7 +153,12 @@ func requireNoPlaintext(t *testing.T, stack *auto.Stack, secret string) {
 	t.Helper()
 	backend := stack.Workspace().GetEnvVars()["PULUMI_BACKEND_URL"]
 	require.True(t, strings.HasPrefix(backend, "file://"), "backend %q", backend)
-	root := strings.TrimPrefix(backend, "file://")
+	assertNoPlaintextIn(t, strings.TrimPrefix(backend, "file://"), secret)
+}
+
+// assertNoPlaintextIn scans a local backend directory for a secret's plaintext.
+func assertNoPlaintextIn(t *testing.T, root, secret string) {
+	t.Helper()
 	files := 0
 	require.NoError(t, filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
