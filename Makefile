@@ -37,6 +37,7 @@ kube-tools:
 test-tools: pulumi-tools
 	for part in etcd apiserver controllers kwok; do ./.ci/kube-tools.sh $$part; done
 	./.ci/python-tools.sh
+	./.ci/node-tools.sh
 
 schema:
 	go run ./provider/cmd/openinspect-gen schema -out schema.json
