@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -100,20 +101,13 @@ func (*Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]) 
 		news = &Config{}
 	}
 	detailed := map[string]p.PropertyDiff{}
-	compare := func(key, old, new string) {
-		if old != new {
-			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	// Every key is a string; comparing field by field covers keys added later.
+	ov, nv := reflect.ValueOf(*olds), reflect.ValueOf(*news)
+	for i := range ov.NumField() {
+		if ov.Field(i).String() != nv.Field(i).String() {
+			detailed[pulumiName(ov.Type().Field(i))] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 		}
 	}
-	compare("cloudflareApiToken", olds.CloudflareAPIToken, news.CloudflareAPIToken)
-	compare("cloudflareAccountId", olds.CloudflareAccountID, news.CloudflareAccountID)
-	compare("cloudflareApiBaseUrl", olds.CloudflareAPIBaseURL, news.CloudflareAPIBaseURL)
-	compare("workersDevBaseUrl", olds.WorkersDevBaseURL, news.WorkersDevBaseURL)
-	compare("modalTokenId", olds.ModalTokenID, news.ModalTokenID)
-	compare("modalTokenSecret", olds.ModalTokenSecret, news.ModalTokenSecret)
-	compare("modalEnvironment", olds.ModalEnvironment, news.ModalEnvironment)
-	compare("daytonaApiKey", olds.DaytonaAPIKey, news.DaytonaAPIKey)
-	compare("daytonaApiUrl", olds.DaytonaAPIURL, news.DaytonaAPIURL)
 	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
 }
 
