@@ -328,3 +328,32 @@ func TestWorkerMissingServiceTargetIsFinishedLater(t *testing.T) {
 	require.Len(t, w.Bindings, 1)
 	assert.Equal(t, "oi-ghost", w.Bindings[0].Service)
 }
+
+// pulumi import reads what the API tells about a script: its bindings, vars
+// and migration tag (code and secret values are write-only).
+func TestWorkerImportByName(t *testing.T) {
+	h := newHarness(t)
+	client, tg := newTargets(t, h)
+	text := "v"
+	_, err := client.UploadScript(t.Context(), cloudflare.ScriptUpload{
+		Name: "oi-imported", MainModule: "index.js", Modules: []cloudflare.Module{{Name: "index.js", Content: []byte(fixtureWorker)}},
+		Bindings: []cloudflare.Binding{
+			{Type: "d1", Name: "DB", ID: tg.db},
+			{Type: "plain_text", Name: "MODE", Text: &text},
+			{Type: "durable_object_namespace", Name: "SESSION", ClassName: "SessionDO"},
+		},
+		Migrations: &cloudflare.Migration{NewTag: "v4", NewSqliteClasses: []string{"SessionDO"}},
+	})
+	require.NoError(t, err)
+
+	read, err := h.server.Read(p.ReadRequest{ID: "oi-imported", Urn: urn(workerToken, "w")})
+	require.NoError(t, err)
+	assert.Equal(t, "oi-imported", read.ID)
+	assert.Equal(t, "oi-imported", read.Inputs.Get("name").AsString())
+	assert.Equal(t, "v", read.Inputs.Get("vars").AsMap().Get("MODE").AsString())
+	d1 := read.Inputs.Get("d1Databases").AsArray().AsSlice()
+	require.Len(t, d1, 1)
+	assert.Equal(t, tg.db, d1[0].AsMap().Get("databaseId").AsString())
+	assert.Equal(t, "v4", read.Properties.Get("migrationTag").AsString())
+	assert.Equal(t, []string{"SessionDO"}, strs(read.Properties.Get("durableObjectClasses")))
+}
