@@ -975,34 +975,17 @@ func (s *Server) cpDeleteSecret(w http.ResponseWriter, c *cpCall) {
 // a worker would answer, not Cloudflare envelopes.
 func (s *Server) cpFaults(w http.ResponseWriter, r *http.Request, route string) bool {
 	delay, f := s.takeFaults(r.Method, route)
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return true
-		}
-	}
-	if f == nil {
-		return false
-	}
-	switch f.Kind {
-	case FaultRateLimit:
-		if f.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
-		}
+	return serveFault(w, r, delay, f, workerFaultAnswers)
+}
+
+// workerFaultAnswers answer in plain JSON, as a worker would.
+var workerFaultAnswers = faultAnswers{
+	rateLimited: func(w http.ResponseWriter, _ *Fault) {
 		cpWriteJSON(w, http.StatusTooManyRequests, cpError{"Too many requests"})
-	case FaultServerError:
+	},
+	serverError: func(w http.ResponseWriter, f *Fault) {
 		cpWriteJSON(w, f.Status, cpError{"Internal server error"})
-	case FaultDropConnection:
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			panic(http.ErrAbortHandler)
-		}
-		_ = conn.Close()
-	}
-	return true
+	},
 }
 
 // AppSecrets returns the global secrets stored by the control-plane script

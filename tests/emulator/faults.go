@@ -215,6 +215,31 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, method, rou
 		// should hit those too.
 		delay, f = s.takeFaults(http.MethodGet, route)
 	}
+	return serveFault(w, r, delay, f, cloudflareFaultAnswers)
+}
+
+// faultAnswers writes a fault's response in the format of a family of routes.
+type faultAnswers struct {
+	rateLimited func(w http.ResponseWriter, f *Fault)
+	serverError func(w http.ResponseWriter, f *Fault)
+}
+
+// cloudflareFaultAnswers answer in the v4 envelope.
+var cloudflareFaultAnswers = faultAnswers{
+	rateLimited: func(w http.ResponseWriter, f *Fault) {
+		if f.RetryAfter%time.Second != 0 {
+			w.Header().Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
+		}
+		writeError(w, newAPIError(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed"))
+	},
+	serverError: func(w http.ResponseWriter, f *Fault) {
+		writeError(w, newAPIError(f.Status, 10001, "We encountered an internal error. Please try again."))
+	},
+}
+
+// serveFault waits out a fault's latency, then answers or drops the request
+// for a terminal fault, and reports whether the request is done with.
+func serveFault(w http.ResponseWriter, r *http.Request, delay time.Duration, f *Fault, answers faultAnswers) bool {
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
@@ -231,13 +256,10 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, method, rou
 	case FaultRateLimit:
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
-			if f.RetryAfter%time.Second != 0 {
-				w.Header().Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
-			}
 		}
-		writeError(w, newAPIError(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed"))
+		answers.rateLimited(w, f)
 	case FaultServerError:
-		writeError(w, newAPIError(f.Status, 10001, "We encountered an internal error. Please try again."))
+		answers.serverError(w, f)
 	case FaultDropConnection:
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err != nil {

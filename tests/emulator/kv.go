@@ -167,14 +167,7 @@ func (s *Server) kvRename(w http.ResponseWriter, r *http.Request) {
 		out = ns.json()
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 func (s *Server) kvDelete(w http.ResponseWriter, r *http.Request) {
@@ -184,14 +177,7 @@ func (s *Server) kvDelete(w http.ResponseWriter, r *http.Request) {
 		delete(s.st.KV, ns.ID)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, nil)
+	s.saveAndRespond(w, err, nil)
 }
 
 type kvKeyJSON struct {
@@ -345,14 +331,7 @@ func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 		ns.Values[key] = val
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, map[string]any{})
+	s.saveAndRespond(w, err, map[string]any{})
 }
 
 func (s *Server) kvDeleteValue(w http.ResponseWriter, r *http.Request) {
@@ -368,12 +347,5 @@ func (s *Server) kvDeleteValue(w http.ResponseWriter, r *http.Request) {
 		delete(ns.Values, key)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, map[string]any{})
+	s.saveAndRespond(w, err, map[string]any{})
 }

@@ -221,14 +221,7 @@ func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
 		out = s.queueJSONLocked(q)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 func (s *Server) qList(w http.ResponseWriter, r *http.Request) {
@@ -297,14 +290,7 @@ func (s *Server) qUpdate(w http.ResponseWriter, r *http.Request) {
 		out = s.queueJSONLocked(q)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 // qDelete removes a queue with its consumers. Consumers of other queues
@@ -317,14 +303,7 @@ func (s *Server) qDelete(w http.ResponseWriter, r *http.Request) {
 		delete(s.st.Queues, q.ID)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, nil)
+	s.saveAndRespond(w, err, nil)
 }
 
 func (s *Server) qListConsumers(w http.ResponseWriter, r *http.Request) {
@@ -459,14 +438,7 @@ func (s *Server) qAddConsumer(w http.ResponseWriter, r *http.Request) {
 		out = q.consumerJSON(c)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 func consumerNotFound() *apiError {
@@ -499,14 +471,7 @@ func (s *Server) qUpdateConsumer(w http.ResponseWriter, r *http.Request) {
 		out = q.consumerJSON(c)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 func (s *Server) qDeleteConsumer(w http.ResponseWriter, r *http.Request) {
@@ -520,12 +485,5 @@ func (s *Server) qDeleteConsumer(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, nil)
+	s.saveAndRespond(w, err, nil)
 }

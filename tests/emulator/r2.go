@@ -183,14 +183,7 @@ func (s *Server) r2Delete(w http.ResponseWriter, r *http.Request) {
 		delete(s.st.R2, key)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, map[string]any{})
+	s.saveAndRespond(w, err, map[string]any{})
 }
 
 // ErrNoSuchBucket is returned by PutR2Object for a bucket that does not

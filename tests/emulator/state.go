@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,6 +239,20 @@ func loadState(path string) (*state, error) {
 // but written outside it, so slow disks never stall other requests; writing
 // to a temp file and renaming means a crash leaves either the old or the new
 // file, never half of one.
+// saveAndRespond ends a mutating handler (called after the lock is released):
+// on success it persists the state and answers result; the first error,
+// the handler's or the save's, is answered instead.
+func (s *Server) saveAndRespond(w http.ResponseWriter, err error, result any) {
+	if err == nil {
+		err = s.save()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, result)
+}
+
 func (s *Server) save() error {
 	s.mu.Lock()
 	b, err := json.MarshalIndent(s.st, "", "  ")

@@ -345,14 +345,7 @@ func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 // wkApplyLocked checks the upload against the account's resources and, only
@@ -625,14 +618,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, nil)
+	s.saveAndRespond(w, err, nil)
 }
 
 type wkSettingsJSON struct {
@@ -775,14 +761,7 @@ func (s *Server) wkPutSchedules(w http.ResponseWriter, r *http.Request) {
 		out = schedulesJSON(next)
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 // cronField is one of the five cron fields and the values it takes.
@@ -948,14 +927,7 @@ func (s *Server) wkWriteScriptSubdomain(w http.ResponseWriter, r *http.Request, 
 		out = wkSubdomainJSON{Enabled: ws.WorkersDev, PreviewsEnabled: ws.PreviewsEnabled}
 	}
 	s.mu.Unlock()
-	if err == nil {
-		err = s.save()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	s.saveAndRespond(w, err, out)
 }
 
 func (s *Server) wkGetAccountSubdomain(w http.ResponseWriter, r *http.Request) {
