@@ -196,33 +196,45 @@ var (
 	bindingPattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// bindingNames lists every binding name with the field path that declares it.
-func (a WorkerArgs) bindingNames() [][2]string {
-	var out [][2]string
-	add := func(path, name string) { out = append(out, [2]string{path, name}) }
+// declaredBinding is one API binding with the input field that declares it.
+type declaredBinding struct {
+	path    string // e.g. "d1Databases[0].binding", "vars.DB"
+	binding cloudflare.Binding
+}
+
+// declaredBindings lists every binding in declaration order: the one place
+// that maps each input field to its binding type.
+func (a WorkerArgs) declaredBindings() []declaredBinding {
+	var out []declaredBinding
+	add := func(path string, b cloudflare.Binding) { out = append(out, declaredBinding{path, b}) }
 	for i, b := range a.D1Databases {
-		add(fmt.Sprintf("d1Databases[%d].binding", i), b.Binding)
+		add(fmt.Sprintf("d1Databases[%d].binding", i), cloudflare.Binding{Type: "d1", Name: b.Binding, ID: b.DatabaseID})
 	}
 	for i, b := range a.KvNamespaces {
-		add(fmt.Sprintf("kvNamespaces[%d].binding", i), b.Binding)
+		add(fmt.Sprintf("kvNamespaces[%d].binding", i), cloudflare.Binding{Type: "kv_namespace", Name: b.Binding, NamespaceID: b.NamespaceID})
 	}
 	for i, b := range a.R2Buckets {
-		add(fmt.Sprintf("r2Buckets[%d].binding", i), b.Binding)
+		add(fmt.Sprintf("r2Buckets[%d].binding", i), cloudflare.Binding{Type: "r2_bucket", Name: b.Binding, BucketName: b.BucketName})
 	}
 	for i, b := range a.Queues {
-		add(fmt.Sprintf("queues[%d].binding", i), b.Binding)
+		add(fmt.Sprintf("queues[%d].binding", i), cloudflare.Binding{Type: "queue", Name: b.Binding, QueueName: b.QueueName})
 	}
 	for i, b := range a.Services {
-		add(fmt.Sprintf("services[%d].binding", i), b.Binding)
+		add(fmt.Sprintf("services[%d].binding", i), cloudflare.Binding{Type: "service", Name: b.Binding, Service: b.Service, Environment: b.Environment})
 	}
 	for i, b := range a.DurableObjects {
-		add(fmt.Sprintf("durableObjects[%d].binding", i), b.Binding)
+		script := b.ScriptName
+		if script == a.Name {
+			script = ""
+		}
+		add(fmt.Sprintf("durableObjects[%d].binding", i),
+			cloudflare.Binding{Type: "durable_object_namespace", Name: b.Binding, ClassName: b.ClassName, ScriptName: script})
 	}
 	for _, k := range sortedKeys(a.Vars) {
-		add(fmt.Sprintf("vars.%s", k), k)
+		add("vars."+k, cloudflare.Binding{Type: "plain_text", Name: k, Text: ptr(a.Vars[k])})
 	}
 	for _, k := range sortedKeys(a.Secrets) {
-		add(fmt.Sprintf("secrets.%s", k), k)
+		add("secrets."+k, cloudflare.Binding{Type: "secret_text", Name: k, Text: ptr(a.Secrets[k])})
 	}
 	return out
 }
@@ -255,8 +267,8 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		fail("compatibilityDate", "%q is not a date of the form YYYY-MM-DD", a.CompatibilityDate)
 	}
 	seen := map[string]string{}
-	for _, nb := range a.bindingNames() {
-		path, name := nb[0], nb[1]
+	for _, d := range a.declaredBindings() {
+		path, name := d.path, d.binding.Name
 		switch {
 		case !bindingPattern.MatchString(name):
 			fail(path, "%q is not a valid binding name: use letters, digits and '_', not starting with a digit", name)
@@ -369,36 +381,11 @@ func (a WorkerArgs) ownClasses() []string {
 // this upload because they do not exist yet.
 func (a WorkerArgs) bindings(skip map[string]bool) []cloudflare.Binding {
 	var out []cloudflare.Binding
-	for _, b := range a.D1Databases {
-		out = append(out, cloudflare.Binding{Type: "d1", Name: b.Binding, ID: b.DatabaseID})
-	}
-	for _, b := range a.KvNamespaces {
-		out = append(out, cloudflare.Binding{Type: "kv_namespace", Name: b.Binding, NamespaceID: b.NamespaceID})
-	}
-	for _, b := range a.R2Buckets {
-		out = append(out, cloudflare.Binding{Type: "r2_bucket", Name: b.Binding, BucketName: b.BucketName})
-	}
-	for _, b := range a.Queues {
-		out = append(out, cloudflare.Binding{Type: "queue", Name: b.Binding, QueueName: b.QueueName})
-	}
-	for _, b := range a.Services {
-		if skip[b.Service] {
+	for _, d := range a.declaredBindings() {
+		if d.binding.Type == "service" && skip[d.binding.Service] {
 			continue
 		}
-		out = append(out, cloudflare.Binding{Type: "service", Name: b.Binding, Service: b.Service, Environment: b.Environment})
-	}
-	for _, b := range a.DurableObjects {
-		script := b.ScriptName
-		if script == a.Name {
-			script = ""
-		}
-		out = append(out, cloudflare.Binding{Type: "durable_object_namespace", Name: b.Binding, ClassName: b.ClassName, ScriptName: script})
-	}
-	for _, k := range sortedKeys(a.Vars) {
-		out = append(out, cloudflare.Binding{Type: "plain_text", Name: k, Text: ptr(a.Vars[k])})
-	}
-	for _, k := range sortedKeys(a.Secrets) {
-		out = append(out, cloudflare.Binding{Type: "secret_text", Name: k, Text: ptr(a.Secrets[k])})
+		out = append(out, d.binding)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
