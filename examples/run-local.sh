@@ -41,8 +41,14 @@ pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
 pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"
 pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
-# A placeholder: the emulator's control plane stores it, nothing calls Anthropic.
+pulumi config set upstreamCheckout "$root/tests/fixtures/upstream"
+# Placeholders: the emulator stores them, nothing calls Anthropic or GitHub.
 pulumi config set --secret anthropicApiKey demo-not-a-real-key
+pulumi config set --secret githubAppPrivateKey demo-not-a-real-key
+# Keys nobody should reuse: made once per demo stack and kept in its config.
+for key in browserAuthSecret tokenEncryptionKey repoSecretsEncryptionKey; do
+  pulumi config get "$key" >/dev/null 2>&1 || pulumi config set --secret "$key" "$(head -c 32 /dev/urandom | base64)"
+done
 pulumi up --yes --skip-preview --suppress-progress
 echo
 echo "outputs:"

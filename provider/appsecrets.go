@@ -120,11 +120,9 @@ func (*AppSecrets) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 			fail("secrets", "%d secrets given; the store holds at most %d", len(args.Secrets), maxAppSecrets)
 		}
 		for _, k := range sortedKeys(args.Secrets) {
-			switch {
-			case !secretKeyPattern.MatchString(k):
-				fail("secrets."+k, "%q is not a valid secret name: use upper-case letters, digits and '_' (the store upper-cases names), not starting with a digit, at most 256 characters", k)
-			case slices.Contains(reservedKeys, k):
-				fail("secrets."+k, "%s is reserved for the sandbox runtime", k)
+			switch problem := appSecretKeyProblem(k); {
+			case problem != "":
+				fail("secrets."+k, "%s", problem)
 			case args.Secrets[k] == "":
 				fail("secrets."+k, "secret %s has no value", k)
 			case len(args.Secrets[k]) > maxAppSecretValue:
@@ -133,6 +131,17 @@ func (*AppSecrets) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 		}
 	}
 	return infer.CheckResponse[AppSecretsArgs]{Inputs: args, Failures: failures}, nil
+}
+
+// appSecretKeyProblem says what is wrong with a key for the secrets store, or "".
+func appSecretKeyProblem(k string) string {
+	switch {
+	case !secretKeyPattern.MatchString(k):
+		return fmt.Sprintf("%q is not a valid secret name: use upper-case letters, digits and '_' (the store upper-cases names), not starting with a digit, at most 256 characters", k)
+	case slices.Contains(reservedKeys, k):
+		return fmt.Sprintf("%s is reserved for the sandbox runtime", k)
+	}
+	return ""
 }
 
 func (a AppSecretsArgs) valuesHash() string {

@@ -136,13 +136,13 @@ func (c *Config) workerURL(ctx context.Context, client *cloudflare.Client, scrip
 	resolved := *c
 	resolved.applyEnv()
 	if base := strings.TrimRight(resolved.WorkersDevBaseURL, "/"); base != "" {
-		return base + "/" + script, nil
+		return workersDevURL(base, "", script), nil
 	}
 	sub, err := client.AccountSubdomain(ctx)
 	if err != nil || sub == "" {
 		return "", err
 	}
-	return fmt.Sprintf("https://%s.%s.workers.dev", script, sub), nil
+	return workersDevURL("", sub, script), nil
 }
 
 // cloudflareFrom returns a Cloudflare client for the provider serving ctx.

@@ -56,6 +56,9 @@ func New() (p.Provider, error) {
 			infer.Resource(&Worker{}),
 			infer.Resource(&AppSecrets{}),
 			infer.Resource(&GeneratedSecret{}),
+			infer.Resource(&WorkerUrls{}),
+			infer.Resource(&NameLock{}),
 		).
+		WithComponents(infer.ComponentF(NewOpenInspect)).
 		Build()
 }

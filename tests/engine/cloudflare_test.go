@@ -19,7 +19,7 @@ const (
 	anthropicKey = "sk-ant-engine-test-0123456789abcdef"
 )
 
-// TestYAMLCloudflareStack runs examples/yaml, the program users copy: D1 with
+// TestYAMLCloudflareStack runs testdata/resources-yaml, the resources one by one: D1 with
 // migrations, KV, R2, a queue with its consumer and two workers that bind
 // each other, in ONE `pulumi up`; then a preview that changes nothing and
 // calls Cloudflare zero times; then one changed var that re-uploads exactly
@@ -27,7 +27,7 @@ const (
 func TestYAMLCloudflareStack(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
-	pt := pulumitest.NewPulumiTest(t, filepath.Join(repoRoot(), "examples", "yaml"),
+	pt := pulumitest.NewPulumiTest(t, filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml"),
 		opttest.LocalProviderPath("openinspect", binDir),
 		opttest.SkipInstall(),
 		// The gRPC debug log would hold secret values in plaintext.

@@ -47,7 +47,7 @@ func TestPythonInlineWorkerPair(t *testing.T) {
 		cmd.Env = append(os.Environ(),
 			"PYTHONPATH="+site,
 			"PYTHONPYCACHEPREFIX="+filepath.Join(dir, "pycache"),
-			"OI_SCRIPT="+filepath.Join(repoRoot(), "examples", "yaml", "workers", "control-plane.js"),
+			"OI_SCRIPT="+filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml", "workers", "control-plane.js"),
 			"OI_SECRET="+pythonSecret,
 			"OI_WORK_DIR="+filepath.Join(dir, "work"),
 			"OI_PULUMI_HOME="+filepath.Join(dir, "home"),
