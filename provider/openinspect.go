@@ -2,9 +2,9 @@ package provider
 
 import (
 	"errors"
-	"slices"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
