@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/providertest/pulumitest"
+	"github.com/pulumi/providertest/pulumitest/assertpreview"
+	"github.com/pulumi/providertest/pulumitest/opttest"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	// repoSecretsKey is base64 of 32 bytes, the form the control plane needs.
+	repoSecretsKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	githubAppKey   = "-----BEGIN PRIVATE KEY-----engine-test-key"
+)
+
+// newInstallationTest prepares examples/yaml, the installation users copy,
+// against a fresh emulator. edit rewrites the program's text first.
+func newInstallationTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiTest {
+	t.Helper()
+	pt := pulumitest.NewPulumiTest(t, filepath.Join(repoRoot(), "examples", "yaml"),
+		opttest.LocalProviderPath("openinspect", binDir),
+		opttest.SkipInstall(),
+		// The gRPC debug log would hold secret values in plaintext.
+		opttest.DisableGrpcLog(),
+		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
+	)
+	configureStack(t, pt.CurrentStack(), emu)
+	pt.SetConfig(t, "deploymentName", "engine")
+	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.url+"/__workers")
+	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
+	for key, value := range map[string]string{
+		"anthropicApiKey":          anthropicKey,
+		"githubAppPrivateKey":      githubAppKey,
+		"browserAuthSecret":        "browser-auth-secret-with-at-least-32-characters",
+		"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==",
+		"repoSecretsEncryptionKey": repoSecretsKey,
+	} {
+		require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), key, auto.ConfigValue{Value: value, Secret: true}))
+	}
+	return pt
+}
+
+// editProgram rewrites the copied program's Pulumi.yaml.
+func editProgram(t *testing.T, pt *pulumitest.PulumiTest, edit func(string) string) {
+	t.Helper()
+	path := filepath.Join(pt.WorkingDir(), "Pulumi.yaml")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	edited := edit(string(raw))
+	require.NotEqual(t, string(raw), edited, "the edit changed nothing")
+	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
+}
+
+const componentProperties = "      deploymentName: ${deploymentName}\n"
+
+func withExtraKV(program string) string {
+	return strings.Replace(program, componentProperties, componentProperties+"      kvNamespaces: [scratch]\n", 1)
+}
+
+func withoutExtraKV(program string) string {
+	return strings.Replace(program, "      kvNamespaces: [scratch]\n", "", 1)
+}
+
+// workerBindings reads a script's bindings back through the emulator's
+// Cloudflare API, as the provider uploaded them.
+func (e *emulatorProcess) workerBindings(t *testing.T, script string) map[string]map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/workers/scripts/"+script+"/settings", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+emulatorToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var body struct {
+		Result struct {
+			Bindings []map[string]any `json:"bindings"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	out := map[string]map[string]any{}
+	for _, b := range body.Result.Bindings {
+		out[b["name"].(string)] = b
+	}
+	return out
+}
+
+// TestOpenInspectInstallation deploys the full default installation from the
+// fixtures in ONE `pulumi up`, then: the second preview is empty and calls
+// Cloudflare zero times; one changed var re-uploads only its worker; removing
+// a KV namespace from the spec deletes it remotely; a changed deploymentName is
+// refused at preview; destroy empties the emulator.
+func TestOpenInspectInstallation(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	pt := newInstallationTest(t, emu)
+	editProgram(t, pt, withExtraKV)
+
+	up := pt.Up(t)
+	assert.Equal(t, 3.0, up.Outputs["appliedMigrations"].Value)
+	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", up.Outputs["controlPlaneUrl"].Value)
+	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-engine", "slack-bot": "open-inspect-slack-bot-engine"},
+		up.Outputs["workerNames"].Value)
+
+	inv := emu.inventory(t)
+	names := func(n int, name func(i int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = name(i)
+		}
+		slices.Sort(out)
+		return out
+	}
+	assert.Equal(t, []string{"open-inspect-engine"}, names(len(inv.D1), func(i int) string { return inv.D1[i].Name }))
+	assert.Equal(t, []string{"open-inspect-scratch-engine", "open-inspect-session-index-engine", "open-inspect-slack-kv-engine"},
+		names(len(inv.KV), func(i int) string { return inv.KV[i].Title }))
+	assert.Equal(t, []string{"open-inspect-media-engine"}, names(len(inv.R2), func(i int) string { return inv.R2[i].Name }))
+	consumers := map[string][]string{}
+	for _, q := range inv.Queues {
+		consumers[q.Name] = q.Consumers
+	}
+	assert.Equal(t, map[string][]string{
+		"open-inspect-image-build-finalization-engine":     {"open-inspect-control-plane-engine"},
+		"open-inspect-image-build-finalization-dlq-engine": {},
+		"open-inspect-slack-completion-engine":             {"open-inspect-slack-bot-engine"},
+		"open-inspect-slack-completion-dlq-engine":         {},
+	}, consumers)
+	require.Len(t, inv.Workers, 2)
+	for _, w := range inv.Workers {
+		assert.True(t, w.WorkersDev, w.Name)
+		if w.Name == "open-inspect-control-plane-engine" {
+			assert.Equal(t, []string{"SessionDO"}, w.Classes)
+			assert.Equal(t, "v1", w.MigrationTag)
+			assert.ElementsMatch(t, []string{"* * * * *", "7,37 * * * *", "23 * * * *"}, w.Crons)
+			assert.Equal(t, 1, w.AppSecrets, "ANTHROPIC_API_KEY seeded through the signed API")
+		}
+	}
+	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
+	for name, kind := range map[string]string{
+		"DB": "d1", "REPOS_CACHE": "kv_namespace", "MEDIA_BUCKET": "r2_bucket", "IMAGE_BUILD_FINALIZATION_QUEUE": "queue",
+		"SESSION": "durable_object_namespace", "SLACK_BOT": "service", "WORKER_URL": "plain_text",
+		"SERVICE_AUTH_SECRET_SLACK_BOT": "secret_text", "PROVIDER_ACCOUNTS_ENCRYPTION_KEY": "secret_text", "GITHUB_APP_PRIVATE_KEY": "secret_text",
+	} {
+		require.Contains(t, cp, name)
+		assert.Equal(t, kind, cp[name]["type"], name)
+	}
+	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", cp["WORKER_URL"]["text"])
+	assert.Equal(t, "open-inspect-slack-bot-engine", cp["SLACK_BOT"]["service"])
+	assert.Equal(t, "open-inspect-media-engine", cp["MEDIA_BUCKET"]["bucket_name"])
+	bot := emu.workerBindings(t, "open-inspect-slack-bot-engine")
+	assert.Equal(t, "open-inspect-control-plane-engine", bot["CONTROL_PLANE"]["service"])
+	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", bot["CONTROL_PLANE_URL"]["text"])
+	for _, secret := range []string{anthropicKey, githubAppKey, repoSecretsKey} {
+		requireNoPlaintext(t, pt.CurrentStack(), secret)
+	}
+
+	emu.resetCounts(t)
+	assertpreview.HasNoChanges(t, pt.Preview(t))
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+
+	emu.resetCounts(t)
+	pt.SetConfig(t, "allowedUsers", "octocat")
+	changed := pt.Up(t)
+	_, counts = emu.cloudflareCalls(t)
+	assert.Equal(t, 1, counts[uploadRoute], "one var of the control plane re-uploads exactly that worker: %v", counts)
+	before, after := up.Outputs["workerHashes"].Value.(map[string]any), changed.Outputs["workerHashes"].Value.(map[string]any)
+	assert.NotEqual(t, before["control-plane"], after["control-plane"])
+	assert.Equal(t, before["slack-bot"], after["slack-bot"])
+	assert.Equal(t, "octocat", emu.workerBindings(t, "open-inspect-control-plane-engine")["ALLOWED_USERS"]["text"])
+
+	emu.resetCounts(t)
+	editProgram(t, pt, withoutExtraKV)
+	pt.Up(t)
+	_, counts = emu.cloudflareCalls(t)
+	assert.Zero(t, counts[uploadRoute], "no worker bound the removed namespace: %v", counts)
+	inv = emu.inventory(t)
+	assert.Equal(t, []string{"open-inspect-session-index-engine", "open-inspect-slack-kv-engine"},
+		names(len(inv.KV), func(i int) string { return inv.KV[i].Title }), "the removed namespace is deleted remotely")
+
+	emu.resetCounts(t)
+	pt.SetConfig(t, "deploymentName", "renamed")
+	_, err := pt.CurrentStack().Preview(t.Context(), optpreview.Diff())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `deploymentName cannot change ("engine" -> "renamed")`)
+	calls, counts = emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "the refused rename touched nothing: %v", counts)
+	pt.SetConfig(t, "deploymentName", "engine")
+
+	pt.Destroy(t)
+	emu.requireEmpty(t)
+}
+
+// TestOpenInspectInvalidSpec: a bad spec fails at preview with field paths
+// and makes no call.
+func TestOpenInspectInvalidSpec(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	pt := newInstallationTest(t, emu)
+	editProgram(t, pt, func(program string) string {
+		return strings.Replace(program, componentProperties, componentProperties+
+			"      workers:\n        - name: control-plane\n          bindings:\n            kv:\n              - binding: MISSING\n                target: nowhere\n", 1)
+	})
+	_, err := pt.CurrentStack().Preview(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `workers[0].bindings.kv[0].target: no KV namespace "nowhere" in this installation`)
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "an invalid spec makes no call: %v", counts)
+}
