@@ -418,8 +418,16 @@ func runWithMocks(mocks *recordingMocks, args OpenInspectArgs) error {
 func TestInstallationRegistersWiredChildren(t *testing.T) {
 	args := requiredArgs()
 	args.AppSecrets = map[string]pulumi.StringInput{"ANTHROPIC_API_KEY": pulumi.ToSecret(pulumi.String("sk")).(pulumi.StringOutput)}
+	adopt := true
+	args.AdoptExisting = &adopt
 	mocks := &recordingMocks{}
 	require.NoError(t, runWithMocks(mocks, args))
+	for _, r := range mocks.registered() {
+		switch strings.TrimPrefix(r.TypeToken, "openinspect:index:") {
+		case "D1Database", "KvNamespace", "R2Bucket", "Queue", "Worker":
+			assert.True(t, r.Inputs["adoptExisting"].BoolValue(), "%s adopts on request", r.Name)
+		}
+	}
 
 	counts := map[string]int{}
 	for _, r := range mocks.registered() {
