@@ -6,7 +6,10 @@ import (
 )
 
 // OpenInspectArgs are the inputs of the OpenInspect component: the operator's
-// spec in Pulumi form. With only the required fields it expands to what
+// spec in Pulumi form. Nested types declare no schema defaults (the code
+// applies them): a generated SDK applies nested defaults inside an Apply,
+// which turns the whole nested object into an output, secret as soon as one
+// field is, and the component then cannot read its plain fields. With only the required fields it expands to what
 // upstream's Terraform creates at the pinned commit
 // (third_party/background-agents/contract.json).
 type OpenInspectArgs struct {
@@ -222,8 +225,7 @@ func (o *OAuthArgs) Annotate(a infer.Annotator) {
 // Annotate documents the Slack bot settings.
 func (s *SlackArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Slack")
-	a.Describe(&s.Enabled, "Deploy the Slack bot, its KV namespace and queues.")
-	a.SetDefault(&s.Enabled, true)
+	a.Describe(&s.Enabled, "Deploy the Slack bot, its KV namespace and queues (default true, as upstream).")
 	a.Describe(&s.BotToken, "Slack bot OAuth token (xoxb-...).")
 	a.Describe(&s.SigningSecret, "Slack app signing secret.")
 	a.Describe(&s.TriggersEnabled, "Allow channel-message triggers.")

@@ -35,6 +35,7 @@ type WebArgs struct {
 
 // Annotate documents the web inputs.
 func (w *WebArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "Web")
 	a.Describe(w, "The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret "+
 		"holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: "+
 		"pulumi-openinspect` and `openinspect.dev/installation: <installation>`.")
@@ -47,15 +48,12 @@ func (w *WebArgs) Annotate(a infer.Annotator) {
 		"A namespace that already exists is refused unless it carries this installation's "+
 		"`openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's "+
 		"own objects are created in it and removed on destroy.")
-	a.SetDefault(&w.NamespaceMode, webNamespaceManaged)
 	a.Describe(&w.Kubeconfig, "The contents of a kubeconfig file, or the path of one. When set, an explicit "+
 		"kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and "+
 		"the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and "+
 		"`~/.kube/config`.")
-	a.Describe(&w.Replicas, "The number of web pods.")
-	a.SetDefault(&w.Replicas, webDefaultReplicas)
-	a.Describe(&w.Port, "The port the web container listens on (`PORT`) and the Service exposes.")
-	a.SetDefault(&w.Port, webDefaultPort)
+	a.Describe(&w.Replicas, "The number of web pods (default 1).")
+	a.Describe(&w.Port, "The port the web container listens on (`PORT`) and the Service exposes (default 3000).")
 	a.Describe(&w.PublicURL, "The URL users reach the web UI at (an ingress or load balancer you manage), reported as "+
 		"the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a "+
 		"loopback host). Default: the Service's cluster-internal "+
@@ -75,6 +73,7 @@ type PullSecretArgs struct {
 
 // Annotate documents a pull secret reference.
 func (s *PullSecretArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "ImagePullSecret")
 	a.Describe(s, "An existing image-pull Secret to copy into the web namespace.")
 	a.Describe(&s.Name, "The Secret's name; the copy has the same name.")
 	a.Describe(&s.Namespace, "The namespace the Secret lives in.")

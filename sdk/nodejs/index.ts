@@ -30,6 +30,16 @@ export type KvNamespace = import("./kvNamespace").KvNamespace;
 export const KvNamespace: typeof import("./kvNamespace").KvNamespace = null as any;
 utilities.lazyLoad(exports, ["KvNamespace"], () => require("./kvNamespace"));
 
+export { NameLockArgs } from "./nameLock";
+export type NameLock = import("./nameLock").NameLock;
+export const NameLock: typeof import("./nameLock").NameLock = null as any;
+utilities.lazyLoad(exports, ["NameLock"], () => require("./nameLock"));
+
+export { OpenInspectArgs } from "./openInspect";
+export type OpenInspect = import("./openInspect").OpenInspect;
+export const OpenInspect: typeof import("./openInspect").OpenInspect = null as any;
+utilities.lazyLoad(exports, ["OpenInspect"], () => require("./openInspect"));
+
 export { ProviderArgs } from "./provider";
 export type Provider = import("./provider").Provider;
 export const Provider: typeof import("./provider").Provider = null as any;
@@ -49,6 +59,11 @@ export { WorkerArgs } from "./worker";
 export type Worker = import("./worker").Worker;
 export const Worker: typeof import("./worker").Worker = null as any;
 utilities.lazyLoad(exports, ["Worker"], () => require("./worker"));
+
+export { WorkerUrlsArgs } from "./workerUrls";
+export type WorkerUrls = import("./workerUrls").WorkerUrls;
+export const WorkerUrls: typeof import("./workerUrls").WorkerUrls = null as any;
+utilities.lazyLoad(exports, ["WorkerUrls"], () => require("./workerUrls"));
 
 
 // Export sub-modules:
@@ -74,12 +89,18 @@ const _module = {
                 return new GeneratedSecret(name, <any>undefined, { urn })
             case "openinspect:index:KvNamespace":
                 return new KvNamespace(name, <any>undefined, { urn })
+            case "openinspect:index:NameLock":
+                return new NameLock(name, <any>undefined, { urn })
+            case "openinspect:index:OpenInspect":
+                return new OpenInspect(name, <any>undefined, { urn })
             case "openinspect:index:Queue":
                 return new Queue(name, <any>undefined, { urn })
             case "openinspect:index:R2Bucket":
                 return new R2Bucket(name, <any>undefined, { urn })
             case "openinspect:index:Worker":
                 return new Worker(name, <any>undefined, { urn })
+            case "openinspect:index:WorkerUrls":
+                return new WorkerUrls(name, <any>undefined, { urn })
             default:
                 throw new Error(`unknown resource type ${type}`);
         }

@@ -31,12 +31,18 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &GeneratedSecret{}
 	case "openinspect:index:KvNamespace":
 		r = &KvNamespace{}
+	case "openinspect:index:NameLock":
+		r = &NameLock{}
+	case "openinspect:index:OpenInspect":
+		r = &OpenInspect{}
 	case "openinspect:index:Queue":
 		r = &Queue{}
 	case "openinspect:index:R2Bucket":
 		r = &R2Bucket{}
 	case "openinspect:index:Worker":
 		r = &Worker{}
+	case "openinspect:index:WorkerUrls":
+		r = &WorkerUrls{}
 	default:
 		return nil, fmt.Errorf("unknown resource type: %s", typ)
 	}

@@ -13,6 +13,219 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+type Access struct {
+	// Comma-separated e-mail domains admitted at sign-in.
+	AllowedEmailDomains *string `pulumi:"allowedEmailDomains"`
+	// Comma-separated e-mail addresses admitted at sign-in.
+	AllowedEmails *string `pulumi:"allowedEmails"`
+	// Comma-separated GitHub organisations whose members are admitted.
+	AllowedGithubOrgs *string `pulumi:"allowedGithubOrgs"`
+	// Comma-separated GitHub logins admitted at sign-in.
+	AllowedUsers *string `pulumi:"allowedUsers"`
+	// Admit every authenticated user.
+	UnsafeAllowAllUsers *bool `pulumi:"unsafeAllowAllUsers"`
+}
+
+// AccessInput is an input type that accepts AccessArgs and AccessOutput values.
+// You can construct a concrete instance of `AccessInput` via:
+//
+//	AccessArgs{...}
+type AccessInput interface {
+	pulumi.Input
+
+	ToAccessOutput() AccessOutput
+	ToAccessOutputWithContext(context.Context) AccessOutput
+}
+
+type AccessArgs struct {
+	// Comma-separated e-mail domains admitted at sign-in.
+	AllowedEmailDomains pulumi.StringPtrInput `pulumi:"allowedEmailDomains"`
+	// Comma-separated e-mail addresses admitted at sign-in.
+	AllowedEmails pulumi.StringPtrInput `pulumi:"allowedEmails"`
+	// Comma-separated GitHub organisations whose members are admitted.
+	AllowedGithubOrgs pulumi.StringPtrInput `pulumi:"allowedGithubOrgs"`
+	// Comma-separated GitHub logins admitted at sign-in.
+	AllowedUsers pulumi.StringPtrInput `pulumi:"allowedUsers"`
+	// Admit every authenticated user.
+	UnsafeAllowAllUsers pulumi.BoolPtrInput `pulumi:"unsafeAllowAllUsers"`
+}
+
+func (AccessArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Access)(nil)).Elem()
+}
+
+func (i AccessArgs) ToAccessOutput() AccessOutput {
+	return i.ToAccessOutputWithContext(context.Background())
+}
+
+func (i AccessArgs) ToAccessOutputWithContext(ctx context.Context) AccessOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AccessOutput)
+}
+
+func (i AccessArgs) ToAccessPtrOutput() AccessPtrOutput {
+	return i.ToAccessPtrOutputWithContext(context.Background())
+}
+
+func (i AccessArgs) ToAccessPtrOutputWithContext(ctx context.Context) AccessPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AccessOutput).ToAccessPtrOutputWithContext(ctx)
+}
+
+// AccessPtrInput is an input type that accepts AccessArgs, AccessPtr and AccessPtrOutput values.
+// You can construct a concrete instance of `AccessPtrInput` via:
+//
+//	        AccessArgs{...}
+//
+//	or:
+//
+//	        nil
+type AccessPtrInput interface {
+	pulumi.Input
+
+	ToAccessPtrOutput() AccessPtrOutput
+	ToAccessPtrOutputWithContext(context.Context) AccessPtrOutput
+}
+
+type accessPtrType AccessArgs
+
+func AccessPtr(v *AccessArgs) AccessPtrInput {
+	return (*accessPtrType)(v)
+}
+
+func (*accessPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Access)(nil)).Elem()
+}
+
+func (i *accessPtrType) ToAccessPtrOutput() AccessPtrOutput {
+	return i.ToAccessPtrOutputWithContext(context.Background())
+}
+
+func (i *accessPtrType) ToAccessPtrOutputWithContext(ctx context.Context) AccessPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AccessPtrOutput)
+}
+
+type AccessOutput struct{ *pulumi.OutputState }
+
+func (AccessOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Access)(nil)).Elem()
+}
+
+func (o AccessOutput) ToAccessOutput() AccessOutput {
+	return o
+}
+
+func (o AccessOutput) ToAccessOutputWithContext(ctx context.Context) AccessOutput {
+	return o
+}
+
+func (o AccessOutput) ToAccessPtrOutput() AccessPtrOutput {
+	return o.ToAccessPtrOutputWithContext(context.Background())
+}
+
+func (o AccessOutput) ToAccessPtrOutputWithContext(ctx context.Context) AccessPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Access) *Access {
+		return &v
+	}).(AccessPtrOutput)
+}
+
+// Comma-separated e-mail domains admitted at sign-in.
+func (o AccessOutput) AllowedEmailDomains() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Access) *string { return v.AllowedEmailDomains }).(pulumi.StringPtrOutput)
+}
+
+// Comma-separated e-mail addresses admitted at sign-in.
+func (o AccessOutput) AllowedEmails() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Access) *string { return v.AllowedEmails }).(pulumi.StringPtrOutput)
+}
+
+// Comma-separated GitHub organisations whose members are admitted.
+func (o AccessOutput) AllowedGithubOrgs() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Access) *string { return v.AllowedGithubOrgs }).(pulumi.StringPtrOutput)
+}
+
+// Comma-separated GitHub logins admitted at sign-in.
+func (o AccessOutput) AllowedUsers() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Access) *string { return v.AllowedUsers }).(pulumi.StringPtrOutput)
+}
+
+// Admit every authenticated user.
+func (o AccessOutput) UnsafeAllowAllUsers() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Access) *bool { return v.UnsafeAllowAllUsers }).(pulumi.BoolPtrOutput)
+}
+
+type AccessPtrOutput struct{ *pulumi.OutputState }
+
+func (AccessPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Access)(nil)).Elem()
+}
+
+func (o AccessPtrOutput) ToAccessPtrOutput() AccessPtrOutput {
+	return o
+}
+
+func (o AccessPtrOutput) ToAccessPtrOutputWithContext(ctx context.Context) AccessPtrOutput {
+	return o
+}
+
+func (o AccessPtrOutput) Elem() AccessOutput {
+	return o.ApplyT(func(v *Access) Access {
+		if v != nil {
+			return *v
+		}
+		var ret Access
+		return ret
+	}).(AccessOutput)
+}
+
+// Comma-separated e-mail domains admitted at sign-in.
+func (o AccessPtrOutput) AllowedEmailDomains() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Access) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AllowedEmailDomains
+	}).(pulumi.StringPtrOutput)
+}
+
+// Comma-separated e-mail addresses admitted at sign-in.
+func (o AccessPtrOutput) AllowedEmails() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Access) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AllowedEmails
+	}).(pulumi.StringPtrOutput)
+}
+
+// Comma-separated GitHub organisations whose members are admitted.
+func (o AccessPtrOutput) AllowedGithubOrgs() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Access) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AllowedGithubOrgs
+	}).(pulumi.StringPtrOutput)
+}
+
+// Comma-separated GitHub logins admitted at sign-in.
+func (o AccessPtrOutput) AllowedUsers() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Access) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AllowedUsers
+	}).(pulumi.StringPtrOutput)
+}
+
+// Admit every authenticated user.
+func (o AccessPtrOutput) UnsafeAllowAllUsers() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Access) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.UnsafeAllowAllUsers
+	}).(pulumi.BoolPtrOutput)
+}
+
 type AppliedMigration struct {
 	AppliedAt string  `pulumi:"appliedAt"`
 	Hash      *string `pulumi:"hash"`
@@ -170,6 +383,200 @@ func (o D1BindingArrayOutput) Index(i pulumi.IntInput) D1BindingOutput {
 	}).(D1BindingOutput)
 }
 
+type DaytonaSettings struct {
+	// Daytona API key (snapshot read, write, delete).
+	ApiKey *string `pulumi:"apiKey"`
+	// Daytona REST API base URL.
+	ApiUrl *string `pulumi:"apiUrl"`
+	// Name of the Daytona base snapshot.
+	BaseSnapshot *string `pulumi:"baseSnapshot"`
+	// Optional Daytona target.
+	Target *string `pulumi:"target"`
+}
+
+// DaytonaSettingsInput is an input type that accepts DaytonaSettingsArgs and DaytonaSettingsOutput values.
+// You can construct a concrete instance of `DaytonaSettingsInput` via:
+//
+//	DaytonaSettingsArgs{...}
+type DaytonaSettingsInput interface {
+	pulumi.Input
+
+	ToDaytonaSettingsOutput() DaytonaSettingsOutput
+	ToDaytonaSettingsOutputWithContext(context.Context) DaytonaSettingsOutput
+}
+
+type DaytonaSettingsArgs struct {
+	// Daytona API key (snapshot read, write, delete).
+	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
+	// Daytona REST API base URL.
+	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
+	// Name of the Daytona base snapshot.
+	BaseSnapshot pulumi.StringPtrInput `pulumi:"baseSnapshot"`
+	// Optional Daytona target.
+	Target pulumi.StringPtrInput `pulumi:"target"`
+}
+
+func (DaytonaSettingsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*DaytonaSettings)(nil)).Elem()
+}
+
+func (i DaytonaSettingsArgs) ToDaytonaSettingsOutput() DaytonaSettingsOutput {
+	return i.ToDaytonaSettingsOutputWithContext(context.Background())
+}
+
+func (i DaytonaSettingsArgs) ToDaytonaSettingsOutputWithContext(ctx context.Context) DaytonaSettingsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DaytonaSettingsOutput)
+}
+
+func (i DaytonaSettingsArgs) ToDaytonaSettingsPtrOutput() DaytonaSettingsPtrOutput {
+	return i.ToDaytonaSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i DaytonaSettingsArgs) ToDaytonaSettingsPtrOutputWithContext(ctx context.Context) DaytonaSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DaytonaSettingsOutput).ToDaytonaSettingsPtrOutputWithContext(ctx)
+}
+
+// DaytonaSettingsPtrInput is an input type that accepts DaytonaSettingsArgs, DaytonaSettingsPtr and DaytonaSettingsPtrOutput values.
+// You can construct a concrete instance of `DaytonaSettingsPtrInput` via:
+//
+//	        DaytonaSettingsArgs{...}
+//
+//	or:
+//
+//	        nil
+type DaytonaSettingsPtrInput interface {
+	pulumi.Input
+
+	ToDaytonaSettingsPtrOutput() DaytonaSettingsPtrOutput
+	ToDaytonaSettingsPtrOutputWithContext(context.Context) DaytonaSettingsPtrOutput
+}
+
+type daytonaSettingsPtrType DaytonaSettingsArgs
+
+func DaytonaSettingsPtr(v *DaytonaSettingsArgs) DaytonaSettingsPtrInput {
+	return (*daytonaSettingsPtrType)(v)
+}
+
+func (*daytonaSettingsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**DaytonaSettings)(nil)).Elem()
+}
+
+func (i *daytonaSettingsPtrType) ToDaytonaSettingsPtrOutput() DaytonaSettingsPtrOutput {
+	return i.ToDaytonaSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i *daytonaSettingsPtrType) ToDaytonaSettingsPtrOutputWithContext(ctx context.Context) DaytonaSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DaytonaSettingsPtrOutput)
+}
+
+type DaytonaSettingsOutput struct{ *pulumi.OutputState }
+
+func (DaytonaSettingsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*DaytonaSettings)(nil)).Elem()
+}
+
+func (o DaytonaSettingsOutput) ToDaytonaSettingsOutput() DaytonaSettingsOutput {
+	return o
+}
+
+func (o DaytonaSettingsOutput) ToDaytonaSettingsOutputWithContext(ctx context.Context) DaytonaSettingsOutput {
+	return o
+}
+
+func (o DaytonaSettingsOutput) ToDaytonaSettingsPtrOutput() DaytonaSettingsPtrOutput {
+	return o.ToDaytonaSettingsPtrOutputWithContext(context.Background())
+}
+
+func (o DaytonaSettingsOutput) ToDaytonaSettingsPtrOutputWithContext(ctx context.Context) DaytonaSettingsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v DaytonaSettings) *DaytonaSettings {
+		return &v
+	}).(DaytonaSettingsPtrOutput)
+}
+
+// Daytona API key (snapshot read, write, delete).
+func (o DaytonaSettingsOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v DaytonaSettings) *string { return v.ApiKey }).(pulumi.StringPtrOutput)
+}
+
+// Daytona REST API base URL.
+func (o DaytonaSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v DaytonaSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
+}
+
+// Name of the Daytona base snapshot.
+func (o DaytonaSettingsOutput) BaseSnapshot() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v DaytonaSettings) *string { return v.BaseSnapshot }).(pulumi.StringPtrOutput)
+}
+
+// Optional Daytona target.
+func (o DaytonaSettingsOutput) Target() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v DaytonaSettings) *string { return v.Target }).(pulumi.StringPtrOutput)
+}
+
+type DaytonaSettingsPtrOutput struct{ *pulumi.OutputState }
+
+func (DaytonaSettingsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**DaytonaSettings)(nil)).Elem()
+}
+
+func (o DaytonaSettingsPtrOutput) ToDaytonaSettingsPtrOutput() DaytonaSettingsPtrOutput {
+	return o
+}
+
+func (o DaytonaSettingsPtrOutput) ToDaytonaSettingsPtrOutputWithContext(ctx context.Context) DaytonaSettingsPtrOutput {
+	return o
+}
+
+func (o DaytonaSettingsPtrOutput) Elem() DaytonaSettingsOutput {
+	return o.ApplyT(func(v *DaytonaSettings) DaytonaSettings {
+		if v != nil {
+			return *v
+		}
+		var ret DaytonaSettings
+		return ret
+	}).(DaytonaSettingsOutput)
+}
+
+// Daytona API key (snapshot read, write, delete).
+func (o DaytonaSettingsPtrOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *DaytonaSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiKey
+	}).(pulumi.StringPtrOutput)
+}
+
+// Daytona REST API base URL.
+func (o DaytonaSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *DaytonaSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// Name of the Daytona base snapshot.
+func (o DaytonaSettingsPtrOutput) BaseSnapshot() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *DaytonaSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.BaseSnapshot
+	}).(pulumi.StringPtrOutput)
+}
+
+// Optional Daytona target.
+func (o DaytonaSettingsPtrOutput) Target() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *DaytonaSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Target
+	}).(pulumi.StringPtrOutput)
+}
+
 type DurableObjectBinding struct {
 	Binding    string  `pulumi:"binding"`
 	ClassName  string  `pulumi:"className"`
@@ -276,6 +683,502 @@ func (o DurableObjectBindingArrayOutput) Index(i pulumi.IntInput) DurableObjectB
 	}).(DurableObjectBindingOutput)
 }
 
+type GithubApp struct {
+	// GitHub App ID.
+	AppId string `pulumi:"appId"`
+	// GitHub App installation ID.
+	InstallationId string `pulumi:"installationId"`
+	// GitHub App private key, PKCS#8 PEM.
+	PrivateKey string `pulumi:"privateKey"`
+}
+
+// GithubAppInput is an input type that accepts GithubAppArgs and GithubAppOutput values.
+// You can construct a concrete instance of `GithubAppInput` via:
+//
+//	GithubAppArgs{...}
+type GithubAppInput interface {
+	pulumi.Input
+
+	ToGithubAppOutput() GithubAppOutput
+	ToGithubAppOutputWithContext(context.Context) GithubAppOutput
+}
+
+type GithubAppArgs struct {
+	// GitHub App ID.
+	AppId pulumi.StringInput `pulumi:"appId"`
+	// GitHub App installation ID.
+	InstallationId pulumi.StringInput `pulumi:"installationId"`
+	// GitHub App private key, PKCS#8 PEM.
+	PrivateKey pulumi.StringInput `pulumi:"privateKey"`
+}
+
+func (GithubAppArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*GithubApp)(nil)).Elem()
+}
+
+func (i GithubAppArgs) ToGithubAppOutput() GithubAppOutput {
+	return i.ToGithubAppOutputWithContext(context.Background())
+}
+
+func (i GithubAppArgs) ToGithubAppOutputWithContext(ctx context.Context) GithubAppOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GithubAppOutput)
+}
+
+type GithubAppOutput struct{ *pulumi.OutputState }
+
+func (GithubAppOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GithubApp)(nil)).Elem()
+}
+
+func (o GithubAppOutput) ToGithubAppOutput() GithubAppOutput {
+	return o
+}
+
+func (o GithubAppOutput) ToGithubAppOutputWithContext(ctx context.Context) GithubAppOutput {
+	return o
+}
+
+// GitHub App ID.
+func (o GithubAppOutput) AppId() pulumi.StringOutput {
+	return o.ApplyT(func(v GithubApp) string { return v.AppId }).(pulumi.StringOutput)
+}
+
+// GitHub App installation ID.
+func (o GithubAppOutput) InstallationId() pulumi.StringOutput {
+	return o.ApplyT(func(v GithubApp) string { return v.InstallationId }).(pulumi.StringOutput)
+}
+
+// GitHub App private key, PKCS#8 PEM.
+func (o GithubAppOutput) PrivateKey() pulumi.StringOutput {
+	return o.ApplyT(func(v GithubApp) string { return v.PrivateKey }).(pulumi.StringOutput)
+}
+
+type GithubBot struct {
+	// Deploy the GitHub bot.
+	Enabled *bool `pulumi:"enabled"`
+	// The App's bot login, e.g. name[bot].
+	Username *string `pulumi:"username"`
+	// Secret that verifies GitHub webhook deliveries.
+	WebhookSecret *string `pulumi:"webhookSecret"`
+}
+
+// GithubBotInput is an input type that accepts GithubBotArgs and GithubBotOutput values.
+// You can construct a concrete instance of `GithubBotInput` via:
+//
+//	GithubBotArgs{...}
+type GithubBotInput interface {
+	pulumi.Input
+
+	ToGithubBotOutput() GithubBotOutput
+	ToGithubBotOutputWithContext(context.Context) GithubBotOutput
+}
+
+type GithubBotArgs struct {
+	// Deploy the GitHub bot.
+	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
+	// The App's bot login, e.g. name[bot].
+	Username pulumi.StringPtrInput `pulumi:"username"`
+	// Secret that verifies GitHub webhook deliveries.
+	WebhookSecret pulumi.StringPtrInput `pulumi:"webhookSecret"`
+}
+
+func (GithubBotArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*GithubBot)(nil)).Elem()
+}
+
+func (i GithubBotArgs) ToGithubBotOutput() GithubBotOutput {
+	return i.ToGithubBotOutputWithContext(context.Background())
+}
+
+func (i GithubBotArgs) ToGithubBotOutputWithContext(ctx context.Context) GithubBotOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GithubBotOutput)
+}
+
+func (i GithubBotArgs) ToGithubBotPtrOutput() GithubBotPtrOutput {
+	return i.ToGithubBotPtrOutputWithContext(context.Background())
+}
+
+func (i GithubBotArgs) ToGithubBotPtrOutputWithContext(ctx context.Context) GithubBotPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GithubBotOutput).ToGithubBotPtrOutputWithContext(ctx)
+}
+
+// GithubBotPtrInput is an input type that accepts GithubBotArgs, GithubBotPtr and GithubBotPtrOutput values.
+// You can construct a concrete instance of `GithubBotPtrInput` via:
+//
+//	        GithubBotArgs{...}
+//
+//	or:
+//
+//	        nil
+type GithubBotPtrInput interface {
+	pulumi.Input
+
+	ToGithubBotPtrOutput() GithubBotPtrOutput
+	ToGithubBotPtrOutputWithContext(context.Context) GithubBotPtrOutput
+}
+
+type githubBotPtrType GithubBotArgs
+
+func GithubBotPtr(v *GithubBotArgs) GithubBotPtrInput {
+	return (*githubBotPtrType)(v)
+}
+
+func (*githubBotPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**GithubBot)(nil)).Elem()
+}
+
+func (i *githubBotPtrType) ToGithubBotPtrOutput() GithubBotPtrOutput {
+	return i.ToGithubBotPtrOutputWithContext(context.Background())
+}
+
+func (i *githubBotPtrType) ToGithubBotPtrOutputWithContext(ctx context.Context) GithubBotPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GithubBotPtrOutput)
+}
+
+type GithubBotOutput struct{ *pulumi.OutputState }
+
+func (GithubBotOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GithubBot)(nil)).Elem()
+}
+
+func (o GithubBotOutput) ToGithubBotOutput() GithubBotOutput {
+	return o
+}
+
+func (o GithubBotOutput) ToGithubBotOutputWithContext(ctx context.Context) GithubBotOutput {
+	return o
+}
+
+func (o GithubBotOutput) ToGithubBotPtrOutput() GithubBotPtrOutput {
+	return o.ToGithubBotPtrOutputWithContext(context.Background())
+}
+
+func (o GithubBotOutput) ToGithubBotPtrOutputWithContext(ctx context.Context) GithubBotPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v GithubBot) *GithubBot {
+		return &v
+	}).(GithubBotPtrOutput)
+}
+
+// Deploy the GitHub bot.
+func (o GithubBotOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v GithubBot) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
+}
+
+// The App's bot login, e.g. name[bot].
+func (o GithubBotOutput) Username() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GithubBot) *string { return v.Username }).(pulumi.StringPtrOutput)
+}
+
+// Secret that verifies GitHub webhook deliveries.
+func (o GithubBotOutput) WebhookSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GithubBot) *string { return v.WebhookSecret }).(pulumi.StringPtrOutput)
+}
+
+type GithubBotPtrOutput struct{ *pulumi.OutputState }
+
+func (GithubBotPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**GithubBot)(nil)).Elem()
+}
+
+func (o GithubBotPtrOutput) ToGithubBotPtrOutput() GithubBotPtrOutput {
+	return o
+}
+
+func (o GithubBotPtrOutput) ToGithubBotPtrOutputWithContext(ctx context.Context) GithubBotPtrOutput {
+	return o
+}
+
+func (o GithubBotPtrOutput) Elem() GithubBotOutput {
+	return o.ApplyT(func(v *GithubBot) GithubBot {
+		if v != nil {
+			return *v
+		}
+		var ret GithubBot
+		return ret
+	}).(GithubBotOutput)
+}
+
+// Deploy the GitHub bot.
+func (o GithubBotPtrOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *GithubBot) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Enabled
+	}).(pulumi.BoolPtrOutput)
+}
+
+// The App's bot login, e.g. name[bot].
+func (o GithubBotPtrOutput) Username() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GithubBot) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Username
+	}).(pulumi.StringPtrOutput)
+}
+
+// Secret that verifies GitHub webhook deliveries.
+func (o GithubBotPtrOutput) WebhookSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GithubBot) *string {
+		if v == nil {
+			return nil
+		}
+		return v.WebhookSecret
+	}).(pulumi.StringPtrOutput)
+}
+
+// An existing image-pull Secret to copy into the web namespace.
+type ImagePullSecret struct {
+	// The Secret's name; the copy has the same name.
+	Name string `pulumi:"name"`
+	// The namespace the Secret lives in.
+	Namespace string `pulumi:"namespace"`
+}
+
+// ImagePullSecretInput is an input type that accepts ImagePullSecretArgs and ImagePullSecretOutput values.
+// You can construct a concrete instance of `ImagePullSecretInput` via:
+//
+//	ImagePullSecretArgs{...}
+type ImagePullSecretInput interface {
+	pulumi.Input
+
+	ToImagePullSecretOutput() ImagePullSecretOutput
+	ToImagePullSecretOutputWithContext(context.Context) ImagePullSecretOutput
+}
+
+// An existing image-pull Secret to copy into the web namespace.
+type ImagePullSecretArgs struct {
+	// The Secret's name; the copy has the same name.
+	Name pulumi.StringInput `pulumi:"name"`
+	// The namespace the Secret lives in.
+	Namespace pulumi.StringInput `pulumi:"namespace"`
+}
+
+func (ImagePullSecretArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ImagePullSecret)(nil)).Elem()
+}
+
+func (i ImagePullSecretArgs) ToImagePullSecretOutput() ImagePullSecretOutput {
+	return i.ToImagePullSecretOutputWithContext(context.Background())
+}
+
+func (i ImagePullSecretArgs) ToImagePullSecretOutputWithContext(ctx context.Context) ImagePullSecretOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ImagePullSecretOutput)
+}
+
+// ImagePullSecretArrayInput is an input type that accepts ImagePullSecretArray and ImagePullSecretArrayOutput values.
+// You can construct a concrete instance of `ImagePullSecretArrayInput` via:
+//
+//	ImagePullSecretArray{ ImagePullSecretArgs{...} }
+type ImagePullSecretArrayInput interface {
+	pulumi.Input
+
+	ToImagePullSecretArrayOutput() ImagePullSecretArrayOutput
+	ToImagePullSecretArrayOutputWithContext(context.Context) ImagePullSecretArrayOutput
+}
+
+type ImagePullSecretArray []ImagePullSecretInput
+
+func (ImagePullSecretArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ImagePullSecret)(nil)).Elem()
+}
+
+func (i ImagePullSecretArray) ToImagePullSecretArrayOutput() ImagePullSecretArrayOutput {
+	return i.ToImagePullSecretArrayOutputWithContext(context.Background())
+}
+
+func (i ImagePullSecretArray) ToImagePullSecretArrayOutputWithContext(ctx context.Context) ImagePullSecretArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ImagePullSecretArrayOutput)
+}
+
+// An existing image-pull Secret to copy into the web namespace.
+type ImagePullSecretOutput struct{ *pulumi.OutputState }
+
+func (ImagePullSecretOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ImagePullSecret)(nil)).Elem()
+}
+
+func (o ImagePullSecretOutput) ToImagePullSecretOutput() ImagePullSecretOutput {
+	return o
+}
+
+func (o ImagePullSecretOutput) ToImagePullSecretOutputWithContext(ctx context.Context) ImagePullSecretOutput {
+	return o
+}
+
+// The Secret's name; the copy has the same name.
+func (o ImagePullSecretOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v ImagePullSecret) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// The namespace the Secret lives in.
+func (o ImagePullSecretOutput) Namespace() pulumi.StringOutput {
+	return o.ApplyT(func(v ImagePullSecret) string { return v.Namespace }).(pulumi.StringOutput)
+}
+
+type ImagePullSecretArrayOutput struct{ *pulumi.OutputState }
+
+func (ImagePullSecretArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ImagePullSecret)(nil)).Elem()
+}
+
+func (o ImagePullSecretArrayOutput) ToImagePullSecretArrayOutput() ImagePullSecretArrayOutput {
+	return o
+}
+
+func (o ImagePullSecretArrayOutput) ToImagePullSecretArrayOutputWithContext(ctx context.Context) ImagePullSecretArrayOutput {
+	return o
+}
+
+func (o ImagePullSecretArrayOutput) Index(i pulumi.IntInput) ImagePullSecretOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ImagePullSecret {
+		return vs[0].([]ImagePullSecret)[vs[1].(int)]
+	}).(ImagePullSecretOutput)
+}
+
+type InstallationWorker struct {
+	// Bindings by logical name, added to (or replacing, by binding name) the defaults.
+	Bindings *WorkerBindings `pulumi:"bindings"`
+	// Cron triggers; when given they replace the defaults.
+	Crons []string `pulumi:"crons"`
+	// Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
+	Name string `pulumi:"name"`
+	// Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
+	Script *string `pulumi:"script"`
+	// Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
+	Secrets map[string]string `pulumi:"secrets"`
+	// Plain-text variables; win over defaults and sandbox injection.
+	Vars map[string]string `pulumi:"vars"`
+}
+
+// InstallationWorkerInput is an input type that accepts InstallationWorkerArgs and InstallationWorkerOutput values.
+// You can construct a concrete instance of `InstallationWorkerInput` via:
+//
+//	InstallationWorkerArgs{...}
+type InstallationWorkerInput interface {
+	pulumi.Input
+
+	ToInstallationWorkerOutput() InstallationWorkerOutput
+	ToInstallationWorkerOutputWithContext(context.Context) InstallationWorkerOutput
+}
+
+type InstallationWorkerArgs struct {
+	// Bindings by logical name, added to (or replacing, by binding name) the defaults.
+	Bindings WorkerBindingsPtrInput `pulumi:"bindings"`
+	// Cron triggers; when given they replace the defaults.
+	Crons pulumi.StringArrayInput `pulumi:"crons"`
+	// Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
+	Name pulumi.StringInput `pulumi:"name"`
+	// Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
+	Script pulumi.StringPtrInput `pulumi:"script"`
+	// Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
+	Secrets pulumi.StringMapInput `pulumi:"secrets"`
+	// Plain-text variables; win over defaults and sandbox injection.
+	Vars pulumi.StringMapInput `pulumi:"vars"`
+}
+
+func (InstallationWorkerArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*InstallationWorker)(nil)).Elem()
+}
+
+func (i InstallationWorkerArgs) ToInstallationWorkerOutput() InstallationWorkerOutput {
+	return i.ToInstallationWorkerOutputWithContext(context.Background())
+}
+
+func (i InstallationWorkerArgs) ToInstallationWorkerOutputWithContext(ctx context.Context) InstallationWorkerOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(InstallationWorkerOutput)
+}
+
+// InstallationWorkerArrayInput is an input type that accepts InstallationWorkerArray and InstallationWorkerArrayOutput values.
+// You can construct a concrete instance of `InstallationWorkerArrayInput` via:
+//
+//	InstallationWorkerArray{ InstallationWorkerArgs{...} }
+type InstallationWorkerArrayInput interface {
+	pulumi.Input
+
+	ToInstallationWorkerArrayOutput() InstallationWorkerArrayOutput
+	ToInstallationWorkerArrayOutputWithContext(context.Context) InstallationWorkerArrayOutput
+}
+
+type InstallationWorkerArray []InstallationWorkerInput
+
+func (InstallationWorkerArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]InstallationWorker)(nil)).Elem()
+}
+
+func (i InstallationWorkerArray) ToInstallationWorkerArrayOutput() InstallationWorkerArrayOutput {
+	return i.ToInstallationWorkerArrayOutputWithContext(context.Background())
+}
+
+func (i InstallationWorkerArray) ToInstallationWorkerArrayOutputWithContext(ctx context.Context) InstallationWorkerArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(InstallationWorkerArrayOutput)
+}
+
+type InstallationWorkerOutput struct{ *pulumi.OutputState }
+
+func (InstallationWorkerOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*InstallationWorker)(nil)).Elem()
+}
+
+func (o InstallationWorkerOutput) ToInstallationWorkerOutput() InstallationWorkerOutput {
+	return o
+}
+
+func (o InstallationWorkerOutput) ToInstallationWorkerOutputWithContext(ctx context.Context) InstallationWorkerOutput {
+	return o
+}
+
+// Bindings by logical name, added to (or replacing, by binding name) the defaults.
+func (o InstallationWorkerOutput) Bindings() WorkerBindingsPtrOutput {
+	return o.ApplyT(func(v InstallationWorker) *WorkerBindings { return v.Bindings }).(WorkerBindingsPtrOutput)
+}
+
+// Cron triggers; when given they replace the defaults.
+func (o InstallationWorkerOutput) Crons() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v InstallationWorker) []string { return v.Crons }).(pulumi.StringArrayOutput)
+}
+
+// Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
+func (o InstallationWorkerOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v InstallationWorker) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
+func (o InstallationWorkerOutput) Script() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v InstallationWorker) *string { return v.Script }).(pulumi.StringPtrOutput)
+}
+
+// Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
+func (o InstallationWorkerOutput) Secrets() pulumi.StringMapOutput {
+	return o.ApplyT(func(v InstallationWorker) map[string]string { return v.Secrets }).(pulumi.StringMapOutput)
+}
+
+// Plain-text variables; win over defaults and sandbox injection.
+func (o InstallationWorkerOutput) Vars() pulumi.StringMapOutput {
+	return o.ApplyT(func(v InstallationWorker) map[string]string { return v.Vars }).(pulumi.StringMapOutput)
+}
+
+type InstallationWorkerArrayOutput struct{ *pulumi.OutputState }
+
+func (InstallationWorkerArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]InstallationWorker)(nil)).Elem()
+}
+
+func (o InstallationWorkerArrayOutput) ToInstallationWorkerArrayOutput() InstallationWorkerArrayOutput {
+	return o
+}
+
+func (o InstallationWorkerArrayOutput) ToInstallationWorkerArrayOutputWithContext(ctx context.Context) InstallationWorkerArrayOutput {
+	return o
+}
+
+func (o InstallationWorkerArrayOutput) Index(i pulumi.IntInput) InstallationWorkerOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) InstallationWorker {
+		return vs[0].([]InstallationWorker)[vs[1].(int)]
+	}).(InstallationWorkerOutput)
+}
+
 type KvBinding struct {
 	Binding     string `pulumi:"binding"`
 	NamespaceId string `pulumi:"namespaceId"`
@@ -374,6 +1277,831 @@ func (o KvBindingArrayOutput) Index(i pulumi.IntInput) KvBindingOutput {
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) KvBinding {
 		return vs[0].([]KvBinding)[vs[1].(int)]
 	}).(KvBindingOutput)
+}
+
+type LinearBot struct {
+	// Optional Linear API key used as a fallback.
+	ApiKey *string `pulumi:"apiKey"`
+	// Linear OAuth application client ID.
+	ClientId *string `pulumi:"clientId"`
+	// Linear OAuth application client secret.
+	ClientSecret *string `pulumi:"clientSecret"`
+	// Deploy the Linear bot.
+	Enabled *bool `pulumi:"enabled"`
+	// Linear webhook signing secret.
+	WebhookSecret *string `pulumi:"webhookSecret"`
+}
+
+// LinearBotInput is an input type that accepts LinearBotArgs and LinearBotOutput values.
+// You can construct a concrete instance of `LinearBotInput` via:
+//
+//	LinearBotArgs{...}
+type LinearBotInput interface {
+	pulumi.Input
+
+	ToLinearBotOutput() LinearBotOutput
+	ToLinearBotOutputWithContext(context.Context) LinearBotOutput
+}
+
+type LinearBotArgs struct {
+	// Optional Linear API key used as a fallback.
+	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
+	// Linear OAuth application client ID.
+	ClientId pulumi.StringPtrInput `pulumi:"clientId"`
+	// Linear OAuth application client secret.
+	ClientSecret pulumi.StringPtrInput `pulumi:"clientSecret"`
+	// Deploy the Linear bot.
+	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
+	// Linear webhook signing secret.
+	WebhookSecret pulumi.StringPtrInput `pulumi:"webhookSecret"`
+}
+
+func (LinearBotArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*LinearBot)(nil)).Elem()
+}
+
+func (i LinearBotArgs) ToLinearBotOutput() LinearBotOutput {
+	return i.ToLinearBotOutputWithContext(context.Background())
+}
+
+func (i LinearBotArgs) ToLinearBotOutputWithContext(ctx context.Context) LinearBotOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(LinearBotOutput)
+}
+
+func (i LinearBotArgs) ToLinearBotPtrOutput() LinearBotPtrOutput {
+	return i.ToLinearBotPtrOutputWithContext(context.Background())
+}
+
+func (i LinearBotArgs) ToLinearBotPtrOutputWithContext(ctx context.Context) LinearBotPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(LinearBotOutput).ToLinearBotPtrOutputWithContext(ctx)
+}
+
+// LinearBotPtrInput is an input type that accepts LinearBotArgs, LinearBotPtr and LinearBotPtrOutput values.
+// You can construct a concrete instance of `LinearBotPtrInput` via:
+//
+//	        LinearBotArgs{...}
+//
+//	or:
+//
+//	        nil
+type LinearBotPtrInput interface {
+	pulumi.Input
+
+	ToLinearBotPtrOutput() LinearBotPtrOutput
+	ToLinearBotPtrOutputWithContext(context.Context) LinearBotPtrOutput
+}
+
+type linearBotPtrType LinearBotArgs
+
+func LinearBotPtr(v *LinearBotArgs) LinearBotPtrInput {
+	return (*linearBotPtrType)(v)
+}
+
+func (*linearBotPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**LinearBot)(nil)).Elem()
+}
+
+func (i *linearBotPtrType) ToLinearBotPtrOutput() LinearBotPtrOutput {
+	return i.ToLinearBotPtrOutputWithContext(context.Background())
+}
+
+func (i *linearBotPtrType) ToLinearBotPtrOutputWithContext(ctx context.Context) LinearBotPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(LinearBotPtrOutput)
+}
+
+type LinearBotOutput struct{ *pulumi.OutputState }
+
+func (LinearBotOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*LinearBot)(nil)).Elem()
+}
+
+func (o LinearBotOutput) ToLinearBotOutput() LinearBotOutput {
+	return o
+}
+
+func (o LinearBotOutput) ToLinearBotOutputWithContext(ctx context.Context) LinearBotOutput {
+	return o
+}
+
+func (o LinearBotOutput) ToLinearBotPtrOutput() LinearBotPtrOutput {
+	return o.ToLinearBotPtrOutputWithContext(context.Background())
+}
+
+func (o LinearBotOutput) ToLinearBotPtrOutputWithContext(ctx context.Context) LinearBotPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v LinearBot) *LinearBot {
+		return &v
+	}).(LinearBotPtrOutput)
+}
+
+// Optional Linear API key used as a fallback.
+func (o LinearBotOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v LinearBot) *string { return v.ApiKey }).(pulumi.StringPtrOutput)
+}
+
+// Linear OAuth application client ID.
+func (o LinearBotOutput) ClientId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v LinearBot) *string { return v.ClientId }).(pulumi.StringPtrOutput)
+}
+
+// Linear OAuth application client secret.
+func (o LinearBotOutput) ClientSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v LinearBot) *string { return v.ClientSecret }).(pulumi.StringPtrOutput)
+}
+
+// Deploy the Linear bot.
+func (o LinearBotOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v LinearBot) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
+}
+
+// Linear webhook signing secret.
+func (o LinearBotOutput) WebhookSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v LinearBot) *string { return v.WebhookSecret }).(pulumi.StringPtrOutput)
+}
+
+type LinearBotPtrOutput struct{ *pulumi.OutputState }
+
+func (LinearBotPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**LinearBot)(nil)).Elem()
+}
+
+func (o LinearBotPtrOutput) ToLinearBotPtrOutput() LinearBotPtrOutput {
+	return o
+}
+
+func (o LinearBotPtrOutput) ToLinearBotPtrOutputWithContext(ctx context.Context) LinearBotPtrOutput {
+	return o
+}
+
+func (o LinearBotPtrOutput) Elem() LinearBotOutput {
+	return o.ApplyT(func(v *LinearBot) LinearBot {
+		if v != nil {
+			return *v
+		}
+		var ret LinearBot
+		return ret
+	}).(LinearBotOutput)
+}
+
+// Optional Linear API key used as a fallback.
+func (o LinearBotPtrOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *LinearBot) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiKey
+	}).(pulumi.StringPtrOutput)
+}
+
+// Linear OAuth application client ID.
+func (o LinearBotPtrOutput) ClientId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *LinearBot) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ClientId
+	}).(pulumi.StringPtrOutput)
+}
+
+// Linear OAuth application client secret.
+func (o LinearBotPtrOutput) ClientSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *LinearBot) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ClientSecret
+	}).(pulumi.StringPtrOutput)
+}
+
+// Deploy the Linear bot.
+func (o LinearBotPtrOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *LinearBot) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Enabled
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Linear webhook signing secret.
+func (o LinearBotPtrOutput) WebhookSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *LinearBot) *string {
+		if v == nil {
+			return nil
+		}
+		return v.WebhookSecret
+	}).(pulumi.StringPtrOutput)
+}
+
+type LogicalBinding struct {
+	// The binding's name in the worker's env.
+	Binding string `pulumi:"binding"`
+	// Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
+	Target *string `pulumi:"target"`
+}
+
+// LogicalBindingInput is an input type that accepts LogicalBindingArgs and LogicalBindingOutput values.
+// You can construct a concrete instance of `LogicalBindingInput` via:
+//
+//	LogicalBindingArgs{...}
+type LogicalBindingInput interface {
+	pulumi.Input
+
+	ToLogicalBindingOutput() LogicalBindingOutput
+	ToLogicalBindingOutputWithContext(context.Context) LogicalBindingOutput
+}
+
+type LogicalBindingArgs struct {
+	// The binding's name in the worker's env.
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
+	Target pulumi.StringPtrInput `pulumi:"target"`
+}
+
+func (LogicalBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*LogicalBinding)(nil)).Elem()
+}
+
+func (i LogicalBindingArgs) ToLogicalBindingOutput() LogicalBindingOutput {
+	return i.ToLogicalBindingOutputWithContext(context.Background())
+}
+
+func (i LogicalBindingArgs) ToLogicalBindingOutputWithContext(ctx context.Context) LogicalBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(LogicalBindingOutput)
+}
+
+// LogicalBindingArrayInput is an input type that accepts LogicalBindingArray and LogicalBindingArrayOutput values.
+// You can construct a concrete instance of `LogicalBindingArrayInput` via:
+//
+//	LogicalBindingArray{ LogicalBindingArgs{...} }
+type LogicalBindingArrayInput interface {
+	pulumi.Input
+
+	ToLogicalBindingArrayOutput() LogicalBindingArrayOutput
+	ToLogicalBindingArrayOutputWithContext(context.Context) LogicalBindingArrayOutput
+}
+
+type LogicalBindingArray []LogicalBindingInput
+
+func (LogicalBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]LogicalBinding)(nil)).Elem()
+}
+
+func (i LogicalBindingArray) ToLogicalBindingArrayOutput() LogicalBindingArrayOutput {
+	return i.ToLogicalBindingArrayOutputWithContext(context.Background())
+}
+
+func (i LogicalBindingArray) ToLogicalBindingArrayOutputWithContext(ctx context.Context) LogicalBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(LogicalBindingArrayOutput)
+}
+
+type LogicalBindingOutput struct{ *pulumi.OutputState }
+
+func (LogicalBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*LogicalBinding)(nil)).Elem()
+}
+
+func (o LogicalBindingOutput) ToLogicalBindingOutput() LogicalBindingOutput {
+	return o
+}
+
+func (o LogicalBindingOutput) ToLogicalBindingOutputWithContext(ctx context.Context) LogicalBindingOutput {
+	return o
+}
+
+// The binding's name in the worker's env.
+func (o LogicalBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v LogicalBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+// Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
+func (o LogicalBindingOutput) Target() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v LogicalBinding) *string { return v.Target }).(pulumi.StringPtrOutput)
+}
+
+type LogicalBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (LogicalBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]LogicalBinding)(nil)).Elem()
+}
+
+func (o LogicalBindingArrayOutput) ToLogicalBindingArrayOutput() LogicalBindingArrayOutput {
+	return o
+}
+
+func (o LogicalBindingArrayOutput) ToLogicalBindingArrayOutputWithContext(ctx context.Context) LogicalBindingArrayOutput {
+	return o
+}
+
+func (o LogicalBindingArrayOutput) Index(i pulumi.IntInput) LogicalBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) LogicalBinding {
+		return vs[0].([]LogicalBinding)[vs[1].(int)]
+	}).(LogicalBindingOutput)
+}
+
+type Media struct {
+	// Full name of the bucket instead of the naming pattern.
+	BucketName *string `pulumi:"bucketName"`
+	// R2 location hint (default ENAM).
+	Location *string `pulumi:"location"`
+}
+
+// MediaInput is an input type that accepts MediaArgs and MediaOutput values.
+// You can construct a concrete instance of `MediaInput` via:
+//
+//	MediaArgs{...}
+type MediaInput interface {
+	pulumi.Input
+
+	ToMediaOutput() MediaOutput
+	ToMediaOutputWithContext(context.Context) MediaOutput
+}
+
+type MediaArgs struct {
+	// Full name of the bucket instead of the naming pattern.
+	BucketName pulumi.StringPtrInput `pulumi:"bucketName"`
+	// R2 location hint (default ENAM).
+	Location pulumi.StringPtrInput `pulumi:"location"`
+}
+
+func (MediaArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Media)(nil)).Elem()
+}
+
+func (i MediaArgs) ToMediaOutput() MediaOutput {
+	return i.ToMediaOutputWithContext(context.Background())
+}
+
+func (i MediaArgs) ToMediaOutputWithContext(ctx context.Context) MediaOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MediaOutput)
+}
+
+func (i MediaArgs) ToMediaPtrOutput() MediaPtrOutput {
+	return i.ToMediaPtrOutputWithContext(context.Background())
+}
+
+func (i MediaArgs) ToMediaPtrOutputWithContext(ctx context.Context) MediaPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MediaOutput).ToMediaPtrOutputWithContext(ctx)
+}
+
+// MediaPtrInput is an input type that accepts MediaArgs, MediaPtr and MediaPtrOutput values.
+// You can construct a concrete instance of `MediaPtrInput` via:
+//
+//	        MediaArgs{...}
+//
+//	or:
+//
+//	        nil
+type MediaPtrInput interface {
+	pulumi.Input
+
+	ToMediaPtrOutput() MediaPtrOutput
+	ToMediaPtrOutputWithContext(context.Context) MediaPtrOutput
+}
+
+type mediaPtrType MediaArgs
+
+func MediaPtr(v *MediaArgs) MediaPtrInput {
+	return (*mediaPtrType)(v)
+}
+
+func (*mediaPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Media)(nil)).Elem()
+}
+
+func (i *mediaPtrType) ToMediaPtrOutput() MediaPtrOutput {
+	return i.ToMediaPtrOutputWithContext(context.Background())
+}
+
+func (i *mediaPtrType) ToMediaPtrOutputWithContext(ctx context.Context) MediaPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MediaPtrOutput)
+}
+
+type MediaOutput struct{ *pulumi.OutputState }
+
+func (MediaOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Media)(nil)).Elem()
+}
+
+func (o MediaOutput) ToMediaOutput() MediaOutput {
+	return o
+}
+
+func (o MediaOutput) ToMediaOutputWithContext(ctx context.Context) MediaOutput {
+	return o
+}
+
+func (o MediaOutput) ToMediaPtrOutput() MediaPtrOutput {
+	return o.ToMediaPtrOutputWithContext(context.Background())
+}
+
+func (o MediaOutput) ToMediaPtrOutputWithContext(ctx context.Context) MediaPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Media) *Media {
+		return &v
+	}).(MediaPtrOutput)
+}
+
+// Full name of the bucket instead of the naming pattern.
+func (o MediaOutput) BucketName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Media) *string { return v.BucketName }).(pulumi.StringPtrOutput)
+}
+
+// R2 location hint (default ENAM).
+func (o MediaOutput) Location() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Media) *string { return v.Location }).(pulumi.StringPtrOutput)
+}
+
+type MediaPtrOutput struct{ *pulumi.OutputState }
+
+func (MediaPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Media)(nil)).Elem()
+}
+
+func (o MediaPtrOutput) ToMediaPtrOutput() MediaPtrOutput {
+	return o
+}
+
+func (o MediaPtrOutput) ToMediaPtrOutputWithContext(ctx context.Context) MediaPtrOutput {
+	return o
+}
+
+func (o MediaPtrOutput) Elem() MediaOutput {
+	return o.ApplyT(func(v *Media) Media {
+		if v != nil {
+			return *v
+		}
+		var ret Media
+		return ret
+	}).(MediaOutput)
+}
+
+// Full name of the bucket instead of the naming pattern.
+func (o MediaPtrOutput) BucketName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Media) *string {
+		if v == nil {
+			return nil
+		}
+		return v.BucketName
+	}).(pulumi.StringPtrOutput)
+}
+
+// R2 location hint (default ENAM).
+func (o MediaPtrOutput) Location() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Media) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Location
+	}).(pulumi.StringPtrOutput)
+}
+
+type ModalSettings struct {
+	// Shared secret the control plane signs Modal calls with.
+	ApiSecret *string `pulumi:"apiSecret"`
+	// Modal environment (default main).
+	Environment *string `pulumi:"environment"`
+	// Web suffix of the Modal environment in endpoint hosts; empty for none.
+	EnvironmentWebSuffix *string `pulumi:"environmentWebSuffix"`
+	// Modal workspace; forms the endpoint host.
+	Workspace *string `pulumi:"workspace"`
+}
+
+// ModalSettingsInput is an input type that accepts ModalSettingsArgs and ModalSettingsOutput values.
+// You can construct a concrete instance of `ModalSettingsInput` via:
+//
+//	ModalSettingsArgs{...}
+type ModalSettingsInput interface {
+	pulumi.Input
+
+	ToModalSettingsOutput() ModalSettingsOutput
+	ToModalSettingsOutputWithContext(context.Context) ModalSettingsOutput
+}
+
+type ModalSettingsArgs struct {
+	// Shared secret the control plane signs Modal calls with.
+	ApiSecret pulumi.StringPtrInput `pulumi:"apiSecret"`
+	// Modal environment (default main).
+	Environment pulumi.StringPtrInput `pulumi:"environment"`
+	// Web suffix of the Modal environment in endpoint hosts; empty for none.
+	EnvironmentWebSuffix pulumi.StringPtrInput `pulumi:"environmentWebSuffix"`
+	// Modal workspace; forms the endpoint host.
+	Workspace pulumi.StringPtrInput `pulumi:"workspace"`
+}
+
+func (ModalSettingsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ModalSettings)(nil)).Elem()
+}
+
+func (i ModalSettingsArgs) ToModalSettingsOutput() ModalSettingsOutput {
+	return i.ToModalSettingsOutputWithContext(context.Background())
+}
+
+func (i ModalSettingsArgs) ToModalSettingsOutputWithContext(ctx context.Context) ModalSettingsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalSettingsOutput)
+}
+
+func (i ModalSettingsArgs) ToModalSettingsPtrOutput() ModalSettingsPtrOutput {
+	return i.ToModalSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i ModalSettingsArgs) ToModalSettingsPtrOutputWithContext(ctx context.Context) ModalSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalSettingsOutput).ToModalSettingsPtrOutputWithContext(ctx)
+}
+
+// ModalSettingsPtrInput is an input type that accepts ModalSettingsArgs, ModalSettingsPtr and ModalSettingsPtrOutput values.
+// You can construct a concrete instance of `ModalSettingsPtrInput` via:
+//
+//	        ModalSettingsArgs{...}
+//
+//	or:
+//
+//	        nil
+type ModalSettingsPtrInput interface {
+	pulumi.Input
+
+	ToModalSettingsPtrOutput() ModalSettingsPtrOutput
+	ToModalSettingsPtrOutputWithContext(context.Context) ModalSettingsPtrOutput
+}
+
+type modalSettingsPtrType ModalSettingsArgs
+
+func ModalSettingsPtr(v *ModalSettingsArgs) ModalSettingsPtrInput {
+	return (*modalSettingsPtrType)(v)
+}
+
+func (*modalSettingsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ModalSettings)(nil)).Elem()
+}
+
+func (i *modalSettingsPtrType) ToModalSettingsPtrOutput() ModalSettingsPtrOutput {
+	return i.ToModalSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i *modalSettingsPtrType) ToModalSettingsPtrOutputWithContext(ctx context.Context) ModalSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalSettingsPtrOutput)
+}
+
+type ModalSettingsOutput struct{ *pulumi.OutputState }
+
+func (ModalSettingsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ModalSettings)(nil)).Elem()
+}
+
+func (o ModalSettingsOutput) ToModalSettingsOutput() ModalSettingsOutput {
+	return o
+}
+
+func (o ModalSettingsOutput) ToModalSettingsOutputWithContext(ctx context.Context) ModalSettingsOutput {
+	return o
+}
+
+func (o ModalSettingsOutput) ToModalSettingsPtrOutput() ModalSettingsPtrOutput {
+	return o.ToModalSettingsPtrOutputWithContext(context.Background())
+}
+
+func (o ModalSettingsOutput) ToModalSettingsPtrOutputWithContext(ctx context.Context) ModalSettingsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ModalSettings) *ModalSettings {
+		return &v
+	}).(ModalSettingsPtrOutput)
+}
+
+// Shared secret the control plane signs Modal calls with.
+func (o ModalSettingsOutput) ApiSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModalSettings) *string { return v.ApiSecret }).(pulumi.StringPtrOutput)
+}
+
+// Modal environment (default main).
+func (o ModalSettingsOutput) Environment() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModalSettings) *string { return v.Environment }).(pulumi.StringPtrOutput)
+}
+
+// Web suffix of the Modal environment in endpoint hosts; empty for none.
+func (o ModalSettingsOutput) EnvironmentWebSuffix() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModalSettings) *string { return v.EnvironmentWebSuffix }).(pulumi.StringPtrOutput)
+}
+
+// Modal workspace; forms the endpoint host.
+func (o ModalSettingsOutput) Workspace() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModalSettings) *string { return v.Workspace }).(pulumi.StringPtrOutput)
+}
+
+type ModalSettingsPtrOutput struct{ *pulumi.OutputState }
+
+func (ModalSettingsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ModalSettings)(nil)).Elem()
+}
+
+func (o ModalSettingsPtrOutput) ToModalSettingsPtrOutput() ModalSettingsPtrOutput {
+	return o
+}
+
+func (o ModalSettingsPtrOutput) ToModalSettingsPtrOutputWithContext(ctx context.Context) ModalSettingsPtrOutput {
+	return o
+}
+
+func (o ModalSettingsPtrOutput) Elem() ModalSettingsOutput {
+	return o.ApplyT(func(v *ModalSettings) ModalSettings {
+		if v != nil {
+			return *v
+		}
+		var ret ModalSettings
+		return ret
+	}).(ModalSettingsOutput)
+}
+
+// Shared secret the control plane signs Modal calls with.
+func (o ModalSettingsPtrOutput) ApiSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiSecret
+	}).(pulumi.StringPtrOutput)
+}
+
+// Modal environment (default main).
+func (o ModalSettingsPtrOutput) Environment() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Environment
+	}).(pulumi.StringPtrOutput)
+}
+
+// Web suffix of the Modal environment in endpoint hosts; empty for none.
+func (o ModalSettingsPtrOutput) EnvironmentWebSuffix() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.EnvironmentWebSuffix
+	}).(pulumi.StringPtrOutput)
+}
+
+// Modal workspace; forms the endpoint host.
+func (o ModalSettingsPtrOutput) Workspace() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Workspace
+	}).(pulumi.StringPtrOutput)
+}
+
+type OAuthClient struct {
+	// OAuth client ID.
+	ClientId string `pulumi:"clientId"`
+	// OAuth client secret.
+	ClientSecret string `pulumi:"clientSecret"`
+}
+
+// OAuthClientInput is an input type that accepts OAuthClientArgs and OAuthClientOutput values.
+// You can construct a concrete instance of `OAuthClientInput` via:
+//
+//	OAuthClientArgs{...}
+type OAuthClientInput interface {
+	pulumi.Input
+
+	ToOAuthClientOutput() OAuthClientOutput
+	ToOAuthClientOutputWithContext(context.Context) OAuthClientOutput
+}
+
+type OAuthClientArgs struct {
+	// OAuth client ID.
+	ClientId pulumi.StringInput `pulumi:"clientId"`
+	// OAuth client secret.
+	ClientSecret pulumi.StringInput `pulumi:"clientSecret"`
+}
+
+func (OAuthClientArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OAuthClient)(nil)).Elem()
+}
+
+func (i OAuthClientArgs) ToOAuthClientOutput() OAuthClientOutput {
+	return i.ToOAuthClientOutputWithContext(context.Background())
+}
+
+func (i OAuthClientArgs) ToOAuthClientOutputWithContext(ctx context.Context) OAuthClientOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OAuthClientOutput)
+}
+
+func (i OAuthClientArgs) ToOAuthClientPtrOutput() OAuthClientPtrOutput {
+	return i.ToOAuthClientPtrOutputWithContext(context.Background())
+}
+
+func (i OAuthClientArgs) ToOAuthClientPtrOutputWithContext(ctx context.Context) OAuthClientPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OAuthClientOutput).ToOAuthClientPtrOutputWithContext(ctx)
+}
+
+// OAuthClientPtrInput is an input type that accepts OAuthClientArgs, OAuthClientPtr and OAuthClientPtrOutput values.
+// You can construct a concrete instance of `OAuthClientPtrInput` via:
+//
+//	        OAuthClientArgs{...}
+//
+//	or:
+//
+//	        nil
+type OAuthClientPtrInput interface {
+	pulumi.Input
+
+	ToOAuthClientPtrOutput() OAuthClientPtrOutput
+	ToOAuthClientPtrOutputWithContext(context.Context) OAuthClientPtrOutput
+}
+
+type oauthClientPtrType OAuthClientArgs
+
+func OAuthClientPtr(v *OAuthClientArgs) OAuthClientPtrInput {
+	return (*oauthClientPtrType)(v)
+}
+
+func (*oauthClientPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OAuthClient)(nil)).Elem()
+}
+
+func (i *oauthClientPtrType) ToOAuthClientPtrOutput() OAuthClientPtrOutput {
+	return i.ToOAuthClientPtrOutputWithContext(context.Background())
+}
+
+func (i *oauthClientPtrType) ToOAuthClientPtrOutputWithContext(ctx context.Context) OAuthClientPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OAuthClientPtrOutput)
+}
+
+type OAuthClientOutput struct{ *pulumi.OutputState }
+
+func (OAuthClientOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OAuthClient)(nil)).Elem()
+}
+
+func (o OAuthClientOutput) ToOAuthClientOutput() OAuthClientOutput {
+	return o
+}
+
+func (o OAuthClientOutput) ToOAuthClientOutputWithContext(ctx context.Context) OAuthClientOutput {
+	return o
+}
+
+func (o OAuthClientOutput) ToOAuthClientPtrOutput() OAuthClientPtrOutput {
+	return o.ToOAuthClientPtrOutputWithContext(context.Background())
+}
+
+func (o OAuthClientOutput) ToOAuthClientPtrOutputWithContext(ctx context.Context) OAuthClientPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OAuthClient) *OAuthClient {
+		return &v
+	}).(OAuthClientPtrOutput)
+}
+
+// OAuth client ID.
+func (o OAuthClientOutput) ClientId() pulumi.StringOutput {
+	return o.ApplyT(func(v OAuthClient) string { return v.ClientId }).(pulumi.StringOutput)
+}
+
+// OAuth client secret.
+func (o OAuthClientOutput) ClientSecret() pulumi.StringOutput {
+	return o.ApplyT(func(v OAuthClient) string { return v.ClientSecret }).(pulumi.StringOutput)
+}
+
+type OAuthClientPtrOutput struct{ *pulumi.OutputState }
+
+func (OAuthClientPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OAuthClient)(nil)).Elem()
+}
+
+func (o OAuthClientPtrOutput) ToOAuthClientPtrOutput() OAuthClientPtrOutput {
+	return o
+}
+
+func (o OAuthClientPtrOutput) ToOAuthClientPtrOutputWithContext(ctx context.Context) OAuthClientPtrOutput {
+	return o
+}
+
+func (o OAuthClientPtrOutput) Elem() OAuthClientOutput {
+	return o.ApplyT(func(v *OAuthClient) OAuthClient {
+		if v != nil {
+			return *v
+		}
+		var ret OAuthClient
+		return ret
+	}).(OAuthClientOutput)
+}
+
+// OAuth client ID.
+func (o OAuthClientPtrOutput) ClientId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OAuthClient) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.ClientId
+	}).(pulumi.StringPtrOutput)
+}
+
+// OAuth client secret.
+func (o OAuthClientPtrOutput) ClientSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OAuthClient) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.ClientSecret
+	}).(pulumi.StringPtrOutput)
 }
 
 type QueueBinding struct {
@@ -706,6 +2434,200 @@ func (o R2BindingArrayOutput) Index(i pulumi.IntInput) R2BindingOutput {
 	}).(R2BindingOutput)
 }
 
+type Sandbox struct {
+	// Daytona settings; required when provider is daytona.
+	Daytona *DaytonaSettings `pulumi:"daytona"`
+	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+	InactivityTimeoutMs *int `pulumi:"inactivityTimeoutMs"`
+	// Modal settings; required when provider is modal.
+	Modal *ModalSettings `pulumi:"modal"`
+	// modal (default) or daytona.
+	Provider *string `pulumi:"provider"`
+}
+
+// SandboxInput is an input type that accepts SandboxArgs and SandboxOutput values.
+// You can construct a concrete instance of `SandboxInput` via:
+//
+//	SandboxArgs{...}
+type SandboxInput interface {
+	pulumi.Input
+
+	ToSandboxOutput() SandboxOutput
+	ToSandboxOutputWithContext(context.Context) SandboxOutput
+}
+
+type SandboxArgs struct {
+	// Daytona settings; required when provider is daytona.
+	Daytona DaytonaSettingsPtrInput `pulumi:"daytona"`
+	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+	InactivityTimeoutMs pulumi.IntPtrInput `pulumi:"inactivityTimeoutMs"`
+	// Modal settings; required when provider is modal.
+	Modal ModalSettingsPtrInput `pulumi:"modal"`
+	// modal (default) or daytona.
+	Provider pulumi.StringPtrInput `pulumi:"provider"`
+}
+
+func (SandboxArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Sandbox)(nil)).Elem()
+}
+
+func (i SandboxArgs) ToSandboxOutput() SandboxOutput {
+	return i.ToSandboxOutputWithContext(context.Background())
+}
+
+func (i SandboxArgs) ToSandboxOutputWithContext(ctx context.Context) SandboxOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SandboxOutput)
+}
+
+func (i SandboxArgs) ToSandboxPtrOutput() SandboxPtrOutput {
+	return i.ToSandboxPtrOutputWithContext(context.Background())
+}
+
+func (i SandboxArgs) ToSandboxPtrOutputWithContext(ctx context.Context) SandboxPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SandboxOutput).ToSandboxPtrOutputWithContext(ctx)
+}
+
+// SandboxPtrInput is an input type that accepts SandboxArgs, SandboxPtr and SandboxPtrOutput values.
+// You can construct a concrete instance of `SandboxPtrInput` via:
+//
+//	        SandboxArgs{...}
+//
+//	or:
+//
+//	        nil
+type SandboxPtrInput interface {
+	pulumi.Input
+
+	ToSandboxPtrOutput() SandboxPtrOutput
+	ToSandboxPtrOutputWithContext(context.Context) SandboxPtrOutput
+}
+
+type sandboxPtrType SandboxArgs
+
+func SandboxPtr(v *SandboxArgs) SandboxPtrInput {
+	return (*sandboxPtrType)(v)
+}
+
+func (*sandboxPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Sandbox)(nil)).Elem()
+}
+
+func (i *sandboxPtrType) ToSandboxPtrOutput() SandboxPtrOutput {
+	return i.ToSandboxPtrOutputWithContext(context.Background())
+}
+
+func (i *sandboxPtrType) ToSandboxPtrOutputWithContext(ctx context.Context) SandboxPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SandboxPtrOutput)
+}
+
+type SandboxOutput struct{ *pulumi.OutputState }
+
+func (SandboxOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Sandbox)(nil)).Elem()
+}
+
+func (o SandboxOutput) ToSandboxOutput() SandboxOutput {
+	return o
+}
+
+func (o SandboxOutput) ToSandboxOutputWithContext(ctx context.Context) SandboxOutput {
+	return o
+}
+
+func (o SandboxOutput) ToSandboxPtrOutput() SandboxPtrOutput {
+	return o.ToSandboxPtrOutputWithContext(context.Background())
+}
+
+func (o SandboxOutput) ToSandboxPtrOutputWithContext(ctx context.Context) SandboxPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Sandbox) *Sandbox {
+		return &v
+	}).(SandboxPtrOutput)
+}
+
+// Daytona settings; required when provider is daytona.
+func (o SandboxOutput) Daytona() DaytonaSettingsPtrOutput {
+	return o.ApplyT(func(v Sandbox) *DaytonaSettings { return v.Daytona }).(DaytonaSettingsPtrOutput)
+}
+
+// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+func (o SandboxOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Sandbox) *int { return v.InactivityTimeoutMs }).(pulumi.IntPtrOutput)
+}
+
+// Modal settings; required when provider is modal.
+func (o SandboxOutput) Modal() ModalSettingsPtrOutput {
+	return o.ApplyT(func(v Sandbox) *ModalSettings { return v.Modal }).(ModalSettingsPtrOutput)
+}
+
+// modal (default) or daytona.
+func (o SandboxOutput) Provider() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Sandbox) *string { return v.Provider }).(pulumi.StringPtrOutput)
+}
+
+type SandboxPtrOutput struct{ *pulumi.OutputState }
+
+func (SandboxPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Sandbox)(nil)).Elem()
+}
+
+func (o SandboxPtrOutput) ToSandboxPtrOutput() SandboxPtrOutput {
+	return o
+}
+
+func (o SandboxPtrOutput) ToSandboxPtrOutputWithContext(ctx context.Context) SandboxPtrOutput {
+	return o
+}
+
+func (o SandboxPtrOutput) Elem() SandboxOutput {
+	return o.ApplyT(func(v *Sandbox) Sandbox {
+		if v != nil {
+			return *v
+		}
+		var ret Sandbox
+		return ret
+	}).(SandboxOutput)
+}
+
+// Daytona settings; required when provider is daytona.
+func (o SandboxPtrOutput) Daytona() DaytonaSettingsPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *DaytonaSettings {
+		if v == nil {
+			return nil
+		}
+		return v.Daytona
+	}).(DaytonaSettingsPtrOutput)
+}
+
+// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+func (o SandboxPtrOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *int {
+		if v == nil {
+			return nil
+		}
+		return v.InactivityTimeoutMs
+	}).(pulumi.IntPtrOutput)
+}
+
+// Modal settings; required when provider is modal.
+func (o SandboxPtrOutput) Modal() ModalSettingsPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *ModalSettings {
+		if v == nil {
+			return nil
+		}
+		return v.Modal
+	}).(ModalSettingsPtrOutput)
+}
+
+// modal (default) or daytona.
+func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Provider
+	}).(pulumi.StringPtrOutput)
+}
+
 type ServiceBinding struct {
 	Binding     string  `pulumi:"binding"`
 	Environment *string `pulumi:"environment"`
@@ -812,35 +2734,990 @@ func (o ServiceBindingArrayOutput) Index(i pulumi.IntInput) ServiceBindingOutput
 	}).(ServiceBindingOutput)
 }
 
+type Slack struct {
+	// Slack bot OAuth token (xoxb-...).
+	BotToken *string `pulumi:"botToken"`
+	// Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+	Enabled *bool `pulumi:"enabled"`
+	// Slack app signing secret.
+	SigningSecret *string `pulumi:"signingSecret"`
+	// Allow channel-message triggers.
+	TriggersEnabled *bool `pulumi:"triggersEnabled"`
+}
+
+// SlackInput is an input type that accepts SlackArgs and SlackOutput values.
+// You can construct a concrete instance of `SlackInput` via:
+//
+//	SlackArgs{...}
+type SlackInput interface {
+	pulumi.Input
+
+	ToSlackOutput() SlackOutput
+	ToSlackOutputWithContext(context.Context) SlackOutput
+}
+
+type SlackArgs struct {
+	// Slack bot OAuth token (xoxb-...).
+	BotToken pulumi.StringPtrInput `pulumi:"botToken"`
+	// Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
+	// Slack app signing secret.
+	SigningSecret pulumi.StringPtrInput `pulumi:"signingSecret"`
+	// Allow channel-message triggers.
+	TriggersEnabled pulumi.BoolPtrInput `pulumi:"triggersEnabled"`
+}
+
+func (SlackArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Slack)(nil)).Elem()
+}
+
+func (i SlackArgs) ToSlackOutput() SlackOutput {
+	return i.ToSlackOutputWithContext(context.Background())
+}
+
+func (i SlackArgs) ToSlackOutputWithContext(ctx context.Context) SlackOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SlackOutput)
+}
+
+func (i SlackArgs) ToSlackPtrOutput() SlackPtrOutput {
+	return i.ToSlackPtrOutputWithContext(context.Background())
+}
+
+func (i SlackArgs) ToSlackPtrOutputWithContext(ctx context.Context) SlackPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SlackOutput).ToSlackPtrOutputWithContext(ctx)
+}
+
+// SlackPtrInput is an input type that accepts SlackArgs, SlackPtr and SlackPtrOutput values.
+// You can construct a concrete instance of `SlackPtrInput` via:
+//
+//	        SlackArgs{...}
+//
+//	or:
+//
+//	        nil
+type SlackPtrInput interface {
+	pulumi.Input
+
+	ToSlackPtrOutput() SlackPtrOutput
+	ToSlackPtrOutputWithContext(context.Context) SlackPtrOutput
+}
+
+type slackPtrType SlackArgs
+
+func SlackPtr(v *SlackArgs) SlackPtrInput {
+	return (*slackPtrType)(v)
+}
+
+func (*slackPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Slack)(nil)).Elem()
+}
+
+func (i *slackPtrType) ToSlackPtrOutput() SlackPtrOutput {
+	return i.ToSlackPtrOutputWithContext(context.Background())
+}
+
+func (i *slackPtrType) ToSlackPtrOutputWithContext(ctx context.Context) SlackPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SlackPtrOutput)
+}
+
+type SlackOutput struct{ *pulumi.OutputState }
+
+func (SlackOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Slack)(nil)).Elem()
+}
+
+func (o SlackOutput) ToSlackOutput() SlackOutput {
+	return o
+}
+
+func (o SlackOutput) ToSlackOutputWithContext(ctx context.Context) SlackOutput {
+	return o
+}
+
+func (o SlackOutput) ToSlackPtrOutput() SlackPtrOutput {
+	return o.ToSlackPtrOutputWithContext(context.Background())
+}
+
+func (o SlackOutput) ToSlackPtrOutputWithContext(ctx context.Context) SlackPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Slack) *Slack {
+		return &v
+	}).(SlackPtrOutput)
+}
+
+// Slack bot OAuth token (xoxb-...).
+func (o SlackOutput) BotToken() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Slack) *string { return v.BotToken }).(pulumi.StringPtrOutput)
+}
+
+// Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+func (o SlackOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Slack) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
+}
+
+// Slack app signing secret.
+func (o SlackOutput) SigningSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Slack) *string { return v.SigningSecret }).(pulumi.StringPtrOutput)
+}
+
+// Allow channel-message triggers.
+func (o SlackOutput) TriggersEnabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Slack) *bool { return v.TriggersEnabled }).(pulumi.BoolPtrOutput)
+}
+
+type SlackPtrOutput struct{ *pulumi.OutputState }
+
+func (SlackPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Slack)(nil)).Elem()
+}
+
+func (o SlackPtrOutput) ToSlackPtrOutput() SlackPtrOutput {
+	return o
+}
+
+func (o SlackPtrOutput) ToSlackPtrOutputWithContext(ctx context.Context) SlackPtrOutput {
+	return o
+}
+
+func (o SlackPtrOutput) Elem() SlackOutput {
+	return o.ApplyT(func(v *Slack) Slack {
+		if v != nil {
+			return *v
+		}
+		var ret Slack
+		return ret
+	}).(SlackOutput)
+}
+
+// Slack bot OAuth token (xoxb-...).
+func (o SlackPtrOutput) BotToken() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Slack) *string {
+		if v == nil {
+			return nil
+		}
+		return v.BotToken
+	}).(pulumi.StringPtrOutput)
+}
+
+// Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+func (o SlackPtrOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Slack) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Enabled
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Slack app signing secret.
+func (o SlackPtrOutput) SigningSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Slack) *string {
+		if v == nil {
+			return nil
+		}
+		return v.SigningSecret
+	}).(pulumi.StringPtrOutput)
+}
+
+// Allow channel-message triggers.
+func (o SlackPtrOutput) TriggersEnabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Slack) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.TriggersEnabled
+	}).(pulumi.BoolPtrOutput)
+}
+
+type Upstream struct {
+	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+	Checkout *string `pulumi:"checkout"`
+	// The D1 migrations directory; wins over the checkout's.
+	MigrationsDir *string `pulumi:"migrationsDir"`
+	// Built bundles by logical worker name; each wins over the checkout.
+	WorkerBundles map[string]string `pulumi:"workerBundles"`
+}
+
+// UpstreamInput is an input type that accepts UpstreamArgs and UpstreamOutput values.
+// You can construct a concrete instance of `UpstreamInput` via:
+//
+//	UpstreamArgs{...}
+type UpstreamInput interface {
+	pulumi.Input
+
+	ToUpstreamOutput() UpstreamOutput
+	ToUpstreamOutputWithContext(context.Context) UpstreamOutput
+}
+
+type UpstreamArgs struct {
+	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+	Checkout pulumi.StringPtrInput `pulumi:"checkout"`
+	// The D1 migrations directory; wins over the checkout's.
+	MigrationsDir pulumi.StringPtrInput `pulumi:"migrationsDir"`
+	// Built bundles by logical worker name; each wins over the checkout.
+	WorkerBundles pulumi.StringMapInput `pulumi:"workerBundles"`
+}
+
+func (UpstreamArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Upstream)(nil)).Elem()
+}
+
+func (i UpstreamArgs) ToUpstreamOutput() UpstreamOutput {
+	return i.ToUpstreamOutputWithContext(context.Background())
+}
+
+func (i UpstreamArgs) ToUpstreamOutputWithContext(ctx context.Context) UpstreamOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(UpstreamOutput)
+}
+
+func (i UpstreamArgs) ToUpstreamPtrOutput() UpstreamPtrOutput {
+	return i.ToUpstreamPtrOutputWithContext(context.Background())
+}
+
+func (i UpstreamArgs) ToUpstreamPtrOutputWithContext(ctx context.Context) UpstreamPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(UpstreamOutput).ToUpstreamPtrOutputWithContext(ctx)
+}
+
+// UpstreamPtrInput is an input type that accepts UpstreamArgs, UpstreamPtr and UpstreamPtrOutput values.
+// You can construct a concrete instance of `UpstreamPtrInput` via:
+//
+//	        UpstreamArgs{...}
+//
+//	or:
+//
+//	        nil
+type UpstreamPtrInput interface {
+	pulumi.Input
+
+	ToUpstreamPtrOutput() UpstreamPtrOutput
+	ToUpstreamPtrOutputWithContext(context.Context) UpstreamPtrOutput
+}
+
+type upstreamPtrType UpstreamArgs
+
+func UpstreamPtr(v *UpstreamArgs) UpstreamPtrInput {
+	return (*upstreamPtrType)(v)
+}
+
+func (*upstreamPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Upstream)(nil)).Elem()
+}
+
+func (i *upstreamPtrType) ToUpstreamPtrOutput() UpstreamPtrOutput {
+	return i.ToUpstreamPtrOutputWithContext(context.Background())
+}
+
+func (i *upstreamPtrType) ToUpstreamPtrOutputWithContext(ctx context.Context) UpstreamPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(UpstreamPtrOutput)
+}
+
+type UpstreamOutput struct{ *pulumi.OutputState }
+
+func (UpstreamOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Upstream)(nil)).Elem()
+}
+
+func (o UpstreamOutput) ToUpstreamOutput() UpstreamOutput {
+	return o
+}
+
+func (o UpstreamOutput) ToUpstreamOutputWithContext(ctx context.Context) UpstreamOutput {
+	return o
+}
+
+func (o UpstreamOutput) ToUpstreamPtrOutput() UpstreamPtrOutput {
+	return o.ToUpstreamPtrOutputWithContext(context.Background())
+}
+
+func (o UpstreamOutput) ToUpstreamPtrOutputWithContext(ctx context.Context) UpstreamPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Upstream) *Upstream {
+		return &v
+	}).(UpstreamPtrOutput)
+}
+
+// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+func (o UpstreamOutput) Checkout() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Upstream) *string { return v.Checkout }).(pulumi.StringPtrOutput)
+}
+
+// The D1 migrations directory; wins over the checkout's.
+func (o UpstreamOutput) MigrationsDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Upstream) *string { return v.MigrationsDir }).(pulumi.StringPtrOutput)
+}
+
+// Built bundles by logical worker name; each wins over the checkout.
+func (o UpstreamOutput) WorkerBundles() pulumi.StringMapOutput {
+	return o.ApplyT(func(v Upstream) map[string]string { return v.WorkerBundles }).(pulumi.StringMapOutput)
+}
+
+type UpstreamPtrOutput struct{ *pulumi.OutputState }
+
+func (UpstreamPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Upstream)(nil)).Elem()
+}
+
+func (o UpstreamPtrOutput) ToUpstreamPtrOutput() UpstreamPtrOutput {
+	return o
+}
+
+func (o UpstreamPtrOutput) ToUpstreamPtrOutputWithContext(ctx context.Context) UpstreamPtrOutput {
+	return o
+}
+
+func (o UpstreamPtrOutput) Elem() UpstreamOutput {
+	return o.ApplyT(func(v *Upstream) Upstream {
+		if v != nil {
+			return *v
+		}
+		var ret Upstream
+		return ret
+	}).(UpstreamOutput)
+}
+
+// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+func (o UpstreamPtrOutput) Checkout() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Upstream) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Checkout
+	}).(pulumi.StringPtrOutput)
+}
+
+// The D1 migrations directory; wins over the checkout's.
+func (o UpstreamPtrOutput) MigrationsDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Upstream) *string {
+		if v == nil {
+			return nil
+		}
+		return v.MigrationsDir
+	}).(pulumi.StringPtrOutput)
+}
+
+// Built bundles by logical worker name; each wins over the checkout.
+func (o UpstreamPtrOutput) WorkerBundles() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Upstream) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.WorkerBundles
+	}).(pulumi.StringMapOutput)
+}
+
+// The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+type Web struct {
+	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+	Env map[string]string `pulumi:"env"`
+	// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+	Image string `pulumi:"image"`
+	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+	ImagePullSecrets []ImagePullSecret `pulumi:"imagePullSecrets"`
+	// The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+	Kubeconfig *string `pulumi:"kubeconfig"`
+	// The namespace the web UI runs in (a DNS-1123 label).
+	Namespace string `pulumi:"namespace"`
+	// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+	NamespaceMode *string `pulumi:"namespaceMode"`
+	// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+	Port *int `pulumi:"port"`
+	// The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+	PublicUrl *string `pulumi:"publicUrl"`
+	// The number of web pods (default 1).
+	Replicas *int `pulumi:"replicas"`
+}
+
+// WebInput is an input type that accepts WebArgs and WebOutput values.
+// You can construct a concrete instance of `WebInput` via:
+//
+//	WebArgs{...}
+type WebInput interface {
+	pulumi.Input
+
+	ToWebOutput() WebOutput
+	ToWebOutputWithContext(context.Context) WebOutput
+}
+
+// The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+type WebArgs struct {
+	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+	Env pulumi.StringMapInput `pulumi:"env"`
+	// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+	Image pulumi.StringInput `pulumi:"image"`
+	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+	ImagePullSecrets ImagePullSecretArrayInput `pulumi:"imagePullSecrets"`
+	// The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+	Kubeconfig pulumi.StringPtrInput `pulumi:"kubeconfig"`
+	// The namespace the web UI runs in (a DNS-1123 label).
+	Namespace pulumi.StringInput `pulumi:"namespace"`
+	// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+	NamespaceMode pulumi.StringPtrInput `pulumi:"namespaceMode"`
+	// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+	Port pulumi.IntPtrInput `pulumi:"port"`
+	// The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+	PublicUrl pulumi.StringPtrInput `pulumi:"publicUrl"`
+	// The number of web pods (default 1).
+	Replicas pulumi.IntPtrInput `pulumi:"replicas"`
+}
+
+func (WebArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Web)(nil)).Elem()
+}
+
+func (i WebArgs) ToWebOutput() WebOutput {
+	return i.ToWebOutputWithContext(context.Background())
+}
+
+func (i WebArgs) ToWebOutputWithContext(ctx context.Context) WebOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebOutput)
+}
+
+func (i WebArgs) ToWebPtrOutput() WebPtrOutput {
+	return i.ToWebPtrOutputWithContext(context.Background())
+}
+
+func (i WebArgs) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebOutput).ToWebPtrOutputWithContext(ctx)
+}
+
+// WebPtrInput is an input type that accepts WebArgs, WebPtr and WebPtrOutput values.
+// You can construct a concrete instance of `WebPtrInput` via:
+//
+//	        WebArgs{...}
+//
+//	or:
+//
+//	        nil
+type WebPtrInput interface {
+	pulumi.Input
+
+	ToWebPtrOutput() WebPtrOutput
+	ToWebPtrOutputWithContext(context.Context) WebPtrOutput
+}
+
+type webPtrType WebArgs
+
+func WebPtr(v *WebArgs) WebPtrInput {
+	return (*webPtrType)(v)
+}
+
+func (*webPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Web)(nil)).Elem()
+}
+
+func (i *webPtrType) ToWebPtrOutput() WebPtrOutput {
+	return i.ToWebPtrOutputWithContext(context.Background())
+}
+
+func (i *webPtrType) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebPtrOutput)
+}
+
+// The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+type WebOutput struct{ *pulumi.OutputState }
+
+func (WebOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Web)(nil)).Elem()
+}
+
+func (o WebOutput) ToWebOutput() WebOutput {
+	return o
+}
+
+func (o WebOutput) ToWebOutputWithContext(ctx context.Context) WebOutput {
+	return o
+}
+
+func (o WebOutput) ToWebPtrOutput() WebPtrOutput {
+	return o.ToWebPtrOutputWithContext(context.Background())
+}
+
+func (o WebOutput) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Web) *Web {
+		return &v
+	}).(WebPtrOutput)
+}
+
+// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+func (o WebOutput) Env() pulumi.StringMapOutput {
+	return o.ApplyT(func(v Web) map[string]string { return v.Env }).(pulumi.StringMapOutput)
+}
+
+// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+func (o WebOutput) Image() pulumi.StringOutput {
+	return o.ApplyT(func(v Web) string { return v.Image }).(pulumi.StringOutput)
+}
+
+// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+func (o WebOutput) ImagePullSecrets() ImagePullSecretArrayOutput {
+	return o.ApplyT(func(v Web) []ImagePullSecret { return v.ImagePullSecrets }).(ImagePullSecretArrayOutput)
+}
+
+// The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+func (o WebOutput) Kubeconfig() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Web) *string { return v.Kubeconfig }).(pulumi.StringPtrOutput)
+}
+
+// The namespace the web UI runs in (a DNS-1123 label).
+func (o WebOutput) Namespace() pulumi.StringOutput {
+	return o.ApplyT(func(v Web) string { return v.Namespace }).(pulumi.StringOutput)
+}
+
+// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+func (o WebOutput) NamespaceMode() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Web) *string { return v.NamespaceMode }).(pulumi.StringPtrOutput)
+}
+
+// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+func (o WebOutput) Port() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Web) *int { return v.Port }).(pulumi.IntPtrOutput)
+}
+
+// The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+func (o WebOutput) PublicUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Web) *string { return v.PublicUrl }).(pulumi.StringPtrOutput)
+}
+
+// The number of web pods (default 1).
+func (o WebOutput) Replicas() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Web) *int { return v.Replicas }).(pulumi.IntPtrOutput)
+}
+
+type WebPtrOutput struct{ *pulumi.OutputState }
+
+func (WebPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Web)(nil)).Elem()
+}
+
+func (o WebPtrOutput) ToWebPtrOutput() WebPtrOutput {
+	return o
+}
+
+func (o WebPtrOutput) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput {
+	return o
+}
+
+func (o WebPtrOutput) Elem() WebOutput {
+	return o.ApplyT(func(v *Web) Web {
+		if v != nil {
+			return *v
+		}
+		var ret Web
+		return ret
+	}).(WebOutput)
+}
+
+// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+func (o WebPtrOutput) Env() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Web) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Env
+	}).(pulumi.StringMapOutput)
+}
+
+// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+func (o WebPtrOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Web) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Image
+	}).(pulumi.StringPtrOutput)
+}
+
+// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+func (o WebPtrOutput) ImagePullSecrets() ImagePullSecretArrayOutput {
+	return o.ApplyT(func(v *Web) []ImagePullSecret {
+		if v == nil {
+			return nil
+		}
+		return v.ImagePullSecrets
+	}).(ImagePullSecretArrayOutput)
+}
+
+// The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+func (o WebPtrOutput) Kubeconfig() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Web) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Kubeconfig
+	}).(pulumi.StringPtrOutput)
+}
+
+// The namespace the web UI runs in (a DNS-1123 label).
+func (o WebPtrOutput) Namespace() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Web) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Namespace
+	}).(pulumi.StringPtrOutput)
+}
+
+// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+func (o WebPtrOutput) NamespaceMode() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Web) *string {
+		if v == nil {
+			return nil
+		}
+		return v.NamespaceMode
+	}).(pulumi.StringPtrOutput)
+}
+
+// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+func (o WebPtrOutput) Port() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Web) *int {
+		if v == nil {
+			return nil
+		}
+		return v.Port
+	}).(pulumi.IntPtrOutput)
+}
+
+// The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+func (o WebPtrOutput) PublicUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Web) *string {
+		if v == nil {
+			return nil
+		}
+		return v.PublicUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// The number of web pods (default 1).
+func (o WebPtrOutput) Replicas() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Web) *int {
+		if v == nil {
+			return nil
+		}
+		return v.Replicas
+	}).(pulumi.IntPtrOutput)
+}
+
+type WorkerBindings struct {
+	// D1 database bindings (the target defaults to the installation's database).
+	D1 []LogicalBinding `pulumi:"d1"`
+	// Durable Object bindings; the target is a class the worker exports.
+	DurableObjects []LogicalBinding `pulumi:"durableObjects"`
+	// KV namespace bindings.
+	Kv []LogicalBinding `pulumi:"kv"`
+	// Queue producer bindings.
+	Queues []LogicalBinding `pulumi:"queues"`
+	// R2 bucket bindings.
+	R2 []LogicalBinding `pulumi:"r2"`
+	// Service bindings to other workers of the installation.
+	Services []LogicalBinding `pulumi:"services"`
+}
+
+// WorkerBindingsInput is an input type that accepts WorkerBindingsArgs and WorkerBindingsOutput values.
+// You can construct a concrete instance of `WorkerBindingsInput` via:
+//
+//	WorkerBindingsArgs{...}
+type WorkerBindingsInput interface {
+	pulumi.Input
+
+	ToWorkerBindingsOutput() WorkerBindingsOutput
+	ToWorkerBindingsOutputWithContext(context.Context) WorkerBindingsOutput
+}
+
+type WorkerBindingsArgs struct {
+	// D1 database bindings (the target defaults to the installation's database).
+	D1 LogicalBindingArrayInput `pulumi:"d1"`
+	// Durable Object bindings; the target is a class the worker exports.
+	DurableObjects LogicalBindingArrayInput `pulumi:"durableObjects"`
+	// KV namespace bindings.
+	Kv LogicalBindingArrayInput `pulumi:"kv"`
+	// Queue producer bindings.
+	Queues LogicalBindingArrayInput `pulumi:"queues"`
+	// R2 bucket bindings.
+	R2 LogicalBindingArrayInput `pulumi:"r2"`
+	// Service bindings to other workers of the installation.
+	Services LogicalBindingArrayInput `pulumi:"services"`
+}
+
+func (WorkerBindingsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkerBindings)(nil)).Elem()
+}
+
+func (i WorkerBindingsArgs) ToWorkerBindingsOutput() WorkerBindingsOutput {
+	return i.ToWorkerBindingsOutputWithContext(context.Background())
+}
+
+func (i WorkerBindingsArgs) ToWorkerBindingsOutputWithContext(ctx context.Context) WorkerBindingsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerBindingsOutput)
+}
+
+func (i WorkerBindingsArgs) ToWorkerBindingsPtrOutput() WorkerBindingsPtrOutput {
+	return i.ToWorkerBindingsPtrOutputWithContext(context.Background())
+}
+
+func (i WorkerBindingsArgs) ToWorkerBindingsPtrOutputWithContext(ctx context.Context) WorkerBindingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerBindingsOutput).ToWorkerBindingsPtrOutputWithContext(ctx)
+}
+
+// WorkerBindingsPtrInput is an input type that accepts WorkerBindingsArgs, WorkerBindingsPtr and WorkerBindingsPtrOutput values.
+// You can construct a concrete instance of `WorkerBindingsPtrInput` via:
+//
+//	        WorkerBindingsArgs{...}
+//
+//	or:
+//
+//	        nil
+type WorkerBindingsPtrInput interface {
+	pulumi.Input
+
+	ToWorkerBindingsPtrOutput() WorkerBindingsPtrOutput
+	ToWorkerBindingsPtrOutputWithContext(context.Context) WorkerBindingsPtrOutput
+}
+
+type workerBindingsPtrType WorkerBindingsArgs
+
+func WorkerBindingsPtr(v *WorkerBindingsArgs) WorkerBindingsPtrInput {
+	return (*workerBindingsPtrType)(v)
+}
+
+func (*workerBindingsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**WorkerBindings)(nil)).Elem()
+}
+
+func (i *workerBindingsPtrType) ToWorkerBindingsPtrOutput() WorkerBindingsPtrOutput {
+	return i.ToWorkerBindingsPtrOutputWithContext(context.Background())
+}
+
+func (i *workerBindingsPtrType) ToWorkerBindingsPtrOutputWithContext(ctx context.Context) WorkerBindingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerBindingsPtrOutput)
+}
+
+type WorkerBindingsOutput struct{ *pulumi.OutputState }
+
+func (WorkerBindingsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkerBindings)(nil)).Elem()
+}
+
+func (o WorkerBindingsOutput) ToWorkerBindingsOutput() WorkerBindingsOutput {
+	return o
+}
+
+func (o WorkerBindingsOutput) ToWorkerBindingsOutputWithContext(ctx context.Context) WorkerBindingsOutput {
+	return o
+}
+
+func (o WorkerBindingsOutput) ToWorkerBindingsPtrOutput() WorkerBindingsPtrOutput {
+	return o.ToWorkerBindingsPtrOutputWithContext(context.Background())
+}
+
+func (o WorkerBindingsOutput) ToWorkerBindingsPtrOutputWithContext(ctx context.Context) WorkerBindingsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v WorkerBindings) *WorkerBindings {
+		return &v
+	}).(WorkerBindingsPtrOutput)
+}
+
+// D1 database bindings (the target defaults to the installation's database).
+func (o WorkerBindingsOutput) D1() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v WorkerBindings) []LogicalBinding { return v.D1 }).(LogicalBindingArrayOutput)
+}
+
+// Durable Object bindings; the target is a class the worker exports.
+func (o WorkerBindingsOutput) DurableObjects() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v WorkerBindings) []LogicalBinding { return v.DurableObjects }).(LogicalBindingArrayOutput)
+}
+
+// KV namespace bindings.
+func (o WorkerBindingsOutput) Kv() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v WorkerBindings) []LogicalBinding { return v.Kv }).(LogicalBindingArrayOutput)
+}
+
+// Queue producer bindings.
+func (o WorkerBindingsOutput) Queues() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v WorkerBindings) []LogicalBinding { return v.Queues }).(LogicalBindingArrayOutput)
+}
+
+// R2 bucket bindings.
+func (o WorkerBindingsOutput) R2() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v WorkerBindings) []LogicalBinding { return v.R2 }).(LogicalBindingArrayOutput)
+}
+
+// Service bindings to other workers of the installation.
+func (o WorkerBindingsOutput) Services() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v WorkerBindings) []LogicalBinding { return v.Services }).(LogicalBindingArrayOutput)
+}
+
+type WorkerBindingsPtrOutput struct{ *pulumi.OutputState }
+
+func (WorkerBindingsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**WorkerBindings)(nil)).Elem()
+}
+
+func (o WorkerBindingsPtrOutput) ToWorkerBindingsPtrOutput() WorkerBindingsPtrOutput {
+	return o
+}
+
+func (o WorkerBindingsPtrOutput) ToWorkerBindingsPtrOutputWithContext(ctx context.Context) WorkerBindingsPtrOutput {
+	return o
+}
+
+func (o WorkerBindingsPtrOutput) Elem() WorkerBindingsOutput {
+	return o.ApplyT(func(v *WorkerBindings) WorkerBindings {
+		if v != nil {
+			return *v
+		}
+		var ret WorkerBindings
+		return ret
+	}).(WorkerBindingsOutput)
+}
+
+// D1 database bindings (the target defaults to the installation's database).
+func (o WorkerBindingsPtrOutput) D1() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v *WorkerBindings) []LogicalBinding {
+		if v == nil {
+			return nil
+		}
+		return v.D1
+	}).(LogicalBindingArrayOutput)
+}
+
+// Durable Object bindings; the target is a class the worker exports.
+func (o WorkerBindingsPtrOutput) DurableObjects() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v *WorkerBindings) []LogicalBinding {
+		if v == nil {
+			return nil
+		}
+		return v.DurableObjects
+	}).(LogicalBindingArrayOutput)
+}
+
+// KV namespace bindings.
+func (o WorkerBindingsPtrOutput) Kv() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v *WorkerBindings) []LogicalBinding {
+		if v == nil {
+			return nil
+		}
+		return v.Kv
+	}).(LogicalBindingArrayOutput)
+}
+
+// Queue producer bindings.
+func (o WorkerBindingsPtrOutput) Queues() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v *WorkerBindings) []LogicalBinding {
+		if v == nil {
+			return nil
+		}
+		return v.Queues
+	}).(LogicalBindingArrayOutput)
+}
+
+// R2 bucket bindings.
+func (o WorkerBindingsPtrOutput) R2() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v *WorkerBindings) []LogicalBinding {
+		if v == nil {
+			return nil
+		}
+		return v.R2
+	}).(LogicalBindingArrayOutput)
+}
+
+// Service bindings to other workers of the installation.
+func (o WorkerBindingsPtrOutput) Services() LogicalBindingArrayOutput {
+	return o.ApplyT(func(v *WorkerBindings) []LogicalBinding {
+		if v == nil {
+			return nil
+		}
+		return v.Services
+	}).(LogicalBindingArrayOutput)
+}
+
 func init() {
+	pulumi.RegisterInputType(reflect.TypeOf((*AccessInput)(nil)).Elem(), AccessArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*AccessPtrInput)(nil)).Elem(), AccessArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*D1BindingInput)(nil)).Elem(), D1BindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*D1BindingArrayInput)(nil)).Elem(), D1BindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DaytonaSettingsInput)(nil)).Elem(), DaytonaSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DaytonaSettingsPtrInput)(nil)).Elem(), DaytonaSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingInput)(nil)).Elem(), DurableObjectBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingArrayInput)(nil)).Elem(), DurableObjectBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GithubAppInput)(nil)).Elem(), GithubAppArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GithubBotInput)(nil)).Elem(), GithubBotArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GithubBotPtrInput)(nil)).Elem(), GithubBotArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ImagePullSecretInput)(nil)).Elem(), ImagePullSecretArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ImagePullSecretArrayInput)(nil)).Elem(), ImagePullSecretArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*InstallationWorkerInput)(nil)).Elem(), InstallationWorkerArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*InstallationWorkerArrayInput)(nil)).Elem(), InstallationWorkerArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*KvBindingInput)(nil)).Elem(), KvBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*KvBindingArrayInput)(nil)).Elem(), KvBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*LinearBotInput)(nil)).Elem(), LinearBotArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*LinearBotPtrInput)(nil)).Elem(), LinearBotArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*LogicalBindingInput)(nil)).Elem(), LogicalBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*LogicalBindingArrayInput)(nil)).Elem(), LogicalBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*MediaInput)(nil)).Elem(), MediaArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*MediaPtrInput)(nil)).Elem(), MediaArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModalSettingsInput)(nil)).Elem(), ModalSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModalSettingsPtrInput)(nil)).Elem(), ModalSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OAuthClientInput)(nil)).Elem(), OAuthClientArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OAuthClientPtrInput)(nil)).Elem(), OAuthClientArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingInput)(nil)).Elem(), QueueBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingArrayInput)(nil)).Elem(), QueueBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueConsumerInput)(nil)).Elem(), QueueConsumerArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueConsumerArrayInput)(nil)).Elem(), QueueConsumerArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*R2BindingInput)(nil)).Elem(), R2BindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*R2BindingArrayInput)(nil)).Elem(), R2BindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SandboxInput)(nil)).Elem(), SandboxArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SandboxPtrInput)(nil)).Elem(), SandboxArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceBindingInput)(nil)).Elem(), ServiceBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceBindingArrayInput)(nil)).Elem(), ServiceBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SlackInput)(nil)).Elem(), SlackArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SlackPtrInput)(nil)).Elem(), SlackArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*UpstreamInput)(nil)).Elem(), UpstreamArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*UpstreamPtrInput)(nil)).Elem(), UpstreamArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WebInput)(nil)).Elem(), WebArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WebPtrInput)(nil)).Elem(), WebArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsInput)(nil)).Elem(), WorkerBindingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsPtrInput)(nil)).Elem(), WorkerBindingsArgs{})
+	pulumi.RegisterOutputType(AccessOutput{})
+	pulumi.RegisterOutputType(AccessPtrOutput{})
 	pulumi.RegisterOutputType(AppliedMigrationOutput{})
 	pulumi.RegisterOutputType(AppliedMigrationArrayOutput{})
 	pulumi.RegisterOutputType(D1BindingOutput{})
 	pulumi.RegisterOutputType(D1BindingArrayOutput{})
+	pulumi.RegisterOutputType(DaytonaSettingsOutput{})
+	pulumi.RegisterOutputType(DaytonaSettingsPtrOutput{})
 	pulumi.RegisterOutputType(DurableObjectBindingOutput{})
 	pulumi.RegisterOutputType(DurableObjectBindingArrayOutput{})
+	pulumi.RegisterOutputType(GithubAppOutput{})
+	pulumi.RegisterOutputType(GithubBotOutput{})
+	pulumi.RegisterOutputType(GithubBotPtrOutput{})
+	pulumi.RegisterOutputType(ImagePullSecretOutput{})
+	pulumi.RegisterOutputType(ImagePullSecretArrayOutput{})
+	pulumi.RegisterOutputType(InstallationWorkerOutput{})
+	pulumi.RegisterOutputType(InstallationWorkerArrayOutput{})
 	pulumi.RegisterOutputType(KvBindingOutput{})
 	pulumi.RegisterOutputType(KvBindingArrayOutput{})
+	pulumi.RegisterOutputType(LinearBotOutput{})
+	pulumi.RegisterOutputType(LinearBotPtrOutput{})
+	pulumi.RegisterOutputType(LogicalBindingOutput{})
+	pulumi.RegisterOutputType(LogicalBindingArrayOutput{})
+	pulumi.RegisterOutputType(MediaOutput{})
+	pulumi.RegisterOutputType(MediaPtrOutput{})
+	pulumi.RegisterOutputType(ModalSettingsOutput{})
+	pulumi.RegisterOutputType(ModalSettingsPtrOutput{})
+	pulumi.RegisterOutputType(OAuthClientOutput{})
+	pulumi.RegisterOutputType(OAuthClientPtrOutput{})
 	pulumi.RegisterOutputType(QueueBindingOutput{})
 	pulumi.RegisterOutputType(QueueBindingArrayOutput{})
 	pulumi.RegisterOutputType(QueueConsumerOutput{})
 	pulumi.RegisterOutputType(QueueConsumerArrayOutput{})
 	pulumi.RegisterOutputType(R2BindingOutput{})
 	pulumi.RegisterOutputType(R2BindingArrayOutput{})
+	pulumi.RegisterOutputType(SandboxOutput{})
+	pulumi.RegisterOutputType(SandboxPtrOutput{})
 	pulumi.RegisterOutputType(ServiceBindingOutput{})
 	pulumi.RegisterOutputType(ServiceBindingArrayOutput{})
+	pulumi.RegisterOutputType(SlackOutput{})
+	pulumi.RegisterOutputType(SlackPtrOutput{})
+	pulumi.RegisterOutputType(UpstreamOutput{})
+	pulumi.RegisterOutputType(UpstreamPtrOutput{})
+	pulumi.RegisterOutputType(WebOutput{})
+	pulumi.RegisterOutputType(WebPtrOutput{})
+	pulumi.RegisterOutputType(WorkerBindingsOutput{})
+	pulumi.RegisterOutputType(WorkerBindingsPtrOutput{})
 }

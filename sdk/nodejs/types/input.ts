@@ -5,9 +5,51 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+export interface AccessArgs {
+    /**
+     * Comma-separated e-mail domains admitted at sign-in.
+     */
+    allowedEmailDomains?: pulumi.Input<string | undefined>;
+    /**
+     * Comma-separated e-mail addresses admitted at sign-in.
+     */
+    allowedEmails?: pulumi.Input<string | undefined>;
+    /**
+     * Comma-separated GitHub organisations whose members are admitted.
+     */
+    allowedGithubOrgs?: pulumi.Input<string | undefined>;
+    /**
+     * Comma-separated GitHub logins admitted at sign-in.
+     */
+    allowedUsers?: pulumi.Input<string | undefined>;
+    /**
+     * Admit every authenticated user.
+     */
+    unsafeAllowAllUsers?: pulumi.Input<boolean | undefined>;
+}
+
 export interface D1BindingArgs {
     binding: pulumi.Input<string>;
     databaseId: pulumi.Input<string>;
+}
+
+export interface DaytonaSettingsArgs {
+    /**
+     * Daytona API key (snapshot read, write, delete).
+     */
+    apiKey?: pulumi.Input<string | undefined>;
+    /**
+     * Daytona REST API base URL.
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
+    /**
+     * Name of the Daytona base snapshot.
+     */
+    baseSnapshot?: pulumi.Input<string | undefined>;
+    /**
+     * Optional Daytona target.
+     */
+    target?: pulumi.Input<string | undefined>;
 }
 
 export interface DurableObjectBindingArgs {
@@ -16,9 +58,155 @@ export interface DurableObjectBindingArgs {
     scriptName?: pulumi.Input<string | undefined>;
 }
 
+export interface GithubAppArgs {
+    /**
+     * GitHub App ID.
+     */
+    appId: pulumi.Input<string>;
+    /**
+     * GitHub App installation ID.
+     */
+    installationId: pulumi.Input<string>;
+    /**
+     * GitHub App private key, PKCS#8 PEM.
+     */
+    privateKey: pulumi.Input<string>;
+}
+
+export interface GithubBotArgs {
+    /**
+     * Deploy the GitHub bot.
+     */
+    enabled?: pulumi.Input<boolean | undefined>;
+    /**
+     * The App's bot login, e.g. name[bot].
+     */
+    username?: pulumi.Input<string | undefined>;
+    /**
+     * Secret that verifies GitHub webhook deliveries.
+     */
+    webhookSecret?: pulumi.Input<string | undefined>;
+}
+
+/**
+ * An existing image-pull Secret to copy into the web namespace.
+ */
+export interface ImagePullSecretArgs {
+    /**
+     * The Secret's name; the copy has the same name.
+     */
+    name: pulumi.Input<string>;
+    /**
+     * The namespace the Secret lives in.
+     */
+    namespace: pulumi.Input<string>;
+}
+
+export interface InstallationWorkerArgs {
+    /**
+     * Bindings by logical name, added to (or replacing, by binding name) the defaults.
+     */
+    bindings?: pulumi.Input<inputs.WorkerBindingsArgs | undefined>;
+    /**
+     * Cron triggers; when given they replace the defaults.
+     */
+    crons?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
+     */
+    name: pulumi.Input<string>;
+    /**
+     * Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
+     */
+    script?: pulumi.Input<string | undefined>;
+    /**
+     * Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
+     */
+    secrets?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * Plain-text variables; win over defaults and sandbox injection.
+     */
+    vars?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+}
+
 export interface KvBindingArgs {
     binding: pulumi.Input<string>;
     namespaceId: pulumi.Input<string>;
+}
+
+export interface LinearBotArgs {
+    /**
+     * Optional Linear API key used as a fallback.
+     */
+    apiKey?: pulumi.Input<string | undefined>;
+    /**
+     * Linear OAuth application client ID.
+     */
+    clientId?: pulumi.Input<string | undefined>;
+    /**
+     * Linear OAuth application client secret.
+     */
+    clientSecret?: pulumi.Input<string | undefined>;
+    /**
+     * Deploy the Linear bot.
+     */
+    enabled?: pulumi.Input<boolean | undefined>;
+    /**
+     * Linear webhook signing secret.
+     */
+    webhookSecret?: pulumi.Input<string | undefined>;
+}
+
+export interface LogicalBindingArgs {
+    /**
+     * The binding's name in the worker's env.
+     */
+    binding: pulumi.Input<string>;
+    /**
+     * Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
+     */
+    target?: pulumi.Input<string | undefined>;
+}
+
+export interface MediaArgs {
+    /**
+     * Full name of the bucket instead of the naming pattern.
+     */
+    bucketName?: pulumi.Input<string | undefined>;
+    /**
+     * R2 location hint (default ENAM).
+     */
+    location?: pulumi.Input<string | undefined>;
+}
+
+export interface ModalSettingsArgs {
+    /**
+     * Shared secret the control plane signs Modal calls with.
+     */
+    apiSecret?: pulumi.Input<string | undefined>;
+    /**
+     * Modal environment (default main).
+     */
+    environment?: pulumi.Input<string | undefined>;
+    /**
+     * Web suffix of the Modal environment in endpoint hosts; empty for none.
+     */
+    environmentWebSuffix?: pulumi.Input<string | undefined>;
+    /**
+     * Modal workspace; forms the endpoint host.
+     */
+    workspace?: pulumi.Input<string | undefined>;
+}
+
+export interface OAuthClientArgs {
+    /**
+     * OAuth client ID.
+     */
+    clientId: pulumi.Input<string>;
+    /**
+     * OAuth client secret.
+     */
+    clientSecret: pulumi.Input<string>;
 }
 
 export interface QueueBindingArgs {
@@ -41,8 +229,130 @@ export interface R2BindingArgs {
     bucketName: pulumi.Input<string>;
 }
 
+export interface SandboxArgs {
+    /**
+     * Daytona settings; required when provider is daytona.
+     */
+    daytona?: pulumi.Input<inputs.DaytonaSettingsArgs | undefined>;
+    /**
+     * Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+     */
+    inactivityTimeoutMs?: pulumi.Input<number | undefined>;
+    /**
+     * Modal settings; required when provider is modal.
+     */
+    modal?: pulumi.Input<inputs.ModalSettingsArgs | undefined>;
+    /**
+     * modal (default) or daytona.
+     */
+    provider?: pulumi.Input<string | undefined>;
+}
+
 export interface ServiceBindingArgs {
     binding: pulumi.Input<string>;
     environment?: pulumi.Input<string | undefined>;
     service: pulumi.Input<string>;
+}
+
+export interface SlackArgs {
+    /**
+     * Slack bot OAuth token (xoxb-...).
+     */
+    botToken?: pulumi.Input<string | undefined>;
+    /**
+     * Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+     */
+    enabled?: pulumi.Input<boolean | undefined>;
+    /**
+     * Slack app signing secret.
+     */
+    signingSecret?: pulumi.Input<string | undefined>;
+    /**
+     * Allow channel-message triggers.
+     */
+    triggersEnabled?: pulumi.Input<boolean | undefined>;
+}
+
+export interface UpstreamArgs {
+    /**
+     * A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+     */
+    checkout?: pulumi.Input<string | undefined>;
+    /**
+     * The D1 migrations directory; wins over the checkout's.
+     */
+    migrationsDir?: pulumi.Input<string | undefined>;
+    /**
+     * Built bundles by logical worker name; each wins over the checkout.
+     */
+    workerBundles?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+}
+
+/**
+ * The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+ */
+export interface WebArgs {
+    /**
+     * Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+     */
+    env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+     */
+    image: pulumi.Input<string>;
+    /**
+     * Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+     */
+    imagePullSecrets?: pulumi.Input<pulumi.Input<inputs.ImagePullSecretArgs>[] | undefined>;
+    /**
+     * The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+     */
+    kubeconfig?: pulumi.Input<string | undefined>;
+    /**
+     * The namespace the web UI runs in (a DNS-1123 label).
+     */
+    namespace: pulumi.Input<string>;
+    /**
+     * `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+     */
+    namespaceMode?: pulumi.Input<string | undefined>;
+    /**
+     * The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+     */
+    port?: pulumi.Input<number | undefined>;
+    /**
+     * The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+     */
+    publicUrl?: pulumi.Input<string | undefined>;
+    /**
+     * The number of web pods (default 1).
+     */
+    replicas?: pulumi.Input<number | undefined>;
+}
+
+export interface WorkerBindingsArgs {
+    /**
+     * D1 database bindings (the target defaults to the installation's database).
+     */
+    d1?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
+    /**
+     * Durable Object bindings; the target is a class the worker exports.
+     */
+    durableObjects?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
+    /**
+     * KV namespace bindings.
+     */
+    kv?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
+    /**
+     * Queue producer bindings.
+     */
+    queues?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
+    /**
+     * R2 bucket bindings.
+     */
+    r2?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
+    /**
+     * Service bindings to other workers of the installation.
+     */
+    services?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
 }

@@ -11,10 +11,13 @@ from .d1_database import *
 from .d1_migrations import *
 from .generated_secret import *
 from .kv_namespace import *
+from .name_lock import *
+from .open_inspect import *
 from .provider import *
 from .queue import *
 from .r2_bucket import *
 from .worker import *
+from .worker_urls import *
 from ._inputs import *
 from . import outputs
 
@@ -38,9 +41,12 @@ _utilities.register(
    "openinspect:index:D1Migrations": "D1Migrations",
    "openinspect:index:GeneratedSecret": "GeneratedSecret",
    "openinspect:index:KvNamespace": "KvNamespace",
+   "openinspect:index:NameLock": "NameLock",
+   "openinspect:index:OpenInspect": "OpenInspect",
    "openinspect:index:Queue": "Queue",
    "openinspect:index:R2Bucket": "R2Bucket",
-   "openinspect:index:Worker": "Worker"
+   "openinspect:index:Worker": "Worker",
+   "openinspect:index:WorkerUrls": "WorkerUrls"
   }
  }
 ]

@@ -15,21 +15,162 @@ else:
 from . import _utilities
 
 __all__ = [
+    'AccessArgs',
+    'AccessArgsDict',
     'D1BindingArgs',
     'D1BindingArgsDict',
+    'DaytonaSettingsArgs',
+    'DaytonaSettingsArgsDict',
     'DurableObjectBindingArgs',
     'DurableObjectBindingArgsDict',
+    'GithubAppArgs',
+    'GithubAppArgsDict',
+    'GithubBotArgs',
+    'GithubBotArgsDict',
+    'ImagePullSecretArgs',
+    'ImagePullSecretArgsDict',
+    'InstallationWorkerArgs',
+    'InstallationWorkerArgsDict',
     'KvBindingArgs',
     'KvBindingArgsDict',
+    'LinearBotArgs',
+    'LinearBotArgsDict',
+    'LogicalBindingArgs',
+    'LogicalBindingArgsDict',
+    'MediaArgs',
+    'MediaArgsDict',
+    'ModalSettingsArgs',
+    'ModalSettingsArgsDict',
+    'OAuthClientArgs',
+    'OAuthClientArgsDict',
     'QueueBindingArgs',
     'QueueBindingArgsDict',
     'QueueConsumerArgs',
     'QueueConsumerArgsDict',
     'R2BindingArgs',
     'R2BindingArgsDict',
+    'SandboxArgs',
+    'SandboxArgsDict',
     'ServiceBindingArgs',
     'ServiceBindingArgsDict',
+    'SlackArgs',
+    'SlackArgsDict',
+    'UpstreamArgs',
+    'UpstreamArgsDict',
+    'WebArgs',
+    'WebArgsDict',
+    'WorkerBindingsArgs',
+    'WorkerBindingsArgsDict',
 ]
+
+class AccessArgsDict(TypedDict):
+    allowed_email_domains: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Comma-separated e-mail domains admitted at sign-in.
+    """
+    allowed_emails: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Comma-separated e-mail addresses admitted at sign-in.
+    """
+    allowed_github_orgs: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Comma-separated GitHub organisations whose members are admitted.
+    """
+    allowed_users: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Comma-separated GitHub logins admitted at sign-in.
+    """
+    unsafe_allow_all_users: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Admit every authenticated user.
+    """
+
+@pulumi.input_type
+class AccessArgs:
+    def __init__(__self__, *,
+                 allowed_email_domains: pulumi.Input[Optional[_builtins.str]] = None,
+                 allowed_emails: pulumi.Input[Optional[_builtins.str]] = None,
+                 allowed_github_orgs: pulumi.Input[Optional[_builtins.str]] = None,
+                 allowed_users: pulumi.Input[Optional[_builtins.str]] = None,
+                 unsafe_allow_all_users: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        :param pulumi.Input[_builtins.str] allowed_email_domains: Comma-separated e-mail domains admitted at sign-in.
+        :param pulumi.Input[_builtins.str] allowed_emails: Comma-separated e-mail addresses admitted at sign-in.
+        :param pulumi.Input[_builtins.str] allowed_github_orgs: Comma-separated GitHub organisations whose members are admitted.
+        :param pulumi.Input[_builtins.str] allowed_users: Comma-separated GitHub logins admitted at sign-in.
+        :param pulumi.Input[_builtins.bool] unsafe_allow_all_users: Admit every authenticated user.
+        """
+        if allowed_email_domains is not None:
+            pulumi.set(__self__, "allowed_email_domains", allowed_email_domains)
+        if allowed_emails is not None:
+            pulumi.set(__self__, "allowed_emails", allowed_emails)
+        if allowed_github_orgs is not None:
+            pulumi.set(__self__, "allowed_github_orgs", allowed_github_orgs)
+        if allowed_users is not None:
+            pulumi.set(__self__, "allowed_users", allowed_users)
+        if unsafe_allow_all_users is not None:
+            pulumi.set(__self__, "unsafe_allow_all_users", unsafe_allow_all_users)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedEmailDomains")
+    def allowed_email_domains(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Comma-separated e-mail domains admitted at sign-in.
+        """
+        return pulumi.get(self, "allowed_email_domains")
+
+    @allowed_email_domains.setter
+    def allowed_email_domains(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "allowed_email_domains", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedEmails")
+    def allowed_emails(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Comma-separated e-mail addresses admitted at sign-in.
+        """
+        return pulumi.get(self, "allowed_emails")
+
+    @allowed_emails.setter
+    def allowed_emails(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "allowed_emails", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedGithubOrgs")
+    def allowed_github_orgs(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Comma-separated GitHub organisations whose members are admitted.
+        """
+        return pulumi.get(self, "allowed_github_orgs")
+
+    @allowed_github_orgs.setter
+    def allowed_github_orgs(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "allowed_github_orgs", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedUsers")
+    def allowed_users(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Comma-separated GitHub logins admitted at sign-in.
+        """
+        return pulumi.get(self, "allowed_users")
+
+    @allowed_users.setter
+    def allowed_users(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "allowed_users", value)
+
+    @_builtins.property
+    @pulumi.getter(name="unsafeAllowAllUsers")
+    def unsafe_allow_all_users(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Admit every authenticated user.
+        """
+        return pulumi.get(self, "unsafe_allow_all_users")
+
+    @unsafe_allow_all_users.setter
+    def unsafe_allow_all_users(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "unsafe_allow_all_users", value)
+
 
 class D1BindingArgsDict(TypedDict):
     binding: pulumi.Input[_builtins.str]
@@ -60,6 +201,95 @@ class D1BindingArgs:
     @database_id.setter
     def database_id(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "database_id", value)
+
+
+class DaytonaSettingsArgsDict(TypedDict):
+    api_key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Daytona API key (snapshot read, write, delete).
+    """
+    api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Daytona REST API base URL.
+    """
+    base_snapshot: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Name of the Daytona base snapshot.
+    """
+    target: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Optional Daytona target.
+    """
+
+@pulumi.input_type
+class DaytonaSettingsArgs:
+    def __init__(__self__, *,
+                 api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 base_snapshot: pulumi.Input[Optional[_builtins.str]] = None,
+                 target: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] api_key: Daytona API key (snapshot read, write, delete).
+        :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL.
+        :param pulumi.Input[_builtins.str] base_snapshot: Name of the Daytona base snapshot.
+        :param pulumi.Input[_builtins.str] target: Optional Daytona target.
+        """
+        if api_key is not None:
+            pulumi.set(__self__, "api_key", api_key)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+        if base_snapshot is not None:
+            pulumi.set(__self__, "base_snapshot", base_snapshot)
+        if target is not None:
+            pulumi.set(__self__, "target", target)
+
+    @_builtins.property
+    @pulumi.getter(name="apiKey")
+    def api_key(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Daytona API key (snapshot read, write, delete).
+        """
+        return pulumi.get(self, "api_key")
+
+    @api_key.setter
+    def api_key(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_key", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Daytona REST API base URL.
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
+
+    @_builtins.property
+    @pulumi.getter(name="baseSnapshot")
+    def base_snapshot(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Name of the Daytona base snapshot.
+        """
+        return pulumi.get(self, "base_snapshot")
+
+    @base_snapshot.setter
+    def base_snapshot(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "base_snapshot", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def target(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Optional Daytona target.
+        """
+        return pulumi.get(self, "target")
+
+    @target.setter
+    def target(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "target", value)
 
 
 class DurableObjectBindingArgsDict(TypedDict):
@@ -106,6 +336,321 @@ class DurableObjectBindingArgs:
         pulumi.set(self, "script_name", value)
 
 
+class GithubAppArgsDict(TypedDict):
+    app_id: pulumi.Input[_builtins.str]
+    """
+    GitHub App ID.
+    """
+    installation_id: pulumi.Input[_builtins.str]
+    """
+    GitHub App installation ID.
+    """
+    private_key: pulumi.Input[_builtins.str]
+    """
+    GitHub App private key, PKCS#8 PEM.
+    """
+
+@pulumi.input_type
+class GithubAppArgs:
+    def __init__(__self__, *,
+                 app_id: pulumi.Input[_builtins.str],
+                 installation_id: pulumi.Input[_builtins.str],
+                 private_key: pulumi.Input[_builtins.str]):
+        """
+        :param pulumi.Input[_builtins.str] app_id: GitHub App ID.
+        :param pulumi.Input[_builtins.str] installation_id: GitHub App installation ID.
+        :param pulumi.Input[_builtins.str] private_key: GitHub App private key, PKCS#8 PEM.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        pulumi.set(__self__, "installation_id", installation_id)
+        pulumi.set(__self__, "private_key", private_key)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        GitHub App ID.
+        """
+        return pulumi.get(self, "app_id")
+
+    @app_id.setter
+    def app_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "app_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="installationId")
+    def installation_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        GitHub App installation ID.
+        """
+        return pulumi.get(self, "installation_id")
+
+    @installation_id.setter
+    def installation_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "installation_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="privateKey")
+    def private_key(self) -> pulumi.Input[_builtins.str]:
+        """
+        GitHub App private key, PKCS#8 PEM.
+        """
+        return pulumi.get(self, "private_key")
+
+    @private_key.setter
+    def private_key(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "private_key", value)
+
+
+class GithubBotArgsDict(TypedDict):
+    enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Deploy the GitHub bot.
+    """
+    username: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The App's bot login, e.g. name[bot].
+    """
+    webhook_secret: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Secret that verifies GitHub webhook deliveries.
+    """
+
+@pulumi.input_type
+class GithubBotArgs:
+    def __init__(__self__, *,
+                 enabled: pulumi.Input[Optional[_builtins.bool]] = None,
+                 username: pulumi.Input[Optional[_builtins.str]] = None,
+                 webhook_secret: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.bool] enabled: Deploy the GitHub bot.
+        :param pulumi.Input[_builtins.str] username: The App's bot login, e.g. name[bot].
+        :param pulumi.Input[_builtins.str] webhook_secret: Secret that verifies GitHub webhook deliveries.
+        """
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if username is not None:
+            pulumi.set(__self__, "username", username)
+        if webhook_secret is not None:
+            pulumi.set(__self__, "webhook_secret", webhook_secret)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Deploy the GitHub bot.
+        """
+        return pulumi.get(self, "enabled")
+
+    @enabled.setter
+    def enabled(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "enabled", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def username(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The App's bot login, e.g. name[bot].
+        """
+        return pulumi.get(self, "username")
+
+    @username.setter
+    def username(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "username", value)
+
+    @_builtins.property
+    @pulumi.getter(name="webhookSecret")
+    def webhook_secret(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Secret that verifies GitHub webhook deliveries.
+        """
+        return pulumi.get(self, "webhook_secret")
+
+    @webhook_secret.setter
+    def webhook_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "webhook_secret", value)
+
+
+class ImagePullSecretArgsDict(TypedDict):
+    """
+    An existing image-pull Secret to copy into the web namespace.
+    """
+    name: pulumi.Input[_builtins.str]
+    """
+    The Secret's name; the copy has the same name.
+    """
+    namespace: pulumi.Input[_builtins.str]
+    """
+    The namespace the Secret lives in.
+    """
+
+@pulumi.input_type
+class ImagePullSecretArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 namespace: pulumi.Input[_builtins.str]):
+        """
+        An existing image-pull Secret to copy into the web namespace.
+
+        :param pulumi.Input[_builtins.str] name: The Secret's name; the copy has the same name.
+        :param pulumi.Input[_builtins.str] namespace: The namespace the Secret lives in.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "namespace", namespace)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Secret's name; the copy has the same name.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> pulumi.Input[_builtins.str]:
+        """
+        The namespace the Secret lives in.
+        """
+        return pulumi.get(self, "namespace")
+
+    @namespace.setter
+    def namespace(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "namespace", value)
+
+
+class InstallationWorkerArgsDict(TypedDict):
+    name: pulumi.Input[_builtins.str]
+    """
+    Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
+    """
+    bindings: NotRequired[pulumi.Input[Optional['WorkerBindingsArgsDict']]]
+    """
+    Bindings by logical name, added to (or replacing, by binding name) the defaults.
+    """
+    crons: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Cron triggers; when given they replace the defaults.
+    """
+    script: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
+    """
+    secrets: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
+    """
+    vars: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Plain-text variables; win over defaults and sandbox injection.
+    """
+
+@pulumi.input_type
+class InstallationWorkerArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 bindings: pulumi.Input[Optional['WorkerBindingsArgs']] = None,
+                 crons: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 script: pulumi.Input[Optional[_builtins.str]] = None,
+                 secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
+        """
+        :param pulumi.Input[_builtins.str] name: Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
+        :param pulumi.Input['WorkerBindingsArgs'] bindings: Bindings by logical name, added to (or replacing, by binding name) the defaults.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] crons: Cron triggers; when given they replace the defaults.
+        :param pulumi.Input[_builtins.str] script: Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] secrets: Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] vars: Plain-text variables; win over defaults and sandbox injection.
+        """
+        pulumi.set(__self__, "name", name)
+        if bindings is not None:
+            pulumi.set(__self__, "bindings", bindings)
+        if crons is not None:
+            pulumi.set(__self__, "crons", crons)
+        if script is not None:
+            pulumi.set(__self__, "script", script)
+        if secrets is not None:
+            pulumi.set(__self__, "secrets", secrets)
+        if vars is not None:
+            pulumi.set(__self__, "vars", vars)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def bindings(self) -> pulumi.Input[Optional['WorkerBindingsArgs']]:
+        """
+        Bindings by logical name, added to (or replacing, by binding name) the defaults.
+        """
+        return pulumi.get(self, "bindings")
+
+    @bindings.setter
+    def bindings(self, value: pulumi.Input[Optional['WorkerBindingsArgs']]):
+        pulumi.set(self, "bindings", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def crons(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Cron triggers; when given they replace the defaults.
+        """
+        return pulumi.get(self, "crons")
+
+    @crons.setter
+    def crons(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "crons", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def script(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
+        """
+        return pulumi.get(self, "script")
+
+    @script.setter
+    def script(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "script", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def secrets(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
+        """
+        return pulumi.get(self, "secrets")
+
+    @secrets.setter
+    def secrets(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "secrets", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def vars(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Plain-text variables; win over defaults and sandbox injection.
+        """
+        return pulumi.get(self, "vars")
+
+    @vars.setter
+    def vars(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "vars", value)
+
+
 class KvBindingArgsDict(TypedDict):
     binding: pulumi.Input[_builtins.str]
     namespace_id: pulumi.Input[_builtins.str]
@@ -135,6 +680,348 @@ class KvBindingArgs:
     @namespace_id.setter
     def namespace_id(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "namespace_id", value)
+
+
+class LinearBotArgsDict(TypedDict):
+    api_key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Optional Linear API key used as a fallback.
+    """
+    client_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Linear OAuth application client ID.
+    """
+    client_secret: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Linear OAuth application client secret.
+    """
+    enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Deploy the Linear bot.
+    """
+    webhook_secret: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Linear webhook signing secret.
+    """
+
+@pulumi.input_type
+class LinearBotArgs:
+    def __init__(__self__, *,
+                 api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 client_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 client_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 enabled: pulumi.Input[Optional[_builtins.bool]] = None,
+                 webhook_secret: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] api_key: Optional Linear API key used as a fallback.
+        :param pulumi.Input[_builtins.str] client_id: Linear OAuth application client ID.
+        :param pulumi.Input[_builtins.str] client_secret: Linear OAuth application client secret.
+        :param pulumi.Input[_builtins.bool] enabled: Deploy the Linear bot.
+        :param pulumi.Input[_builtins.str] webhook_secret: Linear webhook signing secret.
+        """
+        if api_key is not None:
+            pulumi.set(__self__, "api_key", api_key)
+        if client_id is not None:
+            pulumi.set(__self__, "client_id", client_id)
+        if client_secret is not None:
+            pulumi.set(__self__, "client_secret", client_secret)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if webhook_secret is not None:
+            pulumi.set(__self__, "webhook_secret", webhook_secret)
+
+    @_builtins.property
+    @pulumi.getter(name="apiKey")
+    def api_key(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Optional Linear API key used as a fallback.
+        """
+        return pulumi.get(self, "api_key")
+
+    @api_key.setter
+    def api_key(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_key", value)
+
+    @_builtins.property
+    @pulumi.getter(name="clientId")
+    def client_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Linear OAuth application client ID.
+        """
+        return pulumi.get(self, "client_id")
+
+    @client_id.setter
+    def client_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "client_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="clientSecret")
+    def client_secret(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Linear OAuth application client secret.
+        """
+        return pulumi.get(self, "client_secret")
+
+    @client_secret.setter
+    def client_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "client_secret", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Deploy the Linear bot.
+        """
+        return pulumi.get(self, "enabled")
+
+    @enabled.setter
+    def enabled(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "enabled", value)
+
+    @_builtins.property
+    @pulumi.getter(name="webhookSecret")
+    def webhook_secret(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Linear webhook signing secret.
+        """
+        return pulumi.get(self, "webhook_secret")
+
+    @webhook_secret.setter
+    def webhook_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "webhook_secret", value)
+
+
+class LogicalBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    """
+    The binding's name in the worker's env.
+    """
+    target: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
+    """
+
+@pulumi.input_type
+class LogicalBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 target: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] binding: The binding's name in the worker's env.
+        :param pulumi.Input[_builtins.str] target: Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
+        """
+        pulumi.set(__self__, "binding", binding)
+        if target is not None:
+            pulumi.set(__self__, "target", target)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The binding's name in the worker's env.
+        """
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def target(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
+        """
+        return pulumi.get(self, "target")
+
+    @target.setter
+    def target(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "target", value)
+
+
+class MediaArgsDict(TypedDict):
+    bucket_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Full name of the bucket instead of the naming pattern.
+    """
+    location: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    R2 location hint (default ENAM).
+    """
+
+@pulumi.input_type
+class MediaArgs:
+    def __init__(__self__, *,
+                 bucket_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 location: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] bucket_name: Full name of the bucket instead of the naming pattern.
+        :param pulumi.Input[_builtins.str] location: R2 location hint (default ENAM).
+        """
+        if bucket_name is not None:
+            pulumi.set(__self__, "bucket_name", bucket_name)
+        if location is not None:
+            pulumi.set(__self__, "location", location)
+
+    @_builtins.property
+    @pulumi.getter(name="bucketName")
+    def bucket_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Full name of the bucket instead of the naming pattern.
+        """
+        return pulumi.get(self, "bucket_name")
+
+    @bucket_name.setter
+    def bucket_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "bucket_name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def location(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        R2 location hint (default ENAM).
+        """
+        return pulumi.get(self, "location")
+
+    @location.setter
+    def location(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "location", value)
+
+
+class ModalSettingsArgsDict(TypedDict):
+    api_secret: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Shared secret the control plane signs Modal calls with.
+    """
+    environment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Modal environment (default main).
+    """
+    environment_web_suffix: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Web suffix of the Modal environment in endpoint hosts; empty for none.
+    """
+    workspace: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Modal workspace; forms the endpoint host.
+    """
+
+@pulumi.input_type
+class ModalSettingsArgs:
+    def __init__(__self__, *,
+                 api_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 environment: pulumi.Input[Optional[_builtins.str]] = None,
+                 environment_web_suffix: pulumi.Input[Optional[_builtins.str]] = None,
+                 workspace: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] api_secret: Shared secret the control plane signs Modal calls with.
+        :param pulumi.Input[_builtins.str] environment: Modal environment (default main).
+        :param pulumi.Input[_builtins.str] environment_web_suffix: Web suffix of the Modal environment in endpoint hosts; empty for none.
+        :param pulumi.Input[_builtins.str] workspace: Modal workspace; forms the endpoint host.
+        """
+        if api_secret is not None:
+            pulumi.set(__self__, "api_secret", api_secret)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if environment_web_suffix is not None:
+            pulumi.set(__self__, "environment_web_suffix", environment_web_suffix)
+        if workspace is not None:
+            pulumi.set(__self__, "workspace", workspace)
+
+    @_builtins.property
+    @pulumi.getter(name="apiSecret")
+    def api_secret(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Shared secret the control plane signs Modal calls with.
+        """
+        return pulumi.get(self, "api_secret")
+
+    @api_secret.setter
+    def api_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_secret", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Modal environment (default main).
+        """
+        return pulumi.get(self, "environment")
+
+    @environment.setter
+    def environment(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "environment", value)
+
+    @_builtins.property
+    @pulumi.getter(name="environmentWebSuffix")
+    def environment_web_suffix(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Web suffix of the Modal environment in endpoint hosts; empty for none.
+        """
+        return pulumi.get(self, "environment_web_suffix")
+
+    @environment_web_suffix.setter
+    def environment_web_suffix(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "environment_web_suffix", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def workspace(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Modal workspace; forms the endpoint host.
+        """
+        return pulumi.get(self, "workspace")
+
+    @workspace.setter
+    def workspace(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "workspace", value)
+
+
+class OAuthClientArgsDict(TypedDict):
+    client_id: pulumi.Input[_builtins.str]
+    """
+    OAuth client ID.
+    """
+    client_secret: pulumi.Input[_builtins.str]
+    """
+    OAuth client secret.
+    """
+
+@pulumi.input_type
+class OAuthClientArgs:
+    def __init__(__self__, *,
+                 client_id: pulumi.Input[_builtins.str],
+                 client_secret: pulumi.Input[_builtins.str]):
+        """
+        :param pulumi.Input[_builtins.str] client_id: OAuth client ID.
+        :param pulumi.Input[_builtins.str] client_secret: OAuth client secret.
+        """
+        pulumi.set(__self__, "client_id", client_id)
+        pulumi.set(__self__, "client_secret", client_secret)
+
+    @_builtins.property
+    @pulumi.getter(name="clientId")
+    def client_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        OAuth client ID.
+        """
+        return pulumi.get(self, "client_id")
+
+    @client_id.setter
+    def client_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "client_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="clientSecret")
+    def client_secret(self) -> pulumi.Input[_builtins.str]:
+        """
+        OAuth client secret.
+        """
+        return pulumi.get(self, "client_secret")
+
+    @client_secret.setter
+    def client_secret(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "client_secret", value)
 
 
 class QueueBindingArgsDict(TypedDict):
@@ -296,6 +1183,95 @@ class R2BindingArgs:
         pulumi.set(self, "bucket_name", value)
 
 
+class SandboxArgsDict(TypedDict):
+    daytona: NotRequired[pulumi.Input[Optional['DaytonaSettingsArgsDict']]]
+    """
+    Daytona settings; required when provider is daytona.
+    """
+    inactivity_timeout_ms: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+    """
+    modal: NotRequired[pulumi.Input[Optional['ModalSettingsArgsDict']]]
+    """
+    Modal settings; required when provider is modal.
+    """
+    provider: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    modal (default) or daytona.
+    """
+
+@pulumi.input_type
+class SandboxArgs:
+    def __init__(__self__, *,
+                 daytona: pulumi.Input[Optional['DaytonaSettingsArgs']] = None,
+                 inactivity_timeout_ms: pulumi.Input[Optional[_builtins.int]] = None,
+                 modal: pulumi.Input[Optional['ModalSettingsArgs']] = None,
+                 provider: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input['DaytonaSettingsArgs'] daytona: Daytona settings; required when provider is daytona.
+        :param pulumi.Input[_builtins.int] inactivity_timeout_ms: Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+        :param pulumi.Input['ModalSettingsArgs'] modal: Modal settings; required when provider is modal.
+        :param pulumi.Input[_builtins.str] provider: modal (default) or daytona.
+        """
+        if daytona is not None:
+            pulumi.set(__self__, "daytona", daytona)
+        if inactivity_timeout_ms is not None:
+            pulumi.set(__self__, "inactivity_timeout_ms", inactivity_timeout_ms)
+        if modal is not None:
+            pulumi.set(__self__, "modal", modal)
+        if provider is not None:
+            pulumi.set(__self__, "provider", provider)
+
+    @_builtins.property
+    @pulumi.getter
+    def daytona(self) -> pulumi.Input[Optional['DaytonaSettingsArgs']]:
+        """
+        Daytona settings; required when provider is daytona.
+        """
+        return pulumi.get(self, "daytona")
+
+    @daytona.setter
+    def daytona(self, value: pulumi.Input[Optional['DaytonaSettingsArgs']]):
+        pulumi.set(self, "daytona", value)
+
+    @_builtins.property
+    @pulumi.getter(name="inactivityTimeoutMs")
+    def inactivity_timeout_ms(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+        """
+        return pulumi.get(self, "inactivity_timeout_ms")
+
+    @inactivity_timeout_ms.setter
+    def inactivity_timeout_ms(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "inactivity_timeout_ms", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def modal(self) -> pulumi.Input[Optional['ModalSettingsArgs']]:
+        """
+        Modal settings; required when provider is modal.
+        """
+        return pulumi.get(self, "modal")
+
+    @modal.setter
+    def modal(self, value: pulumi.Input[Optional['ModalSettingsArgs']]):
+        pulumi.set(self, "modal", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def provider(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        modal (default) or daytona.
+        """
+        return pulumi.get(self, "provider")
+
+    @provider.setter
+    def provider(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "provider", value)
+
+
 class ServiceBindingArgsDict(TypedDict):
     binding: pulumi.Input[_builtins.str]
     service: pulumi.Input[_builtins.str]
@@ -338,5 +1314,484 @@ class ServiceBindingArgs:
     @environment.setter
     def environment(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "environment", value)
+
+
+class SlackArgsDict(TypedDict):
+    bot_token: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Slack bot OAuth token (xoxb-...).
+    """
+    enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+    """
+    signing_secret: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Slack app signing secret.
+    """
+    triggers_enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Allow channel-message triggers.
+    """
+
+@pulumi.input_type
+class SlackArgs:
+    def __init__(__self__, *,
+                 bot_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 enabled: pulumi.Input[Optional[_builtins.bool]] = None,
+                 signing_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 triggers_enabled: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        :param pulumi.Input[_builtins.str] bot_token: Slack bot OAuth token (xoxb-...).
+        :param pulumi.Input[_builtins.bool] enabled: Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+        :param pulumi.Input[_builtins.str] signing_secret: Slack app signing secret.
+        :param pulumi.Input[_builtins.bool] triggers_enabled: Allow channel-message triggers.
+        """
+        if bot_token is not None:
+            pulumi.set(__self__, "bot_token", bot_token)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if signing_secret is not None:
+            pulumi.set(__self__, "signing_secret", signing_secret)
+        if triggers_enabled is not None:
+            pulumi.set(__self__, "triggers_enabled", triggers_enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="botToken")
+    def bot_token(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Slack bot OAuth token (xoxb-...).
+        """
+        return pulumi.get(self, "bot_token")
+
+    @bot_token.setter
+    def bot_token(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "bot_token", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
+        """
+        return pulumi.get(self, "enabled")
+
+    @enabled.setter
+    def enabled(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "enabled", value)
+
+    @_builtins.property
+    @pulumi.getter(name="signingSecret")
+    def signing_secret(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Slack app signing secret.
+        """
+        return pulumi.get(self, "signing_secret")
+
+    @signing_secret.setter
+    def signing_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "signing_secret", value)
+
+    @_builtins.property
+    @pulumi.getter(name="triggersEnabled")
+    def triggers_enabled(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Allow channel-message triggers.
+        """
+        return pulumi.get(self, "triggers_enabled")
+
+    @triggers_enabled.setter
+    def triggers_enabled(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "triggers_enabled", value)
+
+
+class UpstreamArgsDict(TypedDict):
+    checkout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+    """
+    migrations_dir: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The D1 migrations directory; wins over the checkout's.
+    """
+    worker_bundles: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Built bundles by logical worker name; each wins over the checkout.
+    """
+
+@pulumi.input_type
+class UpstreamArgs:
+    def __init__(__self__, *,
+                 checkout: pulumi.Input[Optional[_builtins.str]] = None,
+                 migrations_dir: pulumi.Input[Optional[_builtins.str]] = None,
+                 worker_bundles: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
+        """
+        :param pulumi.Input[_builtins.str] checkout: A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+        :param pulumi.Input[_builtins.str] migrations_dir: The D1 migrations directory; wins over the checkout's.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] worker_bundles: Built bundles by logical worker name; each wins over the checkout.
+        """
+        if checkout is not None:
+            pulumi.set(__self__, "checkout", checkout)
+        if migrations_dir is not None:
+            pulumi.set(__self__, "migrations_dir", migrations_dir)
+        if worker_bundles is not None:
+            pulumi.set(__self__, "worker_bundles", worker_bundles)
+
+    @_builtins.property
+    @pulumi.getter
+    def checkout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+        """
+        return pulumi.get(self, "checkout")
+
+    @checkout.setter
+    def checkout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "checkout", value)
+
+    @_builtins.property
+    @pulumi.getter(name="migrationsDir")
+    def migrations_dir(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The D1 migrations directory; wins over the checkout's.
+        """
+        return pulumi.get(self, "migrations_dir")
+
+    @migrations_dir.setter
+    def migrations_dir(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "migrations_dir", value)
+
+    @_builtins.property
+    @pulumi.getter(name="workerBundles")
+    def worker_bundles(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Built bundles by logical worker name; each wins over the checkout.
+        """
+        return pulumi.get(self, "worker_bundles")
+
+    @worker_bundles.setter
+    def worker_bundles(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "worker_bundles", value)
+
+
+class WebArgsDict(TypedDict):
+    """
+    The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+    """
+    image: pulumi.Input[_builtins.str]
+    """
+    The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+    """
+    namespace: pulumi.Input[_builtins.str]
+    """
+    The namespace the web UI runs in (a DNS-1123 label).
+    """
+    env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+    """
+    image_pull_secrets: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgsDict']]]]]
+    """
+    Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+    """
+    kubeconfig: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+    """
+    namespace_mode: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+    """
+    port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+    """
+    public_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+    """
+    replicas: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    The number of web pods (default 1).
+    """
+
+@pulumi.input_type
+class WebArgs:
+    def __init__(__self__, *,
+                 image: pulumi.Input[_builtins.str],
+                 namespace: pulumi.Input[_builtins.str],
+                 env: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 image_pull_secrets: pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgs']]]] = None,
+                 kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
+                 namespace_mode: pulumi.Input[Optional[_builtins.str]] = None,
+                 port: pulumi.Input[Optional[_builtins.int]] = None,
+                 public_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 replicas: pulumi.Input[Optional[_builtins.int]] = None):
+        """
+        The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+
+        :param pulumi.Input[_builtins.str] image: The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+        :param pulumi.Input[_builtins.str] namespace: The namespace the web UI runs in (a DNS-1123 label).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+        :param pulumi.Input[Sequence[pulumi.Input['ImagePullSecretArgs']]] image_pull_secrets: Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+        :param pulumi.Input[_builtins.str] kubeconfig: The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+        :param pulumi.Input[_builtins.str] namespace_mode: `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+        :param pulumi.Input[_builtins.int] port: The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+        :param pulumi.Input[_builtins.str] public_url: The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+        :param pulumi.Input[_builtins.int] replicas: The number of web pods (default 1).
+        """
+        pulumi.set(__self__, "image", image)
+        pulumi.set(__self__, "namespace", namespace)
+        if env is not None:
+            pulumi.set(__self__, "env", env)
+        if image_pull_secrets is not None:
+            pulumi.set(__self__, "image_pull_secrets", image_pull_secrets)
+        if kubeconfig is not None:
+            pulumi.set(__self__, "kubeconfig", kubeconfig)
+        if namespace_mode is not None:
+            pulumi.set(__self__, "namespace_mode", namespace_mode)
+        if port is not None:
+            pulumi.set(__self__, "port", port)
+        if public_url is not None:
+            pulumi.set(__self__, "public_url", public_url)
+        if replicas is not None:
+            pulumi.set(__self__, "replicas", replicas)
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> pulumi.Input[_builtins.str]:
+        """
+        The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+        """
+        return pulumi.get(self, "image")
+
+    @image.setter
+    def image(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "image", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> pulumi.Input[_builtins.str]:
+        """
+        The namespace the web UI runs in (a DNS-1123 label).
+        """
+        return pulumi.get(self, "namespace")
+
+    @namespace.setter
+    def namespace(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "namespace", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+        """
+        return pulumi.get(self, "env")
+
+    @env.setter
+    def env(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "env", value)
+
+    @_builtins.property
+    @pulumi.getter(name="imagePullSecrets")
+    def image_pull_secrets(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgs']]]]:
+        """
+        Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
+        """
+        return pulumi.get(self, "image_pull_secrets")
+
+    @image_pull_secrets.setter
+    def image_pull_secrets(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgs']]]]):
+        pulumi.set(self, "image_pull_secrets", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def kubeconfig(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+        """
+        return pulumi.get(self, "kubeconfig")
+
+    @kubeconfig.setter
+    def kubeconfig(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "kubeconfig", value)
+
+    @_builtins.property
+    @pulumi.getter(name="namespaceMode")
+    def namespace_mode(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+        """
+        return pulumi.get(self, "namespace_mode")
+
+    @namespace_mode.setter
+    def namespace_mode(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "namespace_mode", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        The port the web container listens on (`PORT`) and the Service exposes (default 3000).
+        """
+        return pulumi.get(self, "port")
+
+    @port.setter
+    def port(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "port", value)
+
+    @_builtins.property
+    @pulumi.getter(name="publicUrl")
+    def public_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
+        """
+        return pulumi.get(self, "public_url")
+
+    @public_url.setter
+    def public_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "public_url", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def replicas(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        The number of web pods (default 1).
+        """
+        return pulumi.get(self, "replicas")
+
+    @replicas.setter
+    def replicas(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "replicas", value)
+
+
+class WorkerBindingsArgsDict(TypedDict):
+    d1: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgsDict']]]]]
+    """
+    D1 database bindings (the target defaults to the installation's database).
+    """
+    durable_objects: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgsDict']]]]]
+    """
+    Durable Object bindings; the target is a class the worker exports.
+    """
+    kv: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgsDict']]]]]
+    """
+    KV namespace bindings.
+    """
+    queues: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgsDict']]]]]
+    """
+    Queue producer bindings.
+    """
+    r2: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgsDict']]]]]
+    """
+    R2 bucket bindings.
+    """
+    services: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgsDict']]]]]
+    """
+    Service bindings to other workers of the installation.
+    """
+
+@pulumi.input_type
+class WorkerBindingsArgs:
+    def __init__(__self__, *,
+                 d1: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None,
+                 durable_objects: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None,
+                 kv: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None,
+                 queues: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None,
+                 r2: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None,
+                 services: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None):
+        """
+        :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] d1: D1 database bindings (the target defaults to the installation's database).
+        :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] durable_objects: Durable Object bindings; the target is a class the worker exports.
+        :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] kv: KV namespace bindings.
+        :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] queues: Queue producer bindings.
+        :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] r2: R2 bucket bindings.
+        :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] services: Service bindings to other workers of the installation.
+        """
+        if d1 is not None:
+            pulumi.set(__self__, "d1", d1)
+        if durable_objects is not None:
+            pulumi.set(__self__, "durable_objects", durable_objects)
+        if kv is not None:
+            pulumi.set(__self__, "kv", kv)
+        if queues is not None:
+            pulumi.set(__self__, "queues", queues)
+        if r2 is not None:
+            pulumi.set(__self__, "r2", r2)
+        if services is not None:
+            pulumi.set(__self__, "services", services)
+
+    @_builtins.property
+    @pulumi.getter
+    def d1(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]:
+        """
+        D1 database bindings (the target defaults to the installation's database).
+        """
+        return pulumi.get(self, "d1")
+
+    @d1.setter
+    def d1(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]):
+        pulumi.set(self, "d1", value)
+
+    @_builtins.property
+    @pulumi.getter(name="durableObjects")
+    def durable_objects(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]:
+        """
+        Durable Object bindings; the target is a class the worker exports.
+        """
+        return pulumi.get(self, "durable_objects")
+
+    @durable_objects.setter
+    def durable_objects(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]):
+        pulumi.set(self, "durable_objects", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def kv(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]:
+        """
+        KV namespace bindings.
+        """
+        return pulumi.get(self, "kv")
+
+    @kv.setter
+    def kv(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]):
+        pulumi.set(self, "kv", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def queues(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]:
+        """
+        Queue producer bindings.
+        """
+        return pulumi.get(self, "queues")
+
+    @queues.setter
+    def queues(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]):
+        pulumi.set(self, "queues", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def r2(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]:
+        """
+        R2 bucket bindings.
+        """
+        return pulumi.get(self, "r2")
+
+    @r2.setter
+    def r2(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]):
+        pulumi.set(self, "r2", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def services(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]:
+        """
+        Service bindings to other workers of the installation.
+        """
+        return pulumi.get(self, "services")
+
+    @services.setter
+    def services(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]):
+        pulumi.set(self, "services", value)
 
 
