@@ -4,10 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
 	"github.com/pulumi/providertest/pulumitest/assertrefresh"
-	"github.com/pulumi/providertest/pulumitest/opttest"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,16 +25,7 @@ const (
 func TestYAMLCloudflareStack(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
-	pt := pulumitest.NewPulumiTest(t, filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml"),
-		opttest.LocalProviderPath("openinspect", binDir),
-		opttest.SkipInstall(),
-		// The gRPC debug log would hold secret values in plaintext.
-		opttest.DisableGrpcLog(),
-		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
-	)
-	configureStack(t, pt.CurrentStack(), emu)
-	pt.SetConfig(t, "deploymentName", "engine")
-	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.url+"/__workers")
+	pt := newYAMLTest(t, filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml"), emu)
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "anthropicApiKey",
 		auto.ConfigValue{Value: anthropicKey, Secret: true}))
 

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pulumi/providertest/pulumitest/assertpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
@@ -72,12 +71,7 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	assert.Equal(t, []string{"open-inspect-control-plane-alpha", "open-inspect-control-plane-beta", "open-inspect-slack-bot-alpha"}, workers)
 	requireNoPlaintext(t, &stack, githubAppKey)
 
-	emu.resetCounts(t)
-	preview, err := stack.Preview(ctx)
-	require.NoError(t, err)
-	assertpreview.HasNoChanges(t, preview)
-	calls, counts := emu.cloudflareCalls(t)
-	assert.Zero(t, calls, "a no-op preview of two installations calls Cloudflare zero times: %v", counts)
+	requireNoOpPreview(t, stack, emu)
 
 	_, err = stack.Destroy(ctx)
 	require.NoError(t, err)

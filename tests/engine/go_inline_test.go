@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pulumi/providertest/pulumitest/assertpreview"
 	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
@@ -68,12 +67,7 @@ func TestGoInlineD1Lifecycle(t *testing.T) {
 	require.Len(t, d1, 1)
 	assert.Equal(t, dbID, d1[0].ID)
 
-	emu.resetCounts(t)
-	preview, err := stack.Preview(ctx)
-	require.NoError(t, err)
-	assertpreview.HasNoChanges(t, preview)
-	calls, counts := emu.cloudflareCalls(t)
-	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+	requireNoOpPreview(t, stack, emu)
 
 	refresh, err := stack.Refresh(ctx)
 	require.NoError(t, err)
@@ -142,12 +136,7 @@ func TestGoInlineWorkerPair(t *testing.T) {
 	}
 	requireNoPlaintext(t, &stack, anthropicKey)
 
-	emu.resetCounts(t)
-	preview, err := stack.Preview(ctx)
-	require.NoError(t, err)
-	assertpreview.HasNoChanges(t, preview)
-	calls, counts := emu.cloudflareCalls(t)
-	assert.Zero(t, calls, "%v", counts)
+	requireNoOpPreview(t, stack, emu)
 
 	_, err = stack.Destroy(ctx)
 	require.NoError(t, err)

@@ -15,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulumi/providertest/pulumitest"
+	"github.com/pulumi/providertest/pulumitest/assertpreview"
+	"github.com/pulumi/providertest/pulumitest/opttest"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
@@ -173,4 +177,32 @@ func assertNoPlaintextIn(t *testing.T, root, secret string) {
 		return nil
 	}))
 	require.NotZero(t, files, "no state files under %s", root)
+}
+
+// requireNoOpPreview previews an Automation API stack and checks it changes
+// nothing and makes no Cloudflare call.
+func requireNoOpPreview(t *testing.T, stack auto.Stack, emu *emulatorProcess) {
+	t.Helper()
+	emu.resetCounts(t)
+	preview, err := stack.Preview(t.Context())
+	require.NoError(t, err)
+	assertpreview.HasNoChanges(t, preview)
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+}
+
+// newYAMLTest copies a YAML program and configures its stack for an emulator.
+func newYAMLTest(t *testing.T, dir string, emu *emulatorProcess) *pulumitest.PulumiTest {
+	t.Helper()
+	pt := pulumitest.NewPulumiTest(t, dir,
+		opttest.LocalProviderPath("openinspect", binDir),
+		opttest.SkipInstall(),
+		// The gRPC debug log would hold secret values in plaintext.
+		opttest.DisableGrpcLog(),
+		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
+	)
+	configureStack(t, pt.CurrentStack(), emu)
+	pt.SetConfig(t, "deploymentName", "engine")
+	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.url+"/__workers")
+	return pt
 }

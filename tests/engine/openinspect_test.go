@@ -11,7 +11,6 @@ import (
 
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
-	"github.com/pulumi/providertest/pulumitest/opttest"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/stretchr/testify/assert"
@@ -28,16 +27,7 @@ const (
 // against a fresh emulator. edit rewrites the program's text first.
 func newInstallationTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
-	pt := pulumitest.NewPulumiTest(t, filepath.Join(repoRoot(), "examples", "yaml"),
-		opttest.LocalProviderPath("openinspect", binDir),
-		opttest.SkipInstall(),
-		// The gRPC debug log would hold secret values in plaintext.
-		opttest.DisableGrpcLog(),
-		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
-	)
-	configureStack(t, pt.CurrentStack(), emu)
-	pt.SetConfig(t, "deploymentName", "engine")
-	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.url+"/__workers")
+	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
 	for key, value := range map[string]string{
 		"anthropicApiKey":          anthropicKey,
