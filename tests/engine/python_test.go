@@ -17,7 +17,8 @@ const pythonSecret = "py-secret-value-0123456789abcdef"
 
 // TestPythonInlineWorkerPair drives the generated Python SDK through the
 // engine with the Automation API: two workers that bind each other and a D1
-// binding in one up, an unchanged preview with zero Cloudflare calls, destroy.
+// binding, and an OpenInspect installation (a remote component), in one up;
+// an unchanged preview with zero Cloudflare calls; destroy.
 func TestPythonInlineWorkerPair(t *testing.T) {
 	requirePulumi(t)
 	out, err := exec.Command(filepath.Join(repoRoot(), ".ci", "python-tools.sh")).Output()
@@ -49,6 +50,7 @@ func TestPythonInlineWorkerPair(t *testing.T) {
 			"PYTHONPYCACHEPREFIX="+filepath.Join(dir, "pycache"),
 			"OI_SCRIPT="+filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml", "workers", "control-plane.js"),
 			"OI_SECRET="+pythonSecret,
+			"OI_CHECKOUT="+filepath.Join(repoRoot(), "tests", "fixtures", "upstream"),
 			"OI_WORK_DIR="+filepath.Join(dir, "work"),
 			"OI_PULUMI_HOME="+filepath.Join(dir, "home"),
 			"OI_BACKEND_DIR="+filepath.Join(dir, "backend"),
@@ -71,12 +73,16 @@ func TestPythonInlineWorkerPair(t *testing.T) {
 	up := run("up")
 	outputs, _ := up["outputs"].(map[string]any)
 	assert.Equal(t, "https://oi-py-control-plane.openinspect-emulator.workers.dev", outputs["url"])
+	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-py"}, outputs["installationWorkers"])
 	inv := emu.inventory(t)
-	require.Len(t, inv.Workers, 2)
+	require.Len(t, inv.Workers, 3)
 	for _, w := range inv.Workers {
-		want := map[string]int{"oi-py-control-plane": 4, "oi-py-bot": 1}[w.Name]
-		assert.Equal(t, want, w.Bindings, "%s has all its bindings", w.Name)
+		want := map[string]int{"oi-py-control-plane": 4, "oi-py-bot": 1, "open-inspect-control-plane-py": 0}[w.Name]
+		if want > 0 {
+			assert.Equal(t, want, w.Bindings, "%s has all its bindings", w.Name)
+		}
 	}
+	assert.Len(t, inv.D1, 2, "the program's database and the installation's")
 
 	emu.resetCounts(t)
 	preview := run("preview")

@@ -32,6 +32,21 @@ def program():
         services=[oi.ServiceBindingArgs(binding="CONTROL_PLANE", service="oi-py-control-plane")],
     )
     pulumi.export("url", cp.url)
+    # A whole installation through the component, with only its required inputs
+    # (and the Slack bot off): the engine asks the provider to construct it.
+    secret = pulumi.Output.secret(os.environ["OI_SECRET"])
+    installation = oi.OpenInspect(
+        "installation",
+        deployment_name="py",
+        upstream=oi.UpstreamArgs(checkout=os.environ["OI_CHECKOUT"]),
+        github_app=oi.GithubAppArgs(app_id="1", installation_id="2", private_key=secret),
+        anthropic_api_key=secret,
+        browser_auth_secret=secret,
+        token_encryption_key=secret,
+        repo_secrets_encryption_key=secret,
+        slack=oi.SlackArgs(enabled=False),
+    )
+    pulumi.export("installationWorkers", installation.worker_names)
 
 
 def main():
