@@ -61,6 +61,13 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if err := ctx.RegisterComponentResource("openinspect:index:OpenInspect", name, comp, opts...); err != nil {
 		return nil, err
 	}
+	if args.Web != nil && args.WebAppURL == nil && deref(args.Web.PublicURL, "") == "" {
+		// The in-cluster URL is not an origin browsers reach, and the control
+		// plane refuses plain http beyond loopback.
+		_ = ctx.Log.Warn(fmt.Sprintf("web.publicUrl is not set, so the control plane's WEB_APP_URL stays %s "+
+			"(upstream's default): set web.publicUrl to the URL your ingress serves the web UI at", plan.WebAppURL),
+			&pulumi.LogArgs{Resource: comp})
+	}
 	b := &installer{ctx: ctx, name: name, contract: contract, plan: plan, args: &args}
 	if err := b.install(comp); err != nil {
 		return nil, err
