@@ -551,13 +551,3 @@ func mergeWorker(w *plannedWorker, spec InstallationWorkerArgs) {
 		w.Crons = slices.Clone(spec.Crons)
 	}
 }
-
-// durableObjectClasses are the classes a worker's own bindings name.
-func (w *plannedWorker) durableObjectClasses() []string {
-	var classes []string
-	for _, b := range w.DurableObjects {
-		classes = append(classes, b.Target)
-	}
-	slices.Sort(classes)
-	return slices.Compact(classes)
-}
