@@ -33,6 +33,12 @@ const nodeStepTimeout = 3 * time.Minute
 // the emulator: one up creating two workers that bind each other plus D1, a
 // Durable Object, a file asset script and a secret; a preview that changes
 // nothing and calls Cloudflare zero times; a destroy that empties the emulator.
+// installationResources is what an installation with only its required inputs
+// and the Slack bot off registers: the component, its NameLock, six generated
+// secrets, D1 and its migrations, one KV namespace, one bucket, two queues,
+// WorkerUrls and the control plane.
+const installationResources = 16
+
 func TestNodeInlineWorkerPair(t *testing.T) {
 	requirePulumi(t)
 	deps := nodeDeps(t)
@@ -64,6 +70,7 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 		"OI_SCRIPT":        filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml", "workers", "control-plane.js"),
 		"OI_WORKER_SECRET": anthropicKey,
 		"OI_NAME_PREFIX":   "oi-node",
+		"OI_CHECKOUT":      filepath.Join(repoRoot(), "tests", "fixtures", "upstream"),
 	}
 	secrets := []string{anthropicKey, emulatorToken}
 
@@ -80,11 +87,15 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 	assert.Equal(t, "succeeded", up.Result)
 	assert.Equal(t, "https://oi-node-control-plane.openinspect-emulator.workers.dev", up.Outputs["url"].Value)
 	assert.Equal(t, "oi-node-bot", up.Outputs["botName"].Value)
+	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-oi-node"}, up.Outputs["installationWorkers"].Value)
 	inv := emu.inventory(t)
-	require.Len(t, inv.D1, 1)
-	assert.Equal(t, inv.D1[0].ID, up.Outputs["databaseId"].Value, "the exported database id is the emulator's")
-	require.Len(t, inv.Workers, 2)
+	require.Len(t, inv.D1, 2, "the program's database and the installation's")
+	assert.Contains(t, []any{inv.D1[0].ID, inv.D1[1].ID}, up.Outputs["databaseId"].Value, "the exported database id is the emulator's")
+	require.Len(t, inv.Workers, 3)
 	for _, w := range inv.Workers {
+		if w.Name == "open-inspect-control-plane-oi-node" {
+			continue
+		}
 		want, ok := map[string]int{"oi-node-control-plane": 4, "oi-node-bot": 1}[w.Name]
 		require.True(t, ok, "unexpected worker %q", w.Name)
 		assert.Equal(t, want, w.Bindings, "%s has all its bindings", w.Name)
@@ -100,7 +111,8 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 		ChangeSummary map[string]int `json:"changeSummary"`
 	}
 	runNodeStep(t, dir, env, secrets, "preview", &preview)
-	assert.Equal(t, map[string]int{"same": 4}, preview.ChangeSummary, "an unchanged program previews only sames")
+	// The stack and the three resources, plus the installation's.
+	assert.Equal(t, map[string]int{"same": 4 + installationResources}, preview.ChangeSummary, "an unchanged program previews only sames")
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
 
@@ -110,7 +122,7 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 	}
 	runNodeStep(t, dir, env, secrets, "destroy", &destroy)
 	assert.Equal(t, "succeeded", destroy.Result)
-	assert.Equal(t, map[string]int{"delete": 4}, destroy.ResourceChanges)
+	assert.Equal(t, map[string]int{"delete": 4 + installationResources}, destroy.ResourceChanges)
 	emu.requireEmpty(t)
 	// The backend keeps the history and backups of every checkpoint.
 	nodeRequireNoPlaintext(t, env["OI_BACKEND_DIR"], secrets...)

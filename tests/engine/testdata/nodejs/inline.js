@@ -19,6 +19,7 @@
 //   OI_SCRIPT           path of the control plane's script (a file asset)
 //   OI_WORKER_SECRET    a secret binding value for the control plane
 //   OI_NAME_PREFIX      prefix of the Cloudflare names (workers, database)
+//   OI_CHECKOUT         the fixture upstream checkout the installation deploys
 "use strict";
 
 const pulumi = require("@pulumi/pulumi");
@@ -61,11 +62,25 @@ async function program() {
         content: "export default { fetch(r, env) { return env.CONTROL_PLANE.fetch(r) } }",
         services: [{ binding: "CONTROL_PLANE", service: cpName }],
     });
+    // A whole installation through the component, with only its required
+    // inputs (and the Slack bot off): the engine asks the provider to construct it.
+    const secret = pulumi.secret(env("OI_WORKER_SECRET"));
+    const installation = new openinspect.OpenInspect("installation", {
+        deploymentName: prefix,
+        upstream: { checkout: env("OI_CHECKOUT") },
+        githubApp: { appId: "1", installationId: "2", privateKey: secret },
+        anthropicApiKey: secret,
+        browserAuthSecret: secret,
+        tokenEncryptionKey: secret,
+        repoSecretsEncryptionKey: secret,
+        slack: { enabled: false },
+    });
     return {
         url: cp.url,
         databaseId: db.databaseId,
         controlPlaneName: cp.name,
         botName: bot.name,
+        installationWorkers: installation.workerNames,
     };
 }
 
