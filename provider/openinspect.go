@@ -86,6 +86,9 @@ func planInstallation(contract *backgroundagents.Contract, args *OpenInspectArgs
 		}
 		errs = append(errs, validatePlan(plan, args)...)
 		errs = append(errs, resolveArtifacts(contract, plan, args)...)
+		if len(errs) == 0 {
+			errs = checkDurableObjectClasses(plan, args)
+		}
 	}
 	if len(errs) > 0 {
 		lines := make([]string, len(errs))

@@ -323,6 +323,12 @@ func TestSpecValidation(t *testing.T) {
 		{"missing bundle", func(a *OpenInspectArgs) {
 			a.Upstream.WorkerBundles = map[string]string{"slack-bot": "does/not/exist.js"}
 		}, []string{"upstream.workerBundles.slack-bot: the bundle does/not/exist.js of worker slack-bot is missing: build it with `npm run build` in packages/slack-bot"}},
+		{"durable object class", func(a *OpenInspectArgs) {
+			class := "MissingDO"
+			a.Workers = []InstallationWorkerArgs{{Name: "control-plane", Bindings: &WorkerBindingsArgs{
+				DurableObjects: []LogicalBinding{{Binding: "OTHER", Target: &class}}}}}
+		}, []string{`workers[0].bindings.durableObjects[0].target: the bundle ` + filepath.Join(fixtureCheckout, "packages", "control-plane", "dist", "index.js") +
+			` of worker control-plane has no Durable Object class "MissingDO" for binding OTHER`}},
 		{"sandbox", func(a *OpenInspectArgs) {
 			provider := "daytona"
 			a.Sandbox = &SandboxArgs{Provider: &provider}

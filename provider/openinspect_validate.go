@@ -365,6 +365,43 @@ func resolveArtifacts(c *backgroundagents.Contract, plan *installPlan, a *OpenIn
 	return errs
 }
 
+// checkDurableObjectClasses refuses a Durable Object binding whose class the
+// worker's bundle does not contain: the upload would declare the class in a
+// migration and fail. An ES module keeps its exported names, so an exported
+// class always appears in the bundle by name.
+func checkDurableObjectClasses(plan *installPlan, a *OpenInspectArgs) []error {
+	var errs []error
+	for _, w := range plan.Workers {
+		if len(w.DurableObjects) == 0 || w.Script == "" {
+			continue
+		}
+		bundle, err := os.ReadFile(w.Script)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("worker %s: reading %s: %w", w.Logical, w.Script, err))
+			continue
+		}
+		for _, b := range w.DurableObjects {
+			if regexp.MustCompile(`\b` + regexp.QuoteMeta(b.Target) + `\b`).Match(bundle) {
+				continue
+			}
+			path := "upstream"
+			for i, spec := range a.Workers {
+				if spec.Name != w.Logical || spec.Bindings == nil {
+					continue
+				}
+				for j, lb := range spec.Bindings.DurableObjects {
+					if lb.Binding == b.Binding {
+						path = fmt.Sprintf("workers[%d].bindings.durableObjects[%d].target", i, j)
+					}
+				}
+			}
+			errs = append(errs, fieldError(path, "the bundle %s of worker %s has no Durable Object class %q for binding %s: export the class, or fix the class name",
+				w.Script, w.Logical, b.Target, b.Binding))
+		}
+	}
+	return errs
+}
+
 // gitHead reads the commit a git work tree has checked out, without running
 // git. isGit is false when dir is not a git work tree.
 func gitHead(dir string) (head string, isGit bool, err error) {
