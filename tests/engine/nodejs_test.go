@@ -25,6 +25,12 @@ const nodeSDKVersion = "0.0.1-dev"
 // nodeStepTimeout bounds one `node inline.js <step>` run (warm: 2-4 s).
 const nodeStepTimeout = 3 * time.Minute
 
+// installationResources is what an installation with only its required inputs
+// and the Slack bot off registers: the component, its NameLock, six generated
+// secrets, D1 and its migrations, one KV namespace, one bucket, two queues,
+// WorkerUrls and the control plane.
+const installationResources = 16
+
 // TestNodeInlineWorkerPair is TestGoInlineWorkerPair through the generated
 // Node SDK: sdk/nodejs is compiled with tsc against pinned @pulumi/pulumi and
 // TypeScript (.ci/node-tools.sh), and testdata/nodejs/inline.js runs an inline
@@ -33,11 +39,6 @@ const nodeStepTimeout = 3 * time.Minute
 // the emulator: one up creating two workers that bind each other plus D1, a
 // Durable Object, a file asset script and a secret; a preview that changes
 // nothing and calls Cloudflare zero times; a destroy that empties the emulator.
-// installationResources is what an installation with only its required inputs
-// and the Slack bot off registers: the component, its NameLock, six generated
-// secrets, D1 and its migrations, one KV namespace, one bucket, two queues,
-// WorkerUrls and the control plane.
-const installationResources = 16
 
 func TestNodeInlineWorkerPair(t *testing.T) {
 	requirePulumi(t)
@@ -49,6 +50,7 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 	// module instance, as the runtime needs.
 	require.NoError(t, os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(dir, "node_modules")))
 	sdk := buildNodeSDK(t, deps, dir)
+	typeCheckNodeExample(t, deps, dir, sdk)
 
 	src, err := os.ReadFile(filepath.Join(repoRoot(), "tests", "engine", "testdata", "nodejs", "inline.js"))
 	require.NoError(t, err)
@@ -288,4 +290,30 @@ func nodeRequireNoPlaintext(t *testing.T, root string, secrets ...string) {
 		return nil
 	}))
 	require.NotZero(t, files, "no files under %s", root)
+}
+
+// typeCheckNodeExample type-checks examples/nodejs against the compiled SDK,
+// so the example users copy keeps up with the schema.
+func typeCheckNodeExample(t *testing.T, deps, dir, sdk string) {
+	t.Helper()
+	example := filepath.Join(dir, "example")
+	require.NoError(t, os.MkdirAll(example, 0o755))
+	src, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "nodejs", "index.ts"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(example, "index.ts"), src, 0o644))
+	tsconfig, err := json.Marshal(map[string]any{
+		"compilerOptions": map[string]any{
+			"strict": true, "noEmit": true, "skipLibCheck": true, "types": []string{"node"},
+			"target": "es2020", "module": "commonjs", "moduleResolution": "node",
+			// The example imports the package by name; here it is the SDK just compiled.
+			"baseUrl": ".", "paths": map[string][]string{"@openinspect/pulumi-openinspect": {sdk}},
+		},
+		"files": []string{"index.ts"},
+	})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(example, "tsconfig.json"), tsconfig, 0o644))
+	cmd := exec.CommandContext(t.Context(), "node", filepath.Join(deps, "node_modules", "typescript", "bin", "tsc"), "-p", example)
+	cmd.Dir = example
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "examples/nodejs does not type-check against the SDK:\n%s", out)
 }
