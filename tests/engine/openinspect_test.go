@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
+	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/stretchr/testify/assert"
@@ -88,7 +89,7 @@ func (e *emulatorProcess) workerBindings(t *testing.T, script string) map[string
 
 // TestOpenInspectInstallation deploys the full default installation from the
 // fixtures in ONE `pulumi up`, then: the second preview is empty and calls
-// Cloudflare zero times; one changed var re-uploads only its worker; removing
+// Cloudflare zero times; a refresh finds nothing changed; one changed var re-uploads only its worker; removing
 // a KV namespace from the spec deletes it remotely; a changed deploymentName is
 // refused at preview; destroy empties the emulator.
 func TestOpenInspectInstallation(t *testing.T) {
@@ -159,6 +160,8 @@ func TestOpenInspectInstallation(t *testing.T) {
 	assertpreview.HasNoChanges(t, pt.Preview(t))
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+	assertrefresh.HasNoChanges(t, pt.Refresh(t))
+	assertpreview.HasNoChanges(t, pt.Preview(t))
 
 	emu.resetCounts(t)
 	pt.SetConfig(t, "allowedUsers", "octocat")
