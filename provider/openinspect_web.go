@@ -239,7 +239,7 @@ func validateWeb(prefix string, w *WebArgs) []error {
 
 // webNamespaceReader connects to the cluster the web objects go to; a
 // variable so unit tests can answer without a cluster.
-var webNamespaceReader = func(kubeconfig, kubeContext string) (kube.NamespaceReader, error) {
+var webNamespaceReader = func(kubeconfig, kubeContext string) (kube.Reader, error) {
 	return kube.New(kubeconfig, kubeContext)
 }
 
@@ -269,6 +269,27 @@ func checkWebNamespace(ctx context.Context, r kube.NamespaceReader, namespace, i
 	}
 	if ns.Phase == "Terminating" {
 		return fmt.Errorf("web.namespace: namespace %q is being deleted; wait until it is gone and run again", namespace)
+	}
+	return nil
+}
+
+// webObject names one object the web part creates.
+type webObject struct{ kind, name string }
+
+// checkWebObjects refuses objects that exist under the web's names without
+// this installation's label: pulumi-kubernetes would upsert them, taking over
+// (and on destroy deleting) what another tool or installation made.
+func checkWebObjects(ctx context.Context, r kube.ObjectReader, namespace, installation string, objects []webObject) error {
+	for _, o := range objects {
+		obj, err := r.Object(ctx, o.kind, namespace, o.name)
+		if err != nil {
+			return fmt.Errorf("web.namespace: checking whether %s %s/%s already exists: %w", o.kind, namespace, o.name, err)
+		}
+		if obj.Exists && obj.Labels[webLabelInstallation] != installation {
+			return fmt.Errorf("web.namespace: %s %s/%s already exists and is not this installation's (%q; label %s): "+
+				"the web part will not take it over; remove or rename it, or deploy the web into another namespace",
+				o.kind, namespace, o.name, installation, webLabelInstallation)
+		}
 	}
 	return nil
 }
@@ -333,17 +354,35 @@ func deployWeb(ctx *pulumi.Context, name string, spec *WebArgs, in webInputs) (*
 		return opts(append(append(append([]pulumi.ResourceOption{}, k8sOpts...), pulumi.DeleteBeforeReplace(true)), extra...)...)
 	}
 
-	// The namespace every object goes to. In managed mode it is the
-	// Namespace's output, so nothing is placed before the check passed.
+	// Every object the web part creates, checked for a foreign owner first.
+	objects := []webObject{{kube.KindDeployment, in.Name}, {kube.KindService, in.Name}, {kube.KindSecret, in.Name}}
+	for _, ps := range spec.ImagePullSecrets {
+		objects = append(objects, webObject{kube.KindSecret, ps.Name})
+	}
+	if mode == webNamespaceManaged {
+		objects = append(objects, webObject{kube.KindNetworkPolicy, in.Name}, webObject{kube.KindNetworkPolicy, in.Name + "-default-deny"})
+	}
+	installation, nsName := in.Installation, spec.Namespace
+	check := func(c context.Context, kc string, managed bool) error {
+		reader, err := webNamespaceReader(kc, kubeContext)
+		if err != nil {
+			return fmt.Errorf("web.namespace: checking whether namespace %q already exists: %w", nsName, err)
+		}
+		if managed {
+			if err := checkWebNamespace(c, reader, nsName, installation); err != nil {
+				return err
+			}
+		}
+		return checkWebObjects(c, reader, nsName, installation, objects)
+	}
+
+	// The namespace every object goes to: an output that resolves only once
+	// the checks passed, so nothing is placed before (in managed mode the
+	// Namespace's own output).
 	var namespace pulumi.StringOutput
 	if mode == webNamespaceManaged {
-		installation, nsName := in.Installation, spec.Namespace
 		nsLabels := kubeconfig.ApplyTWithContext(ctx.Context(), func(c context.Context, kc string) (map[string]string, error) {
-			reader, err := webNamespaceReader(kc, kubeContext)
-			if err != nil {
-				return nil, fmt.Errorf("web.namespace: checking whether namespace %q already exists: %w", nsName, err)
-			}
-			if err := checkWebNamespace(c, reader, nsName, installation); err != nil {
+			if err := check(c, kc, true); err != nil {
 				return nil, err
 			}
 			return ownership, nil
@@ -358,7 +397,11 @@ func deployWeb(ctx *pulumi.Context, name string, spec *WebArgs, in webInputs) (*
 		}
 		namespace = ns.Metadata.Name().Elem()
 	} else {
-		namespace = pulumi.String(spec.Namespace).ToStringOutput()
+		checked := kubeconfig.ApplyTWithContext(ctx.Context(), func(c context.Context, kc string) (string, error) {
+			return nsName, check(c, kc, false)
+		}).(pulumi.StringOutput)
+		// The name derives from the (secret) kubeconfig only in timing.
+		namespace = pulumi.Unsecret(checked).(pulumi.StringOutput)
 	}
 	meta := func(objName string, l pulumi.StringMap) metav1.ObjectMetaArgs {
 		return metav1.ObjectMetaArgs{Name: pulumi.String(objName), Namespace: namespace, Labels: l}

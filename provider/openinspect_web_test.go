@@ -117,6 +117,11 @@ func TestValidateWebMessages(t *testing.T) {
 
 type fakeNamespaces map[string]kube.Namespace
 
+// Object answers that no object exists: the namespace tests are about namespaces.
+func (f fakeNamespaces) Object(context.Context, string, string, string) (kube.Object, error) {
+	return kube.Object{}, nil
+}
+
 func (f fakeNamespaces) Namespace(_ context.Context, name string) (kube.Namespace, error) {
 	if name == "broken" {
 		return kube.Namespace{}, errors.New("connection refused")
@@ -199,7 +204,7 @@ func testWebInputs(installation, name string) webInputs {
 // copies.
 func TestDeployWebRegistrations(t *testing.T) {
 	prev := webNamespaceReader
-	webNamespaceReader = func(kubeconfig, _ string) (kube.NamespaceReader, error) {
+	webNamespaceReader = func(kubeconfig, _ string) (kube.Reader, error) {
 		if kubeconfig != "kc" {
 			return nil, fmt.Errorf("check used kubeconfig %q", kubeconfig)
 		}
@@ -721,8 +726,8 @@ func (cl *webCluster) requireNoWebObjects(t *testing.T, ns string) {
 }
 
 // testShared deploys into a namespace someone else owns (explicit provider,
-// kubeconfig given as a path): no Namespace, no NetworkPolicy; destroy
-// removes only the web's objects.
+// kubeconfig given as a path): a foreign object under the web's name is
+// refused; no Namespace, no NetworkPolicy; destroy removes only the web's objects.
 func (cl *webCluster) testShared(t *testing.T) {
 	const ns = "oi-web-shared"
 	ctx := t.Context()
@@ -742,6 +747,18 @@ func (cl *webCluster) testShared(t *testing.T) {
 		}
 	}
 	stack := webStack(t, "oi-web-shared", spec, map[string]string{"KUBECONFIG": nowhere})
+
+	// An object under the web's name that is not the installation's is
+	// refused at preview, not upserted.
+	_, err = cl.cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: webTestName}, StringData: map[string]string{"k": "v"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = stack.Preview(ctx, optpreview.SuppressProgress())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "web.namespace: Secret "+ns+"/"+webTestName+" already exists and is not this installation's")
+	require.NoError(t, cl.cs.CoreV1().Secrets(ns).Delete(ctx, webTestName, metav1.DeleteOptions{}))
+
 	begin := time.Now()
 	up, err := stack.Up(ctx, optup.SuppressProgress())
 	require.NoError(t, err)
@@ -828,5 +845,29 @@ func assertNoChanges(t *testing.T, preview auto.PreviewResult) {
 		if op != apitype.OpSame && op != apitype.OpRead {
 			t.Errorf("preview plans %d %s:\n%s", n, op, preview.StdOut)
 		}
+	}
+}
+
+// fakeObjects answers Object from a map keyed "<kind>/<name>".
+type fakeObjects map[string]kube.Object
+
+func (f fakeObjects) Object(_ context.Context, kind, _, name string) (kube.Object, error) {
+	return f[kind+"/"+name], nil
+}
+
+func TestCheckWebObjects(t *testing.T) {
+	objects := []webObject{{kube.KindDeployment, "web"}, {kube.KindSecret, "web"}}
+	ctx := t.Context()
+	require.NoError(t, checkWebObjects(ctx, fakeObjects{}, "ns", "oi-a", objects), "nothing exists yet")
+	own := kube.Object{Exists: true, Labels: map[string]string{webLabelInstallation: "oi-a"}}
+	require.NoError(t, checkWebObjects(ctx, fakeObjects{"Deployment/web": own, "Secret/web": own}, "ns", "oi-a", objects),
+		"the installation's own objects pass")
+	for name, obj := range map[string]kube.Object{
+		"unlabelled": {Exists: true, Labels: map[string]string{}},
+		"another":    {Exists: true, Labels: map[string]string{webLabelInstallation: "oi-b"}},
+	} {
+		err := checkWebObjects(ctx, fakeObjects{"Deployment/web": own, "Secret/web": obj}, "ns", "oi-a", objects)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), `web.namespace: Secret ns/web already exists and is not this installation's ("oi-a"`)
 	}
 }

@@ -34,12 +34,38 @@ type NamespaceReader interface {
 	Namespace(ctx context.Context, name string) (Namespace, error)
 }
 
+// Object is what the provider needs to know about a namespaced object.
+type Object struct {
+	// Exists is false when the API server answered 404.
+	Exists bool
+	Labels map[string]string
+}
+
+// Kinds ObjectReader reads.
+const (
+	KindDeployment    = "Deployment"
+	KindService       = "Service"
+	KindSecret        = "Secret"
+	KindNetworkPolicy = "NetworkPolicy"
+)
+
+// ObjectReader reads one namespaced object of a kind listed above.
+type ObjectReader interface {
+	Object(ctx context.Context, kind, namespace, name string) (Object, error)
+}
+
+// Reader is everything the provider reads before registering objects.
+type Reader interface {
+	NamespaceReader
+	ObjectReader
+}
+
 // Client reads from one cluster.
 type Client struct {
 	cs kubernetes.Interface
 }
 
-var _ NamespaceReader = (*Client)(nil)
+var _ Reader = (*Client)(nil)
 
 // New connects to the cluster a kubeconfig names, the way pulumi-kubernetes'
 // `kubeconfig` provider argument does: kubeconfig is the path of a kubeconfig
@@ -128,11 +154,40 @@ func (c *Client) Namespace(ctx context.Context, name string) (Namespace, error) 
 	return Namespace{Exists: true, Labels: labels, Phase: string(ns.Status.Phase)}, nil
 }
 
+// Object reads a namespaced object's labels; a missing one is not an error.
+func (c *Client) Object(ctx context.Context, kind, namespace, name string) (Object, error) {
+	var meta metav1.Object
+	var err error
+	switch kind {
+	case KindDeployment:
+		meta, err = c.cs.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+	case KindService:
+		meta, err = c.cs.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	case KindSecret:
+		meta, err = c.cs.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	case KindNetworkPolicy:
+		meta, err = c.cs.NetworkingV1().NetworkPolicies(namespace).Get(ctx, name, metav1.GetOptions{})
+	default:
+		return Object{}, fmt.Errorf("reading %s %s/%s: kind not supported", kind, namespace, name)
+	}
+	if apierrors.IsNotFound(err) {
+		return Object{}, nil
+	}
+	if err != nil {
+		return Object{}, fmt.Errorf("reading %s %s/%s: %w", kind, namespace, name, describe(err))
+	}
+	labels := meta.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	return Object{Exists: true, Labels: labels}, nil
+}
+
 // describe adds a hint to the errors a misconfigured client meets most.
 func describe(err error) error {
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%w (the credentials need get on namespaces)", err)
+		return fmt.Errorf("%w (the credentials need get on the namespace and on the web's objects)", err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%w (the kubeconfig's credentials were rejected)", err)
 	}

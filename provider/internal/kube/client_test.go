@@ -16,7 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -47,6 +49,32 @@ func TestNamespaceFake(t *testing.T) {
 	ns, err = c.Namespace(ctx, "missing")
 	require.NoError(t, err, "a missing namespace is an answer, not an error")
 	assert.Equal(t, Namespace{}, ns)
+}
+
+func TestObjectFake(t *testing.T) {
+	owned := map[string]string{"owner": "me"}
+	cs := fake.NewClientset(
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: owned}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: owned}},
+		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: owned}},
+	)
+	c := NewForClientset(cs)
+	ctx := t.Context()
+	for _, kind := range []string{KindDeployment, KindSecret, KindNetworkPolicy} {
+		obj, err := c.Object(ctx, kind, "ns", "web")
+		require.NoError(t, err, kind)
+		assert.Equal(t, Object{Exists: true, Labels: owned}, obj, kind)
+		obj, err = c.Object(ctx, kind, "other", "web")
+		require.NoError(t, err, "a missing %s is an answer, not an error", kind)
+		assert.Equal(t, Object{}, obj, kind)
+	}
+	svc, err := c.Object(ctx, KindService, "ns", "web")
+	require.NoError(t, err)
+	assert.True(t, svc.Exists)
+	assert.NotNil(t, svc.Labels, "labels of an unlabelled object are an empty map, not nil")
+	_, err = c.Object(ctx, "ConfigMap", "ns", "web")
+	require.ErrorContains(t, err, "kind not supported")
 }
 
 func TestNamespaceForbidden(t *testing.T) {
