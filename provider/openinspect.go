@@ -68,6 +68,13 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 			"(upstream's default): set web.publicUrl to the URL your ingress serves the web UI at", plan.WebAppURL),
 			&pulumi.LogArgs{Resource: comp})
 	}
+	if deref(args.AdoptExisting, false) && args.ProviderAccountsEncryptionKey == nil {
+		// Taking over an orphaned installation makes a new generated key, and
+		// what the old one encrypted could no longer be read.
+		_ = ctx.Log.Warn("adoptExisting is set but providerAccountsEncryptionKey is not: if the resources being adopted "+
+			"belong to an installation that already stored provider accounts, set providerAccountsEncryptionKey to the key it "+
+			"used (its PROVIDER_ACCOUNTS_ENCRYPTION_KEY), or what it encrypted can no longer be read", &pulumi.LogArgs{Resource: comp})
+	}
 	b := &installer{ctx: ctx, name: name, contract: contract, plan: plan, args: &args}
 	if err := b.install(comp); err != nil {
 		return nil, err

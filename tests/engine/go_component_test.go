@@ -16,24 +16,17 @@ import (
 // TestGoInlineTwoInstallations drives the component through the generated Go
 // SDK (a remote component: the engine asks the provider to construct it). Two
 // installations share one account and one stack without touching each other's
-// names; the second keeps everything remote on destroy (deletionPolicy Orphan).
+// names; the second keeps everything remote on destroy (deletionPolicy Orphan),
+// and a new stack can take it over only with adoptExisting.
 func TestGoInlineTwoInstallations(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")
 	installation := func(ctx *pulumi.Context, name string, policy *string, slack bool) (*openinspect.OpenInspect, error) {
-		return openinspect.NewOpenInspect(ctx, name, &openinspect.OpenInspectArgs{
-			DeploymentName: name,
-			DeletionPolicy: policy,
-			Upstream:       &openinspect.UpstreamArgs{Checkout: pulumi.String(checkout)},
-			GithubApp: &openinspect.GithubAppArgs{AppId: pulumi.String("1"), InstallationId: pulumi.String("2"),
-				PrivateKey: pulumi.ToSecret(pulumi.String(githubAppKey)).(pulumi.StringOutput)},
-			AnthropicApiKey:          pulumi.ToSecret(pulumi.String(anthropicKey)).(pulumi.StringOutput),
-			BrowserAuthSecret:        pulumi.ToSecret(pulumi.String("browser-auth-secret-with-at-least-32-characters")).(pulumi.StringOutput),
-			TokenEncryptionKey:       pulumi.ToSecret(pulumi.String(repoSecretsKey)).(pulumi.StringOutput),
-			RepoSecretsEncryptionKey: pulumi.ToSecret(pulumi.String(repoSecretsKey)).(pulumi.StringOutput),
-			Slack:                    &openinspect.SlackArgs{Enabled: pulumi.Bool(slack)},
-		})
+		args := installationArgs(name, checkout)
+		args.DeletionPolicy = policy
+		args.Slack = &openinspect.SlackArgs{Enabled: pulumi.Bool(slack)}
+		return openinspect.NewOpenInspect(ctx, name, args)
 	}
 	orphan := "Orphan"
 	stack := newInlineStack(t, "go-two", func(ctx *pulumi.Context) error {
@@ -87,4 +80,39 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	assert.Equal(t, []string{"open-inspect-control-plane-beta"}, workers)
 	assert.Len(t, inv.KV, 1, "beta's session-index namespace stays")
 	assert.Len(t, inv.Queues, 2, "beta's image-build queues stay")
+
+	// A new stack finds beta's names taken: refused until adopted on purpose.
+	adopt := false
+	resurrect := newInlineStack(t, "go-resurrect", func(ctx *pulumi.Context) error {
+		args := installationArgs("beta", checkout)
+		args.AdoptExisting = &adopt
+		_, err := openinspect.NewOpenInspect(ctx, "beta", args)
+		return err
+	})
+	configureStack(t, &resurrect, emu)
+	require.NoError(t, resurrect.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.url + "/__workers"}))
+	_, err = resurrect.Up(ctx)
+	require.Error(t, err, "an orphaned installation is not captured silently")
+	assert.Contains(t, err.Error(), "adoptExisting")
+	adopt = true
+	_, err = resurrect.Up(ctx)
+	require.NoError(t, err, "adoptExisting takes the orphaned installation over")
+	_, err = resurrect.Destroy(ctx)
+	require.NoError(t, err)
+	emu.requireEmpty(t)
+}
+
+// installationArgs are the required inputs of an installation built from the fixture checkout.
+func installationArgs(name, checkout string) *openinspect.OpenInspectArgs {
+	secret := func(s string) pulumi.StringOutput { return pulumi.ToSecret(pulumi.String(s)).(pulumi.StringOutput) }
+	return &openinspect.OpenInspectArgs{
+		DeploymentName: name,
+		Upstream:       &openinspect.UpstreamArgs{Checkout: pulumi.String(checkout)},
+		GithubApp: &openinspect.GithubAppArgs{AppId: pulumi.String("1"), InstallationId: pulumi.String("2"),
+			PrivateKey: secret(githubAppKey)},
+		AnthropicApiKey:          secret(anthropicKey),
+		BrowserAuthSecret:        secret("browser-auth-secret-with-at-least-32-characters"),
+		TokenEncryptionKey:       secret(repoSecretsKey),
+		RepoSecretsEncryptionKey: secret(repoSecretsKey),
+	}
 }
