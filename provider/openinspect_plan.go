@@ -96,6 +96,8 @@ type installPlan struct {
 	Generated []backgroundagents.Generated
 	// SecretInputs are the secrets the user gave, by contract input name.
 	SecretInputs map[string]pulumi.StringInput
+
+	naming backgroundagents.Naming
 }
 
 func (p *installPlan) worker(logical string) *plannedWorker {
@@ -108,7 +110,7 @@ func (p *installPlan) worker(logical string) *plannedWorker {
 }
 
 func (p *installPlan) resourceName(logical string) string {
-	return p.Prefix + "-" + logical + "-" + p.DeploymentName
+	return p.naming.Name(p.Prefix, logical, p.DeploymentName)
 }
 
 // contractInputs maps the component's typed arguments onto the contract's
@@ -245,6 +247,7 @@ func buildPlan(c *backgroundagents.Contract, a *OpenInspectArgs) (*installPlan, 
 		SandboxProvider: a.sandboxProvider(),
 		WebAppURL:       a.webAppURL(prefix),
 		SecretInputs:    secretInputs,
+		naming:          c.Naming,
 	}
 	values := c.Defaults()
 	maps.Copy(values.Inputs, plainInputs)
@@ -284,6 +287,27 @@ func (pl *planner) holds(when, own string) (bool, error) {
 	return pl.contract.Holds(when, pl.values, own)
 }
 
+// conditional is a contract entry that exists when its condition holds.
+type conditional struct{ logical, when string }
+
+// named expands the contract's entries whose condition holds, then the spec's extras.
+func (pl *planner) named(entries []conditional, extras []string) ([]plannedResource, error) {
+	var out []plannedResource
+	for _, e := range entries {
+		ok, err := pl.holds(e.when, "")
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, plannedResource{Logical: e.logical, Name: pl.plan.resourceName(e.logical)})
+		}
+	}
+	for _, logical := range extras {
+		out = append(out, plannedResource{Logical: logical, Name: pl.plan.resourceName(logical)})
+	}
+	return out, nil
+}
+
 func (pl *planner) resources(a *OpenInspectArgs) error {
 	c, plan := pl.contract, pl.plan
 	for _, db := range c.D1Databases {
@@ -293,57 +317,48 @@ func (pl *planner) resources(a *OpenInspectArgs) error {
 		exception, _ := c.Naming.Exception("d1Database")
 		plan.D1Name = strings.NewReplacer("<prefix>", plan.Prefix, "<deploymentName>", plan.DeploymentName).Replace(exception.Pattern)
 	}
-	for _, kv := range c.KVNamespaces {
-		ok, err := pl.holds(kv.When, "")
-		if err != nil {
-			return err
-		}
-		if ok {
-			plan.KV = append(plan.KV, plannedResource{Logical: kv.Logical, Name: plan.resourceName(kv.Logical)})
-		}
+	var kv, buckets, queues []conditional
+	for _, x := range c.KVNamespaces {
+		kv = append(kv, conditional{x.Logical, x.When})
 	}
-	for _, logical := range a.KvNamespaces {
-		plan.KV = append(plan.KV, plannedResource{Logical: logical, Name: plan.resourceName(logical)})
+	for _, x := range c.R2Buckets {
+		buckets = append(buckets, conditional{x.Logical, x.When})
 	}
-	for _, b := range c.R2Buckets {
-		ok, err := pl.holds(b.When, "")
-		if err != nil || !ok {
-			if err != nil {
-				return err
+	for _, x := range c.Queues {
+		queues = append(queues, conditional{x.Logical, x.When})
+	}
+	var err error
+	if plan.KV, err = pl.named(kv, a.KvNamespaces); err != nil {
+		return err
+	}
+	if plan.Queues, err = pl.named(queues, a.Queues); err != nil {
+		return err
+	}
+	if plan.R2, err = pl.named(buckets, a.R2Buckets); err != nil {
+		return err
+	}
+	// Upstream's buckets may carry a location hint and a full-name override.
+	for i := range plan.R2 {
+		r := &plan.R2[i]
+		for _, b := range c.R2Buckets {
+			if b.Logical != r.Logical {
+				continue
 			}
-			continue
-		}
-		r := plannedResource{Logical: b.Logical, Name: plan.resourceName(b.Logical)}
-		if b.NameOverride != nil {
-			if override, err := c.Resolve(*b.NameOverride, pl.values); err != nil {
-				return err
-			} else if override != "" {
-				r.Name = override
+			if b.NameOverride != nil {
+				override, err := c.Resolve(*b.NameOverride, pl.values)
+				if err != nil {
+					return err
+				}
+				if override != "" {
+					r.Name = override
+				}
+			}
+			if b.LocationHint != nil {
+				if r.Location, err = c.Resolve(*b.LocationHint, pl.values); err != nil {
+					return err
+				}
 			}
 		}
-		if b.LocationHint != nil {
-			loc, err := c.Resolve(*b.LocationHint, pl.values)
-			if err != nil {
-				return err
-			}
-			r.Location = loc
-		}
-		plan.R2 = append(plan.R2, r)
-	}
-	for _, logical := range a.R2Buckets {
-		plan.R2 = append(plan.R2, plannedResource{Logical: logical, Name: plan.resourceName(logical)})
-	}
-	for _, q := range c.Queues {
-		ok, err := pl.holds(q.When, "")
-		if err != nil {
-			return err
-		}
-		if ok {
-			plan.Queues = append(plan.Queues, plannedResource{Logical: q.Logical, Name: plan.resourceName(q.Logical)})
-		}
-	}
-	for _, logical := range a.Queues {
-		plan.Queues = append(plan.Queues, plannedResource{Logical: logical, Name: plan.resourceName(logical)})
 	}
 	return nil
 }
