@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pulumi/providertest/pulumitest/assertpreview"
-	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,17 +50,12 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	assert.Equal(t, []string{"open-inspect-slack-bot-engine"}, consumers["open-inspect-slack-completion-engine"])
 	requireNoPlaintext(t, pt.CurrentStack(), anthropicKey)
 
-	emu.resetCounts(t)
-	assertpreview.HasNoChanges(t, pt.Preview(t))
-	calls, counts := emu.cloudflareCalls(t)
-	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
-	assertrefresh.HasNoChanges(t, pt.Refresh(t))
-	assertpreview.HasNoChanges(t, pt.Preview(t))
+	requireSteadyState(t, pt, emu)
 
 	emu.resetCounts(t)
 	pt.SetConfig(t, "allowedUsers", "octocat")
 	changed := pt.Up(t)
-	calls, counts = emu.cloudflareCalls(t)
+	calls, counts := emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts[uploadRoute], "a var of the control plane alone re-uploads exactly that worker: %v", counts)
 	assert.Equal(t, 1, calls, "and makes no other call: %v", counts)
 	assert.NotEqual(t, up.Outputs["controlPlaneHash"].Value, changed.Outputs["controlPlaneHash"].Value)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
+	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/providertest/pulumitest/opttest"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/assert"
@@ -205,4 +206,17 @@ func newYAMLTest(t *testing.T, dir string, emu *emulatorProcess) *pulumitest.Pul
 	pt.SetConfig(t, "deploymentName", "engine")
 	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.url+"/__workers")
 	return pt
+}
+
+// requireSteadyState checks a deployed YAML program is at rest: a preview
+// changes nothing and calls Cloudflare zero times, a refresh finds nothing
+// changed, and the preview after it is still empty.
+func requireSteadyState(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
+	t.Helper()
+	emu.resetCounts(t)
+	assertpreview.HasNoChanges(t, pt.Preview(t))
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+	assertrefresh.HasNoChanges(t, pt.Refresh(t))
+	assertpreview.HasNoChanges(t, pt.Preview(t))
 }

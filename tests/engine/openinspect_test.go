@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/pulumi/providertest/pulumitest"
-	"github.com/pulumi/providertest/pulumitest/assertpreview"
-	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/stretchr/testify/assert"
@@ -156,17 +154,12 @@ func TestOpenInspectInstallation(t *testing.T) {
 		requireNoPlaintext(t, pt.CurrentStack(), secret)
 	}
 
-	emu.resetCounts(t)
-	assertpreview.HasNoChanges(t, pt.Preview(t))
-	calls, counts := emu.cloudflareCalls(t)
-	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
-	assertrefresh.HasNoChanges(t, pt.Refresh(t))
-	assertpreview.HasNoChanges(t, pt.Preview(t))
+	requireSteadyState(t, pt, emu)
 
 	emu.resetCounts(t)
 	pt.SetConfig(t, "allowedUsers", "octocat")
 	changed := pt.Up(t)
-	_, counts = emu.cloudflareCalls(t)
+	_, counts := emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts[uploadRoute], "one var of the control plane re-uploads exactly that worker: %v", counts)
 	before, after := up.Outputs["workerHashes"].Value.(map[string]any), changed.Outputs["workerHashes"].Value.(map[string]any)
 	assert.NotEqual(t, before["control-plane"], after["control-plane"])
@@ -187,7 +180,7 @@ func TestOpenInspectInstallation(t *testing.T) {
 	_, err := pt.CurrentStack().Preview(t.Context(), optpreview.Diff())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `deploymentName cannot change ("engine" -> "renamed")`)
-	calls, counts = emu.cloudflareCalls(t)
+	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "the refused rename touched nothing: %v", counts)
 	pt.SetConfig(t, "deploymentName", "engine")
 
