@@ -24,6 +24,7 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml"), emu)
+	pt.SetConfig(t, "checkout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "anthropicApiKey",
 		auto.ConfigValue{Value: anthropicKey, Secret: true}))
 

@@ -86,7 +86,7 @@ func TestGoInlineD1Lifecycle(t *testing.T) {
 func TestGoInlineWorkerPair(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
-	script := filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml", "workers", "control-plane.js")
+	script := filepath.Join(repoRoot(), "tests", "fixtures", "upstream", "packages", "control-plane", "dist", "index.js")
 	stack := newInlineStack(t, "go-workers", func(ctx *pulumi.Context) error {
 		db, err := openinspect.NewD1Database(ctx, "db", &openinspect.D1DatabaseArgs{Name: pulumi.String("oi-go-db")})
 		if err != nil {

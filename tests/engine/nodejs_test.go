@@ -69,7 +69,7 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 		"OI_CF_BASE_URL":   emu.cloudflareBaseURL(),
 		"OI_CF_TOKEN":      emulatorToken,
 		"OI_CF_ACCOUNT":    emulatorAccount,
-		"OI_SCRIPT":        filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml", "workers", "control-plane.js"),
+		"OI_SCRIPT":        filepath.Join(repoRoot(), "tests", "fixtures", "upstream", "packages", "control-plane", "dist", "index.js"),
 		"OI_WORKER_SECRET": anthropicKey,
 		"OI_NAME_PREFIX":   "oi-node",
 		"OI_CHECKOUT":      filepath.Join(repoRoot(), "tests", "fixtures", "upstream"),

@@ -48,7 +48,7 @@ func TestPythonInlineWorkerPair(t *testing.T) {
 		cmd.Env = append(os.Environ(),
 			"PYTHONPATH="+site,
 			"PYTHONPYCACHEPREFIX="+filepath.Join(dir, "pycache"),
-			"OI_SCRIPT="+filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml", "workers", "control-plane.js"),
+			"OI_SCRIPT="+filepath.Join(repoRoot(), "tests", "fixtures", "upstream", "packages", "control-plane", "dist", "index.js"),
 			"OI_SECRET="+pythonSecret,
 			"OI_CHECKOUT="+filepath.Join(repoRoot(), "tests", "fixtures", "upstream"),
 			"OI_WORK_DIR="+filepath.Join(dir, "work"),
