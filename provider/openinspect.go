@@ -287,7 +287,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	if args.Web != nil {
 		web, err := deployWeb(ctx, b.name, args.Web, webInputs{
 			Installation:      plan.Installation,
-			Name:              plan.resourceName("web"),
+			Name:              plan.resourceName("web"), // validatePlan checks pull secrets against it
 			ControlPlaneURL:   controlPlaneURL,
 			WebSocketURL:      b.workerURL(controlPlane, urlWebSocket),
 			ServiceAuthSecret: b.generated["serviceAuthSecretWeb"].Value,

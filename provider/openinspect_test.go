@@ -338,6 +338,10 @@ func TestSpecValidation(t *testing.T) {
 			a.WebAppURL = &u
 			a.AppSecrets = map[string]pulumi.StringInput{"lower": pulumi.String("x"), "SANDBOX_ID": pulumi.String("x"), "EMPTY": nil}
 		}, []string{`webAppUrl: "http://example.com" must be an https origin`, "appSecrets.lower:", "appSecrets.SANDBOX_ID: SANDBOX_ID is reserved", "appSecrets.EMPTY: secret EMPTY has no value"}},
+		{"web pull secret named like the web's Secret", func(a *OpenInspectArgs) {
+			a.Web = &WebArgs{Image: "web:1", Namespace: "oi-t1", ImagePullSecrets: []PullSecretArgs{
+				{Name: "registry", Namespace: "infra"}, {Name: "open-inspect-web-t1", Namespace: "infra"}}}
+		}, []string{`web.imagePullSecrets[1].name: "open-inspect-web-t1" is also the name of the web's own Secret`}},
 		{"oauth", func(a *OpenInspectArgs) { a.GithubOAuth = &OAuthArgs{ClientID: "id"} },
 			[]string{"githubOAuth.clientSecret: required"}},
 	} {

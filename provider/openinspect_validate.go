@@ -231,6 +231,14 @@ func validatePlan(plan *installPlan, a *OpenInspectArgs) []error {
 			}
 		}
 	}
+	if a.Web != nil {
+		for i, ps := range a.Web.ImagePullSecrets {
+			if ps.Name == plan.resourceName("web") {
+				bad(fmt.Sprintf("web.imagePullSecrets[%d].name", i), "%q is also the name of the web's own Secret; "+
+					"the copy would collide with it", ps.Name)
+			}
+		}
+	}
 	workers := make([]string, 0, len(plan.Workers))
 	for _, w := range plan.Workers {
 		workers = append(workers, w.Logical)

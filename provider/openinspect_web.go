@@ -299,15 +299,8 @@ func deployWeb(ctx *pulumi.Context, name string, spec *WebArgs, in webInputs) (*
 	if spec == nil {
 		return nil, errors.New("web: no spec")
 	}
-	if errs := validateWeb("web", spec); len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	for _, ps := range spec.ImagePullSecrets {
-		if ps.Name == in.Name {
-			return nil, fmt.Errorf("web.imagePullSecrets: %q is also the name of the web's own Secret; "+
-				"the copy would collide with it", ps.Name)
-		}
-	}
+	// The spec was validated with the rest of the installation (validateWeb,
+	// validatePlan) before anything was registered.
 	port, mode := spec.port(), spec.mode()
 
 	ownership := map[string]string{
