@@ -131,11 +131,17 @@ func (c *Config) cloudflare() (*cloudflare.Client, error) {
 	})
 }
 
-// workerURL is where a script with workers.dev enabled answers.
-func (c *Config) workerURL(ctx context.Context, client *cloudflare.Client, script string) (string, error) {
+// workersDevBase is workersDevBaseUrl (or its environment fallback) without
+// a trailing slash; empty means scripts answer on workers.dev.
+func (c *Config) workersDevBase() string {
 	resolved := *c
 	resolved.applyEnv()
-	if base := strings.TrimRight(resolved.WorkersDevBaseURL, "/"); base != "" {
+	return strings.TrimRight(resolved.WorkersDevBaseURL, "/")
+}
+
+// workerURL is where a script with workers.dev enabled answers.
+func (c *Config) workerURL(ctx context.Context, client *cloudflare.Client, script string) (string, error) {
+	if base := c.workersDevBase(); base != "" {
 		return workersDevURL(base, "", script), nil
 	}
 	sub, err := client.AccountSubdomain(ctx)

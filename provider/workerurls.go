@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 )
@@ -86,14 +85,12 @@ func (*WorkerUrls) Read(ctx context.Context, req infer.ReadRequest[WorkerUrlsArg
 
 func (s *WorkerUrlsState) lookUp(ctx context.Context) error {
 	cfg := infer.GetConfig[*Config](ctx)
-	resolved := *cfg
-	resolved.applyEnv()
-	s.BaseURL = strings.TrimRight(resolved.WorkersDevBaseURL, "/")
+	s.BaseURL = cfg.workersDevBase()
 	s.Subdomain = ""
 	if s.BaseURL != "" {
 		return nil
 	}
-	client, err := resolved.cloudflare()
+	client, err := cfg.cloudflare()
 	if err != nil {
 		return err
 	}
