@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -161,8 +162,9 @@ func requireNoPlaintext(t *testing.T, stack *auto.Stack, secret string) {
 	assertNoPlaintextIn(t, strings.TrimPrefix(backend, "file://"), secret)
 }
 
-// assertNoPlaintextIn scans a local backend directory for a secret's plaintext.
-func assertNoPlaintextIn(t *testing.T, root, secret string) {
+// assertNoPlaintextIn scans every file under root (a local backend, a
+// workspace) for the secrets' plaintext.
+func assertNoPlaintextIn(t *testing.T, root string, secrets ...string) {
 	t.Helper()
 	files := 0
 	require.NoError(t, filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -174,10 +176,15 @@ func assertNoPlaintextIn(t *testing.T, root, secret string) {
 			return err
 		}
 		files++
-		require.NotContains(t, string(raw), secret, "%s holds a secret in plaintext", path)
+		for i, secret := range secrets {
+			// Not require.NotContains: it would print the file, secret included.
+			if bytes.Contains(raw, []byte(secret)) {
+				t.Fatalf("%s holds secret #%d in plaintext", path, i)
+			}
+		}
 		return nil
 	}))
-	require.NotZero(t, files, "no state files under %s", root)
+	require.NotZero(t, files, "no files under %s", root)
 }
 
 // requireNoOpPreview previews an Automation API stack and checks it changes

@@ -105,8 +105,8 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 			assert.Equal(t, []string{"SessionDO"}, w.Classes, "the file asset's Durable Object class is declared")
 		}
 	}
-	nodeRequireNoPlaintext(t, env["OI_BACKEND_DIR"], secrets...)
-	nodeRequireNoPlaintext(t, env["OI_WORK_DIR"], secrets...)
+	assertNoPlaintextIn(t, env["OI_BACKEND_DIR"], secrets...)
+	assertNoPlaintextIn(t, env["OI_WORK_DIR"], secrets...)
 
 	emu.resetCounts(t)
 	var preview struct {
@@ -127,7 +127,7 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 	assert.Equal(t, map[string]int{"delete": 4 + installationResources}, destroy.ResourceChanges)
 	emu.requireEmpty(t)
 	// The backend keeps the history and backups of every checkpoint.
-	nodeRequireNoPlaintext(t, env["OI_BACKEND_DIR"], secrets...)
+	assertNoPlaintextIn(t, env["OI_BACKEND_DIR"], secrets...)
 }
 
 // nodeDeps runs .ci/node-tools.sh and returns the directory it prints, whose
@@ -266,30 +266,6 @@ func runNodeStep(t *testing.T, dir string, env map[string]string, secrets []stri
 	require.NotEmpty(t, result, "inline.js %s printed no OI-RESULT line\n%s", step, show())
 	require.NoError(t, json.Unmarshal([]byte(result), out), "inline.js %s result %s", step, mask(result))
 	t.Logf("inline.js %s: %s (%s)", step, mask(result), time.Since(start).Round(time.Millisecond))
-}
-
-// nodeRequireNoPlaintext scans every file under root for the secrets.
-func nodeRequireNoPlaintext(t *testing.T, root string, secrets ...string) {
-	t.Helper()
-	files := 0
-	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files++
-		for i, secret := range secrets {
-			// Not require.NotContains: it would print the file, secret included.
-			if bytes.Contains(raw, []byte(secret)) {
-				t.Fatalf("%s holds secret #%d in plaintext", path, i)
-			}
-		}
-		return nil
-	}))
-	require.NotZero(t, files, "no files under %s", root)
 }
 
 // typeCheckNodeExample type-checks examples/nodejs against the compiled SDK,
