@@ -156,6 +156,15 @@ func writeResult(w http.ResponseWriter, result any) {
 	writeEnvelope(w, http.StatusOK, result, nil, nil)
 }
 
+// respond answers a handler's outcome: its error's envelope, or its result.
+func respond(w http.ResponseWriter, err error, result any) {
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, result)
+}
+
 func writeEnvelope(w http.ResponseWriter, status int, result, info any, messages []any) {
 	if messages == nil {
 		messages = []any{}

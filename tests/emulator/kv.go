@@ -143,11 +143,7 @@ func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
 		out = ns.json()
 	}
 	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	respond(w, err, out)
 }
 
 func (s *Server) kvRename(w http.ResponseWriter, r *http.Request) {

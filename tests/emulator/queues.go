@@ -246,11 +246,7 @@ func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {
 		out = s.queueJSONLocked(q)
 	}
 	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	respond(w, err, out)
 }
 
 // qUpdate renames a queue and/or changes its settings (PUT and PATCH alike:
@@ -316,11 +312,7 @@ func (s *Server) qListConsumers(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	respond(w, err, out)
 }
 
 // consumerBody is the body of consumer create and update.

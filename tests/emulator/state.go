@@ -246,11 +246,7 @@ func (s *Server) saveAndRespond(w http.ResponseWriter, err error, result any) {
 	if err == nil {
 		err = s.save()
 	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, result)
+	respond(w, err, result)
 }
 
 func (s *Server) save() error {

@@ -677,11 +677,7 @@ func (s *Server) wkSettings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	respond(w, err, out)
 }
 
 type wkCronJSON struct {
@@ -710,11 +706,7 @@ func (s *Server) wkGetSchedules(w http.ResponseWriter, r *http.Request) {
 		out = schedulesJSON(ws.Crons)
 	}
 	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	respond(w, err, out)
 }
 
 // wkPutSchedules replaces all cron triggers; an empty array removes them.
@@ -884,11 +876,7 @@ func (s *Server) wkGetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 		out = wkSubdomainJSON{Enabled: ws.WorkersDev, PreviewsEnabled: ws.PreviewsEnabled}
 	}
 	s.mu.Unlock()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeResult(w, out)
+	respond(w, err, out)
 }
 
 // wkSetScriptSubdomain turns the script's workers.dev route on or off.
