@@ -58,7 +58,7 @@ test: test-tools lint
 
 # Numbers, not assertions: API calls per operation and time, on this machine.
 bench:
-	go test -run '^$$' -bench . -benchtime 20x ./provider/
+	go test -run '^$$' -bench . -benchtime 20x ./provider/...
 
 test-unit:
 	go test -short ./provider/... ./tests/emulator/...

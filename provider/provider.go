@@ -1,23 +1,45 @@
-// Package provider implements the openinspect Pulumi provider: one component
+// Package provider assembles the openinspect Pulumi provider: one component
 // resource that stands up a complete Open-Inspect installation, and the custom
-// resources that own the hard parts of it.
+// resources, one package per family, that own the hard parts of it. It holds
+// no logic of its own; see doc.go for the layout.
 package provider
 
 import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/installation"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/platform"
 )
 
 // Name is the Pulumi package name; resource tokens are openinspect:index:<Name>.
-const Name = "openinspect"
+const Name = common.PackageName
 
 // Version is the plugin's version. Release builds set it with
 // -ldflags "-X github.com/openinspect/pulumi-openinspect/provider.Version=1.2.3".
 var Version = "0.0.1-dev"
 
+// Option replaces a resource's default instance, for tests that inject a
+// dependency (a shorter wait, a fake client) through the resource's fields.
+type Option func(*resources)
+
+// resources are the instances New serves.
+type resources struct {
+	worker *cloudflare.Worker
+}
+
+// WithWorker serves w for the Worker resource.
+func WithWorker(w *cloudflare.Worker) Option { return func(r *resources) { r.worker = w } }
+
 // New builds the provider with every resource and the provider configuration.
-func New() (p.Provider, error) {
+func New(opts ...Option) (p.Provider, error) {
+	r := resources{worker: &cloudflare.Worker{}}
+	for _, o := range opts {
+		o(&r)
+	}
 	return infer.NewProviderBuilder().
 		WithDisplayName("Open-Inspect").
 		WithDescription("Stands up a complete Open-Inspect (background-agents) installation on Cloudflare, Modal or Daytona, and Kubernetes.").
@@ -27,9 +49,7 @@ func New() (p.Provider, error) {
 		WithPublisher("openinspect").
 		WithLicense("Apache-2.0").
 		WithNamespace("openinspect").
-		// Resources live in package provider; without the map their tokens
-		// would be openinspect:provider:<Name>.
-		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{"provider": "index"}).
+		WithModuleMap(common.ModuleMap).
 		WithLanguageMap(map[string]any{
 			"go": map[string]any{
 				"importBasePath":                 "github.com/openinspect/pulumi-openinspect/sdk/go/openinspect",
@@ -46,19 +66,19 @@ func New() (p.Provider, error) {
 				"pyproject":            map[string]any{"enabled": true},
 			},
 		}).
-		WithConfig(infer.Config(&Config{})).
+		WithConfig(infer.Config(&config.Config{})).
 		WithResources(
-			infer.Resource(&D1Database{}),
-			infer.Resource(&KvNamespace{}),
-			infer.Resource(&R2Bucket{}),
-			infer.Resource(&D1Migrations{}),
-			infer.Resource(&Queue{}),
-			infer.Resource(&Worker{}),
-			infer.Resource(&AppSecrets{}),
-			infer.Resource(&GeneratedSecret{}),
-			infer.Resource(&WorkerUrls{}),
-			infer.Resource(&NameLock{}),
+			infer.Resource(&cloudflare.D1Database{}),
+			infer.Resource(&cloudflare.KvNamespace{}),
+			infer.Resource(&cloudflare.R2Bucket{}),
+			infer.Resource(&cloudflare.D1Migrations{}),
+			infer.Resource(&cloudflare.Queue{}),
+			infer.Resource(r.worker),
+			infer.Resource(&platform.AppSecrets{}),
+			infer.Resource(&platform.GeneratedSecret{}),
+			infer.Resource(&cloudflare.WorkerUrls{}),
+			infer.Resource(&platform.NameLock{}),
 		).
-		WithComponents(infer.ComponentF(NewOpenInspect)).
+		WithComponents(infer.ComponentF(installation.NewOpenInspect)).
 		Build()
 }

@@ -1,6 +1,3 @@
-// Package controlplane talks to a deployed Open-Inspect control-plane worker
-// through its service-authenticated HTTP API: the "sig1" HMAC signature that
-// upstream's bots use, and the global secrets store.
 package controlplane
 
 import (

@@ -1,0 +1,251 @@
+package cloudflare_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+)
+
+// Fixture migrations written for these tests: a trigger with inner
+// semicolons, a PRAGMA, and a string literal holding a semicolon.
+var fixtureMigrations = map[string]string{
+	"0001_sessions.sql": `-- sessions; the core table
+CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT NOT NULL, updated INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE session_events (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, note TEXT);
+`,
+	"0002_touch_trigger.sql": `PRAGMA foreign_keys = ON;
+CREATE TRIGGER sessions_touch AFTER INSERT ON session_events
+BEGIN
+  UPDATE sessions SET updated = updated + 1 WHERE id = NEW.session_id;
+  INSERT INTO session_events (session_id, note) SELECT NEW.session_id, 'touched; by trigger' WHERE NEW.note IS NOT 'touched; by trigger';
+END;
+`,
+	"0005_seed.sql": "INSERT INTO sessions (id, title) VALUES ('s1', 'first; session');\nINSERT INTO session_events (session_id, note) VALUES ('s1', 'hello')",
+}
+
+func migrationInputs(t testing.TB, dbID string, files map[string]string) property.Map {
+	t.Helper()
+	m := map[string]property.Value{}
+	for k, v := range files {
+		m[k] = property.New(v)
+	}
+	return property.NewMap(map[string]property.Value{
+		"databaseId": property.New(dbID),
+		"migrations": property.New(m),
+	})
+}
+
+func withFile(base map[string]string, name, sql string) map[string]string {
+	out := map[string]string{name: sql}
+	for k, v := range base {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func scalar(t *testing.T, client *cfapi.Client, dbID, sql string) any {
+	t.Helper()
+	res, err := client.Query(t.Context(), dbID, sql)
+	require.NoError(t, err)
+	require.NotEmpty(t, res)
+	require.NotEmpty(t, res[0].Rows, sql)
+	for _, v := range res[0].Rows[0] {
+		return v
+	}
+	return nil
+}
+
+func versions(props property.Map) []string {
+	var out []string
+	for _, row := range props.Get("applied").AsArray().All {
+		out = append(out, row.AsMap().Get("version").AsString())
+	}
+	return out
+}
+
+func TestD1MigrationsApplyInOrderWithLedger(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client, dbID := h.NewDatabase(t)
+	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
+	inputs := migrationInputs(t, dbID, fixtureMigrations)
+
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+
+	h.Emu.ResetCounts()
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
+	require.NoError(t, err)
+	assert.Zero(t, h.Emu.CloudflareCalls(), "preview makes no call")
+	if pending := preview.Properties.Get("pending"); !pending.IsComputed() {
+		assert.Equal(t, []string{"0001_sessions.sql", "0002_touch_trigger.sql", "0005_seed.sql"}, providertest.Strings(pending))
+	}
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	require.NoError(t, err)
+	assert.Equal(t, dbID, created.ID)
+	assert.Equal(t, []string{"0001", "0002", "0005"}, versions(created.Properties))
+	assert.Equal(t, 3.0, created.Properties.Get("appliedCount").AsNumber())
+	assert.Equal(t, "0005", created.Properties.Get("latestVersion").AsString())
+	// The trigger survived whole: the seed's event insert fired it.
+	assert.EqualValues(t, 1, scalar(t, client, dbID, "SELECT updated FROM sessions WHERE id = 's1'"))
+	assert.EqualValues(t, "first; session", scalar(t, client, dbID, "SELECT title FROM sessions WHERE id = 's1'"))
+	assert.EqualValues(t, "0002_touch_trigger.sql", scalar(t, client, dbID, "SELECT name FROM _schema_migrations WHERE version = '0002'"))
+
+	// Unchanged: no diff, and no call to find that out.
+	h.Emu.ResetCounts()
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
+	assert.Zero(t, h.Emu.CloudflareCalls())
+
+	// A new file shows as pending in the diff, then applies alone.
+	more := migrationInputs(t, dbID, withFile(fixtureMigrations, "0006_index.sql", "CREATE INDEX idx_events ON session_events(session_id);"))
+	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
+	require.NoError(t, err)
+	assert.True(t, diff.HasChanges)
+	assert.Contains(t, diff.DetailedDiff, `migrations["0006_index.sql"]`)
+	assert.Len(t, diff.DetailedDiff, 1)
+	h.Emu.ResetCounts()
+	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001", "0002", "0005", "0006"}, versions(updated.Properties))
+	assert.Empty(t, providertest.Strings(updated.Properties.Get("pending")))
+}
+
+func TestD1MigrationsFailingFileIsAtomicAndNamed(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client, dbID := h.NewDatabase(t)
+	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
+	files := withFile(fixtureMigrations, "0003_broken.sql",
+		"CREATE TABLE half_done (id INTEGER);\nALTER TABLE no_such_table ADD COLUMN x TEXT;\n")
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: migrationInputs(t, dbID, files)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "0003_broken.sql")
+	assert.Contains(t, err.Error(), "no_such_table")
+	// Partial progress is kept in state so the next up continues.
+	assert.Equal(t, []string{"0001", "0002"}, versions(created.Properties))
+	assert.EqualValues(t, 0, scalar(t, client, dbID, "SELECT count(*) FROM sqlite_master WHERE name = 'half_done'"),
+		"the failing file's first statement was rolled back")
+	assert.EqualValues(t, 2, scalar(t, client, dbID, "SELECT count(*) FROM _schema_migrations"))
+
+	// Fixing the file lets the next update finish the job.
+	fixed := migrationInputs(t, dbID, withFile(fixtureMigrations, "0003_broken.sql", "CREATE TABLE half_done (id INTEGER);"))
+	updated, err := h.Server.Update(p.UpdateRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: fixed})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001", "0002", "0003", "0005"}, versions(updated.Properties))
+}
+
+func TestD1MigrationsChangedAppliedFileIsReported(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client, dbID := h.NewDatabase(t)
+	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: migrationInputs(t, dbID, fixtureMigrations)})
+	require.NoError(t, err)
+
+	edited := withFile(fixtureMigrations, "0001_sessions.sql", "-- a comment added upstream\n"+fixtureMigrations["0001_sessions.sql"])
+	diff, err := h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: migrationInputs(t, dbID, edited)})
+	require.NoError(t, err)
+	assert.Contains(t, diff.DetailedDiff, "changed")
+	updated, err := h.Server.Update(p.UpdateRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: migrationInputs(t, dbID, edited)})
+	require.NoError(t, err, "a changed applied file is not fatal")
+	assert.Equal(t, []string{"0001_sessions.sql"}, providertest.Strings(updated.Properties.Get("changed")))
+	assert.EqualValues(t, 3, scalar(t, client, dbID, "SELECT count(*) FROM _schema_migrations"), "nothing re-applied")
+
+	// Once reported, the same content is quiet.
+	diff, err = h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: updated.Properties, Inputs: migrationInputs(t, dbID, edited)})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
+}
+
+// A database the upstream script already migrated is continued, not redone.
+func TestD1MigrationsContinueUpstreamLedger(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client, dbID := h.NewDatabase(t)
+	// The ledger as upstream's migration script creates it, written out here
+	// rather than taken from the provider, so the test proves compatibility.
+	upstreamLedger := `CREATE TABLE IF NOT EXISTS _schema_migrations (
+  version TEXT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (datetime('now')));`
+	_, err := client.Query(t.Context(), dbID, upstreamLedger+"\n"+fixtureMigrations["0001_sessions.sql"]+
+		"\nINSERT INTO _schema_migrations (version, name) VALUES ('0001', '0001_sessions.sql');")
+	require.NoError(t, err)
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.D1MigrationsToken, "m"), Properties: migrationInputs(t, dbID, fixtureMigrations)})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001", "0002", "0005"}, versions(created.Properties))
+
+	// A version the ledger holds under another name is refused.
+	renumbered := withFile(fixtureMigrations, "0005_other.sql", "SELECT 1;")
+	delete(renumbered, "0005_seed.sql")
+	_, err = h.Server.Update(p.UpdateRequest{ID: dbID, Urn: providertest.URN(cloudflare.D1MigrationsToken, "m"), State: created.Properties,
+		Inputs: migrationInputs(t, dbID, renumbered)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "0005_other.sql (ledger has 0005_seed.sql)")
+}
+
+func TestD1MigrationsRefreshSeesOutOfBandLedger(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client, dbID := h.NewDatabase(t)
+	u := providertest.URN(cloudflare.D1MigrationsToken, "m")
+	inputs := migrationInputs(t, dbID, fixtureMigrations)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	_, err = client.Query(t.Context(), dbID, "DELETE FROM _schema_migrations WHERE version = '0005'")
+	require.NoError(t, err)
+
+	read, err := h.Server.Read(p.ReadRequest{ID: dbID, Urn: u, Properties: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001", "0002"}, versions(read.Properties))
+	diff, err := h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: read.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Contains(t, diff.DetailedDiff, `migrations["0005_seed.sql"]`)
+
+	// Import by database ID reads the ledger too.
+	imported, err := h.Server.Read(p.ReadRequest{ID: dbID, Urn: u})
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, imported.Properties.Get("appliedCount").AsNumber())
+}
+
+func TestD1MigrationsFromDirectoryArchive(t *testing.T) {
+	h := providertest.NewHarness(t)
+	_, dbID := h.NewDatabase(t)
+	dir := t.TempDir()
+	for name, sql := range fixtureMigrations {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(sql), 0o600))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("not a migration"), 0o600))
+	archive, err := resource.NewPathArchive(dir)
+	require.NoError(t, err)
+	inputs := property.NewMap(map[string]property.Value{
+		"databaseId": property.New(dbID),
+		"directory":  property.New(archive),
+	})
+	created, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.D1MigrationsToken, "m"), Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001", "0002", "0005"}, versions(created.Properties))
+}
+
+func TestD1MigrationsCheckNamesBadFiles(t *testing.T) {
+	h := providertest.NewHarness(t)
+	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.D1MigrationsToken, "m"), Inputs: migrationInputs(t, "db",
+		map[string]string{"0001_a.sql": "SELECT 1;", "0001_b.sql": "SELECT 2;", "setup.sql": "SELECT 3;"})})
+	require.NoError(t, err)
+	require.Len(t, check.Failures, 2)
+	assert.Equal(t, "migrations", check.Failures[0].Property)
+	assert.Contains(t, check.Failures[0].Reason, "0001_a.sql, 0001_b.sql")
+	assert.Contains(t, check.Failures[1].Reason, "setup.sql")
+	assert.Zero(t, h.Emu.CloudflareCalls())
+}

@@ -1,0 +1,62 @@
+package cloudflare_test
+
+import (
+	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestQueueLifecycle(t *testing.T) {
+	h := providertest.NewHarness(t)
+	u := providertest.URN(cloudflare.QueueToken, "q")
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: providertest.Props(t, map[string]any{"name": "open-inspect-slack-completion-test"})})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+
+	_, err = h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
+	require.NoError(t, err)
+	assert.Zero(t, h.Emu.CloudflareCalls(), "preview must not call Cloudflare")
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	require.NoError(t, err)
+	assert.Equal(t, created.ID, created.Properties.Get("queueId").AsString())
+	require.Len(t, h.Emu.Inventory().Queues, 1)
+
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
+	renamed := providertest.Props(t, map[string]any{"name": "open-inspect-other"})
+	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: renamed})
+	require.NoError(t, err)
+	assert.Equal(t, p.UpdateReplace, diff.DetailedDiff["name"].Kind)
+
+	// A taken name is a conflict until adopted; import reads it by ID.
+	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.QueueToken, "dup"), Properties: check.Inputs})
+	require.ErrorContains(t, err, "adoptExisting")
+	adopted, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.QueueToken, "dup"),
+		Properties: providertest.Props(t, map[string]any{"name": "open-inspect-slack-completion-test", "adoptExisting": true})})
+	require.NoError(t, err)
+	assert.Equal(t, created.ID, adopted.ID)
+	imported, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u})
+	require.NoError(t, err)
+	assert.Equal(t, "open-inspect-slack-completion-test", imported.Inputs.Get("name").AsString())
+
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
+	assert.True(t, h.Emu.Inventory().Empty())
+	read, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties})
+	require.NoError(t, err)
+	assert.Empty(t, read.ID, "a queue deleted out of band drops from state on refresh")
+}
+
+func TestQueueCheck(t *testing.T) {
+	h := providertest.NewHarness(t)
+	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.QueueToken, "q"), Inputs: providertest.Props(t, map[string]any{"name": "-Bad_Queue"})})
+	require.NoError(t, err)
+	require.Len(t, check.Failures, 1)
+	assert.Equal(t, "name", check.Failures[0].Property)
+	assert.Zero(t, h.Emu.CloudflareCalls())
+}

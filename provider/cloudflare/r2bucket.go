@@ -1,0 +1,169 @@
+package cloudflare
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+)
+
+// R2Bucket is an R2 bucket, created by name.
+type R2Bucket struct{}
+
+const R2BucketToken = "openinspect:index:R2Bucket"
+
+// R2BucketArgs are the inputs of an R2Bucket.
+type R2BucketArgs struct {
+	Name          string `pulumi:"name" provider:"replaceOnChanges"`
+	LocationHint  string `pulumi:"locationHint,optional" provider:"replaceOnChanges"`
+	AdoptExisting bool   `pulumi:"adoptExisting,optional"`
+}
+
+// R2BucketState is what the provider records about an R2Bucket.
+type R2BucketState struct {
+	R2BucketArgs
+	AccountID string `pulumi:"accountId"`
+	Location  string `pulumi:"location"`
+	CreatedAt string `pulumi:"createdAt"`
+	Adopted   bool   `pulumi:"adopted"`
+}
+
+var (
+	_ infer.CustomCheck[R2BucketArgs]                 = (*R2Bucket)(nil)
+	_ infer.CustomUpdate[R2BucketArgs, R2BucketState] = (*R2Bucket)(nil)
+	_ infer.CustomRead[R2BucketArgs, R2BucketState]   = (*R2Bucket)(nil)
+	_ infer.CustomDelete[R2BucketState]               = (*R2Bucket)(nil)
+)
+
+// Annotate documents the resource.
+func (*R2Bucket) Annotate(a infer.Annotator) {
+	a.Describe(&R2Bucket{}, "An R2 bucket, created by name in the configured account. An existing bucket "+
+		"with the name is a conflict unless `adoptExisting` is true or it is imported "+
+		"(`pulumi import openinspect:index:R2Bucket <name> <bucket name>`).\n\n"+
+		"Deleting a bucket that still holds objects does not fail the destroy: the bucket is retained "+
+		"and removed from the stack with a warning, since the API offers no way to list and empty it.")
+}
+
+// Annotate documents the inputs.
+func (a *R2BucketArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.Name, "Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.")
+	an.Describe(&a.LocationHint, "Location hint for the bucket (apac, eeur, enam, weur, wnam, oc; any case). Fixed at creation.")
+	an.Describe(&a.AdoptExisting, "Take over a bucket that already exists with this name instead of failing with a conflict.")
+}
+
+// Annotate documents the outputs.
+func (s *R2BucketState) Annotate(a infer.Annotator) {
+	a.Describe(&s.AccountID, "The Cloudflare account the bucket lives in.")
+	a.Describe(&s.Location, "Where the bucket was placed.")
+	a.Describe(&s.CreatedAt, "Creation time as the API reports it.")
+	a.Describe(&s.Adopted, "Whether the bucket existed before and was adopted rather than created.")
+}
+
+var (
+	r2NamePattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`)
+	r2LocationHints = map[string]bool{"apac": true, "eeur": true, "enam": true, "weur": true, "wnam": true, "oc": true}
+)
+
+// Check validates the name and hint before any remote call, and normalizes
+// the hint to the API's lowercase form so `ENAM` and `enam` never diff.
+func (*R2Bucket) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[R2BucketArgs], error) {
+	args, failures, err := infer.DefaultCheck[R2BucketArgs](ctx, req.NewInputs)
+	if err != nil || len(failures) > 0 {
+		return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: failures}, err
+	}
+	args.LocationHint = strings.ToLower(args.LocationHint)
+	if !common.IsUnknown(req.NewInputs, "name") && !r2NamePattern.MatchString(args.Name) {
+		failures = append(failures, p.CheckFailure{Property: "name", Reason: fmt.Sprintf(
+			"%q is not a valid R2 bucket name: use 3-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen", args.Name)})
+	}
+	if args.LocationHint != "" && !r2LocationHints[args.LocationHint] {
+		failures = append(failures, p.CheckFailure{Property: "locationHint", Reason: fmt.Sprintf(
+			"%q is not an R2 location hint: use one of apac, eeur, enam, weur, wnam, oc", args.LocationHint)})
+	}
+	return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: failures}, nil
+}
+
+// Create creates the bucket, or adopts an existing one when asked to.
+func (*R2Bucket) Create(ctx context.Context, req infer.CreateRequest[R2BucketArgs]) (infer.CreateResponse[R2BucketState], error) {
+	state := R2BucketState{R2BucketArgs: req.Inputs}
+	if req.DryRun {
+		return infer.CreateResponse[R2BucketState]{Output: state}, nil
+	}
+	client, err := config.Cloudflare(ctx)
+	if err != nil {
+		return infer.CreateResponse[R2BucketState]{}, err
+	}
+	bucket, adopted, err := claim[cfapi.Bucket]{
+		kind: "R2 bucket", name: req.Inputs.Name, token: R2BucketToken, resourceName: req.Name,
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+		find: func(ctx context.Context) (cfapi.Bucket, bool, error) {
+			return client.FindBucket(ctx, req.Inputs.Name)
+		},
+		create: func(ctx context.Context) (cfapi.Bucket, error) {
+			return client.CreateBucket(ctx, req.Inputs.Name, req.Inputs.LocationHint, "")
+		},
+		id: func(b cfapi.Bucket) string { return b.Name },
+	}.run(ctx)
+	if err != nil {
+		return infer.CreateResponse[R2BucketState]{}, err
+	}
+	state.fill(bucket, client.AccountID())
+	state.Adopted = adopted
+	return infer.CreateResponse[R2BucketState]{ID: bucket.Name, Output: state}, nil
+}
+
+func (s *R2BucketState) fill(b cfapi.Bucket, accountID string) {
+	s.Name, s.AccountID, s.Location, s.CreatedAt = b.Name, accountID, b.Location, b.CreatedAt
+}
+
+// Update only ever sees adoptExisting change; the other inputs replace.
+func (*R2Bucket) Update(_ context.Context, req infer.UpdateRequest[R2BucketArgs, R2BucketState]) (infer.UpdateResponse[R2BucketState], error) {
+	state := req.State
+	state.R2BucketArgs = req.Inputs
+	return infer.UpdateResponse[R2BucketState]{Output: state}, nil
+}
+
+// Read refreshes the bucket; it also serves `pulumi import` by bucket name.
+func (*R2Bucket) Read(ctx context.Context, req infer.ReadRequest[R2BucketArgs, R2BucketState]) (infer.ReadResponse[R2BucketArgs, R2BucketState], error) {
+	client, err := accountClient(ctx, req.State.AccountID)
+	if err != nil {
+		return infer.ReadResponse[R2BucketArgs, R2BucketState]{}, err
+	}
+	bucket, err := client.GetBucket(ctx, req.ID)
+	if cfapi.IsNotFound(err) {
+		return infer.ReadResponse[R2BucketArgs, R2BucketState]{}, nil
+	}
+	if err != nil {
+		return infer.ReadResponse[R2BucketArgs, R2BucketState]{}, err
+	}
+	inputs := req.Inputs
+	inputs.Name = bucket.Name
+	state := req.State
+	state.R2BucketArgs = inputs
+	state.fill(bucket, client.AccountID())
+	return infer.ReadResponse[R2BucketArgs, R2BucketState]{ID: bucket.Name, Inputs: inputs, State: state}, nil
+}
+
+// Delete removes the bucket, or retains it with a warning while it holds objects.
+func (*R2Bucket) Delete(ctx context.Context, req infer.DeleteRequest[R2BucketState]) (infer.DeleteResponse, error) {
+	client, err := accountClient(ctx, req.State.AccountID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	notEmpty, err := client.DeleteBucket(ctx, req.ID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if notEmpty {
+		p.GetLogger(ctx).Warningf("R2 bucket %q still holds objects, so it was retained in account %s and removed from this stack; "+
+			"empty and delete it by hand, or adopt it again with adoptExisting: true", req.ID, client.AccountID())
+	}
+	return infer.DeleteResponse{}, nil
+}

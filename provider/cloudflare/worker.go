@@ -1,0 +1,514 @@
+package cloudflare
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi-go-provider/infer/types"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
+)
+
+// Worker is a Cloudflare Workers script uploaded as ES modules with its
+// bindings, Durable Object migrations, cron triggers, workers.dev route and
+// queue consumers.
+type Worker struct {
+	// ServiceTargetWait bounds how long an upload waits for the targets of
+	// its service bindings to appear (default 3 minutes). Workers that bind
+	// each other are created in parallel by the engine, so the wait normally
+	// ends within seconds.
+	ServiceTargetWait time.Duration
+	// ServiceTargetPoll is how often the targets are looked for (default 1 s).
+	ServiceTargetPoll time.Duration
+}
+
+const WorkerToken = "openinspect:index:Worker"
+
+// DefaultCompatibilityDate is the date upstream pins its workers to.
+const DefaultCompatibilityDate = "2024-09-23"
+
+// WorkerArgs are the inputs of a Worker.
+type WorkerArgs struct {
+	Name               string                 `pulumi:"name" provider:"replaceOnChanges"`
+	Content            string                 `pulumi:"content,optional"`
+	Script             *types.AssetOrArchive  `pulumi:"script,optional"`
+	MainModule         string                 `pulumi:"mainModule,optional"`
+	Modules            map[string]string      `pulumi:"modules,optional"`
+	CompatibilityDate  string                 `pulumi:"compatibilityDate,optional"`
+	CompatibilityFlags []string               `pulumi:"compatibilityFlags,optional"`
+	D1Databases        []D1Binding            `pulumi:"d1Databases,optional"`
+	KvNamespaces       []KvBinding            `pulumi:"kvNamespaces,optional"`
+	R2Buckets          []R2Binding            `pulumi:"r2Buckets,optional"`
+	Queues             []QueueBinding         `pulumi:"queues,optional"`
+	Services           []ServiceBinding       `pulumi:"services,optional"`
+	DurableObjects     []DurableObjectBinding `pulumi:"durableObjects,optional"`
+	Vars               map[string]string      `pulumi:"vars,optional"`
+	Secrets            map[string]string      `pulumi:"secrets,optional" provider:"secret"`
+	Crons              []string               `pulumi:"crons,optional"`
+	WorkersDev         *bool                  `pulumi:"workersDev,optional"`
+	QueueConsumers     []QueueConsumer        `pulumi:"queueConsumers,optional"`
+	AdoptExisting      bool                   `pulumi:"adoptExisting,optional"`
+}
+
+// D1Binding binds a D1 database.
+type D1Binding struct {
+	Binding    string `pulumi:"binding"`
+	DatabaseID string `pulumi:"databaseId"`
+}
+
+// KvBinding binds a KV namespace.
+type KvBinding struct {
+	Binding     string `pulumi:"binding"`
+	NamespaceID string `pulumi:"namespaceId"`
+}
+
+// R2Binding binds an R2 bucket.
+type R2Binding struct {
+	Binding    string `pulumi:"binding"`
+	BucketName string `pulumi:"bucketName"`
+}
+
+// QueueBinding makes the worker a producer of a queue.
+type QueueBinding struct {
+	Binding   string `pulumi:"binding"`
+	QueueName string `pulumi:"queueName"`
+}
+
+// ServiceBinding binds another worker by script name. The name is a plain
+// string rather than a resource reference, so two workers may bind each other.
+type ServiceBinding struct {
+	Binding     string `pulumi:"binding"`
+	Service     string `pulumi:"service"`
+	Environment string `pulumi:"environment,optional"`
+}
+
+// DurableObjectBinding binds a Durable Object class, declared by this worker
+// unless scriptName names another.
+type DurableObjectBinding struct {
+	Binding    string `pulumi:"binding"`
+	ClassName  string `pulumi:"className"`
+	ScriptName string `pulumi:"scriptName,optional"`
+}
+
+// QueueConsumer makes the worker the consumer of a queue.
+type QueueConsumer struct {
+	QueueID           string `pulumi:"queueId"`
+	DeadLetterQueue   string `pulumi:"deadLetterQueue,optional"`
+	MaxBatchSize      *int   `pulumi:"maxBatchSize,optional"`
+	MaxWaitTimeMs     *int   `pulumi:"maxWaitTimeMs,optional"`
+	MaxConcurrency    *int   `pulumi:"maxConcurrency,optional"`
+	MaxRetries        *int   `pulumi:"maxRetries,optional"`
+	RetryDelaySeconds *int   `pulumi:"retryDelaySeconds,optional"`
+}
+
+// WorkerState is what the provider records about a Worker.
+type WorkerState struct {
+	WorkerArgs
+	AccountID string `pulumi:"accountId"`
+	// Hash covers everything uploaded except secret values; SecretsHash covers
+	// those. Equal hashes mean the upload would be identical, so none is made.
+	Hash        string `pulumi:"hash"`
+	SecretsHash string `pulumi:"secretsHash" provider:"secret"`
+	Etag        string `pulumi:"etag"`
+	// MigrationTag and DurableObjectClasses are the script's Durable Object
+	// migration history as this stack applied it.
+	MigrationTag         string            `pulumi:"migrationTag,optional"`
+	DurableObjectClasses []string          `pulumi:"durableObjectClasses,optional"`
+	URL                  string            `pulumi:"url,optional"`
+	ConsumerIDs          map[string]string `pulumi:"consumerIds,optional"`
+	Adopted              bool              `pulumi:"adopted"`
+}
+
+var (
+	_ infer.ExplicitDependencies[WorkerArgs, WorkerState] = (*Worker)(nil)
+	_ infer.CustomCheck[WorkerArgs]                       = (*Worker)(nil)
+	_ infer.CustomDiff[WorkerArgs, WorkerState]           = (*Worker)(nil)
+	_ infer.CustomUpdate[WorkerArgs, WorkerState]         = (*Worker)(nil)
+	_ infer.CustomRead[WorkerArgs, WorkerState]           = (*Worker)(nil)
+	_ infer.CustomDelete[WorkerState]                     = (*Worker)(nil)
+)
+
+// Annotate documents the resource.
+func (w *Worker) Annotate(a infer.Annotator) {
+	a.Describe(w, "A Cloudflare Workers script: one ES main module (optionally more modules) uploaded with "+
+		"its bindings (D1, KV, R2, queue producers, services, Durable Objects, plain-text vars and secrets), "+
+		"compatibility date and flags, Durable Object migrations, cron triggers, the workers.dev route and queue consumers.\n\n"+
+		"A content hash over the script, bindings, vars, secrets and settings gates uploads: an unchanged worker is "+
+		"never re-uploaded. Secret values are Pulumi secrets end to end and are sent only as `secret_text` bindings.\n\n"+
+		"Durable Object classes declared by this worker get a `new_sqlite_classes` migration the first time they "+
+		"appear and a `deleted_classes` step when they go; the tag is kept in state, and a script whose tag moved "+
+		"elsewhere (error 10079) is continued from its current tag.\n\n"+
+		"Service bindings name the target script, so two workers may bind each other: when a target does not exist "+
+		"yet, the worker is first uploaded without that binding, and the binding is added as soon as the target "+
+		"appears, within the same `pulumi up`.")
+}
+
+// Annotate documents the inputs.
+func (a *WorkerArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.Name, "Script name. Changing it creates a new worker.")
+	an.Describe(&a.Content, "The main module's source. Exactly one of `content` and `script` is set.")
+	an.Describe(&a.Script, "The main module as an asset, e.g. `new FileAsset(\"dist/index.js\")`.")
+	an.Describe(&a.MainModule, "File name of the main module.")
+	an.SetDefault(&a.MainModule, "index.js")
+	an.Describe(&a.Modules, "Additional modules by file name, each the module's source.")
+	an.Describe(&a.CompatibilityDate, "Workers compatibility date.")
+	an.SetDefault(&a.CompatibilityDate, DefaultCompatibilityDate)
+	an.Describe(&a.CompatibilityFlags, "Workers compatibility flags, e.g. nodejs_compat.")
+	an.Describe(&a.D1Databases, "D1 database bindings.")
+	an.Describe(&a.KvNamespaces, "KV namespace bindings.")
+	an.Describe(&a.R2Buckets, "R2 bucket bindings.")
+	an.Describe(&a.Queues, "Queue producer bindings.")
+	an.Describe(&a.Services, "Service bindings to other workers, by script name.")
+	an.Describe(&a.DurableObjects, "Durable Object namespace bindings.")
+	an.Describe(&a.Vars, "Plain-text environment variables.")
+	an.Describe(&a.Secrets, "Secret environment variables, uploaded as secret_text bindings.")
+	an.Describe(&a.Crons, "Cron triggers, set after the script exists.")
+	an.Describe(&a.WorkersDev, "Serve the worker on its workers.dev route. Defaults to true.")
+	an.Describe(&a.QueueConsumers, "Queues this worker consumes, with their delivery settings.")
+	an.Describe(&a.AdoptExisting, "Take over a script that already exists with this name instead of failing with a conflict.")
+}
+
+// Annotate documents the outputs.
+func (s *WorkerState) Annotate(a infer.Annotator) {
+	a.Describe(&s.AccountID, "The Cloudflare account the worker lives in.")
+	a.Describe(&s.Hash, "Content hash of the upload, secrets excluded.")
+	a.Describe(&s.SecretsHash, "Hash of the secret values.")
+	a.Describe(&s.Etag, "The script's etag as Cloudflare reports it.")
+	a.Describe(&s.MigrationTag, "The Durable Object migration tag the script is at.")
+	a.Describe(&s.DurableObjectClasses, "Durable Object classes this worker declares.")
+	a.Describe(&s.URL, "The workers.dev URL, when the route is enabled and the account has a subdomain.")
+	a.Describe(&s.ConsumerIDs, "Queue consumer IDs by queue ID.")
+	a.Describe(&s.Adopted, "Whether the script existed before and was adopted rather than created.")
+}
+
+// WireDependencies keeps the secrets hash secret: a digest of weak secrets
+// could be brute-forced from state.
+func (*Worker) WireDependencies(f infer.FieldSelector, _ *WorkerArgs, state *WorkerState) {
+	f.OutputField(&state.SecretsHash).AlwaysSecret()
+}
+
+// --- validation -------------------------------------------------------------
+
+var (
+	scriptNamePattern = regexp.MustCompile(`^[a-z0-9_][a-z0-9_-]{0,62}$`)
+	datePattern       = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	bindingPattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// declaredBinding is one API binding with the input field that declares it.
+type declaredBinding struct {
+	path    string // e.g. "d1Databases[0].binding", "vars.DB"
+	binding cfapi.Binding
+}
+
+// declaredBindings lists every binding in declaration order: the one place
+// that maps each input field to its binding type.
+func (a WorkerArgs) declaredBindings() []declaredBinding {
+	var out []declaredBinding
+	add := func(path string, b cfapi.Binding) { out = append(out, declaredBinding{path, b}) }
+	for i, b := range a.D1Databases {
+		add(fmt.Sprintf("d1Databases[%d].binding", i), cfapi.Binding{Type: "d1", Name: b.Binding, ID: b.DatabaseID})
+	}
+	for i, b := range a.KvNamespaces {
+		add(fmt.Sprintf("kvNamespaces[%d].binding", i), cfapi.Binding{Type: "kv_namespace", Name: b.Binding, NamespaceID: b.NamespaceID})
+	}
+	for i, b := range a.R2Buckets {
+		add(fmt.Sprintf("r2Buckets[%d].binding", i), cfapi.Binding{Type: "r2_bucket", Name: b.Binding, BucketName: b.BucketName})
+	}
+	for i, b := range a.Queues {
+		add(fmt.Sprintf("queues[%d].binding", i), cfapi.Binding{Type: "queue", Name: b.Binding, QueueName: b.QueueName})
+	}
+	for i, b := range a.Services {
+		add(fmt.Sprintf("services[%d].binding", i), cfapi.Binding{Type: "service", Name: b.Binding, Service: b.Service, Environment: b.Environment})
+	}
+	for i, b := range a.DurableObjects {
+		script := b.ScriptName
+		if script == a.Name {
+			script = ""
+		}
+		add(fmt.Sprintf("durableObjects[%d].binding", i),
+			cfapi.Binding{Type: "durable_object_namespace", Name: b.Binding, ClassName: b.ClassName, ScriptName: script})
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Vars)) {
+		add("vars."+k, cfapi.Binding{Type: "plain_text", Name: k, Text: new(a.Vars[k])})
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Secrets)) {
+		add("secrets."+k, cfapi.Binding{Type: "secret_text", Name: k, Text: new(a.Secrets[k])})
+	}
+	return out
+}
+
+// validate returns every problem with the inputs, each naming its field.
+// Fields whose values are unknown during preview are skipped by the caller.
+func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
+	var failures []p.CheckFailure
+	fail := func(field, format string, args ...any) {
+		failures = append(failures, p.CheckFailure{Property: field, Reason: fmt.Sprintf(format, args...)})
+	}
+	if !unknown("name") && !scriptNamePattern.MatchString(a.Name) {
+		fail("name", "%q is not a valid worker name: use 1-63 lowercase letters, digits, '-' or '_'", a.Name)
+	}
+	if !unknown("content") && !unknown("script") {
+		switch {
+		case a.Content != "" && a.Script != nil:
+			fail("script", "set either content or script, not both")
+		case a.Content == "" && a.Script == nil:
+			fail("content", "the worker has no code: set content or script")
+		case a.Script != nil && (a.Script.Asset == nil || a.Script.Asset.HasContents()):
+			if text, err := scriptText(a.Script); err != nil {
+				fail("script", "%v", err)
+			} else if len(text) == 0 {
+				fail("script", "the script asset is empty")
+			}
+		}
+	}
+	if !unknown("compatibilityDate") && !datePattern.MatchString(a.CompatibilityDate) {
+		fail("compatibilityDate", "%q is not a date of the form YYYY-MM-DD", a.CompatibilityDate)
+	}
+	seen := map[string]string{}
+	for _, d := range a.declaredBindings() {
+		path, name := d.path, d.binding.Name
+		switch {
+		case !bindingPattern.MatchString(name):
+			fail(path, "%q is not a valid binding name: use letters, digits and '_', not starting with a digit", name)
+		case seen[name] != "":
+			fail(path, "binding name %s is already used by %s", name, seen[name])
+		default:
+			seen[name] = path
+		}
+	}
+	for i, d := range a.DurableObjects {
+		if d.ClassName == "" {
+			fail(fmt.Sprintf("durableObjects[%d].className", i), "a Durable Object binding needs its class name")
+		}
+	}
+	for i, s := range a.Services {
+		if s.Service == "" {
+			fail(fmt.Sprintf("services[%d].service", i), "a service binding needs the target worker's name")
+		}
+	}
+	if !unknown("crons") {
+		for i, c := range a.Crons {
+			if err := cron.Validate(c); err != nil {
+				fail(fmt.Sprintf("crons[%d]", i), "%v", err)
+			}
+		}
+	}
+	for i, c := range a.QueueConsumers {
+		field := func(f string) string { return fmt.Sprintf("queueConsumers[%d].%s", i, f) }
+		checkRange := func(name string, v *int, lo, hi int) {
+			if v != nil && (*v < lo || *v > hi) {
+				fail(field(name), "%d is out of range %d-%d", *v, lo, hi)
+			}
+		}
+		checkRange("maxBatchSize", c.MaxBatchSize, 1, 100)
+		checkRange("maxWaitTimeMs", c.MaxWaitTimeMs, 0, 60000)
+		checkRange("maxConcurrency", c.MaxConcurrency, 1, 250)
+		checkRange("maxRetries", c.MaxRetries, 0, 100)
+		checkRange("retryDelaySeconds", c.RetryDelaySeconds, 0, 43200)
+	}
+	return failures
+}
+
+// Check validates every field before any remote call; messages carry the
+// field path.
+func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[WorkerArgs], error) {
+	args, failures, err := infer.DefaultCheck[WorkerArgs](ctx, req.NewInputs)
+	if err != nil || len(failures) > 0 {
+		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, err
+	}
+	unknown := func(key string) bool { return common.IsUnknown(req.NewInputs, key) }
+	return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: args.validate(unknown)}, nil
+}
+
+// --- hashing and the upload ---------------------------------------------------
+
+// scriptText reads the main module from a text or file asset.
+func scriptText(s *types.AssetOrArchive) ([]byte, error) {
+	if s.Asset == nil {
+		return nil, fmt.Errorf("the script must be an asset (a file or a string), not an archive")
+	}
+	a := s.Asset
+	switch {
+	case a.IsText():
+		return []byte(a.Text), nil
+	case a.IsPath():
+		b, err := os.ReadFile(a.Path)
+		if err != nil {
+			return nil, fmt.Errorf("reading script %s: %w", a.Path, err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("the script asset must be a file or a string, not a remote URI")
+}
+
+// modules returns the upload's modules, the main module first.
+func (a WorkerArgs) modules() ([]cfapi.Module, error) {
+	main := []byte(a.Content)
+	if a.Script != nil {
+		var err error
+		if main, err = scriptText(a.Script); err != nil {
+			return nil, err
+		}
+	}
+	out := []cfapi.Module{{Name: a.mainModule(), Content: main}}
+	for _, name := range slices.Sorted(maps.Keys(a.Modules)) {
+		out = append(out, cfapi.Module{Name: name, Content: []byte(a.Modules[name])})
+	}
+	return out, nil
+}
+
+func (a WorkerArgs) mainModule() string {
+	if a.MainModule == "" {
+		return "index.js"
+	}
+	return a.MainModule
+}
+
+// ownClasses are the Durable Object classes this script declares.
+func (a WorkerArgs) ownClasses() []string {
+	set := map[string]bool{}
+	for _, d := range a.DurableObjects {
+		if d.ScriptName == "" || d.ScriptName == a.Name {
+			set[d.ClassName] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// bindings returns the API bindings; skip names service targets left out of
+// this upload because they do not exist yet.
+func (a WorkerArgs) bindings(skip map[string]bool) []cfapi.Binding {
+	var out []cfapi.Binding
+	for _, d := range a.declaredBindings() {
+		if d.binding.Type == "service" && skip[d.binding.Service] {
+			continue
+		}
+		out = append(out, d.binding)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// moduleDigests are the sha256 of each module, the main module first. The
+// main module's digest is the asset hash the engine computed when there is
+// one: in Diff the engine sends assets without their contents.
+func (a WorkerArgs) moduleDigests() ([][2]string, error) {
+	var main string
+	switch {
+	case a.Script != nil && a.Script.Asset != nil && a.Script.Asset.Hash != "":
+		main = a.Script.Asset.Hash
+	case a.Script != nil:
+		text, err := scriptText(a.Script)
+		if err != nil {
+			return nil, err
+		}
+		main = common.SHA256Hex(text)
+	default:
+		main = common.SHA256Hex([]byte(a.Content))
+	}
+	out := [][2]string{{a.mainModule(), main}}
+	for _, name := range slices.Sorted(maps.Keys(a.Modules)) {
+		out = append(out, [2]string{name, common.SHA256Hex([]byte(a.Modules[name]))})
+	}
+	return out, nil
+}
+
+// hashes returns the content hash (secrets excluded) and the secrets hash.
+func (a WorkerArgs) hashes() (content, secrets string, err error) {
+	modules, err := a.moduleDigests()
+	if err != nil {
+		return "", "", err
+	}
+	digest := struct {
+		MainModule string
+		Modules    [][2]string
+		Date       string
+		Flags      []string
+		Bindings   []cfapi.Binding
+		Classes    []string
+	}{MainModule: a.mainModule(), Modules: modules, Date: a.CompatibilityDate, Flags: a.CompatibilityFlags, Classes: a.ownClasses()}
+	for _, b := range a.bindings(nil) {
+		if b.Type != "secret_text" {
+			digest.Bindings = append(digest.Bindings, b)
+		}
+	}
+	raw, err := json.Marshal(digest)
+	if err != nil {
+		return "", "", err
+	}
+	secretRaw, err := json.Marshal(a.Secrets) // map keys marshal sorted
+	if err != nil {
+		return "", "", err
+	}
+	return common.SHA256Hex(raw), common.SHA256Hex(append([]byte("openinspect-secrets\x00"), secretRaw...)), nil
+}
+
+// --- diff -----------------------------------------------------------------------
+
+// Diff compares inputs field by field, from state alone (no remote call). The
+// content hash decides whether an upload is needed; the detailed diff tells
+// the user which inputs moved.
+func (*Worker) Diff(_ context.Context, req infer.DiffRequest[WorkerArgs, WorkerState]) (infer.DiffResponse, error) {
+	olds, news := req.State.WorkerArgs, req.Inputs
+	detailed := map[string]p.PropertyDiff{}
+	if olds.Name != news.Name {
+		detailed["name"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+	}
+	ov, nv := reflect.ValueOf(olds), reflect.ValueOf(news)
+	for i := 0; i < ov.NumField(); i++ {
+		field := ov.Type().Field(i)
+		key := common.PulumiName(field)
+		if key == "name" || key == "script" || key == "adoptExisting" {
+			continue
+		}
+		if !reflect.DeepEqual(normalizeEmpty(ov.Field(i)), normalizeEmpty(nv.Field(i))) {
+			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+		}
+	}
+	if olds.AdoptExisting != news.AdoptExisting {
+		detailed["adoptExisting"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	hash, secretsHash, err := news.hashes()
+	if err != nil {
+		return infer.DiffResponse{}, err
+	}
+	if hash != req.State.Hash {
+		detailed["hash"] = p.PropertyDiff{Kind: p.Update}
+		if !reflect.DeepEqual(normalizeEmpty(reflect.ValueOf(olds.Script)), normalizeEmpty(reflect.ValueOf(news.Script))) {
+			detailed["script"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+		}
+	}
+	if secretsHash != req.State.SecretsHash {
+		detailed["secrets"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+}
+
+// normalizeEmpty treats nil and empty slices and maps alike, as the wire does.
+func normalizeEmpty(v reflect.Value) any {
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			return nil
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return normalizeEmpty(v.Elem())
+	}
+	return v.Interface()
+}

@@ -1,0 +1,61 @@
+package cloudflare_test
+
+import (
+	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWorkerUrlsReadSubdomainOnce: create and refresh read the account's
+// subdomain (one call); preview, diff and update make none.
+func TestWorkerUrlsReadSubdomainOnce(t *testing.T) {
+	h := providertest.NewHarness(t)
+	u := providertest.URN("openinspect:index:WorkerUrls", "urls")
+	inputs := providertest.Props(t, map[string]any{"scripts": []any{"open-inspect-control-plane-t", "open-inspect-slack-bot-t"}})
+
+	_, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	require.NoError(t, err)
+	assert.Zero(t, h.Emu.CloudflareCalls(), "preview must not call Cloudflare")
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, 1, h.Emu.CloudflareCalls(), "one subdomain read")
+	urls := created.Properties.Get("urls").AsMap()
+	assert.Equal(t, "https://open-inspect-control-plane-t.openinspect-emulator.workers.dev", urls.Get("open-inspect-control-plane-t").AsString())
+
+	more := providertest.Props(t, map[string]any{"scripts": []any{"open-inspect-control-plane-t", "open-inspect-github-bot-t"}})
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
+	require.NoError(t, err)
+	assert.True(t, diff.HasChanges)
+	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
+	require.NoError(t, err)
+	assert.Equal(t, 1, h.Emu.CloudflareCalls(), "an update recomputes from state")
+	assert.Equal(t, "https://open-inspect-github-bot-t.openinspect-emulator.workers.dev",
+		updated.Properties.Get("urls").AsMap().Get("open-inspect-github-bot-t").AsString())
+
+	_, err = h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: updated.Properties, Inputs: more})
+	require.NoError(t, err)
+	assert.Equal(t, 2, h.Emu.CloudflareCalls(), "refresh reads the subdomain again")
+}
+
+func TestNameLockRefusesRenames(t *testing.T) {
+	h := providertest.NewHarness(t)
+	u := providertest.URN("openinspect:index:NameLock", "names")
+	inputs := providertest.Props(t, map[string]any{"namePrefix": "open-inspect", "deploymentName": "prod"})
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
+	for field, value := range map[string]string{"namePrefix": "oi", "deploymentName": "staging"} {
+		changed := providertest.Props(t, map[string]any{"namePrefix": "open-inspect", "deploymentName": "prod", field: value})
+		_, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: changed})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), field+" cannot change")
+		assert.Contains(t, err.Error(), "replace the D1 database")
+	}
+}

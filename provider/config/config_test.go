@@ -1,0 +1,68 @@
+package config_test
+
+import (
+	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigChangesNeverReplace(t *testing.T) {
+	providertest.ClearEnv(t)
+	server := providertest.NewServer(t)
+	olds := providertest.Props(t, map[string]any{"cloudflareApiToken": "old", "cloudflareAccountId": "a1", "daytonaApiKey": "k1"})
+	news := providertest.Props(t, map[string]any{"cloudflareApiToken": "rotated", "cloudflareAccountId": "a1", "daytonaApiKey": "k2",
+		"cloudflareApiBaseUrl": "http://127.0.0.1:1/client/v4/"})
+	diff, err := server.DiffConfig(p.DiffRequest{Urn: providertest.ProviderURN, OldInputs: olds, State: olds, Inputs: news})
+	require.NoError(t, err)
+	assert.True(t, diff.HasChanges)
+	require.Len(t, diff.DetailedDiff, 3)
+	for key, d := range diff.DetailedDiff {
+		assert.Equal(t, p.Update, d.Kind, "%s must update in place", key)
+	}
+
+	same, err := server.DiffConfig(p.DiffRequest{Urn: providertest.ProviderURN, OldInputs: olds, State: olds, Inputs: olds})
+	require.NoError(t, err)
+	assert.False(t, same.HasChanges)
+}
+
+func TestConfigSecretsAreMarkedSecret(t *testing.T) {
+	providertest.ClearEnv(t)
+	server := providertest.NewServer(t)
+	check, err := server.CheckConfig(p.CheckRequest{Urn: providertest.ProviderURN,
+		Inputs: providertest.Props(t, map[string]any{"cloudflareApiToken": "tok", "modalTokenSecret": "ms", "daytonaApiKey": "dk", "cloudflareAccountId": "a"})})
+	require.NoError(t, err)
+	for _, key := range []string{"cloudflareApiToken", "modalTokenSecret", "daytonaApiKey"} {
+		assert.True(t, check.Inputs.Get(key).Secret(), "%s must be secret", key)
+	}
+	assert.False(t, check.Inputs.Get("cloudflareAccountId").Secret())
+}
+
+func TestConfigMissingTokenNamesTheKey(t *testing.T) {
+	providertest.ClearEnv(t)
+	server := providertest.NewServer(t)
+	require.NoError(t, server.Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{"cloudflareAccountId": "a"})}))
+	_, err := server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.D1DatabaseToken, "db"), Properties: providertest.Props(t, map[string]any{"name": "x"})})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "openinspect:cloudflareApiToken")
+	assert.Contains(t, err.Error(), "CLOUDFLARE_API_TOKEN")
+}
+
+func TestConfigReadsEnvironmentInConfigure(t *testing.T) {
+	h := providertest.NewHarness(t)
+	// A second provider configured with nothing but environment variables, as
+	// `pulumi destroy` or `pulumi import` would configure it, reaches the same account.
+	t.Setenv("CLOUDFLARE_API_TOKEN", "emulator-token")
+	t.Setenv("CLOUDFLARE_ACCOUNT_ID", "0f1e2d3c4b5a69788796a5b4c3d2e1f0")
+	t.Setenv("CLOUDFLARE_API_BASE_URL", h.Emu.CloudflareBaseURL())
+	server := providertest.NewServer(t)
+	require.NoError(t, server.Configure(p.ConfigureRequest{Args: property.NewMap(nil)}))
+	created, err := server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.D1DatabaseToken, "db"), Properties: providertest.Props(t, map[string]any{"name": "oi-env"})})
+	require.NoError(t, err)
+	assert.NotEmpty(t, created.ID)
+	require.Len(t, h.Emu.Inventory().D1, 1)
+}

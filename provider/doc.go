@@ -1,0 +1,16 @@
+// The layout, one package per family (what each may import is in its doc.go):
+//
+//	provider.go    New(): every family's resources and the component
+//	config/        the provider configuration, env fallbacks, client factories
+//	cloudflare/    D1Database, D1Migrations, KvNamespace, R2Bucket, Queue, Worker, WorkerUrls
+//	platform/      AppSecrets, GeneratedSecret, NameLock
+//	sandbox/       ModalApp, DaytonaSnapshot
+//	installation/  the OpenInspect component; web/ its web UI on Kubernetes
+//	internal/      thin API clients (cfapi, controlplane, kube, modalapi,
+//	               daytonaapi), the upstream contract loader, shared helpers
+//
+// Families never reach into each other's internals: the component registers
+// children by token and calls the exported, named rules it shares with them
+// (a cron expression, an app-secret key).
+
+package provider

@@ -1,0 +1,313 @@
+package installation
+
+import (
+	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// OpenInspectArgs are the inputs of the OpenInspect component: the operator's
+// spec in Pulumi form. Nested types declare no schema defaults (the code
+// applies them): a generated SDK applies nested defaults inside an Apply,
+// which turns the whole nested object into an output, secret as soon as one
+// field is, and the component then cannot read its plain fields. With only the required fields it expands to what
+// upstream's Terraform creates at the pinned commit
+// (third_party/background-agents/contract.json).
+type OpenInspectArgs struct {
+	DeploymentName string        `pulumi:"deploymentName"`
+	NamePrefix     *string       `pulumi:"namePrefix,optional"`
+	AppName        *string       `pulumi:"appName,optional"`
+	AdoptExisting  *bool         `pulumi:"adoptExisting,optional"`
+	DeletionPolicy *string       `pulumi:"deletionPolicy,optional"`
+	Upstream       *UpstreamArgs `pulumi:"upstream,optional"`
+	WebAppURL      *string       `pulumi:"webAppUrl,optional"`
+
+	GithubApp                     GithubAppArgs      `pulumi:"githubApp"`
+	AnthropicAPIKey               pulumi.StringInput `pulumi:"anthropicApiKey" provider:"secret"`
+	BrowserAuthSecret             pulumi.StringInput `pulumi:"browserAuthSecret" provider:"secret"`
+	TokenEncryptionKey            pulumi.StringInput `pulumi:"tokenEncryptionKey" provider:"secret"`
+	RepoSecretsEncryptionKey      pulumi.StringInput `pulumi:"repoSecretsEncryptionKey" provider:"secret"`
+	ProviderAccountsEncryptionKey pulumi.StringInput `pulumi:"providerAccountsEncryptionKey,optional" provider:"secret"`
+
+	Access      *AccessArgs    `pulumi:"access,optional"`
+	GithubOAuth *OAuthArgs     `pulumi:"githubOAuth,optional"`
+	GoogleOAuth *OAuthArgs     `pulumi:"googleOAuth,optional"`
+	Slack       *SlackArgs     `pulumi:"slack,optional"`
+	GithubBot   *GithubBotArgs `pulumi:"githubBot,optional"`
+	LinearBot   *LinearBotArgs `pulumi:"linearBot,optional"`
+	Sandbox     *SandboxArgs   `pulumi:"sandbox,optional"`
+	Media       *MediaArgs     `pulumi:"media,optional"`
+
+	KvNamespaces []string                      `pulumi:"kvNamespaces,optional"`
+	R2Buckets    []string                      `pulumi:"r2Buckets,optional"`
+	Queues       []string                      `pulumi:"queues,optional"`
+	Workers      []InstallationWorkerArgs      `pulumi:"workers,optional"`
+	AppSecrets   map[string]pulumi.StringInput `pulumi:"appSecrets,optional"`
+	Web          *web.Args                     `pulumi:"web,optional"`
+}
+
+// UpstreamArgs says where the built upstream artifacts are.
+type UpstreamArgs struct {
+	Checkout      *string           `pulumi:"checkout,optional"`
+	WorkerBundles map[string]string `pulumi:"workerBundles,optional"`
+	MigrationsDir *string           `pulumi:"migrationsDir,optional"`
+}
+
+// GithubAppArgs is the GitHub App the platform uses for repository access.
+type GithubAppArgs struct {
+	AppID          string             `pulumi:"appId"`
+	PrivateKey     pulumi.StringInput `pulumi:"privateKey" provider:"secret"`
+	InstallationID string             `pulumi:"installationId"`
+}
+
+// AccessArgs is who may sign in.
+type AccessArgs struct {
+	AllowedUsers        *string `pulumi:"allowedUsers,optional"`
+	AllowedEmailDomains *string `pulumi:"allowedEmailDomains,optional"`
+	AllowedEmails       *string `pulumi:"allowedEmails,optional"`
+	AllowedGithubOrgs   *string `pulumi:"allowedGithubOrgs,optional"`
+	UnsafeAllowAllUsers *bool   `pulumi:"unsafeAllowAllUsers,optional"`
+}
+
+// OAuthArgs is a browser sign-in client.
+type OAuthArgs struct {
+	ClientID     string             `pulumi:"clientId"`
+	ClientSecret pulumi.StringInput `pulumi:"clientSecret" provider:"secret"`
+}
+
+// SlackArgs configures the Slack bot (on by default, as upstream).
+type SlackArgs struct {
+	Enabled         *bool              `pulumi:"enabled,optional"`
+	BotToken        pulumi.StringInput `pulumi:"botToken,optional" provider:"secret"`
+	SigningSecret   pulumi.StringInput `pulumi:"signingSecret,optional" provider:"secret"`
+	TriggersEnabled *bool              `pulumi:"triggersEnabled,optional"`
+}
+
+// GithubBotArgs configures the GitHub bot (off by default).
+type GithubBotArgs struct {
+	Enabled       *bool              `pulumi:"enabled,optional"`
+	WebhookSecret pulumi.StringInput `pulumi:"webhookSecret,optional" provider:"secret"`
+	Username      *string            `pulumi:"username,optional"`
+}
+
+// LinearBotArgs configures the Linear bot (off by default).
+type LinearBotArgs struct {
+	Enabled       *bool              `pulumi:"enabled,optional"`
+	ClientID      *string            `pulumi:"clientId,optional"`
+	ClientSecret  pulumi.StringInput `pulumi:"clientSecret,optional" provider:"secret"`
+	WebhookSecret pulumi.StringInput `pulumi:"webhookSecret,optional" provider:"secret"`
+	APIKey        pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+}
+
+// SandboxArgs selects and configures the sandbox provider.
+type SandboxArgs struct {
+	Provider            *string      `pulumi:"provider,optional"`
+	InactivityTimeoutMs *int         `pulumi:"inactivityTimeoutMs,optional"`
+	Modal               *ModalArgs   `pulumi:"modal,optional"`
+	Daytona             *DaytonaArgs `pulumi:"daytona,optional"`
+}
+
+// ModalArgs are the Modal settings the control plane needs.
+type ModalArgs struct {
+	Workspace            *string            `pulumi:"workspace,optional"`
+	Environment          *string            `pulumi:"environment,optional"`
+	EnvironmentWebSuffix *string            `pulumi:"environmentWebSuffix,optional"`
+	APISecret            pulumi.StringInput `pulumi:"apiSecret,optional" provider:"secret"`
+}
+
+// DaytonaArgs are the Daytona settings the control plane needs.
+type DaytonaArgs struct {
+	APIURL       *string            `pulumi:"apiUrl,optional"`
+	APIKey       pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	BaseSnapshot *string            `pulumi:"baseSnapshot,optional"`
+	Target       *string            `pulumi:"target,optional"`
+}
+
+// MediaArgs configures the media bucket.
+type MediaArgs struct {
+	Location   *string `pulumi:"location,optional"`
+	BucketName *string `pulumi:"bucketName,optional"`
+}
+
+// InstallationWorkerArgs adds a worker, or changes one upstream defines.
+// Bindings name resources by logical name; explicit values win over the
+// defaults and over sandbox injection.
+type InstallationWorkerArgs struct {
+	Name     string                        `pulumi:"name"`
+	Script   *string                       `pulumi:"script,optional"`
+	Bindings *WorkerBindingsArgs           `pulumi:"bindings,optional"`
+	Vars     map[string]string             `pulumi:"vars,optional"`
+	Secrets  map[string]pulumi.StringInput `pulumi:"secrets,optional"`
+	Crons    []string                      `pulumi:"crons,optional"`
+}
+
+// WorkerBindingsArgs are a worker's bindings by logical name.
+type WorkerBindingsArgs struct {
+	D1             []LogicalBinding `pulumi:"d1,optional"`
+	Kv             []LogicalBinding `pulumi:"kv,optional"`
+	R2             []LogicalBinding `pulumi:"r2,optional"`
+	Queues         []LogicalBinding `pulumi:"queues,optional"`
+	Services       []LogicalBinding `pulumi:"services,optional"`
+	DurableObjects []LogicalBinding `pulumi:"durableObjects,optional"`
+}
+
+// LogicalBinding binds a resource of the installation by its logical name
+// (`target`); for Durable Objects the target is the class name.
+type LogicalBinding struct {
+	Binding string  `pulumi:"binding"`
+	Target  *string `pulumi:"target,optional"`
+}
+
+// Annotate documents the component's inputs.
+func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.DeploymentName, "The installation's unique name: the last part of every Cloudflare name. Immutable: a change is refused at preview.")
+	an.Describe(&a.NamePrefix, "First part of every Cloudflare name. Immutable like deploymentName.")
+	an.SetDefault(&a.NamePrefix, defaultNamePrefix)
+	an.Describe(&a.AppName, "Display name shown in the UI and in bot messages.")
+	an.Describe(&a.AdoptExisting, "Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.")
+	an.Describe(&a.DeletionPolicy, "Delete (default) removes everything on destroy; Orphan leaves every remote resource in place and only forgets it.")
+	an.Describe(&a.Upstream, "Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.")
+	an.Describe(&a.WebAppURL, "Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.")
+	an.Describe(&a.GithubApp, "The GitHub App used for repository access.")
+	an.Describe(&a.AnthropicAPIKey, "Anthropic API key for the bots.")
+	an.Describe(&a.BrowserAuthSecret, "Signs browser-auth state and cookies; at least 32 characters.")
+	an.Describe(&a.TokenEncryptionKey, "Key that encrypts stored tokens (32 random bytes, base64).")
+	an.Describe(&a.RepoSecretsEncryptionKey, "Key that encrypts repository and global secrets (32 random bytes, base64).")
+	an.Describe(&a.ProviderAccountsEncryptionKey, "An existing provider-accounts key; when absent one is generated once and kept.")
+	an.Describe(&a.Access, "Who may sign in.")
+	an.Describe(&a.GithubOAuth, "GitHub sign-in for the web UI.")
+	an.Describe(&a.GoogleOAuth, "Google sign-in for the web UI.")
+	an.Describe(&a.Slack, "The Slack bot (enabled by default).")
+	an.Describe(&a.GithubBot, "The GitHub bot (disabled by default).")
+	an.Describe(&a.LinearBot, "The Linear bot (disabled by default).")
+	an.Describe(&a.Sandbox, "The sandbox provider: its vars and secrets are added to the control plane.")
+	an.Describe(&a.Media, "The media R2 bucket.")
+	an.Describe(&a.KvNamespaces, "Additional KV namespaces, by logical name.")
+	an.Describe(&a.R2Buckets, "Additional R2 buckets, by logical name.")
+	an.Describe(&a.Queues, "Additional queues, by logical name.")
+	an.Describe(&a.Workers, "Additional workers, or changes to upstream's (matched by logical name).")
+	an.Describe(&a.AppSecrets, "Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.")
+	an.Describe(&a.Web, "Run the web UI on Kubernetes.")
+}
+
+// Annotate documents the artifact locations.
+func (u *UpstreamArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "Upstream")
+	a.Describe(&u.Checkout, "A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.")
+	a.Describe(&u.WorkerBundles, "Built bundles by logical worker name; each wins over the checkout.")
+	a.Describe(&u.MigrationsDir, "The D1 migrations directory; wins over the checkout's.")
+}
+
+// Annotate documents the GitHub App settings.
+func (g *GithubAppArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "GithubApp")
+	a.Describe(&g.AppID, "GitHub App ID.")
+	a.Describe(&g.PrivateKey, "GitHub App private key, PKCS#8 PEM.")
+	a.Describe(&g.InstallationID, "GitHub App installation ID.")
+}
+
+// Annotate documents the sign-in allowlists.
+func (x *AccessArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "Access")
+	a.Describe(&x.AllowedUsers, "Comma-separated GitHub logins admitted at sign-in.")
+	a.Describe(&x.AllowedEmailDomains, "Comma-separated e-mail domains admitted at sign-in.")
+	a.Describe(&x.AllowedEmails, "Comma-separated e-mail addresses admitted at sign-in.")
+	a.Describe(&x.AllowedGithubOrgs, "Comma-separated GitHub organisations whose members are admitted.")
+	a.Describe(&x.UnsafeAllowAllUsers, "Admit every authenticated user.")
+}
+
+// Annotate documents an OAuth client.
+func (o *OAuthArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "OAuthClient")
+	a.Describe(&o.ClientID, "OAuth client ID.")
+	a.Describe(&o.ClientSecret, "OAuth client secret.")
+}
+
+// Annotate documents the Slack bot settings.
+func (s *SlackArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "Slack")
+	a.Describe(&s.Enabled, "Deploy the Slack bot, its KV namespace and queues (default true, as upstream).")
+	a.Describe(&s.BotToken, "Slack bot OAuth token (xoxb-...).")
+	a.Describe(&s.SigningSecret, "Slack app signing secret.")
+	a.Describe(&s.TriggersEnabled, "Allow channel-message triggers.")
+}
+
+// Annotate documents the GitHub bot settings.
+func (g *GithubBotArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "GithubBot")
+	a.Describe(&g.Enabled, "Deploy the GitHub bot.")
+	a.Describe(&g.WebhookSecret, "Secret that verifies GitHub webhook deliveries.")
+	a.Describe(&g.Username, "The App's bot login, e.g. name[bot].")
+}
+
+// Annotate documents the Linear bot settings.
+func (l *LinearBotArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "LinearBot")
+	a.Describe(&l.Enabled, "Deploy the Linear bot.")
+	a.Describe(&l.ClientID, "Linear OAuth application client ID.")
+	a.Describe(&l.ClientSecret, "Linear OAuth application client secret.")
+	a.Describe(&l.WebhookSecret, "Linear webhook signing secret.")
+	a.Describe(&l.APIKey, "Optional Linear API key used as a fallback.")
+}
+
+// Annotate documents the sandbox settings.
+func (s *SandboxArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "Sandbox")
+	a.Describe(&s.Provider, "modal (default) or daytona.")
+	a.Describe(&s.InactivityTimeoutMs, "Idle milliseconds before a sandbox with no clients is snapshotted and stopped.")
+	a.Describe(&s.Modal, "Modal settings; required when provider is modal.")
+	a.Describe(&s.Daytona, "Daytona settings; required when provider is daytona.")
+}
+
+// Annotate documents the Modal settings.
+func (m *ModalArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "ModalSettings")
+	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host.")
+	a.Describe(&m.Environment, "Modal environment (default main).")
+	a.Describe(&m.EnvironmentWebSuffix, "Web suffix of the Modal environment in endpoint hosts; empty for none.")
+	a.Describe(&m.APISecret, "Shared secret the control plane signs Modal calls with.")
+}
+
+// Annotate documents the Daytona settings.
+func (d *DaytonaArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "DaytonaSettings")
+	a.Describe(&d.APIURL, "Daytona REST API base URL.")
+	a.Describe(&d.APIKey, "Daytona API key (snapshot read, write, delete).")
+	a.Describe(&d.BaseSnapshot, "Name of the Daytona base snapshot.")
+	a.Describe(&d.Target, "Optional Daytona target.")
+}
+
+// Annotate documents the media bucket settings.
+func (m *MediaArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "Media")
+	a.Describe(&m.Location, "R2 location hint (default ENAM).")
+	a.Describe(&m.BucketName, "Full name of the bucket instead of the naming pattern.")
+}
+
+// Annotate documents a worker entry.
+func (w *InstallationWorkerArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "InstallationWorker")
+	a.Describe(&w.Name, "Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.")
+	a.Describe(&w.Script, "Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.")
+	a.Describe(&w.Bindings, "Bindings by logical name, added to (or replacing, by binding name) the defaults.")
+	a.Describe(&w.Vars, "Plain-text variables; win over defaults and sandbox injection.")
+	a.Describe(&w.Secrets, "Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.")
+	a.Describe(&w.Crons, "Cron triggers; when given they replace the defaults.")
+}
+
+// Annotate documents a binding by logical name.
+func (b *LogicalBinding) Annotate(a infer.Annotator) {
+	a.Describe(&b.Binding, "The binding's name in the worker's env.")
+	a.Describe(&b.Target, "Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.")
+}
+
+// Annotate names the type in the schema.
+func (b *WorkerBindingsArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "WorkerBindings")
+	a.Describe(&b.D1, "D1 database bindings (the target defaults to the installation's database).")
+	a.Describe(&b.Kv, "KV namespace bindings.")
+	a.Describe(&b.R2, "R2 bucket bindings.")
+	a.Describe(&b.Queues, "Queue producer bindings.")
+	a.Describe(&b.Services, "Service bindings to other workers of the installation.")
+	a.Describe(&b.DurableObjects, "Durable Object bindings; the target is a class the worker exports.")
+}

@@ -1,0 +1,511 @@
+package installation
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
+)
+
+// fixtureCheckout is this project's stand-in for a built upstream checkout.
+var fixtureCheckout = filepath.Join("..", "..", "tests", "fixtures", "upstream")
+
+// requiredArgs is a spec with only the required inputs.
+func requiredArgs() OpenInspectArgs {
+	checkout := fixtureCheckout
+	return OpenInspectArgs{
+		DeploymentName: "t1",
+		Upstream:       &UpstreamArgs{Checkout: &checkout},
+		GithubApp: GithubAppArgs{AppID: "1", InstallationID: "2",
+			PrivateKey: pulumi.String("-----BEGIN PRIVATE KEY-----")},
+		AnthropicAPIKey:          pulumi.String("anthropic"),
+		BrowserAuthSecret:        pulumi.String("browser-auth-secret-of-32-characters"),
+		TokenEncryptionKey:       pulumi.String("token-key"),
+		RepoSecretsEncryptionKey: pulumi.String("repo-key"),
+	}
+}
+
+func loadContract(t *testing.T) *upstream.Contract {
+	t.Helper()
+	c, err := upstream.Load()
+	require.NoError(t, err)
+	return c
+}
+
+func mustPlan(t *testing.T, args OpenInspectArgs) *installPlan {
+	t.Helper()
+	plan, err := planInstallation(loadContract(t), &args)
+	require.NoError(t, err)
+	return plan
+}
+
+// holdsByDefault reads the contract's recorded default of a condition: the
+// data, not the evaluator, says what upstream creates with its defaults.
+func holdsByDefault(t *testing.T, c *upstream.Contract, when string) bool {
+	t.Helper()
+	if when == "" {
+		return true
+	}
+	cond, ok := c.Conditions[when]
+	require.True(t, ok, when)
+	if cond.Default == nil { // "set": only when the entry's own value is non-empty
+		return false
+	}
+	return *cond.Default
+}
+
+func bindingNames(list []plannedBinding) []string {
+	var out []string
+	for _, b := range list {
+		out = append(out, b.Binding+"->"+b.Target)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestDefaultExpansionMatchesContract expands a spec with only the required
+// inputs and compares every resource, binding, var, secret, cron, consumer and
+// Durable Object with contract.json.
+func TestDefaultExpansionMatchesContract(t *testing.T) {
+	c := loadContract(t)
+	plan := mustPlan(t, requiredArgs())
+	requiredSecrets := map[string]bool{}
+	for _, in := range c.Inputs {
+		if in.Required && in.Secret {
+			requiredSecrets[in.Name] = true
+		}
+	}
+
+	assert.Equal(t, "open-inspect-t1", plan.D1Name)
+	var kv, queues []string
+	for _, ns := range c.KVNamespaces {
+		if holdsByDefault(t, c, ns.When) {
+			kv = append(kv, ns.Logical)
+		}
+	}
+	for _, q := range c.Queues {
+		if holdsByDefault(t, c, q.When) {
+			queues = append(queues, q.Logical)
+		}
+	}
+	assert.Equal(t, []string{"session-index", "slack-kv"}, kv, "the contract's defaults changed: update this test on purpose")
+	assert.Equal(t, kv, logicalsOf(plan.KV))
+	assert.Equal(t, queues, logicalsOf(plan.Queues))
+	for _, r := range plan.KV {
+		assert.Equal(t, "open-inspect-"+r.Logical+"-t1", r.Name)
+	}
+	require.Len(t, plan.R2, 1)
+	assert.Equal(t, plannedResource{Logical: "media", Name: "open-inspect-media-t1", Location: "ENAM"}, plan.R2[0])
+
+	var workers []string
+	for _, cw := range c.Workers {
+		if !holdsByDefault(t, c, cw.When) {
+			continue
+		}
+		workers = append(workers, cw.Logical)
+		w := plan.worker(cw.Logical)
+		require.NotNil(t, w, cw.Logical)
+		assert.Equal(t, "open-inspect-"+cw.Logical+"-t1", w.Name)
+		assert.Equal(t, filepath.Join(fixtureCheckout, cw.Bundle), w.Script)
+
+		var want struct{ d1, kv, r2, queues, services, objects []string }
+		add := func(into *[]string, binding, target, when string) {
+			if holdsByDefault(t, c, when) {
+				*into = append(*into, binding+"->"+target)
+			}
+		}
+		for _, b := range cw.Bindings.D1 {
+			add(&want.d1, b.Binding, b.Database, b.When)
+		}
+		for _, b := range cw.Bindings.KV {
+			add(&want.kv, b.Binding, b.Namespace, b.When)
+		}
+		for _, b := range cw.Bindings.R2 {
+			add(&want.r2, b.Binding, b.Bucket, b.When)
+		}
+		for _, b := range cw.Bindings.QueueProducers {
+			add(&want.queues, b.Binding, b.Queue, b.When)
+		}
+		for _, b := range cw.Bindings.Services {
+			add(&want.services, b.Binding, b.Worker, b.When)
+		}
+		for _, b := range cw.Bindings.DurableObjects {
+			add(&want.objects, b.Binding, b.ClassName, b.When)
+		}
+		assert.Equal(t, want.d1, bindingNames(w.D1), cw.Logical+" d1")
+		assert.Equal(t, want.kv, bindingNames(w.KV), cw.Logical+" kv")
+		assert.Equal(t, want.r2, bindingNames(w.R2), cw.Logical+" r2")
+		assert.Equal(t, want.queues, bindingNames(w.Queues), cw.Logical+" queues")
+		assert.Equal(t, want.services, bindingNames(w.Services), cw.Logical+" services")
+		assert.Equal(t, want.objects, bindingNames(w.DurableObjects), cw.Logical+" durable objects")
+
+		for _, set := range []struct {
+			kind    string
+			entries []upstream.EnvEntry
+			got     map[string]valueRef
+		}{{"vars", cw.Vars, w.Vars}, {"secrets", cw.Secrets, w.Secrets}} {
+			var wantNames []string
+			for _, e := range set.entries {
+				if !holdsByDefault(t, c, e.When) {
+					continue
+				}
+				if in := c.Input(e.Source.Input); in != nil && in.Secret && !requiredSecrets[in.Name] {
+					continue // an optional secret nobody gave is not bound (see contractWorker)
+				}
+				wantNames = append(wantNames, e.Name)
+			}
+			slices.Sort(wantNames)
+			assert.Equal(t, wantNames, slices.Sorted(maps.Keys(set.got)), cw.Logical+" "+set.kind)
+		}
+		var crons []string
+		for _, cron := range cw.Crons {
+			crons = append(crons, cron.Schedule)
+		}
+		assert.Equal(t, crons, w.Crons, cw.Logical+" crons")
+		assert.Equal(t, cw.QueueConsumers, w.Consumers, cw.Logical+" consumers")
+	}
+	assert.Equal(t, []string{"control-plane", "slack-bot"}, workers, "the contract's defaults changed: update this test on purpose")
+	var planned []string
+	for _, w := range plan.Workers {
+		planned = append(planned, w.Logical)
+	}
+	assert.Equal(t, workers, planned)
+
+	// Values: literals as upstream renders them, the rest as references.
+	cp, bot := plan.worker("control-plane"), plan.worker("slack-bot")
+	assert.Equal(t, literal("false"), cp.Vars["UNSAFE_ALLOW_ALL_USERS"])
+	assert.Equal(t, literal("600000"), cp.Vars["SANDBOX_INACTIVITY_TIMEOUT_MS"])
+	assert.Equal(t, literal("modal"), cp.Vars["SANDBOX_PROVIDER"])
+	assert.Equal(t, literal("t1"), cp.Vars["DEPLOYMENT_NAME"])
+	assert.Equal(t, literal("https://open-inspect-t1.vercel.app"), cp.Vars["WEB_APP_URL"])
+	assert.Equal(t, valueRef{kind: refWorkerURL, text: "control-plane"}, cp.Vars["WORKER_URL"])
+	assert.Equal(t, valueRef{kind: refWorkerURL, text: "control-plane"}, bot.Vars["CONTROL_PLANE_URL"])
+	assert.Equal(t, literal(*c.Worker("slack-bot").Var("DEFAULT_MODEL").Source.Value), bot.Vars["DEFAULT_MODEL"])
+	assert.Equal(t, valueRef{kind: refGenerated, text: "serviceAuthSecretSlackBot"}, cp.Secrets["SERVICE_AUTH_SECRET_SLACK_BOT"])
+	assert.Equal(t, cp.Secrets["SERVICE_AUTH_SECRET_SLACK_BOT"], bot.Secrets["SERVICE_AUTH_SECRET"], "the bot and the control plane share one key")
+	assert.Equal(t, valueRef{kind: refGenerated, text: "providerAccountsEncryptionKey"}, cp.Secrets["PROVIDER_ACCOUNTS_ENCRYPTION_KEY"])
+	assert.Equal(t, valueRef{kind: refSecretInput, text: "githubAppPrivateKey"}, cp.Secrets["GITHUB_APP_PRIVATE_KEY"])
+
+	var generated []string
+	for _, g := range plan.Generated {
+		generated = append(generated, g.Name)
+	}
+	var allGenerated []string
+	for _, g := range c.Generated {
+		allGenerated = append(allGenerated, g.Name)
+	}
+	assert.Equal(t, allGenerated, generated, "the control plane binds every generated secret")
+}
+
+func logicalsOf(list []plannedResource) []string {
+	var out []string
+	for _, r := range list {
+		out = append(out, r.Logical)
+	}
+	return out
+}
+
+// TestSandboxInjection: choosing a provider adds its vars and secrets to the
+// control plane; explicit worker values win.
+func TestSandboxInjection(t *testing.T) {
+	t.Run("daytona", func(t *testing.T) {
+		args := requiredArgs()
+		provider, api, snapshot, target := "daytona", "https://daytona.example/api", "oi-base", "us"
+		args.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{
+			APIURL: &api, APIKey: pulumi.String("dtn"), BaseSnapshot: &snapshot, Target: &target}}
+		args.Workers = []InstallationWorkerArgs{{Name: "control-plane", Vars: map[string]string{"DAYTONA_TARGET": "eu"}}}
+		cp := mustPlan(t, args).worker("control-plane")
+		assert.Equal(t, literal(api), cp.Vars["DAYTONA_API_URL"])
+		assert.Equal(t, literal(snapshot), cp.Vars["DAYTONA_BASE_SNAPSHOT"])
+		assert.Equal(t, literal("eu"), cp.Vars["DAYTONA_TARGET"], "the explicit worker value wins")
+		assert.Equal(t, literal("daytona"), cp.Vars["SANDBOX_PROVIDER"])
+		assert.Equal(t, valueRef{kind: refSecretInput, text: "daytonaApiKey"}, cp.Secrets["DAYTONA_API_KEY"])
+		for k := range cp.Vars {
+			assert.False(t, strings.HasPrefix(k, "MODAL_"), k)
+		}
+	})
+	t.Run("modal", func(t *testing.T) {
+		args := requiredArgs()
+		workspace := "acme"
+		args.Sandbox = &SandboxArgs{Modal: &ModalArgs{Workspace: &workspace, APISecret: pulumi.String("m")}}
+		args.Workers = []InstallationWorkerArgs{{Name: "control-plane",
+			Secrets: map[string]pulumi.StringInput{"MODAL_API_SECRET": pulumi.String("mine")}}}
+		cp := mustPlan(t, args).worker("control-plane")
+		assert.Equal(t, literal("acme"), cp.Vars["MODAL_WORKSPACE"])
+		assert.Equal(t, literal("main"), cp.Vars["MODAL_ENVIRONMENT"])
+		assert.Equal(t, literal(""), cp.Vars["MODAL_ENVIRONMENT_WEB_SUFFIX"])
+		assert.Equal(t, valueRef{kind: refUserSecret, text: "MODAL_API_SECRET"}, cp.Secrets["MODAL_API_SECRET"], "the explicit worker secret wins")
+		for k := range cp.Vars {
+			assert.False(t, strings.HasPrefix(k, "DAYTONA_"), k)
+		}
+	})
+	t.Run("bots and extras", func(t *testing.T) {
+		args := requiredArgs()
+		on, off := true, false
+		args.Slack = &SlackArgs{Enabled: &off}
+		args.LinearBot = &LinearBotArgs{Enabled: &on, WebhookSecret: pulumi.String("w")}
+		args.KvNamespaces = []string{"extra"}
+		target := "extra"
+		args.Workers = []InstallationWorkerArgs{{Name: "control-plane",
+			Bindings: &WorkerBindingsArgs{Kv: []LogicalBinding{{Binding: "EXTRA", Target: &target}}}}}
+		plan := mustPlan(t, args)
+		assert.Equal(t, []string{"session-index", "linear-kv", "extra"}, logicalsOf(plan.KV))
+		assert.Nil(t, plan.worker("slack-bot"))
+		assert.Equal(t, []string{"image-build-finalization", "image-build-finalization-dlq"}, logicalsOf(plan.Queues))
+		cp := plan.worker("control-plane")
+		assert.Equal(t, []string{"LINEAR_BOT->linear-bot"}, bindingNames(cp.Services))
+		assert.Equal(t, []string{"EXTRA->extra", "REPOS_CACHE->session-index"}, bindingNames(cp.KV))
+		linear := plan.worker("linear-bot")
+		require.NotNil(t, linear)
+		assert.Equal(t, valueRef{kind: refWorkerURL, text: "linear-bot"}, linear.Vars["WORKER_URL"])
+		assert.Contains(t, linear.Secrets, "LINEAR_WEBHOOK_SECRET")
+		assert.NotContains(t, linear.Secrets, "LINEAR_CLIENT_SECRET", "an optional secret nobody gave is not bound")
+	})
+}
+
+// TestSpecValidation: every problem is reported at once, each with its field
+// path, and nothing is registered.
+func TestSpecValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		modify func(a *OpenInspectArgs)
+		want   []string
+	}{
+		{"required", func(a *OpenInspectArgs) {
+			a.DeploymentName = ""
+			a.GithubApp = GithubAppArgs{}
+			a.AnthropicAPIKey = nil
+		}, []string{"deploymentName: required", "githubApp.appId: required", "githubApp.privateKey: required", "anthropicApiKey: required"}},
+		{"names", func(a *OpenInspectArgs) {
+			prefix := "Open_Inspect"
+			a.NamePrefix = &prefix
+			a.DeploymentName = strings.Repeat("x", 40)
+		}, []string{"namePrefix: \"Open_Inspect\" is not a valid name part"}},
+		{"too long", func(a *OpenInspectArgs) { a.DeploymentName = strings.Repeat("x", 40) },
+			[]string{"deploymentName: the name \"open-inspect-image-build-finalization-dlq-xxxx"}},
+		{"bindings", func(a *OpenInspectArgs) {
+			missing, bot, nothing := "nope", "linear-bot", ""
+			a.Workers = []InstallationWorkerArgs{{Name: "control-plane", Bindings: &WorkerBindingsArgs{
+				Kv:             []LogicalBinding{{Binding: "X", Target: &missing}},
+				R2:             []LogicalBinding{{Binding: "Y", Target: &missing}},
+				Queues:         []LogicalBinding{{Binding: "Z", Target: &missing}},
+				Services:       []LogicalBinding{{Binding: "LINEAR", Target: &bot}},
+				DurableObjects: []LogicalBinding{{Binding: "OBJ", Target: &nothing}},
+			}}}
+		}, []string{
+			`workers[0].bindings.kv[0].target: no KV namespace "nope" in this installation (add it to kvNamespaces; it has "session-index", "slack-kv")`,
+			`workers[0].bindings.r2[0].target: no R2 bucket "nope"`,
+			`workers[0].bindings.queues[0].target: no queue "nope"`,
+			`workers[0].bindings.services[0].target: no worker "linear-bot" in this installation (enable that bot or add it to workers`,
+			`workers[0].bindings.durableObjects[0].target: required: the Durable Object class`,
+		}},
+		{"workers", func(a *OpenInspectArgs) {
+			a.Workers = []InstallationWorkerArgs{
+				{Name: "extra"},
+				{Name: "extra", Secrets: map[string]pulumi.StringInput{"TOKEN": nil}},
+			}
+		}, []string{`workers[1].name: duplicate worker name "extra" (also workers[0])`, "workers[1].secrets.TOKEN: secret TOKEN has no value"}},
+		{"custom worker without script", func(a *OpenInspectArgs) {
+			a.Workers = []InstallationWorkerArgs{{Name: "extra"}}
+		}, []string{"workers[0].script: required: extra is not an upstream worker"}},
+		{"artifacts", func(a *OpenInspectArgs) { a.Upstream = nil },
+			[]string{"upstream: no bundle for worker control-plane: set upstream.checkout", "upstream: no D1 migrations"}},
+		{"missing bundle", func(a *OpenInspectArgs) {
+			a.Upstream.WorkerBundles = map[string]string{"slack-bot": "does/not/exist.js"}
+		}, []string{"upstream.workerBundles.slack-bot: the bundle does/not/exist.js of worker slack-bot is missing: build it with `npm run build` in packages/slack-bot"}},
+		{"durable object class", func(a *OpenInspectArgs) {
+			class := "MissingDO"
+			a.Workers = []InstallationWorkerArgs{{Name: "control-plane", Bindings: &WorkerBindingsArgs{
+				DurableObjects: []LogicalBinding{{Binding: "OTHER", Target: &class}}}}}
+		}, []string{`workers[0].bindings.durableObjects[0].target: the bundle ` + filepath.Join(fixtureCheckout, "packages", "control-plane", "dist", "index.js") +
+			` of worker control-plane has no Durable Object class "MissingDO" for binding OTHER`}},
+		{"sandbox", func(a *OpenInspectArgs) {
+			provider := "daytona"
+			a.Sandbox = &SandboxArgs{Provider: &provider}
+		}, []string{"sandbox.daytona.apiUrl: required", "sandbox.daytona.apiKey: required", "sandbox.daytona.baseSnapshot: required"}},
+		{"app secrets and web url", func(a *OpenInspectArgs) {
+			u := "http://example.com"
+			a.WebAppURL = &u
+			a.AppSecrets = map[string]pulumi.StringInput{"lower": pulumi.String("x"), "SANDBOX_ID": pulumi.String("x"), "EMPTY": nil}
+		}, []string{`webAppUrl: "http://example.com" must be an https origin`, "appSecrets.lower:", "appSecrets.SANDBOX_ID: SANDBOX_ID is reserved", "appSecrets.EMPTY: secret EMPTY has no value"}},
+		{"web pull secret named like the web's Secret", func(a *OpenInspectArgs) {
+			a.Web = &web.Args{Image: "web:1", Namespace: "oi-t1", ImagePullSecrets: []web.PullSecret{
+				{Name: "registry", Namespace: "infra"}, {Name: "open-inspect-web-t1", Namespace: "infra"}}}
+		}, []string{`web.imagePullSecrets[1].name: "open-inspect-web-t1" is also the name of the web's own Secret`}},
+		{"oauth", func(a *OpenInspectArgs) { a.GithubOAuth = &OAuthArgs{ClientID: "id"} },
+			[]string{"githubOAuth.clientSecret: required"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := requiredArgs()
+			tc.modify(&args)
+			mocks := &recordingMocks{}
+			err := runWithMocks(mocks, args)
+			require.Error(t, err)
+			for _, want := range tc.want {
+				assert.Contains(t, err.Error(), want)
+			}
+			assert.Empty(t, mocks.registered(), "nothing is registered for an invalid spec")
+		})
+	}
+}
+
+// recordingMocks answers registrations like the provider would and records them.
+type recordingMocks struct {
+	mu        sync.Mutex
+	resources []pulumi.MockResourceArgs
+}
+
+func (m *recordingMocks) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
+	m.mu.Lock()
+	m.resources = append(m.resources, args)
+	m.mu.Unlock()
+	out := args.Inputs.Copy()
+	id := args.Name + "-id"
+	switch args.TypeToken {
+	case "openinspect:index:GeneratedSecret":
+		out["value"] = resource.MakeSecret(resource.NewProperty("generated-" + args.Name))
+	case "openinspect:index:D1Database":
+		out["databaseId"] = resource.NewProperty("db-id")
+	case "openinspect:index:D1Migrations":
+		out["appliedCount"] = resource.NewProperty(3.0)
+	case "openinspect:index:KvNamespace":
+		out["namespaceId"] = resource.NewProperty("kv-" + args.Inputs["title"].StringValue())
+	case "openinspect:index:Queue":
+		out["queueId"] = resource.NewProperty("q-" + args.Inputs["name"].StringValue())
+	case "openinspect:index:Worker":
+		out["hash"] = resource.NewProperty("hash-" + args.Inputs["name"].StringValue())
+	case "openinspect:index:WorkerUrls":
+		urls := resource.PropertyMap{}
+		for _, s := range args.Inputs["scripts"].ArrayValue() {
+			urls[resource.PropertyKey(s.StringValue())] = resource.NewProperty("https://" + s.StringValue() + ".acct.workers.dev")
+		}
+		out["urls"] = resource.NewProperty(urls)
+	}
+	return id, out, nil
+}
+
+func (m *recordingMocks) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	return resource.PropertyMap{}, nil
+}
+
+func (m *recordingMocks) registered() []pulumi.MockResourceArgs {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.resources)
+}
+
+func (m *recordingMocks) byName(t *testing.T, name string) pulumi.MockResourceArgs {
+	t.Helper()
+	for _, r := range m.registered() {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no resource %s registered", name)
+	return pulumi.MockResourceArgs{}
+}
+
+func runWithMocks(mocks *recordingMocks, args OpenInspectArgs) error {
+	return pulumi.RunErr(func(ctx *pulumi.Context) error {
+		_, err := NewOpenInspect(ctx, "oi", args)
+		return err
+	}, pulumi.WithMocks("project", "stack", mocks))
+}
+
+// TestInstallationRegistersWiredChildren runs the component against mocks and
+// checks how the children are wired: URLs before the workers exist, shared
+// generated keys, secrets kept secret, the lock in front of everything.
+func TestInstallationRegistersWiredChildren(t *testing.T) {
+	args := requiredArgs()
+	args.AppSecrets = map[string]pulumi.StringInput{"ANTHROPIC_API_KEY": pulumi.ToSecret(pulumi.String("sk")).(pulumi.StringOutput)}
+	adopt := true
+	args.AdoptExisting = &adopt
+	mocks := &recordingMocks{}
+	require.NoError(t, runWithMocks(mocks, args))
+	for _, r := range mocks.registered() {
+		switch strings.TrimPrefix(r.TypeToken, "openinspect:index:") {
+		case "D1Database", "KvNamespace", "R2Bucket", "Queue", "Worker":
+			assert.True(t, r.Inputs["adoptExisting"].BoolValue(), "%s adopts on request", r.Name)
+		}
+	}
+
+	counts := map[string]int{}
+	for _, r := range mocks.registered() {
+		counts[strings.TrimPrefix(r.TypeToken, "openinspect:index:")]++
+	}
+	assert.Equal(t, map[string]int{"OpenInspect": 1, "NameLock": 1, "GeneratedSecret": 6, "D1Database": 1, "D1Migrations": 1,
+		"KvNamespace": 2, "R2Bucket": 1, "Queue": 4, "WorkerUrls": 1, "Worker": 2, "AppSecrets": 1}, counts)
+
+	cp := mocks.byName(t, "oi-worker-control-plane").Inputs
+	vars := cp["vars"].ObjectValue()
+	assert.Equal(t, "https://open-inspect-control-plane-t1.acct.workers.dev", vars["WORKER_URL"].StringValue())
+	assert.True(t, cp["secrets"].ContainsSecrets(), "worker secrets stay secret")
+	secrets := cp["secrets"]
+	for secrets.IsSecret() {
+		secrets = secrets.SecretValue().Element
+	}
+	slackKey := secrets.ObjectValue()["SERVICE_AUTH_SECRET_SLACK_BOT"]
+	for slackKey.IsSecret() {
+		slackKey = slackKey.SecretValue().Element
+	}
+	assert.Equal(t, "generated-oi-secret-serviceAuthSecretSlackBot", slackKey.StringValue())
+	assert.Equal(t, "SessionDO", cp["durableObjects"].ArrayValue()[0].ObjectValue()["className"].StringValue())
+	assert.Equal(t, "db-id", cp["d1Databases"].ArrayValue()[0].ObjectValue()["databaseId"].StringValue())
+	assert.Equal(t, "open-inspect-slack-bot-t1", cp["services"].ArrayValue()[0].ObjectValue()["service"].StringValue())
+	assert.Len(t, cp["crons"].ArrayValue(), 3)
+	consumer := cp["queueConsumers"].ArrayValue()[0].ObjectValue()
+	assert.Equal(t, "q-open-inspect-image-build-finalization-t1", consumer["queueId"].StringValue())
+	assert.Equal(t, "open-inspect-image-build-finalization-dlq-t1", consumer["deadLetterQueue"].StringValue())
+	assert.Equal(t, 12.0, consumer["maxRetries"].NumberValue())
+
+	bot := mocks.byName(t, "oi-worker-slack-bot").Inputs
+	assert.Equal(t, "https://open-inspect-control-plane-t1.acct.workers.dev", bot["vars"].ObjectValue()["CONTROL_PLANE_URL"].StringValue())
+
+	app := mocks.byName(t, "oi-app-secrets").Inputs
+	assert.Equal(t, "slack-bot", app["service"].StringValue())
+	assert.Equal(t, "https://open-inspect-control-plane-t1.acct.workers.dev", app["controlPlaneUrl"].StringValue())
+	assert.True(t, app["secrets"].ContainsSecrets())
+
+	for _, r := range mocks.registered() {
+		if r.TypeToken == "openinspect:index:NameLock" || r.TypeToken == "openinspect:index:OpenInspect" {
+			continue
+		}
+		assert.Contains(t, fmt.Sprint(r.RegisterRPC.GetDependencies()), "oi-names", r.Name+" waits for the name lock")
+	}
+}
+
+func TestGitHeadVerification(t *testing.T) {
+	dir := t.TempDir()
+	_, isGit, err := gitHead(dir)
+	require.NoError(t, err)
+	assert.False(t, isGit)
+
+	pin := loadContract(t).Upstream.Commit
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git", "refs", "heads"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "packed-refs"), []byte("# pack-refs\n"+pin+" refs/heads/main\n"), 0o644))
+	head, isGit, err := gitHead(dir)
+	require.NoError(t, err)
+	assert.True(t, isGit)
+	assert.Equal(t, pin, head)
+
+	other := strings.Repeat("a", 40)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "refs", "heads", "main"), []byte(other+"\n"), 0o644))
+	args := requiredArgs()
+	args.Upstream.Checkout = &dir
+	_, err = planInstallation(loadContract(t), &args)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "upstream.checkout: HEAD is "+other+" but this provider is pinned to "+pin)
+}

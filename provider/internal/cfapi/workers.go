@@ -1,0 +1,257 @@
+package cfapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/textproto"
+	"regexp"
+	"time"
+
+	cf "github.com/cloudflare/cloudflare-go/v4"
+	"github.com/cloudflare/cloudflare-go/v4/option"
+	"github.com/cloudflare/cloudflare-go/v4/workers"
+)
+
+// Workers API error codes the provider branches on.
+const (
+	CodeScriptNotFound            = 10007
+	CodeMigrationTagPrecondition  = 10079
+	CodeServiceBindingUnresolved  = 10143
+	CodeServiceBindingNotFound    = 10144
+	CodeDurableObjectClassMissing = 10061
+	CodeClassAlreadyDeclared      = 10074
+)
+
+// Binding is one entry of a script's metadata.bindings, in the API's shape.
+type Binding struct {
+	Type        string  `json:"type"`
+	Name        string  `json:"name"`
+	ID          string  `json:"id,omitempty"`           // d1
+	NamespaceID string  `json:"namespace_id,omitempty"` // kv_namespace
+	BucketName  string  `json:"bucket_name,omitempty"`  // r2_bucket
+	QueueName   string  `json:"queue_name,omitempty"`   // queue
+	Service     string  `json:"service,omitempty"`      // service
+	Environment string  `json:"environment,omitempty"`  // service
+	ClassName   string  `json:"class_name,omitempty"`   // durable_object_namespace
+	ScriptName  string  `json:"script_name,omitempty"`  // durable_object_namespace in another script
+	Text        *string `json:"text,omitempty"`         // plain_text, secret_text; "" is a valid value
+}
+
+// Migration is a single-step Durable Object migration.
+type Migration struct {
+	OldTag           string   `json:"old_tag,omitempty"`
+	NewTag           string   `json:"new_tag"`
+	NewSqliteClasses []string `json:"new_sqlite_classes,omitempty"`
+	DeletedClasses   []string `json:"deleted_classes,omitempty"`
+}
+
+// Module is one file of an ES module worker.
+type Module struct {
+	Name    string
+	Content []byte
+}
+
+// ScriptUpload is everything one script upload carries.
+type ScriptUpload struct {
+	Name               string
+	MainModule         string
+	Modules            []Module // the main module first
+	CompatibilityDate  string
+	CompatibilityFlags []string
+	Bindings           []Binding
+	Migrations         *Migration
+}
+
+type scriptMetadata struct {
+	MainModule         string     `json:"main_module"`
+	CompatibilityDate  string     `json:"compatibility_date,omitempty"`
+	CompatibilityFlags []string   `json:"compatibility_flags,omitempty"`
+	Bindings           []Binding  `json:"bindings"`
+	Migrations         *Migration `json:"migrations,omitempty"`
+}
+
+// MultipartBody builds the multipart/form-data body of a script upload: the
+// metadata part, then one part per module. cloudflare-go v4 cannot send file
+// parts itself, so the body is built here and handed to the typed method.
+func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err error) {
+	meta, err := json.Marshal(scriptMetadata{
+		MainModule:         u.MainModule,
+		CompatibilityDate:  u.CompatibilityDate,
+		CompatibilityFlags: u.CompatibilityFlags,
+		Bindings:           nonNil(u.Bindings),
+		Migrations:         u.Migrations,
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("encoding script metadata: %w", err)
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	if err := writePart(mw, "metadata", "", "application/json", meta); err != nil {
+		return "", nil, err
+	}
+	for _, m := range u.Modules {
+		if err := writePart(mw, m.Name, m.Name, moduleContentType(m.Name), m.Content); err != nil {
+			return "", nil, err
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return "", nil, err
+	}
+	return mw.FormDataContentType(), buf.Bytes(), nil
+}
+
+func nonNil(b []Binding) []Binding {
+	if b == nil {
+		return []Binding{}
+	}
+	return b
+}
+
+func writePart(mw *multipart.Writer, name, filename, contentType string, content []byte) error {
+	h := textproto.MIMEHeader{}
+	disposition := fmt.Sprintf(`form-data; name=%q`, name)
+	if filename != "" {
+		disposition += fmt.Sprintf(`; filename=%q`, filename)
+	}
+	h.Set("Content-Disposition", disposition)
+	h.Set("Content-Type", contentType)
+	w, err := mw.CreatePart(h)
+	if err != nil {
+		return fmt.Errorf("writing part %s: %w", name, err)
+	}
+	_, err = w.Write(content)
+	return err
+}
+
+var (
+	cjsModule  = regexp.MustCompile(`\.cjs$`)
+	wasmModule = regexp.MustCompile(`\.wasm$`)
+	textModule = regexp.MustCompile(`\.(txt|html|md)$`)
+)
+
+func moduleContentType(name string) string {
+	switch {
+	case cjsModule.MatchString(name):
+		return "application/javascript"
+	case wasmModule.MatchString(name):
+		return "application/wasm"
+	case textModule.MatchString(name):
+		return "text/plain"
+	}
+	return "application/javascript+module"
+}
+
+// Script is what the API reports about an uploaded script.
+type Script struct {
+	Name       string
+	Etag       string
+	ModifiedOn time.Time
+}
+
+// UploadScript creates or replaces a script with all its bindings.
+func (c *Client) UploadScript(ctx context.Context, u ScriptUpload) (Script, error) {
+	contentType, body, err := u.MultipartBody()
+	if err != nil {
+		return Script{}, err
+	}
+	res, err := c.api.Workers.Scripts.Update(ctx, u.Name, workers.ScriptUpdateParams{AccountID: cf.F(c.accountID)},
+		option.WithRequestBody(contentType, body))
+	if err != nil {
+		return Script{}, wrap(fmt.Sprintf("upload worker %q", u.Name), err)
+	}
+	return Script{Name: u.Name, Etag: res.Etag, ModifiedOn: res.ModifiedOn}, nil
+}
+
+// FindScript returns the script with this name, or ok=false.
+func (c *Client) FindScript(ctx context.Context, name string) (Script, bool, error) {
+	page, err := c.api.Workers.Scripts.List(ctx, workers.ScriptListParams{AccountID: cf.F(c.accountID)})
+	if err != nil {
+		return Script{}, false, wrap("list workers", err)
+	}
+	for _, s := range page.Result {
+		if s.ID == name {
+			return Script{Name: s.ID, Etag: s.Etag, ModifiedOn: s.ModifiedOn}, true, nil
+		}
+	}
+	return Script{}, false, nil
+}
+
+// ScriptSettings are the parts of a script's configuration Read compares.
+type ScriptSettings struct {
+	Bindings          []Binding
+	CompatibilityDate string
+	MigrationTag      string
+}
+
+// GetScriptSettings reads a script's bindings and migration tag.
+func (c *Client) GetScriptSettings(ctx context.Context, name string) (ScriptSettings, error) {
+	var raw struct {
+		Bindings          []Binding `json:"bindings"`
+		CompatibilityDate string    `json:"compatibility_date"`
+		Migrations        struct {
+			NewTag string `json:"new_tag"`
+		} `json:"migrations"`
+	}
+	res, err := c.api.Workers.Scripts.ScriptAndVersionSettings.Get(ctx, name,
+		workers.ScriptScriptAndVersionSettingGetParams{AccountID: cf.F(c.accountID)})
+	if err != nil {
+		return ScriptSettings{}, wrap(fmt.Sprintf("read settings of worker %q", name), err)
+	}
+	if err := json.Unmarshal([]byte(res.JSON.RawJSON()), &raw); err != nil {
+		return ScriptSettings{}, fmt.Errorf("decoding settings of worker %q: %w", name, err)
+	}
+	return ScriptSettings{Bindings: raw.Bindings, CompatibilityDate: raw.CompatibilityDate, MigrationTag: raw.Migrations.NewTag}, nil
+}
+
+// DeleteScript deletes a script. force also removes its Durable Object
+// namespaces and the links other scripts hold to it, which is what deleting
+// an installation means; without it a destroy would wedge on those links.
+func (c *Client) DeleteScript(ctx context.Context, name string) error {
+	_, err := c.api.Workers.Scripts.Delete(ctx, name, workers.ScriptDeleteParams{AccountID: cf.F(c.accountID), Force: cf.F(true)})
+	if err = wrap(fmt.Sprintf("delete worker %q", name), err); err != nil && !IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// SetSchedules replaces a script's cron triggers; an empty list removes them.
+func (c *Client) SetSchedules(ctx context.Context, name string, crons []string) error {
+	body := make([]workers.ScriptScheduleUpdateParamsBody, 0, len(crons))
+	for _, cron := range crons {
+		body = append(body, workers.ScriptScheduleUpdateParamsBody{Cron: cf.F(cron)})
+	}
+	_, err := c.api.Workers.Scripts.Schedules.Update(ctx, name, workers.ScriptScheduleUpdateParams{
+		AccountID: cf.F(c.accountID), Body: body})
+	return wrap(fmt.Sprintf("set cron triggers of worker %q", name), err)
+}
+
+// SetWorkersDev turns the script's workers.dev route on or off.
+func (c *Client) SetWorkersDev(ctx context.Context, name string, enabled bool) error {
+	_, err := c.api.Workers.Scripts.Subdomain.New(ctx, name, workers.ScriptSubdomainNewParams{
+		AccountID: cf.F(c.accountID), Enabled: cf.F(enabled)})
+	return wrap(fmt.Sprintf("set workers.dev for worker %q", name), err)
+}
+
+// AccountSubdomain is the account's workers.dev subdomain ("" if none).
+func (c *Client) AccountSubdomain(ctx context.Context) (string, error) {
+	res, err := c.api.Workers.Subdomains.Get(ctx, workers.SubdomainGetParams{AccountID: cf.F(c.accountID)})
+	if err != nil {
+		if IsNotFound(wrap("", err)) {
+			return "", nil
+		}
+		return "", wrap("read the account's workers.dev subdomain", err)
+	}
+	return res.Subdomain, nil
+}
+
+// WorkersDevURL is a script's URL under a base URL (emulators, tests) or the
+// account's workers.dev subdomain.
+func WorkersDevURL(baseURL, subdomain, script string) string {
+	if baseURL != "" {
+		return baseURL + "/" + script
+	}
+	return fmt.Sprintf("https://%s.%s.workers.dev", script, subdomain)
+}

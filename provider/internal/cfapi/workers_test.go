@@ -1,0 +1,76 @@
+package cfapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestScriptUploadMultipartBody(t *testing.T) {
+	secret, empty := "v", ""
+	up := ScriptUpload{
+		Name: "w", MainModule: "index.js",
+		Modules: []Module{
+			{Name: "index.js", Content: []byte("export default {}")},
+			{Name: "lib.cjs", Content: []byte("module.exports = 1")},
+		},
+		CompatibilityDate:  "2024-09-23",
+		CompatibilityFlags: []string{"nodejs_compat"},
+		Bindings: []Binding{
+			{Type: "d1", Name: "DB", ID: "db-id"},
+			{Type: "secret_text", Name: "KEY", Text: &secret},
+			{Type: "plain_text", Name: "EMPTY", Text: &empty},
+		},
+		Migrations: &Migration{NewTag: "v1", NewSqliteClasses: []string{"SessionDO"}},
+	}
+	contentType, body, err := up.MultipartBody()
+	require.NoError(t, err)
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	require.NoError(t, err)
+	assert.Equal(t, "multipart/form-data", mediaType)
+
+	reader := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	parts := map[string]string{}
+	types := map[string]string{}
+	var order []string
+	for {
+		part, err := reader.NextPart()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		content, err := io.ReadAll(part)
+		require.NoError(t, err)
+		parts[part.FormName()] = string(content)
+		types[part.FormName()] = part.Header.Get("Content-Type")
+		order = append(order, part.FormName())
+	}
+	assert.Equal(t, []string{"metadata", "index.js", "lib.cjs"}, order)
+	assert.Equal(t, "application/javascript+module", types["index.js"])
+	assert.Equal(t, "application/javascript", types["lib.cjs"])
+
+	var meta map[string]any
+	require.NoError(t, json.Unmarshal([]byte(parts["metadata"]), &meta))
+	assert.Equal(t, "index.js", meta["main_module"])
+	assert.Equal(t, map[string]any{"new_tag": "v1", "new_sqlite_classes": []any{"SessionDO"}}, meta["migrations"])
+	assert.Equal(t, []any{
+		map[string]any{"type": "d1", "name": "DB", "id": "db-id"},
+		map[string]any{"type": "secret_text", "name": "KEY", "text": "v"},
+		map[string]any{"type": "plain_text", "name": "EMPTY", "text": ""},
+	}, meta["bindings"], "an empty var is sent with its empty text")
+}
+
+func TestAPIErrorNamesOperationAndCodes(t *testing.T) {
+	err := &APIError{Op: "create queue \"q\"", StatusCode: 400, Codes: []int{11009}, Messages: []string{"exists"}}
+	assert.Equal(t, `create queue "q": HTTP 400: [11009] exists`, err.Error())
+	assert.True(t, HasCode(err, 11009))
+	assert.False(t, HasCode(err, 1))
+	assert.False(t, IsNotFound(err))
+	assert.True(t, IsNotFound(&APIError{StatusCode: 404}))
+}

@@ -1,0 +1,61 @@
+package common
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"reflect"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+)
+
+// PackageName is the Pulumi package name; tokens are openinspect:index:<Name>.
+const PackageName = "openinspect"
+
+// ModuleMap puts every family's resources and types into the schema's one
+// "index" module. Tokens are derived from a Go type's package (the last path
+// element), so without it a Worker would be openinspect:cloudflare:Worker; the
+// families are a code layout, not part of the public API.
+var ModuleMap = map[tokens.ModuleName]tokens.ModuleName{
+	"provider":     "index",
+	"config":       "index",
+	"cloudflare":   "index",
+	"platform":     "index",
+	"sandbox":      "index",
+	"installation": "index",
+	"web":          "index",
+}
+
+// Token is the type token of a resource or type named name.
+func Token(name string) string { return PackageName + ":index:" + name }
+
+// PulumiName is the property name a struct field has on the wire: its pulumi
+// tag without options.
+func PulumiName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("pulumi"), ",")
+	return name
+}
+
+// SHA256Hex is the lower-case hex SHA-256 of b, the digest every content hash
+// of the provider uses.
+func SHA256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// IsUnknown reports whether an input is not yet known (a preview with values
+// that depend on resources not created yet). Unknown values decode as zero
+// values, so validation must skip them rather than reject them.
+func IsUnknown(inputs property.Map, key string) bool {
+	v, ok := inputs.GetOk(key)
+	return ok && v.IsComputed()
+}
+
+// Deref is *p, or fallback when p is nil: optional inputs are pointers.
+func Deref[T any](p *T, fallback T) T {
+	if p == nil {
+		return fallback
+	}
+	return *p
+}

@@ -1,0 +1,154 @@
+package providertest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/blang/semver"
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/integration"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+)
+
+// FixtureWorker is a small ES module worker written for the tests: a default
+// fetch handler and the Durable Object class SessionDO.
+const FixtureWorker = "export class SessionDO { async fetch() { return new Response('do'); } }\n" +
+	"export default { async fetch() { return new Response('ok'); } };\n"
+
+// sdkEnv are variables cloudflare-go reads by itself (DefaultClientOptions);
+// a developer's shell may hold them, and they must not reach a test client.
+var sdkEnv = []string{"CLOUDFLARE_API_KEY", "CLOUDFLARE_EMAIL", "CLOUDFLARE_BASE_URL", "CLOUDFLARE_API_USER_SERVICE_KEY"}
+
+// ClearEnv empties every variable the provider's configuration falls back to,
+// and those the SDKs read, so a test never depends on the caller's shell.
+func ClearEnv(t testing.TB) {
+	t.Helper()
+	for _, k := range append(config.EnvVars(), sdkEnv...) {
+		t.Setenv(k, "")
+	}
+}
+
+// NewServer serves the provider in-process, unconfigured.
+func NewServer(t testing.TB, opts ...provider.Option) integration.Server {
+	t.Helper()
+	prov, err := provider.New(opts...)
+	require.NoError(t, err)
+	server, err := integration.NewServer(t.Context(), provider.Name, semver.MustParse("1.0.0"), integration.WithProvider(prov))
+	require.NoError(t, err)
+	return server
+}
+
+// Harness is the provider configured against its own emulator.
+type Harness struct {
+	Server integration.Server
+	Emu    *emulator.Server
+
+	databases int // numbers the databases NewDatabase creates
+}
+
+// NewHarness starts an emulator in a temporary directory and a provider
+// configured for it, with the caller's environment cleared.
+func NewHarness(t testing.TB, opts ...provider.Option) *Harness {
+	t.Helper()
+	ClearEnv(t)
+	emu, err := emulator.Start(emulator.Options{DataDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+	server := NewServer(t, opts...)
+	require.NoError(t, server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"cloudflareApiToken":   property.New(emulator.DefaultToken).WithSecret(true),
+		"cloudflareAccountId":  property.New(emulator.DefaultAccountID),
+		"cloudflareApiBaseUrl": property.New(emu.CloudflareBaseURL()),
+	})}))
+	return &Harness{Server: server, Emu: emu}
+}
+
+// Client is a Cloudflare client on the harness's emulator account, for
+// arranging and inspecting what the provider sees.
+func (h *Harness) Client(t testing.TB) *cfapi.Client {
+	t.Helper()
+	client, err := cfapi.New(cfapi.Options{APIToken: emulator.DefaultToken,
+		AccountID: emulator.DefaultAccountID, BaseURL: h.Emu.CloudflareBaseURL()})
+	require.NoError(t, err)
+	return client
+}
+
+// NewDatabase creates a D1 database directly (not through the provider) and
+// returns a client and its ID.
+func (h *Harness) NewDatabase(t testing.TB) (*cfapi.Client, string) {
+	t.Helper()
+	client := h.Client(t)
+	h.databases++
+	db, err := client.CreateDatabase(t.Context(), fmt.Sprintf("oi-migrations-%d", h.databases), "")
+	require.NoError(t, err)
+	return client, db.ID
+}
+
+// ProviderURN is the URN of the test stack's default provider.
+var ProviderURN = URN("pulumi:providers:"+common.PackageName, "default")
+
+// URN is a test stack's URN for a resource of type token.
+func URN(token, name string) resource.URN {
+	return resource.NewURN("test", common.PackageName, "", tokens.Type(token), name)
+}
+
+// Props builds a property map from plain Go values, nested maps and slices
+// included.
+func Props(t testing.TB, m map[string]any) property.Map {
+	t.Helper()
+	return Value(t, m).AsMap()
+}
+
+// Value converts a plain Go value (maps, slices, ints, strings, bools).
+func Value(t testing.TB, v any) property.Value {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]property.Value{}
+		for k, e := range v {
+			out[k] = Value(t, e)
+		}
+		return property.New(out)
+	case []any:
+		out := make([]property.Value, len(v))
+		for i, e := range v {
+			out[i] = Value(t, e)
+		}
+		return property.New(out)
+	case int:
+		return property.New(float64(v))
+	}
+	pv, err := property.Any(v)
+	require.NoError(t, err)
+	return pv
+}
+
+// List is a property list of objects.
+func List(items ...map[string]any) []any {
+	out := make([]any, len(items))
+	for i, m := range items {
+		out[i] = m
+	}
+	return out
+}
+
+// Strings reads a property list of strings; anything else reads as nil.
+func Strings(v property.Value) []string {
+	if !v.IsArray() {
+		return nil
+	}
+	var out []string
+	for _, s := range v.AsArray().All {
+		out = append(out, s.AsString())
+	}
+	return out
+}
