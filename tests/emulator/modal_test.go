@@ -336,7 +336,9 @@ func TestModalCountsAndFaults(t *testing.T) {
 	code, _ := get(t, s.URL()+"/modal.client.ModalClient/AppList")
 	assert.Equal(t, http.StatusUnsupportedMediaType, code)
 
-	assert.Panics(t, func() { s.InjectFault(emulator.Fault{Route: "/modal.client.ModalClient/AppList", Kind: emulator.FaultImageBuildFailure}) })
+	assert.Panics(t, func() {
+		s.InjectFault(emulator.Fault{Route: "/modal.client.ModalClient/AppList", Kind: emulator.FaultImageBuildFailure})
+	})
 }
 
 func TestModalPersistence(t *testing.T) {
