@@ -469,7 +469,7 @@ func (api *modalAPI) SandboxCreate(ctx context.Context, req *pb.SandboxCreateReq
 	if err == nil {
 		err = m.checkRefs(ctx, def.GetImageId(), def.GetSecretIds(), nil)
 	}
-	if err == nil && def.HasName() {
+	if err == nil && def.GetName() != "" {
 		for _, other := range m.st.Sandboxes {
 			if other.AppID == a.ID && other.Name == def.GetName() && other.running(time.Now()) {
 				err = status.Errorf(codes.AlreadyExists, "Sandbox with name '%s' already exists in App %s", def.GetName(), a.ID)
