@@ -656,10 +656,16 @@ func (m *modalEmu) functionDigest(f *modalFunction) string {
 	for _, id := range f.SecretIDs {
 		fmt.Fprintf(h, "secret %s\x00", id)
 	}
+	// The CLI sends a function's mounts in no fixed order: they are a set.
+	var mounts []string
 	for _, id := range f.MountIDs {
 		if mt, ok := m.st.Mounts[id]; ok {
-			fmt.Fprintf(h, "mount %s\x00", mt.Checksum)
+			mounts = append(mounts, mt.Checksum)
 		}
+	}
+	slices.Sort(mounts)
+	for _, sum := range mounts {
+		fmt.Fprintf(h, "mount %s\x00", sum)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
