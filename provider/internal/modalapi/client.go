@@ -21,7 +21,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +31,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,10 +66,11 @@ type Client struct {
 	target string
 	creds  credentials.TransportCredentials
 
+	tokens tokenCache
+
 	mu     sync.Mutex
 	conn   *grpc.ClientConn
 	raw    pb.ModalClientClient
-	tokens *modal.AuthTokenManager
 	sdk    *modal.Client
 	closed bool
 }
@@ -115,10 +119,6 @@ func (c *Client) Close() error {
 		c.sdk.Close()
 		c.sdk = nil
 	}
-	if c.tokens != nil {
-		c.tokens.Stop()
-		c.tokens = nil
-	}
 	var err error
 	if c.conn != nil {
 		err = c.conn.Close()
@@ -143,30 +143,110 @@ func (c *Client) connect(ctx context.Context) (pb.ModalClientClient, *modal.Clie
 		conn, err := grpc.NewClient(c.target,
 			grpc.WithTransportCredentials(c.creds),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(100<<20), grpc.MaxCallSendMsgSize(100<<20)),
-			grpc.WithChainUnaryInterceptor(c.headers, c.authToken, retry),
+			grpc.WithChainUnaryInterceptor(c.headers, c.authToken, retry, defaultTimeout),
 			grpc.WithChainStreamInterceptor(c.streamHeaders),
 		)
 		if err != nil {
 			return nil, nil, fmt.Errorf("modal: connecting to %s: %w", c.target, err)
 		}
 		c.conn, c.raw = conn, pb.NewModalClientClient(conn)
-		c.tokens = modal.NewAuthTokenManager(c.raw, discardLogger)
 	}
-	// Both token managers fetch in the background from here on; ours serves
-	// the raw calls, modal-go's is started by NewClientWithOptions.
-	if err := c.tokens.Start(ctx); err != nil {
+	// Checking the credentials first, under the caller's deadline, turns a
+	// bad token into a prompt error.
+	if _, err := c.tokens.get(ctx, c.raw); err != nil {
 		return nil, nil, fmt.Errorf("modal: authenticating: %w", err)
 	}
-	sdk, err := modal.NewClientWithOptions(&modal.ClientParams{
-		TokenID: c.opts.TokenID, TokenSecret: c.opts.TokenSecret, Environment: c.opts.Environment,
-		ControlPlaneClient: c.raw, Logger: discardLogger,
-	})
+	// modal-go fetches its own token while it builds, with no deadline of
+	// ours; wait for it only as long as ctx allows.
+	type built struct {
+		sdk *modal.Client
+		err error
+	}
+	done := make(chan built, 1)
+	go func() {
+		sdk, err := modal.NewClientWithOptions(&modal.ClientParams{
+			TokenID: c.opts.TokenID, TokenSecret: c.opts.TokenSecret, Environment: c.opts.Environment,
+			ControlPlaneClient: c.raw, Logger: discardLogger,
+		})
+		done <- built{sdk, err}
+	}()
+	select {
+	case b := <-done:
+		if b.err != nil {
+			return nil, nil, fmt.Errorf("modal: authenticating: %w", b.err)
+		}
+		c.sdk = b.sdk
+		return c.raw, c.sdk, nil
+	case <-ctx.Done():
+		go func() {
+			if b := <-done; b.sdk != nil {
+				b.sdk.Close()
+			}
+		}()
+		return nil, nil, fmt.Errorf("modal: authenticating: %w", ctx.Err())
+	}
+}
+
+// tokenCache holds the short-lived token AuthTokenGet issues, refreshed on
+// demand (no background goroutine) a few minutes before it expires.
+type tokenCache struct {
+	mu     sync.Mutex
+	token  string
+	expiry time.Time
+}
+
+// tokenRefreshWindow is how long before expiry a token is replaced, and
+// tokenDefaultTTL what a token without an exp claim is assumed to last
+// (both modal-go's).
+const (
+	tokenRefreshWindow = 5 * time.Minute
+	tokenDefaultTTL    = 20 * time.Minute
+)
+
+func (t *tokenCache) get(ctx context.Context, raw pb.ModalClientClient) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.token != "" && time.Until(t.expiry) > tokenRefreshWindow {
+		return t.token, nil
+	}
+	resp, err := raw.AuthTokenGet(ctx, &pb.AuthTokenGetRequest{})
 	if err != nil {
-		c.tokens.Stop()
-		return nil, nil, fmt.Errorf("modal: authenticating: %w", err)
+		return "", err
 	}
-	c.sdk = sdk
-	return c.raw, c.sdk, nil
+	if resp.GetToken() == "" {
+		return "", errors.New("Modal answered AuthTokenGet without a token")
+	}
+	t.token, t.expiry = resp.GetToken(), jwtExpiry(resp.GetToken())
+	return t.token, nil
+}
+
+// jwtExpiry reads a JWT's exp claim without verifying it (the token is
+// Modal's business; only its lifetime matters here).
+func jwtExpiry(tok string) time.Time {
+	parts := strings.Split(tok, ".")
+	if len(parts) == 3 {
+		if b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "=")); err == nil {
+			var claims struct {
+				Exp float64 `json:"exp"`
+			}
+			if json.Unmarshal(b, &claims) == nil && claims.Exp > 0 {
+				return time.Unix(int64(claims.Exp), 0)
+			}
+		}
+	}
+	return time.Now().Add(tokenDefaultTTL)
+}
+
+// defaultTimeout bounds calls made without a deadline (modal-go makes some
+// with context.Background), so a server that never answers cannot hang a
+// deploy forever.
+func defaultTimeout(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
 }
 
 // discardLogger keeps modal-go quiet: a provider's stderr is the engine's
@@ -198,14 +278,11 @@ func (c *Client) streamHeaders(ctx context.Context, desc *grpc.StreamDesc, cc *g
 // on its own connections.
 func (c *Client) authToken(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if method != pb.ModalClient_AuthTokenGet_FullMethodName {
-		c.mu.Lock()
-		m := c.tokens
-		c.mu.Unlock()
-		if m != nil {
-			if tok, err := m.GetToken(ctx); err == nil && tok != "" {
-				ctx = metadata.AppendToOutgoingContext(ctx, "x-modal-auth-token", tok)
-			}
+		tok, err := c.tokens.get(ctx, pb.NewModalClientClient(cc))
+		if err != nil {
+			return fmt.Errorf("getting an auth token: %w", err)
 		}
+		ctx = metadata.AppendToOutgoingContext(ctx, "x-modal-auth-token", tok)
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
 }
