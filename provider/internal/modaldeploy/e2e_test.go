@@ -1,11 +1,14 @@
-package modaldeploy_test
+package modaldeploy
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -17,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
@@ -42,15 +44,15 @@ func testPython(t *testing.T) string {
 			candidates = append(candidates, found...)
 		}
 	}
-	if p, _, err := modaldeploy.FindPython(""); err == nil {
+	if p, _, err := FindPython(""); err == nil {
 		return p
 	}
 	for _, p := range candidates {
-		if p, _, err := modaldeploy.FindPython(p); err == nil {
+		if p, _, err := FindPython(p); err == nil {
 			return p
 		}
 	}
-	msg := "no Python 3.12+ (set " + modaldeploy.PythonEnvVar + ")"
+	msg := "no Python 3.12+ (set " + PythonEnvVar + ")"
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg)
 	}
@@ -172,13 +174,13 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 	}
 
 	var progress []string
-	r := &modaldeploy.Runner{
+	r := &Runner{
 		Python:   python,
 		CacheDir: filepath.Join(toolsCache(t), "modal-venvs"),
 		Progress: func(s string) { progress = append(progress, s); t.Log(s) },
 		Redact:   values,
 	}
-	target := modaldeploy.Target{ServerURL: s.URL(), TokenID: emulator.DefaultModalTokenID, TokenSecret: emulator.DefaultModalTokenSecret, Environment: env}
+	target := Target{ServerURL: s.URL(), TokenID: emulator.DefaultModalTokenID, TokenSecret: emulator.DefaultModalTokenSecret, Environment: env}
 	res, err := r.Run(ctx, app, target)
 	require.NoError(t, err)
 	t.Logf("first run: environment %s (reused %v) in %s, deploy in %s", filepath.Base(res.Venv), res.Reused, res.Setup.Round(time.Millisecond), res.Deploy.Round(time.Millisecond))
@@ -228,6 +230,31 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 	}
 	assert.Equal(t, 1, s.Inventory().Modal.Apps[0].Version)
 	assert.Equal(t, before, listing(t, filepath.Dir(app)), "nothing was written into the app")
+
+	// The CLI's other commands a person would reach for work too.
+	cli := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, venvPython(res.Venv), append([]string{"-m", "modal"}, args...)...)
+		cmd.Dir, cmd.Env = t.TempDir(), r.childEnv(res.Venv, target)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "modal %s: %s", strings.Join(args, " "), out)
+		return string(out)
+	}
+	var secretList []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(cli("secret", "list", "--json")), &secretList))
+	assert.Len(t, secretList, 3)
+	var appList []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(cli("app", "list", "--json")), &appList))
+	require.Len(t, appList, 1)
+	assert.Equal(t, deployed.ID, appList[0]["App ID"])
+	assert.Equal(t, "deployed", appList[0]["State"])
+	cli("app", "stop", "open-inspect", "-y")
+	_, found, err = mc.DeployedApp(ctx, "open-inspect")
+	require.NoError(t, err)
+	assert.False(t, found)
+	resp, err = http.Get(health)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
 // TestDeployFailureIsReported deploys with the secrets missing: the CLI
@@ -244,12 +271,65 @@ func TestDeployFailureIsReported(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
-	r := &modaldeploy.Runner{Python: python, CacheDir: filepath.Join(toolsCache(t), "modal-venvs")}
-	_, err = r.Run(ctx, app, modaldeploy.Target{ServerURL: s.URL(), TokenID: "ak-x", TokenSecret: "as-failure-test-secret"})
+	r := &Runner{Python: python, CacheDir: filepath.Join(toolsCache(t), "modal-venvs")}
+	_, err = r.Run(ctx, app, Target{ServerURL: s.URL(), TokenID: "ak-x", TokenSecret: "as-failure-test-secret"})
 	require.Error(t, err)
 	msg := err.Error()
 	assert.Contains(t, msg, "modal deploy deploy.py failed")
 	assert.Regexp(t, `Secret '(llm-api-keys|github-app|internal-api)' not found`, msg, "the output names a missing secret")
 	assert.NotContains(t, msg, "as-failure-test-secret")
 	t.Logf("reported as: %s", msg)
+}
+
+// TestConcurrentBuildsShareOneEnvironment builds the same environment twice
+// at once into an empty cache (uv's download cache and uv itself borrowed
+// from the shared one, so nothing is downloaded again): both runs end up
+// with the one environment, and no half-built directory is left.
+func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two environments")
+	}
+	python := testPython(t)
+	app := readOnlyFixture(t)
+	shared := filepath.Join(toolsCache(t), "modal-venvs")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	py, err := PythonVersion(ctx, python)
+	require.NoError(t, err)
+	warm := &Runner{Python: python, CacheDir: shared}
+	_, err = warm.uv(ctx, py) // make sure there is a uv to borrow
+	require.NoError(t, err)
+
+	cache := t.TempDir()
+	uvDir := fmt.Sprintf("uv-%s-py%d.%d", UVVersion, py.Major, py.Minor)
+	require.NoError(t, os.MkdirAll(filepath.Join(shared, "uv-cache"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(shared, uvDir), filepath.Join(cache, uvDir)))
+	require.NoError(t, os.Symlink(filepath.Join(shared, "uv-cache"), filepath.Join(cache, "uv-cache")))
+
+	r := &Runner{Python: python, CacheDir: cache}
+	type result struct {
+		venv string
+		err  error
+	}
+	results := make(chan result, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			venv, _, err := r.environment(ctx, app)
+			results <- result{venv, err}
+		}()
+	}
+	a, b := <-results, <-results
+	require.NoError(t, a.err)
+	require.NoError(t, b.err)
+	assert.Equal(t, a.venv, b.venv)
+	entries, err := os.ReadDir(cache)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{uvDir, "uv-cache", filepath.Base(a.venv)}, names, "one environment, no leftovers")
+	out, err := exec.CommandContext(ctx, venvPython(a.venv), "-c", "import modal, sandbox_runtime; print(modal.__version__)").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "1.4.3", strings.TrimSpace(string(out)))
 }
