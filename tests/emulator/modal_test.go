@@ -366,3 +366,33 @@ func TestModalPersistence(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code)
 	assert.JSONEq(t, emulator.ModalHealthBody, body)
 }
+
+func TestModalSlowBuildAndAdmin(t *testing.T) {
+	s := start(t, emulator.Options{ModalImageBuildTime: 300 * time.Millisecond})
+	ctx := context.Background()
+	c := mustModal(t, s, "")
+	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
+	require.NoError(t, err)
+	t0 := time.Now()
+	img, err := c.Images.FromRegistry("debian:bookworm-slim", nil).Build(ctx, app)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(t0), 300*time.Millisecond, "the client followed the build until it ended")
+	assert.Equal(t, 1, s.Counts()["grpc /modal.client.ModalClient/ImageJoinStreaming"])
+
+	code, body := get(t, s.URL()+"/__emulator/modal/images")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, img.ImageID)
+	resp, err := http.Post(s.URL()+"/__emulator/modal/sandboxes", "application/json",
+		strings.NewReader(`{"app":"open-inspect","tags":{"openinspect_kind":"session"}}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
+	resp, err = http.Post(s.URL()+"/__emulator/modal/sandboxes", "application/json", strings.NewReader(`{"app":"missing"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	inv := s.Inventory().Modal
+	require.Len(t, inv.Sandboxes, 1)
+	assert.Equal(t, map[string]string{"openinspect_kind": "session"}, inv.Sandboxes[0].Tags)
+	assert.False(t, inv.Empty(), "a running sandbox is something left behind")
+}
