@@ -140,6 +140,18 @@ func TestModalAuth(t *testing.T) {
 	// Without the pair, nothing is answered.
 	_, err = rawModal(t, s, "", "").AppList(context.Background(), pb.AppListRequest_builder{}.Build())
 	assert.Equal(t, codes.Unauthenticated, status.Code(err))
+
+	// The token AuthTokenGet issues is accepted on its own afterwards; a
+	// forged one is not.
+	tok, err := rawModal(t, s, "ak-two", "as-two").AuthTokenGet(context.Background(), &pb.AuthTokenGetRequest{})
+	require.NoError(t, err)
+	noPair := rawModal(t, s, "", "")
+	ws, err := noPair.WorkspaceNameLookup(metadata.AppendToOutgoingContext(context.Background(), "x-modal-auth-token", tok.GetToken()), &emptypb.Empty{})
+	require.NoError(t, err)
+	assert.Equal(t, "team-two", ws.GetWorkspaceName())
+	forged := tok.GetToken()[:strings.LastIndexByte(tok.GetToken(), '.')] + ".AAAA"
+	_, err = noPair.WorkspaceNameLookup(metadata.AppendToOutgoingContext(context.Background(), "x-modal-auth-token", forged), &emptypb.Empty{})
+	assert.Equal(t, codes.Unauthenticated, status.Code(err))
 }
 
 func TestModalEnvironments(t *testing.T) {
