@@ -249,7 +249,8 @@ func (r *Runner) uvEnv(venv string) []string {
 	)
 }
 
-// childEnv is the environment of the deploy steps: the Modal target (and
+// childEnv is the environment of the deploy steps (where a key appears
+// twice, os/exec keeps the last, so PATH here wins): the Modal target (and
 // nothing of the caller's own Modal settings: MODAL_CONFIG_PATH points at a
 // file that does not exist, so ~/.modal.toml is not read), the cached
 // environment first on PATH, and no bytecode written into the app.
@@ -281,12 +282,12 @@ func scrubbedEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case strings.HasPrefix(k, "MODAL_"), strings.HasPrefix(k, "UV_"), k == "VIRTUAL_ENV", k == "PYTHONPATH", k == "PYTHONHOME", k == "PATH":
+		case strings.HasPrefix(k, "MODAL_"), strings.HasPrefix(k, "UV_"), k == "VIRTUAL_ENV", k == "PYTHONPATH", k == "PYTHONHOME":
 			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, "PATH="+os.Getenv("PATH"))
+	return out
 }
 
 // step runs one deploy step; a failure quotes the step's last output lines.
