@@ -60,6 +60,16 @@ type Options struct {
 	// WorkersSubdomain is every account's workers.dev subdomain until one is
 	// set with PUT workers/subdomain. Empty means DefaultWorkersSubdomain.
 	WorkersSubdomain string
+	// ModalTokens are the accepted Modal token pairs, each with its
+	// workspace (modal.go). Nil means DefaultModalTokenID and
+	// DefaultModalTokenSecret -> DefaultModalWorkspace.
+	ModalTokens []ModalToken
+	// ModalWebSuffixes overrides the web suffix of Modal environments by
+	// name; by default "main" has none and any other environment its name.
+	ModalWebSuffixes map[string]string
+	// ModalImageBuildTime is how long an emulated Modal image build takes
+	// (default 0: done as soon as a client follows it).
+	ModalImageBuildTime time.Duration
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -86,6 +96,8 @@ type Server struct {
 	saveMu   sync.Mutex
 	saveSeq  uint64
 	savedSeq uint64
+
+	modal *modalEmu // the Modal API (modal.go), with its own lock and file
 
 	statsMu     sync.Mutex
 	counts      map[string]int
@@ -150,6 +162,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.st = st
+	if err := s.openModal(opts); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
 	s.mux = http.NewServeMux()
 	s.routes()
 	s.handler = s.withLog(s.mux)
@@ -173,7 +189,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("emulator: listen %s: %w", addr, err)
 	}
 	s.url = "http://" + urlHost(ln.Addr().(*net.TCPAddr))
-	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, Protocols: modalProtocols()}
 	s.serveDone = make(chan struct{})
 	go func() {
 		defer close(s.serveDone)
@@ -264,6 +280,7 @@ func (s *Server) routes() {
 	s.registerQueues()
 	s.registerControlPlane()
 	s.registerAdmin()
+	s.registerModal()
 	s.mux.HandleFunc("/", s.unmatched)
 }
 

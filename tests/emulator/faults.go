@@ -107,7 +107,7 @@ func (f Fault) normalize() (Fault, error) {
 		if f.Latency <= 0 {
 			return f, fmt.Errorf("latency fault needs a positive latency")
 		}
-	case FaultRateLimit, FaultDropConnection:
+	case FaultRateLimit, FaultDropConnection, FaultImageBuildFailure:
 	case FaultServerError:
 		if f.Status == 0 {
 			f.Status = http.StatusInternalServerError
@@ -121,10 +121,10 @@ func (f Fault) normalize() (Fault, error) {
 	if f.Times < 0 {
 		return f, fmt.Errorf("times must be >= 0")
 	}
-	if f.Route != "" && !isCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) {
-		return f, fmt.Errorf("route must start with /client/v4/ or /__workers/: %q", f.Route)
+	if f.Route != "" && !isCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) && !isModalFaultRoute(f.Route) {
+		return f, fmt.Errorf("route must start with /client/v4/, /__workers/ or /modal.client.ModalClient/, or be %s: %q", modalWebRoute, f.Route)
 	}
-	return f, nil
+	return checkModalFault(f)
 }
 
 type activeFault struct {

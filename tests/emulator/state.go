@@ -289,6 +289,9 @@ type Inventory struct {
 	R2      []R2Entry     `json:"r2_buckets"`
 	Workers []WorkerEntry `json:"workers"`
 	Queues  []QueueEntry  `json:"queues"`
+
+	// Modal is the Modal side (modal_web.go).
+	Modal ModalInventory `json:"modal"`
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -336,14 +339,15 @@ type QueueEntry struct {
 
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
-	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0
+	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.Modal.Empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
 func (s *Server) Inventory() Inventory {
+	modal := s.modalInventory() // before s.mu: Modal state has its own lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}}
+	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}

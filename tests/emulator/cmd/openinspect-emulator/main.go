@@ -5,7 +5,9 @@
 //	openinspect-emulator -listen 127.0.0.1:8787 -data-dir ./.emulator -addr-file ./.emulator/url
 //
 // Point the provider at the printed URL + "/client/v4/" with the token
-// "emulator-token" (or -token) and the account -account.
+// "emulator-token" (or -token) and the account -account. The same URL is a
+// Modal server: MODAL_SERVER_URL=<URL> with MODAL_TOKEN_ID / MODAL_TOKEN_SECRET
+// set to -modal-token-id / -modal-token-secret (workspace -modal-workspace).
 package main
 
 import (
@@ -29,18 +31,22 @@ func main() {
 	addrFile := flag.String("addr-file", "", "write the base URL to this file once listening (removed on exit)")
 	verbose := flag.Bool("v", false, "log every request (method, path, status; never headers or bodies)")
 	workersSubdomain := flag.String("workers-subdomain", emulator.DefaultWorkersSubdomain, "the account's workers.dev subdomain until one is set with PUT workers/subdomain")
+	modalToken := emulator.ModalToken{ID: emulator.DefaultModalTokenID, Secret: emulator.DefaultModalTokenSecret, Workspace: emulator.DefaultModalWorkspace}
+	flag.StringVar(&modalToken.ID, "modal-token-id", modalToken.ID, "Modal token ID to accept")
+	flag.StringVar(&modalToken.Secret, "modal-token-secret", modalToken.Secret, "Modal token secret to accept")
+	flag.StringVar(&modalToken.Workspace, "modal-workspace", modalToken.Workspace, "Modal workspace the token belongs to")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, *verbose); err != nil {
+	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, modalToken, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(listen, dataDir, token, account, addrFile, workersSubdomain string, verbose bool) error {
+func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
 	}
@@ -51,7 +57,8 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, ver
 			return err
 		}
 	}
-	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain}
+	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
+		ModalTokens: []emulator.ModalToken{modalToken}}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf

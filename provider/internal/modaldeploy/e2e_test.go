@@ -1,0 +1,335 @@
+package modaldeploy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+)
+
+// fixtureFunctions are the fixture app's web endpoints (the contract's
+// sandbox.modal.endpoints.functions, as Python names).
+var fixtureFunctions = []string{
+	"api_health", "api_create_sandbox", "api_snapshot_sandbox", "api_snapshot_build_sandbox", "api_restore_sandbox",
+	"api_create_build_sandbox", "api_start_build_sandbox", "api_terminate_build_sandbox", "api_delete_provider_image",
+}
+
+// testPython finds Python 3.12+: $OPENINSPECT_PYTHON, pyenv's (the project
+// machines have one; the default python3 is older), or PATH. Without one the
+// test fails in CI and skips, saying why, elsewhere.
+func testPython(t *testing.T) string {
+	t.Helper()
+	var candidates []string
+	if home, err := os.UserHomeDir(); err == nil {
+		// 3.12 first: the version upstream's lock targets.
+		for _, pattern := range []string{"3.12*", "3.1[3-9]*"} {
+			found, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", pattern, "bin", "python3"))
+			sort.Sort(sort.Reverse(sort.StringSlice(found)))
+			candidates = append(candidates, found...)
+		}
+	}
+	if p, _, err := FindPython(""); err == nil {
+		return p
+	}
+	for _, p := range candidates {
+		if p, _, err := FindPython(p); err == nil {
+			return p
+		}
+	}
+	msg := "no Python 3.12+ (set " + PythonEnvVar + ")"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// toolsCache is where CI keeps built tools between runs.
+func toolsCache(t *testing.T) string {
+	if d := os.Getenv("OPENINSPECT_TOOLS_CACHE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	return filepath.Join(home, ".cache", "openinspect-tools")
+}
+
+// readOnlyFixture copies the fixture's two packages into a checkout-shaped
+// directory and makes it read-only, so any write into the app fails the
+// deploy.
+func readOnlyFixture(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "..", "tests", "fixtures", "upstream", "packages")
+	root := t.TempDir()
+	for _, pkg := range []string{"modal-infra", "sandbox-runtime"} {
+		base := filepath.Join(src, pkg)
+		err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			dst := filepath.Join(root, "packages", rel)
+			if d.IsDir() {
+				if d.Name() == "__pycache__" {
+					return filepath.SkipDir
+				}
+				return os.MkdirAll(dst, 0o755)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, 0o644)
+		})
+		require.NoError(t, err)
+	}
+	if runtime.GOOS != "windows" {
+		setMode(t, root, 0o555, 0o444)
+		t.Cleanup(func() { setMode(t, root, 0o755, 0o644) })
+	}
+	return filepath.Join(root, "packages", "modal-infra")
+}
+
+func setMode(t *testing.T, root string, dirMode, fileMode os.FileMode) {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+			if dirMode&0o200 != 0 {
+				return os.Chmod(p, dirMode) // open up before descending
+			}
+			return nil
+		}
+		return os.Chmod(p, fileMode)
+	})
+	require.NoError(t, err)
+	if dirMode&0o200 == 0 {
+		for i := len(dirs) - 1; i >= 0; i-- { // close deepest first
+			require.NoError(t, os.Chmod(dirs[i], dirMode))
+		}
+	}
+}
+
+func listing(t *testing.T, dir string) []string {
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, rel)
+		return err
+	}))
+	return out
+}
+
+// TestDeployFixtureWithTheRealCLI runs upstream's recipe with the real
+// modal 1.4.3 CLI (installed from PyPI by the Runner, then cached) against
+// the in-process emulator.
+func TestDeployFixtureWithTheRealCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs modal from PyPI on a cold cache; -short skips it")
+	}
+	python := testPython(t)
+	app := readOnlyFixture(t)
+	before := listing(t, filepath.Dir(app))
+
+	s, err := emulator.Start(emulator.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	const env = "staging"
+	mc, err := modalapi.New(modalapi.Options{TokenID: emulator.DefaultModalTokenID, TokenSecret: emulator.DefaultModalTokenSecret, Environment: env, ServerURL: s.URL()})
+	require.NoError(t, err)
+	defer mc.Close()
+	secrets := map[string]map[string]string{
+		"llm-api-keys": {"ANTHROPIC_API_KEY": "sk-ant-fixture-value"},
+		"github-app":   {"GITHUB_APP_ID": "12345", "GITHUB_APP_PRIVATE_KEY": "pem-fixture-value", "GITHUB_APP_INSTALLATION_ID": "678"},
+		"internal-api": {"MODAL_API_SECRET": "modal-api-fixture-value", "ALLOWED_CONTROL_PLANE_HOSTS": "cp.example"},
+	}
+	var values []string
+	for name, kv := range secrets {
+		require.NoError(t, mc.UpsertSecret(ctx, name, kv))
+		for _, v := range kv {
+			values = append(values, v)
+		}
+	}
+
+	var progress []string
+	r := &Runner{
+		Python:   python,
+		CacheDir: filepath.Join(toolsCache(t), "modal-venvs"),
+		Progress: func(s string) { progress = append(progress, s); t.Log(s) },
+		Redact:   values,
+	}
+	target := Target{ServerURL: s.URL(), TokenID: emulator.DefaultModalTokenID, TokenSecret: emulator.DefaultModalTokenSecret, Environment: env}
+	res, err := r.Run(ctx, app, target)
+	require.NoError(t, err)
+	t.Logf("first run: environment %s (reused %v) in %s, deploy in %s", filepath.Base(res.Venv), res.Reused, res.Setup.Round(time.Millisecond), res.Deploy.Round(time.Millisecond))
+
+	deployed, found, err := mc.DeployedApp(ctx, "open-inspect")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "deployed", deployed.State)
+	for _, fn := range fixtureFunctions {
+		u, err := mc.WebURL(ctx, "open-inspect", fn)
+		require.NoError(t, err, fn)
+		assert.Equal(t, s.URL()+"/__modal/web/openinspect-emulator-staging--open-inspect-"+strings.ReplaceAll(fn, "_", "-"), u)
+	}
+	health, err := mc.WebURL(ctx, "open-inspect", "api_health")
+	require.NoError(t, err)
+	resp, err := http.Get(health)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.JSONEq(t, emulator.ModalHealthBody, string(body))
+
+	// The eager build made the sandbox image (its layers) in the app.
+	var built int
+	for _, img := range s.ModalImages() {
+		assert.Equal(t, "ready", img.State)
+		if img.AppID == deployed.ID {
+			built++
+		}
+	}
+	assert.NotZero(t, built)
+	inv := s.Inventory().Modal
+	require.Len(t, inv.Apps, 1)
+	assert.Equal(t, 1, inv.Apps[0].Version)
+
+	// Warm: the same environment, nothing installed, and an unchanged app
+	// publishes no new version.
+	progress = nil
+	res2, err := r.Run(ctx, app, target)
+	require.NoError(t, err)
+	t.Logf("second run: environment reused in %s, deploy in %s", res2.Setup.Round(time.Millisecond), res2.Deploy.Round(time.Millisecond))
+	assert.True(t, res2.Reused)
+	assert.Equal(t, res.Venv, res2.Venv)
+	for _, line := range progress {
+		assert.NotContains(t, line, "install")
+		assert.NotContains(t, line, "creating")
+	}
+	assert.Equal(t, 1, s.Inventory().Modal.Apps[0].Version)
+	assert.Equal(t, before, listing(t, filepath.Dir(app)), "nothing was written into the app")
+
+	// The CLI's other commands a person would reach for work too.
+	cli := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, venvPython(res.Venv), append([]string{"-m", "modal"}, args...)...)
+		cmd.Dir, cmd.Env = t.TempDir(), r.childEnv(res.Venv, target)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "modal %s: %s", strings.Join(args, " "), out)
+		return string(out)
+	}
+	var secretList []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(cli("secret", "list", "--json")), &secretList))
+	assert.Len(t, secretList, 3)
+	var appList []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(cli("app", "list", "--json")), &appList))
+	require.Len(t, appList, 1)
+	assert.Equal(t, deployed.ID, appList[0]["App ID"])
+	assert.Equal(t, "deployed", appList[0]["State"])
+	cli("app", "stop", "open-inspect", "-y")
+	_, found, err = mc.DeployedApp(ctx, "open-inspect")
+	require.NoError(t, err)
+	assert.False(t, found)
+	resp, err = http.Get(health)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// TestDeployFailureIsReported deploys with the secrets missing: the CLI
+// fails, and the error names the step and quotes its output, redacted.
+func TestDeployFailureIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the cached environment of TestDeployFixtureWithTheRealCLI")
+	}
+	python := testPython(t)
+	app := readOnlyFixture(t)
+	s, err := emulator.Start(emulator.Options{ModalTokens: []emulator.ModalToken{{ID: "ak-x", Secret: "as-failure-test-secret", Workspace: "ws"}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	r := &Runner{Python: python, CacheDir: filepath.Join(toolsCache(t), "modal-venvs")}
+	_, err = r.Run(ctx, app, Target{ServerURL: s.URL(), TokenID: "ak-x", TokenSecret: "as-failure-test-secret"})
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, "modal deploy deploy.py failed")
+	assert.Regexp(t, `Secret '(llm-api-keys|github-app|internal-api)' not found`, msg, "the output names a missing secret")
+	assert.NotContains(t, msg, "as-failure-test-secret")
+	t.Logf("reported as: %s", msg)
+}
+
+// TestConcurrentBuildsShareOneEnvironment builds the same environment twice
+// at once into an empty cache (uv's download cache and uv itself borrowed
+// from the shared one, so nothing is downloaded again): both runs end up
+// with the one environment, and no half-built directory is left.
+func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two environments")
+	}
+	python := testPython(t)
+	app := readOnlyFixture(t)
+	shared := filepath.Join(toolsCache(t), "modal-venvs")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	py, err := PythonVersion(ctx, python)
+	require.NoError(t, err)
+	warm := &Runner{Python: python, CacheDir: shared}
+	_, err = warm.uv(ctx, py) // make sure there is a uv to borrow
+	require.NoError(t, err)
+
+	cache := t.TempDir()
+	uvDir := fmt.Sprintf("uv-%s-py%d.%d", UVVersion, py.Major, py.Minor)
+	require.NoError(t, os.MkdirAll(filepath.Join(shared, "uv-cache"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(shared, uvDir), filepath.Join(cache, uvDir)))
+	require.NoError(t, os.Symlink(filepath.Join(shared, "uv-cache"), filepath.Join(cache, "uv-cache")))
+
+	r := &Runner{Python: python, CacheDir: cache}
+	type result struct {
+		venv string
+		err  error
+	}
+	results := make(chan result, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			venv, _, err := r.environment(ctx, app)
+			results <- result{venv, err}
+		}()
+	}
+	a, b := <-results, <-results
+	require.NoError(t, a.err)
+	require.NoError(t, b.err)
+	assert.Equal(t, a.venv, b.venv)
+	entries, err := os.ReadDir(cache)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{uvDir, "uv-cache", filepath.Base(a.venv)}, names, "one environment, no leftovers")
+	out, err := exec.CommandContext(ctx, venvPython(a.venv), "-c", "import modal, sandbox_runtime; print(modal.__version__)").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "1.4.3", strings.TrimSpace(string(out)))
+}

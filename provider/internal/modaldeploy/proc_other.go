@@ -1,0 +1,13 @@
+//go:build !unix
+
+package modaldeploy
+
+import (
+	"os/exec"
+	"time"
+)
+
+// killGroup: without process groups, cancellation kills the direct child.
+func killGroup(cmd *exec.Cmd) {
+	cmd.WaitDelay = 5 * time.Second
+}

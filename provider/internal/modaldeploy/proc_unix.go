@@ -1,0 +1,21 @@
+//go:build unix
+
+package modaldeploy
+
+import (
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// killGroup makes cancellation end the whole process tree: the CLI starts
+// helpers (uv's builds, modal's workers) that would otherwise outlive a
+// cancelled deploy.
+func killGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	// Output pipes held open by a straggler must not block Wait forever.
+	cmd.WaitDelay = 5 * time.Second
+}

@@ -1,0 +1,336 @@
+package emulator
+
+// The web endpoints of deployed Modal apps, the Modal admin helpers and the
+// Modal part of Inventory.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"sort"
+	"time"
+
+	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
+)
+
+// modalWebFaultAnswers answer faults on web endpoints the way Modal's HTTP
+// front door does: plain text.
+var modalWebFaultAnswers = faultAnswers{
+	rateLimited: func(w http.ResponseWriter, f *Fault) {
+		http.Error(w, "modal-http: too many requests (emulated)", http.StatusTooManyRequests)
+	},
+	serverError: func(w http.ResponseWriter, f *Fault) {
+		http.Error(w, "modal-http: internal error (emulated)", f.Status)
+	},
+}
+
+// webTarget finds the deployed function serving label. The caller holds
+// m.mu. A label whose app is stopped is reported as such (Modal answers
+// those with their own message).
+func (m *modalEmu) webTarget(label string) (a *modalApp, f *modalFunction, stopped bool) {
+	for _, cand := range m.st.Apps {
+		d := cand.current()
+		if d == nil {
+			continue
+		}
+		for _, id := range d.FunctionIDs {
+			fn, ok := m.st.Functions[id]
+			if !ok || !fn.isWeb() || m.webLabel(cand, fn.Name) != label {
+				continue
+			}
+			if cand.State == pb.AppState_APP_STATE_DEPLOYED.String() {
+				return cand, fn, false
+			}
+			stopped = true
+		}
+	}
+	return nil, nil, stopped
+}
+
+// serveWeb answers a deployed web endpoint. Nothing runs: api_health
+// answers upstream's health body on GET, every other endpoint a small JSON
+// naming itself. A stopped app's endpoints answer 404 as on Modal.
+func (m *modalEmu) serveWeb(w http.ResponseWriter, r *http.Request) {
+	m.srv.count(r.Method+" "+modalWebRoute, false)
+	delay, f := m.srv.takeFaults(r.Method, modalWebRoute)
+	if serveFault(w, r, delay, f, modalWebFaultAnswers) {
+		return
+	}
+	m.mu.Lock()
+	a, fn, stopped := m.webTarget(r.PathValue("label"))
+	var name, method string
+	if fn != nil {
+		name, method = fn.Name, fn.WebMethod
+	}
+	m.mu.Unlock()
+	if a == nil {
+		msg := "modal-http: invalid function call"
+		if stopped {
+			msg = "modal-http: app for invoked web endpoint is stopped"
+		}
+		http.Error(w, msg, http.StatusNotFound)
+		return
+	}
+	if method != "" && r.Method != method && !(r.Method == http.MethodHead && method == http.MethodGet) {
+		w.Header().Set("Allow", method)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+		return
+	}
+	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 1<<20))
+	w.Header().Set("Content-Type", "application/json")
+	if name == "api_health" {
+		_, _ = io.WriteString(w, ModalHealthBody)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": map[string]any{"emulated": true, "function": name}})
+}
+
+// serveAppPage is where AppCreate's and AppPublish's "view the app" URLs
+// point: a JSON summary (no secrets are reachable from an app).
+func (m *modalEmu) serveAppPage(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	a, ok := m.st.Apps[r.PathValue("app_id")]
+	var entry ModalAppEntry
+	if ok {
+		entry = m.appEntry(a)
+	}
+	m.mu.Unlock()
+	if !ok {
+		adminError(w, http.StatusNotFound, errors.New("no such Modal app"))
+		return
+	}
+	writeJSON(w, http.StatusOK, entry)
+}
+
+// --- Admin ------------------------------------------------------------------
+
+func (m *modalEmu) registerAdmin(mux *http.ServeMux) {
+	mux.HandleFunc("GET /__emulator/modal/images", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"images": m.srv.ModalImages()})
+	})
+	mux.HandleFunc("POST /__emulator/modal/sandboxes", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Workspace   string            `json:"workspace"`
+			Environment string            `json:"environment"`
+			App         string            `json:"app"`
+			Tags        map[string]string `json:"tags"`
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err == nil {
+			err = json.Unmarshal(body, &req)
+		}
+		var id string
+		if err == nil {
+			id, err = m.srv.CreateModalSandbox(req.Workspace, req.Environment, req.App, req.Tags)
+		}
+		if err != nil {
+			adminError(w, http.StatusBadRequest, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+	})
+}
+
+// ModalImageEntry is one image in ModalImages and the inventory.
+type ModalImageEntry struct {
+	Workspace string `json:"workspace"`
+	ID        string `json:"id"`
+	AppID     string `json:"app_id,omitempty"`
+	State     string `json:"state"` // building, ready or failed
+	Steps     int    `json:"steps"` // Dockerfile commands
+}
+
+// ModalImages lists every image, oldest first.
+func (s *Server) ModalImages() []ModalImageEntry {
+	m := s.modal
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	imgs := make([]*modalImage, 0, len(m.st.Images))
+	for _, img := range m.st.Images {
+		imgs = append(imgs, img)
+	}
+	sort.Slice(imgs, func(i, j int) bool {
+		if !imgs[i].CreatedAt.Equal(imgs[j].CreatedAt) {
+			return imgs[i].CreatedAt.Before(imgs[j].CreatedAt)
+		}
+		return imgs[i].ID < imgs[j].ID
+	})
+	out := make([]ModalImageEntry, 0, len(imgs))
+	for _, img := range imgs {
+		out = append(out, ModalImageEntry{Workspace: img.Workspace, ID: img.ID, AppID: img.AppID, State: img.State, Steps: len(img.Commands)})
+	}
+	return out
+}
+
+// CreateModalSandbox starts a sandbox with tags in the live app deployed as
+// appName, as the deployed app's endpoints would (workspace "" means
+// DefaultModalWorkspace, environment "" means "main"). Tests use it to give
+// a teardown something to terminate without running a sandbox client.
+func (s *Server) CreateModalSandbox(workspace, environment, appName string, tags map[string]string) (string, error) {
+	m := s.modal
+	workspace = cmpOr(workspace, DefaultModalWorkspace)
+	environment = cmpOr(environment, DefaultModalEnvironment)
+	m.mu.Lock()
+	a := m.namedApp(workspace, environment, appName)
+	if a == nil {
+		m.mu.Unlock()
+		return "", fmt.Errorf("no live Modal app %q in %s/%s", appName, workspace, environment)
+	}
+	sb := m.newSandbox(a, "", "", 0, tags)
+	m.mu.Unlock()
+	return sb.ID, m.save()
+}
+
+// ModalSecretValues returns a named secret's values, for tests that check
+// what a client wrote. Only Go callers can see values: no API or admin
+// route returns them.
+func (s *Server) ModalSecretValues(workspace, environment, name string) (map[string]string, bool) {
+	m := s.modal
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sec := m.namedSecret(cmpOr(workspace, DefaultModalWorkspace), cmpOr(environment, DefaultModalEnvironment), name)
+	if sec == nil {
+		return nil, false
+	}
+	return maps.Clone(sec.Values), true
+}
+
+// --- Inventory ----------------------------------------------------------------
+
+// ModalInventory is the Modal part of Inventory. Secret values never
+// appear, only keys.
+type ModalInventory struct {
+	Apps      []ModalAppEntry     `json:"apps"`
+	Secrets   []ModalSecretEntry  `json:"secrets"`
+	Images    []ModalImageEntry   `json:"images"`
+	Sandboxes []ModalSandboxEntry `json:"sandboxes"`
+}
+
+// ModalAppEntry is one app (stopped ones included: Modal keeps them).
+type ModalAppEntry struct {
+	Workspace   string            `json:"workspace"`
+	Environment string            `json:"environment"`
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	State       string            `json:"state"` // deployed, stopped, ephemeral, initializing, ...
+	Version     int               `json:"version"`
+	Functions   []string          `json:"functions"` // of the live version, sorted
+	WebLabels   map[string]string `json:"web_labels,omitempty"`
+}
+
+// ModalSecretEntry is one named secret.
+type ModalSecretEntry struct {
+	Workspace   string   `json:"workspace"`
+	Environment string   `json:"environment"`
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Keys        []string `json:"keys"`
+}
+
+// ModalSandboxEntry is one sandbox, finished or not.
+type ModalSandboxEntry struct {
+	Workspace   string            `json:"workspace"`
+	Environment string            `json:"environment"`
+	ID          string            `json:"id"`
+	AppID       string            `json:"app_id"`
+	Tags        map[string]string `json:"tags"`
+	Running     bool              `json:"running"`
+}
+
+// Empty reports whether nothing an installation owns is left: no live app,
+// no named secret, no running sandbox. Stopped apps and images do not count:
+// Modal keeps stopped apps in its history, and images (shared layers
+// especially) outlive the apps built on them.
+func (i ModalInventory) Empty() bool {
+	for _, a := range i.Apps {
+		if a.State != "stopped" {
+			return false
+		}
+	}
+	for _, sb := range i.Sandboxes {
+		if sb.Running {
+			return false
+		}
+	}
+	return len(i.Secrets) == 0
+}
+
+// appEntry summarises a. The caller holds m.mu.
+func (m *modalEmu) appEntry(a *modalApp) ModalAppEntry {
+	e := ModalAppEntry{
+		Workspace: a.Workspace, Environment: a.Environment, ID: a.ID, Name: a.Name,
+		State: appStateWord(a.State), Version: len(a.Deployments), Functions: []string{},
+	}
+	if d := a.current(); d != nil {
+		e.Functions = sortedKeys(d.FunctionIDs)
+		for tag, id := range d.FunctionIDs {
+			if f, ok := m.st.Functions[id]; ok && f.isWeb() {
+				if e.WebLabels == nil {
+					e.WebLabels = map[string]string{}
+				}
+				e.WebLabels[tag] = m.webLabel(a, f.Name)
+			}
+		}
+	}
+	return e
+}
+
+// appStateWord turns APP_STATE_DEPLOYED into deployed.
+func appStateWord(s string) string {
+	const prefix = "APP_STATE_"
+	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		s = s[len(prefix):]
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func (s *Server) modalInventory() ModalInventory {
+	m := s.modal
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	inv := ModalInventory{Apps: []ModalAppEntry{}, Secrets: []ModalSecretEntry{}, Images: []ModalImageEntry{}, Sandboxes: []ModalSandboxEntry{}}
+	for _, a := range m.st.Apps {
+		inv.Apps = append(inv.Apps, m.appEntry(a))
+	}
+	for _, sec := range m.st.Secrets {
+		if sec.Name == "" {
+			continue // ephemeral: not an object anyone owns
+		}
+		inv.Secrets = append(inv.Secrets, ModalSecretEntry{Workspace: sec.Workspace, Environment: sec.Environment, ID: sec.ID, Name: sec.Name, Keys: sortedKeys(sec.Values)})
+	}
+	for _, img := range m.st.Images {
+		inv.Images = append(inv.Images, ModalImageEntry{Workspace: img.Workspace, ID: img.ID, AppID: img.AppID, State: img.State, Steps: len(img.Commands)})
+	}
+	now := time.Now()
+	for _, sb := range m.st.Sandboxes {
+		tags := maps.Clone(sb.Tags)
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		inv.Sandboxes = append(inv.Sandboxes, ModalSandboxEntry{Workspace: sb.Workspace, Environment: sb.Environment, ID: sb.ID, AppID: sb.AppID, Tags: tags, Running: sb.running(now)})
+	}
+	sort.Slice(inv.Apps, func(i, j int) bool {
+		x, y := inv.Apps[i], inv.Apps[j]
+		return less2(x.Workspace+"/"+x.Environment+"/"+x.Name, x.ID, y.Workspace+"/"+y.Environment+"/"+y.Name, y.ID)
+	})
+	sort.Slice(inv.Secrets, func(i, j int) bool {
+		x, y := inv.Secrets[i], inv.Secrets[j]
+		return less2(x.Workspace+"/"+x.Environment, x.Name, y.Workspace+"/"+y.Environment, y.Name)
+	})
+	sort.Slice(inv.Images, func(i, j int) bool {
+		return less2(inv.Images[i].Workspace, inv.Images[i].ID, inv.Images[j].Workspace, inv.Images[j].ID)
+	})
+	sort.Slice(inv.Sandboxes, func(i, j int) bool {
+		return less2(inv.Sandboxes[i].Workspace, inv.Sandboxes[i].ID, inv.Sandboxes[j].Workspace, inv.Sandboxes[j].ID)
+	})
+	return inv
+}
