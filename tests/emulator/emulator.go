@@ -60,6 +60,13 @@ type Options struct {
 	// WorkersSubdomain is every account's workers.dev subdomain until one is
 	// set with PUT workers/subdomain. Empty means DefaultWorkersSubdomain.
 	WorkersSubdomain string
+	// DaytonaAPIKeys maps each accepted Daytona API key to its organization
+	// ID. Nil means DefaultDaytonaAPIKey -> DefaultDaytonaOrganizationID.
+	DaytonaAPIKeys map[string]string
+	// DaytonaBuildTime is how long a snapshot build takes (a quarter
+	// pending, the rest building). Zero means DefaultDaytonaBuildTime;
+	// InstantDaytonaBuilds (negative) finishes builds within the request.
+	DaytonaBuildTime time.Duration
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -91,6 +98,8 @@ type Server struct {
 	counts      map[string]int
 	unmatchedCF int
 	faults      []*activeFault
+
+	daytona *daytona // Daytona API and object storage (daytona.go), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -150,6 +159,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.st = st
+	if s.daytona, err = newDaytona(opts, s.dataDir); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
 	s.mux = http.NewServeMux()
 	s.routes()
 	s.handler = s.withLog(s.mux)
@@ -263,6 +276,7 @@ func (s *Server) routes() {
 	s.registerWorkers()
 	s.registerQueues()
 	s.registerControlPlane()
+	s.registerDaytona()
 	s.registerAdmin()
 	s.mux.HandleFunc("/", s.unmatched)
 }

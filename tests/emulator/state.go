@@ -289,6 +289,8 @@ type Inventory struct {
 	R2      []R2Entry     `json:"r2_buckets"`
 	Workers []WorkerEntry `json:"workers"`
 	Queues  []QueueEntry  `json:"queues"`
+
+	Daytona DaytonaInventory `json:"daytona"` // daytona.go
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -336,7 +338,8 @@ type QueueEntry struct {
 
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
-	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0
+	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 &&
+		i.Daytona.empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
@@ -344,6 +347,7 @@ func (s *Server) Inventory() Inventory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}}
+	inv.Daytona = s.daytona.inventory()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}
