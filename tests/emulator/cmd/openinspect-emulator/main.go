@@ -5,7 +5,9 @@
 //	openinspect-emulator -listen 127.0.0.1:8787 -data-dir ./.emulator -addr-file ./.emulator/url
 //
 // Point the provider at the printed URL + "/client/v4/" with the token
-// "emulator-token" (or -token) and the account -account.
+// "emulator-token" (or -token) and the account -account. The Daytona API is
+// at the URL + "/daytona/api" with the key "emulator-daytona-key" (or
+// -daytona-api-key).
 package main
 
 import (
@@ -29,18 +31,26 @@ func main() {
 	addrFile := flag.String("addr-file", "", "write the base URL to this file once listening (removed on exit)")
 	verbose := flag.Bool("v", false, "log every request (method, path, status; never headers or bodies)")
 	workersSubdomain := flag.String("workers-subdomain", emulator.DefaultWorkersSubdomain, "the account's workers.dev subdomain until one is set with PUT workers/subdomain")
+	daytonaKey := flag.String("daytona-api-key", emulator.DefaultDaytonaAPIKey, "Daytona API key to accept")
+	daytonaOrg := flag.String("daytona-organization", emulator.DefaultDaytonaOrganizationID, "organization ID the Daytona API key belongs to")
+	daytonaBuild := flag.Duration("daytona-build-time", emulator.DefaultDaytonaBuildTime, "how long a Daytona snapshot build takes (negative: done within the request)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, *verbose); err != nil {
+	daytona := emulator.Options{DaytonaAPIKeys: map[string]string{*daytonaKey: *daytonaOrg}, DaytonaBuildTime: *daytonaBuild}
+	if *daytonaBuild == 0 {
+		daytona.DaytonaBuildTime = emulator.InstantDaytonaBuilds // 0 in Options means the default
+	}
+	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, *verbose, daytona); err != nil {
 		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(listen, dataDir, token, account, addrFile, workersSubdomain string, verbose bool) error {
+// daytona carries the Daytona fields of Options.
+func run(listen, dataDir, token, account, addrFile, workersSubdomain string, verbose bool, daytona emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
 	}
@@ -51,7 +61,8 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, ver
 			return err
 		}
 	}
-	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain}
+	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
+		DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf
