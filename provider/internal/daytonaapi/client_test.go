@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -407,4 +408,37 @@ func TestServerErrorsAreRetriedThenReported(t *testing.T) {
 	snap, err := c.BuildSnapshot(ctx, "other", testManifest(t), nil)
 	require.NoError(t, err)
 	assert.Equal(t, StateActive, snap.State)
+}
+
+// Two runs racing: another client creates the snapshot between this
+// client's look-up and its create. The 409 sends it back to the look-up,
+// which finds the other build and returns it.
+func TestBuildSnapshotRacingAnotherClient(t *testing.T) {
+	emu, err := emulator.New(emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Close() })
+	raced := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/daytona/api/snapshots" && !raced {
+			raced = true
+			other := httptest.NewRequest(http.MethodPost, "/daytona/api/snapshots", strings.NewReader(`{"name":"race","imageName":"alpine:3.20"}`))
+			other.Header.Set("Authorization", "Bearer "+emulator.DefaultDaytonaAPIKey)
+			rec := httptest.NewRecorder()
+			emu.Handler().ServeHTTP(rec, other)
+			assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		}
+		emu.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	for _, k := range []string{"DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID", "DAYTONA_TARGET", "DAYTONA_OTEL_ENABLED", "DAYTONA_EXPERIMENTAL_OTEL_ENABLED"} {
+		t.Setenv(k, "")
+	}
+	c, err := New(Options{APIKey: emulator.DefaultDaytonaAPIKey, APIURL: srv.URL + "/daytona/api"})
+	require.NoError(t, err)
+	c.pollEvery = 20 * time.Millisecond
+	var progress lines
+	snap, err := c.BuildSnapshot(context.Background(), "race", testManifest(t), progress.add)
+	require.NoError(t, err)
+	assert.Equal(t, "alpine:3.20", snap.ImageName, "the other client's snapshot")
+	assert.Equal(t, []string{"Snapshot race was created by someone else meanwhile", "Snapshot race is already active"}, progress.got)
 }

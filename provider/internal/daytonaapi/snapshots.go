@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -99,9 +100,16 @@ func (c *Client) BuildSnapshot(ctx context.Context, name string, m Manifest, pro
 		return Snapshot{}, c.fail(op, err)
 	}
 
+	params := &types.CreateSnapshotParams{Name: name, Image: img, Entrypoint: m.Entrypoint}
+	if m.CPU > 0 || m.Memory > 0 || m.Disk > 0 {
+		params.Resources = &types.Resources{CPU: m.CPU, Memory: m.Memory, Disk: m.Disk}
+	}
 	// What exists under the name decides; a few rounds cover a failed build
-	// being deleted, or a build in progress failing.
-	for round := 0; ; round++ {
+	// being deleted, a build in progress failing, or another client
+	// creating the snapshot between the look-up and the create (409).
+	var created *types.Snapshot
+	var logs <-chan string
+	for round := 0; created == nil; round++ {
 		if round == 3 {
 			return Snapshot{}, c.fail(op, errors.New("the snapshot keeps changing state; another client may be building it"))
 		}
@@ -109,10 +117,19 @@ func (c *Client) BuildSnapshot(ctx context.Context, name string, m Manifest, pro
 		if err != nil {
 			return Snapshot{}, err
 		}
-		if !found {
-			break
-		}
 		switch {
+		case !found:
+			created, logs, err = c.sdk.Snapshot.Create(ctx, params)
+			if apiStatus(err) == http.StatusConflict {
+				progress(fmt.Sprintf("Snapshot %s was created by someone else meanwhile", name))
+				continue
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					err = ctx.Err()
+				}
+				return Snapshot{}, c.fail(op, err)
+			}
 		case cur.State == StateActive:
 			progress(fmt.Sprintf("Snapshot %s is already active", name))
 			return cur, nil
@@ -139,17 +156,6 @@ func (c *Client) BuildSnapshot(ctx context.Context, name string, m Manifest, pro
 		}
 	}
 
-	params := &types.CreateSnapshotParams{Name: name, Image: img, Entrypoint: m.Entrypoint}
-	if m.CPU > 0 || m.Memory > 0 || m.Disk > 0 {
-		params.Resources = &types.Resources{CPU: m.CPU, Memory: m.Memory, Disk: m.Disk}
-	}
-	created, logs, err := c.sdk.Snapshot.Create(ctx, params)
-	if err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return Snapshot{}, c.fail(op, err)
-	}
 	// The SDK closes the channel when the build ends, fails or ctx ends;
 	// a failure arrives only as an "Error: ..." line.
 	errLine := ""
