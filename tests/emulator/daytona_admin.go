@@ -16,6 +16,7 @@ const dtDefaultFailure = "\x00default"
 // FailNextDaytonaBuild makes the next snapshot build (of any name) fail with
 // reason as its errorReason and last log line. An empty reason reads like a
 // RUN step that exited 1. Calls queue up: each build consumes one.
+// Arranged failures live in memory only; a restart forgets them.
 func (s *Server) FailNextDaytonaBuild(reason string) {
 	if reason == "" {
 		reason = dtDefaultFailure

@@ -501,12 +501,14 @@ func (s *Server) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org strin
 	reaped := d.reapLocked(now)
 	sn := d.lookupLocked(org, r.PathValue("idOrName"))
 	var out map[string]any
+	removing := false
 	if sn != nil {
 		out = sn.json(now)
+		removing = sn.RemovedAt != nil
 		reportedLocked(sn)
 	}
 	d.mu.Unlock()
-	s.dtSaveAfterRead(reaped || sn != nil && sn.RemovedAt != nil)
+	s.dtSaveAfterRead(reaped || removing)
 	if sn == nil {
 		ref := r.PathValue("idOrName")
 		if uuidRE.MatchString(ref) {
