@@ -213,22 +213,19 @@ func loadDaytonaState(path string) (*daytonaState, error) {
 	if st.Objects == nil {
 		st.Objects = map[string]*dtObject{}
 	}
-	for id, sn := range st.Snapshots {
-		if sn == nil {
-			delete(st.Snapshots, id)
-		}
-	}
-	for id, sb := range st.Sandboxes {
-		if sb == nil {
-			delete(st.Sandboxes, id)
-		}
-	}
-	for k, o := range st.Objects {
-		if o == nil {
-			delete(st.Objects, k)
-		}
-	}
+	// Entries may be null in hand-edited files; handlers assume they are not.
+	dropNil(st.Snapshots)
+	dropNil(st.Sandboxes)
+	dropNil(st.Objects)
 	return st, nil
+}
+
+func dropNil[V any](m map[string]*V) {
+	for k, v := range m {
+		if v == nil {
+			delete(m, k)
+		}
+	}
 }
 
 // save writes daytona.json the way Server.save writes state.json: the
