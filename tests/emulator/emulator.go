@@ -70,6 +70,13 @@ type Options struct {
 	// ModalImageBuildTime is how long an emulated Modal image build takes
 	// (default 0: done as soon as a client follows it).
 	ModalImageBuildTime time.Duration
+	// DaytonaAPIKeys maps each accepted Daytona API key to its organization
+	// ID. Nil means DefaultDaytonaAPIKey -> DefaultDaytonaOrganizationID.
+	DaytonaAPIKeys map[string]string
+	// DaytonaBuildTime is how long a snapshot build takes (a quarter
+	// pending, the rest building). Zero means DefaultDaytonaBuildTime;
+	// InstantDaytonaBuilds (negative) finishes builds within the request.
+	DaytonaBuildTime time.Duration
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -103,6 +110,8 @@ type Server struct {
 	counts      map[string]int
 	unmatchedCF int
 	faults      []*activeFault
+
+	daytona *daytona // Daytona API and object storage (daytona.go), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -163,6 +172,10 @@ func New(opts Options) (*Server, error) {
 	}
 	s.st = st
 	if err := s.openModal(opts); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.daytona, err = newDaytona(opts, s.dataDir); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -279,6 +292,7 @@ func (s *Server) routes() {
 	s.registerWorkers()
 	s.registerQueues()
 	s.registerControlPlane()
+	s.registerDaytona()
 	s.registerAdmin()
 	s.registerModal()
 	s.mux.HandleFunc("/", s.unmatched)

@@ -32,7 +32,7 @@ type Fault struct {
 	// Route is a pattern as in Counts keys but without the method, e.g.
 	// "/client/v4/accounts/{account_id}/d1/database/{database_id}/query".
 	// "" matches every Cloudflare route. "METHOD /path" is accepted too.
-	// /__workers/ routes (Counts keys such as
+	// /__workers/ and /daytona/ routes (Counts keys such as
 	// "PUT /__workers/{script_name}/secrets") must be named explicitly.
 	Route string
 	Kind  FaultKind
@@ -121,8 +121,9 @@ func (f Fault) normalize() (Fault, error) {
 	if f.Times < 0 {
 		return f, fmt.Errorf("times must be >= 0")
 	}
-	if f.Route != "" && !isCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) && !isModalFaultRoute(f.Route) {
-		return f, fmt.Errorf("route must start with /client/v4/, /__workers/ or /modal.client.ModalClient/, or be %s: %q", modalWebRoute, f.Route)
+	if f.Route != "" && !isCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) &&
+		!strings.HasPrefix(f.Route, daytonaPrefix) && !isModalFaultRoute(f.Route) {
+		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/ or /modal.client.ModalClient/, or be %s: %q", modalWebRoute, f.Route)
 	}
 	return checkModalFault(f)
 }

@@ -321,14 +321,7 @@ func (m *modalEmu) checkImageRefs(ctx context.Context, appID string, def *pb.Ima
 			return status.Errorf(codes.FailedPrecondition, "Base image %s is not built (%s)", img.ID, img.State)
 		}
 	}
-	return m.checkRefs(ctx, "", def.GetSecretIds(), nonEmpty(def.GetContextMountId()))
-}
-
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
+	return m.checkRefs(ctx, "", def.GetSecretIds(), nonEmpty([]string{def.GetContextMountId()}))
 }
 
 // finishBuild ends a build whose time has come. The caller holds m.mu and

@@ -291,7 +291,8 @@ type Inventory struct {
 	Queues  []QueueEntry  `json:"queues"`
 
 	// Modal is the Modal side (modal_web.go).
-	Modal ModalInventory `json:"modal"`
+	Modal   ModalInventory   `json:"modal"`
+	Daytona DaytonaInventory `json:"daytona"` // daytona.go
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -339,7 +340,8 @@ type QueueEntry struct {
 
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
-	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.Modal.Empty()
+	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 &&
+		i.Modal.Empty() && i.Daytona.empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
@@ -348,6 +350,7 @@ func (s *Server) Inventory() Inventory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
+	inv.Daytona = s.daytona.inventory()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}

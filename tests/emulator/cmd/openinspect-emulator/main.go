@@ -8,6 +8,8 @@
 // "emulator-token" (or -token) and the account -account. The same URL is a
 // Modal server: MODAL_SERVER_URL=<URL> with MODAL_TOKEN_ID / MODAL_TOKEN_SECRET
 // set to -modal-token-id / -modal-token-secret (workspace -modal-workspace).
+// The Daytona API is at the URL + "/daytona/api" with the key
+// "emulator-daytona-key" (or -daytona-api-key).
 package main
 
 import (
@@ -35,18 +37,26 @@ func main() {
 	flag.StringVar(&modalToken.ID, "modal-token-id", modalToken.ID, "Modal token ID to accept")
 	flag.StringVar(&modalToken.Secret, "modal-token-secret", modalToken.Secret, "Modal token secret to accept")
 	flag.StringVar(&modalToken.Workspace, "modal-workspace", modalToken.Workspace, "Modal workspace the token belongs to")
+	daytonaKey := flag.String("daytona-api-key", emulator.DefaultDaytonaAPIKey, "Daytona API key to accept")
+	daytonaOrg := flag.String("daytona-organization", emulator.DefaultDaytonaOrganizationID, "organization ID the Daytona API key belongs to")
+	daytonaBuild := flag.Duration("daytona-build-time", emulator.DefaultDaytonaBuildTime, "how long a Daytona snapshot build takes (negative: done within the request)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, modalToken, *verbose); err != nil {
+	daytona := emulator.Options{DaytonaAPIKeys: map[string]string{*daytonaKey: *daytonaOrg}, DaytonaBuildTime: *daytonaBuild}
+	if *daytonaBuild == 0 {
+		daytona.DaytonaBuildTime = emulator.InstantDaytonaBuilds // 0 in Options means the default
+	}
+	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, modalToken, *verbose, daytona); err != nil {
 		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool) error {
+// daytona carries the Daytona fields of Options.
+func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool, daytona emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
 	}
@@ -58,7 +68,7 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, mod
 		}
 	}
 	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
-		ModalTokens: []emulator.ModalToken{modalToken}}
+		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf

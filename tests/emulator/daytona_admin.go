@@ -1,0 +1,140 @@
+package emulator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// dtDefaultFailure stands for "fail like a RUN step that exits 1": the
+// message is made from the instruction the build fails at.
+const dtDefaultFailure = "\x00default"
+
+// FailNextDaytonaBuild makes the next snapshot build (of any name) fail with
+// reason as its errorReason and last log line. An empty reason reads like a
+// RUN step that exited 1. Calls queue up: each build consumes one.
+// Arranged failures live in memory only; a restart forgets them.
+func (s *Server) FailNextDaytonaBuild(reason string) {
+	if reason == "" {
+		reason = dtDefaultFailure
+	}
+	s.daytona.mu.Lock()
+	defer s.daytona.mu.Unlock()
+	s.daytona.failNext = append(s.daytona.failNext, reason)
+}
+
+// FailDaytonaBuilds makes every build of a snapshot called name fail until
+// ClearDaytonaBuildFailures. An empty reason reads like a RUN step that
+// exited 1.
+func (s *Server) FailDaytonaBuilds(name, reason string) {
+	if reason == "" {
+		reason = dtDefaultFailure
+	}
+	s.daytona.mu.Lock()
+	defer s.daytona.mu.Unlock()
+	s.daytona.failNames[name] = reason
+}
+
+// ClearDaytonaBuildFailures forgets every arranged build failure.
+func (s *Server) ClearDaytonaBuildFailures() {
+	s.daytona.mu.Lock()
+	defer s.daytona.mu.Unlock()
+	s.daytona.failNext = nil
+	s.daytona.failNames = map[string]string{}
+}
+
+// ErrNoSuchDaytonaSnapshot is returned for a snapshot name the organization
+// does not have.
+var ErrNoSuchDaytonaSnapshot = errors.New("emulator: no such Daytona snapshot")
+
+// DeactivateDaytonaSnapshot turns an active snapshot inactive, as Daytona
+// does to snapshots left unused (and to those of suspended organizations).
+// An empty org means DefaultDaytonaOrganizationID.
+func (s *Server) DeactivateDaytonaSnapshot(org, name string) error {
+	if org == "" {
+		org = DefaultDaytonaOrganizationID
+	}
+	d := s.daytona
+	now := time.Now()
+	d.mu.Lock()
+	sn := d.lookupLocked(org, name)
+	var err error
+	switch {
+	case sn == nil || sn.RemovedAt != nil:
+		err = fmt.Errorf("%w: %q", ErrNoSuchDaytonaSnapshot, name)
+	case sn.state(now) != dtActive:
+		err = fmt.Errorf("emulator: snapshot %q is %s, not active", name, sn.state(now))
+	default:
+		sn.Inactive, sn.UpdatedAt = true, now.UTC()
+	}
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return d.save()
+}
+
+// registerDaytonaAdmin adds the Daytona test controls under
+// /__emulator/daytona/ (plain JSON, no key, never counted), for scripts
+// driving the standalone binary.
+func (s *Server) registerDaytonaAdmin() {
+	const base = "/__emulator/daytona"
+	s.mux.HandleFunc("POST "+base+"/build-failures", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Name   string `json:"name"`
+			Reason string `json:"reason"`
+		}
+		if err := adminDecode(w, r, &body); err != nil {
+			adminError(w, http.StatusBadRequest, err)
+			return
+		}
+		if body.Name == "" {
+			s.FailNextDaytonaBuild(body.Reason)
+		} else {
+			s.FailDaytonaBuilds(body.Name, body.Reason)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("DELETE "+base+"/build-failures", func(w http.ResponseWriter, r *http.Request) {
+		s.ClearDaytonaBuildFailures()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("POST "+base+"/sandboxes", func(w http.ResponseWriter, r *http.Request) {
+		var spec DaytonaSandboxSpec
+		if err := adminDecode(w, r, &spec); err != nil {
+			adminError(w, http.StatusBadRequest, err)
+			return
+		}
+		id, err := s.CreateDaytonaSandbox(spec)
+		if err != nil {
+			adminError(w, http.StatusConflict, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+	})
+	s.mux.HandleFunc("POST "+base+"/snapshots/{name}/deactivate", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.DeactivateDaytonaSnapshot(r.URL.Query().Get("organizationId"), r.PathValue("name")); err != nil {
+			status := http.StatusConflict
+			if errors.Is(err, ErrNoSuchDaytonaSnapshot) {
+				status = http.StatusNotFound
+			}
+			adminError(w, status, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func adminDecode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	return json.Unmarshal(body, v)
+}
