@@ -15,8 +15,8 @@ package emulator
 //	403   10000  Authentication error                                        observed
 //	403   9109   Unauthorized to access requested resource                   observed (status assumed)
 //	401   1000   Invalid API Token (GET /user/tokens/verify)                 assumed
-//	404   7003   Could not route to <path>, perhaps your object identifier
-//	             is invalid? plus 7000 "No route for that URI"               observed (real status 400; 404 as specified)
+//	400   7003   Could not route to <path>, perhaps your object identifier
+//	             is invalid? plus 7000 "No route for that URI"               observed (404 outside /client/v4/)
 //	400   6007   Malformed JSON in request body                              assumed
 //	429   971    Please wait and consider throttling your request speed      assumed
 //	5xx   10001  We encountered an internal error. Please try again.         observed for R2, assumed elsewhere
