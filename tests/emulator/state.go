@@ -36,6 +36,12 @@ type state struct {
 	// AppSecrets are the global secrets stores of control-plane scripts
 	// (see controlplane.go); a store is deleted with its script.
 	AppSecrets map[string]map[string]*appSecret `json:"app_secrets"` // by wkKey(account, script), then key
+
+	// d1Imports are the files uploaded for D1 imports, by upload token,
+	// and d1Ingests each database's last ingest answer (for poll). Both
+	// are in-flight data of one process and are not persisted.
+	d1Imports map[string]*d1Upload
+	d1Ingests map[string]*d1ImportJSON
 }
 
 type d1Database struct {
@@ -70,8 +76,9 @@ type r2Bucket struct {
 }
 
 type r2Object struct {
-	Body     []byte    `json:"body"`
-	Uploaded time.Time `json:"uploaded"`
+	Body        []byte    `json:"body"`
+	Uploaded    time.Time `json:"uploaded"`
+	ContentType string    `json:"content_type,omitempty"`
 }
 
 func r2Key(account, name string) string { return account + "/" + name }
