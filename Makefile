@@ -39,6 +39,7 @@ test-tools: pulumi-tools
 	for part in etcd apiserver controllers kwok k8s-plugin; do ./.ci/kube-tools.sh $$part; done
 	./.ci/python-tools.sh
 	./.ci/node-tools.sh
+	./.ci/wrangler-tools.sh
 
 schema:
 	go run ./provider/cmd/openinspect-gen schema -out schema.json
