@@ -287,11 +287,13 @@ func TestWranglerConformance(t *testing.T) {
 		assert.Equal(t, "2025-01-01", d.CompatibilityDate)
 		assert.Equal(t, map[string]string{"GREETING": "hello"}, d.Vars)
 		for name, check := range map[string]func(b emulator.WorkerBinding) bool{
-			"DB":      func(b emulator.WorkerBinding) bool { return b.Type == "d1" && b.ID == dbID },
-			"CACHE":   func(b emulator.WorkerBinding) bool { return b.Type == "kv_namespace" && b.NamespaceID == kvID },
-			"FILES":   func(b emulator.WorkerBinding) bool { return b.Type == "r2_bucket" && b.BucketName == "oi-files" },
-			"JOBS":    func(b emulator.WorkerBinding) bool { return b.Type == "queue" && b.QueueName == "jobs" },
-			"COUNTER": func(b emulator.WorkerBinding) bool { return b.Type == "durable_object_namespace" && b.ClassName == "Counter" },
+			"DB":    func(b emulator.WorkerBinding) bool { return b.Type == "d1" && b.ID == dbID },
+			"CACHE": func(b emulator.WorkerBinding) bool { return b.Type == "kv_namespace" && b.NamespaceID == kvID },
+			"FILES": func(b emulator.WorkerBinding) bool { return b.Type == "r2_bucket" && b.BucketName == "oi-files" },
+			"JOBS":  func(b emulator.WorkerBinding) bool { return b.Type == "queue" && b.QueueName == "jobs" },
+			"COUNTER": func(b emulator.WorkerBinding) bool {
+				return b.Type == "durable_object_namespace" && b.ClassName == "Counter"
+			},
 		} {
 			b, ok := bindingByName(d, name)
 			assert.True(t, ok && check(b), "binding %s: %+v", name, b)
