@@ -57,9 +57,12 @@ lint:
 test: test-tools lint
 	go test $(GO_TEST_FLAGS) ./...
 
-# Numbers, not assertions: API calls per operation and time, on this machine.
+# Numbers, not assertions: API calls per operation and time, on this machine;
+# then the provider's request path and wrangler side by side (a table).
 bench:
 	go test -run '^$$' -bench . -benchtime 20x ./provider/
+	./.ci/wrangler-tools.sh >/dev/null
+	go test -run '^$$' -bench SideBySide -benchtime 1x ./tests/wrangler/
 
 test-unit:
 	go test -short ./provider/... ./tests/emulator/...

@@ -33,6 +33,10 @@ var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}
 // TestMain keeps the Go side of the suite (cloudflare-go) from picking up a
 // developer's CLOUDFLARE_* variables; wrangler gets its own environment.
 func TestMain(m *testing.M) {
+	if base := os.Getenv(rssChildEnv); base != "" {
+		rssChild(base)
+		os.Exit(0)
+	}
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "CLOUDFLARE_") {
 			_ = os.Unsetenv(k)
@@ -73,19 +77,28 @@ func apiGet(t *testing.T, s *emulator.Server, path string) (int, string) {
 // kind the emulator models, a Durable Object class with its migration and a
 // queue consumer.
 func workerConfig(name, greeting, dbID, kvID string) string {
+	return fixtureConfig{name: name, greeting: greeting, dbName: "oi-db", dbID: dbID, kvID: kvID,
+		bucket: "oi-files", queue: "jobs", migrationsDir: "migrations"}.json()
+}
+
+type fixtureConfig struct {
+	name, greeting, dbName, dbID, kvID, bucket, queue, migrationsDir string
+}
+
+func (c fixtureConfig) json() string {
 	cfg := map[string]any{
-		"name":               name,
+		"name":               c.name,
 		"main":               "src/index.js",
 		"compatibility_date": "2025-01-01",
-		"vars":               map[string]string{"GREETING": greeting},
+		"vars":               map[string]string{"GREETING": c.greeting},
 		"d1_databases": []map[string]string{{
-			"binding": "DB", "database_name": "oi-db", "database_id": dbID, "migrations_dir": "migrations",
+			"binding": "DB", "database_name": c.dbName, "database_id": c.dbID, "migrations_dir": c.migrationsDir,
 		}},
-		"kv_namespaces": []map[string]string{{"binding": "CACHE", "id": kvID}},
-		"r2_buckets":    []map[string]string{{"binding": "FILES", "bucket_name": "oi-files"}},
+		"kv_namespaces": []map[string]string{{"binding": "CACHE", "id": c.kvID}},
+		"r2_buckets":    []map[string]string{{"binding": "FILES", "bucket_name": c.bucket}},
 		"queues": map[string]any{
-			"producers": []map[string]string{{"binding": "JOBS", "queue": "jobs"}},
-			"consumers": []map[string]any{{"queue": "jobs", "max_batch_size": 5}},
+			"producers": []map[string]string{{"binding": "JOBS", "queue": c.queue}},
+			"consumers": []map[string]any{{"queue": c.queue, "max_batch_size": 5}},
 		},
 		"durable_objects": map[string]any{"bindings": []map[string]string{{"name": "COUNTER", "class_name": "Counter"}}},
 		"migrations":      []map[string]any{{"tag": "v1", "new_sqlite_classes": []string{"Counter"}}},
