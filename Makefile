@@ -59,7 +59,7 @@ test: test-tools lint
 
 # Numbers, not assertions: API calls per operation and time, on this machine;
 # then the provider's request path and wrangler side by side (a table).
-bench:
+bench: provider
 	go test -run '^$$' -bench . -benchtime 20x ./provider/
 	./.ci/wrangler-tools.sh >/dev/null
 	go test -run '^$$' -bench SideBySide -benchtime 1x ./tests/wrangler/
