@@ -221,6 +221,7 @@ func sideBySide(b *testing.B) {
 	rows = append(rows, benchRow{op: "five 5 MB bundles, concurrent uploads", latency: "0 ms", path: "provider", calls: 5, wall: wall,
 		note: fmt.Sprintf("peak RSS %.1f MiB (request path only, child process)", float64(rss)/(1<<20))})
 
+	rows = append(rows, fullInstallation(b)...)
 	printTable(rows)
 }
 
@@ -256,10 +257,12 @@ engine starts it and sent Configure and five concurrent Worker Creates over
 gRPC (tests/wrangler/plugin_rss_test.go); its peak RSS is the kernel's VmHWM.
 The last row runs only the multipart build and upload in a child process (the
 test binary re-executed); neither RSS counts the in-process emulator.
-The full installation (pulumi up of the OpenInspect component) is not timed
-here: it needs the pulumi CLI and language plugins from make pulumi-tools,
-which tests/engine drives; the critical-path row is its D1 -> migrations ->
-control-plane upload chain through the same requests.
+The critical-path rows under "provider" are the D1 -> migrations ->
+control-plane upload chain made as bare sequential requests; the full
+installation row is a real pulumi up of examples/yaml (engine, YAML plugin,
+the plugin binary, the fixture upstream checkout with its 3 migrations), and
+the row under it is the same chain measured inside that up from the
+emulator's request log.
 `)
 }
 
