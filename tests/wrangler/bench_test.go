@@ -3,14 +3,13 @@ package wrangler_test
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -277,7 +276,10 @@ func orDash(s string) string {
 const rssChildEnv = "OPENINSPECT_BENCH_RSS_CHILD"
 
 // uploadRSS re-executes the test binary to upload five 5 MB bundles to emu
-// the provider's way, concurrently, and returns the child's peak RSS.
+// the provider's way, concurrently, and returns the child's peak RSS as the
+// child reads it (VmHWM of its own address space: the rusage maxrss of a
+// child can carry the forking parent's high-water mark, and the parent here
+// holds the emulator).
 func uploadRSS(emu *emulator.Server) (int64, time.Duration, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), rssChildEnv+"="+emu.CloudflareBaseURL())
@@ -286,38 +288,38 @@ func uploadRSS(emu *emulator.Server) (int64, time.Duration, error) {
 		return 0, 0, fmt.Errorf("rss child: %w: %s", err, out)
 	}
 	var wall time.Duration
+	var hwm int64
 	for _, line := range strings.Split(string(out), "\n") {
 		if v, ok := strings.CutPrefix(line, "upload-wall "); ok {
 			wall, _ = time.ParseDuration(strings.TrimSpace(v))
 		}
+		if v, ok := strings.CutPrefix(line, "vmhwm "); ok {
+			hwm, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, wall, fmt.Errorf("no rusage")
+	if hwm == 0 {
+		return 0, wall, fmt.Errorf("rss child printed no vmhwm: %s", out)
 	}
-	return ru.Maxrss * 1024, wall, nil // Linux reports KiB
+	return hwm, wall, nil
 }
 
-// rssChild is the child's work (called from TestMain).
+// rssChild is the child's work (called from TestMain): the five modules are
+// made first (the plugin holds its inputs too), then uploaded at once.
 func rssChild(base string) {
 	c := cloudflare.NewClient(option.WithBaseURL(base), option.WithAPIToken(emulator.DefaultToken), option.WithMaxRetries(0))
 	ctx := context.Background()
+	modules := make([][]byte, 5)
+	for i := range modules {
+		modules[i] = bundle5MBBytes(int64(i))
+	}
+	runtime.GC()
 	start := time.Now()
 	var wg sync.WaitGroup
-	errs := make(chan error, 5)
-	for i := range 5 {
+	errs := make(chan error, len(modules))
+	for i, module := range modules {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A 5 MB module: a large string constant, as a bundled asset
-			// would be, different per script.
-			rnd := rand.New(rand.NewSource(int64(i)))
-			const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-			blob := make([]byte, 5<<20)
-			for j := range blob {
-				blob[j] = alphabet[rnd.Intn(len(alphabet))]
-			}
-			module := []byte("const BLOB = \"" + string(blob) + "\";\nexport default { fetch() { return new Response(BLOB.length + \"\"); } };\n")
 			name := fmt.Sprintf("rss-bundle-%d", i)
 			ct, body := multipartUpload("index.js", map[string][]byte{"index.js": module},
 				[]pBinding{{Type: "plain_text", Name: "MODE", Text: text("rss")}}, nil)
@@ -335,4 +337,10 @@ func rssChild(base string) {
 		}
 	}
 	fmt.Printf("upload-wall %s\n", time.Since(start))
+	hwm, err := vmHWM(os.Getpid())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("vmhwm %d\n", hwm)
 }

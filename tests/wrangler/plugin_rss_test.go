@@ -42,16 +42,19 @@ func (fakeEngine) Log(context.Context, *pulumirpc.LogRequest) (*emptypb.Empty, e
 	return &emptypb.Empty{}, nil
 }
 
-// bundle5MB is a 5 MB ES module, different per seed: a large string
-// constant, as a bundled asset would be.
-func bundle5MB(seed int64) string {
-	rnd := rand.New(rand.NewSource(seed))
+// bundle5MBBytes is a 5 MB ES module, different per seed: a large string
+// constant, as a bundled asset would be. It is built in place, so making it
+// costs one 5 MB buffer.
+func bundle5MBBytes(seed int64) []byte {
+	const prefix, suffix = "const BLOB = \"", "\";\nexport default { fetch() { return new Response(BLOB.length + \"\"); } };\n"
 	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	blob := make([]byte, 5<<20)
-	for j := range blob {
-		blob[j] = alphabet[rnd.Intn(len(alphabet))]
+	rnd := rand.New(rand.NewSource(seed))
+	out := make([]byte, 0, len(prefix)+(5<<20)+len(suffix))
+	out = append(out, prefix...)
+	for range 5 << 20 {
+		out = append(out, alphabet[rnd.Intn(len(alphabet))])
 	}
-	return "const BLOB = \"" + string(blob) + "\";\nexport default { fetch() { return new Response(BLOB.length + \"\"); } };\n"
+	return append(out, suffix...)
 }
 
 // pluginRSS runs the plugin binary bin against emu and returns its peak RSS
@@ -127,7 +130,7 @@ func pluginRSS(bin string, emu *emulator.Server) (int64, time.Duration, error) {
 
 	bundles := make([]string, 5)
 	for i := range bundles {
-		bundles[i] = bundle5MB(int64(i))
+		bundles[i] = string(bundle5MBBytes(int64(i)))
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
