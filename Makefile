@@ -39,6 +39,7 @@ test-tools: pulumi-tools
 	for part in etcd apiserver controllers kwok k8s-plugin; do ./.ci/kube-tools.sh $$part; done
 	./.ci/python-tools.sh
 	./.ci/node-tools.sh
+	./.ci/wrangler-tools.sh
 
 schema:
 	go run ./provider/cmd/openinspect-gen schema -out schema.json
@@ -56,9 +57,12 @@ lint:
 test: test-tools lint
 	go test $(GO_TEST_FLAGS) ./...
 
-# Numbers, not assertions: API calls per operation and time, on this machine.
-bench:
+# Numbers, not assertions: API calls per operation and time, on this machine;
+# then the provider's request path and wrangler side by side (a table).
+bench: provider
 	go test -run '^$$' -bench . -benchtime 20x ./provider/...
+	./.ci/wrangler-tools.sh >/dev/null
+	go test -run '^$$' -bench SideBySide -benchtime 1x ./tests/wrangler/
 
 test-unit:
 	go test -short ./provider/... ./tests/emulator/...

@@ -80,7 +80,7 @@ func TestTokenVerify(t *testing.T) {
 func TestUnmatchedRoutes(t *testing.T) {
 	s := start(t, emulator.Options{})
 	resp, body := do(t, http.MethodGet, s.CloudflareBaseURL()+"zones/abc/dns_records", "Bearer "+emulator.DefaultToken, "")
-	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "what Cloudflare answers; a 404 reads as a missing bucket to wrangler")
 	var env struct {
 		Success bool `json:"success"`
 		Errors  []struct {
@@ -96,7 +96,7 @@ func TestUnmatchedRoutes(t *testing.T) {
 
 	// A known path with a method it does not serve is unmatched too.
 	resp, _ = do(t, http.MethodPatch, s.CloudflareBaseURL()+"accounts/"+acct+"/r2/buckets", "Bearer "+emulator.DefaultToken, "")
-	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Equal(t, map[string]int{"UNMATCHED": 2}, s.Counts())
 	assert.Equal(t, 2, s.CloudflareCalls())
 

@@ -21,6 +21,7 @@ func (s *Server) registerD1() {
 	s.api("DELETE "+base+"/{database_id}", authAccount, s.d1Delete)
 	s.api("POST "+base+"/{database_id}/query", authAccount, s.d1Query)
 	s.api("POST "+base+"/{database_id}/raw", authAccount, s.d1Raw)
+	s.registerD1Import()
 }
 
 var d1NameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -37,6 +38,10 @@ type d1JSON struct {
 	NumTables       int64      `json:"num_tables"`
 	FileSize        int64      `json:"file_size"`
 	ReadReplication d1ReadRepl `json:"read_replication"`
+	// CreatedInRegion is the region the database lives in: the location
+	// hint, or ENAM (the region queries report) without one. wrangler
+	// prints it after d1 create.
+	CreatedInRegion string `json:"created_in_region,omitempty"`
 }
 
 type d1ReadRepl struct {
@@ -49,6 +54,15 @@ type d1ListJSON struct {
 	Name      string `json:"name"`
 	CreatedAt string `json:"created_at"`
 	Version   string `json:"version"`
+}
+
+// region is where the database is said to live: its location hint, upper
+// case, or ENAM.
+func (db *d1Database) region() string {
+	if db.LocationHint == "" {
+		return "ENAM"
+	}
+	return strings.ToUpper(db.LocationHint)
 }
 
 func d1NotFound(id string) *apiError {
@@ -121,6 +135,7 @@ func (s *Server) writeD1(w http.ResponseWriter, rec *d1Database, eng *sqliteDB) 
 	writeResult(w, d1JSON{
 		UUID: rec.UUID, Name: rec.Name, CreatedAt: apiTime(rec.CreatedAt), Version: "production",
 		NumTables: tables, FileSize: size, ReadReplication: d1ReadRepl{Mode: "disabled"},
+		CreatedInRegion: rec.region(),
 	})
 }
 
@@ -352,10 +367,7 @@ func (s *Server) d1Execute(w http.ResponseWriter, r *http.Request, raw bool) {
 		return
 	}
 
-	region := strings.ToUpper(rec.LocationHint)
-	if region == "" {
-		region = "ENAM"
-	}
+	region := rec.region()
 	out := make([]any, len(results))
 	for i, res := range results {
 		ms := float64(res.Duration.Microseconds()) / 1000

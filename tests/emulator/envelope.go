@@ -15,8 +15,8 @@ package emulator
 //	403   10000  Authentication error                                        observed
 //	403   9109   Unauthorized to access requested resource                   observed (status assumed)
 //	401   1000   Invalid API Token (GET /user/tokens/verify)                 assumed
-//	404   7003   Could not route to <path>, perhaps your object identifier
-//	             is invalid? plus 7000 "No route for that URI"               observed (real status 400; 404 as specified)
+//	400   7003   Could not route to <path>, perhaps your object identifier
+//	             is invalid? plus 7000 "No route for that URI"               observed (404 outside /client/v4/)
 //	400   6007   Malformed JSON in request body                              assumed
 //	429   971    Please wait and consider throttling your request speed      assumed
 //	5xx   10001  We encountered an internal error. Please try again.         observed for R2, assumed elsewhere
@@ -40,6 +40,8 @@ package emulator
 //	404   10006  The specified bucket does not exist.                        observed
 //	409   10008  The bucket you tried to delete is not empty.                assumed (docs quote a variant)
 //	400   10040  invalid location hint, storage class or cursor              assumed
+//	404   10007  The specified key does not exist. (object routes)           assumed (S3 NoSuchKey wording)
+//	400   10020  invalid object name / object too large                      assumed
 //	Workers scripts
 //	404   10007  workers.api.error.script_not_found                          verified (code, message); 400 when the
 //	             script is named in a body (queue consumer)                  assumed
@@ -69,6 +71,14 @@ package emulator
 //	400   10064  delete without force while other scripts bind the script
 //	             (service, DO script_name) or a queue consumer uses it      assumed
 //	400   10100  invalid or duplicate cron expression                        assumed
+//	404   10090  workers.api.error.service_not_found (GET/DELETE
+//	             workers/services/{name})                                    inferred from wrangler, which reads
+//	                                                                         10090 and 10007 as "no such Worker"
+//	400   10057  inherit binding 'X' is invalid (bindings_inherit=strict)    code and wording wrangler matches
+//	404   10056  secret not found (GET/DELETE scripts/{name}/secrets/{s})    assumed
+//	404   10217  workers.api.error.version_not_found                         assumed
+//	400   10021  deployment shares not adding up to 100, unknown strategy,
+//	             migrations in a version upload                              assumed
 //	Cron syntax follows Cloudflare's documented table (verified): weekdays
 //	are 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or JAN-DEC, plus L, LW,
 //	nW (day of month) and nL, n#k (day of week).

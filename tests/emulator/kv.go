@@ -25,6 +25,7 @@ func (s *Server) registerKV() {
 	s.api("GET "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvGetValue)
 	s.api("PUT "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvPutValue)
 	s.api("DELETE "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvDeleteValue)
+	s.registerKVBulk()
 }
 
 type kvNamespaceJSON struct {

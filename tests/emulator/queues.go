@@ -224,18 +224,31 @@ func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, out)
 }
 
+// qList lists the account's queues sorted by name. Each `name` query
+// parameter (wrangler sends one per queue it resolves, e.g.
+// `?page=1&name=jobs`) keeps only the queue of exactly that name; without
+// one every queue is listed. Wrangler takes the first result as the queue it
+// asked for, so an ignored filter makes it act on the wrong queue.
+//
+// Inferred: the filter is an exact match (wrangler relies on that), and
+// without per_page the whole list is one page, which is also what
+// cloudflare-go's SinglePage List expects; page and per_page slice it as on
+// the other v4 lists, and result_info tells wrangler's pager when to stop.
 func (s *Server) qList(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
+	names := r.URL.Query()["name"]
 	s.mu.Lock()
 	out := []queueJSON{}
 	for _, q := range s.st.Queues {
-		if q.AccountID == acct {
+		if q.AccountID == acct && (len(names) == 0 || slices.Contains(names, q.Name)) {
 			out = append(out, s.queueJSONLocked(q))
 		}
 	}
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].QueueName < out[j].QueueName })
-	writeResult(w, out)
+	page, perPage := pageParams(r, max(len(out), 1), max(len(out), 1000))
+	items, info := paginate(out, page, perPage)
+	writeEnvelope(w, http.StatusOK, items, info, nil)
 }
 
 func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {

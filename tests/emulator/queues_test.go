@@ -307,3 +307,51 @@ func TestWorkersAndQueuesSurviveRestart(t *testing.T) {
 	apiErr := requireAPIError(t, err, http.StatusBadRequest, 10079)
 	assert.Contains(t, apiErr.Errors[0].Message, "v1")
 }
+
+// TestQueueListNameFilter is the lookup wrangler does before `queues info`,
+// `queues delete` and consumer attachment: GET queues?name=X, taking the
+// first result. An ignored filter answered the alphabetically first queue,
+// and wrangler deleted it instead of the one named.
+func TestQueueListNameFilter(t *testing.T) {
+	s := start(t, emulator.Options{})
+	c := newClient(s)
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		createQueue(t, c, name)
+	}
+	list := func(query string) (names, ids []string, info map[string]any) {
+		t.Helper()
+		resp, body := do(t, http.MethodGet, s.CloudflareBaseURL()+"accounts/"+acct+"/queues"+query, "Bearer "+emulator.DefaultToken, "")
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+		var env struct {
+			Result []struct {
+				QueueID   string `json:"queue_id"`
+				QueueName string `json:"queue_name"`
+			} `json:"result"`
+			ResultInfo map[string]any `json:"result_info"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &env))
+		for _, q := range env.Result {
+			names, ids = append(names, q.QueueName), append(ids, q.QueueID)
+		}
+		return names, ids, env.ResultInfo
+	}
+
+	names, ids, info := list("?page=1&name=gamma")
+	require.Equal(t, []string{"gamma"}, names)
+	assert.EqualValues(t, 1, info["total_pages"])
+	names, _, _ = list("?name=beta&name=alpha")
+	assert.Equal(t, []string{"alpha", "beta"}, names)
+	names, _, _ = list("?name=gam")
+	assert.Empty(t, names, "the filter is an exact match")
+	names, _, _ = list("")
+	assert.Equal(t, []string{"alpha", "beta", "gamma"}, names)
+	names, _, info = list("?page=2&per_page=2")
+	assert.Equal(t, []string{"gamma"}, names)
+	assert.EqualValues(t, 2, info["total_pages"])
+
+	// What `wrangler queues delete gamma` does: resolve, then delete by ID.
+	_, err := c.Queues.Delete(context.Background(), ids[0], queues.QueueDeleteParams{AccountID: cloudflare.F(acct)})
+	require.NoError(t, err)
+	names, _, _ = list("")
+	assert.Equal(t, []string{"alpha", "beta"}, names, "only the queue named was deleted")
+}

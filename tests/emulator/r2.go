@@ -17,6 +17,7 @@ func (s *Server) registerR2() {
 	s.api("GET "+base, authAccount, s.r2List)
 	s.api("GET "+base+"/{bucket_name}", authAccount, s.r2Get)
 	s.api("DELETE "+base+"/{bucket_name}", authAccount, s.r2Delete)
+	s.registerR2Objects()
 }
 
 // r2NameRE is R2's bucket naming rule: 3-63 of [a-z0-9-], not starting or
@@ -190,9 +191,8 @@ func (s *Server) r2Delete(w http.ResponseWriter, r *http.Request) {
 // exist in the account.
 var ErrNoSuchBucket = errors.New("emulator: no such R2 bucket")
 
-// PutR2Object stores an object in an existing bucket. The v4 REST surface
-// has no object upload (that is the S3 API), so tests use this to make a
-// bucket non-empty.
+// PutR2Object stores an object in an existing bucket, as the object routes
+// of r2_objects.go do; tests use it to make a bucket non-empty.
 func (s *Server) PutR2Object(accountID, bucket, key string, body []byte) error {
 	if key == "" {
 		return errors.New("emulator: empty R2 object key")

@@ -17,6 +17,9 @@ const (
 	// authVerify: /user/tokens/verify, which answers an unknown token with
 	// its own 401 instead of the generic 403.
 	authVerify
+	// authToken: a route outside any account (/user, /accounts,
+	// /memberships): any accepted token.
+	authToken
 )
 
 // unmatchedKey is the Counts key for requests no route matched.
@@ -102,10 +105,18 @@ func tokenID(tok string) string {
 }
 
 // unmatched answers everything no route claimed, the way the real API does
-// for unknown paths.
+// for unknown paths: 400 with 7003 and 7000 under /client/v4/ (a 404 there
+// made wrangler, which reads 404 from the R2 object routes as "no such
+// bucket", print "The specified bucket does not exist." for any route the
+// emulator lacked), and a plain 404 envelope outside it.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
-	s.count(unmatchedKey, isCloudflarePath(r.URL.Path))
-	writeJSON(w, http.StatusNotFound, envelope{
+	cf := isCloudflarePath(r.URL.Path)
+	s.count(unmatchedKey, cf)
+	status := http.StatusNotFound
+	if cf {
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, envelope{
 		Success: false,
 		Errors: []cfError{
 			{Code: 7003, Message: "Could not route to " + r.URL.Path + ", perhaps your object identifier is invalid?"},

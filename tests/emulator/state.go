@@ -36,6 +36,12 @@ type state struct {
 	// AppSecrets are the global secrets stores of control-plane scripts
 	// (see controlplane.go); a store is deleted with its script.
 	AppSecrets map[string]map[string]*appSecret `json:"app_secrets"` // by wkKey(account, script), then key
+
+	// d1Imports are the files uploaded for D1 imports, by upload token,
+	// and d1Ingests each database's last ingest answer (for poll). Both
+	// are in-flight data of one process and are not persisted.
+	d1Imports map[string]*d1Upload
+	d1Ingests map[string]*d1ImportJSON
 }
 
 type d1Database struct {
@@ -70,17 +76,44 @@ type r2Bucket struct {
 }
 
 type r2Object struct {
-	Body     []byte    `json:"body"`
-	Uploaded time.Time `json:"uploaded"`
+	Body        []byte    `json:"body"`
+	Uploaded    time.Time `json:"uploaded"`
+	ContentType string    `json:"content_type,omitempty"`
 }
 
 func r2Key(account, name string) string { return account + "/" + name }
 
-// workerScript is one uploaded Worker. Bindings keep every uploaded field,
-// secret texts included: only WorkerDetail (Go) ever returns those.
+// workerScript is one uploaded Worker. Its workerContent is what the
+// current deployment serves (what the settings, content and control-plane
+// routes read); Versions and Deployments are its history. Bindings keep
+// every uploaded field, secret texts included: only WorkerDetail (Go) ever
+// returns those.
 type workerScript struct {
-	AccountID          string            `json:"account_id"`
-	Name               string            `json:"name"`
+	AccountID string `json:"account_id"`
+	Name      string `json:"name"`
+	workerContent
+	Crons           []workerCron `json:"crons,omitempty"`
+	WorkersDev      bool         `json:"workers_dev"`
+	PreviewsEnabled bool         `json:"previews_enabled"`
+	CreatedOn       time.Time    `json:"created_on"`
+	ModifiedOn      time.Time    `json:"modified_on"`
+	Uploads         int          `json:"uploads"`
+	// Tag is the script's stable identifier (services' script.tag).
+	Tag string `json:"tag,omitempty"`
+	// LastDeployedFrom is "wrangler" or "api" (see uploadSource).
+	LastDeployedFrom string `json:"last_deployed_from,omitempty"`
+	// APISecrets names the secret_text bindings set through the secrets
+	// API; uploads that do not bind those names inherit them.
+	APISecrets  []string            `json:"api_secrets,omitempty"`
+	Versions    []*workerVersion    `json:"versions,omitempty"`    // oldest first
+	Deployments []*workerDeployment `json:"deployments,omitempty"` // oldest first
+	// Settings are the non-versioned script settings (logpush,
+	// observability, tags, tail_consumers) as last PATCHed.
+	Settings map[string]json.RawMessage `json:"script_settings,omitempty"`
+}
+
+// workerContent is what one version of a script is made of.
+type workerContent struct {
 	MainModule         string            `json:"main_module"`
 	HasModules         bool              `json:"has_modules"`
 	Modules            []workerModule    `json:"modules"`
@@ -90,13 +123,36 @@ type workerScript struct {
 	CompatibilityFlags []string          `json:"compatibility_flags,omitempty"`
 	MigrationTag       string            `json:"migration_tag,omitempty"`
 	Classes            []string          `json:"classes,omitempty"` // declared Durable Object classes, sorted
-	Crons              []workerCron      `json:"crons,omitempty"`
-	WorkersDev         bool              `json:"workers_dev"`
-	PreviewsEnabled    bool              `json:"previews_enabled"`
 	Etag               string            `json:"etag"`
-	CreatedOn          time.Time         `json:"created_on"`
-	ModifiedOn         time.Time         `json:"modified_on"`
-	Uploads            int               `json:"uploads"`
+}
+
+// workerVersion is one uploaded version. A deployed version's modules live
+// on the script (the versions keep only metadata once a later version is
+// deployed, to keep the state file small); a version uploaded with POST
+// versions and not yet deployed keeps its own.
+type workerVersion struct {
+	ID          string        `json:"id"`
+	Number      int           `json:"number"`
+	CreatedOn   time.Time     `json:"created_on"`
+	Source      string        `json:"source"`       // "wrangler", "api"
+	TriggeredBy string        `json:"triggered_by"` // "upload", "version_upload", "secret", "create_deployment"...
+	Message     string        `json:"message,omitempty"`
+	VersionTag  string        `json:"version_tag,omitempty"`
+	Content     workerContent `json:"content"`
+}
+
+// workerDeployment is one deployment: which versions serve what share.
+type workerDeployment struct {
+	ID        string          `json:"id"`
+	CreatedOn time.Time       `json:"created_on"`
+	Source    string          `json:"source"`
+	Message   string          `json:"message,omitempty"`
+	Versions  []deployedShare `json:"versions"`
+}
+
+type deployedShare struct {
+	VersionID  string  `json:"version_id"`
+	Percentage float64 `json:"percentage"`
 }
 
 type workerModule struct {
@@ -210,13 +266,20 @@ func loadState(path string) (*state, error) {
 		}
 	}
 	for _, ws := range st.Workers {
+		ws.adoptHistory()
 		// The file is indented; bindings are kept compact, as uploaded.
-		for i, raw := range ws.Bindings {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, raw); err != nil {
-				return nil, fmt.Errorf("emulator: parse %s: binding of worker %s: %w", path, ws.Name, err)
+		lists := [][]json.RawMessage{ws.Bindings}
+		for _, v := range ws.Versions {
+			lists = append(lists, v.Content.Bindings)
+		}
+		for _, list := range lists {
+			for i, raw := range list {
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, raw); err != nil {
+					return nil, fmt.Errorf("emulator: parse %s: binding of worker %s: %w", path, ws.Name, err)
+				}
+				list[i] = buf.Bytes()
 			}
-			ws.Bindings[i] = buf.Bytes()
 		}
 	}
 	for _, q := range st.Queues {

@@ -33,6 +33,7 @@ func (s *Server) registerWorkers() {
 	s.api("DELETE "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkDeleteScriptSubdomain)
 	s.api("GET "+base+"/subdomain", authAccount, s.wkGetAccountSubdomain)
 	s.api("PUT "+base+"/subdomain", authAccount, s.wkPutAccountSubdomain)
+	s.registerWorkerVersions()
 }
 
 // wkNameRE is the script name rule: lower-case letters, digits, '_' and '-'
@@ -141,6 +142,7 @@ type scriptMetadata struct {
 	Bindings           []json.RawMessage `json:"bindings"`
 	KeepBindings       []string          `json:"keep_bindings"`
 	Migrations         *migrationSpec    `json:"migrations"`
+	Annotations        map[string]any    `json:"annotations"`
 }
 
 // scriptUpload is a parsed, structurally valid upload; what it references
@@ -241,7 +243,7 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 		if b.Name == "" {
 			return nil, wkInvalid("binding #%d has no name", i)
 		}
-		if !wkBindingTypes[b.Type] {
+		if !wkBindingTypes[b.Type] && b.Type != "inherit" {
 			return nil, wkInvalid("binding %s of type %s is invalid", b.Name, b.Type)
 		}
 		if names[b.Name] {
@@ -309,19 +311,27 @@ func scriptEtag(meta []byte, mods []workerModule) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// wkUploadJSON is the upload's result.
+// wkUploadJSON is the upload's result. deployment_id is the ID of the
+// version the upload created and deployed: wrangler prints it as "Current
+// Version ID" (it is not the deployment's own ID, which GET deployments
+// lists).
 type wkUploadJSON struct {
-	ID            string   `json:"id"`
-	Etag          string   `json:"etag"`
-	CreatedOn     string   `json:"created_on"`
-	ModifiedOn    string   `json:"modified_on"`
-	HasModules    bool     `json:"has_modules"`
-	HasAssets     bool     `json:"has_assets"`
-	Logpush       bool     `json:"logpush"`
-	StartupTimeMs int      `json:"startup_time_ms"`
-	UsageModel    string   `json:"usage_model"`
-	Placement     struct{} `json:"placement"`
-	TailConsumers []any    `json:"tail_consumers"`
+	ID               string   `json:"id"`
+	Tag              string   `json:"tag"`
+	Etag             string   `json:"etag"`
+	DeploymentID     string   `json:"deployment_id"`
+	CreatedOn        string   `json:"created_on"`
+	ModifiedOn       string   `json:"modified_on"`
+	HasModules       bool     `json:"has_modules"`
+	HasAssets        bool     `json:"has_assets"`
+	Handlers         []string `json:"handlers"`
+	LastDeployedFrom string   `json:"last_deployed_from"`
+	MigrationTag     string   `json:"migration_tag,omitempty"`
+	Logpush          bool     `json:"logpush"`
+	StartupTimeMs    int      `json:"startup_time_ms"`
+	UsageModel       string   `json:"usage_model"`
+	Placement        struct{} `json:"placement"`
+	TailConsumers    []any    `json:"tail_consumers"`
 }
 
 func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
@@ -336,34 +346,101 @@ func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	ws, err := s.wkApplyLocked(acct, name, up)
+	ws, v, err := s.wkApplyLocked(acct, name, up, uploadMode{strict: strictInherit(r), source: uploadSource(r), deploy: true})
 	var out wkUploadJSON
 	if err == nil {
 		out = wkUploadJSON{
-			ID: ws.Name, Etag: ws.Etag, CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
-			HasModules: ws.HasModules, StartupTimeMs: 1, UsageModel: "standard", TailConsumers: []any{},
+			ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, DeploymentID: v.ID,
+			CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
+			HasModules: ws.HasModules, Handlers: ws.handlers(), LastDeployedFrom: ws.LastDeployedFrom,
+			MigrationTag: ws.MigrationTag, StartupTimeMs: 1, UsageModel: "standard", TailConsumers: []any{},
 		}
 	}
 	s.mu.Unlock()
 	s.saveAndRespond(w, err, out)
 }
 
+// uploadMode says how wkApplyLocked treats an upload.
+type uploadMode struct {
+	strict      bool   // ?bindings_inherit=strict: an inherit binding with nothing to inherit fails
+	source      string // "wrangler" or "api", see uploadSource
+	deploy      bool   // PUT scripts: deploy the new version at once; POST versions: do not
+	triggeredBy string // the version's workers/triggered_by; "" means "upload"
+}
+
+// strictInherit reads ?bindings_inherit=strict.
+func strictInherit(r *http.Request) bool { return r.URL.Query().Get("bindings_inherit") == "strict" }
+
+// uploadSource is what the API reports as a version's metadata.source and a
+// script's last_deployed_from. Inferred: Cloudflare tells wrangler from other
+// API clients, and wrangler identifies itself in User-Agent ("wrangler/4.x").
+func uploadSource(r *http.Request) string {
+	if strings.HasPrefix(strings.ToLower(r.UserAgent()), "wrangler") {
+		return "wrangler"
+	}
+	return "api"
+}
+
+// invalidInherit is the error for an inherit binding with nothing to
+// inherit; wrangler matches the code and "inherit binding 'X' is invalid".
+func invalidInherit(name string) *apiError {
+	return newAPIError(http.StatusBadRequest, 10057, fmt.Sprintf("inherit binding '%s' is invalid: the previous version has no binding of that name", name))
+}
+
 // wkApplyLocked checks the upload against the account's resources and, only
-// if everything holds, stores it: an upload is atomic.
-func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload) (*workerScript, error) {
+// if everything holds, stores it as a new version (deployed at once when
+// mode.deploy): an upload is atomic.
+//
+// Bindings the upload does not send itself come from the script's latest
+// version in three ways: `{"type":"inherit","name":X}` bindings (an
+// unmatched one fails under bindings_inherit=strict and is dropped
+// otherwise), keep_bindings types, and the secrets set through the secrets
+// API, which every later upload inherits unless it binds that name itself
+// (inferred from the documented behaviour that `wrangler deploy`, which
+// sends no secrets, leaves a Worker's secrets in place).
+func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadMode) (*workerScript, *workerVersion, error) {
 	prev := s.st.Workers[wkKey(acct, name)]
-	bindings, raws := up.bindings, up.raws
-	if prev != nil && len(up.meta.KeepBindings) > 0 {
-		named := map[string]bool{}
-		for _, b := range bindings {
-			named[b.Name] = true
-		}
-		for _, raw := range prev.Bindings {
+	if prev == nil && !mode.deploy {
+		return nil, nil, scriptNotFound()
+	}
+	var base []json.RawMessage
+	if prev != nil {
+		base = prev.latestContent().Bindings
+	}
+	baseBinding := func(name string) (bindingSpec, json.RawMessage, bool) {
+		for _, raw := range base {
 			var b bindingSpec
-			if json.Unmarshal(raw, &b) == nil && slices.Contains(up.meta.KeepBindings, b.Type) && !named[b.Name] {
-				bindings = append(bindings, b)
-				raws = append(raws, raw)
+			if json.Unmarshal(raw, &b) == nil && b.Name == name {
+				return b, raw, true
 			}
+		}
+		return bindingSpec{}, nil, false
+	}
+	var bindings []bindingSpec
+	var raws []json.RawMessage
+	named := map[string]bool{}
+	for i, b := range up.bindings {
+		named[b.Name] = true
+		if b.Type != "inherit" {
+			bindings, raws = append(bindings, b), append(raws, up.raws[i])
+			continue
+		}
+		if pb, raw, ok := baseBinding(b.Name); ok {
+			bindings, raws = append(bindings, pb), append(raws, raw)
+		} else if mode.strict {
+			return nil, nil, invalidInherit(b.Name)
+		}
+	}
+	for _, raw := range base {
+		var b bindingSpec
+		if json.Unmarshal(raw, &b) != nil || named[b.Name] {
+			continue
+		}
+		kept := slices.Contains(up.meta.KeepBindings, b.Type) ||
+			(b.Type == "secret_text" && prev != nil && slices.Contains(prev.APISecrets, b.Name))
+		if kept {
+			bindings, raws = append(bindings, b), append(raws, raw)
+			named[b.Name] = true
 		}
 	}
 
@@ -377,19 +454,24 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload) (*workerScri
 	}
 	deleted := map[string]bool{}
 	if m := up.meta.Migrations; m != nil {
+		if !mode.deploy {
+			// Inferred: wrangler never sends migrations with a version
+			// upload (it falls back to PUT scripts for them).
+			return nil, nil, wkInvalid("Durable Object migrations can only be applied by a script upload (PUT), not by a version upload")
+		}
 		for _, st := range m.steps() {
 			if len(st.NewClasses) > 0 {
-				return nil, newAPIError(http.StatusBadRequest, 10097,
+				return nil, nil, newAPIError(http.StatusBadRequest, 10097,
 					"In order to use Durable Objects with a free plan, you must create a namespace using a `new_sqlite_classes` migration.")
 			}
 		}
 		if m.OldTag != tag {
-			return nil, newAPIError(http.StatusBadRequest, 10079, migrationTagMessage(tag))
+			return nil, nil, newAPIError(http.StatusBadRequest, 10079, migrationTagMessage(tag))
 		}
 		for _, st := range m.steps() {
 			for _, c := range st.NewSqliteClasses {
 				if classes[c] {
-					return nil, newAPIError(http.StatusBadRequest, 10074,
+					return nil, nil, newAPIError(http.StatusBadRequest, 10074,
 						fmt.Sprintf("cannot apply new_sqlite_classes migration to class %q: script %q already declares it", c, name))
 				}
 				classes[c] = true
@@ -397,7 +479,7 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload) (*workerScri
 			}
 			for _, rc := range st.RenamedClasses {
 				if !classes[rc.From] || rc.To == "" || classes[rc.To] {
-					return nil, newAPIError(http.StatusBadRequest, 10074,
+					return nil, nil, newAPIError(http.StatusBadRequest, 10074,
 						fmt.Sprintf("cannot rename class %q to %q: the source must be declared by script %q and the destination must not", rc.From, rc.To, name))
 				}
 				delete(classes, rc.From)
@@ -406,7 +488,7 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload) (*workerScri
 			}
 			for _, c := range st.DeletedClasses {
 				if !classes[c] {
-					return nil, newAPIError(http.StatusBadRequest, 10074,
+					return nil, nil, newAPIError(http.StatusBadRequest, 10074,
 						fmt.Sprintf("cannot apply deleted_classes migration to class %q: script %q does not declare it", c, name))
 				}
 				delete(classes, c)
@@ -418,26 +500,43 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload) (*workerScri
 
 	for _, b := range bindings {
 		if err := s.wkCheckBindingLocked(acct, name, b, classes, deleted); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 
 	now := time.Now().UTC()
-	ws := &workerScript{
-		AccountID: acct, Name: name, MainModule: up.main, HasModules: up.meta.MainModule != "",
+	content := workerContent{
+		MainModule: up.main, HasModules: up.meta.MainModule != "",
 		Modules: up.modules, Metadata: up.metaRaw, Bindings: raws,
 		CompatibilityDate: up.meta.CompatibilityDate, CompatibilityFlags: up.meta.CompatibilityFlags,
 		MigrationTag: tag, Classes: sortedKeys(classes), Etag: up.etag,
-		CreatedOn: now, ModifiedOn: now, Uploads: 1,
 	}
-	if prev != nil {
-		ws.CreatedOn = prev.CreatedOn
-		ws.Crons = prev.Crons
-		ws.WorkersDev, ws.PreviewsEnabled = prev.WorkersDev, prev.PreviewsEnabled
-		ws.Uploads = prev.Uploads + 1
+	ws := prev
+	if ws == nil {
+		ws = &workerScript{AccountID: acct, Name: name, CreatedOn: now, Tag: newHexID()}
+	}
+	if ws.Tag == "" {
+		ws.Tag = newHexID()
+	}
+	trigger := mode.triggeredBy
+	if trigger == "" {
+		trigger = "upload"
+		if !mode.deploy {
+			trigger = "version_upload"
+		}
+	}
+	message, _ := up.meta.Annotations["workers/message"].(string)
+	vtag, _ := up.meta.Annotations["workers/tag"].(string)
+	v := ws.addVersion(content, now, mode.source, trigger, message, vtag)
+	ws.Uploads++
+	ws.ModifiedOn = now
+	if mode.deploy {
+		if err := ws.deploy([]deployedShare{{VersionID: v.ID, Percentage: 100}}, now, mode.source, message); err != nil {
+			return nil, nil, err
+		}
 	}
 	s.st.Workers[wkKey(acct, name)] = ws
-	return ws, nil
+	return ws, v, nil
 }
 
 func migrationTagMessage(current string) string {
@@ -606,19 +705,24 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err == nil {
-		// Its cron triggers and workers.dev setting live on the record; the
-		// queues it consumes lose that consumer. Other scripts' bindings to
-		// it are left dangling, as the real API leaves them.
-		delete(s.st.Workers, wkKey(acct, name))
-		delete(s.st.AppSecrets, wkKey(acct, name))
-		for _, q := range s.st.Queues {
-			if q.AccountID == acct {
-				q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })
-			}
-		}
+		s.wkRemoveLocked(acct, name)
 	}
 	s.mu.Unlock()
 	s.saveAndRespond(w, err, nil)
+}
+
+// wkRemoveLocked deletes a script. Its cron triggers, workers.dev setting,
+// versions and deployments live on the record; the queues it consumes lose
+// that consumer. Other scripts' bindings to it are left dangling, as the
+// real API leaves them.
+func (s *Server) wkRemoveLocked(acct, name string) {
+	delete(s.st.Workers, wkKey(acct, name))
+	delete(s.st.AppSecrets, wkKey(acct, name))
+	for _, q := range s.st.Queues {
+		if q.AccountID == acct {
+			q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })
+		}
+	}
 }
 
 type wkSettingsJSON struct {
@@ -986,8 +1090,15 @@ type WorkerDetail struct {
 	WorkersDev         bool
 	Etag               string
 	Uploads            int // successful uploads of this script
-	CreatedOn          time.Time
-	ModifiedOn         time.Time
+	// Versions are the kept versions' IDs, oldest first; DeployedVersion is
+	// the one the current deployment serves.
+	Versions         []string
+	DeployedVersion  string
+	Deployments      int    // deployments kept (the newest maxDeployments)
+	LastDeployedFrom string // "wrangler" or "api"
+	Tag              string
+	CreatedOn        time.Time
+	ModifiedOn       time.Time
 }
 
 // Worker returns what is stored about a script, or false when the account
@@ -1013,6 +1124,11 @@ func (s *Server) Worker(accountID, name string) (WorkerDetail, bool) {
 		WorkersDev:         ws.WorkersDev,
 		Etag:               ws.Etag,
 		Uploads:            ws.Uploads,
+		Versions:           []string{},
+		DeployedVersion:    ws.liveVersionID(),
+		Deployments:        len(ws.Deployments),
+		LastDeployedFrom:   ws.LastDeployedFrom,
+		Tag:                ws.Tag,
 		CreatedOn:          ws.CreatedOn,
 		ModifiedOn:         ws.ModifiedOn,
 	}
@@ -1040,6 +1156,9 @@ func (s *Server) Worker(accountID, name string) (WorkerDetail, bool) {
 	}
 	for _, c := range ws.Crons {
 		d.Crons = append(d.Crons, c.Cron)
+	}
+	for _, v := range ws.Versions {
+		d.Versions = append(d.Versions, v.ID)
 	}
 	return d, true
 }

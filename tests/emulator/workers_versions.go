@@ -1,0 +1,829 @@
+package emulator
+
+// Worker versions, deployments and the routes built on them: the versions
+// flow wrangler uses for a redeploy (POST versions, POST deployments, PATCH
+// script-settings), the secrets API, the services view wrangler reads before
+// every deploy and delete, references and tail producers.
+//
+// Shapes follow the Cloudflare API reference and cloudflare-go/v4
+// (workers.ScriptVersion*, ScriptDeployment*, ScriptSecret*); where a field
+// or code was inferred, the comment says so.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Retention: the emulator keeps the last maxVersions versions and
+// maxDeployments deployments of a script (Cloudflare keeps more; what
+// matters to clients is the newest ones, which GET lists first).
+const (
+	maxVersions    = 20
+	maxDeployments = 10
+)
+
+// latestContent is what the newest version is made of: what inherit
+// bindings and keep_bindings resolve against.
+func (ws *workerScript) latestContent() *workerContent {
+	if n := len(ws.Versions); n > 0 {
+		v := ws.Versions[n-1]
+		if v.ID == ws.liveVersionID() {
+			return &ws.workerContent
+		}
+		return &v.Content
+	}
+	return &ws.workerContent
+}
+
+// liveVersionID is the version the current deployment serves (the one with
+// the largest share), "" when there is no deployment.
+func (ws *workerScript) liveVersionID() string {
+	if n := len(ws.Deployments); n > 0 {
+		return ws.Deployments[n-1].live()
+	}
+	return ""
+}
+
+// live is the version with the largest share. The emulator serves one
+// version per script, so a gradual deployment serves its majority version.
+func (d *workerDeployment) live() string {
+	best, pct := "", -1.0
+	for _, v := range d.Versions {
+		if v.Percentage > pct {
+			best, pct = v.VersionID, v.Percentage
+		}
+	}
+	return best
+}
+
+func (ws *workerScript) version(id string) *workerVersion {
+	for _, v := range ws.Versions {
+		if v.ID == id {
+			return v
+		}
+	}
+	return nil
+}
+
+// addVersion records content as the script's next version.
+func (ws *workerScript) addVersion(content workerContent, now time.Time, source, trigger, message, tag string) *workerVersion {
+	num := 1
+	if n := len(ws.Versions); n > 0 {
+		num = ws.Versions[n-1].Number + 1
+	}
+	v := &workerVersion{
+		ID: newUUID(), Number: num, CreatedOn: now, Source: source, TriggeredBy: trigger,
+		Message: message, VersionTag: tag, Content: content,
+	}
+	ws.Versions = append(ws.Versions, v)
+	if len(ws.Versions) > maxVersions {
+		ws.Versions = slices.Clone(ws.Versions[len(ws.Versions)-maxVersions:])
+	}
+	return v
+}
+
+// deploy makes shares the script's current deployment: the largest share's
+// content becomes what the script serves. Versions older than it give up
+// their module bodies (they are superseded; redeploying one of them is
+// refused), and the deployed version's modules live on the script itself,
+// so no body is stored twice.
+func (ws *workerScript) deploy(shares []deployedShare, now time.Time, source, message string) error {
+	d := &workerDeployment{ID: newUUID(), CreatedOn: now, Source: source, Message: message, Versions: shares}
+	liveID := d.live()
+	v := ws.version(liveID)
+	if v == nil {
+		return newAPIError(http.StatusBadRequest, 10021, fmt.Sprintf("version %s does not exist", liveID))
+	}
+	if liveID != ws.liveVersionID() {
+		if v.Content.Modules == nil {
+			return newAPIError(http.StatusBadRequest, 10021,
+				fmt.Sprintf("version %s is older than the deployed one; the emulator no longer keeps its modules", liveID))
+		}
+		ws.workerContent = v.Content
+		v.Content.Modules = nil
+		for _, old := range ws.Versions {
+			if old.Number < v.Number {
+				old.Content.Modules = nil
+			}
+		}
+	}
+	ws.Deployments = append(ws.Deployments, d)
+	if len(ws.Deployments) > maxDeployments {
+		ws.Deployments = slices.Clone(ws.Deployments[len(ws.Deployments)-maxDeployments:])
+	}
+	ws.LastDeployedFrom = source
+	ws.ModifiedOn = now
+	return nil
+}
+
+// adoptHistory gives a script stored before versions existed one version
+// and one deployment for its current content.
+func (ws *workerScript) adoptHistory() {
+	if ws.Tag == "" {
+		ws.Tag = newHexID()
+	}
+	if len(ws.Versions) > 0 {
+		return
+	}
+	if ws.LastDeployedFrom == "" {
+		ws.LastDeployedFrom = "api"
+	}
+	content := ws.workerContent
+	content.Modules = nil
+	v := &workerVersion{ID: newUUID(), Number: 1, CreatedOn: ws.ModifiedOn, Source: ws.LastDeployedFrom, TriggeredBy: "upload", Content: content}
+	ws.Versions = []*workerVersion{v}
+	ws.Deployments = []*workerDeployment{{ID: newUUID(), CreatedOn: ws.ModifiedOn, Source: v.Source,
+		Versions: []deployedShare{{VersionID: v.ID, Percentage: 100}}}}
+}
+
+// handlerRE finds the event handlers a module defines. Inferred: the real
+// API reports the handlers the script's default export implements, which it
+// learns by running the script; scanning for `name(` / `name:` finds the
+// same for ordinary modules.
+var handlerRE = regexp.MustCompile(`\b(fetch|scheduled|queue|email|tail|trace)\s*(\(|:)`)
+
+func (c *workerContent) handlers() []string {
+	out := []string{}
+	for _, m := range c.Modules {
+		if m.Name != c.MainModule {
+			continue
+		}
+		for _, match := range handlerRE.FindAllStringSubmatch(string(m.Content), -1) {
+			if !slices.Contains(out, match[1]) {
+				out = append(out, match[1])
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// versionJSON is a version as GET versions/{id} and POST versions answer it.
+type versionJSON struct {
+	ID          string            `json:"id"`
+	Number      int               `json:"number"`
+	Metadata    versionMetaJSON   `json:"metadata"`
+	Annotations map[string]string `json:"annotations"`
+	Resources   *versionResources `json:"resources,omitempty"`
+	// StartupTimeMs is in POST versions' answer only.
+	StartupTimeMs *int `json:"startup_time_ms,omitempty"`
+}
+
+type versionMetaJSON struct {
+	AuthorEmail string `json:"author_email"`
+	AuthorID    string `json:"author_id"`
+	CreatedOn   string `json:"created_on"`
+	ModifiedOn  string `json:"modified_on"`
+	Source      string `json:"source"`
+	HasPreview  bool   `json:"hasPreview"`
+}
+
+type versionResources struct {
+	Bindings      []json.RawMessage `json:"bindings"`
+	Script        versionScriptJSON `json:"script"`
+	ScriptRuntime versionRuntime    `json:"script_runtime"`
+}
+
+type versionScriptJSON struct {
+	Etag             string   `json:"etag"`
+	Handlers         []string `json:"handlers"`
+	LastDeployedFrom string   `json:"last_deployed_from"`
+	PlacementMode    string   `json:"placement_mode,omitempty"`
+}
+
+type versionRuntime struct {
+	CompatibilityDate  string         `json:"compatibility_date"`
+	CompatibilityFlags []string       `json:"compatibility_flags"`
+	Limits             map[string]int `json:"limits"`
+	MigrationTag       string         `json:"migration_tag,omitempty"`
+	UsageModel         string         `json:"usage_model"`
+}
+
+// authorEmail is who the emulator says made versions and deployments.
+const authorEmail = "emulator@openinspect.invalid"
+
+func (ws *workerScript) versionJSON(v *workerVersion, detail bool) versionJSON {
+	out := versionJSON{
+		ID: v.ID, Number: v.Number,
+		Metadata: versionMetaJSON{
+			AuthorEmail: authorEmail, AuthorID: tokenID(authorEmail), CreatedOn: apiTime(v.CreatedOn),
+			ModifiedOn: apiTime(v.CreatedOn), Source: v.Source,
+		},
+		Annotations: map[string]string{"workers/triggered_by": v.TriggeredBy},
+	}
+	if v.Message != "" {
+		out.Annotations["workers/message"] = v.Message
+	}
+	if v.VersionTag != "" {
+		out.Annotations["workers/tag"] = v.VersionTag
+	}
+	if !detail {
+		return out
+	}
+	c := &v.Content
+	handlers := c.handlers()
+	if v.ID == ws.liveVersionID() || c.Modules == nil {
+		// The modules of the deployed version live on the script; a
+		// superseded version's are gone, so its handlers are the script's.
+		handlers = ws.handlers()
+	}
+	res := &versionResources{
+		Bindings: make([]json.RawMessage, len(c.Bindings)),
+		Script:   versionScriptJSON{Etag: c.Etag, Handlers: handlers, LastDeployedFrom: v.Source},
+		ScriptRuntime: versionRuntime{
+			CompatibilityDate: c.CompatibilityDate, CompatibilityFlags: nonNilStrings(c.CompatibilityFlags),
+			Limits: map[string]int{"cpu_ms": 30000}, MigrationTag: c.MigrationTag, UsageModel: "standard",
+		},
+	}
+	for i, raw := range c.Bindings {
+		res.Bindings[i] = redactBinding(raw)
+	}
+	out.Resources = res
+	return out
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (ws *workerScript) handlers() []string { return ws.workerContent.handlers() }
+
+type deploymentJSON struct {
+	ID          string            `json:"id"`
+	Source      string            `json:"source"`
+	Strategy    string            `json:"strategy"`
+	AuthorEmail string            `json:"author_email"`
+	CreatedOn   string            `json:"created_on"`
+	Annotations map[string]string `json:"annotations"`
+	Versions    []deployedShare   `json:"versions"`
+}
+
+func (d *workerDeployment) json() deploymentJSON {
+	out := deploymentJSON{
+		ID: d.ID, Source: d.Source, Strategy: "percentage", AuthorEmail: authorEmail, CreatedOn: apiTime(d.CreatedOn),
+		Annotations: map[string]string{}, Versions: d.Versions,
+	}
+	if d.Message != "" {
+		out.Annotations["workers/message"] = d.Message
+	}
+	return out
+}
+
+func (s *Server) registerWorkerVersions() {
+	const base = "/client/v4/accounts/{account_id}/workers"
+	s.api("POST "+base+"/scripts/{script_name}/versions", authAccount, s.wkVersionUpload)
+	s.api("GET "+base+"/scripts/{script_name}/versions", authAccount, s.wkVersionList)
+	s.api("GET "+base+"/scripts/{script_name}/versions/{version_id}", authAccount, s.wkVersionGet)
+	s.api("GET "+base+"/scripts/{script_name}/deployments", authAccount, s.wkDeploymentList)
+	s.api("POST "+base+"/scripts/{script_name}/deployments", authAccount, s.wkDeploymentCreate)
+	s.api("GET "+base+"/scripts/{script_name}/script-settings", authAccount, s.wkScriptSettingsGet)
+	s.api("PATCH "+base+"/scripts/{script_name}/script-settings", authAccount, s.wkScriptSettingsPatch)
+	s.api("GET "+base+"/scripts/{script_name}/secrets", authAccount, s.wkSecretList)
+	s.api("PUT "+base+"/scripts/{script_name}/secrets", authAccount, s.wkSecretPut)
+	s.api("GET "+base+"/scripts/{script_name}/secrets/{secret_name}", authAccount, s.wkSecretGet)
+	s.api("DELETE "+base+"/scripts/{script_name}/secrets/{secret_name}", authAccount, s.wkSecretDelete)
+	s.api("GET "+base+"/scripts/{script_name}/references", authAccount, s.wkReferences)
+	s.api("GET "+base+"/services/{script_name}", authAccount, s.wkServiceGet)
+	s.api("DELETE "+base+"/services/{script_name}", authAccount, s.wkServiceDelete)
+	s.api("GET "+base+"/tails/by-consumer/{script_name}", authAccount, s.wkTailsByConsumer)
+}
+
+// wkVersionUpload is POST versions: the upload of PUT scripts, stored as a
+// version that is not deployed. The script must exist (inferred: wrangler
+// only uses this route for an existing Worker).
+func (s *Server) wkVersionUpload(w http.ResponseWriter, r *http.Request) {
+	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
+	up, err := parseScriptUpload(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	ws, v, err := s.wkApplyLocked(acct, name, up, uploadMode{strict: strictInherit(r), source: uploadSource(r)})
+	var out versionJSON
+	if err == nil {
+		out = ws.versionJSON(v, true)
+		startup := 1
+		out.StartupTimeMs = &startup
+	}
+	s.mu.Unlock()
+	s.saveAndRespond(w, err, out)
+}
+
+// wkVersionList lists versions newest first, in the V4 page shape
+// (result.items); ?deployable=true keeps the versions that still have their
+// modules, i.e. the ones a deployment may pick.
+func (s *Server) wkVersionList(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	items := []versionJSON{}
+	if err == nil {
+		deployable := r.URL.Query().Get("deployable") == "true"
+		live := ws.liveVersionID()
+		for i := len(ws.Versions) - 1; i >= 0; i-- {
+			v := ws.Versions[i]
+			if deployable && v.ID != live && v.Content.Modules == nil {
+				continue
+			}
+			items = append(items, ws.versionJSON(v, false))
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page, perPage := pageParams(r, max(len(items), 1), max(len(items), 100))
+	pageItems, info := paginate(items, page, perPage)
+	writeEnvelope(w, http.StatusOK, map[string]any{"items": pageItems}, info, nil)
+}
+
+func versionNotFound() *apiError {
+	// Inferred: the code of a missing version was not found in public
+	// responses; 10217 is what the API family uses for version errors.
+	return newAPIError(http.StatusNotFound, 10217, "workers.api.error.version_not_found")
+}
+
+func (s *Server) wkVersionGet(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out versionJSON
+	if err == nil {
+		if v := ws.version(r.PathValue("version_id")); v == nil {
+			err = versionNotFound()
+		} else {
+			out = ws.versionJSON(v, true)
+		}
+	}
+	s.mu.Unlock()
+	respond(w, err, out)
+}
+
+// wkDeploymentList answers {"deployments": [...]}, newest first.
+func (s *Server) wkDeploymentList(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	out := map[string][]deploymentJSON{"deployments": {}}
+	if err == nil {
+		for i := len(ws.Deployments) - 1; i >= 0; i-- {
+			out["deployments"] = append(out["deployments"], ws.Deployments[i].json())
+		}
+	}
+	s.mu.Unlock()
+	respond(w, err, out)
+}
+
+// wkDeploymentCreate deploys versions by percentage; the shares must name
+// distinct existing versions and add up to 100.
+func (s *Server) wkDeploymentCreate(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Strategy    string          `json:"strategy"`
+		Versions    []deployedShare `json:"versions"`
+		Annotations map[string]any  `json:"annotations"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	bad := func(format string, args ...any) {
+		writeError(w, newAPIError(http.StatusBadRequest, 10021, fmt.Sprintf(format, args...)))
+	}
+	if body.Strategy != "percentage" {
+		bad("strategy must be \"percentage\", got %q", body.Strategy)
+		return
+	}
+	total, seen := 0.0, map[string]bool{}
+	for _, v := range body.Versions {
+		if v.Percentage < 0 || v.Percentage > 100 || seen[v.VersionID] {
+			bad("each version must appear once with a percentage from 0 to 100")
+			return
+		}
+		seen[v.VersionID] = true
+		total += v.Percentage
+	}
+	if len(body.Versions) == 0 || len(body.Versions) > 2 || total != 100 {
+		bad("a deployment names one or two versions whose percentages add up to 100")
+		return
+	}
+	message, _ := body.Annotations["workers/message"].(string)
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out deploymentJSON
+	if err == nil {
+		for _, v := range body.Versions {
+			if ws.version(v.VersionID) == nil {
+				err = versionNotFound()
+			}
+		}
+	}
+	if err == nil {
+		if err = ws.deploy(body.Versions, time.Now().UTC(), uploadSource(r), message); err == nil {
+			out = ws.Deployments[len(ws.Deployments)-1].json()
+		}
+	}
+	s.mu.Unlock()
+	s.saveAndRespond(w, err, out)
+}
+
+// scriptSettingKeys are the non-versioned settings PATCH script-settings
+// takes; the rest of a body is ignored.
+var scriptSettingKeys = []string{"logpush", "observability", "tags", "tail_consumers"}
+
+func (ws *workerScript) scriptSettingsJSON() map[string]any {
+	out := map[string]any{"logpush": false, "observability": nil, "tags": []string{}, "tail_consumers": []any{}}
+	for _, k := range scriptSettingKeys {
+		if raw, ok := ws.Settings[k]; ok && string(raw) != "null" {
+			out[k] = raw
+		}
+	}
+	return out
+}
+
+func (s *Server) wkScriptSettingsGet(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out map[string]any
+	if err == nil {
+		out = ws.scriptSettingsJSON()
+	}
+	s.mu.Unlock()
+	respond(w, err, out)
+}
+
+func (s *Server) wkScriptSettingsPatch(w http.ResponseWriter, r *http.Request) {
+	var body map[string]json.RawMessage
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out map[string]any
+	if err == nil {
+		if ws.Settings == nil {
+			ws.Settings = map[string]json.RawMessage{}
+		}
+		for _, k := range scriptSettingKeys {
+			if raw, ok := body[k]; ok {
+				ws.Settings[k] = raw
+			}
+		}
+		out = ws.scriptSettingsJSON()
+	}
+	s.mu.Unlock()
+	s.saveAndRespond(w, err, out)
+}
+
+type secretJSON struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+func secretNotFound(name string) *apiError {
+	// Assumed: 10056 is the code of a missing binding in the Workers family.
+	return newAPIError(http.StatusNotFound, 10056, fmt.Sprintf("workers.api.error.binding_not_found: secret %s not found", name))
+}
+
+// secretsOf lists a content's secret bindings (secret_text and secret_key).
+func secretsOf(c *workerContent) []secretJSON {
+	out := []secretJSON{}
+	for _, raw := range c.Bindings {
+		var b bindingSpec
+		if json.Unmarshal(raw, &b) == nil && (b.Type == "secret_text" || b.Type == "secret_key") {
+			out = append(out, secretJSON{Name: b.Name, Type: b.Type})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (s *Server) wkSecretList(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out []secretJSON
+	if err == nil {
+		out = secretsOf(&ws.workerContent)
+	}
+	s.mu.Unlock()
+	respond(w, err, out)
+}
+
+func (s *Server) wkSecretGet(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("secret_name")
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out secretJSON
+	if err == nil {
+		err = secretNotFound(name)
+		for _, sec := range secretsOf(&ws.workerContent) {
+			if sec.Name == name {
+				out, err = sec, nil
+			}
+		}
+	}
+	s.mu.Unlock()
+	respond(w, err, out)
+}
+
+// wkSecretPut adds or replaces one secret_text binding. Like Cloudflare, a
+// secret change is a new version (triggered_by "secret") of the deployed
+// content, deployed at once; the secret then survives later uploads that do
+// not bind its name (see wkApplyLocked).
+func (s *Server) wkSecretPut(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name string  `json:"name"`
+		Text *string `json:"text"`
+		Type string  `json:"type"`
+	}
+	if err := decodeJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Type == "" {
+		body.Type = "secret_text"
+	}
+	switch {
+	case body.Name == "":
+		writeError(w, wkInvalid("a secret needs a name"))
+		return
+	case body.Type != "secret_text":
+		writeError(w, wkInvalid("secret %s: type %q is not supported by the emulator (secret_text is)", body.Name, body.Type))
+		return
+	case body.Text == nil:
+		writeError(w, wkInvalid("secret %s needs \"text\"", body.Name))
+		return
+	}
+	raw, _ := json.Marshal(map[string]string{"type": "secret_text", "name": body.Name, "text": *body.Text})
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	if err == nil {
+		content := ws.workerContent
+		content.Bindings = slices.DeleteFunc(slices.Clone(content.Bindings), func(b json.RawMessage) bool {
+			var spec bindingSpec
+			return json.Unmarshal(b, &spec) == nil && spec.Name == body.Name
+		})
+		content.Bindings = append(content.Bindings, raw)
+		err = s.wkSecretVersionLocked(ws, content, uploadSource(r))
+		if err == nil && !slices.Contains(ws.APISecrets, body.Name) {
+			ws.APISecrets = append(ws.APISecrets, body.Name)
+		}
+	}
+	s.mu.Unlock()
+	s.saveAndRespond(w, err, secretJSON{Name: body.Name, Type: "secret_text"})
+}
+
+func (s *Server) wkSecretDelete(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("secret_name")
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	if err == nil {
+		content := ws.workerContent
+		found := false
+		content.Bindings = slices.DeleteFunc(slices.Clone(content.Bindings), func(b json.RawMessage) bool {
+			var spec bindingSpec
+			hit := json.Unmarshal(b, &spec) == nil && spec.Name == name && (spec.Type == "secret_text" || spec.Type == "secret_key")
+			found = found || hit
+			return hit
+		})
+		if !found {
+			err = secretNotFound(name)
+		} else {
+			err = s.wkSecretVersionLocked(ws, content, uploadSource(r))
+			ws.APISecrets = slices.DeleteFunc(ws.APISecrets, func(n string) bool { return n == name })
+		}
+	}
+	s.mu.Unlock()
+	s.saveAndRespond(w, err, nil)
+}
+
+// wkSecretVersionLocked records content (the deployed content with one
+// secret changed) as a new deployed version.
+func (s *Server) wkSecretVersionLocked(ws *workerScript, content workerContent, source string) error {
+	now := time.Now().UTC()
+	v := ws.addVersion(content, now, source, "secret", "", "")
+	return ws.deploy([]deployedShare{{VersionID: v.ID, Percentage: 100}}, now, source, "")
+}
+
+type serviceRefJSON struct {
+	Service     string `json:"service"`
+	Environment string `json:"environment"`
+	Name        string `json:"name"`
+}
+
+type doRefJSON struct {
+	NamespaceID                 string `json:"namespace_id"`
+	Name                        string `json:"name"`
+	DurableObjectNamespaceName  string `json:"durable_object_namespace_name"`
+	Service                     string `json:"service"`
+	Environment                 string `json:"environment"`
+	DurableObjectNamespaceClass string `json:"class_name"`
+}
+
+// wkReferences lists what depends on a script, in the shape wrangler's
+// delete reads: incoming service bindings, and every binding (the script's
+// own included) to a Durable Object class it implements.
+func (s *Server) wkReferences(w http.ResponseWriter, r *http.Request) {
+	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	incoming, outgoing, dos := []serviceRefJSON{}, []serviceRefJSON{}, []doRefJSON{}
+	if err == nil {
+		for _, key := range sortedKeys(s.st.Workers) {
+			other := s.st.Workers[key]
+			if other.AccountID != acct {
+				continue
+			}
+			for _, raw := range other.Bindings {
+				var b bindingSpec
+				if json.Unmarshal(raw, &b) != nil {
+					continue
+				}
+				switch {
+				case b.Type == "service" && b.Service == name && other.Name != name:
+					incoming = append(incoming, serviceRefJSON{Service: other.Name, Environment: "production", Name: b.Name})
+				case b.Type == "service" && other.Name == name:
+					outgoing = append(outgoing, serviceRefJSON{Service: b.Service, Environment: "production", Name: b.Name})
+				case b.Type == "durable_object_namespace" && slices.Contains(ws.Classes, b.ClassName) &&
+					(b.ScriptName == name || (b.ScriptName == "" && other.Name == name)):
+					dos = append(dos, doRefJSON{
+						NamespaceID: doNamespaceID(acct, name, b.ClassName), Name: b.Name,
+						DurableObjectNamespaceName: name + "_" + b.ClassName, Service: other.Name,
+						Environment: "production", DurableObjectNamespaceClass: b.ClassName,
+					})
+				}
+			}
+		}
+	}
+	s.mu.Unlock()
+	respond(w, err, map[string]any{
+		"services":           map[string]any{"incoming": incoming, "outgoing": outgoing, "pages_function": false},
+		"durable_objects":    dos,
+		"dispatch_outbounds": []any{},
+	})
+}
+
+// doNamespaceID is a stable ID for the namespace of a class.
+func doNamespaceID(acct, script, class string) string {
+	return tokenID("do:" + acct + "/" + script + "/" + class)
+}
+
+// serviceJSON is GET workers/services/{name}: the script under its one
+// ("production") environment.
+type serviceJSON struct {
+	ID                 string             `json:"id"`
+	DefaultEnvironment serviceEnvironment `json:"default_environment"`
+	Environments       []serviceEnvBrief  `json:"environments"`
+	CreatedOn          string             `json:"created_on"`
+	ModifiedOn         string             `json:"modified_on"`
+}
+
+type serviceEnvBrief struct {
+	Environment string `json:"environment"`
+	CreatedOn   string `json:"created_on"`
+	ModifiedOn  string `json:"modified_on"`
+}
+
+type serviceEnvironment struct {
+	Environment string            `json:"environment"`
+	CreatedOn   string            `json:"created_on"`
+	ModifiedOn  string            `json:"modified_on"`
+	Script      serviceScriptJSON `json:"script"`
+}
+
+type serviceScriptJSON struct {
+	ID                string   `json:"id"`
+	Tag               string   `json:"tag"`
+	Tags              []string `json:"tags"`
+	Etag              string   `json:"etag"`
+	Handlers          []string `json:"handlers"`
+	LastDeployedFrom  string   `json:"last_deployed_from"`
+	MigrationTag      string   `json:"migration_tag,omitempty"`
+	CompatibilityDate string   `json:"compatibility_date,omitempty"`
+	UsageModel        string   `json:"usage_model"`
+	CreatedOn         string   `json:"created_on"`
+	ModifiedOn        string   `json:"modified_on"`
+}
+
+// serviceNotFound is what GET and DELETE workers/services answer for a
+// missing Worker. Inferred from wrangler, which treats this code (and
+// 10007) as "the Worker does not exist yet" before a first deploy.
+func serviceNotFound() *apiError {
+	return newAPIError(http.StatusNotFound, 10090, "workers.api.error.service_not_found")
+}
+
+func (s *Server) wkServiceGet(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, ok := s.st.Workers[wkKey(r.PathValue("account_id"), r.PathValue("script_name"))]
+	var out serviceJSON
+	if ok {
+		created, modified := apiTime(ws.CreatedOn), apiTime(ws.ModifiedOn)
+		var tags []string
+		if raw, has := ws.Settings["tags"]; has {
+			_ = json.Unmarshal(raw, &tags)
+		}
+		out = serviceJSON{
+			ID: ws.Name, CreatedOn: created, ModifiedOn: modified,
+			Environments: []serviceEnvBrief{{Environment: "production", CreatedOn: created, ModifiedOn: modified}},
+			DefaultEnvironment: serviceEnvironment{
+				Environment: "production", CreatedOn: created, ModifiedOn: modified,
+				Script: serviceScriptJSON{
+					ID: ws.Name, Tag: ws.Tag, Tags: nonNilStrings(tags), Etag: ws.Etag, Handlers: ws.handlers(),
+					LastDeployedFrom: ws.LastDeployedFrom, MigrationTag: ws.MigrationTag,
+					CompatibilityDate: ws.CompatibilityDate, UsageModel: "standard", CreatedOn: created, ModifiedOn: modified,
+				},
+			},
+		}
+	}
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, serviceNotFound())
+		return
+	}
+	writeResult(w, out)
+}
+
+// wkServiceDelete is wrangler's delete: like DELETE scripts, except that a
+// queue consumer does not hold the script back (wrangler asks
+// GET references first, which does not report consumers; the consumers go
+// with the script).
+func (s *Server) wkServiceDelete(w http.ResponseWriter, r *http.Request) {
+	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
+	force := r.URL.Query().Get("force") == "true"
+	s.mu.Lock()
+	_, ok := s.st.Workers[wkKey(acct, name)]
+	var err error
+	if !ok {
+		err = serviceNotFound()
+	}
+	if err == nil && !force {
+		var refs []string
+		for _, ref := range s.wkReferencesLocked(acct, name) {
+			if !strings.HasPrefix(ref, "consumer of queue ") {
+				refs = append(refs, ref)
+			}
+		}
+		if len(refs) > 0 {
+			err = newAPIError(http.StatusBadRequest, 10064, fmt.Sprintf(
+				"script %s is still referenced by %s; remove those references or delete with force=true", name, strings.Join(refs, ", ")))
+		}
+	}
+	if err == nil {
+		s.wkRemoveLocked(acct, name)
+	}
+	s.mu.Unlock()
+	s.saveAndRespond(w, err, nil)
+}
+
+type tailProducerJSON struct {
+	Producer struct {
+		Script      string `json:"script"`
+		Environment string `json:"environment,omitempty"`
+	} `json:"producer"`
+}
+
+// wkTailsByConsumer lists the scripts whose tail_consumers name this one
+// (from the upload metadata or script-settings). It answers an empty list
+// for a script that does not exist (inferred; wrangler only asks for
+// existing ones).
+func (s *Server) wkTailsByConsumer(w http.ResponseWriter, r *http.Request) {
+	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
+	s.mu.Lock()
+	out := []tailProducerJSON{}
+	for _, key := range sortedKeys(s.st.Workers) {
+		ws := s.st.Workers[key]
+		if ws.AccountID != acct {
+			continue
+		}
+		var consumers []struct {
+			Service string `json:"service"`
+		}
+		var meta struct {
+			TailConsumers json.RawMessage `json:"tail_consumers"`
+		}
+		_ = json.Unmarshal(ws.Metadata, &meta)
+		raw := meta.TailConsumers
+		if set, ok := ws.Settings["tail_consumers"]; ok {
+			raw = set
+		}
+		_ = json.Unmarshal(raw, &consumers)
+		for _, c := range consumers {
+			if c.Service == name {
+				var p tailProducerJSON
+				p.Producer.Script = ws.Name
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	writeResult(w, out)
+}

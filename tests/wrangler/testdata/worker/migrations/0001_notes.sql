@@ -1,0 +1,3 @@
+-- Fixture migration for the wrangler conformance suite.
+CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+INSERT INTO notes (body) VALUES ('first');

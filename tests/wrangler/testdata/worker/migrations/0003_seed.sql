@@ -1,0 +1,1 @@
+INSERT INTO tags (note_id, tag) VALUES (1, 'seed');
