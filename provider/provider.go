@@ -13,6 +13,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/installation"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
 
 // Name is the Pulumi package name; resource tokens are openinspect:index:<Name>.
@@ -28,15 +29,25 @@ type Option func(*resources)
 
 // resources are the instances New serves.
 type resources struct {
-	worker *cloudflare.Worker
+	worker   *cloudflare.Worker
+	modalApp *sandbox.ModalApp
+	snapshot *sandbox.DaytonaSnapshot
 }
 
 // WithWorker serves w for the Worker resource.
 func WithWorker(w *cloudflare.Worker) Option { return func(r *resources) { r.worker = w } }
 
+// WithModalApp serves m for the ModalApp resource.
+func WithModalApp(m *sandbox.ModalApp) Option { return func(r *resources) { r.modalApp = m } }
+
+// WithDaytonaSnapshot serves d for the DaytonaSnapshot resource.
+func WithDaytonaSnapshot(d *sandbox.DaytonaSnapshot) Option {
+	return func(r *resources) { r.snapshot = d }
+}
+
 // New builds the provider with every resource and the provider configuration.
 func New(opts ...Option) (p.Provider, error) {
-	r := resources{worker: &cloudflare.Worker{}}
+	r := resources{worker: &cloudflare.Worker{}, modalApp: &sandbox.ModalApp{}, snapshot: &sandbox.DaytonaSnapshot{}}
 	for _, o := range opts {
 		o(&r)
 	}
@@ -78,6 +89,8 @@ func New(opts ...Option) (p.Provider, error) {
 			infer.Resource(&platform.GeneratedSecret{}),
 			infer.Resource(&cloudflare.WorkerUrls{}),
 			infer.Resource(&platform.NameLock{}),
+			infer.Resource(r.modalApp),
+			infer.Resource(r.snapshot),
 		).
 		WithComponents(infer.ComponentF(installation.NewOpenInspect)).
 		Build()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -12,6 +13,9 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/daytonaapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
 )
 
 // Config is the provider configuration (openinspect:<key>). Every credential is
@@ -26,8 +30,12 @@ type Config struct {
 	ModalTokenID         string `pulumi:"modalTokenId,optional"`
 	ModalTokenSecret     string `pulumi:"modalTokenSecret,optional" provider:"secret"`
 	ModalEnvironment     string `pulumi:"modalEnvironment,optional"`
+	ModalServerURL       string `pulumi:"modalServerUrl,optional"`
 	DaytonaAPIKey        string `pulumi:"daytonaApiKey,optional" provider:"secret"`
 	DaytonaAPIURL        string `pulumi:"daytonaApiUrl,optional"`
+	DaytonaTarget        string `pulumi:"daytonaTarget,optional"`
+	PythonPath           string `pulumi:"pythonPath,optional"`
+	CacheDir             string `pulumi:"cacheDir,optional"`
 }
 
 // envFallbacks maps each config field to the environment variable read when the
@@ -48,8 +56,12 @@ func (c *Config) envFallbacks() []struct {
 		{&c.ModalTokenID, "MODAL_TOKEN_ID"},
 		{&c.ModalTokenSecret, "MODAL_TOKEN_SECRET"},
 		{&c.ModalEnvironment, "MODAL_ENVIRONMENT"},
+		{&c.ModalServerURL, "MODAL_SERVER_URL"},
 		{&c.DaytonaAPIKey, "DAYTONA_API_KEY"},
 		{&c.DaytonaAPIURL, "DAYTONA_API_URL"},
+		{&c.DaytonaTarget, "DAYTONA_TARGET"},
+		{&c.PythonPath, modaldeploy.PythonEnvVar},
+		{&c.CacheDir, "OPENINSPECT_CACHE_DIR"},
 	}
 }
 
@@ -81,8 +93,12 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.ModalTokenID, "Modal token ID. Falls back to MODAL_TOKEN_ID.")
 	a.Describe(&c.ModalTokenSecret, "Modal token secret. Falls back to MODAL_TOKEN_SECRET.")
 	a.Describe(&c.ModalEnvironment, "Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.")
+	a.Describe(&c.ModalServerURL, "Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.")
 	a.Describe(&c.DaytonaAPIKey, "Daytona API key with snapshot and sandbox permissions. Falls back to DAYTONA_API_KEY.")
 	a.Describe(&c.DaytonaAPIURL, "Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.")
+	a.Describe(&c.DaytonaTarget, "Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.")
+	a.Describe(&c.PythonPath, "Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.")
+	a.Describe(&c.CacheDir, "Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).")
 }
 
 // Configure fills unset keys from the environment. Clients are built on use so
@@ -128,8 +144,7 @@ func (*Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]) 
 // after Configure ran, so the environment fallbacks are applied here as well.
 // Building a client is cheap and makes no network call.
 func (c *Config) CloudflareClient() (*cfapi.Client, error) {
-	resolved := *c
-	resolved.applyEnv()
+	resolved := c.resolved()
 	switch {
 	case resolved.CloudflareAPIToken == "":
 		return nil, fmt.Errorf("cloudflare credentials missing: set openinspect:cloudflareApiToken (or CLOUDFLARE_API_TOKEN)")
@@ -146,8 +161,7 @@ func (c *Config) CloudflareClient() (*cfapi.Client, error) {
 // WorkersDevBase is workersDevBaseUrl (or its environment fallback) without
 // a trailing slash; empty means scripts answer on workers.dev.
 func (c *Config) WorkersDevBase() string {
-	resolved := *c
-	resolved.applyEnv()
+	resolved := c.resolved()
 	return strings.TrimRight(resolved.WorkersDevBaseURL, "/")
 }
 
@@ -161,6 +175,83 @@ func (c *Config) WorkerURL(ctx context.Context, client *cfapi.Client, script str
 		return "", err
 	}
 	return cfapi.WorkersDevURL("", sub, script), nil
+}
+
+// ModalClient returns a Modal client for this configuration's environment, or
+// an error naming the missing keys. It makes no network call.
+func (c *Config) ModalClient() (*modalapi.Client, error) {
+	resolved := c.resolved()
+	if resolved.ModalTokenID == "" || resolved.ModalTokenSecret == "" {
+		return nil, fmt.Errorf("modal credentials missing: set openinspect:modalTokenId and openinspect:modalTokenSecret (or MODAL_TOKEN_ID and MODAL_TOKEN_SECRET)")
+	}
+	return modalapi.New(modalapi.Options{
+		TokenID:     resolved.ModalTokenID,
+		TokenSecret: resolved.ModalTokenSecret,
+		Environment: resolved.ModalEnvironment,
+		ServerURL:   resolved.ModalServerURL,
+	})
+}
+
+// ModalTarget is where `modal deploy` goes, for the deploy runner.
+func (c *Config) ModalTarget() modaldeploy.Target {
+	resolved := c.resolved()
+	return modaldeploy.Target{
+		ServerURL:   resolved.ModalServerURL,
+		TokenID:     resolved.ModalTokenID,
+		TokenSecret: resolved.ModalTokenSecret,
+		Environment: resolved.ModalEnvironment,
+	}
+}
+
+// DaytonaClient returns a Daytona client, or an error naming the missing key.
+// It makes no network call.
+func (c *Config) DaytonaClient() (*daytonaapi.Client, error) {
+	resolved := c.resolved()
+	if resolved.DaytonaAPIKey == "" {
+		return nil, fmt.Errorf("daytona credentials missing: set openinspect:daytonaApiKey (or DAYTONA_API_KEY)")
+	}
+	return daytonaapi.New(daytonaapi.Options{
+		APIKey: resolved.DaytonaAPIKey,
+		APIURL: resolved.DaytonaAPIURL,
+		Target: resolved.DaytonaTarget,
+	})
+}
+
+// DaytonaAPI is the Daytona API in use: daytonaApiUrl, its environment
+// fallback, else Daytona's public API.
+func (c *Config) DaytonaAPI() string {
+	if u := c.resolved().DaytonaAPIURL; u != "" {
+		return u
+	}
+	return daytonaapi.DefaultAPIURL
+}
+
+// Python is the interpreter for Modal deploys (pythonPath, its environment
+// fallback, else the first suitable one on PATH), checked to be 3.12 or newer.
+func (c *Config) Python() (string, error) {
+	path, _, err := modaldeploy.FindPython(c.resolved().PythonPath)
+	return path, err
+}
+
+// CacheRoot is the provider's cache directory (cacheDir, its environment
+// fallback, else <user cache dir>/openinspect).
+func (c *Config) CacheRoot() (string, error) {
+	if dir := c.resolved().CacheDir; dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory: set openinspect:cacheDir (or OPENINSPECT_CACHE_DIR): %w", err)
+	}
+	return filepath.Join(base, "openinspect"), nil
+}
+
+// resolved is a copy with the environment fallbacks applied: the framework
+// may re-decode the configuration after Configure ran.
+func (c *Config) resolved() Config {
+	r := *c
+	r.applyEnv()
+	return r
 }
 
 // FromContext is the configuration of the provider serving ctx.

@@ -20,6 +20,11 @@ export type D1Migrations = import("./d1migrations").D1Migrations;
 export const D1Migrations: typeof import("./d1migrations").D1Migrations = null as any;
 utilities.lazyLoad(exports, ["D1Migrations"], () => require("./d1migrations"));
 
+export { DaytonaSnapshotArgs } from "./daytonaSnapshot";
+export type DaytonaSnapshot = import("./daytonaSnapshot").DaytonaSnapshot;
+export const DaytonaSnapshot: typeof import("./daytonaSnapshot").DaytonaSnapshot = null as any;
+utilities.lazyLoad(exports, ["DaytonaSnapshot"], () => require("./daytonaSnapshot"));
+
 export { GeneratedSecretArgs } from "./generatedSecret";
 export type GeneratedSecret = import("./generatedSecret").GeneratedSecret;
 export const GeneratedSecret: typeof import("./generatedSecret").GeneratedSecret = null as any;
@@ -29,6 +34,11 @@ export { KvNamespaceArgs } from "./kvNamespace";
 export type KvNamespace = import("./kvNamespace").KvNamespace;
 export const KvNamespace: typeof import("./kvNamespace").KvNamespace = null as any;
 utilities.lazyLoad(exports, ["KvNamespace"], () => require("./kvNamespace"));
+
+export { ModalAppArgs } from "./modalApp";
+export type ModalApp = import("./modalApp").ModalApp;
+export const ModalApp: typeof import("./modalApp").ModalApp = null as any;
+utilities.lazyLoad(exports, ["ModalApp"], () => require("./modalApp"));
 
 export { NameLockArgs } from "./nameLock";
 export type NameLock = import("./nameLock").NameLock;
@@ -85,10 +95,14 @@ const _module = {
                 return new D1Database(name, <any>undefined, { urn })
             case "openinspect:index:D1Migrations":
                 return new D1Migrations(name, <any>undefined, { urn })
+            case "openinspect:index:DaytonaSnapshot":
+                return new DaytonaSnapshot(name, <any>undefined, { urn })
             case "openinspect:index:GeneratedSecret":
                 return new GeneratedSecret(name, <any>undefined, { urn })
             case "openinspect:index:KvNamespace":
                 return new KvNamespace(name, <any>undefined, { urn })
+            case "openinspect:index:ModalApp":
+                return new ModalApp(name, <any>undefined, { urn })
             case "openinspect:index:NameLock":
                 return new NameLock(name, <any>undefined, { urn })
             case "openinspect:index:OpenInspect":

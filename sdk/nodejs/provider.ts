@@ -20,6 +20,10 @@ export class Provider extends pulumi.ProviderResource {
     }
 
     /**
+     * Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+     */
+    declare public readonly cacheDir: pulumi.Output<string | undefined>;
+    /**
      * Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
      */
     declare public readonly cloudflareAccountId: pulumi.Output<string | undefined>;
@@ -40,9 +44,17 @@ export class Provider extends pulumi.ProviderResource {
      */
     declare public readonly daytonaApiUrl: pulumi.Output<string | undefined>;
     /**
+     * Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+     */
+    declare public readonly daytonaTarget: pulumi.Output<string | undefined>;
+    /**
      * Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
      */
     declare public readonly modalEnvironment: pulumi.Output<string | undefined>;
+    /**
+     * Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+     */
+    declare public readonly modalServerUrl: pulumi.Output<string | undefined>;
     /**
      * Modal token ID. Falls back to MODAL_TOKEN_ID.
      */
@@ -51,6 +63,10 @@ export class Provider extends pulumi.ProviderResource {
      * Modal token secret. Falls back to MODAL_TOKEN_SECRET.
      */
     declare public readonly modalTokenSecret: pulumi.Output<string | undefined>;
+    /**
+     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+     */
+    declare public readonly pythonPath: pulumi.Output<string | undefined>;
     /**
      * Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
      */
@@ -67,14 +83,18 @@ export class Provider extends pulumi.ProviderResource {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
         {
+            resourceInputs["cacheDir"] = args?.cacheDir;
             resourceInputs["cloudflareAccountId"] = args?.cloudflareAccountId;
             resourceInputs["cloudflareApiBaseUrl"] = args?.cloudflareApiBaseUrl;
             resourceInputs["cloudflareApiToken"] = args?.cloudflareApiToken ? pulumi.secret(args.cloudflareApiToken) : undefined;
             resourceInputs["daytonaApiKey"] = args?.daytonaApiKey ? pulumi.secret(args.daytonaApiKey) : undefined;
             resourceInputs["daytonaApiUrl"] = args?.daytonaApiUrl;
+            resourceInputs["daytonaTarget"] = args?.daytonaTarget;
             resourceInputs["modalEnvironment"] = args?.modalEnvironment;
+            resourceInputs["modalServerUrl"] = args?.modalServerUrl;
             resourceInputs["modalTokenId"] = args?.modalTokenId;
             resourceInputs["modalTokenSecret"] = args?.modalTokenSecret ? pulumi.secret(args.modalTokenSecret) : undefined;
+            resourceInputs["pythonPath"] = args?.pythonPath;
             resourceInputs["workersDevBaseUrl"] = args?.workersDevBaseUrl;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -88,6 +108,10 @@ export class Provider extends pulumi.ProviderResource {
  * The set of arguments for constructing a Provider resource.
  */
 export interface ProviderArgs {
+    /**
+     * Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+     */
+    cacheDir?: pulumi.Input<string | undefined>;
     /**
      * Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
      */
@@ -109,9 +133,17 @@ export interface ProviderArgs {
      */
     daytonaApiUrl?: pulumi.Input<string | undefined>;
     /**
+     * Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+     */
+    daytonaTarget?: pulumi.Input<string | undefined>;
+    /**
      * Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
      */
     modalEnvironment?: pulumi.Input<string | undefined>;
+    /**
+     * Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+     */
+    modalServerUrl?: pulumi.Input<string | undefined>;
     /**
      * Modal token ID. Falls back to MODAL_TOKEN_ID.
      */
@@ -120,6 +152,10 @@ export interface ProviderArgs {
      * Modal token secret. Falls back to MODAL_TOKEN_SECRET.
      */
     modalTokenSecret?: pulumi.Input<string | undefined>;
+    /**
+     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+     */
+    pythonPath?: pulumi.Input<string | undefined>;
     /**
      * Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
      */

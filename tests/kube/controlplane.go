@@ -39,6 +39,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
 // Binary names looked up in Options.BinDir.
@@ -91,14 +93,7 @@ type process struct {
 
 // DefaultBinDir is ${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/bin,
 // where .ci/kube-tools.sh links the binaries.
-func DefaultBinDir() string {
-	cache := os.Getenv("OPENINSPECT_TOOLS_CACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache", "openinspect-tools")
-	}
-	return filepath.Join(cache, "bin")
-}
+func DefaultBinDir() string { return toolchain.BinDir() }
 
 // Binaries lists the binaries Start needs for the given mode.
 func Binaries(full bool) []string {

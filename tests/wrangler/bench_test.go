@@ -259,7 +259,7 @@ test binary re-executed); neither RSS counts the in-process emulator.
 The critical-path rows under "provider" are the D1 -> migrations ->
 control-plane upload chain made as bare sequential requests; the full
 installation row is a real pulumi up of examples/yaml (engine, YAML plugin,
-the plugin binary, the fixture upstream checkout with its 3 migrations), and
+the plugin binary, the fixture upstream checkout with its 4 migrations), and
 the row under it is the same chain measured inside that up from the
 emulator's request log.
 `)

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
 // wranglerVersion is the version .ci/wrangler-tools.sh installs.
@@ -43,15 +44,7 @@ const wranglerVersion = "4.86.0"
 // wranglerBin finds the installed wrangler or fails with what to run.
 func wranglerBin(tb testing.TB) string {
 	tb.Helper()
-	cache := os.Getenv("OPENINSPECT_TOOLS_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			tb.Fatalf("no home directory to find the tools cache in: %v", err)
-		}
-		cache = filepath.Join(home, ".cache", "openinspect-tools")
-	}
-	dir := filepath.Join(cache, "wrangler-"+wranglerVersion)
+	dir := filepath.Join(toolchain.CacheDir(), "wrangler-"+wranglerVersion)
 	bin := filepath.Join(dir, "node_modules", ".bin", "wrangler")
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err != nil {
 		tb.Fatalf("wrangler %s is not installed in %s: run `make test-tools` (or ./.ci/wrangler-tools.sh) first", wranglerVersion, dir)

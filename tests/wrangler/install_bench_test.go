@@ -26,6 +26,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
 // requestLog keeps each request's start and end, from the emulator's log.
@@ -67,12 +68,7 @@ func repoRoot() string {
 // or one row saying why it did not run.
 func fullInstallation(b *testing.B) []benchRow {
 	const op = "full installation (pulumi up, examples/yaml)"
-	home, _ := os.UserHomeDir()
-	cache := os.Getenv("OPENINSPECT_TOOLS_CACHE")
-	if cache == "" {
-		cache = filepath.Join(home, ".cache", "openinspect-tools")
-	}
-	path := os.Getenv("PATH") + string(os.PathListSeparator) + filepath.Join(cache, "bin")
+	path := os.Getenv("PATH") + string(os.PathListSeparator) + toolchain.BinDir()
 	b.Setenv("PATH", path)
 	var missing []string
 	for _, tool := range []string{"pulumi", "pulumi-language-yaml", "pulumi-resource-openinspect"} {

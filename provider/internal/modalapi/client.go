@@ -3,8 +3,8 @@
 // environment of one workspace.
 //
 // It is a thin layer over modal-go v0.7.0. Where the SDK has no call (named
-// secret upsert, app stop and listing, environment and workspace lookup,
-// sandbox image IDs) it uses the gRPC stubs modal-go ships. Modal calls those
+// secret upsert, app stop and listing, environment and workspace lookup) it
+// uses the gRPC stubs modal-go ships. Modal calls those
 // stubs non-public, so they are used here and nowhere else in the provider.
 //
 // Both go over one connection this package dials itself: modal-go can only be

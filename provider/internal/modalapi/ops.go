@@ -226,37 +226,3 @@ func (c *Client) DeleteImage(ctx context.Context, imageID string) error {
 	}
 	return nil
 }
-
-// AppImages lists the images the app's sandboxes (running or finished) were
-// started from, each once, most recently used first. That is all Modal's API
-// tells about an app's images: the images its functions run on cannot be
-// read back after a deploy.
-func (c *Client) AppImages(ctx context.Context, appID string) ([]string, error) {
-	raw, _, err := c.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	seen := map[string]bool{}
-	var before float64
-	for {
-		resp, err := raw.SandboxList(ctx, pb.SandboxListRequest_builder{
-			AppId: appID, EnvironmentName: c.opts.Environment, IncludeFinished: true, BeforeTimestamp: before,
-		}.Build())
-		if err != nil {
-			return nil, fmt.Errorf("modal: listing sandboxes of app %s: %w", appID, err)
-		}
-		sbs := resp.GetSandboxes()
-		if len(sbs) == 0 {
-			break
-		}
-		for _, sb := range sbs {
-			if id := sb.GetImageId(); id != "" && !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
-		before = sbs[len(sbs)-1].GetCreatedAt()
-	}
-	return ids, nil
-}

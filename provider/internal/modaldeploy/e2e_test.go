@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
 // fixtureFunctions are the fixture app's web endpoints (the contract's
@@ -28,46 +28,6 @@ import (
 var fixtureFunctions = []string{
 	"api_health", "api_create_sandbox", "api_snapshot_sandbox", "api_snapshot_build_sandbox", "api_restore_sandbox",
 	"api_create_build_sandbox", "api_start_build_sandbox", "api_terminate_build_sandbox", "api_delete_provider_image",
-}
-
-// testPython finds Python 3.12+: $OPENINSPECT_PYTHON, pyenv's (the project
-// machines have one; the default python3 is older), or PATH. Without one the
-// test fails in CI and skips, saying why, elsewhere.
-func testPython(t *testing.T) string {
-	t.Helper()
-	var candidates []string
-	if home, err := os.UserHomeDir(); err == nil {
-		// 3.12 first: the version upstream's lock targets.
-		for _, pattern := range []string{"3.12*", "3.1[3-9]*"} {
-			found, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", pattern, "bin", "python3"))
-			sort.Sort(sort.Reverse(sort.StringSlice(found)))
-			candidates = append(candidates, found...)
-		}
-	}
-	if p, _, err := FindPython(""); err == nil {
-		return p
-	}
-	for _, p := range candidates {
-		if p, _, err := FindPython(p); err == nil {
-			return p
-		}
-	}
-	msg := "no Python 3.12+ (set " + PythonEnvVar + ")"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// toolsCache is where CI keeps built tools between runs.
-func toolsCache(t *testing.T) string {
-	if d := os.Getenv("OPENINSPECT_TOOLS_CACHE"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	require.NoError(t, err)
-	return filepath.Join(home, ".cache", "openinspect-tools")
 }
 
 // readOnlyFixture copies the fixture's two packages into a checkout-shaped
@@ -146,7 +106,7 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs modal from PyPI on a cold cache; -short skips it")
 	}
-	python := testPython(t)
+	python := toolchain.Python(t)
 	app := readOnlyFixture(t)
 	before := listing(t, filepath.Dir(app))
 
@@ -176,7 +136,7 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 	var progress []string
 	r := &Runner{
 		Python:   python,
-		CacheDir: filepath.Join(toolsCache(t), "modal-venvs"),
+		CacheDir: filepath.Join(toolchain.CacheDir(), "modal-venvs"),
 		Progress: func(s string) { progress = append(progress, s); t.Log(s) },
 		Redact:   values,
 	}
@@ -263,7 +223,7 @@ func TestDeployFailureIsReported(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the cached environment of TestDeployFixtureWithTheRealCLI")
 	}
-	python := testPython(t)
+	python := toolchain.Python(t)
 	app := readOnlyFixture(t)
 	s, err := emulator.Start(emulator.Options{ModalTokens: []emulator.ModalToken{{ID: "ak-x", Secret: "as-failure-test-secret", Workspace: "ws"}}})
 	require.NoError(t, err)
@@ -271,7 +231,7 @@ func TestDeployFailureIsReported(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
-	r := &Runner{Python: python, CacheDir: filepath.Join(toolsCache(t), "modal-venvs")}
+	r := &Runner{Python: python, CacheDir: filepath.Join(toolchain.CacheDir(), "modal-venvs")}
 	_, err = r.Run(ctx, app, Target{ServerURL: s.URL(), TokenID: "ak-x", TokenSecret: "as-failure-test-secret"})
 	require.Error(t, err)
 	msg := err.Error()
@@ -289,9 +249,9 @@ func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two environments")
 	}
-	python := testPython(t)
+	python := toolchain.Python(t)
 	app := readOnlyFixture(t)
-	shared := filepath.Join(toolsCache(t), "modal-venvs")
+	shared := filepath.Join(toolchain.CacheDir(), "modal-venvs")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	py, err := PythonVersion(ctx, python)

@@ -2,6 +2,9 @@ package providertest
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/blang/semver"
@@ -17,6 +20,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
 // FixtureWorker is a small ES module worker written for the tests: a default
@@ -52,24 +56,83 @@ type Harness struct {
 	Server integration.Server
 	Emu    *emulator.Server
 
-	databases int // numbers the databases NewDatabase creates
+	config    map[string]property.Value // what Configure was given
+	databases int                       // numbers the databases NewDatabase creates
 }
 
 // NewHarness starts an emulator in a temporary directory and a provider
-// configured for it, with the caller's environment cleared.
+// configured for it (Cloudflare, Modal and Daytona), with the caller's
+// environment cleared.
 func NewHarness(t testing.TB, opts ...provider.Option) *Harness {
 	t.Helper()
+	return NewHarnessWith(t, emulator.Options{}, opts...)
+}
+
+// NewHarnessWith is NewHarness with emulator options (DataDir is set here).
+func NewHarnessWith(t testing.TB, emuOpts emulator.Options, opts ...provider.Option) *Harness {
+	t.Helper()
 	ClearEnv(t)
-	emu, err := emulator.Start(emulator.Options{DataDir: t.TempDir()})
+	emuOpts.DataDir = t.TempDir()
+	emu, err := emulator.Start(emuOpts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = emu.Close() })
-	server := NewServer(t, opts...)
-	require.NoError(t, server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+	h := &Harness{Server: NewServer(t, opts...), Emu: emu, config: map[string]property.Value{
 		"cloudflareApiToken":   property.New(emulator.DefaultToken).WithSecret(true),
 		"cloudflareAccountId":  property.New(emulator.DefaultAccountID),
 		"cloudflareApiBaseUrl": property.New(emu.CloudflareBaseURL()),
-	})}))
-	return &Harness{Server: server, Emu: emu}
+		"modalTokenId":         property.New(emulator.DefaultModalTokenID),
+		"modalTokenSecret":     property.New(emulator.DefaultModalTokenSecret).WithSecret(true),
+		"modalServerUrl":       property.New(emu.URL()),
+		"daytonaApiKey":        property.New(emulator.DefaultDaytonaAPIKey).WithSecret(true),
+		"daytonaApiUrl":        property.New(emu.DaytonaAPIURL()),
+	}}
+	h.Configure(t, nil)
+	return h
+}
+
+// Configure configures the provider again with extra keys added to (or,
+// with a null value, removed from) what it was given.
+func (h *Harness) Configure(t testing.TB, extra map[string]property.Value) {
+	t.Helper()
+	for k, v := range extra {
+		if v.IsNull() {
+			delete(h.config, k)
+		} else {
+			h.config[k] = v
+		}
+	}
+	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(h.config)}))
+}
+
+// AnotherServer is a second provider on the same emulator, configured as
+// this one plus extra: another installation (another Modal environment,
+// say) beside the first.
+func (h *Harness) AnotherServer(t testing.TB, extra map[string]property.Value, opts ...provider.Option) integration.Server {
+	t.Helper()
+	config := maps.Clone(h.config)
+	maps.Copy(config, extra)
+	server := NewServer(t, opts...)
+	require.NoError(t, server.Configure(p.ConfigureRequest{Args: property.NewMap(config)}))
+	return server
+}
+
+// EnableModalDeploys gives the provider a Python for the Modal CLI and the
+// tools cache for its virtual environments, which CI keeps between runs.
+func (h *Harness) EnableModalDeploys(t testing.TB) {
+	t.Helper()
+	h.Configure(t, map[string]property.Value{
+		"pythonPath": property.New(toolchain.Python(t)),
+		"cacheDir":   property.New(toolchain.CacheDir()),
+	})
+}
+
+// FixtureCheckout is the fixture upstream checkout (tests/fixtures/upstream).
+func FixtureCheckout(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "..", "..", "tests", "fixtures", "upstream"))
+	require.NoError(t, err)
+	return dir
 }
 
 // Client is a Cloudflare client on the harness's emulator account, for

@@ -437,13 +437,14 @@ type OrderEdge struct {
 
 // Sandbox describes the sandbox backends.
 type Sandbox struct {
-	Providers    []string    `json:"providers"`
-	Default      string      `json:"default"`
-	Modal        Modal       `json:"modal"`
-	Daytona      Daytona     `json:"daytona"`
-	Vercel       ProviderEnv `json:"vercel"`
-	OpenComputer ProviderEnv `json:"opencomputer"`
-	E2B          ProviderEnv `json:"e2b"`
+	Providers    []string       `json:"providers"`
+	Default      string         `json:"default"`
+	Modal        Modal          `json:"modal"`
+	Daytona      Daytona        `json:"daytona"`
+	Records      SandboxRecords `json:"records"`
+	Vercel       ProviderEnv    `json:"vercel"`
+	OpenComputer ProviderEnv    `json:"opencomputer"`
+	E2B          ProviderEnv    `json:"e2b"`
 }
 
 // ProviderEnv names the control-plane vars and secrets a backend contributes;
@@ -526,19 +527,41 @@ type ModalImage struct {
 	RuntimeVersion string `json:"runtimeVersion"`
 }
 
+// SandboxRecords says where an installation's D1 database records what it
+// created at its sandbox provider, which scopes teardown to its own.
+type SandboxRecords struct {
+	SessionsTable       string `json:"sessionsTable"`
+	SessionIDColumn     string `json:"sessionIdColumn"`
+	ImagesTable         string `json:"imagesTable"`
+	ImageIDColumn       string `json:"imageIdColumn"`
+	ImageProviderColumn string `json:"imageProviderColumn"`
+	Notes               string `json:"notes"`
+}
+
 // Daytona describes the Daytona backend.
 type Daytona struct {
 	ProviderEnv
-	Package     string           `json:"package"`
-	APIKeyNeeds string           `json:"apiKeyNeeds"`
-	Snapshot    DaytonaSnapshot  `json:"snapshot"`
-	Toolchain   DaytonaToolchain `json:"toolchain"`
+	Package       string           `json:"package"`
+	APIKeyNeeds   string           `json:"apiKeyNeeds"`
+	Snapshot      DaytonaSnapshot  `json:"snapshot"`
+	Toolchain     DaytonaToolchain `json:"toolchain"`
+	SandboxLabels SandboxLabels    `json:"sandboxLabels"`
+}
+
+// SandboxLabels are the labels the control plane puts on session sandboxes.
+type SandboxLabels struct {
+	Framework struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"framework"`
+	Session string `json:"session"`
 }
 
 // DaytonaSnapshot describes the Daytona base snapshot.
 type DaytonaSnapshot struct {
 	Name            Source     `json:"name"`
 	BaseImage       string     `json:"baseImage"`
+	RuntimeSource   string     `json:"runtimeSource"`
 	RuntimePath     string     `json:"runtimePath"`
 	Workdir         string     `json:"workdir"`
 	Entrypoint      []string   `json:"entrypoint"`

@@ -27,10 +27,14 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &D1Database{}
 	case "openinspect:index:D1Migrations":
 		r = &D1Migrations{}
+	case "openinspect:index:DaytonaSnapshot":
+		r = &DaytonaSnapshot{}
 	case "openinspect:index:GeneratedSecret":
 		r = &GeneratedSecret{}
 	case "openinspect:index:KvNamespace":
 		r = &KvNamespace{}
+	case "openinspect:index:ModalApp":
+		r = &ModalApp{}
 	case "openinspect:index:NameLock":
 		r = &NameLock{}
 	case "openinspect:index:OpenInspect":

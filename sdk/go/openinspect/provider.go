@@ -14,6 +14,8 @@ import (
 type Provider struct {
 	pulumi.ProviderResourceState
 
+	// Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+	CacheDir pulumi.StringPtrOutput `pulumi:"cacheDir"`
 	// Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
 	CloudflareAccountId pulumi.StringPtrOutput `pulumi:"cloudflareAccountId"`
 	// Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.
@@ -24,12 +26,18 @@ type Provider struct {
 	DaytonaApiKey pulumi.StringPtrOutput `pulumi:"daytonaApiKey"`
 	// Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
 	DaytonaApiUrl pulumi.StringPtrOutput `pulumi:"daytonaApiUrl"`
+	// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+	DaytonaTarget pulumi.StringPtrOutput `pulumi:"daytonaTarget"`
 	// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
 	ModalEnvironment pulumi.StringPtrOutput `pulumi:"modalEnvironment"`
+	// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+	ModalServerUrl pulumi.StringPtrOutput `pulumi:"modalServerUrl"`
 	// Modal token ID. Falls back to MODAL_TOKEN_ID.
 	ModalTokenId pulumi.StringPtrOutput `pulumi:"modalTokenId"`
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret pulumi.StringPtrOutput `pulumi:"modalTokenSecret"`
+	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+	PythonPath pulumi.StringPtrOutput `pulumi:"pythonPath"`
 	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl pulumi.StringPtrOutput `pulumi:"workersDevBaseUrl"`
 }
@@ -66,6 +74,8 @@ func NewProvider(ctx *pulumi.Context,
 }
 
 type providerArgs struct {
+	// Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+	CacheDir *string `pulumi:"cacheDir"`
 	// Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
 	CloudflareAccountId *string `pulumi:"cloudflareAccountId"`
 	// Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.
@@ -76,18 +86,26 @@ type providerArgs struct {
 	DaytonaApiKey *string `pulumi:"daytonaApiKey"`
 	// Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
 	DaytonaApiUrl *string `pulumi:"daytonaApiUrl"`
+	// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+	DaytonaTarget *string `pulumi:"daytonaTarget"`
 	// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
 	ModalEnvironment *string `pulumi:"modalEnvironment"`
+	// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+	ModalServerUrl *string `pulumi:"modalServerUrl"`
 	// Modal token ID. Falls back to MODAL_TOKEN_ID.
 	ModalTokenId *string `pulumi:"modalTokenId"`
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret *string `pulumi:"modalTokenSecret"`
+	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+	PythonPath *string `pulumi:"pythonPath"`
 	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl *string `pulumi:"workersDevBaseUrl"`
 }
 
 // The set of arguments for constructing a Provider resource.
 type ProviderArgs struct {
+	// Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+	CacheDir pulumi.StringPtrInput
 	// Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
 	CloudflareAccountId pulumi.StringPtrInput
 	// Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.
@@ -98,12 +116,18 @@ type ProviderArgs struct {
 	DaytonaApiKey pulumi.StringPtrInput
 	// Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
 	DaytonaApiUrl pulumi.StringPtrInput
+	// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+	DaytonaTarget pulumi.StringPtrInput
 	// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
 	ModalEnvironment pulumi.StringPtrInput
+	// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+	ModalServerUrl pulumi.StringPtrInput
 	// Modal token ID. Falls back to MODAL_TOKEN_ID.
 	ModalTokenId pulumi.StringPtrInput
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret pulumi.StringPtrInput
+	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+	PythonPath pulumi.StringPtrInput
 	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl pulumi.StringPtrInput
 }
@@ -145,6 +169,11 @@ func (o ProviderOutput) ToProviderOutputWithContext(ctx context.Context) Provide
 	return o
 }
 
+// Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+func (o ProviderOutput) CacheDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.CacheDir }).(pulumi.StringPtrOutput)
+}
+
 // Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
 func (o ProviderOutput) CloudflareAccountId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.CloudflareAccountId }).(pulumi.StringPtrOutput)
@@ -170,9 +199,19 @@ func (o ProviderOutput) DaytonaApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.DaytonaApiUrl }).(pulumi.StringPtrOutput)
 }
 
+// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+func (o ProviderOutput) DaytonaTarget() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.DaytonaTarget }).(pulumi.StringPtrOutput)
+}
+
 // Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
 func (o ProviderOutput) ModalEnvironment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.ModalEnvironment }).(pulumi.StringPtrOutput)
+}
+
+// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+func (o ProviderOutput) ModalServerUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.ModalServerUrl }).(pulumi.StringPtrOutput)
 }
 
 // Modal token ID. Falls back to MODAL_TOKEN_ID.
@@ -183,6 +222,11 @@ func (o ProviderOutput) ModalTokenId() pulumi.StringPtrOutput {
 // Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 func (o ProviderOutput) ModalTokenSecret() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.ModalTokenSecret }).(pulumi.StringPtrOutput)
+}
+
+// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+func (o ProviderOutput) PythonPath() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.PythonPath }).(pulumi.StringPtrOutput)
 }
 
 // Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.

@@ -1754,6 +1754,115 @@ func (o MediaPtrOutput) Location() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// A named Modal secret.
+type ModalSecret struct {
+	// The secret's name in the Modal environment.
+	Name string `pulumi:"name"`
+	// Its keys and values (each value a Pulumi secret).
+	Values map[string]string `pulumi:"values"`
+}
+
+// ModalSecretInput is an input type that accepts ModalSecretArgs and ModalSecretOutput values.
+// You can construct a concrete instance of `ModalSecretInput` via:
+//
+//	ModalSecretArgs{...}
+type ModalSecretInput interface {
+	pulumi.Input
+
+	ToModalSecretOutput() ModalSecretOutput
+	ToModalSecretOutputWithContext(context.Context) ModalSecretOutput
+}
+
+// A named Modal secret.
+type ModalSecretArgs struct {
+	// The secret's name in the Modal environment.
+	Name pulumi.StringInput `pulumi:"name"`
+	// Its keys and values (each value a Pulumi secret).
+	Values pulumi.StringMapInput `pulumi:"values"`
+}
+
+func (ModalSecretArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ModalSecret)(nil)).Elem()
+}
+
+func (i ModalSecretArgs) ToModalSecretOutput() ModalSecretOutput {
+	return i.ToModalSecretOutputWithContext(context.Background())
+}
+
+func (i ModalSecretArgs) ToModalSecretOutputWithContext(ctx context.Context) ModalSecretOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalSecretOutput)
+}
+
+// ModalSecretArrayInput is an input type that accepts ModalSecretArray and ModalSecretArrayOutput values.
+// You can construct a concrete instance of `ModalSecretArrayInput` via:
+//
+//	ModalSecretArray{ ModalSecretArgs{...} }
+type ModalSecretArrayInput interface {
+	pulumi.Input
+
+	ToModalSecretArrayOutput() ModalSecretArrayOutput
+	ToModalSecretArrayOutputWithContext(context.Context) ModalSecretArrayOutput
+}
+
+type ModalSecretArray []ModalSecretInput
+
+func (ModalSecretArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ModalSecret)(nil)).Elem()
+}
+
+func (i ModalSecretArray) ToModalSecretArrayOutput() ModalSecretArrayOutput {
+	return i.ToModalSecretArrayOutputWithContext(context.Background())
+}
+
+func (i ModalSecretArray) ToModalSecretArrayOutputWithContext(ctx context.Context) ModalSecretArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalSecretArrayOutput)
+}
+
+// A named Modal secret.
+type ModalSecretOutput struct{ *pulumi.OutputState }
+
+func (ModalSecretOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ModalSecret)(nil)).Elem()
+}
+
+func (o ModalSecretOutput) ToModalSecretOutput() ModalSecretOutput {
+	return o
+}
+
+func (o ModalSecretOutput) ToModalSecretOutputWithContext(ctx context.Context) ModalSecretOutput {
+	return o
+}
+
+// The secret's name in the Modal environment.
+func (o ModalSecretOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v ModalSecret) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// Its keys and values (each value a Pulumi secret).
+func (o ModalSecretOutput) Values() pulumi.StringMapOutput {
+	return o.ApplyT(func(v ModalSecret) map[string]string { return v.Values }).(pulumi.StringMapOutput)
+}
+
+type ModalSecretArrayOutput struct{ *pulumi.OutputState }
+
+func (ModalSecretArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ModalSecret)(nil)).Elem()
+}
+
+func (o ModalSecretArrayOutput) ToModalSecretArrayOutput() ModalSecretArrayOutput {
+	return o
+}
+
+func (o ModalSecretArrayOutput) ToModalSecretArrayOutputWithContext(ctx context.Context) ModalSecretArrayOutput {
+	return o
+}
+
+func (o ModalSecretArrayOutput) Index(i pulumi.IntInput) ModalSecretOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ModalSecret {
+		return vs[0].([]ModalSecret)[vs[1].(int)]
+	}).(ModalSecretOutput)
+}
+
 type ModalSettings struct {
 	// Shared secret the control plane signs Modal calls with.
 	ApiSecret *string `pulumi:"apiSecret"`
@@ -2928,6 +3037,59 @@ func (o SlackPtrOutput) TriggersEnabled() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// A snapshot a newer recipe replaced, kept for the grace period.
+type SupersededSnapshot struct {
+	// The snapshot's name.
+	Name string `pulumi:"name"`
+	// When it was replaced (RFC 3339).
+	RetiredAt string `pulumi:"retiredAt"`
+}
+
+// A snapshot a newer recipe replaced, kept for the grace period.
+type SupersededSnapshotOutput struct{ *pulumi.OutputState }
+
+func (SupersededSnapshotOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SupersededSnapshot)(nil)).Elem()
+}
+
+func (o SupersededSnapshotOutput) ToSupersededSnapshotOutput() SupersededSnapshotOutput {
+	return o
+}
+
+func (o SupersededSnapshotOutput) ToSupersededSnapshotOutputWithContext(ctx context.Context) SupersededSnapshotOutput {
+	return o
+}
+
+// The snapshot's name.
+func (o SupersededSnapshotOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v SupersededSnapshot) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// When it was replaced (RFC 3339).
+func (o SupersededSnapshotOutput) RetiredAt() pulumi.StringOutput {
+	return o.ApplyT(func(v SupersededSnapshot) string { return v.RetiredAt }).(pulumi.StringOutput)
+}
+
+type SupersededSnapshotArrayOutput struct{ *pulumi.OutputState }
+
+func (SupersededSnapshotArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SupersededSnapshot)(nil)).Elem()
+}
+
+func (o SupersededSnapshotArrayOutput) ToSupersededSnapshotArrayOutput() SupersededSnapshotArrayOutput {
+	return o
+}
+
+func (o SupersededSnapshotArrayOutput) ToSupersededSnapshotArrayOutputWithContext(ctx context.Context) SupersededSnapshotArrayOutput {
+	return o
+}
+
+func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapshotOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SupersededSnapshot {
+		return vs[0].([]SupersededSnapshot)[vs[1].(int)]
+	}).(SupersededSnapshotOutput)
+}
+
 type Upstream struct {
 	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
 	Checkout *string `pulumi:"checkout"`
@@ -3651,6 +3813,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*LogicalBindingArrayInput)(nil)).Elem(), LogicalBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MediaInput)(nil)).Elem(), MediaArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MediaPtrInput)(nil)).Elem(), MediaArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModalSecretInput)(nil)).Elem(), ModalSecretArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModalSecretArrayInput)(nil)).Elem(), ModalSecretArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSettingsInput)(nil)).Elem(), ModalSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSettingsPtrInput)(nil)).Elem(), ModalSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OAuthClientInput)(nil)).Elem(), OAuthClientArgs{})
@@ -3698,6 +3862,8 @@ func init() {
 	pulumi.RegisterOutputType(LogicalBindingArrayOutput{})
 	pulumi.RegisterOutputType(MediaOutput{})
 	pulumi.RegisterOutputType(MediaPtrOutput{})
+	pulumi.RegisterOutputType(ModalSecretOutput{})
+	pulumi.RegisterOutputType(ModalSecretArrayOutput{})
 	pulumi.RegisterOutputType(ModalSettingsOutput{})
 	pulumi.RegisterOutputType(ModalSettingsPtrOutput{})
 	pulumi.RegisterOutputType(OAuthClientOutput{})
@@ -3714,6 +3880,8 @@ func init() {
 	pulumi.RegisterOutputType(ServiceBindingArrayOutput{})
 	pulumi.RegisterOutputType(SlackOutput{})
 	pulumi.RegisterOutputType(SlackPtrOutput{})
+	pulumi.RegisterOutputType(SupersededSnapshotOutput{})
+	pulumi.RegisterOutputType(SupersededSnapshotArrayOutput{})
 	pulumi.RegisterOutputType(UpstreamOutput{})
 	pulumi.RegisterOutputType(UpstreamPtrOutput{})
 	pulumi.RegisterOutputType(WebOutput{})

@@ -8,6 +8,17 @@ declare var exports: any;
 const __config = new pulumi.Config("openinspect");
 
 /**
+ * Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+ */
+export declare const cacheDir: string | undefined;
+Object.defineProperty(exports, "cacheDir", {
+    get() {
+        return __config.get("cacheDir");
+    },
+    enumerable: true,
+});
+
+/**
  * Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
  */
 export declare const cloudflareAccountId: string | undefined;
@@ -63,12 +74,34 @@ Object.defineProperty(exports, "daytonaApiUrl", {
 });
 
 /**
+ * Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+ */
+export declare const daytonaTarget: string | undefined;
+Object.defineProperty(exports, "daytonaTarget", {
+    get() {
+        return __config.get("daytonaTarget");
+    },
+    enumerable: true,
+});
+
+/**
  * Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
  */
 export declare const modalEnvironment: string | undefined;
 Object.defineProperty(exports, "modalEnvironment", {
     get() {
         return __config.get("modalEnvironment");
+    },
+    enumerable: true,
+});
+
+/**
+ * Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+ */
+export declare const modalServerUrl: string | undefined;
+Object.defineProperty(exports, "modalServerUrl", {
+    get() {
+        return __config.get("modalServerUrl");
     },
     enumerable: true,
 });
@@ -91,6 +124,17 @@ export declare const modalTokenSecret: string | undefined;
 Object.defineProperty(exports, "modalTokenSecret", {
     get() {
         return __config.get("modalTokenSecret");
+    },
+    enumerable: true,
+});
+
+/**
+ * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+ */
+export declare const pythonPath: string | undefined;
+Object.defineProperty(exports, "pythonPath", {
+    get() {
+        return __config.get("pythonPath");
     },
     enumerable: true,
 });

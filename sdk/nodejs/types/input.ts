@@ -179,6 +179,20 @@ export interface MediaArgs {
     location?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * A named Modal secret.
+ */
+export interface ModalSecretArgs {
+    /**
+     * The secret's name in the Modal environment.
+     */
+    name: pulumi.Input<string>;
+    /**
+     * Its keys and values (each value a Pulumi secret).
+     */
+    values: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
+}
+
 export interface ModalSettingsArgs {
     /**
      * Shared secret the control plane signs Modal calls with.

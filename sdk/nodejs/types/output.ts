@@ -28,6 +28,20 @@ export interface KvBinding {
     namespaceId: string;
 }
 
+/**
+ * A named Modal secret.
+ */
+export interface ModalSecret {
+    /**
+     * The secret's name in the Modal environment.
+     */
+    name: string;
+    /**
+     * Its keys and values (each value a Pulumi secret).
+     */
+    values: {[key: string]: string};
+}
+
 export interface QueueBinding {
     binding: string;
     queueName: string;
@@ -52,5 +66,19 @@ export interface ServiceBinding {
     binding: string;
     environment?: string;
     service: string;
+}
+
+/**
+ * A snapshot a newer recipe replaced, kept for the grace period.
+ */
+export interface SupersededSnapshot {
+    /**
+     * The snapshot's name.
+     */
+    name: string;
+    /**
+     * When it was replaced (RFC 3339).
+     */
+    retiredAt: string;
 }
 

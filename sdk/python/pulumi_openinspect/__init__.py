@@ -9,8 +9,10 @@ import typing
 from .app_secrets import *
 from .d1_database import *
 from .d1_migrations import *
+from .daytona_snapshot import *
 from .generated_secret import *
 from .kv_namespace import *
+from .modal_app import *
 from .name_lock import *
 from .open_inspect import *
 from .provider import *
@@ -39,8 +41,10 @@ _utilities.register(
    "openinspect:index:AppSecrets": "AppSecrets",
    "openinspect:index:D1Database": "D1Database",
    "openinspect:index:D1Migrations": "D1Migrations",
+   "openinspect:index:DaytonaSnapshot": "DaytonaSnapshot",
    "openinspect:index:GeneratedSecret": "GeneratedSecret",
    "openinspect:index:KvNamespace": "KvNamespace",
+   "openinspect:index:ModalApp": "ModalApp",
    "openinspect:index:NameLock": "NameLock",
    "openinspect:index:OpenInspect": "OpenInspect",
    "openinspect:index:Queue": "Queue",

@@ -39,6 +39,8 @@ __all__ = [
     'LogicalBindingArgsDict',
     'MediaArgs',
     'MediaArgsDict',
+    'ModalSecretArgs',
+    'ModalSecretArgsDict',
     'ModalSettingsArgs',
     'ModalSettingsArgsDict',
     'OAuthClientArgs',
@@ -886,6 +888,58 @@ class MediaArgs:
     @location.setter
     def location(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "location", value)
+
+
+class ModalSecretArgsDict(TypedDict):
+    """
+    A named Modal secret.
+    """
+    name: pulumi.Input[_builtins.str]
+    """
+    The secret's name in the Modal environment.
+    """
+    values: pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]
+    """
+    Its keys and values (each value a Pulumi secret).
+    """
+
+@pulumi.input_type
+class ModalSecretArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 values: pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]):
+        """
+        A named Modal secret.
+
+        :param pulumi.Input[_builtins.str] name: The secret's name in the Modal environment.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] values: Its keys and values (each value a Pulumi secret).
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "values", values)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The secret's name in the Modal environment.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]:
+        """
+        Its keys and values (each value a Pulumi secret).
+        """
+        return pulumi.get(self, "values")
+
+    @values.setter
+    def values(self, value: pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]):
+        pulumi.set(self, "values", value)
 
 
 class ModalSettingsArgsDict(TypedDict):

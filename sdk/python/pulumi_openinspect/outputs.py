@@ -19,10 +19,12 @@ __all__ = [
     'D1Binding',
     'DurableObjectBinding',
     'KvBinding',
+    'ModalSecret',
     'QueueBinding',
     'QueueConsumer',
     'R2Binding',
     'ServiceBinding',
+    'SupersededSnapshot',
 ]
 
 @pulumi.output_type
@@ -192,6 +194,40 @@ class KvBinding(dict):
     @pulumi.getter(name="namespaceId")
     def namespace_id(self) -> _builtins.str:
         return pulumi.get(self, "namespace_id")
+
+
+@pulumi.output_type
+class ModalSecret(dict):
+    """
+    A named Modal secret.
+    """
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 values: Mapping[str, _builtins.str]):
+        """
+        A named Modal secret.
+
+        :param _builtins.str name: The secret's name in the Modal environment.
+        :param Mapping[str, _builtins.str] values: Its keys and values (each value a Pulumi secret).
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "values", values)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        The secret's name in the Modal environment.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Mapping[str, _builtins.str]:
+        """
+        Its keys and values (each value a Pulumi secret).
+        """
+        return pulumi.get(self, "values")
 
 
 @pulumi.output_type
@@ -380,5 +416,56 @@ class ServiceBinding(dict):
     @pulumi.getter
     def environment(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "environment")
+
+
+@pulumi.output_type
+class SupersededSnapshot(dict):
+    """
+    A snapshot a newer recipe replaced, kept for the grace period.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "retiredAt":
+            suggest = "retired_at"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in SupersededSnapshot. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        SupersededSnapshot.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        SupersededSnapshot.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 retired_at: _builtins.str):
+        """
+        A snapshot a newer recipe replaced, kept for the grace period.
+
+        :param _builtins.str name: The snapshot's name.
+        :param _builtins.str retired_at: When it was replaced (RFC 3339).
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "retired_at", retired_at)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        The snapshot's name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="retiredAt")
+    def retired_at(self) -> _builtins.str:
+        """
+        When it was replaced (RFC 3339).
+        """
+        return pulumi.get(self, "retired_at")
 
 

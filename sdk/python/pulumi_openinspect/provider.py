@@ -19,28 +19,38 @@ __all__ = ['ProviderArgs', 'Provider']
 @pulumi.input_type
 class ProviderArgs:
     def __init__(__self__, *,
+                 cache_dir: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_account_id: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_api_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_api_token: pulumi.Input[Optional[_builtins.str]] = None,
                  daytona_api_key: pulumi.Input[Optional[_builtins.str]] = None,
                  daytona_api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 daytona_target: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_environment: pulumi.Input[Optional[_builtins.str]] = None,
+                 modal_server_url: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 python_path: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a Provider resource.
 
+        :param pulumi.Input[_builtins.str] cache_dir: Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
         :param pulumi.Input[_builtins.str] cloudflare_account_id: Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
         :param pulumi.Input[_builtins.str] cloudflare_api_base_url: Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.
         :param pulumi.Input[_builtins.str] cloudflare_api_token: Cloudflare API token with Workers Scripts, D1, KV, R2 and Queues edit permissions. Falls back to CLOUDFLARE_API_TOKEN.
         :param pulumi.Input[_builtins.str] daytona_api_key: Daytona API key with snapshot and sandbox permissions. Falls back to DAYTONA_API_KEY.
         :param pulumi.Input[_builtins.str] daytona_api_url: Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
+        :param pulumi.Input[_builtins.str] daytona_target: Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
         :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+        :param pulumi.Input[_builtins.str] modal_server_url: Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
+        :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
+        if cache_dir is not None:
+            pulumi.set(__self__, "cache_dir", cache_dir)
         if cloudflare_account_id is not None:
             pulumi.set(__self__, "cloudflare_account_id", cloudflare_account_id)
         if cloudflare_api_base_url is not None:
@@ -51,14 +61,32 @@ class ProviderArgs:
             pulumi.set(__self__, "daytona_api_key", daytona_api_key)
         if daytona_api_url is not None:
             pulumi.set(__self__, "daytona_api_url", daytona_api_url)
+        if daytona_target is not None:
+            pulumi.set(__self__, "daytona_target", daytona_target)
         if modal_environment is not None:
             pulumi.set(__self__, "modal_environment", modal_environment)
+        if modal_server_url is not None:
+            pulumi.set(__self__, "modal_server_url", modal_server_url)
         if modal_token_id is not None:
             pulumi.set(__self__, "modal_token_id", modal_token_id)
         if modal_token_secret is not None:
             pulumi.set(__self__, "modal_token_secret", modal_token_secret)
+        if python_path is not None:
+            pulumi.set(__self__, "python_path", python_path)
         if workers_dev_base_url is not None:
             pulumi.set(__self__, "workers_dev_base_url", workers_dev_base_url)
+
+    @_builtins.property
+    @pulumi.getter(name="cacheDir")
+    def cache_dir(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+        """
+        return pulumi.get(self, "cache_dir")
+
+    @cache_dir.setter
+    def cache_dir(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "cache_dir", value)
 
     @_builtins.property
     @pulumi.getter(name="cloudflareAccountId")
@@ -121,6 +149,18 @@ class ProviderArgs:
         pulumi.set(self, "daytona_api_url", value)
 
     @_builtins.property
+    @pulumi.getter(name="daytonaTarget")
+    def daytona_target(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+        """
+        return pulumi.get(self, "daytona_target")
+
+    @daytona_target.setter
+    def daytona_target(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "daytona_target", value)
+
+    @_builtins.property
     @pulumi.getter(name="modalEnvironment")
     def modal_environment(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -131,6 +171,18 @@ class ProviderArgs:
     @modal_environment.setter
     def modal_environment(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "modal_environment", value)
+
+    @_builtins.property
+    @pulumi.getter(name="modalServerUrl")
+    def modal_server_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+        """
+        return pulumi.get(self, "modal_server_url")
+
+    @modal_server_url.setter
+    def modal_server_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "modal_server_url", value)
 
     @_builtins.property
     @pulumi.getter(name="modalTokenId")
@@ -157,6 +209,18 @@ class ProviderArgs:
         pulumi.set(self, "modal_token_secret", value)
 
     @_builtins.property
+    @pulumi.getter(name="pythonPath")
+    def python_path(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        """
+        return pulumi.get(self, "python_path")
+
+    @python_path.setter
+    def python_path(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "python_path", value)
+
+    @_builtins.property
     @pulumi.getter(name="workersDevBaseUrl")
     def workers_dev_base_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -175,14 +239,18 @@ class Provider(pulumi.ProviderResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 cache_dir: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_account_id: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_api_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_api_token: pulumi.Input[Optional[_builtins.str]] = None,
                  daytona_api_key: pulumi.Input[Optional[_builtins.str]] = None,
                  daytona_api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 daytona_target: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_environment: pulumi.Input[Optional[_builtins.str]] = None,
+                 modal_server_url: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 python_path: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
@@ -190,14 +258,18 @@ class Provider(pulumi.ProviderResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[_builtins.str] cache_dir: Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
         :param pulumi.Input[_builtins.str] cloudflare_account_id: Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
         :param pulumi.Input[_builtins.str] cloudflare_api_base_url: Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.
         :param pulumi.Input[_builtins.str] cloudflare_api_token: Cloudflare API token with Workers Scripts, D1, KV, R2 and Queues edit permissions. Falls back to CLOUDFLARE_API_TOKEN.
         :param pulumi.Input[_builtins.str] daytona_api_key: Daytona API key with snapshot and sandbox permissions. Falls back to DAYTONA_API_KEY.
         :param pulumi.Input[_builtins.str] daytona_api_url: Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
+        :param pulumi.Input[_builtins.str] daytona_target: Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
         :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+        :param pulumi.Input[_builtins.str] modal_server_url: Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
+        :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
         ...
@@ -224,14 +296,18 @@ class Provider(pulumi.ProviderResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 cache_dir: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_account_id: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_api_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  cloudflare_api_token: pulumi.Input[Optional[_builtins.str]] = None,
                  daytona_api_key: pulumi.Input[Optional[_builtins.str]] = None,
                  daytona_api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 daytona_target: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_environment: pulumi.Input[Optional[_builtins.str]] = None,
+                 modal_server_url: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
+                 python_path: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -242,14 +318,18 @@ class Provider(pulumi.ProviderResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = ProviderArgs.__new__(ProviderArgs)
 
+            __props__.__dict__["cache_dir"] = cache_dir
             __props__.__dict__["cloudflare_account_id"] = cloudflare_account_id
             __props__.__dict__["cloudflare_api_base_url"] = cloudflare_api_base_url
             __props__.__dict__["cloudflare_api_token"] = None if cloudflare_api_token is None else pulumi.Output.secret(cloudflare_api_token)
             __props__.__dict__["daytona_api_key"] = None if daytona_api_key is None else pulumi.Output.secret(daytona_api_key)
             __props__.__dict__["daytona_api_url"] = daytona_api_url
+            __props__.__dict__["daytona_target"] = daytona_target
             __props__.__dict__["modal_environment"] = modal_environment
+            __props__.__dict__["modal_server_url"] = modal_server_url
             __props__.__dict__["modal_token_id"] = modal_token_id
             __props__.__dict__["modal_token_secret"] = None if modal_token_secret is None else pulumi.Output.secret(modal_token_secret)
+            __props__.__dict__["python_path"] = python_path
             __props__.__dict__["workers_dev_base_url"] = workers_dev_base_url
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["cloudflareApiToken", "daytonaApiKey", "modalTokenSecret"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
@@ -258,6 +338,14 @@ class Provider(pulumi.ProviderResource):
             resource_name,
             __props__,
             opts)
+
+    @_builtins.property
+    @pulumi.getter(name="cacheDir")
+    def cache_dir(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+        """
+        return pulumi.get(self, "cache_dir")
 
     @_builtins.property
     @pulumi.getter(name="cloudflareAccountId")
@@ -300,12 +388,28 @@ class Provider(pulumi.ProviderResource):
         return pulumi.get(self, "daytona_api_url")
 
     @_builtins.property
+    @pulumi.getter(name="daytonaTarget")
+    def daytona_target(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+        """
+        return pulumi.get(self, "daytona_target")
+
+    @_builtins.property
     @pulumi.getter(name="modalEnvironment")
     def modal_environment(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
         Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
         """
         return pulumi.get(self, "modal_environment")
+
+    @_builtins.property
+    @pulumi.getter(name="modalServerUrl")
+    def modal_server_url(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+        """
+        return pulumi.get(self, "modal_server_url")
 
     @_builtins.property
     @pulumi.getter(name="modalTokenId")
@@ -322,6 +426,14 @@ class Provider(pulumi.ProviderResource):
         Modal token secret. Falls back to MODAL_TOKEN_SECRET.
         """
         return pulumi.get(self, "modal_token_secret")
+
+    @_builtins.property
+    @pulumi.getter(name="pythonPath")
+    def python_path(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        """
+        return pulumi.get(self, "python_path")
 
     @_builtins.property
     @pulumi.getter(name="workersDevBaseUrl")

@@ -11,6 +11,11 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+func GetCacheDir(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:cacheDir")
+}
+
 // Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
 func GetCloudflareAccountId(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:cloudflareAccountId")
@@ -36,9 +41,19 @@ func GetDaytonaApiUrl(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:daytonaApiUrl")
 }
 
+// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+func GetDaytonaTarget(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:daytonaTarget")
+}
+
 // Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
 func GetModalEnvironment(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:modalEnvironment")
+}
+
+// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+func GetModalServerUrl(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:modalServerUrl")
 }
 
 // Modal token ID. Falls back to MODAL_TOKEN_ID.
@@ -49,6 +64,11 @@ func GetModalTokenId(ctx *pulumi.Context) string {
 // Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 func GetModalTokenSecret(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:modalTokenSecret")
+}
+
+// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+func GetPythonPath(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:pythonPath")
 }
 
 // Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.

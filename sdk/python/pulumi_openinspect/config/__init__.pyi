@@ -14,6 +14,11 @@ else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
 
+cacheDir: Optional[str]
+"""
+Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+"""
+
 cloudflareAccountId: Optional[str]
 """
 Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
@@ -39,9 +44,19 @@ daytonaApiUrl: Optional[str]
 Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
 """
 
+daytonaTarget: Optional[str]
+"""
+Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+"""
+
 modalEnvironment: Optional[str]
 """
 Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+"""
+
+modalServerUrl: Optional[str]
+"""
+Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
 """
 
 modalTokenId: Optional[str]
@@ -52,6 +67,11 @@ Modal token ID. Falls back to MODAL_TOKEN_ID.
 modalTokenSecret: Optional[str]
 """
 Modal token secret. Falls back to MODAL_TOKEN_SECRET.
+"""
+
+pythonPath: Optional[str]
+"""
+Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
 """
 
 workersDevBaseUrl: Optional[str]

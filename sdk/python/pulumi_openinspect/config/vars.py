@@ -21,6 +21,13 @@ __config__ = pulumi.Config('openinspect')
 
 class _ExportableConfig(types.ModuleType):
     @_builtins.property
+    def cache_dir(self) -> Optional[str]:
+        """
+        Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).
+        """
+        return __config__.get('cacheDir')
+
+    @_builtins.property
     def cloudflare_account_id(self) -> Optional[str]:
         """
         Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.
@@ -56,11 +63,25 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get('daytonaApiUrl')
 
     @_builtins.property
+    def daytona_target(self) -> Optional[str]:
+        """
+        Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
+        """
+        return __config__.get('daytonaTarget')
+
+    @_builtins.property
     def modal_environment(self) -> Optional[str]:
         """
         Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
         """
         return __config__.get('modalEnvironment')
+
+    @_builtins.property
+    def modal_server_url(self) -> Optional[str]:
+        """
+        Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
+        """
+        return __config__.get('modalServerUrl')
 
     @_builtins.property
     def modal_token_id(self) -> Optional[str]:
@@ -75,6 +96,13 @@ class _ExportableConfig(types.ModuleType):
         Modal token secret. Falls back to MODAL_TOKEN_SECRET.
         """
         return __config__.get('modalTokenSecret')
+
+    @_builtins.property
+    def python_path(self) -> Optional[str]:
+        """
+        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        """
+        return __config__.get('pythonPath')
 
     @_builtins.property
     def workers_dev_base_url(self) -> Optional[str]:
