@@ -62,15 +62,16 @@ type DaytonaSnapshotState struct {
 	SnapshotID string               `pulumi:"snapshotId"`
 	State      string               `pulumi:"state"`
 	APIURL     string               `pulumi:"apiUrl"`
-	Superseded []SupersededSnapshot `pulumi:"superseded"`
+	Superseded []SupersededSnapshot `pulumi:"superseded,optional"`
 }
 
 var (
-	_ infer.CustomCheck[DaytonaSnapshotArgs]                        = (*DaytonaSnapshot)(nil)
-	_ infer.CustomDiff[DaytonaSnapshotArgs, DaytonaSnapshotState]   = (*DaytonaSnapshot)(nil)
-	_ infer.CustomUpdate[DaytonaSnapshotArgs, DaytonaSnapshotState] = (*DaytonaSnapshot)(nil)
-	_ infer.CustomRead[DaytonaSnapshotArgs, DaytonaSnapshotState]   = (*DaytonaSnapshot)(nil)
-	_ infer.CustomDelete[DaytonaSnapshotState]                      = (*DaytonaSnapshot)(nil)
+	_ infer.ExplicitDependencies[DaytonaSnapshotArgs, DaytonaSnapshotState] = (*DaytonaSnapshot)(nil)
+	_ infer.CustomCheck[DaytonaSnapshotArgs]                                = (*DaytonaSnapshot)(nil)
+	_ infer.CustomDiff[DaytonaSnapshotArgs, DaytonaSnapshotState]           = (*DaytonaSnapshot)(nil)
+	_ infer.CustomUpdate[DaytonaSnapshotArgs, DaytonaSnapshotState]         = (*DaytonaSnapshot)(nil)
+	_ infer.CustomRead[DaytonaSnapshotArgs, DaytonaSnapshotState]           = (*DaytonaSnapshot)(nil)
+	_ infer.CustomDelete[DaytonaSnapshotState]                              = (*DaytonaSnapshot)(nil)
 )
 
 // Annotate documents the resource.
@@ -109,6 +110,15 @@ func (s *DaytonaSnapshotState) Annotate(a infer.Annotator) {
 	a.Describe(&s.State, "The current snapshot's state as last seen (active once built).")
 	a.Describe(&s.APIURL, "The Daytona API the snapshots live in.")
 	a.Describe(&s.Superseded, "Replaced snapshots still kept.")
+}
+
+// WireDependencies makes the snapshot's name and digest known in a preview:
+// both are computed from local files, so the control plane's
+// DAYTONA_BASE_SNAPSHOT is known before anything is built.
+func (*DaytonaSnapshot) WireDependencies(f infer.FieldSelector, args *DaytonaSnapshotArgs, state *DaytonaSnapshotState) {
+	f.OutputField(&state.Name).AlwaysKnown()
+	f.OutputField(&state.Digest).AlwaysKnown()
+	f.OutputField(state).DependsOn(f.InputField(args))
 }
 
 var snapshotPrefixPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,80}$`)
@@ -315,6 +325,10 @@ func (d *DaytonaSnapshot) Diff(ctx context.Context, req infer.DiffRequest[Dayton
 // Create builds the snapshot. In a preview it only names it: the name is
 // known before anything is built.
 func (d *DaytonaSnapshot) Create(ctx context.Context, req infer.CreateRequest[DaytonaSnapshotArgs]) (infer.CreateResponse[DaytonaSnapshotState], error) {
+	if req.DryRun && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
+		// Inputs not known yet (outputs of other resources): nothing to name.
+		return infer.CreateResponse[DaytonaSnapshotState]{Output: DaytonaSnapshotState{DaytonaSnapshotArgs: req.Inputs}}, nil
+	}
 	plan, err := planSnapshot(req.Inputs)
 	if err != nil {
 		return infer.CreateResponse[DaytonaSnapshotState]{}, err

@@ -61,8 +61,8 @@ type ModalAppState struct {
 	// deploy succeeded, so a failed one is retried by the next up.
 	SourceDigest string `pulumi:"sourceDigest"`
 	// SecretHashes are digests of each secret's values as last written.
-	SecretHashes map[string]string `pulumi:"secretHashes" provider:"secret"`
-	Endpoints    map[string]string `pulumi:"endpoints"`
+	SecretHashes map[string]string `pulumi:"secretHashes,optional" provider:"secret"`
+	Endpoints    map[string]string `pulumi:"endpoints,optional"`
 	HealthURL    string            `pulumi:"healthUrl"`
 	Health       string            `pulumi:"health"`
 	CLIVersion   string            `pulumi:"cliVersion"`

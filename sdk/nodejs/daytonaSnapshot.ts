@@ -91,7 +91,7 @@ export class DaytonaSnapshot extends pulumi.CustomResource {
     /**
      * Replaced snapshots still kept.
      */
-    declare public /*out*/ readonly superseded: pulumi.Output<outputs.SupersededSnapshot[]>;
+    declare public /*out*/ readonly superseded: pulumi.Output<outputs.SupersededSnapshot[] | undefined>;
 
     /**
      * Create a DaytonaSnapshot resource with the given unique name, arguments, and options.

@@ -75,7 +75,7 @@ export class ModalApp extends pulumi.CustomResource {
     /**
      * Web endpoint URL by function name.
      */
-    declare public /*out*/ readonly endpoints: pulumi.Output<{[key: string]: string}>;
+    declare public /*out*/ readonly endpoints: pulumi.Output<{[key: string]: string} | undefined>;
     /**
      * The Modal environment the app is deployed in.
      */
@@ -95,7 +95,7 @@ export class ModalApp extends pulumi.CustomResource {
     /**
      * Digests of each secret's values as last written.
      */
-    declare public /*out*/ readonly secretHashes: pulumi.Output<{[key: string]: string}>;
+    declare public /*out*/ readonly secretHashes: pulumi.Output<{[key: string]: string} | undefined>;
     /**
      * The named Modal secrets the app reads, written (overwriting) before the deploy.
      */

@@ -307,7 +307,7 @@ class DaytonaSnapshot(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def superseded(self) -> pulumi.Output[Sequence['outputs.SupersededSnapshot']]:
+    def superseded(self) -> pulumi.Output[Optional[Sequence['outputs.SupersededSnapshot']]]:
         """
         Replaced snapshots still kept.
         """

@@ -308,7 +308,7 @@ class ModalApp(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def endpoints(self) -> pulumi.Output[Mapping[str, _builtins.str]]:
+    def endpoints(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
         Web endpoint URL by function name.
         """
@@ -348,7 +348,7 @@ class ModalApp(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="secretHashes")
-    def secret_hashes(self) -> pulumi.Output[Mapping[str, _builtins.str]]:
+    def secret_hashes(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
         Digests of each secret's values as last written.
         """
