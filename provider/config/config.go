@@ -177,9 +177,10 @@ func (c *Config) WorkerURL(ctx context.Context, client *cfapi.Client, script str
 	return cfapi.WorkersDevURL("", sub, script), nil
 }
 
-// ModalClient returns a Modal client for this configuration's environment, or
-// an error naming the missing keys. It makes no network call.
-func (c *Config) ModalClient() (*modalapi.Client, error) {
+// ModalClient returns a Modal client for environment ("" means the
+// configuration's modalEnvironment, else the workspace's default), or an
+// error naming the missing keys. It makes no network call.
+func (c *Config) ModalClient(environment string) (*modalapi.Client, error) {
 	resolved := c.resolved()
 	if resolved.ModalTokenID == "" || resolved.ModalTokenSecret == "" {
 		return nil, fmt.Errorf("modal credentials missing: set openinspect:modalTokenId and openinspect:modalTokenSecret (or MODAL_TOKEN_ID and MODAL_TOKEN_SECRET)")
@@ -187,19 +188,27 @@ func (c *Config) ModalClient() (*modalapi.Client, error) {
 	return modalapi.New(modalapi.Options{
 		TokenID:     resolved.ModalTokenID,
 		TokenSecret: resolved.ModalTokenSecret,
-		Environment: resolved.ModalEnvironment,
+		Environment: c.ModalEnvironmentOr(environment),
 		ServerURL:   resolved.ModalServerURL,
 	})
 }
 
+// ModalEnvironmentOr is environment, else the configured modalEnvironment.
+func (c *Config) ModalEnvironmentOr(environment string) string {
+	if environment != "" {
+		return environment
+	}
+	return c.resolved().ModalEnvironment
+}
+
 // ModalTarget is where `modal deploy` goes, for the deploy runner.
-func (c *Config) ModalTarget() modaldeploy.Target {
+func (c *Config) ModalTarget(environment string) modaldeploy.Target {
 	resolved := c.resolved()
 	return modaldeploy.Target{
 		ServerURL:   resolved.ModalServerURL,
 		TokenID:     resolved.ModalTokenID,
 		TokenSecret: resolved.ModalTokenSecret,
-		Environment: resolved.ModalEnvironment,
+		Environment: c.ModalEnvironmentOr(environment),
 	}
 }
 

@@ -102,6 +102,7 @@ type LinearBotArgs struct {
 // SandboxArgs selects and configures the sandbox provider.
 type SandboxArgs struct {
 	Provider            *string      `pulumi:"provider,optional"`
+	Manage              *bool        `pulumi:"manage,optional"`
 	InactivityTimeoutMs *int         `pulumi:"inactivityTimeoutMs,optional"`
 	Modal               *ModalArgs   `pulumi:"modal,optional"`
 	Daytona             *DaytonaArgs `pulumi:"daytona,optional"`
@@ -121,6 +122,8 @@ type DaytonaArgs struct {
 	APIKey       pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
 	BaseSnapshot *string            `pulumi:"baseSnapshot,optional"`
 	Target       *string            `pulumi:"target,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
 }
 
 // MediaArgs configures the media bucket.
@@ -193,7 +196,7 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 // Annotate documents the artifact locations.
 func (u *UpstreamArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Upstream")
-	a.Describe(&u.Checkout, "A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.")
+	a.Describe(&u.Checkout, "A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.")
 	a.Describe(&u.WorkerBundles, "Built bundles by logical worker name; each wins over the checkout.")
 	a.Describe(&u.MigrationsDir, "The D1 migrations directory; wins over the checkout's.")
 }
@@ -254,6 +257,10 @@ func (l *LinearBotArgs) Annotate(a infer.Annotator) {
 func (s *SandboxArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Sandbox")
 	a.Describe(&s.Provider, "modal (default) or daytona.")
+	a.Describe(&s.Manage, "Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, "+
+		"deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no "+
+		"baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. "+
+		"false only configures the control plane, for a sandbox side deployed by other means.")
 	a.Describe(&s.InactivityTimeoutMs, "Idle milliseconds before a sandbox with no clients is snapshotted and stopped.")
 	a.Describe(&s.Modal, "Modal settings; required when provider is modal.")
 	a.Describe(&s.Daytona, "Daytona settings; required when provider is daytona.")
@@ -262,10 +269,11 @@ func (s *SandboxArgs) Annotate(a infer.Annotator) {
 // Annotate documents the Modal settings.
 func (m *ModalArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "ModalSettings")
-	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host.")
-	a.Describe(&m.Environment, "Modal environment (default main).")
-	a.Describe(&m.EnvironmentWebSuffix, "Web suffix of the Modal environment in endpoint hosts; empty for none.")
-	a.Describe(&m.APISecret, "Shared secret the control plane signs Modal calls with.")
+	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.")
+	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). "+
+		"Each installation needs its own: upstream's app and secret names are fixed.")
+	a.Describe(&m.EnvironmentWebSuffix, "Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.")
+	a.Describe(&m.APISecret, "Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.")
 }
 
 // Annotate documents the Daytona settings.
@@ -273,8 +281,10 @@ func (d *DaytonaArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "DaytonaSettings")
 	a.Describe(&d.APIURL, "Daytona REST API base URL.")
 	a.Describe(&d.APIKey, "Daytona API key (snapshot read, write, delete).")
-	a.Describe(&d.BaseSnapshot, "Name of the Daytona base snapshot.")
+	a.Describe(&d.BaseSnapshot, "Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through a DaytonaSnapshot child.")
 	a.Describe(&d.Target, "Optional Daytona target.")
+	a.Describe(&d.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
 }
 
 // Annotate documents the media bucket settings.

@@ -37,6 +37,17 @@ func requiredArgs() OpenInspectArgs {
 	}
 }
 
+// unmanaged configures the control plane for the sandbox provider without
+// deploying the sandbox side: what upstream's Terraform does.
+func unmanaged(args OpenInspectArgs) OpenInspectArgs {
+	if args.Sandbox == nil {
+		args.Sandbox = &SandboxArgs{}
+	}
+	off := false
+	args.Sandbox.Manage = &off
+	return args
+}
+
 func loadContract(t *testing.T) *upstream.Contract {
 	t.Helper()
 	c, err := upstream.Load()
@@ -46,7 +57,7 @@ func loadContract(t *testing.T) *upstream.Contract {
 
 func mustPlan(t *testing.T, args OpenInspectArgs) *installPlan {
 	t.Helper()
-	plan, err := planInstallation(loadContract(t), &args)
+	plan, err := planInstallation(loadContract(t), normalize(&args))
 	require.NoError(t, err)
 	return plan
 }
@@ -80,7 +91,7 @@ func bindingNames(list []plannedBinding) []string {
 // Durable Object with contract.json.
 func TestDefaultExpansionMatchesContract(t *testing.T) {
 	c := loadContract(t)
-	plan := mustPlan(t, requiredArgs())
+	plan := mustPlan(t, unmanaged(requiredArgs()))
 	requiredSecrets := map[string]bool{}
 	for _, in := range c.Inputs {
 		if in.Required && in.Secret {
@@ -226,7 +237,9 @@ func TestSandboxInjection(t *testing.T) {
 		args.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{
 			APIURL: &api, APIKey: pulumi.String("dtn"), BaseSnapshot: &snapshot, Target: &target}}
 		args.Workers = []InstallationWorkerArgs{{Name: "control-plane", Vars: map[string]string{"DAYTONA_TARGET": "eu"}}}
-		cp := mustPlan(t, args).worker("control-plane")
+		plan := mustPlan(t, args)
+		assert.Nil(t, plan.Snapshot, "a given base snapshot is used, not built")
+		cp := plan.worker("control-plane")
 		assert.Equal(t, literal(api), cp.Vars["DAYTONA_API_URL"])
 		assert.Equal(t, literal(snapshot), cp.Vars["DAYTONA_BASE_SNAPSHOT"])
 		assert.Equal(t, literal("eu"), cp.Vars["DAYTONA_TARGET"], "the explicit worker value wins")
@@ -242,7 +255,9 @@ func TestSandboxInjection(t *testing.T) {
 		args.Sandbox = &SandboxArgs{Modal: &ModalArgs{Workspace: &workspace, APISecret: pulumi.String("m")}}
 		args.Workers = []InstallationWorkerArgs{{Name: "control-plane",
 			Secrets: map[string]pulumi.StringInput{"MODAL_API_SECRET": pulumi.String("mine")}}}
-		cp := mustPlan(t, args).worker("control-plane")
+		plan := mustPlan(t, unmanaged(args))
+		assert.Nil(t, plan.Modal, "sandbox.manage false deploys nothing")
+		cp := plan.worker("control-plane")
 		assert.Equal(t, literal("acme"), cp.Vars["MODAL_WORKSPACE"])
 		assert.Equal(t, literal("main"), cp.Vars["MODAL_ENVIRONMENT"])
 		assert.Equal(t, literal(""), cp.Vars["MODAL_ENVIRONMENT_WEB_SUFFIX"])
@@ -250,6 +265,53 @@ func TestSandboxInjection(t *testing.T) {
 		for k := range cp.Vars {
 			assert.False(t, strings.HasPrefix(k, "DAYTONA_"), k)
 		}
+	})
+	t.Run("managed modal", func(t *testing.T) {
+		c := loadContract(t)
+		plan := mustPlan(t, requiredArgs())
+		require.NotNil(t, plan.Modal)
+		assert.Equal(t, fixtureCheckout, plan.SandboxSource)
+		cp := plan.worker("control-plane")
+		assert.Equal(t, valueRef{kind: refSandbox, text: sandboxWorkspace}, cp.Vars["MODAL_WORKSPACE"])
+		assert.Equal(t, valueRef{kind: refSandbox, text: sandboxEnvironment}, cp.Vars["MODAL_ENVIRONMENT"])
+		assert.Equal(t, valueRef{kind: refSandbox, text: sandboxWebSuffix}, cp.Vars["MODAL_ENVIRONMENT_WEB_SUFFIX"])
+		generatedKey := valueRef{kind: refGenerated, text: modalAPISecret.Name}
+		assert.Equal(t, generatedKey, cp.Secrets["MODAL_API_SECRET"], "generated when none is given")
+		var names []string
+		for _, s := range plan.Modal.Secrets {
+			names = append(names, s.Name)
+			if s.Name == "internal-api" {
+				assert.Equal(t, generatedKey, s.Keys["MODAL_API_SECRET"], "the app and the control plane share the key")
+				assert.Equal(t, valueRef{kind: refWorkerURL, text: controlPlane, form: urlHost}, s.Keys["ALLOWED_CONTROL_PLANE_HOSTS"])
+			}
+		}
+		var want []string
+		for _, s := range c.Sandbox.Modal.Secrets {
+			want = append(want, s.Name)
+		}
+		assert.Equal(t, want, names)
+
+		args := requiredArgs()
+		env := "staging"
+		args.Sandbox = &SandboxArgs{Modal: &ModalArgs{Environment: &env, APISecret: pulumi.String("given")}}
+		plan = mustPlan(t, args)
+		assert.Equal(t, "staging", plan.Modal.Environment)
+		assert.Equal(t, valueRef{kind: refSecretInput, text: "modalApiSecret"}, plan.worker("control-plane").Secrets["MODAL_API_SECRET"])
+		for _, g := range plan.Generated {
+			assert.NotEqual(t, modalAPISecret.Name, g.Name, "a given key is not generated")
+		}
+	})
+	t.Run("managed daytona", func(t *testing.T) {
+		args := requiredArgs()
+		provider, api, grace := "daytona", "https://daytona.example/api", 3600
+		args.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{APIURL: &api, APIKey: pulumi.String("dtn"),
+			SnapshotGracePeriodSeconds: &grace}}
+		plan := mustPlan(t, args)
+		require.NotNil(t, plan.Snapshot)
+		assert.Equal(t, "open-inspect-sandbox-base-t1", plan.Snapshot.NamePrefix)
+		assert.Equal(t, &grace, plan.Snapshot.GracePeriodSeconds)
+		assert.Nil(t, plan.Modal)
+		assert.Equal(t, valueRef{kind: refSandbox, text: sandboxSnapshot}, plan.worker("control-plane").Vars["DAYTONA_BASE_SNAPSHOT"])
 	})
 	t.Run("bots and extras", func(t *testing.T) {
 		args := requiredArgs()
@@ -320,7 +382,7 @@ func TestSpecValidation(t *testing.T) {
 		{"custom worker without script", func(a *OpenInspectArgs) {
 			a.Workers = []InstallationWorkerArgs{{Name: "extra"}}
 		}, []string{"workers[0].script: required: extra is not an upstream worker"}},
-		{"artifacts", func(a *OpenInspectArgs) { a.Upstream = nil },
+		{"artifacts", func(a *OpenInspectArgs) { a.Upstream, a.Sandbox = nil, unmanaged(*a).Sandbox },
 			[]string{"upstream: no bundle for worker control-plane: set upstream.checkout", "upstream: no D1 migrations"}},
 		{"missing bundle", func(a *OpenInspectArgs) {
 			a.Upstream.WorkerBundles = map[string]string{"slack-bot": "does/not/exist.js"}
@@ -334,7 +396,18 @@ func TestSpecValidation(t *testing.T) {
 		{"sandbox", func(a *OpenInspectArgs) {
 			provider := "daytona"
 			a.Sandbox = &SandboxArgs{Provider: &provider}
-		}, []string{"sandbox.daytona.apiUrl: required", "sandbox.daytona.apiKey: required", "sandbox.daytona.baseSnapshot: required"}},
+		}, []string{"sandbox.daytona.apiUrl: required", "sandbox.daytona.apiKey: required"}},
+		{"unmanaged daytona", func(a *OpenInspectArgs) {
+			provider, off := "daytona", false
+			a.Sandbox = &SandboxArgs{Provider: &provider, Manage: &off}
+		}, []string{"sandbox.daytona.baseSnapshot: required when sandbox.manage is false"}},
+		{"managed modal with a workspace", func(a *OpenInspectArgs) {
+			ws := "acme"
+			a.Sandbox = &SandboxArgs{Modal: &ModalArgs{Workspace: &ws}}
+		}, []string{"sandbox.modal.workspace: the managed Modal app reports its workspace"}},
+		{"managed sandbox without a checkout", func(a *OpenInspectArgs) {
+			a.Upstream = &UpstreamArgs{WorkerBundles: map[string]string{}}
+		}, []string{"upstream.checkout: required to deploy the modal sandbox side"}},
 		{"app secrets and web url", func(a *OpenInspectArgs) {
 			u := "http://example.com"
 			a.WebAppURL = &u
@@ -445,7 +518,7 @@ func TestInstallationRegistersWiredChildren(t *testing.T) {
 	for _, r := range mocks.registered() {
 		counts[strings.TrimPrefix(r.TypeToken, "openinspect:index:")]++
 	}
-	assert.Equal(t, map[string]int{"OpenInspect": 1, "NameLock": 1, "GeneratedSecret": 6, "D1Database": 1, "D1Migrations": 1,
+	assert.Equal(t, map[string]int{"OpenInspect": 1, "NameLock": 1, "GeneratedSecret": 7, "ModalApp": 1, "D1Database": 1, "D1Migrations": 1,
 		"KvNamespace": 2, "R2Bucket": 1, "Queue": 4, "WorkerUrls": 1, "Worker": 2, "AppSecrets": 1}, counts)
 
 	cp := mocks.byName(t, "oi-worker-control-plane").Inputs
@@ -505,7 +578,7 @@ func TestGitHeadVerification(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "refs", "heads", "main"), []byte(other+"\n"), 0o644))
 	args := requiredArgs()
 	args.Upstream.Checkout = &dir
-	_, err = planInstallation(loadContract(t), &args)
+	_, err = planInstallation(loadContract(t), normalize(&args))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "upstream.checkout: HEAD is "+other+" but this provider is pinned to "+pin)
 }

@@ -39,6 +39,16 @@ const (
 	refGenerated
 	refWorkerURL
 	refUserSecret
+	// refSandbox is an output of the sandbox child (text names it).
+	refSandbox
+)
+
+// The outputs of the sandbox children a value may refer to.
+const (
+	sandboxWorkspace   = "workspace"
+	sandboxEnvironment = "deployedEnvironment"
+	sandboxWebSuffix   = "webSuffix"
+	sandboxSnapshot    = "name"
 )
 
 // urlForm is which form of a worker URL a value takes.
@@ -97,9 +107,37 @@ type installPlan struct {
 	Generated []upstream.Generated
 	// SecretInputs are the secrets the user gave, by contract input name.
 	SecretInputs map[string]pulumi.StringInput
+	// Modal and Snapshot are the sandbox children, when the installation
+	// deploys its sandbox side; SandboxSource is the checkout they read.
+	Modal         *plannedModal
+	Snapshot      *plannedSnapshot
+	SandboxSource string
 
 	naming upstream.Naming
 }
+
+// plannedModal is the ModalApp child.
+type plannedModal struct {
+	Environment string // "" means the provider's modalEnvironment
+	Secrets     []plannedModalSecret
+}
+
+// plannedModalSecret is one named Modal secret with its values as references.
+type plannedModalSecret struct {
+	Name string
+	Keys map[string]valueRef
+}
+
+// plannedSnapshot is the DaytonaSnapshot child.
+type plannedSnapshot struct {
+	NamePrefix         string
+	GracePeriodSeconds *int
+}
+
+// modalAPISecret is the generated secret the control plane and the managed
+// Modal app share when the user gives none (upstream asks for one; a
+// managed installation makes its own).
+var modalAPISecret = upstream.Generated{Name: "modalApiSecret", Length: 64, Alphabet: "alphanumeric"}
 
 func (p *installPlan) worker(logical string) *plannedWorker {
 	for _, w := range p.Workers {
@@ -199,26 +237,6 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 	return plain, secrets
 }
 
-// sandboxProvider is the chosen provider, modal by default as upstream.
-func (a *OpenInspectArgs) sandboxProvider() string {
-	if a.Sandbox == nil || a.Sandbox.Provider == nil || *a.Sandbox.Provider == "" {
-		return "modal"
-	}
-	return *a.Sandbox.Provider
-}
-
-// webAppURL is the web UI's origin: explicit, else where the web part says it
-// serves, else upstream's default Vercel URL.
-func (a *OpenInspectArgs) webAppURL(prefix string) string {
-	switch {
-	case a.WebAppURL != nil && *a.WebAppURL != "":
-		return *a.WebAppURL
-	case a.Web != nil && a.Web.PublicURL != nil && *a.Web.PublicURL != "":
-		return *a.Web.PublicURL
-	}
-	return fmt.Sprintf("https://%s-%s.vercel.app", prefix, a.DeploymentName)
-}
-
 // planner evaluates the contract for one installation.
 type planner struct {
 	contract *upstream.Contract
@@ -228,18 +246,18 @@ type planner struct {
 	generated map[string]bool
 }
 
-// buildPlan expands validated arguments into the installation; the
-// artifacts (bundles, migrations) are filled in by resolveArtifacts.
-func buildPlan(c *upstream.Contract, a *OpenInspectArgs) (*installPlan, error) {
-	prefix := common.Deref(a.NamePrefix, defaultNamePrefix)
-	plainInputs, secretInputs := a.contractInputs()
+// Stage 3: the plan. buildPlan expands a validated spec into the
+// installation; the artefacts (bundles, migrations, sandbox sources) are
+// filled in by resolveArtifacts.
+func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
+	plainInputs, secretInputs := s.contractInputs()
 	plan := &installPlan{
-		Prefix:          prefix,
-		DeploymentName:  a.DeploymentName,
-		Installation:    prefix + "-" + a.DeploymentName,
-		AppName:         common.Deref(a.AppName, ""),
-		SandboxProvider: a.sandboxProvider(),
-		WebAppURL:       a.webAppURL(prefix),
+		Prefix:          s.Prefix,
+		DeploymentName:  s.DeploymentName,
+		Installation:    s.Prefix + "-" + s.DeploymentName,
+		AppName:         common.Deref(s.AppName, ""),
+		SandboxProvider: s.SandboxProvider,
+		WebAppURL:       s.WebOrigin,
 		SecretInputs:    secretInputs,
 		naming:          c.Naming,
 	}
@@ -248,7 +266,7 @@ func buildPlan(c *upstream.Contract, a *OpenInspectArgs) (*installPlan, error) {
 	for name := range secretInputs {
 		values.Inputs[name] = secretPlaceholder
 	}
-	values.Derived["deploymentName"] = a.DeploymentName
+	values.Derived["deploymentName"] = s.DeploymentName
 	values.Derived["sandboxProvider"] = plan.SandboxProvider
 	values.Derived["webAppUrl"] = plan.WebAppURL
 	if plan.AppName != "" {
@@ -256,22 +274,84 @@ func buildPlan(c *upstream.Contract, a *OpenInspectArgs) (*installPlan, error) {
 	} else {
 		plan.AppName = values.Derived["appName"]
 	}
-	if a.Sandbox != nil && a.Sandbox.Modal != nil && a.Sandbox.Modal.EnvironmentWebSuffix != nil {
-		values.Derived["modalEnvironmentWebSuffix"] = *a.Sandbox.Modal.EnvironmentWebSuffix
+	if sfx := s.Modal.EnvironmentWebSuffix; sfx != nil {
+		values.Derived["modalEnvironmentWebSuffix"] = *sfx
 	}
 	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}}
-	if err := pl.resources(a); err != nil {
+	if err := pl.resources(s); err != nil {
 		return nil, err
 	}
-	if err := pl.workers(a); err != nil {
+	if err := pl.workers(s); err != nil {
 		return nil, err
 	}
-	for _, g := range c.Generated {
+	if err := pl.sandbox(s); err != nil {
+		return nil, err
+	}
+	for _, g := range append(slices.Clone(c.Generated), modalAPISecret) {
 		if pl.generated[g.Name] {
 			plan.Generated = append(plan.Generated, g)
 		}
 	}
 	return plan, nil
+}
+
+// sandbox plans the sandbox children and points the control plane's
+// provider settings at their outputs (the contract's controlPlaneVars and
+// controlPlaneSecrets of the provider), replacing what the contract's
+// conditions would have taken from inputs.
+func (pl *planner) sandbox(s *spec) error {
+	c, plan := pl.contract, pl.plan
+	cp := plan.worker(controlPlane)
+	switch {
+	case s.managesModal():
+		m := c.Sandbox.Modal
+		plan.Modal = &plannedModal{Environment: common.Deref(s.Modal.Environment, "")}
+		apiSecret := valueRef{kind: refGenerated, text: modalAPISecret.Name}
+		if _, given := plan.SecretInputs["modalApiSecret"]; given {
+			apiSecret = valueRef{kind: refSecretInput, text: "modalApiSecret"}
+		} else {
+			pl.generated[modalAPISecret.Name] = true
+		}
+		for _, secret := range m.Secrets {
+			keys := map[string]valueRef{}
+			for _, k := range secret.Keys {
+				ref, err := pl.ref(k.Source, controlPlane)
+				if err != nil {
+					return fmt.Errorf("contract modal secret %s.%s: %w", secret.Name, k.Name, err)
+				}
+				if k.Source.Input == "modalApiSecret" {
+					ref = apiSecret
+				}
+				keys[k.Name] = ref
+			}
+			plan.Modal.Secrets = append(plan.Modal.Secrets, plannedModalSecret{Name: secret.Name, Keys: keys})
+		}
+		outputs := map[string]string{
+			"MODAL_WORKSPACE": sandboxWorkspace, "MODAL_ENVIRONMENT": sandboxEnvironment,
+			"MODAL_ENVIRONMENT_WEB_SUFFIX": sandboxWebSuffix,
+		}
+		for _, name := range m.ControlPlaneVars {
+			out, ok := outputs[name]
+			if !ok {
+				return fmt.Errorf("contract: control-plane var %s of the modal provider has no ModalApp output", name)
+			}
+			if _, explicit := s.explicitValue(controlPlane, name); !explicit {
+				cp.Vars[name] = valueRef{kind: refSandbox, text: out}
+			}
+		}
+		for _, name := range m.ControlPlaneSecrets {
+			if _, explicit := s.explicitValue(controlPlane, name); !explicit {
+				cp.Secrets[name] = apiSecret
+			}
+		}
+	case s.buildsSnapshot():
+		plan.Snapshot = &plannedSnapshot{NamePrefix: plan.resourceName("sandbox-base"),
+			GracePeriodSeconds: s.Daytona.SnapshotGracePeriodSeconds}
+		if _, explicit := s.explicitValue(controlPlane, "DAYTONA_BASE_SNAPSHOT"); !explicit {
+			cp.Vars["DAYTONA_BASE_SNAPSHOT"] = valueRef{kind: refSandbox, text: sandboxSnapshot}
+		}
+	}
+	return nil
 }
 
 func (pl *planner) holds(when, own string) (bool, error) {
@@ -302,7 +382,7 @@ func (pl *planner) named(entries []conditional, extras []string) ([]plannedResou
 	return out, nil
 }
 
-func (pl *planner) resources(a *OpenInspectArgs) error {
+func (pl *planner) resources(a *spec) error {
 	c, plan := pl.contract, pl.plan
 	for _, db := range c.D1Databases {
 		if ok, err := pl.holds(db.When, ""); err != nil || !ok {
@@ -357,7 +437,7 @@ func (pl *planner) resources(a *OpenInspectArgs) error {
 	return nil
 }
 
-func (pl *planner) workers(a *OpenInspectArgs) error {
+func (pl *planner) workers(a *spec) error {
 	c, plan := pl.contract, pl.plan
 	for i := range c.Workers {
 		cw := &c.Workers[i]
@@ -374,14 +454,14 @@ func (pl *planner) workers(a *OpenInspectArgs) error {
 		}
 		plan.Workers = append(plan.Workers, w)
 	}
-	for _, spec := range a.Workers {
-		w := plan.worker(spec.Name)
+	for _, entry := range a.Workers {
+		w := plan.worker(entry.Name)
 		if w == nil {
-			w = &plannedWorker{Logical: spec.Name, Name: plan.resourceName(spec.Name),
+			w = &plannedWorker{Logical: entry.Name, Name: plan.resourceName(entry.Name),
 				Vars: map[string]valueRef{}, Secrets: map[string]valueRef{}}
 			plan.Workers = append(plan.Workers, w)
 		}
-		mergeWorker(w, spec)
+		mergeWorker(w, entry)
 	}
 	return nil
 }
@@ -527,8 +607,8 @@ func (pl *planner) ref(s upstream.Source, worker string) (valueRef, error) {
 
 // mergeWorker applies a worker entry of the spec: explicit values win over the
 // contract's defaults and the sandbox injection.
-func mergeWorker(w *plannedWorker, spec InstallationWorkerArgs) {
-	if b := spec.Bindings; b != nil {
+func mergeWorker(w *plannedWorker, entry InstallationWorkerArgs) {
+	if b := entry.Bindings; b != nil {
 		for _, m := range []struct {
 			into  *[]plannedBinding
 			given []LogicalBinding
@@ -544,11 +624,11 @@ func mergeWorker(w *plannedWorker, spec InstallationWorkerArgs) {
 			}
 		}
 	}
-	for k, v := range spec.Vars {
+	for k, v := range entry.Vars {
 		delete(w.Secrets, k)
 		w.Vars[k] = literal(v)
 	}
-	for k, v := range spec.Secrets {
+	for k, v := range entry.Secrets {
 		delete(w.Vars, k)
 		w.Secrets[k] = valueRef{kind: refUserSecret, text: k}
 		if w.UserSecrets == nil {
@@ -556,7 +636,7 @@ func mergeWorker(w *plannedWorker, spec InstallationWorkerArgs) {
 		}
 		w.UserSecrets[k] = v
 	}
-	if spec.Crons != nil {
-		w.Crons = slices.Clone(spec.Crons)
+	if entry.Crons != nil {
+		w.Crons = slices.Clone(entry.Crons)
 	}
 }

@@ -38,6 +38,7 @@ const ModalAppToken = "openinspect:index:ModalApp"
 type ModalAppArgs struct {
 	Source        string        `pulumi:"source"`
 	AppName       string        `pulumi:"appName,optional"`
+	Environment   string        `pulumi:"environment,optional"`
 	Secrets       []ModalSecret `pulumi:"secrets,optional"`
 	D1DatabaseID  string        `pulumi:"d1DatabaseId,optional"`
 	AdoptExisting bool          `pulumi:"adoptExisting,optional"`
@@ -53,10 +54,12 @@ type ModalSecret struct {
 // ModalAppState is what the provider records about a ModalApp.
 type ModalAppState struct {
 	ModalAppArgs
-	Environment string `pulumi:"environment"`
-	Workspace   string `pulumi:"workspace"`
-	WebSuffix   string `pulumi:"webSuffix"`
-	AppID       string `pulumi:"appId"`
+	// DeployedEnvironment is the environment the app lives in, as Modal
+	// named it (the input, the provider's modalEnvironment or the default).
+	DeployedEnvironment string `pulumi:"deployedEnvironment"`
+	Workspace           string `pulumi:"workspace"`
+	WebSuffix           string `pulumi:"webSuffix"`
+	AppID               string `pulumi:"appId"`
 	// SourceDigest is the digest of the sources last deployed; empty until a
 	// deploy succeeded, so a failed one is retried by the next up.
 	SourceDigest string `pulumi:"sourceDigest"`
@@ -95,6 +98,8 @@ func (m *ModalApp) Annotate(a infer.Annotator) {
 func (a *ModalAppArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Source, "An Open-Inspect checkout root (or its packages/modal-infra directory) holding the Modal app "+
 		"and the sandbox runtime at the pinned commit.")
+	an.Describe(&a.Environment, "The Modal environment (default: the provider's modalEnvironment, else the workspace's "+
+		"default). Changing it replaces the resource.")
 	an.Describe(&a.AppName, "The Modal app name upstream's app deploys as (default from the pinned contract: open-inspect). "+
 		"Changing it replaces the resource.")
 	an.Describe(&a.Secrets, "The named Modal secrets the app reads, written (overwriting) before the deploy.")
@@ -114,7 +119,7 @@ func (s *ModalSecret) Annotate(a infer.Annotator) {
 
 // Annotate documents the outputs.
 func (s *ModalAppState) Annotate(a infer.Annotator) {
-	a.Describe(&s.Environment, "The Modal environment the app is deployed in.")
+	a.Describe(&s.DeployedEnvironment, "The Modal environment the app is deployed in (the control plane's MODAL_ENVIRONMENT).")
 	a.Describe(&s.Workspace, "The Modal workspace (the control plane's MODAL_WORKSPACE).")
 	a.Describe(&s.WebSuffix, "The environment's web suffix in endpoint hosts (MODAL_ENVIRONMENT_WEB_SUFFIX).")
 	a.Describe(&s.AppID, "The deployed app's ID.")
@@ -240,6 +245,9 @@ func (*ModalApp) Diff(ctx context.Context, req infer.DiffRequest[ModalAppArgs, M
 	if plannedName(olds.ModalAppArgs) != plannedName(news) {
 		detailed["appName"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
 	}
+	if news.Environment != "" && news.Environment != olds.DeployedEnvironment {
+		detailed["environment"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+	}
 	plan, err := planModal(news)
 	if err != nil {
 		return infer.DiffResponse{}, err
@@ -313,7 +321,7 @@ func (m *ModalApp) Create(ctx context.Context, req infer.CreateRequest[ModalAppA
 		return infer.CreateResponse[ModalAppState]{}, err
 	}
 	cfg := config.FromContext(ctx)
-	client, err := cfg.ModalClient()
+	client, err := cfg.ModalClient(req.Inputs.Environment)
 	if err != nil {
 		return infer.CreateResponse[ModalAppState]{}, err
 	}
@@ -332,7 +340,7 @@ func (m *ModalApp) Create(ctx context.Context, req infer.CreateRequest[ModalAppA
 			"needs its own Modal environment (openinspect:modalEnvironment); to take this one over, set adoptExisting: true",
 			plan.appName, env.Name, env.Workspace, existing.ID)
 	}
-	state := ModalAppState{ModalAppArgs: req.Inputs, Environment: env.Name, Workspace: env.Workspace,
+	state := ModalAppState{ModalAppArgs: req.Inputs, DeployedEnvironment: env.Name, Workspace: env.Workspace,
 		WebSuffix: env.WebSuffix, Adopted: found, SecretHashes: map[string]string{}}
 	state, err = m.converge(ctx, cfg, client, plan, state)
 	if err != nil && len(state.SecretHashes) > 0 {
@@ -375,16 +383,13 @@ func (m *ModalApp) Update(ctx context.Context, req infer.UpdateRequest[ModalAppA
 // in, refusing a provider configured for another: reads and deletes would
 // otherwise address another installation's app.
 func guardedModal(cfg *config.Config, state ModalAppState) (*modalapi.Client, error) {
-	client, err := cfg.ModalClient()
-	if err != nil {
-		return nil, err
-	}
-	if configured := cfg.ModalTarget().Environment; state.Environment != "" && configured != "" && configured != state.Environment {
-		client.Close()
+	configured := cfg.ModalEnvironmentOr(state.Environment)
+	if state.DeployedEnvironment != "" && configured != "" && configured != state.DeployedEnvironment {
 		return nil, fmt.Errorf("modal app %q lives in Modal environment %q but the provider is configured for %q; "+
-			"restore openinspect:modalEnvironment to manage it", state.AppName, state.Environment, configured)
+			"restore openinspect:modalEnvironment to manage it", state.AppName, state.DeployedEnvironment, configured)
 	}
-	return client, nil
+	// The recorded environment, so a default that moved cannot redirect us.
+	return cfg.ModalClient(state.DeployedEnvironment)
 }
 
 // converge brings secrets and app to plan. Each step records its result in
@@ -431,7 +436,7 @@ func (m *ModalApp) converge(ctx context.Context, cfg *config.Config, client *mod
 		}
 		runner := &modaldeploy.Runner{Python: python, CacheDir: filepath.Join(cache, "modal-venvs"),
 			Progress: func(s string) { log.InfoStatus(s) }, Redact: redact}
-		res, err := runner.Run(ctx, plan.appDir, cfg.ModalTarget())
+		res, err := runner.Run(ctx, plan.appDir, cfg.ModalTarget(state.DeployedEnvironment))
 		if err != nil {
 			return state, err
 		}
@@ -534,7 +539,7 @@ func (*ModalApp) Delete(ctx context.Context, req infer.DeleteRequest[ModalAppSta
 	secrets := slices.Sorted(maps.Keys(state.SecretHashes))
 	if state.KeepOnDelete {
 		log.Warningf("modal app %s (id %s) kept in environment %q with its secrets %s, sandboxes and images (deletion policy Orphan)",
-			req.ID, state.AppID, state.Environment, strings.Join(secrets, ", "))
+			req.ID, state.AppID, state.DeployedEnvironment, strings.Join(secrets, ", "))
 		return infer.DeleteResponse{}, nil
 	}
 	cfg := config.FromContext(ctx)

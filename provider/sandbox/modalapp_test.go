@@ -140,7 +140,7 @@ func TestModalAppLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	state := created.Properties
 	assert.Equal(t, emulator.DefaultModalWorkspace, state.Get("workspace").AsString())
-	assert.Equal(t, "main", state.Get("environment").AsString())
+	assert.Equal(t, "main", state.Get("deployedEnvironment").AsString())
 	assert.Empty(t, state.Get("webSuffix").AsString())
 	assert.Equal(t, "1.4.3", state.Get("cliVersion").AsString())
 	assert.Len(t, state.Get("endpoints").AsMap().AsMap(), 9)

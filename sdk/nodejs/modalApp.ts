@@ -73,13 +73,17 @@ export class ModalApp extends pulumi.CustomResource {
      */
     declare public readonly d1DatabaseId: pulumi.Output<string | undefined>;
     /**
+     * The Modal environment the app is deployed in (the control plane's MODAL_ENVIRONMENT).
+     */
+    declare public /*out*/ readonly deployedEnvironment: pulumi.Output<string>;
+    /**
      * Web endpoint URL by function name.
      */
     declare public /*out*/ readonly endpoints: pulumi.Output<{[key: string]: string} | undefined>;
     /**
-     * The Modal environment the app is deployed in.
+     * The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
      */
-    declare public /*out*/ readonly environment: pulumi.Output<string>;
+    declare public readonly environment: pulumi.Output<string | undefined>;
     /**
      * What api_health answered after the last deploy.
      */
@@ -134,14 +138,15 @@ export class ModalApp extends pulumi.CustomResource {
             resourceInputs["adoptExisting"] = args?.adoptExisting;
             resourceInputs["appName"] = args?.appName;
             resourceInputs["d1DatabaseId"] = args?.d1DatabaseId;
+            resourceInputs["environment"] = args?.environment;
             resourceInputs["keepOnDelete"] = args?.keepOnDelete;
             resourceInputs["secrets"] = args?.secrets;
             resourceInputs["source"] = args?.source;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["appId"] = undefined /*out*/;
             resourceInputs["cliVersion"] = undefined /*out*/;
+            resourceInputs["deployedEnvironment"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
-            resourceInputs["environment"] = undefined /*out*/;
             resourceInputs["health"] = undefined /*out*/;
             resourceInputs["healthUrl"] = undefined /*out*/;
             resourceInputs["secretHashes"] = undefined /*out*/;
@@ -155,6 +160,7 @@ export class ModalApp extends pulumi.CustomResource {
             resourceInputs["appName"] = undefined /*out*/;
             resourceInputs["cliVersion"] = undefined /*out*/;
             resourceInputs["d1DatabaseId"] = undefined /*out*/;
+            resourceInputs["deployedEnvironment"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
             resourceInputs["environment"] = undefined /*out*/;
             resourceInputs["health"] = undefined /*out*/;
@@ -190,6 +196,10 @@ export interface ModalAppArgs {
      * The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
      */
     d1DatabaseId?: pulumi.Input<string | undefined>;
+    /**
+     * The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
+     */
+    environment?: pulumi.Input<string | undefined>;
     /**
      * Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
      */

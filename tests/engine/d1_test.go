@@ -3,6 +3,8 @@ package engine
 import (
 	"testing"
 
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
 	"github.com/pulumi/providertest/pulumitest/assertrefresh"
@@ -56,4 +58,17 @@ func configureStack(t *testing.T, stack *auto.Stack, emu *emulatorProcess) {
 	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareApiToken", auto.ConfigValue{Value: emulatorToken, Secret: true}))
 	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareAccountId", auto.ConfigValue{Value: emulatorAccount}))
 	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareApiBaseUrl", auto.ConfigValue{Value: emu.cloudflareBaseURL()}))
+	// The sandbox side: the emulator's Modal and Daytona, a Python for the
+	// Modal CLI and the tools cache its virtual environments are kept in.
+	for key, v := range map[string]auto.ConfigValue{
+		"modalTokenId":     {Value: emulator.DefaultModalTokenID},
+		"modalTokenSecret": {Value: emulator.DefaultModalTokenSecret, Secret: true},
+		"modalServerUrl":   {Value: emu.url},
+		"daytonaApiKey":    {Value: emulator.DefaultDaytonaAPIKey, Secret: true},
+		"daytonaApiUrl":    {Value: emu.url + "/daytona/api"},
+		"pythonPath":       {Value: toolchain.Python(t)},
+		"cacheDir":         {Value: toolchain.CacheDir()},
+	} {
+		require.NoError(t, stack.SetConfig(ctx, "openinspect:"+key, v))
+	}
 }

@@ -30,10 +30,12 @@ type ModalApp struct {
 	CliVersion pulumi.StringOutput `pulumi:"cliVersion"`
 	// The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
 	D1DatabaseId pulumi.StringPtrOutput `pulumi:"d1DatabaseId"`
+	// The Modal environment the app is deployed in (the control plane's MODAL_ENVIRONMENT).
+	DeployedEnvironment pulumi.StringOutput `pulumi:"deployedEnvironment"`
 	// Web endpoint URL by function name.
 	Endpoints pulumi.StringMapOutput `pulumi:"endpoints"`
-	// The Modal environment the app is deployed in.
-	Environment pulumi.StringOutput `pulumi:"environment"`
+	// The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
+	Environment pulumi.StringPtrOutput `pulumi:"environment"`
 	// What api_health answered after the last deploy.
 	Health pulumi.StringOutput `pulumi:"health"`
 	// The api_health endpoint.
@@ -113,6 +115,8 @@ type modalAppArgs struct {
 	AppName *string `pulumi:"appName"`
 	// The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
 	D1DatabaseId *string `pulumi:"d1DatabaseId"`
+	// The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
+	Environment *string `pulumi:"environment"`
 	// Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete *bool `pulumi:"keepOnDelete"`
 	// The named Modal secrets the app reads, written (overwriting) before the deploy.
@@ -129,6 +133,8 @@ type ModalAppArgs struct {
 	AppName pulumi.StringPtrInput
 	// The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
 	D1DatabaseId pulumi.StringPtrInput
+	// The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
+	Environment pulumi.StringPtrInput
 	// Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete pulumi.BoolPtrInput
 	// The named Modal secrets the app reads, written (overwriting) before the deploy.
@@ -254,14 +260,19 @@ func (o ModalAppOutput) D1DatabaseId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ModalApp) pulumi.StringPtrOutput { return v.D1DatabaseId }).(pulumi.StringPtrOutput)
 }
 
+// The Modal environment the app is deployed in (the control plane's MODAL_ENVIRONMENT).
+func (o ModalAppOutput) DeployedEnvironment() pulumi.StringOutput {
+	return o.ApplyT(func(v *ModalApp) pulumi.StringOutput { return v.DeployedEnvironment }).(pulumi.StringOutput)
+}
+
 // Web endpoint URL by function name.
 func (o ModalAppOutput) Endpoints() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *ModalApp) pulumi.StringMapOutput { return v.Endpoints }).(pulumi.StringMapOutput)
 }
 
-// The Modal environment the app is deployed in.
-func (o ModalAppOutput) Environment() pulumi.StringOutput {
-	return o.ApplyT(func(v *ModalApp) pulumi.StringOutput { return v.Environment }).(pulumi.StringOutput)
+// The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
+func (o ModalAppOutput) Environment() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalApp) pulumi.StringPtrOutput { return v.Environment }).(pulumi.StringPtrOutput)
 }
 
 // What api_health answered after the last deploy.

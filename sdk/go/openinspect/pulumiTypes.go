@@ -388,8 +388,10 @@ type DaytonaSettings struct {
 	ApiKey *string `pulumi:"apiKey"`
 	// Daytona REST API base URL.
 	ApiUrl *string `pulumi:"apiUrl"`
-	// Name of the Daytona base snapshot.
+	// Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
 	BaseSnapshot *string `pulumi:"baseSnapshot"`
+	// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds"`
 	// Optional Daytona target.
 	Target *string `pulumi:"target"`
 }
@@ -410,8 +412,10 @@ type DaytonaSettingsArgs struct {
 	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
 	// Daytona REST API base URL.
 	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
-	// Name of the Daytona base snapshot.
+	// Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
 	BaseSnapshot pulumi.StringPtrInput `pulumi:"baseSnapshot"`
+	// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+	SnapshotGracePeriodSeconds pulumi.IntPtrInput `pulumi:"snapshotGracePeriodSeconds"`
 	// Optional Daytona target.
 	Target pulumi.StringPtrInput `pulumi:"target"`
 }
@@ -503,9 +507,14 @@ func (o DaytonaSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v DaytonaSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
 }
 
-// Name of the Daytona base snapshot.
+// Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
 func (o DaytonaSettingsOutput) BaseSnapshot() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v DaytonaSettings) *string { return v.BaseSnapshot }).(pulumi.StringPtrOutput)
+}
+
+// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+func (o DaytonaSettingsOutput) SnapshotGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v DaytonaSettings) *int { return v.SnapshotGracePeriodSeconds }).(pulumi.IntPtrOutput)
 }
 
 // Optional Daytona target.
@@ -557,7 +566,7 @@ func (o DaytonaSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Name of the Daytona base snapshot.
+// Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
 func (o DaytonaSettingsPtrOutput) BaseSnapshot() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *DaytonaSettings) *string {
 		if v == nil {
@@ -565,6 +574,16 @@ func (o DaytonaSettingsPtrOutput) BaseSnapshot() pulumi.StringPtrOutput {
 		}
 		return v.BaseSnapshot
 	}).(pulumi.StringPtrOutput)
+}
+
+// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+func (o DaytonaSettingsPtrOutput) SnapshotGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *DaytonaSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.SnapshotGracePeriodSeconds
+	}).(pulumi.IntPtrOutput)
 }
 
 // Optional Daytona target.
@@ -1864,13 +1883,13 @@ func (o ModalSecretArrayOutput) Index(i pulumi.IntInput) ModalSecretOutput {
 }
 
 type ModalSettings struct {
-	// Shared secret the control plane signs Modal calls with.
+	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret *string `pulumi:"apiSecret"`
-	// Modal environment (default main).
+	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
 	Environment *string `pulumi:"environment"`
-	// Web suffix of the Modal environment in endpoint hosts; empty for none.
+	// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 	EnvironmentWebSuffix *string `pulumi:"environmentWebSuffix"`
-	// Modal workspace; forms the endpoint host.
+	// Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
 	Workspace *string `pulumi:"workspace"`
 }
 
@@ -1886,13 +1905,13 @@ type ModalSettingsInput interface {
 }
 
 type ModalSettingsArgs struct {
-	// Shared secret the control plane signs Modal calls with.
+	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret pulumi.StringPtrInput `pulumi:"apiSecret"`
-	// Modal environment (default main).
+	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
 	Environment pulumi.StringPtrInput `pulumi:"environment"`
-	// Web suffix of the Modal environment in endpoint hosts; empty for none.
+	// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 	EnvironmentWebSuffix pulumi.StringPtrInput `pulumi:"environmentWebSuffix"`
-	// Modal workspace; forms the endpoint host.
+	// Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
 	Workspace pulumi.StringPtrInput `pulumi:"workspace"`
 }
 
@@ -1973,22 +1992,22 @@ func (o ModalSettingsOutput) ToModalSettingsPtrOutputWithContext(ctx context.Con
 	}).(ModalSettingsPtrOutput)
 }
 
-// Shared secret the control plane signs Modal calls with.
+// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 func (o ModalSettingsOutput) ApiSecret() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.ApiSecret }).(pulumi.StringPtrOutput)
 }
 
-// Modal environment (default main).
+// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
 func (o ModalSettingsOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.Environment }).(pulumi.StringPtrOutput)
 }
 
-// Web suffix of the Modal environment in endpoint hosts; empty for none.
+// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 func (o ModalSettingsOutput) EnvironmentWebSuffix() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.EnvironmentWebSuffix }).(pulumi.StringPtrOutput)
 }
 
-// Modal workspace; forms the endpoint host.
+// Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
 func (o ModalSettingsOutput) Workspace() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.Workspace }).(pulumi.StringPtrOutput)
 }
@@ -2017,7 +2036,7 @@ func (o ModalSettingsPtrOutput) Elem() ModalSettingsOutput {
 	}).(ModalSettingsOutput)
 }
 
-// Shared secret the control plane signs Modal calls with.
+// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 func (o ModalSettingsPtrOutput) ApiSecret() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ModalSettings) *string {
 		if v == nil {
@@ -2027,7 +2046,7 @@ func (o ModalSettingsPtrOutput) ApiSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Modal environment (default main).
+// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
 func (o ModalSettingsPtrOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ModalSettings) *string {
 		if v == nil {
@@ -2037,7 +2056,7 @@ func (o ModalSettingsPtrOutput) Environment() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Web suffix of the Modal environment in endpoint hosts; empty for none.
+// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 func (o ModalSettingsPtrOutput) EnvironmentWebSuffix() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ModalSettings) *string {
 		if v == nil {
@@ -2047,7 +2066,7 @@ func (o ModalSettingsPtrOutput) EnvironmentWebSuffix() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Modal workspace; forms the endpoint host.
+// Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
 func (o ModalSettingsPtrOutput) Workspace() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ModalSettings) *string {
 		if v == nil {
@@ -2548,6 +2567,8 @@ type Sandbox struct {
 	Daytona *DaytonaSettings `pulumi:"daytona"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs *int `pulumi:"inactivityTimeoutMs"`
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	Manage *bool `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal *ModalSettings `pulumi:"modal"`
 	// modal (default) or daytona.
@@ -2570,6 +2591,8 @@ type SandboxArgs struct {
 	Daytona DaytonaSettingsPtrInput `pulumi:"daytona"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs pulumi.IntPtrInput `pulumi:"inactivityTimeoutMs"`
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	Manage pulumi.BoolPtrInput `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal ModalSettingsPtrInput `pulumi:"modal"`
 	// modal (default) or daytona.
@@ -2663,6 +2686,11 @@ func (o SandboxOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Sandbox) *int { return v.InactivityTimeoutMs }).(pulumi.IntPtrOutput)
 }
 
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+func (o SandboxOutput) Manage() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Sandbox) *bool { return v.Manage }).(pulumi.BoolPtrOutput)
+}
+
 // Modal settings; required when provider is modal.
 func (o SandboxOutput) Modal() ModalSettingsPtrOutput {
 	return o.ApplyT(func(v Sandbox) *ModalSettings { return v.Modal }).(ModalSettingsPtrOutput)
@@ -2715,6 +2743,16 @@ func (o SandboxPtrOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 		}
 		return v.InactivityTimeoutMs
 	}).(pulumi.IntPtrOutput)
+}
+
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+func (o SandboxPtrOutput) Manage() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Manage
+	}).(pulumi.BoolPtrOutput)
 }
 
 // Modal settings; required when provider is modal.
@@ -3091,7 +3129,7 @@ func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapsh
 }
 
 type Upstream struct {
-	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 	Checkout *string `pulumi:"checkout"`
 	// The D1 migrations directory; wins over the checkout's.
 	MigrationsDir *string `pulumi:"migrationsDir"`
@@ -3111,7 +3149,7 @@ type UpstreamInput interface {
 }
 
 type UpstreamArgs struct {
-	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 	Checkout pulumi.StringPtrInput `pulumi:"checkout"`
 	// The D1 migrations directory; wins over the checkout's.
 	MigrationsDir pulumi.StringPtrInput `pulumi:"migrationsDir"`
@@ -3196,7 +3234,7 @@ func (o UpstreamOutput) ToUpstreamPtrOutputWithContext(ctx context.Context) Upst
 	}).(UpstreamPtrOutput)
 }
 
-// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 func (o UpstreamOutput) Checkout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Upstream) *string { return v.Checkout }).(pulumi.StringPtrOutput)
 }
@@ -3235,7 +3273,7 @@ func (o UpstreamPtrOutput) Elem() UpstreamOutput {
 	}).(UpstreamOutput)
 }
 
-// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 func (o UpstreamPtrOutput) Checkout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Upstream) *string {
 		if v == nil {

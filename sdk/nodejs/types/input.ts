@@ -43,9 +43,13 @@ export interface DaytonaSettingsArgs {
      */
     apiUrl?: pulumi.Input<string | undefined>;
     /**
-     * Name of the Daytona base snapshot.
+     * Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
      */
     baseSnapshot?: pulumi.Input<string | undefined>;
+    /**
+     * How long a superseded base snapshot is kept before a later up deletes it (default a day).
+     */
+    snapshotGracePeriodSeconds?: pulumi.Input<number | undefined>;
     /**
      * Optional Daytona target.
      */
@@ -195,19 +199,19 @@ export interface ModalSecretArgs {
 
 export interface ModalSettingsArgs {
     /**
-     * Shared secret the control plane signs Modal calls with.
+     * Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
      */
     apiSecret?: pulumi.Input<string | undefined>;
     /**
-     * Modal environment (default main).
+     * Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
      */
     environment?: pulumi.Input<string | undefined>;
     /**
-     * Web suffix of the Modal environment in endpoint hosts; empty for none.
+     * Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
      */
     environmentWebSuffix?: pulumi.Input<string | undefined>;
     /**
-     * Modal workspace; forms the endpoint host.
+     * Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
      */
     workspace?: pulumi.Input<string | undefined>;
 }
@@ -253,6 +257,10 @@ export interface SandboxArgs {
      */
     inactivityTimeoutMs?: pulumi.Input<number | undefined>;
     /**
+     * Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+     */
+    manage?: pulumi.Input<boolean | undefined>;
+    /**
      * Modal settings; required when provider is modal.
      */
     modal?: pulumi.Input<inputs.ModalSettingsArgs | undefined>;
@@ -289,7 +297,7 @@ export interface SlackArgs {
 
 export interface UpstreamArgs {
     /**
-     * A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+     * A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
      */
     checkout?: pulumi.Input<string | undefined>;
     /**

@@ -216,7 +216,11 @@ class DaytonaSettingsArgsDict(TypedDict):
     """
     base_snapshot: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Name of the Daytona base snapshot.
+    Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
+    """
+    snapshot_grace_period_seconds: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How long a superseded base snapshot is kept before a later up deletes it (default a day).
     """
     target: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -229,11 +233,13 @@ class DaytonaSettingsArgs:
                  api_key: pulumi.Input[Optional[_builtins.str]] = None,
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  base_snapshot: pulumi.Input[Optional[_builtins.str]] = None,
+                 snapshot_grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  target: pulumi.Input[Optional[_builtins.str]] = None):
         """
         :param pulumi.Input[_builtins.str] api_key: Daytona API key (snapshot read, write, delete).
         :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL.
-        :param pulumi.Input[_builtins.str] base_snapshot: Name of the Daytona base snapshot.
+        :param pulumi.Input[_builtins.str] base_snapshot: Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
+        :param pulumi.Input[_builtins.int] snapshot_grace_period_seconds: How long a superseded base snapshot is kept before a later up deletes it (default a day).
         :param pulumi.Input[_builtins.str] target: Optional Daytona target.
         """
         if api_key is not None:
@@ -242,6 +248,8 @@ class DaytonaSettingsArgs:
             pulumi.set(__self__, "api_url", api_url)
         if base_snapshot is not None:
             pulumi.set(__self__, "base_snapshot", base_snapshot)
+        if snapshot_grace_period_seconds is not None:
+            pulumi.set(__self__, "snapshot_grace_period_seconds", snapshot_grace_period_seconds)
         if target is not None:
             pulumi.set(__self__, "target", target)
 
@@ -273,13 +281,25 @@ class DaytonaSettingsArgs:
     @pulumi.getter(name="baseSnapshot")
     def base_snapshot(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Name of the Daytona base snapshot.
+        Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
         """
         return pulumi.get(self, "base_snapshot")
 
     @base_snapshot.setter
     def base_snapshot(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "base_snapshot", value)
+
+    @_builtins.property
+    @pulumi.getter(name="snapshotGracePeriodSeconds")
+    def snapshot_grace_period_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How long a superseded base snapshot is kept before a later up deletes it (default a day).
+        """
+        return pulumi.get(self, "snapshot_grace_period_seconds")
+
+    @snapshot_grace_period_seconds.setter
+    def snapshot_grace_period_seconds(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "snapshot_grace_period_seconds", value)
 
     @_builtins.property
     @pulumi.getter
@@ -945,19 +965,19 @@ class ModalSecretArgs:
 class ModalSettingsArgsDict(TypedDict):
     api_secret: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Shared secret the control plane signs Modal calls with.
+    Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
     """
     environment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Modal environment (default main).
+    Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
     """
     environment_web_suffix: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Web suffix of the Modal environment in endpoint hosts; empty for none.
+    Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
     """
     workspace: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Modal workspace; forms the endpoint host.
+    Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
     """
 
 @pulumi.input_type
@@ -968,10 +988,10 @@ class ModalSettingsArgs:
                  environment_web_suffix: pulumi.Input[Optional[_builtins.str]] = None,
                  workspace: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        :param pulumi.Input[_builtins.str] api_secret: Shared secret the control plane signs Modal calls with.
-        :param pulumi.Input[_builtins.str] environment: Modal environment (default main).
-        :param pulumi.Input[_builtins.str] environment_web_suffix: Web suffix of the Modal environment in endpoint hosts; empty for none.
-        :param pulumi.Input[_builtins.str] workspace: Modal workspace; forms the endpoint host.
+        :param pulumi.Input[_builtins.str] api_secret: Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
+        :param pulumi.Input[_builtins.str] environment: Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+        :param pulumi.Input[_builtins.str] environment_web_suffix: Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
+        :param pulumi.Input[_builtins.str] workspace: Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
         """
         if api_secret is not None:
             pulumi.set(__self__, "api_secret", api_secret)
@@ -986,7 +1006,7 @@ class ModalSettingsArgs:
     @pulumi.getter(name="apiSecret")
     def api_secret(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Shared secret the control plane signs Modal calls with.
+        Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
         """
         return pulumi.get(self, "api_secret")
 
@@ -998,7 +1018,7 @@ class ModalSettingsArgs:
     @pulumi.getter
     def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Modal environment (default main).
+        Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
         """
         return pulumi.get(self, "environment")
 
@@ -1010,7 +1030,7 @@ class ModalSettingsArgs:
     @pulumi.getter(name="environmentWebSuffix")
     def environment_web_suffix(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Web suffix of the Modal environment in endpoint hosts; empty for none.
+        Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
         """
         return pulumi.get(self, "environment_web_suffix")
 
@@ -1022,7 +1042,7 @@ class ModalSettingsArgs:
     @pulumi.getter
     def workspace(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Modal workspace; forms the endpoint host.
+        Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
         """
         return pulumi.get(self, "workspace")
 
@@ -1246,6 +1266,10 @@ class SandboxArgsDict(TypedDict):
     """
     Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
     """
+    manage: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+    """
     modal: NotRequired[pulumi.Input[Optional['ModalSettingsArgsDict']]]
     """
     Modal settings; required when provider is modal.
@@ -1260,11 +1284,13 @@ class SandboxArgs:
     def __init__(__self__, *,
                  daytona: pulumi.Input[Optional['DaytonaSettingsArgs']] = None,
                  inactivity_timeout_ms: pulumi.Input[Optional[_builtins.int]] = None,
+                 manage: pulumi.Input[Optional[_builtins.bool]] = None,
                  modal: pulumi.Input[Optional['ModalSettingsArgs']] = None,
                  provider: pulumi.Input[Optional[_builtins.str]] = None):
         """
         :param pulumi.Input['DaytonaSettingsArgs'] daytona: Daytona settings; required when provider is daytona.
         :param pulumi.Input[_builtins.int] inactivity_timeout_ms: Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
+        :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
         :param pulumi.Input['ModalSettingsArgs'] modal: Modal settings; required when provider is modal.
         :param pulumi.Input[_builtins.str] provider: modal (default) or daytona.
         """
@@ -1272,6 +1298,8 @@ class SandboxArgs:
             pulumi.set(__self__, "daytona", daytona)
         if inactivity_timeout_ms is not None:
             pulumi.set(__self__, "inactivity_timeout_ms", inactivity_timeout_ms)
+        if manage is not None:
+            pulumi.set(__self__, "manage", manage)
         if modal is not None:
             pulumi.set(__self__, "modal", modal)
         if provider is not None:
@@ -1300,6 +1328,18 @@ class SandboxArgs:
     @inactivity_timeout_ms.setter
     def inactivity_timeout_ms(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "inactivity_timeout_ms", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def manage(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+        """
+        return pulumi.get(self, "manage")
+
+    @manage.setter
+    def manage(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "manage", value)
 
     @_builtins.property
     @pulumi.getter
@@ -1462,7 +1502,7 @@ class SlackArgs:
 class UpstreamArgsDict(TypedDict):
     checkout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+    A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
     """
     migrations_dir: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1480,7 +1520,7 @@ class UpstreamArgs:
                  migrations_dir: pulumi.Input[Optional[_builtins.str]] = None,
                  worker_bundles: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
         """
-        :param pulumi.Input[_builtins.str] checkout: A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+        :param pulumi.Input[_builtins.str] checkout: A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
         :param pulumi.Input[_builtins.str] migrations_dir: The D1 migrations directory; wins over the checkout's.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] worker_bundles: Built bundles by logical worker name; each wins over the checkout.
         """
@@ -1495,7 +1535,7 @@ class UpstreamArgs:
     @pulumi.getter
     def checkout(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree.
+        A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
         """
         return pulumi.get(self, "checkout")
 

@@ -25,6 +25,7 @@ class ModalAppArgs:
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  app_name: pulumi.Input[Optional[_builtins.str]] = None,
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 environment: pulumi.Input[Optional[_builtins.str]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  secrets: pulumi.Input[Optional[Sequence[pulumi.Input['ModalSecretArgs']]]] = None):
         """
@@ -34,6 +35,7 @@ class ModalAppArgs:
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over an app of this name already deployed in the environment instead of failing.
         :param pulumi.Input[_builtins.str] app_name: The Modal app name upstream's app deploys as (default from the pinned contract: open-inspect). Changing it replaces the resource.
         :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
+        :param pulumi.Input[_builtins.str] environment: The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
         :param pulumi.Input[Sequence[pulumi.Input['ModalSecretArgs']]] secrets: The named Modal secrets the app reads, written (overwriting) before the deploy.
         """
@@ -44,6 +46,8 @@ class ModalAppArgs:
             pulumi.set(__self__, "app_name", app_name)
         if d1_database_id is not None:
             pulumi.set(__self__, "d1_database_id", d1_database_id)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
         if keep_on_delete is not None:
             pulumi.set(__self__, "keep_on_delete", keep_on_delete)
         if secrets is not None:
@@ -98,6 +102,18 @@ class ModalAppArgs:
         pulumi.set(self, "d1_database_id", value)
 
     @_builtins.property
+    @pulumi.getter
+    def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
+        """
+        return pulumi.get(self, "environment")
+
+    @environment.setter
+    def environment(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "environment", value)
+
+    @_builtins.property
     @pulumi.getter(name="keepOnDelete")
     def keep_on_delete(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
@@ -131,6 +147,7 @@ class ModalApp(pulumi.CustomResource):
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  app_name: pulumi.Input[Optional[_builtins.str]] = None,
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 environment: pulumi.Input[Optional[_builtins.str]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  secrets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ModalSecretArgs', 'ModalSecretArgsDict', 'outputs.ModalSecret']]]]] = None,
                  source: pulumi.Input[Optional[_builtins.str]] = None,
@@ -145,6 +162,7 @@ class ModalApp(pulumi.CustomResource):
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over an app of this name already deployed in the environment instead of failing.
         :param pulumi.Input[_builtins.str] app_name: The Modal app name upstream's app deploys as (default from the pinned contract: open-inspect). Changing it replaces the resource.
         :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
+        :param pulumi.Input[_builtins.str] environment: The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
         :param pulumi.Input[Sequence[pulumi.Input[Union['ModalSecretArgs', 'ModalSecretArgsDict', 'outputs.ModalSecret']]]] secrets: The named Modal secrets the app reads, written (overwriting) before the deploy.
         :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root (or its packages/modal-infra directory) holding the Modal app and the sandbox runtime at the pinned commit.
@@ -178,6 +196,7 @@ class ModalApp(pulumi.CustomResource):
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  app_name: pulumi.Input[Optional[_builtins.str]] = None,
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 environment: pulumi.Input[Optional[_builtins.str]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  secrets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ModalSecretArgs', 'ModalSecretArgsDict', 'outputs.ModalSecret']]]]] = None,
                  source: pulumi.Input[Optional[_builtins.str]] = None,
@@ -193,6 +212,7 @@ class ModalApp(pulumi.CustomResource):
             __props__.__dict__["adopt_existing"] = adopt_existing
             __props__.__dict__["app_name"] = app_name
             __props__.__dict__["d1_database_id"] = d1_database_id
+            __props__.__dict__["environment"] = environment
             __props__.__dict__["keep_on_delete"] = keep_on_delete
             __props__.__dict__["secrets"] = secrets
             if source is None and not opts.urn:
@@ -201,8 +221,8 @@ class ModalApp(pulumi.CustomResource):
             __props__.__dict__["adopted"] = None
             __props__.__dict__["app_id"] = None
             __props__.__dict__["cli_version"] = None
+            __props__.__dict__["deployed_environment"] = None
             __props__.__dict__["endpoints"] = None
-            __props__.__dict__["environment"] = None
             __props__.__dict__["health"] = None
             __props__.__dict__["health_url"] = None
             __props__.__dict__["secret_hashes"] = None
@@ -239,6 +259,7 @@ class ModalApp(pulumi.CustomResource):
         __props__.__dict__["app_name"] = None
         __props__.__dict__["cli_version"] = None
         __props__.__dict__["d1_database_id"] = None
+        __props__.__dict__["deployed_environment"] = None
         __props__.__dict__["endpoints"] = None
         __props__.__dict__["environment"] = None
         __props__.__dict__["health"] = None
@@ -307,6 +328,14 @@ class ModalApp(pulumi.CustomResource):
         return pulumi.get(self, "d1_database_id")
 
     @_builtins.property
+    @pulumi.getter(name="deployedEnvironment")
+    def deployed_environment(self) -> pulumi.Output[_builtins.str]:
+        """
+        The Modal environment the app is deployed in (the control plane's MODAL_ENVIRONMENT).
+        """
+        return pulumi.get(self, "deployed_environment")
+
+    @_builtins.property
     @pulumi.getter
     def endpoints(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
@@ -316,9 +345,9 @@ class ModalApp(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def environment(self) -> pulumi.Output[_builtins.str]:
+    def environment(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        The Modal environment the app is deployed in.
+        The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
         """
         return pulumi.get(self, "environment")
 

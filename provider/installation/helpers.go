@@ -1,0 +1,41 @@
+package installation
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Small helpers every stage uses.
+
+// problems collects the errors of a stage, each naming its input.
+type problems []error
+
+// add records a problem with the input at path.
+func (p *problems) add(path, format string, args ...any) {
+	*p = append(*p, fieldError(path, format, args...))
+}
+
+// fieldError is a problem with one input, named by its path.
+func fieldError(path, format string, a ...any) error {
+	return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, a...))
+}
+
+// specError reports every problem at once, saying nothing was changed.
+func specError(errs []error) error {
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = "  " + e.Error()
+	}
+	return fmt.Errorf("invalid OpenInspect spec (nothing was changed):\n%s", strings.Join(lines, "\n"))
+}
+
+func quoteList(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(quoted, ", ")
+}

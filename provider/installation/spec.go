@@ -1,0 +1,96 @@
+package installation
+
+import (
+	"fmt"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+)
+
+// Stage 1 of the pipeline: the arguments with every default applied, once.
+// Later stages read a spec, never the raw optional pointers.
+
+// spec is a normalized OpenInspect spec.
+type spec struct {
+	*OpenInspectArgs
+
+	Prefix          string
+	DeletionPolicy  string // Delete or Orphan
+	Adopt           bool
+	SandboxProvider string // modal (upstream's default) or daytona
+	// ManageSandbox: the installation deploys its sandbox side itself.
+	ManageSandbox bool
+	// WebOrigin is the web UI's origin and WebOriginField the input it came
+	// from, for messages ("" when it is upstream's default).
+	WebOrigin, WebOriginField string
+	Upstream                  UpstreamArgs
+	Modal                     ModalArgs
+	Daytona                   DaytonaArgs
+}
+
+// normalize applies the defaults. It never fails: what is wrong is for
+// validateSpec to report.
+func normalize(a *OpenInspectArgs) *spec {
+	s := &spec{
+		OpenInspectArgs: a,
+		Prefix:          common.Deref(a.NamePrefix, defaultNamePrefix),
+		DeletionPolicy:  common.Deref(a.DeletionPolicy, "Delete"),
+		Adopt:           common.Deref(a.AdoptExisting, false),
+		SandboxProvider: "modal",
+		ManageSandbox:   true,
+	}
+	if a.Upstream != nil {
+		s.Upstream = *a.Upstream
+	}
+	if x := a.Sandbox; x != nil {
+		if p := common.Deref(x.Provider, ""); p != "" {
+			s.SandboxProvider = p
+		}
+		s.ManageSandbox = common.Deref(x.Manage, true)
+		if x.Modal != nil {
+			s.Modal = *x.Modal
+		}
+		if x.Daytona != nil {
+			s.Daytona = *x.Daytona
+		}
+	}
+	switch {
+	case common.Deref(a.WebAppURL, "") != "":
+		s.WebOrigin, s.WebOriginField = *a.WebAppURL, "webAppUrl"
+	case a.Web != nil && common.Deref(a.Web.PublicURL, "") != "":
+		s.WebOrigin, s.WebOriginField = *a.Web.PublicURL, "web.publicUrl"
+	default:
+		// Upstream's default: the Vercel URL of the web app.
+		s.WebOrigin = fmt.Sprintf("https://%s-%s.vercel.app", s.Prefix, a.DeploymentName)
+		if a.Web != nil {
+			s.WebOriginField = "web.publicUrl"
+		} else {
+			s.WebOriginField = "webAppUrl"
+		}
+	}
+	return s
+}
+
+// managesModal and buildsSnapshot say which sandbox child the installation
+// registers.
+func (s *spec) managesModal() bool { return s.ManageSandbox && s.SandboxProvider == "modal" }
+
+func (s *spec) buildsSnapshot() bool {
+	return s.ManageSandbox && s.SandboxProvider == "daytona" && common.Deref(s.Daytona.BaseSnapshot, "") == ""
+}
+
+// explicitValue reports whether a worker entry of the spec sets name as a
+// var or secret itself: explicit values win over sandbox injection.
+func (s *spec) explicitValue(worker, name string) (string, bool) {
+	for _, w := range s.Workers {
+		if w.Name != worker {
+			continue
+		}
+		if v, ok := w.Vars[name]; ok {
+			return v, true
+		}
+		if _, ok := w.Secrets[name]; ok {
+			return "", true
+		}
+	}
+	return "", false
+}

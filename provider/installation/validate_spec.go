@@ -1,0 +1,191 @@
+package installation
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
+	"github.com/openinspect/pulumi-openinspect/provider/platform"
+)
+
+// Stage 2: everything that needs no expansion, checked before any resource
+// is registered. Every problem is reported, each with its field path.
+
+var (
+	modalEnvironmentPattern = regexp.MustCompile(`^[^:/\\]+$`)
+	webSuffixPattern        = regexp.MustCompile(`^[a-z0-9-]*$`)
+)
+
+func validateSpec(s *spec) []error {
+	var errs problems
+	checkLogical := func(path, value string) {
+		if !logicalNamePattern.MatchString(value) {
+			errs.add(path, "%q is not a valid name part: use lower-case letters, digits and '-', starting and ending with a letter or digit", value)
+		}
+	}
+	if s.DeploymentName == "" {
+		errs.add("deploymentName", "required")
+	} else {
+		checkLogical("deploymentName", s.DeploymentName)
+	}
+	if s.NamePrefix != nil {
+		checkLogical("namePrefix", *s.NamePrefix)
+	}
+	if s.DeletionPolicy != "Delete" && s.DeletionPolicy != "Orphan" {
+		errs.add("deletionPolicy", "must be Delete or Orphan, got %q", s.DeletionPolicy)
+	}
+	if strings.TrimSpace(s.GithubApp.AppID) == "" {
+		errs.add("githubApp.appId", "required")
+	}
+	if strings.TrimSpace(s.GithubApp.InstallationID) == "" {
+		errs.add("githubApp.installationId", "required")
+	}
+	for _, secret := range []struct {
+		path  string
+		value pulumi.StringInput
+	}{
+		{"githubApp.privateKey", s.GithubApp.PrivateKey},
+		{"anthropicApiKey", s.AnthropicAPIKey},
+		{"browserAuthSecret", s.BrowserAuthSecret},
+		{"tokenEncryptionKey", s.TokenEncryptionKey},
+		{"repoSecretsEncryptionKey", s.RepoSecretsEncryptionKey},
+	} {
+		if secret.value == nil {
+			errs.add(secret.path, "required (a secret with no value)")
+		}
+	}
+	for _, o := range []struct {
+		path  string
+		oauth *OAuthArgs
+	}{{"githubOAuth", s.GithubOAuth}, {"googleOAuth", s.GoogleOAuth}} {
+		if o.oauth == nil {
+			continue
+		}
+		if strings.TrimSpace(o.oauth.ClientID) == "" {
+			errs.add(o.path+".clientId", "required: sign-in needs both the client ID and the client secret")
+		}
+		if o.oauth.ClientSecret == nil {
+			errs.add(o.path+".clientSecret", "required: sign-in needs both the client ID and the client secret")
+		}
+	}
+	errs = append(errs, validateSandbox(s)...)
+	if !validWebOrigin(s.WebOrigin) {
+		errs.add(s.WebOriginField, "%q must be an https origin, or http on localhost, 127.0.0.1 or [::1]: the control plane refuses anything else", s.WebOrigin)
+	}
+	for _, list := range []struct {
+		path  string
+		names []string
+	}{{"kvNamespaces", s.KvNamespaces}, {"r2Buckets", s.R2Buckets}, {"queues", s.Queues}} {
+		for i, n := range list.names {
+			checkLogical(fmt.Sprintf("%s[%d]", list.path, i), n)
+		}
+	}
+	seen := map[string]int{}
+	for i, w := range s.Workers {
+		path := fmt.Sprintf("workers[%d]", i)
+		checkLogical(path+".name", w.Name)
+		if j, dup := seen[w.Name]; dup {
+			errs.add(path+".name", "duplicate worker name %q (also workers[%d])", w.Name, j)
+		}
+		seen[w.Name] = i
+		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
+			if w.Secrets[k] == nil {
+				errs.add(path+".secrets."+k, "secret %s has no value", k)
+			}
+		}
+		for _, c := range w.Crons {
+			if err := cron.Validate(c); err != nil {
+				errs.add(path+".crons", "%v", err)
+			}
+		}
+	}
+	if len(s.AppSecrets) > platform.MaxAppSecrets {
+		errs.add("appSecrets", "%d secrets given; the store holds at most %d", len(s.AppSecrets), platform.MaxAppSecrets)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.AppSecrets)) {
+		if problem := platform.AppSecretKeyProblem(k); problem != "" {
+			errs.add("appSecrets."+k, "%s", problem)
+		} else if s.AppSecrets[k] == nil {
+			errs.add("appSecrets."+k, "secret %s has no value", k)
+		}
+	}
+	if s.Web != nil {
+		errs = append(errs, web.Validate("web", s.Web)...)
+	}
+	return errs
+}
+
+func validateSandbox(s *spec) problems {
+	var errs problems
+	if s.SandboxProvider != "modal" && s.SandboxProvider != "daytona" {
+		errs.add("sandbox.provider", "must be modal or daytona, got %q", s.SandboxProvider)
+	}
+	if (s.managesModal() || s.buildsSnapshot()) && common.Deref(s.Upstream.Checkout, "") == "" {
+		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
+			"set it, or set sandbox.manage to false", s.SandboxProvider)
+	}
+	if s.Sandbox == nil {
+		return errs
+	}
+	if t := s.Sandbox.InactivityTimeoutMs; t != nil && *t <= 0 {
+		errs.add("sandbox.inactivityTimeoutMs", "must be positive, got %d", *t)
+	}
+	if s.Sandbox.Modal != nil {
+		if env := common.Deref(s.Modal.Environment, "main"); !modalEnvironmentPattern.MatchString(env) {
+			errs.add("sandbox.modal.environment", "%q must be non-empty without ':', '/' or '\\'", env)
+		}
+		if sfx := common.Deref(s.Modal.EnvironmentWebSuffix, ""); !webSuffixPattern.MatchString(sfx) {
+			errs.add("sandbox.modal.environmentWebSuffix", "%q: use lower-case letters, digits and '-'", sfx)
+		}
+		if s.managesModal() {
+			// The deployed app reports both; a given value could only disagree.
+			if s.Modal.Workspace != nil {
+				errs.add("sandbox.modal.workspace", "the managed Modal app reports its workspace; remove it, or set sandbox.manage to false")
+			}
+			if s.Modal.EnvironmentWebSuffix != nil {
+				errs.add("sandbox.modal.environmentWebSuffix", "the managed Modal app reports its web suffix; remove it, or set sandbox.manage to false")
+			}
+		}
+	}
+	if s.SandboxProvider == "daytona" {
+		d := s.Daytona
+		if u := common.Deref(d.APIURL, ""); u == "" {
+			errs.add("sandbox.daytona.apiUrl", "required with the daytona provider")
+		} else if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
+			errs.add("sandbox.daytona.apiUrl", "%q is not an http(s) URL", u)
+		}
+		if d.APIKey == nil {
+			errs.add("sandbox.daytona.apiKey", "required with the daytona provider")
+		}
+		if !s.ManageSandbox && common.Deref(d.BaseSnapshot, "") == "" {
+			errs.add("sandbox.daytona.baseSnapshot", "required when sandbox.manage is false (otherwise the installation builds its own)")
+		}
+		if g := d.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
+			errs.add("sandbox.daytona.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
+		}
+	}
+	return errs
+}
+
+// validWebOrigin is the control plane's rule for WEB_APP_URL.
+func validWebOrigin(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		return slices.Contains([]string{"localhost", "127.0.0.1", "::1"}, u.Hostname())
+	}
+	return false
+}
