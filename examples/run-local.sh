@@ -42,6 +42,22 @@ pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"
 pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
 pulumi config set upstreamCheckout "$root/tests/fixtures/upstream"
+# The sandbox side: the emulator's Modal, deployed with the real Modal CLI,
+# which needs Python 3.12 or newer (upstream's app uses PEP 695 generics).
+python=${OPENINSPECT_PYTHON:-}
+if [ -z "$python" ]; then
+  for candidate in python3.13 python3.12 "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3; do
+    if p=$(command -v "$candidate" 2>/dev/null) && "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      python=$p; break
+    fi
+  done
+fi
+[ -n "$python" ] || { echo "no Python 3.12 or newer found for the Modal CLI: set OPENINSPECT_PYTHON" >&2; exit 1; }
+pulumi config set openinspect:modalServerUrl "$emu_url"
+pulumi config set --plaintext openinspect:modalTokenId ak-openinspect-emulator
+pulumi config set --secret openinspect:modalTokenSecret as-openinspect-emulator
+pulumi config set openinspect:pythonPath "$python"
+pulumi config set openinspect:cacheDir "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}"
 # Placeholders: the emulator stores them, nothing calls Anthropic or GitHub.
 pulumi config set --secret anthropicApiKey demo-not-a-real-key
 pulumi config set --secret githubAppPrivateKey demo-not-a-real-key
