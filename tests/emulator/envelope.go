@@ -69,9 +69,9 @@ package emulator
 //	400   10064  delete without force while other scripts bind the script
 //	             (service, DO script_name) or a queue consumer uses it      assumed
 //	400   10100  invalid or duplicate cron expression                        assumed
-//	Cron syntax follows Cloudflare's documented table (verified): weekdays
-//	are 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or JAN-DEC, plus L, LW,
-//	nW (day of month) and nL, n#k (day of week).
+//	Cron syntax follows Cloudflare's documented table (verified), read as
+//	in cron.go: weekdays 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or
+//	JAN-DEC, plus L, LW, L-n, nW (day of month) and L, nL, n#k (day of week).
 //	Queues
 //	404   11000  Queue not found (path queue_id; 400 for a missing
 //	             dead_letter_queue in a consumer body)                       code verified (wrangler's queue_not_found); status assumed

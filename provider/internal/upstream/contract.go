@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
 	backgroundagents "github.com/openinspect/pulumi-openinspect/third_party/background-agents"
 )
 
@@ -1466,7 +1467,7 @@ func (v *validator) worker(w *Worker) {
 	schedules := map[string]bool{}
 	for i, cr := range w.Crons {
 		where := fmt.Sprintf("%s: crons[%d] %q", wn, i, cr.Schedule)
-		if err := checkCron(cr.Schedule); err != nil {
+		if err := cron.Validate(cr.Schedule); err != nil {
 			v.add("%s: %v", where, err)
 		}
 		if schedules[cr.Schedule] {
@@ -1690,63 +1691,4 @@ func (v *validator) migrations() {
 	if pk != 1 {
 		v.add("d1Migrations.ledger: %d primary-key columns, want 1", pk)
 	}
-}
-
-// checkCron accepts a five-field cron expression with numeric fields (and
-// three-letter month and weekday names), lists, ranges and steps.
-func checkCron(expr string) error {
-	fields := strings.Fields(expr)
-	if len(fields) != 5 || strings.Join(fields, " ") != expr {
-		return fmt.Errorf("cron must have exactly 5 single-space-separated fields, has %d", len(fields))
-	}
-	type bounds struct {
-		name   string
-		lo, hi int
-		names  []string
-	}
-	spec := []bounds{
-		{"minute", 0, 59, nil},
-		{"hour", 0, 23, nil},
-		{"day-of-month", 1, 31, nil},
-		{"month", 1, 12, []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}},
-		{"day-of-week", 0, 7, []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}},
-	}
-	for i, f := range fields {
-		b := spec[i]
-		num := func(s string) (int, bool) {
-			for j, n := range b.names {
-				if strings.EqualFold(s, n) {
-					if b.name == "month" {
-						return j + 1, true
-					}
-					return j, true
-				}
-			}
-			n, err := strconv.Atoi(s)
-			return n, err == nil && n >= b.lo && n <= b.hi
-		}
-		for _, item := range strings.Split(f, ",") {
-			rng, step, hasStep := strings.Cut(item, "/")
-			if hasStep {
-				if n, err := strconv.Atoi(step); err != nil || n < 1 {
-					return fmt.Errorf("%s field %q has a bad step", b.name, f)
-				}
-			}
-			if rng == "*" {
-				continue
-			}
-			lo, hi, isRange := strings.Cut(rng, "-")
-			a, ok := num(lo)
-			if !ok {
-				return fmt.Errorf("%s field %q: %q is not in %d-%d", b.name, f, lo, b.lo, b.hi)
-			}
-			if isRange {
-				z, ok := num(hi)
-				if !ok || z < a {
-					return fmt.Errorf("%s field %q: bad range %q", b.name, f, rng)
-				}
-			}
-		}
-	}
-	return nil
 }

@@ -8,5 +8,6 @@
 // OpenInspect component expands its defaults from it, and contract tests
 // check that expansion against it.
 //
-// It imports only the data package third_party/background-agents.
+// It imports the data package third_party/background-agents and
+// internal/cron, the one validator of cron expressions.
 package upstream
