@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
@@ -656,6 +657,19 @@ type LedgerColumn struct {
 // Load decodes the embedded contract strictly: unknown fields and trailing
 // data are errors. It does not call Validate.
 func Load() (*Contract, error) { return Parse(backgroundagents.ContractJSON()) }
+
+// embedded is the embedded contract, decoded once for the accessors below.
+var embedded = sync.OnceValue(func() *Contract {
+	c, err := Load()
+	if err != nil {
+		panic(err) // the embedded file is checked by this package's tests
+	}
+	return c
+})
+
+// CompatibilityDate is the Workers compatibility date upstream pins its
+// workers to (compatibility.date): the Worker resource's default.
+func CompatibilityDate() string { return embedded().Compatibility.Date }
 
 // Parse decodes a contract document strictly.
 func Parse(data []byte) (*Contract, error) {

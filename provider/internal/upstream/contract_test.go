@@ -453,3 +453,15 @@ func containsAll(s string, parts []string) bool {
 	}
 	return true
 }
+
+// TestCompatibilityDate: the accessor the Worker resource's default reads is
+// the contract's compatibility.date.
+func TestCompatibilityDate(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := CompatibilityDate(); got != c.Compatibility.Date || !dateRE.MatchString(got) {
+		t.Errorf("CompatibilityDate() = %q, contract has %q", got, c.Compatibility.Date)
+	}
+}
