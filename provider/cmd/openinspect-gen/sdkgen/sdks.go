@@ -41,7 +41,11 @@ func (f Files) Paths() []string {
 // is empty the schema's own version is used, which for the committed
 // schema.json is none, so the SDKs carry the codegen placeholders and name no
 // plugin version.
-func GenerateSDKs(schemaJSON []byte, version string) (Files, error) {
+//
+// rootGoMod is the provider module's go.mod: the Go SDK is a module of its
+// own (go/go.mod), requiring, at the versions the provider is built and tested
+// with, only the modules its generated code imports.
+func GenerateSDKs(schemaJSON []byte, version string, rootGoMod []byte) (Files, error) {
 	spec, err := parseSpec(schemaJSON)
 	if err != nil {
 		return nil, err
@@ -68,13 +72,14 @@ func GenerateSDKs(schemaJSON []byte, version string) (Files, error) {
 		}
 		for name, data := range files {
 			name = path.Clean(filepath.ToSlash(name))
-			if lang == "go" && name == "go.mod" {
-				// The Go SDK is a package of the main module, not a module.
-				continue
-			}
 			out[lang+"/"+name] = data
 		}
 	}
+	gomod, err := goSDKModule(spec, out, rootGoMod)
+	if err != nil {
+		return nil, fmt.Errorf("generating the Go SDK's go.mod: %w", err)
+	}
+	out["go/go.mod"] = gomod
 	return out, nil
 }
 
@@ -157,14 +162,18 @@ func WriteSDKs(outDir string, files Files) error {
 	return nil
 }
 
-// GenerateSDKsFromFile reads the schema at schemaPath and writes every SDK
-// under outDir.
-func GenerateSDKsFromFile(schemaPath, outDir, version string) error {
+// GenerateSDKsFromFile reads the schema at schemaPath and the provider
+// module's go.mod at goModPath, and writes every SDK under outDir.
+func GenerateSDKsFromFile(schemaPath, goModPath, outDir, version string) error {
 	data, err := os.ReadFile(schemaPath)
 	if err != nil {
 		return fmt.Errorf("reading schema: %w", err)
 	}
-	files, err := GenerateSDKs(data, version)
+	gomod, err := os.ReadFile(goModPath)
+	if err != nil {
+		return fmt.Errorf("reading the provider's go.mod: %w", err)
+	}
+	files, err := GenerateSDKs(data, version, gomod)
 	if err != nil {
 		return err
 	}
@@ -172,10 +181,10 @@ func GenerateSDKsFromFile(schemaPath, outDir, version string) error {
 }
 
 // All regenerates schemaPath from the provider, then the SDKs under sdkDir
-// from it.
-func All(ctx context.Context, schemaPath, sdkDir string) error {
+// from it (the Go SDK's go.mod from the provider's, at goModPath).
+func All(ctx context.Context, schemaPath, goModPath, sdkDir string) error {
 	if err := WriteSchema(ctx, schemaPath); err != nil {
 		return err
 	}
-	return GenerateSDKsFromFile(schemaPath, sdkDir, "")
+	return GenerateSDKsFromFile(schemaPath, goModPath, sdkDir, "")
 }
