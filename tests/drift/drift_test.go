@@ -233,7 +233,7 @@ func isArtifact(rel string, isDir bool) bool {
 			return true
 		}
 	}
-	for _, part := range strings.Split(rel, "/") {
+	for part := range strings.SplitSeq(rel, "/") {
 		switch part {
 		case "node_modules", "__pycache__", ".mypy_cache", ".venv", "venv":
 			return true

@@ -345,8 +345,8 @@ func cpRawPath(r *http.Request) string {
 	}
 	p, _, _ := strings.Cut(uri, "?")
 	p = strings.TrimPrefix(p, workersPrefix)
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		return p[i:]
+	if _, rest, ok := strings.Cut(p, "/"); ok {
+		return "/" + rest
 	}
 	return ""
 }
@@ -387,7 +387,7 @@ const upperHex = "0123456789ABCDEF"
 func cpCanonicalQuery(raw string) string {
 	type pair struct{ k, v, sortKey string }
 	var pairs []pair
-	for _, piece := range strings.Split(raw, "&") {
+	for piece := range strings.SplitSeq(raw, "&") {
 		if piece == "" {
 			continue
 		}

@@ -1676,7 +1676,7 @@ func (v *validator) migrations() {
 	if want := m.Last - m.First + 1 - len(m.Gaps); want != m.FileCount {
 		v.add("d1Migrations.fileCount %d does not match %d..%d minus %d gap(s) = %d", m.FileCount, m.First, m.Last, len(m.Gaps), want)
 	}
-	for _, f := range append(append([]string{}, m.FilesWithTriggers...), m.FilesWithPragmas...) {
+	for _, f := range slices.Concat(m.FilesWithTriggers, m.FilesWithPragmas) {
 		match := migrationFileRE.FindStringSubmatch(f)
 		if match == nil || len(match[1]) != m.NumberWidth {
 			v.add("d1Migrations: file %q does not match %s", f, m.FilePattern)

@@ -62,7 +62,7 @@ func goSDKModule(spec schema.PackageSpec, files Files, rootGoMod []byte) ([]byte
 	}
 	required := map[string]string{}
 	for _, p := range slices.Sorted(maps.Keys(imports)) {
-		if p == self || strings.HasPrefix(p, self+"/") || !strings.Contains(strings.Split(p, "/")[0], ".") {
+		if p == self || strings.HasPrefix(p, self+"/") || !strings.Contains(first(p), ".") {
 			continue // the SDK itself, or the standard library
 		}
 		var best *modfile.Require
@@ -99,4 +99,10 @@ func goSDKModule(spec schema.PackageSpec, files Files, rootGoMod []byte) ([]byte
 		}
 	}
 	return out.Format()
+}
+
+// first is an import path's first element.
+func first(importPath string) string {
+	elem, _, _ := strings.Cut(importPath, "/")
+	return elem
 }

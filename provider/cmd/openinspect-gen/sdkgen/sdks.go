@@ -3,10 +3,11 @@ package sdkgen
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/blang/semver"
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
@@ -25,14 +26,7 @@ var Languages = []string{"go", "nodejs", "python"}
 type Files map[string][]byte
 
 // Paths returns the paths of files in sorted order.
-func (f Files) Paths() []string {
-	paths := make([]string, 0, len(f))
-	for p := range f {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	return paths
-}
+func (f Files) Paths() []string { return slices.Sorted(maps.Keys(f)) }
 
 // GenerateSDKs generates every SDK from schemaJSON. Paths in the result are
 // prefixed with the language directory ("go/...", "nodejs/...", "python/...").
