@@ -49,9 +49,12 @@ sdks:
 
 generate: schema sdks
 
+# staticcheck is built once from the Go module proxy and cached (.ci/tools.sh).
 lint:
 	@test -z "$$(gofmt -l provider tests)" || (gofmt -l provider tests; exit 1)
 	go vet ./...
+	./.ci/tools.sh staticcheck >/dev/null
+	staticcheck ./...
 
 # Every tier that runs offline: unit, provider, emulator and engine tests.
 test: test-tools lint

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Builds (once) the offline toolchain the engine-level tests need and prints the
-# directory to put on PATH. Nothing is downloaded except Go modules from the
-# proxy: the pulumi CLI and the YAML language plugin are compiled from their
-# published modules, and cached outside the clone keyed by version, so a fresh
-# CI clone on the same machine reuses them.
+# Builds (once) the offline toolchain the engine-level tests and the linter
+# need and prints the directory to put on PATH. Nothing is downloaded except Go
+# modules from the proxy: the pulumi CLI, the YAML language plugin and
+# staticcheck are compiled from their published modules, and cached outside the
+# clone keyed by version, so a fresh CI clone on the same machine reuses them.
 set -euo pipefail
 
 PULUMI_VERSION=${PULUMI_VERSION:-3.274.1}
 PULUMI_YAML_VERSION=${PULUMI_YAML_VERSION:-1.25.0}
+# honnef.co/go/tools v0.8.2 is staticcheck 2026.2.2, the newest the proxy
+# serves; it is built with (and supports) Go 1.26.
+STATICCHECK_VERSION=${STATICCHECK_VERSION:-0.8.2}
 CACHE=${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}
 BIN="$CACHE/bin"
 mkdir -p "$BIN"
@@ -76,15 +79,37 @@ build_yaml() {
   echo "$out"
 }
 
+# build_staticcheck compiles cmd/staticcheck with the module's own
+# requirements, for `make lint`.
+build_staticcheck() {
+  local out="$CACHE/staticcheck-v$STATICCHECK_VERSION"
+  if [ -x "$out/staticcheck" ]; then echo "$out"; return; fi
+  log "building staticcheck v$STATICCHECK_VERSION"
+  local work; work=$(mktemp -d)
+  (
+    cd "$work"
+    GOFLAGS=-mod=mod go mod download -json "honnef.co/go/tools@v$STATICCHECK_VERSION" > dl.json
+    local dir; dir=$(sed -n 's/^\t"Dir": "\(.*\)",$/\1/p' dl.json)
+    cp -r "$dir" src && chmod -R u+w src
+    cd src
+    mkdir -p "$out.tmp"
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$out.tmp/staticcheck" ./cmd/staticcheck >&2
+  )
+  rm -rf "$work" "$out"
+  mv "$out.tmp" "$out"
+  echo "$out"
+}
+
 link() { ln -sf "$1" "$BIN/$(basename "$1")"; }
 
 case "${1:-all}" in
   pulumi) link "$(build_pulumi)/pulumi" ;;
   yaml) link "$(build_yaml)/pulumi-language-yaml" ;;
+  staticcheck) link "$(build_staticcheck)/staticcheck" ;;
   all)
     link "$(build_pulumi)/pulumi"
     link "$(build_yaml)/pulumi-language-yaml"
     ;;
-  *) echo "usage: $0 [pulumi|yaml|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [pulumi|yaml|staticcheck|all]" >&2; exit 2 ;;
 esac
 echo "$BIN"

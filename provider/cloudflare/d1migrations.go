@@ -11,7 +11,6 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
@@ -42,6 +41,9 @@ type AppliedMigration struct {
 // D1MigrationsState is what the provider records about D1Migrations.
 type D1MigrationsState struct {
 	D1MigrationsArgs
+	// AccountID is the account the database lives in; empty in state
+	// written before it was recorded.
+	AccountID     string             `pulumi:"accountId,optional"`
 	Applied       []AppliedMigration `pulumi:"applied,optional"`
 	AppliedCount  int                `pulumi:"appliedCount"`
 	LatestVersion string             `pulumi:"latestVersion"`
@@ -54,6 +56,7 @@ var (
 	_ infer.CustomDiff[D1MigrationsArgs, D1MigrationsState]   = (*D1Migrations)(nil)
 	_ infer.CustomUpdate[D1MigrationsArgs, D1MigrationsState] = (*D1Migrations)(nil)
 	_ infer.CustomRead[D1MigrationsArgs, D1MigrationsState]   = (*D1Migrations)(nil)
+	_ infer.CustomDelete[D1MigrationsState]                   = (*D1Migrations)(nil)
 )
 
 // Annotate documents the resource.
@@ -77,6 +80,7 @@ func (a *D1MigrationsArgs) Annotate(an infer.Annotator) {
 
 // Annotate documents the outputs.
 func (s *D1MigrationsState) Annotate(a infer.Annotator) {
+	a.Describe(&s.AccountID, "The Cloudflare account the database lives in.")
 	a.Describe(&s.Applied, "The ledger rows, in order.")
 	a.Describe(&s.AppliedCount, "How many migrations the ledger records.")
 	a.Describe(&s.LatestVersion, "The highest applied version, as written in its file name.")
@@ -225,10 +229,11 @@ func migrate(ctx context.Context, args D1MigrationsArgs, prior D1MigrationsState
 		state.Pending, state.Changed = plan(files, prior.Applied)
 		return state, nil
 	}
-	client, err := config.Cloudflare(ctx)
+	client, err := accountClient(ctx, prior.AccountID)
 	if err != nil {
 		return state, err
 	}
+	state.AccountID = client.AccountID()
 	if _, err := client.Query(ctx, args.DatabaseID, ledgerDDL); err != nil {
 		return state, fmt.Errorf("creating the migration ledger: %w", err)
 	}
@@ -343,9 +348,11 @@ func readLedger(ctx context.Context, client *cfapi.Client, databaseID string) ([
 }
 
 // Read reports the ledger, so refresh sees migrations applied or removed out
-// of band. A database without a ledger has nothing applied.
+// of band. A database without a ledger has nothing applied. Through a
+// provider configured for another account it refuses: there the database
+// would read as missing and be dropped from state.
 func (*D1Migrations) Read(ctx context.Context, req infer.ReadRequest[D1MigrationsArgs, D1MigrationsState]) (infer.ReadResponse[D1MigrationsArgs, D1MigrationsState], error) {
-	client, err := config.Cloudflare(ctx)
+	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
 		return infer.ReadResponse[D1MigrationsArgs, D1MigrationsState]{}, err
 	}
@@ -367,6 +374,7 @@ func (*D1Migrations) Read(ctx context.Context, req infer.ReadRequest[D1Migration
 	files, _, _ := inputs.files()
 	state := req.State
 	state.D1MigrationsArgs = inputs
+	state.AccountID = client.AccountID()
 	state.record(ledger, files, knownHashes(req.State.Applied))
 	return infer.ReadResponse[D1MigrationsArgs, D1MigrationsState]{ID: req.ID, Inputs: inputs, State: state}, nil
 }
@@ -378,4 +386,15 @@ func ledgerExists(ctx context.Context, client *cfapi.Client, databaseID string) 
 		return false, fmt.Errorf("looking for the migration ledger: %w", err)
 	}
 	return len(results) > 0 && len(results[0].Rows) > 0, nil
+}
+
+// Delete leaves the schema and the ledger as they are, but like every other
+// resource refuses a provider configured for another account than the one
+// recorded, so an account change is noticed rather than passed over.
+func (*D1Migrations) Delete(ctx context.Context, req infer.DeleteRequest[D1MigrationsState]) (infer.DeleteResponse, error) {
+	if req.State.AccountID == "" {
+		return infer.DeleteResponse{}, nil // recorded before the account was
+	}
+	_, err := accountClient(ctx, req.State.AccountID)
+	return infer.DeleteResponse{}, err
 }

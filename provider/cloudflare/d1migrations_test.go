@@ -14,6 +14,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
 // Fixture migrations written for these tests: a trigger with inner
@@ -248,4 +249,74 @@ func TestD1MigrationsCheckNamesBadFiles(t *testing.T) {
 	assert.Contains(t, check.Failures[0].Reason, "0001_a.sql, 0001_b.sql")
 	assert.Contains(t, check.Failures[1].Reason, "setup.sql")
 	assert.Zero(t, h.Emu.CloudflareCalls())
+}
+
+// TestD1MigrationsRefusesAnotherAccount: the state records the account, and a
+// provider configured for another one refuses to refresh or delete instead
+// of reading the database as gone and dropping it from state.
+func TestD1MigrationsRefusesAnotherAccount(t *testing.T) {
+	const other = "ffffffffffffffffffffffffffffffff"
+	h := providertest.NewHarness(t)
+	_, dbID := h.NewDatabase(t)
+	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
+	inputs := migrationInputs(t, dbID, fixtureMigrations)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, emulator.DefaultAccountID, created.Properties.Get("accountId").AsString())
+
+	moved := providertest.NewServer(t)
+	require.NoError(t, moved.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"cloudflareApiToken":   property.New(emulator.DefaultToken).WithSecret(true),
+		"cloudflareAccountId":  property.New(other),
+		"cloudflareApiBaseUrl": property.New(h.Emu.CloudflareBaseURL()),
+	})}))
+	h.Emu.ResetCounts()
+	_, err = moved.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: inputs})
+	require.Error(t, err, "refresh is refused, not read as gone")
+	assert.Contains(t, err.Error(), emulator.DefaultAccountID)
+	assert.Contains(t, err.Error(), other)
+	err = moved.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), emulator.DefaultAccountID)
+	assert.Contains(t, err.Error(), other)
+	_, err = moved.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties,
+		Inputs: migrationInputs(t, dbID, withFile(fixtureMigrations, "0006_more.sql", "CREATE TABLE more (id INTEGER);"))})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), other)
+	assert.Zero(t, h.Emu.CloudflareCalls(), "nothing is asked of the other account")
+
+	// The provider configured for the recorded account still refreshes it.
+	read, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, dbID, read.ID)
+	assert.Equal(t, []string{"0001", "0002", "0005"}, versions(read.Properties))
+}
+
+// TestD1MigrationsStateWithoutAccount: state written before the account was
+// recorded refreshes, updates and deletes as before, and a refresh records
+// the account.
+func TestD1MigrationsStateWithoutAccount(t *testing.T) {
+	h := providertest.NewHarness(t)
+	_, dbID := h.NewDatabase(t)
+	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
+	inputs := migrationInputs(t, dbID, fixtureMigrations)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	old := created.Properties.Delete("accountId")
+
+	read, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: old, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, dbID, read.ID)
+	assert.Equal(t, []string{"0001", "0002", "0005"}, versions(read.Properties))
+	assert.Equal(t, emulator.DefaultAccountID, read.Properties.Get("accountId").AsString())
+
+	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: old,
+		Inputs: migrationInputs(t, dbID, withFile(fixtureMigrations, "0006_more.sql", "CREATE TABLE more (id INTEGER);"))})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001", "0002", "0005", "0006"}, versions(updated.Properties))
+	assert.Equal(t, emulator.DefaultAccountID, updated.Properties.Get("accountId").AsString())
+
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: old}))
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: updated.Properties}))
+	require.Len(t, h.Emu.Inventory().D1, 1, "deleting the migrations leaves the database")
 }

@@ -4,5 +4,7 @@
 // is how a named object comes under management (claim, account guard).
 //
 // It may import config, internal/cfapi, internal/cron and internal/common;
-// never another family.
+// never another family. It reads internal/upstream only for the defaults its
+// resources share with upstream's workers (the compatibility date), so a
+// default never restates the contract.
 package cloudflare

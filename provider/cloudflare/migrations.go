@@ -5,12 +5,14 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
 // migrationFile is one numbered SQL file of the upstream migration set.
@@ -124,8 +126,8 @@ func withLedgerInsert(f migrationFile) string {
 // ignoring trailing line comments.
 func endsWithTerminator(sql string) bool {
 	lines := strings.Split(sql, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		line := strings.TrimSpace(lines[i])
+	for _, line := range slices.Backward(lines) {
+		line := strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "--") {
 			continue
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
 // Worker is a Cloudflare Workers script uploaded as ES modules with its
@@ -35,9 +36,6 @@ type Worker struct {
 }
 
 const WorkerToken = "openinspect:index:Worker"
-
-// DefaultCompatibilityDate is the date upstream pins its workers to.
-const DefaultCompatibilityDate = "2024-09-23"
 
 // WorkerArgs are the inputs of a Worker.
 type WorkerArgs struct {
@@ -164,7 +162,7 @@ func (a *WorkerArgs) Annotate(an infer.Annotator) {
 	an.SetDefault(&a.MainModule, "index.js")
 	an.Describe(&a.Modules, "Additional modules by file name, each the module's source.")
 	an.Describe(&a.CompatibilityDate, "Workers compatibility date.")
-	an.SetDefault(&a.CompatibilityDate, DefaultCompatibilityDate)
+	an.SetDefault(&a.CompatibilityDate, upstream.CompatibilityDate())
 	an.Describe(&a.CompatibilityFlags, "Workers compatibility flags, e.g. nodejs_compat.")
 	an.Describe(&a.D1Databases, "D1 database bindings.")
 	an.Describe(&a.KvNamespaces, "KV namespace bindings.")

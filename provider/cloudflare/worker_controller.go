@@ -3,6 +3,7 @@ package cloudflare
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -371,12 +372,8 @@ func reconcileConsumers(ctx context.Context, client *cfapi.Client, args WorkerAr
 // mergeIDs keeps the consumers not yet reconciled, so a retry still knows them.
 func mergeIDs(prior, done map[string]string) map[string]string {
 	out := map[string]string{}
-	for k, v := range prior {
-		out[k] = v
-	}
-	for k, v := range done {
-		out[k] = v
-	}
+	maps.Copy(out, prior)
+	maps.Copy(out, done)
 	return out
 }
 

@@ -1,6 +1,7 @@
 package cloudflare_test
 
 import (
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -143,9 +144,7 @@ func TestWorkerDurableObjectMigrations(t *testing.T) {
 		"export class RoomDO { async fetch() { return new Response('room'); } }\n"}
 	with := func(classes ...string) property.Map {
 		m := map[string]any{}
-		for k, v := range base {
-			m[k] = v
-		}
+		maps.Copy(m, base)
 		var dos []any
 		for _, c := range classes {
 			dos = append(dos, map[string]any{"binding": c + "_NS", "className": c})
@@ -208,9 +207,7 @@ func TestWorkerCircularServiceBindings(t *testing.T) {
 	errs := map[string]error{}
 	var mu sync.Mutex
 	for name, target := range pair {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.WorkerToken, name), Properties: providertest.Props(t, map[string]any{
 				"name": name, "content": providertest.FixtureWorker,
 				"services": providertest.List(map[string]any{"binding": "PEER", "service": target}),
@@ -218,7 +215,7 @@ func TestWorkerCircularServiceBindings(t *testing.T) {
 			mu.Lock()
 			errs[name] = err
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	for name, err := range errs {

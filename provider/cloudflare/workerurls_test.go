@@ -12,6 +12,23 @@ import (
 // TestWorkerUrlsReadSubdomainOnce: create and refresh read the account's
 // subdomain (one call); preview, diff and update make none.
 func TestWorkerUrlsReadSubdomainOnce(t *testing.T) {
+	workerUrlsReadSubdomainOnce(t)
+}
+
+// TestWorkerUrlsIgnoreCallersEnv is the same test run from a shell that
+// exports every variable the configuration falls back to, as the README tells
+// emulator users to do (OPENINSPECT_WORKERS_DEV_BASE_URL among them), each set
+// to junk: the harness clears them all, so the provider still reads the
+// account's workers.dev subdomain.
+func TestWorkerUrlsIgnoreCallersEnv(t *testing.T) {
+	for _, k := range providertest.EnvVars() {
+		t.Setenv(k, "http://junk.invalid/"+k)
+	}
+	require.Contains(t, providertest.EnvVars(), "OPENINSPECT_WORKERS_DEV_BASE_URL")
+	workerUrlsReadSubdomainOnce(t)
+}
+
+func workerUrlsReadSubdomainOnce(t *testing.T) {
 	h := providertest.NewHarness(t)
 	u := providertest.URN("openinspect:index:WorkerUrls", "urls")
 	inputs := providertest.Props(t, map[string]any{"scripts": []any{"open-inspect-control-plane-t", "open-inspect-slack-bot-t"}})

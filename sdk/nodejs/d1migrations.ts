@@ -49,6 +49,10 @@ export class D1Migrations extends pulumi.CustomResource {
     }
 
     /**
+     * The Cloudflare account the database lives in.
+     */
+    declare public /*out*/ readonly accountId: pulumi.Output<string | undefined>;
+    /**
      * The ledger rows, in order.
      */
     declare public /*out*/ readonly applied: pulumi.Output<outputs.AppliedMigration[] | undefined>;
@@ -98,12 +102,14 @@ export class D1Migrations extends pulumi.CustomResource {
             resourceInputs["databaseId"] = args?.databaseId;
             resourceInputs["directory"] = args?.directory;
             resourceInputs["migrations"] = args?.migrations;
+            resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["applied"] = undefined /*out*/;
             resourceInputs["appliedCount"] = undefined /*out*/;
             resourceInputs["changed"] = undefined /*out*/;
             resourceInputs["latestVersion"] = undefined /*out*/;
             resourceInputs["pending"] = undefined /*out*/;
         } else {
+            resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["applied"] = undefined /*out*/;
             resourceInputs["appliedCount"] = undefined /*out*/;
             resourceInputs["changed"] = undefined /*out*/;

@@ -87,6 +87,15 @@ func TestDriftIsDetected(t *testing.T) {
 			want: []string{"differs: sdk/nodejs/index.ts (first difference at end of file)"},
 		},
 		{
+			name: "Go SDK go.mod edited",
+			mutate: func(t *testing.T, dir string) {
+				editFile(t, filepath.Join(dir, "sdk", "go", "go.mod"), func(b []byte) []byte {
+					return append(b, "\nrequire github.com/cloudflare/cloudflare-go/v4 v4.6.0\n"...)
+				})
+			},
+			want: []string{"differs: sdk/go/go.mod (first difference at end of file)"},
+		},
+		{
 			name: "generated SDK file missing",
 			mutate: func(t *testing.T, dir string) {
 				if err := os.Remove(filepath.Join(dir, "sdk", "go", "openinspect", "doc.go")); err != nil {
@@ -135,7 +144,8 @@ func TestDriftIsDetected(t *testing.T) {
 func generate(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := sdkgen.All(context.Background(), filepath.Join(dir, "schema.json"), filepath.Join(dir, "sdk")); err != nil {
+	goMod := filepath.Join(repoRoot(t), "go.mod")
+	if err := sdkgen.All(context.Background(), filepath.Join(dir, "schema.json"), goMod, filepath.Join(dir, "sdk")); err != nil {
 		t.Fatalf("generating: %v", err)
 	}
 	return dir
@@ -223,7 +233,7 @@ func isArtifact(rel string, isDir bool) bool {
 			return true
 		}
 	}
-	for _, part := range strings.Split(rel, "/") {
+	for part := range strings.SplitSeq(rel, "/") {
 		switch part {
 		case "node_modules", "__pycache__", ".mypy_cache", ".venv", "venv":
 			return true

@@ -345,8 +345,8 @@ func cpRawPath(r *http.Request) string {
 	}
 	p, _, _ := strings.Cut(uri, "?")
 	p = strings.TrimPrefix(p, workersPrefix)
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		return p[i:]
+	if _, rest, ok := strings.Cut(p, "/"); ok {
+		return "/" + rest
 	}
 	return ""
 }
@@ -387,7 +387,7 @@ const upperHex = "0123456789ABCDEF"
 func cpCanonicalQuery(raw string) string {
 	type pair struct{ k, v, sortKey string }
 	var pairs []pair
-	for _, piece := range strings.Split(raw, "&") {
+	for piece := range strings.SplitSeq(raw, "&") {
 		if piece == "" {
 			continue
 		}
@@ -596,6 +596,7 @@ func scmProvider(v string) (string, error) {
 	case "github", "bitbucket", "gitlab":
 		return n, nil
 	}
+	//lint:ignore ST1005 upstream's message, verbatim
 	return "", fmt.Errorf("Invalid SCM_PROVIDER value '%s'. Supported values: github, bitbucket, gitlab.", n)
 }
 
@@ -766,8 +767,10 @@ func jsTruthy(raw json.RawMessage) bool {
 func secretsInput(body []byte) ([]jsEntry, error) {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	if !json.Valid(body) {
+		//lint:ignore ST1005 upstream's message, verbatim
 		return nil, errors.New("Invalid JSON body")
 	}
+	//lint:ignore ST1005 upstream's message, verbatim
 	missing := errors.New("Request body must include secrets object")
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) != nil {
@@ -839,6 +842,9 @@ func encryptionKeyUsable(k string) bool {
 
 const cpStorageUnavailable = "Secrets storage unavailable"
 
+//lint:ignore ST1005 upstream's message, verbatim
+var errCPStorageUnavailable = errors.New(cpStorageUnavailable)
+
 func (s *Server) cpPutSecrets(w http.ResponseWriter, c *cpCall) {
 	encKey := c.script.envText("REPO_SECRETS_ENCRYPTION_KEY")
 	if encKey == "" {
@@ -871,7 +877,7 @@ func (s *Server) cpPutSecrets(w http.ResponseWriter, c *cpCall) {
 		err = invalid("Global secrets would exceed %d secrets limit (current: %d, adding: %d)", cpMaxSecrets, len(store), netNew)
 	case len(keys) > 0 && !encryptionKeyUsable(encKey):
 		// Upstream fails to import the AES key while encrypting.
-		err = errors.New(cpStorageUnavailable)
+		err = errCPStorageUnavailable
 	case len(keys) > 0:
 		if store == nil {
 			store = map[string]*appSecret{}
@@ -891,7 +897,7 @@ func (s *Server) cpPutSecrets(w http.ResponseWriter, c *cpCall) {
 	s.mu.Unlock()
 	if err == nil && len(keys) > 0 {
 		if serr := s.save(); serr != nil {
-			err = errors.New(cpStorageUnavailable)
+			err = errCPStorageUnavailable
 		}
 	}
 	var ve *cpValidationError

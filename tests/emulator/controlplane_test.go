@@ -354,7 +354,7 @@ func TestControlPlaneAcceptsReusedNonce(t *testing.T) {
 	s, _, _ := startCP(t, emulator.Options{})
 	g := &sig{service: "slack-bot", key: slackKey, nonce: "00ff00ff", at: time.Now()}
 	h := map[string]string{"X-OpenInspect-Service-Signature": g.header(http.MethodPut, "/secrets", []byte(`{"secrets":{"A":"1"}}`))}
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		r := cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1"}}`, g, h)
 		assert.Equal(t, http.StatusOK, r.status, r.body)
 	}
@@ -365,7 +365,7 @@ func TestControlPlaneAcceptsReusedNonce(t *testing.T) {
 func TestControlPlaneSecretValidation(t *testing.T) {
 	s, _, _ := startCP(t, emulator.Options{})
 	many := map[string]string{}
-	for i := 0; i < 51; i++ {
+	for i := range 51 {
 		many[fmt.Sprintf("K%02d", i)] = "v"
 	}
 	manyJSON, _ := json.Marshal(map[string]any{"secrets": many})

@@ -333,7 +333,7 @@ func (s *Server) d1Execute(w http.ResponseWriter, r *http.Request, raw bool) {
 	if body.Batch != nil {
 		items = items[:0]
 		for _, b := range body.Batch {
-			items = append(items, sqlItem{SQL: b.SQL, Params: b.Params})
+			items = append(items, sqlItem(b))
 		}
 	}
 	for i := range items {

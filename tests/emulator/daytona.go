@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -524,9 +525,7 @@ func (d *daytona) inventory() DaytonaInventory {
 	}
 	for _, sb := range d.st.Sandboxes {
 		labels := make(map[string]string, len(sb.Labels))
-		for k, v := range sb.Labels {
-			labels[k] = v
-		}
+		maps.Copy(labels, sb.Labels)
 		inv.Sandboxes = append(inv.Sandboxes, DaytonaSandboxEntry{OrganizationID: sb.OrganizationID, ID: sb.ID, Name: sb.Name, State: sb.State, Labels: labels})
 	}
 	for k, o := range d.st.Objects {

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -121,9 +122,7 @@ func (d *daytona) addSandboxLocked(org, name, snapshot string, labels, env map[s
 
 func copyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
+	maps.Copy(out, m)
 	return out
 }
 

@@ -339,8 +339,8 @@ func parseDockerfile(content string) []dfInstruction {
 		if cur.Len() == 0 {
 			start = i + 1
 		}
-		if strings.HasSuffix(trimmed, `\`) {
-			cur.WriteString(strings.TrimSuffix(trimmed, `\`))
+		if before, ok := strings.CutSuffix(trimmed, `\`); ok {
+			cur.WriteString(before)
 			cur.WriteString(" ")
 			continue
 		}

@@ -121,8 +121,7 @@ func TestDaytonaSnapshotBuildThroughSDK(t *testing.T) {
 func requireDaytonaStatus(t *testing.T, err error, status int) {
 	t.Helper()
 	require.Error(t, err)
-	var nf *dterrors.DaytonaNotFoundError
-	if errors.As(err, &nf) {
+	if _, ok := errors.AsType[*dterrors.DaytonaNotFoundError](err); ok {
 		require.Equal(t, status, http.StatusNotFound, "%v", err)
 		return
 	}
@@ -362,7 +361,7 @@ func TestDaytonaSandboxes(t *testing.T) {
 	drain(logs)
 	mine := map[string]string{"openinspect_framework": "open-inspect"}
 	var ids []string
-	for i := 0; i < 3; i++ {
+	for i := range 3 {
 		labels := map[string]string{"openinspect_framework": "open-inspect", "openinspect_session_id": string(rune('a' + i))}
 		sb, err := c.Create(ctx, types.SnapshotParams{Snapshot: "base", SandboxBaseParams: types.SandboxBaseParams{Labels: labels}})
 		require.NoError(t, err)

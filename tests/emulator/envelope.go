@@ -79,9 +79,9 @@ package emulator
 //	404   10217  workers.api.error.version_not_found                         assumed
 //	400   10021  deployment shares not adding up to 100, unknown strategy,
 //	             migrations in a version upload                              assumed
-//	Cron syntax follows Cloudflare's documented table (verified): weekdays
-//	are 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or JAN-DEC, plus L, LW,
-//	nW (day of month) and nL, n#k (day of week).
+//	Cron syntax follows Cloudflare's documented table (verified), read as
+//	in cron.go: weekdays 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or
+//	JAN-DEC, plus L, LW, L-n, nW (day of month) and L, nL, n#k (day of week).
 //	Queues
 //	404   11000  Queue not found (path queue_id; 400 for a missing
 //	             dead_letter_queue in a consumer body)                       code verified (wrangler's queue_not_found); status assumed

@@ -160,6 +160,9 @@ func (api *modalAPI) AuthTokenGet(ctx context.Context, _ *pb.AuthTokenGetRequest
 
 func (api *modalAPI) WorkspaceNameLookup(ctx context.Context, _ *emptypb.Empty) (*pb.WorkspaceNameLookupResponse, error) {
 	ws := callerFrom(ctx).workspace
+	// Clients read username (Modal's own: Workspace.from_context); the
+	// deprecated workspace_name is filled too, as older clients read it.
+	//lint:ignore SA1019 answered for older clients
 	return pb.WorkspaceNameLookupResponse_builder{WorkspaceName: ws, Username: ws}.Build(), nil
 }
 

@@ -244,7 +244,7 @@ func (m *modalEmu) imageDigest(def *pb.Image, builderVersion string) string {
 }
 
 func imageMetadata(img *modalImage) *pb.ImageMetadata {
-	return pb.ImageMetadata_builder{ImageBuilderVersion: proto.String(img.BuilderVersion)}.Build()
+	return pb.ImageMetadata_builder{ImageBuilderVersion: new(img.BuilderVersion)}.Build()
 }
 
 func imageResult(img *modalImage) *pb.GenericResult {

@@ -129,7 +129,7 @@ func TestModalAuth(t *testing.T) {
 		raw := rawModal(t, s, "ak-"+tok, "as-"+tok)
 		ws, err := raw.WorkspaceNameLookup(context.Background(), &emptypb.Empty{})
 		require.NoError(t, err)
-		assert.Equal(t, "team-"+tok, ws.GetWorkspaceName())
+		assert.Equal(t, "team-"+tok, ws.GetUsername())
 		c, err := modalClient(t, s, "ak-"+tok, "as-"+tok, "")
 		require.NoError(t, err)
 		_, err = c.Apps.FromName(context.Background(), "shared-name", &modal.AppFromNameParams{CreateIfMissing: true})
@@ -148,7 +148,7 @@ func TestModalAuth(t *testing.T) {
 	noPair := rawModal(t, s, "", "")
 	ws, err := noPair.WorkspaceNameLookup(metadata.AppendToOutgoingContext(context.Background(), "x-modal-auth-token", tok.GetToken()), &emptypb.Empty{})
 	require.NoError(t, err)
-	assert.Equal(t, "team-two", ws.GetWorkspaceName())
+	assert.Equal(t, "team-two", ws.GetUsername())
 	forged := tok.GetToken()[:strings.LastIndexByte(tok.GetToken(), '.')] + ".AAAA"
 	_, err = noPair.WorkspaceNameLookup(metadata.AppendToOutgoingContext(context.Background(), "x-modal-auth-token", forged), &emptypb.Empty{})
 	assert.Equal(t, codes.Unauthenticated, status.Code(err))

@@ -3,8 +3,9 @@ package emulator
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -143,9 +144,7 @@ func (s *Server) Counts() map[string]int {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	out := make(map[string]int, len(s.counts))
-	for k, v := range s.counts {
-		out[k] = v
-	}
+	maps.Copy(out, s.counts)
 	return out
 }
 
@@ -172,11 +171,4 @@ func (s *Server) ResetCounts() {
 }
 
 // sortedKeys is used wherever output order must be deterministic.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -483,7 +483,7 @@ func TestWorkerSchedules(t *testing.T) {
 		"* * * * 0",        // Cloudflare weekdays are 1-7
 		"* * * * 8",        // weekday out of range
 		"*/0 * * * *",      // zero step
-		"5-1 * * * *",      // backwards range
+		"*/60 * * * *",     // step above the minute span (ranges may wrap: 5-1 is valid)
 		"1,,2 * * * *",     // empty list item
 		"every day please", // words
 		"* * * * 2#6",      // no sixth Monday

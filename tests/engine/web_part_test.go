@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/base64"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,9 +150,7 @@ func webStack(t *testing.T, project string, spec func() *web.Args, env map[strin
 		"PULUMI_SKIP_UPDATE_CHECK":                    "true",
 		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
 	}
-	for k, v := range env {
-		vars[k] = v
-	}
+	maps.Copy(vars, env)
 	proj := workspace.Project{Name: tokens.PackageName(project), Runtime: workspace.NewProjectRuntimeInfo("go", nil)}
 	stack, err := auto.UpsertStackInlineSource(t.Context(), "test", project, program,
 		auto.Project(proj), auto.WorkDir(filepath.Join(dir, "work")),
@@ -248,7 +247,7 @@ func requireNoWebPlaintext(t *testing.T, stack auto.Stack, secrets ...string) {
 
 // kubeconfigClientKey is the admin key embedded in the kubeconfig.
 func kubeconfigClientKey(t *testing.T, kubeconfig string) string {
-	for _, line := range strings.Split(kubeconfig, "\n") {
+	for line := range strings.SplitSeq(kubeconfig, "\n") {
 		if k, ok := strings.CutPrefix(strings.TrimSpace(line), "client-key-data:"); ok {
 			return strings.TrimSpace(k)
 		}

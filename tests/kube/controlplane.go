@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -425,8 +426,8 @@ func (c *ControlPlane) Stop() error {
 	c.mu.Unlock()
 
 	var errs []error
-	for i := len(procs) - 1; i >= 0; i-- {
-		p := procs[i]
+	for _, p := range slices.Backward(procs) {
+
 		select {
 		case <-p.done:
 			errs = append(errs, fmt.Errorf("kube: %s had exited before Stop: %v%s", p.name, p.err, logTail(p.logPath)))

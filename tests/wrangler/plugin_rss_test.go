@@ -119,11 +119,7 @@ func pluginRSS(bin string, emu *emulator.Server) (int64, time.Duration, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	vars := map[string]string{}
-	for k, v := range cfg {
-		vars["openinspect:config:"+k] = fmt.Sprint(v)
-	}
-	if _, err := prov.Configure(ctx, &pulumirpc.ConfigureRequest{Variables: vars, Args: args,
+	if _, err := prov.Configure(ctx, &pulumirpc.ConfigureRequest{Args: args,
 		AcceptSecrets: true, AcceptResources: true}); err != nil {
 		return 0, 0, fmt.Errorf("configure: %w: %s", err, stderr.String())
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -27,8 +26,6 @@ import (
 )
 
 const acct = emulator.DefaultAccountID
-
-var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // TestMain keeps the Go side of the suite (cloudflare-go) from picking up a
 // developer's CLOUDFLARE_* variables; wrangler gets its own environment.

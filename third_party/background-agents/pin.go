@@ -7,6 +7,7 @@ package backgroundagents
 
 import (
 	_ "embed"
+	"slices"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ var contractJSON []byte
 var upstreamCommitFile string
 
 // ContractJSON returns a copy of the embedded contract.json.
-func ContractJSON() []byte { return append([]byte(nil), contractJSON...) }
+func ContractJSON() []byte { return slices.Clone(contractJSON) }
 
 // Commit is the pinned upstream commit, as recorded in UPSTREAM_COMMIT.
 func Commit() string { return strings.TrimSpace(upstreamCommitFile) }

@@ -3,11 +3,13 @@
 // language plugins.
 //
 //	openinspect-gen schema [-out schema.json]
-//	openinspect-gen sdks   [-schema schema.json] [-out sdk] [-version X.Y.Z]
-//	openinspect-gen all    [-schema schema.json] [-out sdk]
+//	openinspect-gen sdks   [-schema schema.json] [-gomod go.mod] [-out sdk] [-version X.Y.Z]
+//	openinspect-gen all    [-schema schema.json] [-gomod go.mod] [-out sdk]
 //
 // Paths are relative to the working directory; run it from the repository
-// root. The logic lives in package sdkgen, which tests/drift also uses.
+// root. -gomod is the provider module's go.mod, from which the Go SDK's own
+// go.mod takes its go line and the versions of what it imports. The logic
+// lives in package sdkgen, which tests/drift also uses.
 package main
 
 import (
@@ -23,8 +25,8 @@ import (
 
 const usage = `usage:
   openinspect-gen schema [-out schema.json]
-  openinspect-gen sdks   [-schema schema.json] [-out sdk] [-version X.Y.Z]
-  openinspect-gen all    [-schema schema.json] [-out sdk]
+  openinspect-gen sdks   [-schema schema.json] [-gomod go.mod] [-out sdk] [-version X.Y.Z]
+  openinspect-gen all    [-schema schema.json] [-gomod go.mod] [-out sdk]
 `
 
 func main() {
@@ -53,19 +55,21 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return sdkgen.WriteSchema(ctx, *out)
 	case "sdks":
 		schemaPath := fs.String("schema", "schema.json", "schema to generate from")
+		goMod := fs.String("gomod", "go.mod", "the provider module's go.mod")
 		out := fs.String("out", "sdk", "directory to write sdk/<language> into")
 		version := fs.String("version", "", "plugin version to stamp into the SDKs (release builds; default: none)")
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		return sdkgen.GenerateSDKsFromFile(*schemaPath, *out, *version)
+		return sdkgen.GenerateSDKsFromFile(*schemaPath, *goMod, *out, *version)
 	case "all":
 		schemaPath := fs.String("schema", "schema.json", "file to write the schema to")
+		goMod := fs.String("gomod", "go.mod", "the provider module's go.mod")
 		out := fs.String("out", "sdk", "directory to write sdk/<language> into")
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		return sdkgen.All(ctx, *schemaPath, *out)
+		return sdkgen.All(ctx, *schemaPath, *goMod, *out)
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown subcommand %q", cmd)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	cf "github.com/cloudflare/cloudflare-go/v4"
@@ -81,12 +82,7 @@ func HasCode(err error, code int) bool {
 	if !errors.As(err, &apiErr) {
 		return false
 	}
-	for _, c := range apiErr.Codes {
-		if c == code {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(apiErr.Codes, code)
 }
 
 // IsNotFound reports whether err says the addressed object does not exist.
@@ -100,8 +96,7 @@ func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var sdkErr *cf.Error
-	if errors.As(err, &sdkErr) {
+	if sdkErr, ok := errors.AsType[*cf.Error](err); ok {
 		apiErr := &APIError{Op: op, StatusCode: sdkErr.StatusCode}
 		for _, e := range sdkErr.Errors {
 			apiErr.Codes = append(apiErr.Codes, int(e.Code))

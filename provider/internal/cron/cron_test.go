@@ -4,29 +4,26 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/openinspect/pulumi-openinspect/tests/crontable"
 )
 
-func TestValidateCron(t *testing.T) {
-	for _, ok := range []string{"* * * * *", "7,37 * * * *", "23 * * * *", "*/5 0-6/2 1 JAN-MAR mon-fri", "0 0 31 12 7"} {
-		assert.NoError(t, Validate(ok), ok)
-	}
-	for bad, want := range map[string]string{
-		"* * * *":      "5 fields",
-		"60 * * * *":   "minute",
-		"* 24 * * *":   "hour",
-		"* * 0 * *":    "day of month",
-		"* * * 13 *":   "month",
-		"* * * * 0":    "day of week",
-		"* * * * 8":    "day of week",
-		"*/0 * * * *":  "step",
-		"5-1 * * * *":  "backwards",
-		"x * * * *":    "minute",
-		"* * * FOO *":  "month",
-		"1,,2 * * * *": "minute",
-	} {
-		err := Validate(bad)
-		if assert.Error(t, err, bad) {
-			assert.Contains(t, err.Error(), want, bad)
+// TestValidateTable runs the table the emulator's validator is also tested
+// against (tests/crontable), so the two agree on every documented form.
+func TestValidateTable(t *testing.T) {
+	for _, c := range crontable.Cases() {
+		err := Validate(c.Cron)
+		if c.Valid {
+			assert.NoError(t, err, "%q (%s)", c.Cron, c.Form)
+			continue
+		}
+		if assert.Error(t, err, "%q (%s) accepted", c.Cron, c.Form) {
+			assert.Contains(t, err.Error(), c.Cron, "the error names the expression")
+			want := "5 fields"
+			if c.Field != "" {
+				want = "the " + c.Field + " field"
+			}
+			assert.Contains(t, err.Error(), want, "%q (%s)", c.Cron, c.Form)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -320,9 +321,7 @@ func TestSandboxesAcrossPagesAndDelete(t *testing.T) {
 	want := map[string]bool{}
 	for i := range 130 {
 		labels := map[string]string{"openinspect_session_id": fmt.Sprint(i)}
-		for k, v := range mine {
-			labels[k] = v
-		}
+		maps.Copy(labels, mine)
 		id, err := s.CreateDaytonaSandbox(emulator.DaytonaSandboxSpec{Labels: labels})
 		require.NoError(t, err)
 		want[id] = true

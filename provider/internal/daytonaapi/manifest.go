@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -142,12 +144,7 @@ func (m Manifest) image(localDir string) (*daytona.DockerImage, error) {
 		return nil, err
 	}
 	img := daytona.Base(m.BaseImage)
-	keys := make([]string, 0, len(m.Env))
-	for k := range m.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
 		img.Env(k, envValue(m.Env[k]))
 	}
 	img.AptGet(shellWords(m.AptPackages))
@@ -188,7 +185,7 @@ func (m Manifest) validate() error {
 	if err := noSpace("base image", m.BaseImage); err != nil {
 		return err
 	}
-	for _, p := range append(append([]string{}, m.AptPackages...), m.PipPackages...) {
+	for _, p := range slices.Concat(m.AptPackages, m.PipPackages) {
 		if err := noSpace("package", p); err != nil {
 			return err
 		}
@@ -232,10 +229,8 @@ func (m Manifest) validate() error {
 			return err
 		}
 	}
-	for _, e := range m.Entrypoint {
-		if e == "" {
-			return bad("empty entrypoint element")
-		}
+	if slices.Contains(m.Entrypoint, "") {
+		return bad("empty entrypoint element")
 	}
 	if m.CPU < 0 || m.Memory < 0 || m.Disk < 0 {
 		return bad("resources must not be negative")

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	apiclient "github.com/daytonaio/daytona/libs/api-client-go"
@@ -29,11 +30,7 @@ const sandboxPageSize = 100
 // It goes through the generated client because the SDK's List drops the
 // labels from what it returns.
 func (c *Client) Sandboxes(ctx context.Context, labels map[string]string) ([]Sandbox, error) {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(labels))
 	op := fmt.Sprintf("listing sandboxes labelled %s", strings.Join(keys, ", "))
 	if len(labels) == 0 {
 		return nil, c.fail("listing sandboxes", errors.New("at least one label is required"))

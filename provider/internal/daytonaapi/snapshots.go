@@ -160,8 +160,8 @@ func (c *Client) BuildSnapshot(ctx context.Context, name string, m Manifest, pro
 	// a failure arrives only as an "Error: ..." line.
 	errLine := ""
 	for line := range logs {
-		if strings.HasPrefix(line, "Error: ") {
-			errLine = strings.TrimPrefix(line, "Error: ")
+		if after, ok := strings.CutPrefix(line, "Error: "); ok {
+			errLine = after
 		}
 		progress(line)
 	}

@@ -214,7 +214,7 @@ func (t *tokenCache) get(ctx context.Context, raw pb.ModalClientClient) (string,
 		return "", err
 	}
 	if resp.GetToken() == "" {
-		return "", errors.New("Modal answered AuthTokenGet without a token")
+		return "", errors.New("modal: AuthTokenGet answered without a token")
 	}
 	t.token, t.expiry = resp.GetToken(), jwtExpiry(resp.GetToken())
 	return t.token, nil

@@ -211,7 +211,7 @@ func TestAppLifecycle(t *testing.T) {
 	img, err := sdk.Images.FromRegistry("python:3.12-slim", nil).Build(ctx, mapp)
 	require.NoError(t, err)
 	mine := map[string]string{"openinspect_kind": "image-build", "openinspect_scope_id": "inst-1"}
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		sb, err := sdk.Sandboxes.Create(ctx, mapp, img, nil)
 		require.NoError(t, err)
 		require.NoError(t, sb.SetTags(ctx, mine))

@@ -38,7 +38,7 @@ func (c *Client) Environment(ctx context.Context) (EnvironmentInfo, error) {
 		return EnvironmentInfo{}, fmt.Errorf("modal: looking up the workspace of the token: %w", err)
 	}
 	md := env.GetMetadata()
-	return EnvironmentInfo{Name: md.GetName(), Workspace: ws.GetWorkspaceName(), WebSuffix: md.GetSettings().GetWebhookSuffix()}, nil
+	return EnvironmentInfo{Name: md.GetName(), Workspace: ws.GetUsername(), WebSuffix: md.GetSettings().GetWebhookSuffix()}, nil
 }
 
 // UpsertSecret makes the named secret hold exactly values, creating it if

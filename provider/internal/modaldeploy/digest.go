@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,12 +49,7 @@ func SourceDigest(dir string, patterns []string) (string, error) {
 			files[f] = true
 		}
 	}
-	names := make([]string, 0, len(files))
-	for f := range files {
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		sum, err := fileSum(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
 			return "", fmt.Errorf("modaldeploy: digest: %w", err)

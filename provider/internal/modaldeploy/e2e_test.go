@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,8 +84,8 @@ func setMode(t *testing.T, root string, dirMode, fileMode os.FileMode) {
 	})
 	require.NoError(t, err)
 	if dirMode&0o200 == 0 {
-		for i := len(dirs) - 1; i >= 0; i-- { // close deepest first
-			require.NoError(t, os.Chmod(dirs[i], dirMode))
+		for _, dir := range slices.Backward(dirs) { // close deepest first
+			require.NoError(t, os.Chmod(dir, dirMode))
 		}
 	}
 }
@@ -272,7 +273,7 @@ func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
 		err  error
 	}
 	results := make(chan result, 2)
-	for i := 0; i < 2; i++ {
+	for range 2 {
 		go func() {
 			venv, _, err := r.environment(ctx, app)
 			results <- result{venv, err}

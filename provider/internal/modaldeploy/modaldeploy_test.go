@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,10 +123,8 @@ func TestSourceDigest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, d1, fromApp, "the app directory finds its checkout")
 
-	reversed := append([]string(nil), patterns...)
-	for i, j := 0, len(reversed)-1; i < j; i, j = i+1, j-1 {
-		reversed[i], reversed[j] = reversed[j], reversed[i]
-	}
+	reversed := slices.Clone(patterns)
+	slices.Reverse(reversed)
 	d, err := SourceDigest(root, reversed)
 	require.NoError(t, err)
 	assert.Equal(t, d1, d, "pattern order does not matter")

@@ -102,9 +102,6 @@ func ParsePythonVersion(s string) (semver.Version, error) {
 }
 
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }

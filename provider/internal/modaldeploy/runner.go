@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -390,7 +391,7 @@ func (w *tailWriter) flush() {
 func (w *tailWriter) lines() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]string(nil), w.kept...)
+	return slices.Clone(w.kept)
 }
 
 // boxChars frame rich's panels.

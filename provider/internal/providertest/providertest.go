@@ -32,11 +32,15 @@ const FixtureWorker = "export class SessionDO { async fetch() { return new Respo
 // a developer's shell may hold them, and they must not reach a test client.
 var sdkEnv = []string{"CLOUDFLARE_API_KEY", "CLOUDFLARE_EMAIL", "CLOUDFLARE_BASE_URL", "CLOUDFLARE_API_USER_SERVICE_KEY"}
 
+// EnvVars are the variables ClearEnv empties: every one the provider's
+// configuration falls back to (config.EnvVars) and those the SDKs read.
+func EnvVars() []string { return append(config.EnvVars(), sdkEnv...) }
+
 // ClearEnv empties every variable the provider's configuration falls back to,
 // and those the SDKs read, so a test never depends on the caller's shell.
 func ClearEnv(t testing.TB) {
 	t.Helper()
-	for _, k := range append(config.EnvVars(), sdkEnv...) {
+	for _, k := range EnvVars() {
 		t.Setenv(k, "")
 	}
 }

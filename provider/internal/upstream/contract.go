@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
 	backgroundagents "github.com/openinspect/pulumi-openinspect/third_party/background-agents"
 )
 
@@ -22,14 +24,15 @@ func UpstreamCommit() string { return backgroundagents.Commit() }
 // Raw returns a copy of the embedded contract.json.
 func Raw() []byte { return backgroundagents.ContractJSON() }
 
+// SchemaVersion is the version of contract.json's format that Parse reads.
+const SchemaVersion = 1
+
 // Contract is the whole record. Its JSON form is contract.json.
 type Contract struct {
 	// SchemaVersion is the version of this file's format (not of upstream).
 	SchemaVersion int `json:"schemaVersion"`
 	// Upstream identifies the pinned upstream revision.
 	Upstream Upstream `json:"upstream"`
-	// SourceKinds documents the source vocabulary: kind name → meaning.
-	SourceKinds map[string]string `json:"sourceKinds"`
 	// Conditions are the named predicates every `when` refers to.
 	Conditions map[string]Condition `json:"conditions"`
 	// Naming describes how resource names are formed.
@@ -52,23 +55,18 @@ type Contract struct {
 	Queues []Queue `json:"queues"`
 	// Workers lists the Cloudflare Workers upstream deploys.
 	Workers []Worker `json:"workers"`
-	// Deployment records upstream's ordering and phasing facts.
-	Deployment Deployment `json:"deployment"`
-	// Sandbox describes the sandbox backends.
+	// Sandbox describes the Modal and Daytona sandbox backends.
 	Sandbox Sandbox `json:"sandbox"`
-	// Web describes the web UI's configuration surface.
-	Web Web `json:"web"`
 	// D1Migrations records facts about upstream's migration files and ledger.
 	D1Migrations D1Migrations `json:"d1Migrations"`
 }
 
 // Upstream identifies the pinned upstream revision.
 type Upstream struct {
-	Repository    string `json:"repository"`
-	Commit        string `json:"commit"`
-	CommitDate    string `json:"commitDate"` // RFC 3339
-	TerraformRoot string `json:"terraformRoot"`
-	Notes         string `json:"notes,omitempty"`
+	Repository string `json:"repository"`
+	Commit     string `json:"commit"`
+	CommitDate string `json:"commitDate"` // RFC 3339
+	Notes      string `json:"notes,omitempty"`
 }
 
 // Condition is a named predicate. Default says whether it holds when every
@@ -115,12 +113,10 @@ const (
 
 // Naming describes how resource names are formed.
 type Naming struct {
-	DefaultPrefix              string            `json:"defaultPrefix"`
-	Pattern                    string            `json:"pattern"`
-	PrefixConfigurableUpstream bool              `json:"prefixConfigurableUpstream"`
-	Immutable                  bool              `json:"immutable"`
-	Notes                      string            `json:"notes,omitempty"`
-	Exceptions                 []NamingException `json:"exceptions"`
+	DefaultPrefix string            `json:"defaultPrefix"`
+	Pattern       string            `json:"pattern"`
+	Notes         string            `json:"notes,omitempty"`
+	Exceptions    []NamingException `json:"exceptions"`
 }
 
 // NamingException is a resource kind whose name does not follow Pattern as is.
@@ -147,25 +143,9 @@ func (n Naming) Exception(kind string) (NamingException, bool) {
 
 // Compatibility holds the settings shared by every upstream worker.
 type Compatibility struct {
-	Date              string        `json:"date"`
-	Flags             []string      `json:"flags"`
-	WorkersDev        bool          `json:"workersDev"`
-	ModuleContentType string        `json:"moduleContentType"`
-	Observability     Observability `json:"observability"`
-}
-
-// Observability is the worker observability setting upstream applies.
-type Observability struct {
-	Enabled          bool              `json:"enabled"`
-	HeadSamplingRate float64           `json:"headSamplingRate"`
-	Logs             ObservabilityLogs `json:"logs"`
-}
-
-// ObservabilityLogs is the logs part of Observability.
-type ObservabilityLogs struct {
-	Enabled          bool    `json:"enabled"`
-	HeadSamplingRate float64 `json:"headSamplingRate"`
-	InvocationLogs   bool    `json:"invocationLogs"`
+	Date       string   `json:"date"`
+	Flags      []string `json:"flags"`
+	WorkersDev bool     `json:"workersDev"`
 }
 
 // Input is a value the installer supplies. Type is string, bool or number;
@@ -194,7 +174,6 @@ type Generated struct {
 	Name             string `json:"name"`
 	Length           int    `json:"length"`
 	Alphabet         string `json:"alphabet"`
-	SignsAs          string `json:"signsAs,omitempty"`
 	UpstreamResource string `json:"upstreamResource"`
 	Description      string `json:"description"`
 }
@@ -209,7 +188,6 @@ const (
 // the worker named in the source.
 type Derived struct {
 	Name        string   `json:"name"`
-	Type        string   `json:"type"`
 	Default     *string  `json:"default,omitempty"`
 	Allowed     []string `json:"allowed,omitempty"`
 	PerWorker   bool     `json:"perWorker,omitempty"`
@@ -218,10 +196,9 @@ type Derived struct {
 
 // D1Database is a D1 database upstream creates.
 type D1Database struct {
-	Logical         string `json:"logical"`
-	When            string `json:"when"`
-	ReadReplication string `json:"readReplication"`
-	Notes           string `json:"notes,omitempty"`
+	Logical string `json:"logical"`
+	When    string `json:"when"`
+	Notes   string `json:"notes,omitempty"`
 }
 
 // KVNamespace is a KV namespace upstream creates.
@@ -260,16 +237,21 @@ type Worker struct {
 	MainModule string   `json:"mainModule"`
 	Bindings   Bindings `json:"bindings"`
 	// Vars are plain-text bindings; Secrets are secret-text bindings.
-	Vars    []EnvEntry `json:"vars"`
-	Secrets []EnvEntry `json:"secrets"`
-	// OptionalEnv are names the worker reads that upstream leaves unset.
-	OptionalEnv          []string             `json:"optionalEnv"`
-	Crons                []Cron               `json:"crons"`
-	QueueConsumers       []QueueConsumer      `json:"queueConsumers"`
-	DurableObjectClasses []DurableObjectClass `json:"durableObjectClasses"`
-	Health               Health               `json:"health"`
-	// PublicPaths are well-known paths on the worker (e.g. webhooks).
-	PublicPaths map[string]string `json:"publicPaths,omitempty"`
+	Vars           []EnvEntry      `json:"vars"`
+	Secrets        []EnvEntry      `json:"secrets"`
+	Crons          []Cron          `json:"crons"`
+	QueueConsumers []QueueConsumer `json:"queueConsumers"`
+	// DurableObjectClasses are the classes the worker exports, which its
+	// Durable Object bindings name.
+	DurableObjectClasses []DurableObjectClass `json:"durableObjectClasses,omitempty"`
+}
+
+// DurableObjectClass is a Durable Object class a worker exports. Storage is
+// "sqlite": the Worker resource creates classes with new_sqlite_classes
+// migrations (free plans refuse others).
+type DurableObjectClass struct {
+	ClassName string `json:"className"`
+	Storage   string `json:"storage"`
 }
 
 // Bindings groups a worker's resource bindings. An empty When means always.
@@ -329,12 +311,20 @@ type EnvEntry struct {
 	Name   string `json:"name"`
 	Source Source `json:"source"`
 	When   string `json:"when"`
-	Secret bool   `json:"secret,omitempty"`
 	Notes  string `json:"notes,omitempty"`
 }
 
-// Source says where a value comes from; exactly one kind is set. See the
-// sourceKinds section of contract.json.
+// Source says where a value comes from; exactly one kind is set:
+//
+//	{"value": "<literal>"}                  a fixed string, possibly empty
+//	{"input": "<name>"}                     a value the installer supplies (declared in inputs);
+//	                                        booleans render as "true"/"false", numbers in plain
+//	                                        decimal; with "trim": true it is trimmed first
+//	{"generated": "<name>", "length": N}    a random secret made once per installation, shared
+//	                                        by every place that names it (declared in generated)
+//	{"derived": "<name>"}                   a value computed from the installation (declared in
+//	                                        derived); "worker": "<logical>" picks a worker's URL
+//	{"firstOf": [<source>, ...]}            the first listed source whose value is non-empty
 type Source struct {
 	Value     *string  `json:"value,omitempty"`
 	Input     string   `json:"input,omitempty"`
@@ -396,55 +386,12 @@ type QueueConsumer struct {
 	RetryDelaySeconds int    `json:"retryDelaySeconds"`
 }
 
-// DurableObjectClass is a Durable Object class a worker exports.
-type DurableObjectClass struct {
-	ClassName    string `json:"className"`
-	Storage      string `json:"storage"`
-	MigrationTag string `json:"migrationTag"`
-}
-
-// Health is a worker's health endpoint. Body lists fields the response must
-// contain with these values; ExtraFields are further fields it may carry.
-type Health struct {
-	Path        string          `json:"path"`
-	Body        json.RawMessage `json:"body"`
-	ExtraFields []string        `json:"extraFields,omitempty"`
-}
-
-// Deployment records upstream's ordering and phasing facts.
-type Deployment struct {
-	ServiceBindingsTwoPhase        string                  `json:"serviceBindingsTwoPhase"`
-	DurableObjectBindingsTwoPhase  string                  `json:"durableObjectBindingsTwoPhase"`
-	DurableObjectMigrationDefaults DurableObjectMigrations `json:"durableObjectMigrationDefaults"`
-	WorkerOrder                    []OrderEdge             `json:"workerOrder"`
-	WorkerOrderNotes               string                  `json:"workerOrderNotes"`
-	BuildCommandNotes              string                  `json:"buildCommandNotes"`
-}
-
-// DurableObjectMigrations are upstream's default migration settings.
-type DurableObjectMigrations struct {
-	Tag                     string  `json:"tag"`
-	OldTag                  *string `json:"oldTag"`
-	NewSqliteClassesDefault string  `json:"newSqliteClassesDefault"`
-	ClassesKind             string  `json:"classesKind"`
-}
-
-// OrderEdge says upstream deploys worker Before ahead of worker After.
-type OrderEdge struct {
-	Before string `json:"before"`
-	After  string `json:"after"`
-}
-
-// Sandbox describes the sandbox backends.
+// Sandbox describes the sandbox backends this provider deploys. Which backend
+// an installation uses is the derived value sandboxProvider.
 type Sandbox struct {
-	Providers    []string       `json:"providers"`
-	Default      string         `json:"default"`
-	Modal        Modal          `json:"modal"`
-	Daytona      Daytona        `json:"daytona"`
-	Records      SandboxRecords `json:"records"`
-	Vercel       ProviderEnv    `json:"vercel"`
-	OpenComputer ProviderEnv    `json:"opencomputer"`
-	E2B          ProviderEnv    `json:"e2b"`
+	Modal   Modal          `json:"modal"`
+	Daytona Daytona        `json:"daytona"`
+	Records SandboxRecords `json:"records"`
 }
 
 // ProviderEnv names the control-plane vars and secrets a backend contributes;
@@ -591,57 +538,6 @@ type DaytonaToolchain struct {
 	GhCLI          string `json:"ghCli"`
 }
 
-// Web describes the web UI's configuration surface.
-type Web struct {
-	Package            string          `json:"package"`
-	Framework          string          `json:"framework"`
-	Output             string          `json:"output"`
-	RuntimeEnv         []EnvEntry      `json:"runtimeEnv"`
-	BuildTimeEnv       []EnvEntry      `json:"buildTimeEnv"`
-	OptionalEnv        []string        `json:"optionalEnv"`
-	OAuthCallbackPaths []OAuthCallback `json:"oauthCallbackPaths"`
-	WebAppURLRule      string          `json:"webAppUrlRule"`
-	Platforms          WebPlatforms    `json:"platforms"`
-}
-
-// OAuthCallback is a sign-in provider's callback path on the web origin.
-type OAuthCallback struct {
-	Provider string `json:"provider"`
-	Path     string `json:"path"`
-	When     string `json:"when"`
-}
-
-// WebPlatforms are upstream's two web hosting options.
-type WebPlatforms struct {
-	Vercel     VercelWebPlatform     `json:"vercel"`
-	Cloudflare CloudflareWebPlatform `json:"cloudflare"`
-}
-
-// VercelWebPlatform is upstream's Vercel hosting of the web UI.
-type VercelWebPlatform struct {
-	IsUpstreamDefault bool   `json:"isUpstreamDefault"`
-	ProjectName       string `json:"projectName"`
-	URL               string `json:"url"`
-	RootDirectory     string `json:"rootDirectory"`
-}
-
-// CloudflareWebPlatform is upstream's Cloudflare (OpenNext) hosting of the web UI.
-type CloudflareWebPlatform struct {
-	WorkerName         string           `json:"workerName"`
-	CompatibilityDate  string           `json:"compatibilityDate"`
-	CompatibilityFlags []string         `json:"compatibilityFlags"`
-	Main               string           `json:"main"`
-	Assets             WebAssets        `json:"assets"`
-	Services           []ServiceBinding `json:"services"`
-	WorkersDev         string           `json:"workersDev"`
-}
-
-// WebAssets is the static-assets binding of the Cloudflare web worker.
-type WebAssets struct {
-	Directory string `json:"directory"`
-	Binding   string `json:"binding"`
-}
-
 // D1Migrations records facts about upstream's migration files and ledger.
 type D1Migrations struct {
 	Directory         string   `json:"directory"`
@@ -679,7 +575,20 @@ type LedgerColumn struct {
 // data are errors. It does not call Validate.
 func Load() (*Contract, error) { return Parse(backgroundagents.ContractJSON()) }
 
-// Parse decodes a contract document strictly.
+// embedded is the embedded contract, decoded once for the accessors below.
+var embedded = sync.OnceValue(func() *Contract {
+	c, err := Load()
+	if err != nil {
+		panic(err) // the embedded file is checked by this package's tests
+	}
+	return c
+})
+
+// CompatibilityDate is the Workers compatibility date upstream pins its
+// workers to (compatibility.date): the Worker resource's default.
+func CompatibilityDate() string { return embedded().Compatibility.Date }
+
+// Parse decodes a contract document strictly, refusing another format version.
 func Parse(data []byte) (*Contract, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -689,6 +598,9 @@ func Parse(data []byte) (*Contract, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("contract.json: trailing data after the top-level object")
+	}
+	if c.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("contract.json: schemaVersion %d; this loader reads version %d", c.SchemaVersion, SchemaVersion)
 	}
 	return &c, nil
 }
@@ -989,7 +901,6 @@ func (c *Contract) Validate() error {
 	}
 	v.consumersAndOrder()
 	v.sandbox()
-	v.web()
 	v.migrations()
 	for _, g := range c.Generated {
 		if !v.usedGen[g.Name] {
@@ -1015,18 +926,6 @@ func (v *validator) upstream() {
 	}
 	if !strings.HasPrefix(u.Repository, "https://github.com/") {
 		v.add("upstream.repository %q is not a GitHub URL", u.Repository)
-	}
-	for _, k := range []string{KindValue, KindInput, KindGenerated, KindDerived, KindFirstOf} {
-		if strings.TrimSpace(v.c.SourceKinds[k]) == "" {
-			v.add("sourceKinds: kind %q is not documented", k)
-		}
-	}
-	for k := range v.c.SourceKinds {
-		switch k {
-		case KindValue, KindInput, KindGenerated, KindDerived, KindFirstOf:
-		default:
-			v.add("sourceKinds: unknown kind %q", k)
-		}
 	}
 }
 
@@ -1276,9 +1175,6 @@ func (v *validator) compatibility() {
 	if !dateRE.MatchString(cp.Date) {
 		v.add("compatibility.date %q is not YYYY-MM-DD", cp.Date)
 	}
-	if cp.ModuleContentType == "" {
-		v.add("compatibility.moduleContentType is required")
-	}
 }
 
 func (v *validator) resources() {
@@ -1459,9 +1355,6 @@ func (v *validator) worker(w *Worker) {
 		if dc.Storage != "sqlite" {
 			v.add("%s: storage %q; only sqlite classes are declared (free plans refuse others)", where, dc.Storage)
 		}
-		if dc.MigrationTag == "" {
-			v.add("%s: migrationTag is required", where)
-		}
 	}
 	for i, d := range b.DurableObjects {
 		field := fmt.Sprintf("bindings.durableObjects[%d]", i)
@@ -1481,15 +1374,10 @@ func (v *validator) worker(w *Worker) {
 		claim(field, e.Name)
 		v.entry(fmt.Sprintf("%s: %s %q", wn, field, e.Name), e)
 	}
-	for i, name := range w.OptionalEnv {
-		if _, dup := names[name]; dup {
-			v.add("%s: optionalEnv[%d] %q is already bound", wn, i, name)
-		}
-	}
 	schedules := map[string]bool{}
 	for i, cr := range w.Crons {
 		where := fmt.Sprintf("%s: crons[%d] %q", wn, i, cr.Schedule)
-		if err := checkCron(cr.Schedule); err != nil {
+		if err := cron.Validate(cr.Schedule); err != nil {
 			v.add("%s: %v", where, err)
 		}
 		if schedules[cr.Schedule] {
@@ -1499,14 +1387,6 @@ func (v *validator) worker(w *Worker) {
 	}
 	for i, qc := range w.QueueConsumers {
 		v.consumer(fmt.Sprintf("%s: queueConsumers[%d] %q", wn, i, qc.Queue), w, qc)
-	}
-	hw := wn + ": health"
-	if !strings.HasPrefix(w.Health.Path, "/") {
-		v.add("%s: path %q must start with /", hw, w.Health.Path)
-	}
-	var body map[string]any
-	if err := json.Unmarshal(w.Health.Body, &body); err != nil || len(body) == 0 {
-		v.add("%s: body must be a non-empty JSON object", hw)
 	}
 }
 
@@ -1554,11 +1434,6 @@ func (v *validator) consumersAndOrder() {
 			consumers[qc.Queue] = w.Logical
 		}
 	}
-	for i, e := range v.c.Deployment.WorkerOrder {
-		if v.c.Worker(e.Before) == nil || v.c.Worker(e.After) == nil {
-			v.add("deployment.workerOrder[%d]: %q → %q names an undeclared worker", i, e.Before, e.After)
-		}
-	}
 }
 
 func (v *validator) providerEnv(where string, pe ProviderEnv) {
@@ -1580,28 +1455,21 @@ func (v *validator) providerEnv(where string, pe ProviderEnv) {
 
 func (v *validator) sandbox() {
 	s := v.c.Sandbox
-	if !slices.Contains(s.Providers, s.Default) {
-		v.add("sandbox.default %q is not among sandbox.providers", s.Default)
-	}
-	if d := v.c.DerivedValue("sandboxProvider"); d != nil {
-		if strings.Join(d.Allowed, ",") != strings.Join(s.Providers, ",") {
-			v.add("sandbox.providers %v differ from derived sandboxProvider's allowed %v", s.Providers, d.Allowed)
+	if d := v.c.DerivedValue("sandboxProvider"); d == nil {
+		v.add("derived: sandboxProvider is missing")
+	} else {
+		if d.Default == nil || !slices.Contains(d.Allowed, *d.Default) {
+			v.add("derived sandboxProvider: the default must be among allowed %v", d.Allowed)
 		}
-		if d.Default == nil || *d.Default != s.Default {
-			v.add("sandbox.default %q differs from derived sandboxProvider's default", s.Default)
-		}
-	}
-	for _, p := range s.Providers {
-		if _, ok := v.c.Conditions[p]; !ok {
-			v.add("sandbox.providers: no condition named %q", p)
+		for _, p := range d.Allowed {
+			if _, ok := v.c.Conditions[p]; !ok {
+				v.add("derived sandboxProvider: no condition named %q", p)
+			}
 		}
 	}
 	m := s.Modal
 	v.providerEnv("sandbox.modal", m.ProviderEnv)
 	v.providerEnv("sandbox.daytona", s.Daytona.ProviderEnv)
-	v.providerEnv("sandbox.vercel", s.Vercel)
-	v.providerEnv("sandbox.opencomputer", s.OpenComputer)
-	v.providerEnv("sandbox.e2b", s.E2B)
 	if m.AppName == "" {
 		v.add("sandbox.modal.appName is required")
 	}
@@ -1635,37 +1503,6 @@ func (v *validator) sandbox() {
 	}
 }
 
-func (v *validator) web() {
-	w := v.c.Web
-	seen := map[string]bool{}
-	for _, group := range []struct {
-		field string
-		list  []EnvEntry
-	}{{"runtimeEnv", w.RuntimeEnv}, {"buildTimeEnv", w.BuildTimeEnv}} {
-		field := group.field
-		for i, e := range group.list {
-			where := fmt.Sprintf("web.%s[%d] %q", field, i, e.Name)
-			if seen[e.Name] {
-				v.add("%s: duplicate name", where)
-			}
-			seen[e.Name] = true
-			v.entry(where, e)
-		}
-	}
-	for i, cb := range w.OAuthCallbackPaths {
-		where := fmt.Sprintf("web.oauthCallbackPaths[%d] %q", i, cb.Provider)
-		if !strings.HasPrefix(cb.Path, "/") {
-			v.add("%s: path %q must start with /", where, cb.Path)
-		}
-		v.when(where, cb.When)
-	}
-	for i, s := range w.Platforms.Cloudflare.Services {
-		if v.c.Worker(s.Worker) == nil {
-			v.add("web.platforms.cloudflare.services[%d] %q: worker %q is not declared in workers", i, s.Binding, s.Worker)
-		}
-	}
-}
-
 func (v *validator) migrations() {
 	m := v.c.D1Migrations
 	if m.First < 1 || m.Last < m.First {
@@ -1684,7 +1521,7 @@ func (v *validator) migrations() {
 	if want := m.Last - m.First + 1 - len(m.Gaps); want != m.FileCount {
 		v.add("d1Migrations.fileCount %d does not match %d..%d minus %d gap(s) = %d", m.FileCount, m.First, m.Last, len(m.Gaps), want)
 	}
-	for _, f := range append(append([]string{}, m.FilesWithTriggers...), m.FilesWithPragmas...) {
+	for _, f := range slices.Concat(m.FilesWithTriggers, m.FilesWithPragmas) {
 		match := migrationFileRE.FindStringSubmatch(f)
 		if match == nil || len(match[1]) != m.NumberWidth {
 			v.add("d1Migrations: file %q does not match %s", f, m.FilePattern)
@@ -1713,63 +1550,4 @@ func (v *validator) migrations() {
 	if pk != 1 {
 		v.add("d1Migrations.ledger: %d primary-key columns, want 1", pk)
 	}
-}
-
-// checkCron accepts a five-field cron expression with numeric fields (and
-// three-letter month and weekday names), lists, ranges and steps.
-func checkCron(expr string) error {
-	fields := strings.Fields(expr)
-	if len(fields) != 5 || strings.Join(fields, " ") != expr {
-		return fmt.Errorf("cron must have exactly 5 single-space-separated fields, has %d", len(fields))
-	}
-	type bounds struct {
-		name   string
-		lo, hi int
-		names  []string
-	}
-	spec := []bounds{
-		{"minute", 0, 59, nil},
-		{"hour", 0, 23, nil},
-		{"day-of-month", 1, 31, nil},
-		{"month", 1, 12, []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}},
-		{"day-of-week", 0, 7, []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}},
-	}
-	for i, f := range fields {
-		b := spec[i]
-		num := func(s string) (int, bool) {
-			for j, n := range b.names {
-				if strings.EqualFold(s, n) {
-					if b.name == "month" {
-						return j + 1, true
-					}
-					return j, true
-				}
-			}
-			n, err := strconv.Atoi(s)
-			return n, err == nil && n >= b.lo && n <= b.hi
-		}
-		for _, item := range strings.Split(f, ",") {
-			rng, step, hasStep := strings.Cut(item, "/")
-			if hasStep {
-				if n, err := strconv.Atoi(step); err != nil || n < 1 {
-					return fmt.Errorf("%s field %q has a bad step", b.name, f)
-				}
-			}
-			if rng == "*" {
-				continue
-			}
-			lo, hi, isRange := strings.Cut(rng, "-")
-			a, ok := num(lo)
-			if !ok {
-				return fmt.Errorf("%s field %q: %q is not in %d-%d", b.name, f, lo, b.lo, b.hi)
-			}
-			if isRange {
-				z, ok := num(hi)
-				if !ok || z < a {
-					return fmt.Errorf("%s field %q: bad range %q", b.name, f, rng)
-				}
-			}
-		}
-	}
-	return nil
 }

@@ -18,6 +18,8 @@ import (
 type D1Migrations struct {
 	pulumi.CustomResourceState
 
+	// The Cloudflare account the database lives in.
+	AccountId pulumi.StringPtrOutput `pulumi:"accountId"`
 	// The ledger rows, in order.
 	Applied AppliedMigrationArrayOutput `pulumi:"applied"`
 	// How many migrations the ledger records.
@@ -192,6 +194,11 @@ func (o D1MigrationsOutput) ToD1MigrationsOutput() D1MigrationsOutput {
 
 func (o D1MigrationsOutput) ToD1MigrationsOutputWithContext(ctx context.Context) D1MigrationsOutput {
 	return o
+}
+
+// The Cloudflare account the database lives in.
+func (o D1MigrationsOutput) AccountId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *D1Migrations) pulumi.StringPtrOutput { return v.AccountId }).(pulumi.StringPtrOutput)
 }
 
 // The ledger rows, in order.

@@ -137,6 +137,7 @@ class D1Migrations(pulumi.CustomResource):
             __props__.__dict__["database_id"] = database_id
             __props__.__dict__["directory"] = directory
             __props__.__dict__["migrations"] = migrations
+            __props__.__dict__["account_id"] = None
             __props__.__dict__["applied"] = None
             __props__.__dict__["applied_count"] = None
             __props__.__dict__["changed"] = None
@@ -166,6 +167,7 @@ class D1Migrations(pulumi.CustomResource):
 
         __props__ = D1MigrationsArgs.__new__(D1MigrationsArgs)
 
+        __props__.__dict__["account_id"] = None
         __props__.__dict__["applied"] = None
         __props__.__dict__["applied_count"] = None
         __props__.__dict__["changed"] = None
@@ -181,6 +183,14 @@ class D1Migrations(pulumi.CustomResource):
             opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
         __props__: dict = {}
         return pulumi.runtime.exists_resource(None, 'openinspect:index:D1Migrations', id, __props__, opts or pulumi.ResourceOptions())
+
+    @_builtins.property
+    @pulumi.getter(name="accountId")
+    def account_id(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The Cloudflare account the database lives in.
+        """
+        return pulumi.get(self, "account_id")
 
     @_builtins.property
     @pulumi.getter

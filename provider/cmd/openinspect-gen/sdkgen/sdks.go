@@ -3,10 +3,11 @@ package sdkgen
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/blang/semver"
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
@@ -25,14 +26,7 @@ var Languages = []string{"go", "nodejs", "python"}
 type Files map[string][]byte
 
 // Paths returns the paths of files in sorted order.
-func (f Files) Paths() []string {
-	paths := make([]string, 0, len(f))
-	for p := range f {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	return paths
-}
+func (f Files) Paths() []string { return slices.Sorted(maps.Keys(f)) }
 
 // GenerateSDKs generates every SDK from schemaJSON. Paths in the result are
 // prefixed with the language directory ("go/...", "nodejs/...", "python/...").
@@ -41,7 +35,11 @@ func (f Files) Paths() []string {
 // is empty the schema's own version is used, which for the committed
 // schema.json is none, so the SDKs carry the codegen placeholders and name no
 // plugin version.
-func GenerateSDKs(schemaJSON []byte, version string) (Files, error) {
+//
+// rootGoMod is the provider module's go.mod: the Go SDK is a module of its
+// own (go/go.mod), requiring, at the versions the provider is built and tested
+// with, only the modules its generated code imports.
+func GenerateSDKs(schemaJSON []byte, version string, rootGoMod []byte) (Files, error) {
 	spec, err := parseSpec(schemaJSON)
 	if err != nil {
 		return nil, err
@@ -68,13 +66,14 @@ func GenerateSDKs(schemaJSON []byte, version string) (Files, error) {
 		}
 		for name, data := range files {
 			name = path.Clean(filepath.ToSlash(name))
-			if lang == "go" && name == "go.mod" {
-				// The Go SDK is a package of the main module, not a module.
-				continue
-			}
 			out[lang+"/"+name] = data
 		}
 	}
+	gomod, err := goSDKModule(spec, out, rootGoMod)
+	if err != nil {
+		return nil, fmt.Errorf("generating the Go SDK's go.mod: %w", err)
+	}
+	out["go/go.mod"] = gomod
 	return out, nil
 }
 
@@ -157,14 +156,18 @@ func WriteSDKs(outDir string, files Files) error {
 	return nil
 }
 
-// GenerateSDKsFromFile reads the schema at schemaPath and writes every SDK
-// under outDir.
-func GenerateSDKsFromFile(schemaPath, outDir, version string) error {
+// GenerateSDKsFromFile reads the schema at schemaPath and the provider
+// module's go.mod at goModPath, and writes every SDK under outDir.
+func GenerateSDKsFromFile(schemaPath, goModPath, outDir, version string) error {
 	data, err := os.ReadFile(schemaPath)
 	if err != nil {
 		return fmt.Errorf("reading schema: %w", err)
 	}
-	files, err := GenerateSDKs(data, version)
+	gomod, err := os.ReadFile(goModPath)
+	if err != nil {
+		return fmt.Errorf("reading the provider's go.mod: %w", err)
+	}
+	files, err := GenerateSDKs(data, version, gomod)
 	if err != nil {
 		return err
 	}
@@ -172,10 +175,10 @@ func GenerateSDKsFromFile(schemaPath, outDir, version string) error {
 }
 
 // All regenerates schemaPath from the provider, then the SDKs under sdkDir
-// from it.
-func All(ctx context.Context, schemaPath, sdkDir string) error {
+// from it (the Go SDK's go.mod from the provider's, at goModPath).
+func All(ctx context.Context, schemaPath, goModPath, sdkDir string) error {
 	if err := WriteSchema(ctx, schemaPath); err != nil {
 		return err
 	}
-	return GenerateSDKsFromFile(schemaPath, sdkDir, "")
+	return GenerateSDKsFromFile(schemaPath, goModPath, sdkDir, "")
 }
