@@ -2,6 +2,7 @@ package installation
 
 import (
 	"errors"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -196,9 +197,7 @@ func (b *installer) install(comp *OpenInspect) error {
 
 	if len(s.AppSecrets) > 0 {
 		secrets := pulumi.StringMap{}
-		for k, v := range s.AppSecrets {
-			secrets[k] = v
-		}
+		maps.Copy(secrets, s.AppSecrets)
 		// Signed as the Slack bot: its key is always bound on the control
 		// plane, and bot signatures need no browser session.
 		if _, err := register(b, "AppSecrets", "app-secrets", pulumi.Map{

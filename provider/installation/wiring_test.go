@@ -1,0 +1,93 @@
+package installation
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+)
+
+// schemaResources reads the committed schema.json: token -> input and output
+// property names.
+func schemaResources(t *testing.T) map[string]struct{ inputs, outputs map[string]bool } {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "schema.json"))
+	require.NoError(t, err)
+	var schema struct {
+		Resources map[string]struct {
+			InputProperties map[string]json.RawMessage `json:"inputProperties"`
+			Properties      map[string]json.RawMessage `json:"properties"`
+		} `json:"resources"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &schema))
+	out := map[string]struct{ inputs, outputs map[string]bool }{}
+	for token, r := range schema.Resources {
+		e := struct{ inputs, outputs map[string]bool }{map[string]bool{}, map[string]bool{}}
+		for k := range r.InputProperties {
+			e.inputs[k] = true
+		}
+		for k := range r.Properties {
+			e.outputs[k] = true
+		}
+		out[token] = e
+	}
+	return out
+}
+
+// TestChildWiringMatchesSchema: the component registers its children by
+// token with untyped maps, so a renamed property would compile and pass the
+// mocks. Every key it passes must be an input of that token in schema.json,
+// and every output it reads (the child structs' tags) must be an output.
+func TestChildWiringMatchesSchema(t *testing.T) {
+	resources := schemaResources(t)
+	provider, api := "daytona", "https://daytona.example/api"
+	// (The web part's children are pulumi-kubernetes resources, typed by its SDK.)
+	withSecrets := requiredArgs()
+	withSecrets.AppSecrets = map[string]pulumi.StringInput{"GH_TOKEN": pulumi.String("x")}
+	daytona := requiredArgs()
+	daytona.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{APIURL: &api, APIKey: pulumi.String("k")}}
+
+	seen := map[string]bool{}
+	for _, args := range []OpenInspectArgs{withSecrets, daytona} {
+		mocks := &recordingMocks{}
+		require.NoError(t, runWithMocks(mocks, args))
+		for _, r := range mocks.registered() {
+			if !strings.HasPrefix(r.TypeToken, common.PackageName+":index:") || r.TypeToken == "openinspect:index:OpenInspect" {
+				continue
+			}
+			schema, ok := resources[r.TypeToken]
+			require.True(t, ok, "%s is registered but not in schema.json", r.TypeToken)
+			seen[r.TypeToken] = true
+			for key := range r.Inputs {
+				assert.True(t, schema.inputs[string(key)], "%s passes %q, which is not an input in schema.json", r.TypeToken, key)
+			}
+		}
+	}
+	assert.Len(t, seen, 12, "every openinspect child is covered: %v", seen)
+
+	// The outputs the component reads from each child.
+	for token, child := range map[string]any{
+		"openinspect:index:D1Database": d1Child{}, "openinspect:index:D1Migrations": migrationsChild{},
+		"openinspect:index:KvNamespace": kvNamespaceChild{}, "openinspect:index:R2Bucket": r2BucketChild{},
+		"openinspect:index:Queue": queueChild{}, "openinspect:index:Worker": workerChild{},
+		"openinspect:index:GeneratedSecret": generatedSecretChild{}, "openinspect:index:WorkerUrls": workerUrlsChild{},
+		"openinspect:index:ModalApp": modalAppChild{}, "openinspect:index:DaytonaSnapshot": snapshotChild{},
+	} {
+		typ := reflect.TypeOf(child)
+		for i := range typ.NumField() {
+			name := common.PulumiName(typ.Field(i))
+			if name == "" {
+				continue
+			}
+			assert.True(t, resources[token].outputs[name], "the component reads %s.%s, which is not an output in schema.json", token, name)
+		}
+	}
+}
