@@ -1,0 +1,72 @@
+package sandbox_test
+
+import (
+	"os"
+	"testing"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
+)
+
+// The live suite runs the same lifecycles against real accounts. It is
+// opt-in and costs real resources:
+//
+//	OI_LIVE_MODAL=1 MODAL_TOKEN_ID=... MODAL_TOKEN_SECRET=... MODAL_ENVIRONMENT=oi-live \
+//	  go test ./provider/sandbox/ -run Live -v
+//	OI_LIVE_DAYTONA=1 DAYTONA_API_KEY=... [DAYTONA_API_URL=...] go test ./provider/sandbox/ -run Live -v
+//
+// Use a Modal environment of its own (the app name is upstream's, fixed)
+// and a Daytona organization where a test snapshot may be built.
+
+// liveServer is a provider configured from the environment, as `pulumi`
+// would configure it for a stack with credentials in env vars.
+func liveServer(t *testing.T, flag string, required ...string) *providertest.Harness {
+	t.Helper()
+	if os.Getenv(flag) != "1" {
+		t.Skipf("live test: set %s=1 and %v to run it against a real account", flag, required)
+	}
+	for _, k := range required {
+		if os.Getenv(k) == "" {
+			t.Fatalf("%s=1 needs %s", flag, k)
+		}
+	}
+	return &providertest.Harness{Server: providertest.NewServer(t)}
+}
+
+func TestLiveModalApp(t *testing.T) {
+	h := liveServer(t, "OI_LIVE_MODAL", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")
+	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"pythonPath": property.New(toolchain.Python(t)),
+		"cacheDir":   property.New(toolchain.CacheDir()),
+	})}))
+	u := providertest.URN(sandbox.ModalAppToken, "live")
+	inputs := modalInputs(t, checkoutCopy(t), "", "sk-live-placeholder")
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
+	})
+	assert.Contains(t, created.Properties.Get("health").AsString(), "healthy")
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
+}
+
+func TestLiveDaytonaSnapshot(t *testing.T) {
+	h := liveServer(t, "OI_LIVE_DAYTONA", "DAYTONA_API_KEY")
+	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(nil)}))
+	u := providertest.URN(sandbox.DaytonaSnapshotToken, "live")
+	inputs := providertest.Props(t, map[string]any{"source": checkoutCopy(t), "namePrefix": "openinspect-live-test"})
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
+	})
+	assert.Equal(t, "active", created.Properties.Get("state").AsString())
+}
