@@ -114,5 +114,8 @@ func installationArgs(name, checkout string) *openinspect.OpenInspectArgs {
 		BrowserAuthSecret:        secret("browser-auth-secret-with-at-least-32-characters"),
 		TokenEncryptionKey:       secret(repoSecretsKey),
 		RepoSecretsEncryptionKey: secret(repoSecretsKey),
+		// The sandbox side is exercised by sandbox_test.go; two installations
+		// here would also need two Modal environments.
+		Sandbox: &openinspect.SandboxArgs{Manage: pulumi.Bool(false)},
 	}
 }

@@ -74,6 +74,8 @@ async function program() {
         tokenEncryptionKey: secret,
         repoSecretsEncryptionKey: secret,
         slack: { enabled: false },
+        // The sandbox side is exercised by sandbox_test.go; here only the SDK path.
+        sandbox: { manage: false },
     });
     return {
         url: cp.url,

@@ -45,6 +45,8 @@ def program():
         token_encryption_key=secret,
         repo_secrets_encryption_key=secret,
         slack=oi.SlackArgs(enabled=False),
+        # The sandbox side is exercised by sandbox_test.go; here only the SDK path.
+        sandbox=oi.SandboxArgs(manage=False),
     )
     pulumi.export("installationWorkers", installation.worker_names)
 
