@@ -149,7 +149,7 @@ func (r artefactRoots) confine(path string, given bool) string {
 	if given {
 		return fmt.Sprintf("%s resolves outside the checkout and the working directory: give an absolute path if that file is meant", path)
 	}
-	return fmt.Sprintf("%s resolves outside the checkout %s", path, r.checkout)
+	return fmt.Sprintf("%s resolves outside %s", path, r.checkout)
 }
 
 // confineTree is confine for a directory and every file under it (each
