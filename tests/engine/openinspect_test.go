@@ -222,28 +222,22 @@ func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
 		return strings.Replace(original, componentProperties, componentProperties+yaml, 1)
 	}
 	escape := strings.Repeat("../", strings.Count(pt.WorkingDir(), string(filepath.Separator))) + "etc/passwd"
-	for _, tc := range []struct {
-		name, program string
-		config        map[string]string
-		want          string
-	}{
-		{"empty secret", original, map[string]string{"anthropicApiKey": ""}, "anthropicApiKey: the secret is empty"},
-		{"repo key not base64", original, map[string]string{"repoSecretsEncryptionKey": "not-a-base64-key!"},
+	for _, tc := range []struct{ name, program, want string }{
+		{"empty secret", strings.Replace(original, "anthropicApiKey: ${anthropicApiKey}\n      browserAuthSecret", "anthropicApiKey: \"\"\n      browserAuthSecret", 1),
+			"anthropicApiKey: the secret is empty"},
+		{"repo key not base64", strings.Replace(original, "repoSecretsEncryptionKey: ${repoSecretsEncryptionKey}\n      access", "repoSecretsEncryptionKey: not-a-base64-key!\n      access", 1),
 			"repoSecretsEncryptionKey: is not standard base64"},
-		{"worker secret key", extra("      workers:\n        - name: slack-bot\n          secrets:\n            bad-key: ${anthropicApiKey}\n"), nil,
+		{"worker secret key", extra("      workers:\n        - name: slack-bot\n          secrets:\n            bad-key: ${anthropicApiKey}\n"),
 			`workers[0].secrets.bad-key: "bad-key" is not a valid binding name`},
-		{"var named like a binding", extra("      workers:\n        - name: control-plane\n          vars:\n            DB: x\n"), nil,
+		{"var named like a binding", extra("      workers:\n        - name: control-plane\n          vars:\n            DB: x\n"),
 			"workers[0].vars.DB: binding name DB is already used"},
-		{"media location", extra("      media:\n        location: mars\n"), nil, `media.location: "mars" is not an R2 location hint`},
-		{"script outside the working directory", extra("      workers:\n        - name: control-plane\n          script: " + escape + "\n"), nil,
+		{"media location", extra("      media:\n        location: mars\n"), `media.location: "mars" is not an R2 location hint`},
+		{"script outside the working directory", extra("      workers:\n        - name: control-plane\n          script: " + escape + "\n"),
 			"resolves outside the checkout and the working directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			require.NotEqual(t, original, tc.program, "the edit changed nothing")
 			require.NoError(t, os.WriteFile(path, []byte(tc.program), 0o644))
-			for key, value := range tc.config {
-				require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), key, auto.ConfigValue{Value: value, Secret: true}))
-				t.Cleanup(func() { newConfig(t, pt) })
-			}
 			_, err := pt.CurrentStack().Up(t.Context())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
