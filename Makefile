@@ -8,7 +8,7 @@ TOOLS_BIN   := $(or $(OPENINSPECT_TOOLS_CACHE),$(HOME)/.cache/openinspect-tools)
 export PATH := $(BIN):$(TOOLS_BIN):$(PATH)
 GO_TEST_FLAGS ?= -timeout 60m
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit lint demo clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz lint demo clean
 
 all: build
 
@@ -56,9 +56,18 @@ lint:
 	./.ci/tools.sh staticcheck >/dev/null
 	staticcheck ./...
 
-# Every tier that runs offline: unit, provider, emulator and engine tests.
+# Every tier that runs offline: unit, provider, emulator and engine tests;
+# then each fuzz target for a bounded time (their seed corpora also run as
+# plain tests in `go test`).
 test: test-tools lint
 	go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) fuzz
+
+FUZZTIME ?= 20s
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzValidation$$' -fuzztime $(FUZZTIME) ./provider/installation/
+	go test -run '^$$' -fuzz '^FuzzParseMigrations$$' -fuzztime $(FUZZTIME) ./provider/cloudflare/
+	go test -run '^$$' -fuzz '^FuzzMultipartBody$$' -fuzztime $(FUZZTIME) ./provider/internal/cfapi/
 
 # Numbers, not assertions: API calls per operation and time, on this machine;
 # then the provider's request path and wrangler side by side (a table).

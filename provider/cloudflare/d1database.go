@@ -77,15 +77,23 @@ var d1NamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 var d1LocationHints = map[string]bool{"wnam": true, "enam": true, "weur": true, "eeur": true, "apac": true, "oc": true}
 
+// D1NameProblem says what is wrong with a D1 database name, or "". The
+// OpenInspect component applies it to the names it plans.
+func D1NameProblem(name string) string {
+	if d1NamePattern.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a valid D1 database name: use 1-64 letters, digits, '-' or '_', starting with a letter or digit", name)
+}
+
 // Check validates the inputs before any remote call.
 func (*D1Database) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[D1DatabaseArgs], error) {
 	args, failures, err := infer.DefaultCheck[D1DatabaseArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[D1DatabaseArgs]{Inputs: args, Failures: failures}, err
 	}
-	if !common.IsUnknown(req.NewInputs, "name") && !d1NamePattern.MatchString(args.Name) {
-		failures = append(failures, p.CheckFailure{Property: "name", Reason: fmt.Sprintf(
-			"%q is not a valid D1 database name: use 1-64 letters, digits, '-' or '_', starting with a letter or digit", args.Name)})
+	if problem := D1NameProblem(args.Name); problem != "" && !common.IsUnknown(req.NewInputs, "name") {
+		failures = append(failures, p.CheckFailure{Property: "name", Reason: problem})
 	}
 	if args.PrimaryLocationHint != "" && !d1LocationHints[args.PrimaryLocationHint] {
 		failures = append(failures, p.CheckFailure{Property: "primaryLocationHint", Reason: fmt.Sprintf(

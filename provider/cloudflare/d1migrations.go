@@ -117,6 +117,25 @@ func (a D1MigrationsArgs) files() ([]migrationFile, []p.CheckFailure, error) {
 	return files, failures, nil
 }
 
+// MigrationsDirectoryProblems says what D1Migrations' Check would refuse in
+// the directory dir given as its archive: the OpenInspect component asks
+// before registering anything.
+func MigrationsDirectoryProblems(dir string) []string {
+	archive, err := resource.NewPathArchive(dir)
+	if err != nil {
+		return []string{fmt.Sprintf("reading %s: %v", dir, err)}
+	}
+	_, failures, err := D1MigrationsArgs{Directory: archive}.files()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	out := make([]string, len(failures))
+	for i, f := range failures {
+		out[i] = f.Reason
+	}
+	return out
+}
+
 // validFiles is files for callers past Check, where a failure is an error.
 func (a D1MigrationsArgs) validFiles() ([]migrationFile, error) {
 	files, failures, err := a.files()

@@ -58,15 +58,22 @@ func (s *KvNamespaceState) Annotate(a infer.Annotator) {
 	a.Describe(&s.Adopted, "Whether the namespace existed before and was adopted rather than created.")
 }
 
+// KVTitleProblem says what is wrong with a KV namespace title, or "".
+func KVTitleProblem(title string) string {
+	if title == "" || len(title) > 512 {
+		return fmt.Sprintf("KV namespace title must be 1-512 characters, got %d", len(title))
+	}
+	return ""
+}
+
 // Check validates the title before any remote call.
 func (*KvNamespace) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[KvNamespaceArgs], error) {
 	args, failures, err := infer.DefaultCheck[KvNamespaceArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 || common.IsUnknown(req.NewInputs, "title") {
 		return infer.CheckResponse[KvNamespaceArgs]{Inputs: args, Failures: failures}, err
 	}
-	if args.Title == "" || len(args.Title) > 512 {
-		failures = append(failures, p.CheckFailure{Property: "title",
-			Reason: fmt.Sprintf("KV namespace title must be 1-512 characters, got %d", len(args.Title))})
+	if problem := KVTitleProblem(args.Title); problem != "" {
+		failures = append(failures, p.CheckFailure{Property: "title", Reason: problem})
 	}
 	return infer.CheckResponse[KvNamespaceArgs]{Inputs: args, Failures: failures}, nil
 }

@@ -64,15 +64,22 @@ func (s *QueueState) Annotate(a infer.Annotator) {
 
 var queueNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
+// QueueNameProblem says what is wrong with a queue name, or "".
+func QueueNameProblem(name string) string {
+	if queueNamePattern.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a valid queue name: use 1-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen", name)
+}
+
 // Check validates the name before any remote call.
 func (*Queue) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[QueueArgs], error) {
 	args, failures, err := infer.DefaultCheck[QueueArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 || common.IsUnknown(req.NewInputs, "name") {
 		return infer.CheckResponse[QueueArgs]{Inputs: args, Failures: failures}, err
 	}
-	if !queueNamePattern.MatchString(args.Name) {
-		failures = append(failures, p.CheckFailure{Property: "name", Reason: fmt.Sprintf(
-			"%q is not a valid queue name: use 1-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen", args.Name)})
+	if problem := QueueNameProblem(args.Name); problem != "" {
+		failures = append(failures, p.CheckFailure{Property: "name", Reason: problem})
 	}
 	return infer.CheckResponse[QueueArgs]{Inputs: args, Failures: failures}, nil
 }

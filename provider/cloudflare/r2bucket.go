@@ -71,6 +71,23 @@ var (
 	r2LocationHints = map[string]bool{"apac": true, "eeur": true, "enam": true, "weur": true, "wnam": true, "oc": true}
 )
 
+// R2BucketNameProblem says what is wrong with a bucket name, or "".
+func R2BucketNameProblem(name string) string {
+	if r2NamePattern.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a valid R2 bucket name: use 3-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen", name)
+}
+
+// R2LocationProblem says what is wrong with a location hint (any case; ""
+// means none), or "".
+func R2LocationProblem(hint string) string {
+	if hint == "" || r2LocationHints[strings.ToLower(hint)] {
+		return ""
+	}
+	return fmt.Sprintf("%q is not an R2 location hint: use one of apac, eeur, enam, weur, wnam, oc (any case)", hint)
+}
+
 // Check validates the name and hint before any remote call, and normalizes
 // the hint to the API's lowercase form so `ENAM` and `enam` never diff.
 func (*R2Bucket) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[R2BucketArgs], error) {
@@ -79,13 +96,11 @@ func (*R2Bucket) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 		return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: failures}, err
 	}
 	args.LocationHint = strings.ToLower(args.LocationHint)
-	if !common.IsUnknown(req.NewInputs, "name") && !r2NamePattern.MatchString(args.Name) {
-		failures = append(failures, p.CheckFailure{Property: "name", Reason: fmt.Sprintf(
-			"%q is not a valid R2 bucket name: use 3-63 lowercase letters, digits or hyphens, not starting or ending with a hyphen", args.Name)})
+	if problem := R2BucketNameProblem(args.Name); problem != "" && !common.IsUnknown(req.NewInputs, "name") {
+		failures = append(failures, p.CheckFailure{Property: "name", Reason: problem})
 	}
-	if args.LocationHint != "" && !r2LocationHints[args.LocationHint] {
-		failures = append(failures, p.CheckFailure{Property: "locationHint", Reason: fmt.Sprintf(
-			"%q is not an R2 location hint: use one of apac, eeur, enam, weur, wnam, oc", args.LocationHint)})
+	if problem := R2LocationProblem(args.LocationHint); problem != "" {
+		failures = append(failures, p.CheckFailure{Property: "locationHint", Reason: problem})
 	}
 	return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: failures}, nil
 }

@@ -15,6 +15,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi-go-provider/infer/types"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
@@ -248,6 +249,59 @@ func (a WorkerArgs) declaredBindings() []declaredBinding {
 	return out
 }
 
+// ScriptNameProblem says what is wrong with a worker script name, or "". The
+// OpenInspect component applies it, and the binding rules below, to the
+// workers it plans.
+func ScriptNameProblem(name string) string {
+	if scriptNamePattern.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a valid worker name: use 1-63 lowercase letters, digits, '-' or '_'", name)
+}
+
+// BindingNameProblem says what is wrong with a binding name (a var, secret or
+// resource binding in the worker's env), or "".
+func BindingNameProblem(name string) string {
+	if bindingPattern.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a valid binding name: use letters, digits and '_', not starting with a digit", name)
+}
+
+// BindingNames are the binding names of one worker, each with where it was
+// declared: vars, secrets and resource bindings share one namespace.
+type BindingNames map[string]string
+
+// Add declares name at where and says what is wrong with it (invalid, or
+// already declared), or "".
+func (b BindingNames) Add(where, name string) string {
+	if problem := BindingNameProblem(name); problem != "" {
+		return problem
+	}
+	if first, dup := b[name]; dup {
+		return fmt.Sprintf("binding name %s is already used by %s", name, first)
+	}
+	b[name] = where
+	return ""
+}
+
+// ScriptFileProblem says what is wrong with a file as a worker's main
+// module (unreadable, empty), or "".
+func ScriptFileProblem(path string) string {
+	return scriptProblem(&types.AssetOrArchive{Asset: &resource.Asset{Path: path}})
+}
+
+func scriptProblem(s *types.AssetOrArchive) string {
+	text, err := scriptText(s)
+	switch {
+	case err != nil:
+		return err.Error()
+	case len(text) == 0:
+		return "the script asset is empty"
+	}
+	return ""
+}
+
 // validate returns every problem with the inputs, each naming its field.
 // Fields whose values are unknown during preview are skipped by the caller.
 func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
@@ -255,8 +309,8 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 	fail := func(field, format string, args ...any) {
 		failures = append(failures, p.CheckFailure{Property: field, Reason: fmt.Sprintf(format, args...)})
 	}
-	if !unknown("name") && !scriptNamePattern.MatchString(a.Name) {
-		fail("name", "%q is not a valid worker name: use 1-63 lowercase letters, digits, '-' or '_'", a.Name)
+	if problem := ScriptNameProblem(a.Name); problem != "" && !unknown("name") {
+		fail("name", "%s", problem)
 	}
 	if !unknown("content") && !unknown("script") {
 		switch {
@@ -265,26 +319,26 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		case a.Content == "" && a.Script == nil:
 			fail("content", "the worker has no code: set content or script")
 		case a.Script != nil && (a.Script.Asset == nil || a.Script.Asset.HasContents()):
-			if text, err := scriptText(a.Script); err != nil {
-				fail("script", "%v", err)
-			} else if len(text) == 0 {
-				fail("script", "the script asset is empty")
+			if problem := scriptProblem(a.Script); problem != "" {
+				fail("script", "%s", problem)
 			}
 		}
 	}
 	if !unknown("compatibilityDate") && !datePattern.MatchString(a.CompatibilityDate) {
 		fail("compatibilityDate", "%q is not a date of the form YYYY-MM-DD", a.CompatibilityDate)
 	}
-	seen := map[string]string{}
+	seen := BindingNames{}
 	for _, d := range a.declaredBindings() {
-		path, name := d.path, d.binding.Name
-		switch {
-		case !bindingPattern.MatchString(name):
-			fail(path, "%q is not a valid binding name: use letters, digits and '_', not starting with a digit", name)
-		case seen[name] != "":
-			fail(path, "binding name %s is already used by %s", name, seen[name])
-		default:
-			seen[name] = path
+		if problem := seen.Add(d.path, d.binding.Name); problem != "" {
+			fail(d.path, "%s", problem)
+		}
+	}
+	if !unknown("secrets") {
+		for _, k := range slices.Sorted(maps.Keys(a.Secrets)) {
+			if a.Secrets[k] == "" {
+				// Cloudflare refuses the whole upload (10021) for one empty secret_text.
+				fail("secrets."+k, "secret %s is empty; Cloudflare refuses an empty secret", k)
+			}
 		}
 	}
 	for i, d := range a.DurableObjects {

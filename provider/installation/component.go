@@ -44,7 +44,7 @@ func (o *OpenInspect) Annotate(a infer.Annotator) {
 }
 
 // NewOpenInspect runs the pipeline: normalize the spec (defaults applied
-// once), validate it, plan the installation from the upstream contract,
+// once), validate it (the secret values awaited where known), plan the installation from the upstream contract,
 // resolve and verify the artefacts, validate the plan, and only then
 // register the children. Nothing is registered when any stage finds a
 // problem, and every problem is reported at once.
@@ -54,7 +54,7 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 		return nil, fmt.Errorf("loading the upstream contract: %w", err)
 	}
 	s := normalize(&args)
-	plan, err := planInstallation(contract, s)
+	plan, err := planInstallation(contract, s, validateSecretValues(ctx.Context(), s)...)
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +85,9 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 
 // planInstallation runs every stage before registration: validate the
 // spec, plan, resolve and verify the artefacts, validate the plan.
-func planInstallation(contract *upstream.Contract, s *spec) (*installPlan, error) {
-	if errs := validateSpec(s); len(errs) > 0 {
+// valueErrs are what validateSecretValues found, reported with the spec's.
+func planInstallation(contract *upstream.Contract, s *spec, valueErrs ...error) (*installPlan, error) {
+	if errs := append(validateSpec(s), valueErrs...); len(errs) > 0 {
 		return nil, specError(errs)
 	}
 	plan, err := buildPlan(contract, s)

@@ -22,6 +22,9 @@ import (
 // fixtureCheckout is this project's stand-in for a built upstream checkout.
 var fixtureCheckout = filepath.Join("..", "..", "tests", "fixtures", "upstream")
 
+// testRepoKey is base64 of 32 bytes, the form the repo secrets key takes.
+const testRepoKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+
 // requiredArgs is a spec with only the required inputs.
 func requiredArgs() OpenInspectArgs {
 	checkout := fixtureCheckout
@@ -33,7 +36,7 @@ func requiredArgs() OpenInspectArgs {
 		AnthropicAPIKey:          pulumi.String("anthropic"),
 		BrowserAuthSecret:        pulumi.String("browser-auth-secret-of-32-characters"),
 		TokenEncryptionKey:       pulumi.String("token-key"),
-		RepoSecretsEncryptionKey: pulumi.String("repo-key"),
+		RepoSecretsEncryptionKey: pulumi.String(testRepoKey),
 	}
 }
 

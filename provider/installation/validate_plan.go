@@ -2,8 +2,11 @@ package installation
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
@@ -15,18 +18,30 @@ import (
 func validatePlan(plan *installPlan, s *spec) []error {
 	var errs problems
 	bad := errs.add
-	names := []string{plan.D1Name}
-	for _, list := range [][]plannedResource{plan.KV, plan.R2, plan.Queues} {
-		for _, r := range list {
-			names = append(names, r.Name)
+	// Every name the plan made, with the rule of the child that receives it.
+	type plannedName struct {
+		name string
+		rule func(string) string
+	}
+	names := []plannedName{{plan.D1Name, cloudflare.D1NameProblem}}
+	for _, list := range []struct {
+		resources []plannedResource
+		rule      func(string) string
+	}{{plan.KV, cloudflare.KVTitleProblem}, {plan.R2, cloudflare.R2BucketNameProblem}, {plan.Queues, cloudflare.QueueNameProblem}} {
+		for _, r := range list.resources {
+			if r.Name == plan.resourceName(r.Logical) { // media.bucketName is checked as given
+				names = append(names, plannedName{r.Name, list.rule})
+			}
 		}
 	}
 	for _, w := range plan.Workers {
-		names = append(names, w.Name)
+		names = append(names, plannedName{w.Name, cloudflare.ScriptNameProblem})
 	}
 	for _, n := range names {
-		if len(n) > maxNameLength {
-			bad("deploymentName", "the name %q is %d characters; Cloudflare allows %d: shorten namePrefix or deploymentName", n, len(n), maxNameLength)
+		if len(n.name) > maxNameLength {
+			bad("deploymentName", "the name %q is %d characters; Cloudflare allows %d: shorten namePrefix or deploymentName", n.name, len(n.name), maxNameLength)
+		} else if problem := n.rule(n.name); problem != "" {
+			bad("deploymentName", "%s: change namePrefix or deploymentName", problem)
 		}
 	}
 	logicals := func(list []plannedResource) []string {
@@ -105,5 +120,100 @@ func validatePlan(plan *installPlan, s *spec) []error {
 			}
 		}
 	}
+	return append(errs, checkBindingNames(plan, s)...)
+}
+
+// bindingDecl is one name in a worker's env: a resource binding, a var or a
+// secret. path is the spec field that declares it, "" for upstream's.
+type bindingDecl struct {
+	path, kind, name string
+}
+
+// checkBindingNames applies the Worker's binding-name rule (one namespace
+// for bindings, vars and secrets; valid names) to each planned worker, so a
+// clash the Worker's Check would refuse is reported on the spec's field.
+func checkBindingNames(plan *installPlan, s *spec) []error {
+	var errs problems
+	for _, w := range plan.Workers {
+		entry, index := InstallationWorkerArgs{}, -1
+		for i, e := range s.Workers {
+			if e.Name == w.Logical {
+				entry, index = e, i
+			}
+		}
+		seen := cloudflare.BindingNames{}
+		where := map[string]bindingDecl{}
+		for _, d := range workerDeclarations(w, entry, index) {
+			if d.name == "" {
+				continue // reported as required
+			}
+			describe := d.path
+			if describe == "" {
+				describe = fmt.Sprintf("upstream's %s %s of worker %s", d.kind, d.name, w.Logical)
+			}
+			problem := seen.Add(describe, d.name)
+			if problem == "" {
+				where[d.name] = d
+				continue
+			}
+			path := d.path
+			if path == "" { // a clash with the spec's earlier declaration: report it there
+				path = where[d.name].path
+			}
+			if path == "" {
+				path = "upstream"
+			}
+			errs.add(path, "%s", problem)
+		}
+	}
 	return errs
+}
+
+// workerDeclarations lists a planned worker's env names in the order the
+// Worker declares them, each with the spec field it comes from. The spec's
+// own bindings are listed as given, so a name the entry uses twice (which
+// the merge would silently collapse) is seen twice.
+func workerDeclarations(w *plannedWorker, entry InstallationWorkerArgs, index int) []bindingDecl {
+	var out []bindingDecl
+	base := fmt.Sprintf("workers[%d]", index)
+	var given map[string][]LogicalBinding
+	if b := entry.Bindings; b != nil {
+		given = map[string][]LogicalBinding{"d1": b.D1, "kv": b.Kv, "r2": b.R2, "queues": b.Queues,
+			"services": b.Services, "durableObjects": b.DurableObjects}
+	}
+	for _, kind := range []struct {
+		field string
+		list  []plannedBinding
+	}{{"d1", w.D1}, {"kv", w.KV}, {"r2", w.R2}, {"queues", w.Queues}, {"services", w.Services}, {"durableObjects", w.DurableObjects}} {
+		for _, b := range kind.list {
+			if !slices.ContainsFunc(given[kind.field], func(lb LogicalBinding) bool { return lb.Binding == b.Binding }) {
+				out = append(out, bindingDecl{"", kind.field + " binding", b.Binding})
+			}
+		}
+		for j, lb := range given[kind.field] {
+			out = append(out, bindingDecl{fmt.Sprintf("%s.bindings.%s[%d].binding", base, kind.field, j), kind.field + " binding", lb.Binding})
+		}
+	}
+	for _, set := range []struct {
+		field   string
+		planned map[string]valueRef
+		given   map[string]bool
+	}{{"vars", w.Vars, keysOf(entry.Vars)}, {"secrets", w.Secrets, keysOf(entry.Secrets)}} {
+		for _, k := range slices.Sorted(maps.Keys(set.planned)) {
+			path := ""
+			if set.given[k] {
+				path = base + "." + set.field + "." + k
+			}
+			out = append(out, bindingDecl{path, strings.TrimSuffix(set.field, "s"), k})
+		}
+	}
+	return out
+}
+
+func keysOf[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
@@ -96,14 +97,37 @@ func validateSpec(s *spec) []error {
 			errs.add(path+".name", "duplicate worker name %q (also workers[%d])", w.Name, j)
 		}
 		seen[w.Name] = i
-		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
-			if w.Secrets[k] == nil {
-				errs.add(path+".secrets."+k, "secret %s has no value", k)
+		// Keys are checked even when the values are unknown (a preview of
+		// secrets other resources compute): the map itself is never secret.
+		for _, k := range slices.Sorted(maps.Keys(w.Vars)) {
+			if problem := cloudflare.BindingNameProblem(k); problem != "" {
+				errs.add(path+".vars."+k, "%s", problem)
 			}
 		}
-		for _, c := range w.Crons {
+		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
+			switch problem := cloudflare.BindingNameProblem(k); {
+			case problem != "":
+				errs.add(path+".secrets."+k, "%s", problem)
+			case w.Secrets[k] == nil:
+				errs.add(path+".secrets."+k, "secret %s has no value", k)
+			}
+			if _, both := w.Vars[k]; both {
+				errs.add(path+".secrets."+k, "%s is also set in %s.vars: a name is either a var or a secret", k, path)
+			}
+		}
+		for j, c := range w.Crons {
 			if err := cron.Validate(c); err != nil {
-				errs.add(path+".crons", "%v", err)
+				errs.add(fmt.Sprintf("%s.crons[%d]", path, j), "%v", err)
+			}
+		}
+	}
+	if m := s.Media; m != nil {
+		if problem := cloudflare.R2LocationProblem(common.Deref(m.Location, "")); problem != "" {
+			errs.add("media.location", "%s", problem)
+		}
+		if name := common.Deref(m.BucketName, ""); name != "" {
+			if problem := cloudflare.R2BucketNameProblem(name); problem != "" {
+				errs.add("media.bucketName", "%s", problem)
 			}
 		}
 	}

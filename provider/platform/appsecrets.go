@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -112,7 +113,7 @@ func (*AppSecrets) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 		}
 	}
 	if !slices.Contains(signingServices, args.Service) {
-		fail("service", "%q cannot seed secrets: use one of %v (a web signature also needs a browser session)", args.Service, signingServices)
+		fail("service", "%q cannot seed secrets: use one of %s (a web signature also needs a browser session)", args.Service, strings.Join(signingServices, ", "))
 	}
 	if !common.IsUnknown(req.NewInputs, "serviceSecret") && args.ServiceSecret == "" {
 		fail("serviceSecret", "the service secret is empty")
@@ -125,14 +126,26 @@ func (*AppSecrets) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 			switch problem := AppSecretKeyProblem(k); {
 			case problem != "":
 				fail("secrets."+k, "%s", problem)
-			case args.Secrets[k] == "":
-				fail("secrets."+k, "secret %s has no value", k)
-			case len(args.Secrets[k]) > maxAppSecretValue:
-				fail("secrets."+k, "the value is %d bytes; the store takes at most %d", len(args.Secrets[k]), maxAppSecretValue)
+			default:
+				if problem := AppSecretValueProblem(k, args.Secrets[k]); problem != "" {
+					fail("secrets."+k, "%s", problem)
+				}
 			}
 		}
 	}
 	return infer.CheckResponse[AppSecretsArgs]{Inputs: args, Failures: failures}, nil
+}
+
+// AppSecretValueProblem says what is wrong with the value of secret k for the
+// store (empty, too long), or "". It never quotes the value.
+func AppSecretValueProblem(k, v string) string {
+	switch {
+	case v == "":
+		return fmt.Sprintf("secret %s has no value", k)
+	case len(v) > maxAppSecretValue:
+		return fmt.Sprintf("the value is %d bytes; the store takes at most %d", len(v), maxAppSecretValue)
+	}
+	return ""
 }
 
 // AppSecretKeyProblem says what is wrong with a key for the secrets store, or "".

@@ -71,10 +71,11 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 		"OI_CF_ACCOUNT":    emulatorAccount,
 		"OI_SCRIPT":        filepath.Join(repoRoot(), "tests", "fixtures", "upstream", "packages", "control-plane", "dist", "index.js"),
 		"OI_WORKER_SECRET": anthropicKey,
+		"OI_REPO_KEY":      repoSecretsKey,
 		"OI_NAME_PREFIX":   "oi-node",
 		"OI_CHECKOUT":      filepath.Join(repoRoot(), "tests", "fixtures", "upstream"),
 	}
-	secrets := []string{anthropicKey, emulatorToken}
+	secrets := []string{anthropicKey, repoSecretsKey, emulatorToken}
 
 	var up struct {
 		SDK     string `json:"sdk"`

@@ -28,16 +28,17 @@ func newInstallationTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiT
 	t.Helper()
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
-	for key, value := range map[string]string{
-		"anthropicApiKey":          anthropicKey,
-		"githubAppPrivateKey":      githubAppKey,
-		"browserAuthSecret":        "browser-auth-secret-with-at-least-32-characters",
-		"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==",
-		"repoSecretsEncryptionKey": repoSecretsKey,
-	} {
-		require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), key, auto.ConfigValue{Value: value, Secret: true}))
-	}
+	newConfig(t, pt)
 	return pt
+}
+
+// installationSecrets are the secret config values of examples/yaml.
+var installationSecrets = map[string]string{
+	"anthropicApiKey":          anthropicKey,
+	"githubAppPrivateKey":      githubAppKey,
+	"browserAuthSecret":        "browser-auth-secret-with-at-least-32-characters",
+	"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==",
+	"repoSecretsEncryptionKey": repoSecretsKey,
 }
 
 // editProgram rewrites the copied program's Pulumi.yaml.
@@ -203,4 +204,55 @@ func TestOpenInspectInvalidSpec(t *testing.T) {
 	assert.Contains(t, err.Error(), `workers[0].bindings.kv[0].target: no KV namespace "nowhere" in this installation`)
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "an invalid spec makes no call: %v", counts)
+}
+
+// TestOpenInspectInvalidSpecSkipPreview: with no preview (`up --skip-preview`,
+// what the Automation API runs) a bad spec still fails before any remote
+// call, naming the field: the component refuses what its children's checks
+// or Cloudflare would have refused only after other objects existed.
+func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	pt := newInstallationTest(t, emu)
+	path := filepath.Join(pt.WorkingDir(), "Pulumi.yaml")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	original := string(raw)
+	extra := func(yaml string) string {
+		return strings.Replace(original, componentProperties, componentProperties+yaml, 1)
+	}
+	escape := strings.Repeat("../", strings.Count(pt.WorkingDir(), string(filepath.Separator))) + "etc/passwd"
+	for _, tc := range []struct{ name, program, want string }{
+		{"empty secret", strings.Replace(original, "anthropicApiKey: ${anthropicApiKey}\n      browserAuthSecret", "anthropicApiKey: \"\"\n      browserAuthSecret", 1),
+			"anthropicApiKey: the secret is empty"},
+		{"repo key not base64", strings.Replace(original, "repoSecretsEncryptionKey: ${repoSecretsEncryptionKey}\n      access", "repoSecretsEncryptionKey: not-a-base64-key!\n      access", 1),
+			"repoSecretsEncryptionKey: is not standard base64"},
+		{"worker secret key", extra("      workers:\n        - name: slack-bot\n          secrets:\n            bad-key: ${anthropicApiKey}\n"),
+			`workers[0].secrets.bad-key: "bad-key" is not a valid binding name`},
+		{"var named like a binding", extra("      workers:\n        - name: control-plane\n          vars:\n            DB: x\n"),
+			"workers[0].vars.DB: binding name DB is already used"},
+		{"media location", extra("      media:\n        location: mars\n"), `media.location: "mars" is not an R2 location hint`},
+		{"script outside the working directory", extra("      workers:\n        - name: control-plane\n          script: " + escape + "\n"),
+			"resolves outside the checkout and the working directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NotEqual(t, original, tc.program, "the edit changed nothing")
+			require.NoError(t, os.WriteFile(path, []byte(tc.program), 0o644))
+			_, err := pt.CurrentStack().Up(t.Context())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "not-a-base64-key!", "the message quotes the secret")
+			calls, counts := emu.cloudflareCalls(t)
+			assert.Zero(t, calls, "an invalid spec makes no call: %v", counts)
+			emu.requireEmpty(t)
+		})
+	}
+}
+
+// newConfig puts back the secrets newInstallationTest set.
+func newConfig(t *testing.T, pt *pulumitest.PulumiTest) {
+	t.Helper()
+	for key, value := range installationSecrets {
+		require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), key, auto.ConfigValue{Value: value, Secret: true}))
+	}
 }

@@ -50,6 +50,7 @@ func TestPythonInlineWorkerPair(t *testing.T) {
 			"PYTHONPYCACHEPREFIX="+filepath.Join(dir, "pycache"),
 			"OI_SCRIPT="+filepath.Join(repoRoot(), "tests", "fixtures", "upstream", "packages", "control-plane", "dist", "index.js"),
 			"OI_SECRET="+pythonSecret,
+			"OI_REPO_KEY="+repoSecretsKey,
 			"OI_CHECKOUT="+filepath.Join(repoRoot(), "tests", "fixtures", "upstream"),
 			"OI_WORK_DIR="+filepath.Join(dir, "work"),
 			"OI_PULUMI_HOME="+filepath.Join(dir, "home"),

@@ -45,12 +45,21 @@ func ClearEnv(t testing.TB) {
 	}
 }
 
-// NewServer serves the provider in-process, unconfigured.
-func NewServer(t testing.TB, opts ...provider.Option) integration.Server {
+// Version is the version test servers report.
+var Version = semver.MustParse("1.0.0")
+
+// NewProvider builds the provider.
+func NewProvider(t testing.TB, opts ...provider.Option) p.Provider {
 	t.Helper()
 	prov, err := provider.New(opts...)
 	require.NoError(t, err)
-	server, err := integration.NewServer(t.Context(), provider.Name, semver.MustParse("1.0.0"), integration.WithProvider(prov))
+	return prov
+}
+
+// NewServer serves the provider in-process, unconfigured.
+func NewServer(t testing.TB, opts ...provider.Option) integration.Server {
+	t.Helper()
+	server, err := integration.NewServer(t.Context(), provider.Name, Version, integration.WithProvider(NewProvider(t, opts...)))
 	require.NoError(t, err)
 	return server
 }
@@ -107,6 +116,10 @@ func (h *Harness) Configure(t testing.TB, extra map[string]property.Value) {
 	}
 	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(h.config)}))
 }
+
+// Config is the configuration the provider was given, for another server
+// on the same emulator (one with a mock resource monitor, say).
+func (h *Harness) Config() property.Map { return property.NewMap(maps.Clone(h.config)) }
 
 // AnotherServer is a second provider on the same emulator, configured as
 // this one plus extra: another installation (another Modal environment,
@@ -193,6 +206,8 @@ func Value(t testing.TB, v any) property.Value {
 		return property.New(out)
 	case int:
 		return property.New(float64(v))
+	case property.Value: // already converted: a secret or an unknown, say
+		return v
 	}
 	pv, err := property.Any(v)
 	require.NoError(t, err)

@@ -72,7 +72,7 @@ async function program() {
         anthropicApiKey: secret,
         browserAuthSecret: secret,
         tokenEncryptionKey: secret,
-        repoSecretsEncryptionKey: secret,
+        repoSecretsEncryptionKey: pulumi.secret(env("OI_REPO_KEY")),
         slack: { enabled: false },
         // The sandbox side is exercised by sandbox_test.go; here only the SDK path.
         sandbox: { manage: false },

@@ -43,7 +43,7 @@ def program():
         anthropic_api_key=secret,
         browser_auth_secret=secret,
         token_encryption_key=secret,
-        repo_secrets_encryption_key=secret,
+        repo_secrets_encryption_key=pulumi.Output.secret(os.environ["OI_REPO_KEY"]),
         slack=oi.SlackArgs(enabled=False),
         # The sandbox side is exercised by sandbox_test.go; here only the SDK path.
         sandbox=oi.SandboxArgs(manage=False),

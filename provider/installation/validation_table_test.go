@@ -1,0 +1,312 @@
+package installation_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/integration"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+)
+
+// componentToken is the component's type token.
+const componentToken = "openinspect:index:OpenInspect"
+
+func secret(v string) property.Value { return property.New(v).WithSecret(true) }
+
+// unknownSecret is a secret whose value a preview does not know yet.
+var unknownSecret = property.New(property.Computed).WithSecret(true)
+
+// validSpec is a spec the component accepts, the sandbox side left out: every
+// case below breaks one thing in it.
+func validSpec(checkout string) map[string]any {
+	return map[string]any{
+		"deploymentName": "t1",
+		"upstream":       map[string]any{"checkout": checkout},
+		"githubApp": map[string]any{"appId": "1", "installationId": "2",
+			"privateKey": secret("-----BEGIN PRIVATE KEY-----table")},
+		"anthropicApiKey":          secret("sk-ant-table-test"),
+		"browserAuthSecret":        secret("browser-auth-secret-with-at-least-32-characters"),
+		"tokenEncryptionKey":       secret("token-key"),
+		"repoSecretsEncryptionKey": secret(base64.StdEncoding.EncodeToString(make([]byte, 32))),
+		"sandbox":                  map[string]any{"manage": false},
+	}
+}
+
+// registrations records what a Construct registers. For the D1 database it
+// also runs the real Create against the emulator, so a spec the component
+// wrongly accepted would show up in the emulator's counters, not only here.
+type registrations struct {
+	h     *providertest.Harness
+	mu    sync.Mutex
+	types []string
+}
+
+func (r *registrations) newResource(args integration.MockResourceArgs) (string, property.Map, error) {
+	r.mu.Lock()
+	r.types = append(r.types, string(args.TypeToken))
+	r.mu.Unlock()
+	if args.TypeToken == cloudflare.D1DatabaseToken {
+		resp, err := r.h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.D1DatabaseToken, args.Name), Properties: args.Inputs})
+		return resp.ID, resp.Properties, err
+	}
+	return args.Name + "-id", args.Inputs, nil
+}
+
+func (r *registrations) reset() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.types
+	r.types = nil
+	return out
+}
+
+// goValue matches what printing a Go value leaves in a message.
+var goValue = regexp.MustCompile(`&\{|map\[|\{[A-Za-z0-9"]|\[\]string|<nil>|%!|0x[0-9a-f]{6,}`)
+
+// TestInvalidSpecsRefusedBeforeAnyCall constructs the component in-process,
+// through the provider's Construct, for each invalid spec: it must fail
+// naming the field, register nothing, make no call to the emulator, print no
+// Go value and quote no secret.
+func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
+	h := providertest.NewHarness(t)
+	rec := &registrations{h: h}
+	server, err := integration.NewServer(t.Context(), common.PackageName, providertest.Version,
+		integration.WithProvider(providertest.NewProvider(t)),
+		integration.WithMocks(&integration.MockResourceMonitor{NewResourceF: rec.newResource}))
+	require.NoError(t, err)
+	require.NoError(t, server.Configure(p.ConfigureRequest{Args: h.Config()}))
+
+	fixture := providertest.FixtureCheckout(t)
+	tmp := t.TempDir()
+	// A checkout whose control-plane bundle is a symlink to a file outside it.
+	symlinked := filepath.Join(tmp, "symlinked-checkout")
+	require.NoError(t, os.CopyFS(symlinked, os.DirFS(fixture)))
+	bundle := filepath.Join(symlinked, "packages", "control-plane", "dist", "index.js")
+	require.NoError(t, os.Remove(bundle))
+	outside := filepath.Join(tmp, "outside.js")
+	require.NoError(t, os.WriteFile(outside, []byte(providertest.FixtureWorker), 0o644))
+	require.NoError(t, os.Symlink(outside, bundle))
+	empty := filepath.Join(tmp, "empty.js")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	migrations := func(name string, files map[string]string) string {
+		dir := filepath.Join(tmp, name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		for f, body := range files {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644))
+		}
+		return dir
+	}
+	withSymlink := migrations("migrations-symlink", map[string]string{"0001_init.sql": "CREATE TABLE a (x);"})
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(withSymlink, "0002_passwd.sql")))
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	// A relative path that climbs out of the working directory to /etc/passwd.
+	escape := strings.Repeat("../", strings.Count(wd, string(filepath.Separator))) + "etc/passwd"
+
+	worker := func(extra map[string]any) func(m map[string]any) {
+		return func(m map[string]any) {
+			w := map[string]any{"name": "control-plane"}
+			for k, v := range extra {
+				w[k] = v
+			}
+			m["workers"] = []any{w}
+		}
+	}
+	set := func(key string, v any) func(m map[string]any) { return func(m map[string]any) { m[key] = v } }
+	upstream := func(u map[string]any) func(m map[string]any) {
+		return func(m map[string]any) {
+			if _, ok := u["checkout"]; !ok {
+				u["checkout"] = fixture
+			}
+			m["upstream"] = u
+		}
+	}
+	appSecrets := map[string]any{}
+	for i := range 51 {
+		appSecrets[fmt.Sprintf("KEY_%d", i)] = secret("v")
+	}
+	daytona := func(d map[string]any) func(m map[string]any) {
+		return set("sandbox", map[string]any{"provider": "daytona", "manage": false, "daytona": d})
+	}
+
+	cases := []struct {
+		name    string
+		modify  func(m map[string]any)
+		want    string // the field path and the start of its problem
+		secret  string // a value that must not appear
+		preview bool
+	}{
+		// Secret values, awaited.
+		{"empty anthropic key", set("anthropicApiKey", secret("")), "anthropicApiKey: the secret is empty", "", false},
+		{"whitespace anthropic key", set("anthropicApiKey", secret("  \t ")), "anthropicApiKey: the secret is only whitespace", "", false},
+		{"missing anthropic key", func(m map[string]any) { delete(m, "anthropicApiKey") }, "anthropicApiKey: required", "", false},
+		{"empty private key", set("githubApp", map[string]any{"appId": "1", "installationId": "2", "privateKey": secret("")}),
+			"githubApp.privateKey: the secret is empty", "", false},
+		{"short browser auth secret", set("browserAuthSecret", secret("tooshort-browser-xyz")),
+			"browserAuthSecret: has 20 non-whitespace characters", "tooshort-browser-xyz", false},
+		{"whitespace token key", set("tokenEncryptionKey", secret("\n")), "tokenEncryptionKey: the secret is only whitespace", "", false},
+		{"repo key not base64", set("repoSecretsEncryptionKey", secret("not-base64-key-value!!")),
+			"repoSecretsEncryptionKey: is not standard base64", "not-base64-key-value!!", false},
+		{"repo key of 10 bytes", set("repoSecretsEncryptionKey", secret("c2hvcnQta2V5LTE=")),
+			"repoSecretsEncryptionKey: decodes to 11 bytes", "c2hvcnQta2V5LTE=", false},
+		{"empty repo key", set("repoSecretsEncryptionKey", secret("")), "repoSecretsEncryptionKey: the secret is empty", "", false},
+		{"empty provider accounts key", set("providerAccountsEncryptionKey", secret("")),
+			"providerAccountsEncryptionKey: the secret is empty", "", false},
+		{"provider accounts key not base64", set("providerAccountsEncryptionKey", secret("zz-not-a-key")),
+			"providerAccountsEncryptionKey: is not standard base64", "zz-not-a-key", false},
+		{"empty oauth secret", set("githubOAuth", map[string]any{"clientId": "id", "clientSecret": secret("")}),
+			"githubOAuth.clientSecret: the secret is empty", "", false},
+		{"missing oauth secret", set("googleOAuth", map[string]any{"clientId": "id"}), "googleOAuth.clientSecret: required", "", false},
+		{"whitespace slack token", set("slack", map[string]any{"botToken": secret("   "), "signingSecret": secret("sig")}),
+			"slack.botToken: the secret is only whitespace", "", false},
+		{"empty linear client secret", set("linearBot", map[string]any{"enabled": true, "clientId": "c",
+			"clientSecret": secret(""), "webhookSecret": secret("w")}), "linearBot.clientSecret: the secret is empty", "", false},
+		{"empty worker secret", worker(map[string]any{"secrets": map[string]any{"EXTRA": secret("")}}),
+			"workers[0].secrets.EXTRA: the secret is empty", "", false},
+		{"empty app secret", set("appSecrets", map[string]any{"GOOD": secret("")}), "appSecrets.GOOD: the secret is empty", "", false},
+		{"app secret over 16 KiB", set("appSecrets", map[string]any{"BIG": secret(strings.Repeat("x", 16<<10+1))}),
+			"appSecrets.BIG: the value is 16385 bytes", "", false},
+		{"empty daytona key", daytona(map[string]any{"apiUrl": "https://daytona.example", "apiKey": secret(""), "baseSnapshot": "s"}),
+			"sandbox.daytona.apiKey: the secret is empty", "", false},
+
+		// Names of secrets, vars and bindings: checked even when values are unknown.
+		{"worker secret key unknown value", worker(map[string]any{"secrets": map[string]any{"bad-key": unknownSecret}}),
+			`workers[0].secrets.bad-key: "bad-key" is not a valid binding name`, "", true},
+		{"worker secret key starting with a digit", worker(map[string]any{"secrets": map[string]any{"1ABC": secret("x")}}),
+			`workers[0].secrets.1ABC: "1ABC" is not a valid binding name`, "", false},
+		{"worker var key with a space", worker(map[string]any{"vars": map[string]any{"HAS SPACE": "x"}}),
+			`workers[0].vars.HAS SPACE: "HAS SPACE" is not a valid binding name`, "", false},
+		{"var and secret of one name", worker(map[string]any{"vars": map[string]any{"K": "v"}, "secrets": map[string]any{"K": secret("s")}}),
+			"workers[0].secrets.K: K is also set in workers[0].vars", "", false},
+		{"var named like a binding", worker(map[string]any{"vars": map[string]any{"DB": "x"}}),
+			"workers[0].vars.DB: binding name DB is already used by upstream's d1 binding DB of worker control-plane", "", false},
+		{"kv binding named like the d1 binding", worker(map[string]any{"bindings": map[string]any{"kv": []any{
+			map[string]any{"binding": "DB", "target": "session-index"}}}}),
+			"workers[0].bindings.kv[0].binding: binding name DB is already used by upstream's d1 binding", "", false},
+		{"one binding name twice", worker(map[string]any{"bindings": map[string]any{"r2": []any{
+			map[string]any{"binding": "X", "target": "media"}, map[string]any{"binding": "X", "target": "media"}}}}),
+			"workers[0].bindings.r2[1].binding: binding name X is already used by workers[0].bindings.r2[0].binding", "", false},
+		{"invalid binding name", worker(map[string]any{"bindings": map[string]any{"queues": []any{
+			map[string]any{"binding": "bad-name", "target": "x"}}}}), `workers[0].bindings.queues[0].binding: "bad-name" is not a valid binding name`, "", false},
+		{"empty binding name", worker(map[string]any{"bindings": map[string]any{"kv": []any{
+			map[string]any{"binding": "", "target": "session-index"}}}}), "workers[0].bindings.kv[0].binding: required", "", false},
+		{"app secret key lower-case", set("appSecrets", map[string]any{"lower": secret("x")}), `appSecrets.lower: "lower" is not a valid secret name`, "", false},
+		{"app secret key reserved", set("appSecrets", map[string]any{"PATH": secret("x")}), "appSecrets.PATH: PATH is reserved", "", false},
+		{"too many app secrets", set("appSecrets", appSecrets), "appSecrets: 51 secrets given; the store holds at most 50", "", false},
+
+		// Names of the installation and its resources.
+		{"empty deployment name", set("deploymentName", ""), "deploymentName: required", "", false},
+		{"deployment name with upper case", set("deploymentName", "Bad_Name"), `deploymentName: "Bad_Name" is not a valid name part`, "", false},
+		{"deployment name too long", set("deploymentName", strings.Repeat("x", 40)), "deploymentName: the name", "", false},
+		{"name prefix with a leading hyphen", set("namePrefix", "-x"), `namePrefix: "-x" is not a valid name part`, "", false},
+		{"kv namespace name", set("kvNamespaces", []any{"Bad"}), `kvNamespaces[0]: "Bad" is not a valid name part`, "", false},
+		{"r2 bucket name", set("r2Buckets", []any{"a_b"}), `r2Buckets[0]: "a_b" is not a valid name part`, "", false},
+		{"queue name", set("queues", []any{"q q"}), `queues[0]: "q q" is not a valid name part`, "", false},
+		{"kv namespace upstream has", set("kvNamespaces", []any{"session-index"}), `kvNamespaces[0]: "session-index" is already part of the installation`, "", false},
+		{"media location", set("media", map[string]any{"location": "mars"}), `media.location: "mars" is not an R2 location hint`, "", false},
+		{"media bucket upper case", set("media", map[string]any{"bucketName": "UPPER"}), `media.bucketName: "UPPER" is not a valid R2 bucket name`, "", false},
+		{"media bucket too short", set("media", map[string]any{"bucketName": "ab"}), `media.bucketName: "ab" is not a valid R2 bucket name`, "", false},
+		{"deletion policy", set("deletionPolicy", "Keep"), `deletionPolicy: must be Delete or Orphan, got "Keep"`, "", false},
+		{"web app url over http", set("webAppUrl", "http://example.com"), `webAppUrl: "http://example.com" must be an https origin`, "", false},
+		{"web app url with a path", set("webAppUrl", "https://example.com/app"), `webAppUrl: "https://example.com/app" must be an https origin`, "", false},
+
+		// Workers.
+		{"duplicate worker", set("workers", []any{map[string]any{"name": "extra", "script": outside}, map[string]any{"name": "extra", "script": outside}}),
+			`workers[1].name: duplicate worker name "extra" (also workers[0])`, "", false},
+		{"custom worker without script", set("workers", []any{map[string]any{"name": "extra"}}), "workers[0].script: required: extra is not an upstream worker", "", false},
+		{"worker name upper case", set("workers", []any{map[string]any{"name": "Bad", "script": outside}}), `workers[0].name: "Bad" is not a valid name part`, "", false},
+		{"cron", worker(map[string]any{"crons": []any{"* * *"}}), "workers[0].crons[0]:", "", false},
+		{"kv target missing", worker(map[string]any{"bindings": map[string]any{"kv": []any{map[string]any{"binding": "X", "target": "nope"}}}}),
+			`workers[0].bindings.kv[0].target: no KV namespace "nope" in this installation`, "", false},
+		{"service target missing", worker(map[string]any{"bindings": map[string]any{"services": []any{map[string]any{"binding": "X", "target": "linear-bot"}}}}),
+			`workers[0].bindings.services[0].target: no worker "linear-bot" in this installation`, "", false},
+		{"durable object class missing from the bundle", worker(map[string]any{"bindings": map[string]any{"durableObjects": []any{
+			map[string]any{"binding": "OTHER", "target": "MissingDO"}}}}),
+			`workers[0].bindings.durableObjects[0].target: the bundle`, "", false},
+
+		// Artefacts.
+		{"relative script climbing to /etc/passwd", worker(map[string]any{"script": escape}),
+			"workers[0].script: the bundle of worker control-plane " + escape + " (/etc/passwd) resolves outside the checkout and the working directory", "", false},
+		{"checkout bundle symlinked out of the checkout", upstream(map[string]any{"checkout": symlinked}),
+			"upstream.checkout: the bundle of worker control-plane " + bundle, "", false},
+		{"empty bundle", upstream(map[string]any{"workerBundles": map[string]any{"control-plane": empty}}),
+			"upstream.workerBundles.control-plane: the bundle of worker control-plane: the script asset is empty", "", false},
+		{"bundle for no worker", upstream(map[string]any{"workerBundles": map[string]any{"nope": outside}}),
+			`upstream.workerBundles.nope: no worker "nope" in this installation`, "", false},
+		{"missing bundle", upstream(map[string]any{"workerBundles": map[string]any{"slack-bot": filepath.Join(tmp, "nope.js")}}),
+			"upstream.workerBundles.slack-bot: the bundle " + filepath.Join(tmp, "nope.js") + " of worker slack-bot is missing", "", false},
+		{"migration without a number", upstream(map[string]any{"migrationsDir": migrations("unnumbered", map[string]string{"init.sql": "SELECT 1;"})}),
+			"upstream.migrationsDir: in " + filepath.Join(tmp, "unnumbered") + ": init.sql: has no numeric prefix", "", false},
+		{"migrations sharing a number", upstream(map[string]any{"migrationsDir": migrations("shared", map[string]string{"0001_a.sql": "SELECT 1;", "0001_b.sql": "SELECT 2;"})}),
+			"0001_a.sql, 0001_b.sql: share the prefix 0001", "", false},
+		{"no migrations", upstream(map[string]any{"migrationsDir": migrations("empty", map[string]string{"README.md": "none"})}),
+			"upstream.migrationsDir: in " + filepath.Join(tmp, "empty") + ": no NNNN_*.sql migration files given", "", false},
+		{"missing migrations directory", upstream(map[string]any{"migrationsDir": filepath.Join(tmp, "none")}),
+			"upstream.migrationsDir: the D1 migrations directory " + filepath.Join(tmp, "none") + " is missing", "", false},
+		{"migration symlinked to /etc/passwd", upstream(map[string]any{"migrationsDir": withSymlink}),
+			"upstream.migrationsDir: the D1 migrations directory holds " + filepath.Join(withSymlink, "0002_passwd.sql") + " (/etc/passwd) resolves outside " + withSymlink, "", false},
+		{"checkout not a directory", upstream(map[string]any{"checkout": outside}), fmt.Sprintf("upstream.checkout: %q is not a directory", outside), "", false},
+
+		// Sandbox and web.
+		{"sandbox provider", set("sandbox", map[string]any{"provider": "e2b", "manage": false}), `sandbox.provider: must be modal or daytona, got "e2b"`, "", false},
+		{"daytona without api url", daytona(map[string]any{"apiKey": secret("k"), "baseSnapshot": "s"}), "sandbox.daytona.apiUrl: required", "", false},
+		{"daytona api url scheme", daytona(map[string]any{"apiUrl": "ftp://daytona.example", "apiKey": secret("k"), "baseSnapshot": "s"}),
+			`sandbox.daytona.apiUrl: "ftp://daytona.example" is not an http(s) URL`, "", false},
+		{"inactivity timeout", set("sandbox", map[string]any{"manage": false, "inactivityTimeoutMs": 0}), "sandbox.inactivityTimeoutMs: must be positive, got 0", "", false},
+		{"modal environment", set("sandbox", map[string]any{"manage": false, "modal": map[string]any{"environment": "a/b"}}),
+			`sandbox.modal.environment: "a/b" must be non-empty`, "", false},
+		{"web image", set("web", map[string]any{"image": "", "namespace": "oi"}), "web.image: required", "", false},
+		{"web system namespace", set("web", map[string]any{"image": "web:1", "namespace": "kube-system"}), `web.namespace: "kube-system" is a system namespace`, "", false},
+	}
+	require.GreaterOrEqual(t, len(cases), 50)
+
+	construct := func(t *testing.T, spec map[string]any, preview bool) error {
+		t.Helper()
+		_, err := server.Construct(p.ConstructRequest{
+			Urn:    providertest.URN(componentToken, "oi"),
+			Inputs: providertest.Props(t, spec),
+			DryRun: preview,
+		})
+		return err
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := validSpec(fixture)
+			tc.modify(spec)
+			err := construct(t, spec, tc.preview)
+			require.Error(t, err, "the spec was accepted")
+			msg := err.Error()
+			assert.Contains(t, msg, tc.want)
+			assert.Contains(t, msg, "invalid OpenInspect spec (nothing was changed)")
+			assert.NotRegexp(t, goValue, msg, "a Go value is printed")
+			if tc.secret != "" {
+				assert.NotContains(t, msg, tc.secret, "the message quotes a secret")
+			}
+			assert.Empty(t, rec.reset(), "nothing is registered")
+			assert.Zero(t, h.Emu.CloudflareCalls(), "no Cloudflare call: %v", h.Emu.Counts())
+			assert.Zero(t, h.Emu.ModalCalls(), "no Modal call")
+			assert.Zero(t, h.Emu.DaytonaCalls(), "no Daytona call")
+		})
+	}
+
+	// The same harness sees a valid spec: the children are registered and the
+	// database is created in the emulator, so the zeros above can fail.
+	t.Run("valid spec reaches the emulator", func(t *testing.T) {
+		_ = construct(t, validSpec(fixture), false)
+		assert.Contains(t, rec.reset(), cloudflare.D1DatabaseToken)
+		assert.NotZero(t, h.Emu.CloudflareCalls())
+	})
+}
