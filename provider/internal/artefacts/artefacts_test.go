@@ -34,10 +34,10 @@ func tree(t *testing.T, files map[string]string) string {
 func sampleSet(t *testing.T) (out string, m *Manifest) {
 	t.Helper()
 	root := tree(t, map[string]string{
-		"packages/control-plane/dist/index.js":          "export class SessionDO {}\nexport default {}\n",
-		"terraform/d1/migrations/0001_sessions.sql":     "CREATE TABLE sessions (id TEXT);\n",
+		"packages/control-plane/dist/index.js":           "export class SessionDO {}\nexport default {}\n",
+		"terraform/d1/migrations/0001_sessions.sql":      "CREATE TABLE sessions (id TEXT);\n",
 		"packages/sandbox-runtime/src/sandbox_runtime/x": "print('x')\n",
-		"packages/modal-infra/run.sh":                   "#!/bin/sh\n",
+		"packages/modal-infra/run.sh":                    "#!/bin/sh\n",
 	})
 	out = t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(out, "README.md"), []byte("placeholder"), 0o644))
