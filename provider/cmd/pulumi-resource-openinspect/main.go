@@ -7,8 +7,12 @@ import (
 	"os"
 
 	"github.com/blang/semver"
+	p "github.com/pulumi/pulumi-go-provider"
+	pulumiprovider "github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/logredact"
 )
 
 func main() {
@@ -26,7 +30,19 @@ func main() {
 		fmt.Fprintf(os.Stderr, "building provider: %v\n", err)
 		os.Exit(1)
 	}
-	if err := prov.Run(context.Background(), provider.Name, provider.Version); err != nil {
+	serve := p.RawServer(provider.Name, provider.Version, logredact.Provider(prov))
+	err = pulumiprovider.MainContext(context.Background(), provider.Name,
+		func(host *pulumiprovider.HostClient) (pulumirpc.ResourceProviderServer, error) {
+			// Pulumi's logging is initialised by now; see logredact for why
+			// the plugin's verbose log needs both of these.
+			logredact.InstallHandler()
+			server, err := serve(host)
+			if err != nil {
+				return nil, err
+			}
+			return logredact.Server(server), nil
+		})
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
 	}
