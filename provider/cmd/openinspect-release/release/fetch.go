@@ -85,8 +85,14 @@ func isTarballURL(u string) bool {
 	return strings.Contains(u, "/tarball/") || strings.Contains(u, "/archive/")
 }
 
+// isGitDir is true for a work tree's root and for a bare clone or mirror;
+// not for a plain directory inside some other repository (a test fixture).
 func isGitDir(ctx context.Context, dir string) bool {
-	return exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir").Run() == nil
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return true
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--is-bare-repository").Output()
+	return err == nil && strings.TrimSpace(string(out)) == "true"
 }
 
 // gitArchive writes the commit's tree (not a work tree's files) as a tar.
