@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/pulumi/providertest/pulumitest"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,16 +27,17 @@ func newInstallationTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiT
 	t.Helper()
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
-	for key, value := range map[string]string{
-		"anthropicApiKey":          anthropicKey,
-		"githubAppPrivateKey":      githubAppKey,
-		"browserAuthSecret":        "browser-auth-secret-with-at-least-32-characters",
-		"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==",
-		"repoSecretsEncryptionKey": repoSecretsKey,
-	} {
-		require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), key, auto.ConfigValue{Value: value, Secret: true}))
-	}
+	setInstallationSecrets(t, pt.CurrentStack())
 	return pt
+}
+
+// installationSecrets are the secret config values examples/yaml needs.
+var installationSecrets = map[string]string{
+	"anthropicApiKey":          anthropicKey,
+	"githubAppPrivateKey":      githubAppKey,
+	"browserAuthSecret":        "browser-auth-secret-with-at-least-32-characters",
+	"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==",
+	"repoSecretsEncryptionKey": repoSecretsKey,
 }
 
 // editProgram rewrites the copied program's Pulumi.yaml.
