@@ -51,6 +51,9 @@ type UpstreamArgs struct {
 	Checkout      *string           `pulumi:"checkout,optional"`
 	WorkerBundles map[string]string `pulumi:"workerBundles,optional"`
 	MigrationsDir *string           `pulumi:"migrationsDir,optional"`
+	// AllowUnverified turns a supplied migration that differs from the pin
+	// into a warning instead of a refusal.
+	AllowUnverified *bool `pulumi:"allowUnverified,optional"`
 }
 
 // GithubAppArgs is the GitHub App the platform uses for repository access.
@@ -169,7 +172,8 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.AppName, "Display name shown in the UI and in bot messages.")
 	an.Describe(&a.AdoptExisting, "Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.")
 	an.Describe(&a.DeletionPolicy, "Delete (default) removes everything on destroy; Orphan leaves every remote resource in place and only forgets it.")
-	an.Describe(&a.Upstream, "Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.")
+	an.Describe(&a.Upstream, "Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses "+
+		"the artefacts embedded in the plugin, built from the pinned commit by the release step.")
 	an.Describe(&a.WebAppURL, "Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.")
 	an.Describe(&a.GithubApp, "The GitHub App used for repository access.")
 	an.Describe(&a.AnthropicAPIKey, "Anthropic API key for the bots.")
@@ -196,9 +200,13 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 // Annotate documents the artifact locations.
 func (u *UpstreamArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Upstream")
-	a.Describe(&u.Checkout, "A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.")
-	a.Describe(&u.WorkerBundles, "Built bundles by logical worker name; each wins over the checkout.")
-	a.Describe(&u.MigrationsDir, "The D1 migrations directory; wins over the checkout's.")
+	a.Describe(&u.Checkout, "Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built "+
+		"(see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin "+
+		"(a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side "+
+		"(Modal app, Daytona runtime) is read from it.")
+	a.Describe(&u.WorkerBundles, "Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.")
+	a.Describe(&u.MigrationsDir, "The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.")
+	a.Describe(&u.AllowUnverified, "Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.")
 }
 
 // Annotate documents the GitHub App settings.

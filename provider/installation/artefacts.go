@@ -2,14 +2,19 @@ package installation
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
@@ -17,15 +22,86 @@ import (
 // Stage 4: the artefacts each planned part needs (worker bundles, the
 // migrations, the sandbox sources), found and verified.
 
-// resolveArtifacts finds each worker's bundle and the migrations directory,
-// verifies what it can, and says how to build what is missing.
-func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec) []error {
+// embeddedArtefacts is the set compiled into the plugin; tests replace it,
+// so they do not depend on whether the release step ran in this tree.
+var embeddedArtefacts = artefacts.Embedded
+
+// embedded is the plugin's artefact set, materialised as a checkout-shaped
+// directory: what the component uses where the user gave no override.
+type embedded struct {
+	set *artefacts.Set
+	dir string
+}
+
+// useEmbedded materialises the embedded artefacts when upstream.checkout is
+// not given (migrationsDir and workerBundles still win over them). A plugin
+// built without the release step embeds nothing: then nil, and
+// resolveArtifacts says what to supply.
+func useEmbedded(ctx context.Context, s *spec) (*embedded, error) {
+	if common.Deref(s.Upstream.Checkout, "") != "" {
+		return nil, nil
+	}
+	set, err := embeddedArtefacts()
+	if errors.Is(err, artefacts.ErrNothingEmbedded) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	root, err := cacheRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := set.Materialise(root)
+	if err != nil {
+		return nil, fmt.Errorf("the upstream artefacts embedded in this plugin: %w", err)
+	}
+	// The spec's copy of the upstream input (never the user's args) points at
+	// the materialised set, so every stage that needs a checkout (the
+	// sandbox side's validation too) finds one; resolveArtifacts tells it
+	// from a supplied one by emb.
+	s.Upstream.Checkout = &dir
+	return &embedded{set: set, dir: dir}, nil
+}
+
+// cacheRoot is the provider's cache directory. The component may be
+// constructed without the provider's configuration in its context (unit
+// tests call the constructor directly), where infer.GetConfig panics; the
+// configuration's environment fallbacks answer then.
+func cacheRoot(ctx context.Context) (string, error) {
+	cfg := func() (c *config.Config) {
+		defer func() { _ = recover() }()
+		return config.FromContext(ctx)
+	}()
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	return cfg.CacheRoot()
+}
+
+// resolveArtifacts finds each worker's bundle, the migrations directory and
+// the sandbox sources (the embedded artefacts unless overridden), verifies
+// what was supplied against the digests recorded for the pin, and says how
+// to build what is missing. What it verified goes into plan.Verification,
+// what it only warns about into plan.Warnings.
+func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *embedded) []error {
 	var errs problems
 	bad := errs.add
 	up := s.Upstream
-	checkout := common.Deref(up.Checkout, "")
+	plan.Verification = map[string]string{}
+	checkout, checkoutField := common.Deref(up.Checkout, ""), "upstream.checkout"
 	var roots artefactRoots
-	if checkout != "" {
+	if emb != nil && checkout == emb.dir {
+		checkoutField = "the embedded artefacts"
+		roots.checkout, _ = realPath(checkout)
+		verified := "verified against the digests recorded for the pin when the release was built"
+		if !emb.set.Manifest.Verified {
+			verified = "NOT verified: a development build of the plugin"
+			plan.Warnings = append(plan.Warnings, "this plugin embeds upstream artefacts that were not verified against the recorded digests "+
+				"(a development or test build): "+emb.set.Summary())
+		}
+		plan.Verification["source"] = fmt.Sprintf("embedded in the plugin (upstream %s, manifest sha256 %s), %s",
+			emb.set.Manifest.UpstreamCommit, emb.set.Digest(), verified)
+	} else if checkout != "" {
 		if info, err := os.Stat(checkout); err != nil || !info.IsDir() {
 			bad("upstream.checkout", "%q is not a directory", checkout)
 			checkout = ""
@@ -35,8 +111,10 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec) []error 
 		} else if head, isGit, err := gitHead(checkout); err != nil {
 			bad("upstream.checkout", "reading its git HEAD: %v", err)
 		} else if isGit && head != c.Upstream.Commit {
-			bad("upstream.checkout", "HEAD is %s but this provider is pinned to %s: `git checkout %s` there and rebuild the bundles", head, c.Upstream.Commit, c.Upstream.Commit)
+			bad("upstream.checkout", "HEAD is %s but this provider is pinned to %s: `git checkout %s` there and rebuild the bundles (%s)",
+				head, c.Upstream.Commit, c.Upstream.Commit, c.BuildCommand())
 		}
+		plan.Verification["source"] = "upstream.checkout " + checkout
 	}
 	for logical := range up.WorkerBundles {
 		if plan.worker(logical) == nil {
@@ -58,25 +136,29 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec) []error 
 		} else if s, ok := up.WorkerBundles[w.Logical]; ok {
 			path, script = "upstream.workerBundles."+w.Logical, s
 		} else if checkout != "" && cw != nil {
-			path, script, given = "upstream.checkout", filepath.Join(checkout, filepath.FromSlash(cw.Bundle)), false
+			path, script, given = checkoutField, filepath.Join(checkout, filepath.FromSlash(cw.Bundle)), false
 		}
 		switch {
 		case script == "" && cw != nil:
-			bad("upstream", "no bundle for worker %s: set upstream.checkout to an upstream checkout at %s with `%s` run in %s, or upstream.workerBundles.%s",
-				w.Logical, c.Upstream.Commit, cw.Build, cw.Package, w.Logical)
+			bad("upstream", "no bundle for worker %s: %s; or set upstream.checkout to an upstream checkout at %s built with `%s`, or upstream.workerBundles.%s",
+				w.Logical, artefacts.ErrNothingEmbedded, c.Upstream.Commit, c.BuildCommand(w.Logical), w.Logical)
 		case script == "":
 			bad(fmt.Sprintf("workers[%d].script", specs[w.Logical]), "required: %s is not an upstream worker, so its bundle must be given", w.Logical)
 		default:
 			if info, err := os.Stat(script); err != nil || info.IsDir() {
 				how := ""
 				if cw != nil {
-					how = fmt.Sprintf(": build it with `%s` in %s", cw.Build, cw.Package)
+					how = fmt.Sprintf(": build it at the checkout's root with `%s`", c.BuildCommand(w.Logical))
 				}
 				bad(path, "the bundle %s of worker %s is missing%s", script, w.Logical, how)
 			} else if problem := roots.confine(script, given); problem != "" {
 				bad(path, "the bundle of worker %s %s", w.Logical, problem)
 			} else if problem := cloudflare.ScriptFileProblem(script); problem != "" {
 				bad(path, "the bundle of worker %s: %s", w.Logical, problem)
+			} else if cw != nil && !strings.HasPrefix(path, "workers[") {
+				verifyBundle(c, plan, w.Logical, path, script, emb != nil && checkout == emb.dir)
+			} else {
+				plan.Verification["bundle."+w.Logical] = "given by " + path + ", not compared"
 			}
 			w.Script = script
 		}
@@ -84,21 +166,27 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec) []error 
 	dir := common.Deref(up.MigrationsDir, "")
 	path, given := "upstream.migrationsDir", true
 	if dir == "" && checkout != "" {
-		dir, path, given = filepath.Join(checkout, filepath.FromSlash(c.D1Migrations.Directory)), "upstream.checkout", false
+		dir, path, given = filepath.Join(checkout, filepath.FromSlash(c.D1Migrations.Directory)), checkoutField, false
 	}
 	switch {
 	case dir == "":
-		bad("upstream", "no D1 migrations: set upstream.checkout to an upstream checkout at %s, or upstream.migrationsDir", c.Upstream.Commit)
+		bad("upstream", "no D1 migrations: %s; set upstream.checkout to an upstream checkout at %s, or upstream.migrationsDir",
+			artefacts.ErrNothingEmbedded, c.Upstream.Commit)
 	default:
 		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 			bad(path, "the D1 migrations directory %s is missing", dir)
 		} else if problem := roots.confineTree(dir, given); problem != "" {
 			bad(path, "the D1 migrations directory %s", problem)
-		} else {
+		} else if problems := cloudflare.MigrationsDirectoryProblems(dir); len(problems) > 0 {
 			// The D1Migrations child's own rules, on the files it would read.
-			for _, problem := range cloudflare.MigrationsDirectoryProblems(dir) {
+			for _, problem := range problems {
 				bad(path, "in %s: %s", dir, problem)
 			}
+		} else if emb != nil && dir == filepath.Join(emb.dir, filepath.FromSlash(c.D1Migrations.Directory)) {
+			matches, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
+			plan.Verification["migrations"] = fmt.Sprintf("%d files from the embedded artefacts, checked against their manifest", len(matches))
+		} else {
+			errs = append(errs, verifyMigrations(c, plan, path, dir, common.Deref(up.AllowUnverified, false))...)
 		}
 		plan.MigrationsDir = dir
 	}
@@ -107,10 +195,10 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec) []error 
 		for _, rel := range sandboxSources(c, plan) {
 			source := filepath.Join(checkout, filepath.FromSlash(rel))
 			if _, err := os.Stat(source); err != nil {
-				bad("upstream.checkout", "%s is missing from %s: the %s sandbox side is deployed from it (or set sandbox.manage to false)",
+				bad(checkoutField, "%s is missing from %s: the %s sandbox side is deployed from it (or set sandbox.manage to false)",
 					rel, checkout, plan.SandboxProvider)
 			} else if problem := roots.confine(source, false); problem != "" {
-				bad("upstream.checkout", "the sandbox source %s %s", rel, problem)
+				bad(checkoutField, "the sandbox source %s %s", rel, problem)
 			}
 		}
 	}
@@ -198,6 +286,76 @@ func realPath(path string) (string, error) {
 func within(root, path string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// verifyMigrations compares the migration files in dir with the digests
+// recorded for the pin: a changed, missing or extra file is refused naming
+// it, or only warned about with allowUnverified. Upstream's own applier
+// never compares contents, so a file edited after it was applied would
+// otherwise go unnoticed.
+func verifyMigrations(c *upstream.Contract, plan *installPlan, path, dir string, allow bool) []error {
+	recorded := c.Artefacts.Migrations
+	found := map[string]string{}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
+	for _, m := range matches {
+		sum, _, err := artefacts.FileSHA256(m)
+		if err != nil {
+			return []error{fieldError(path, "reading %s: %v", m, err)}
+		}
+		found[filepath.Base(m)] = sum
+	}
+	var findings []string
+	for _, name := range slices.Sorted(maps.Keys(recorded)) {
+		switch sum, ok := found[name]; {
+		case !ok:
+			findings = append(findings, fmt.Sprintf("migration %s of the pinned commit is missing from %s", name, dir))
+		case sum != recorded[name]:
+			findings = append(findings, fmt.Sprintf("migration %s differs from the pinned commit's (sha256 %s, pinned %s)", filepath.Join(dir, name), sum, recorded[name]))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(found)) {
+		if _, ok := recorded[name]; !ok {
+			findings = append(findings, fmt.Sprintf("migration %s is not one of the pinned commit's", filepath.Join(dir, name)))
+		}
+	}
+	switch {
+	case len(findings) == 0:
+		plan.Verification["migrations"] = fmt.Sprintf("%d files match the digests recorded for %s", len(found), c.Upstream.Commit)
+		return nil
+	case allow:
+		plan.Verification["migrations"] = fmt.Sprintf("UNVERIFIED (upstream.allowUnverified): %d of %d files differ from the pin", len(findings), len(found))
+		for _, f := range findings {
+			plan.Warnings = append(plan.Warnings, path+": "+f+" (deployed anyway: upstream.allowUnverified)")
+		}
+		return nil
+	}
+	errs := make([]error, len(findings))
+	for i, f := range findings {
+		errs[i] = fieldError(path, "%s: supply the migrations of %s, or set upstream.allowUnverified to deploy them anyway", f, c.Upstream.Commit)
+	}
+	return errs
+}
+
+// verifyBundle compares a supplied upstream bundle with the reference build
+// of the pin. Bundlers differ by version, so a difference is a warning.
+func verifyBundle(c *upstream.Contract, plan *installPlan, logical, path, script string, fromEmbedded bool) {
+	key := "bundle." + logical
+	if fromEmbedded {
+		plan.Verification[key] = "from the embedded artefacts, checked against their manifest"
+		return
+	}
+	ref, ok := c.Artefacts.Bundles[logical]
+	sum, _, err := artefacts.FileSHA256(script)
+	switch {
+	case err != nil || !ok:
+		plan.Verification[key] = "given by " + path + ", not compared"
+	case sum == ref.SHA256:
+		plan.Verification[key] = "matches the reference build of " + c.Upstream.Commit
+	default:
+		plan.Verification[key] = fmt.Sprintf("DIFFERS from the reference build: sha256 %s, reference %s", sum, ref.SHA256)
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: the bundle of worker %s (%s) has sha256 %s, the reference build of %s has %s: "+
+			"it was built differently or from other sources (the release step's build is `%s`)", path, logical, script, sum, c.Upstream.Commit, ref.SHA256, c.BuildCommand(logical)))
+	}
 }
 
 // sandboxSources are the checkout's files the sandbox children read.

@@ -24,6 +24,9 @@ type OpenInspect struct {
 	WorkerHashes      pulumi.StringMapOutput `pulumi:"workerHashes"`
 	SandboxStatus     pulumi.StringOutput    `pulumi:"sandboxStatus"`
 	UpstreamCommit    pulumi.StringOutput    `pulumi:"upstreamCommit"`
+	// UpstreamVerification says where the artefacts came from and what was
+	// checked: keys source, migrations and bundle.<worker>.
+	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
 }
 
 // Annotate documents the component and its outputs.
@@ -41,6 +44,8 @@ func (o *OpenInspect) Annotate(a infer.Annotator) {
 	a.Describe(&o.WorkerHashes, "Content hash by logical worker name; it changes exactly when the worker is uploaded again.")
 	a.Describe(&o.SandboxStatus, "What the installation configured for its sandbox provider.")
 	a.Describe(&o.UpstreamCommit, "The upstream commit this installation is pinned to.")
+	a.Describe(&o.UpstreamVerification, "Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the "+
+		"supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).")
 }
 
 // NewOpenInspect runs the pipeline: normalize the spec (defaults applied
@@ -54,7 +59,11 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 		return nil, fmt.Errorf("loading the upstream contract: %w", err)
 	}
 	s := normalize(&args)
-	plan, err := planInstallation(contract, s, validateSecretValues(ctx.Context(), s)...)
+	emb, err := useEmbedded(ctx.Context(), s)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planInstallation(contract, s, emb, validateSecretValues(ctx.Context(), s)...)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +85,9 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 			"belong to an installation that already stored provider accounts, set providerAccountsEncryptionKey to the key it "+
 			"used (its PROVIDER_ACCOUNTS_ENCRYPTION_KEY), or what it encrypted can no longer be read", &pulumi.LogArgs{Resource: comp})
 	}
+	for _, w := range plan.Warnings {
+		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
+	}
 	b := &installer{ctx: ctx, name: name, contract: contract, plan: plan, spec: s}
 	if err := b.install(comp); err != nil {
 		return nil, err
@@ -86,7 +98,7 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 // planInstallation runs every stage before registration: validate the
 // spec, plan, resolve and verify the artefacts, validate the plan.
 // valueErrs are what validateSecretValues found, reported with the spec's.
-func planInstallation(contract *upstream.Contract, s *spec, valueErrs ...error) (*installPlan, error) {
+func planInstallation(contract *upstream.Contract, s *spec, emb *embedded, valueErrs ...error) (*installPlan, error) {
 	if errs := append(validateSpec(s), valueErrs...); len(errs) > 0 {
 		return nil, specError(errs)
 	}
@@ -95,7 +107,7 @@ func planInstallation(contract *upstream.Contract, s *spec, valueErrs ...error) 
 		return nil, err
 	}
 	errs := validatePlan(plan, s)
-	errs = append(errs, resolveArtifacts(contract, plan, s)...)
+	errs = append(errs, resolveArtifacts(contract, plan, s, emb)...)
 	if len(errs) == 0 {
 		errs = checkDurableObjectClasses(plan, s)
 	}

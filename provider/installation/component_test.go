@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -27,10 +28,10 @@ const testRepoKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 
 // requiredArgs is a spec with only the required inputs.
 func requiredArgs() OpenInspectArgs {
-	checkout := fixtureCheckout
+	checkout, unverified := fixtureCheckout, true // the fixture's migrations are not the pin's
 	return OpenInspectArgs{
 		DeploymentName: "t1",
-		Upstream:       &UpstreamArgs{Checkout: &checkout},
+		Upstream:       &UpstreamArgs{Checkout: &checkout, AllowUnverified: &unverified},
 		GithubApp: GithubAppArgs{AppID: "1", InstallationID: "2",
 			PrivateKey: pulumi.String("-----BEGIN PRIVATE KEY-----")},
 		AnthropicAPIKey:          pulumi.String("anthropic"),
@@ -60,7 +61,7 @@ func loadContract(t *testing.T) *upstream.Contract {
 
 func mustPlan(t *testing.T, args OpenInspectArgs) *installPlan {
 	t.Helper()
-	plan, err := planInstallation(loadContract(t), normalize(&args))
+	plan, err := planInstallation(loadContract(t), normalize(&args), nil)
 	require.NoError(t, err)
 	return plan
 }
@@ -386,10 +387,12 @@ func TestSpecValidation(t *testing.T) {
 			a.Workers = []InstallationWorkerArgs{{Name: "extra"}}
 		}, []string{"workers[0].script: required: extra is not an upstream worker"}},
 		{"artifacts", func(a *OpenInspectArgs) { a.Upstream, a.Sandbox = nil, unmanaged(*a).Sandbox },
-			[]string{"upstream: no bundle for worker control-plane: set upstream.checkout", "upstream: no D1 migrations"}},
+			[]string{"upstream: no bundle for worker control-plane: this plugin embeds no upstream artefacts", "upstream: no D1 migrations"}},
 		{"missing bundle", func(a *OpenInspectArgs) {
 			a.Upstream.WorkerBundles = map[string]string{"slack-bot": "does/not/exist.js"}
-		}, []string{"upstream.workerBundles.slack-bot: the bundle does/not/exist.js of worker slack-bot is missing: build it with `npm run build` in packages/slack-bot"}},
+		}, []string{"upstream.workerBundles.slack-bot: the bundle does/not/exist.js of worker slack-bot is missing: build it at the checkout's root with " +
+			"`npm ci --ignore-scripts --no-audit --no-fund --workspace packages/shared --workspace packages/slack-bot && " +
+			"npm run build --workspace packages/shared && npm run build --workspace packages/slack-bot`"}},
 		{"durable object class", func(a *OpenInspectArgs) {
 			class := "MissingDO"
 			a.Workers = []InstallationWorkerArgs{{Name: "control-plane", Bindings: &WorkerBindingsArgs{
@@ -423,6 +426,7 @@ func TestSpecValidation(t *testing.T) {
 		{"oauth", func(a *OpenInspectArgs) { a.GithubOAuth = &OAuthArgs{ClientID: "id"} },
 			[]string{"githubOAuth.clientSecret: required"}},
 	} {
+		noEmbeddedArtefacts(t)
 		t.Run(tc.name, func(t *testing.T) {
 			args := requiredArgs()
 			tc.modify(&args)
@@ -581,7 +585,124 @@ func TestGitHeadVerification(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "refs", "heads", "main"), []byte(other+"\n"), 0o644))
 	args := requiredArgs()
 	args.Upstream.Checkout = &dir
-	_, err = planInstallation(loadContract(t), normalize(&args))
+	_, err = planInstallation(loadContract(t), normalize(&args), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "upstream.checkout: HEAD is "+other+" but this provider is pinned to "+pin)
+}
+
+// noEmbeddedArtefacts makes the component see a plugin built without the
+// release step, whatever provider/internal/artefacts/dist holds here.
+func noEmbeddedArtefacts(t *testing.T) {
+	t.Helper()
+	saved := embeddedArtefacts
+	embeddedArtefacts = func() (*artefacts.Set, error) { return nil, artefacts.ErrNothingEmbedded }
+	t.Cleanup(func() { embeddedArtefacts = saved })
+}
+
+// fixtureSet writes the fixture checkout as an (unverified) artefact set the
+// way the release step does, and makes it the embedded one.
+func fixtureSet(t *testing.T) *artefacts.Set {
+	t.Helper()
+	c := loadContract(t)
+	var files []artefacts.File
+	for _, w := range c.Workers {
+		files = append(files, artefacts.File{Path: w.Bundle, Kind: artefacts.KindBundle, Worker: w.Logical})
+	}
+	err := filepath.WalkDir(fixtureCheckout, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fixtureCheckout, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case strings.HasPrefix(rel, c.D1Migrations.Directory+"/"):
+			files = append(files, artefacts.File{Path: rel, Kind: artefacts.KindMigration})
+		case strings.HasPrefix(rel, "packages/modal-infra/") || strings.HasPrefix(rel, "packages/sandbox-runtime/"):
+			files = append(files, artefacts.File{Path: rel, Kind: artefacts.KindSandbox})
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	out := t.TempDir()
+	_, err = artefacts.Write(out, artefacts.Manifest{UpstreamCommit: c.Upstream.Commit, Source: "fixture", Files: files}, fixtureCheckout)
+	require.NoError(t, err)
+	set, err := artefacts.Load(os.DirFS(out), ".")
+	require.NoError(t, err)
+	saved := embeddedArtefacts
+	embeddedArtefacts = func() (*artefacts.Set, error) { return set, nil }
+	t.Cleanup(func() { embeddedArtefacts = saved })
+	t.Setenv("OPENINSPECT_CACHE_DIR", t.TempDir())
+	return set
+}
+
+// With no upstream input the component deploys the embedded artefacts:
+// bundles, migrations and the Modal sources all come from the materialised
+// set, and the verification output says so.
+func TestEmbeddedArtefactsAreTheDefault(t *testing.T) {
+	set := fixtureSet(t)
+	args := requiredArgs()
+	args.Upstream = nil
+	s := normalize(&args)
+	emb, err := useEmbedded(t.Context(), s)
+	require.NoError(t, err)
+	require.NotNil(t, emb)
+	plan, err := planInstallation(loadContract(t), s, emb)
+	require.NoError(t, err)
+	for _, w := range plan.Workers {
+		assert.True(t, strings.HasPrefix(w.Script, emb.dir), "%s comes from the embedded set: %s", w.Logical, w.Script)
+		assert.Contains(t, plan.Verification["bundle."+w.Logical], "embedded")
+	}
+	assert.Equal(t, filepath.Join(emb.dir, "terraform", "d1", "migrations"), plan.MigrationsDir)
+	assert.Equal(t, emb.dir, plan.SandboxSource)
+	assert.Contains(t, plan.Verification["source"], set.Digest())
+	assert.Contains(t, plan.Verification["source"], "NOT verified")
+	require.Len(t, plan.Warnings, 1, "an unverified embedded set is announced")
+
+	// An override wins over the embedded set.
+	override := t.TempDir()
+	args.Upstream = &UpstreamArgs{MigrationsDir: &override}
+	s = normalize(&args)
+	emb, err = useEmbedded(t.Context(), s)
+	require.NoError(t, err)
+	_, err = planInstallation(loadContract(t), s, emb)
+	require.ErrorContains(t, err, "upstream.migrationsDir: in "+override+": no NNNN_*.sql migration files given")
+}
+
+// A supplied tree that is not a git work tree is compared with the digests
+// recorded for the pin: a changed, missing or extra migration is refused
+// naming the file, unless allowUnverified; a bundle that differs from the
+// reference build is a warning naming the worker and both digests.
+func TestSuppliedMigrationsAreVerified(t *testing.T) {
+	noEmbeddedArtefacts(t)
+	c := loadContract(t)
+	dir := t.TempDir()
+	names := slices.Sorted(maps.Keys(c.Artefacts.Migrations))
+	// Files with the pin's names: the digests only match for real content,
+	// which this project does not hold, so every file "differs" — except
+	// none is left out or added yet.
+	for _, n := range names {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("-- not upstream's\n"), 0o644))
+	}
+	require.NoError(t, os.Remove(filepath.Join(dir, names[1])))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "9999_extra.sql"), []byte("SELECT 1;\n"), 0o644))
+	args := requiredArgs()
+	args.Upstream.MigrationsDir, args.Upstream.AllowUnverified = &dir, nil
+	_, err := planInstallation(c, normalize(&args), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "upstream.migrationsDir: migration "+filepath.Join(dir, names[0])+" differs from the pinned commit's (sha256 ")
+	assert.Contains(t, err.Error(), "upstream.migrationsDir: migration "+names[1]+" of the pinned commit is missing from "+dir)
+	assert.Contains(t, err.Error(), "upstream.migrationsDir: migration "+filepath.Join(dir, "9999_extra.sql")+" is not one of the pinned commit's")
+	assert.Contains(t, err.Error(), "set upstream.allowUnverified to deploy them anyway")
+
+	allow := true
+	args.Upstream.AllowUnverified = &allow
+	plan, err := planInstallation(c, normalize(&args), nil)
+	require.NoError(t, err)
+	assert.Contains(t, plan.Verification["migrations"], "UNVERIFIED")
+	assert.Len(t, slices.DeleteFunc(slices.Clone(plan.Warnings), func(w string) bool { return !strings.Contains(w, "migration") }), len(names)+1)
+	sum, _, err := artefacts.FileSHA256(filepath.Join(fixtureCheckout, "packages", "control-plane", "dist", "index.js"))
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(plan.Warnings, "\n"), "the bundle of worker control-plane")
+	assert.Contains(t, strings.Join(plan.Warnings, "\n"), "has sha256 "+sum+", the reference build of "+c.Upstream.Commit+" has "+c.Artefacts.Bundles["control-plane"].SHA256)
+	assert.Contains(t, plan.Verification["bundle.control-plane"], "DIFFERS")
 }

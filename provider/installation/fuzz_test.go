@@ -28,7 +28,7 @@ func FuzzValidation(f *testing.F) {
 		}
 		args.Workers = []InstallationWorkerArgs{entry}
 		s := normalize(&args)
-		_, err := planInstallation(loadContract(t), s, validateSecretValues(context.Background(), s)...)
+		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
 		if err == nil {
 			return
 		}

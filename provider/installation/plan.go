@@ -112,6 +112,10 @@ type installPlan struct {
 	Modal         *plannedModal
 	Snapshot      *plannedSnapshot
 	SandboxSource string
+	// Verification is what resolveArtifacts checked (the upstreamVerification
+	// output); Warnings are what it found but does not refuse.
+	Verification map[string]string
+	Warnings     []string
 
 	naming upstream.Naming
 }

@@ -238,6 +238,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	comp.WorkerHashes = hashes.ToStringMapOutput()
 	comp.SandboxStatus = b.sandboxStatus()
 	comp.UpstreamCommit = pulumi.String(b.contract.Upstream.Commit).ToStringOutput()
+	comp.UpstreamVerification = pulumi.ToStringMap(plan.Verification).ToStringMapOutput()
 	return nil
 }
 

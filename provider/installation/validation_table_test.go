@@ -34,7 +34,8 @@ var unknownSecret = property.New(property.Computed).WithSecret(true)
 func validSpec(checkout string) map[string]any {
 	return map[string]any{
 		"deploymentName": "t1",
-		"upstream":       map[string]any{"checkout": checkout},
+		// The fixture is not the pinned commit's tree.
+		"upstream": map[string]any{"checkout": checkout, "allowUnverified": true},
 		"githubApp": map[string]any{"appId": "1", "installationId": "2",
 			"privateKey": secret("-----BEGIN PRIVATE KEY-----table")},
 		"anthropicApiKey":          secret("sk-ant-table-test"),
@@ -131,6 +132,7 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			if _, ok := u["checkout"]; !ok {
 				u["checkout"] = fixture
 			}
+			u["allowUnverified"] = true
 			m["upstream"] = u
 		}
 	}

@@ -45,6 +45,10 @@ export class OpenInspect extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly upstreamCommit: pulumi.Output<string>;
     /**
+     * Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+     */
+    declare public /*out*/ readonly upstreamVerification: pulumi.Output<{[key: string]: string}>;
+    /**
      * URL of the web UI.
      */
     declare public /*out*/ readonly webUrl: pulumi.Output<string>;
@@ -118,6 +122,7 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["d1DatabaseId"] = undefined /*out*/;
             resourceInputs["sandboxStatus"] = undefined /*out*/;
             resourceInputs["upstreamCommit"] = undefined /*out*/;
+            resourceInputs["upstreamVerification"] = undefined /*out*/;
             resourceInputs["webUrl"] = undefined /*out*/;
             resourceInputs["workerHashes"] = undefined /*out*/;
             resourceInputs["workerNames"] = undefined /*out*/;
@@ -127,6 +132,7 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["d1DatabaseId"] = undefined /*out*/;
             resourceInputs["sandboxStatus"] = undefined /*out*/;
             resourceInputs["upstreamCommit"] = undefined /*out*/;
+            resourceInputs["upstreamVerification"] = undefined /*out*/;
             resourceInputs["webUrl"] = undefined /*out*/;
             resourceInputs["workerHashes"] = undefined /*out*/;
             resourceInputs["workerNames"] = undefined /*out*/;
@@ -233,7 +239,7 @@ export interface OpenInspectArgs {
      */
     tokenEncryptionKey: pulumi.Input<string>;
     /**
-     * Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.
+     * Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
      */
     upstream?: pulumi.Input<inputs.UpstreamArgs | undefined>;
     /**

@@ -107,7 +107,7 @@ func installationArgs(name, checkout string) *openinspect.OpenInspectArgs {
 	secret := func(s string) pulumi.StringOutput { return pulumi.ToSecret(pulumi.String(s)).(pulumi.StringOutput) }
 	return &openinspect.OpenInspectArgs{
 		DeploymentName: name,
-		Upstream:       &openinspect.UpstreamArgs{Checkout: pulumi.String(checkout)},
+		Upstream:       &openinspect.UpstreamArgs{Checkout: pulumi.String(checkout), AllowUnverified: pulumi.Bool(true)},
 		GithubApp: &openinspect.GithubAppArgs{AppId: pulumi.String("1"), InstallationId: pulumi.String("2"),
 			PrivateKey: secret(githubAppKey)},
 		AnthropicApiKey:          secret(anthropicKey),

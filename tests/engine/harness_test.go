@@ -202,8 +202,14 @@ func requireNoOpPreview(t *testing.T, stack auto.Stack, emu *emulatorProcess) {
 // newYAMLTest copies a YAML program and configures its stack for an emulator.
 func newYAMLTest(t *testing.T, dir string, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
+	return newYAMLTestWith(t, dir, emu, binDir)
+}
+
+// newYAMLTestWith is newYAMLTest with the provider plugin from pluginDir.
+func newYAMLTestWith(t *testing.T, dir string, emu *emulatorProcess, pluginDir string) *pulumitest.PulumiTest {
+	t.Helper()
 	pt := pulumitest.NewPulumiTest(t, dir,
-		opttest.LocalProviderPath("openinspect", binDir),
+		opttest.LocalProviderPath("openinspect", pluginDir),
 		opttest.SkipInstall(),
 		// The gRPC debug log would hold secret values in plaintext.
 		opttest.DisableGrpcLog(),

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/pulumi/providertest/pulumitest"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,11 +27,11 @@ func newInstallationTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiT
 	t.Helper()
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
-	newConfig(t, pt)
+	setInstallationSecrets(t, pt.CurrentStack())
 	return pt
 }
 
-// installationSecrets are the secret config values of examples/yaml.
+// installationSecrets are the secret config values examples/yaml needs.
 var installationSecrets = map[string]string{
 	"anthropicApiKey":          anthropicKey,
 	"githubAppPrivateKey":      githubAppKey,
@@ -249,10 +248,3 @@ func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
 	}
 }
 
-// newConfig puts back the secrets newInstallationTest set.
-func newConfig(t *testing.T, pt *pulumitest.PulumiTest) {
-	t.Helper()
-	for key, value := range installationSecrets {
-		require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), key, auto.ConfigValue{Value: value, Secret: true}))
-	}
-}

@@ -26,6 +26,8 @@ type OpenInspect struct {
 	SandboxStatus pulumi.StringOutput `pulumi:"sandboxStatus"`
 	// The upstream commit this installation is pinned to.
 	UpstreamCommit pulumi.StringOutput `pulumi:"upstreamCommit"`
+	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
 	// URL of the web UI.
 	WebUrl pulumi.StringOutput `pulumi:"webUrl"`
 	// Content hash by logical worker name; it changes exactly when the worker is uploaded again.
@@ -131,7 +133,7 @@ type openInspectArgs struct {
 	Slack *Slack `pulumi:"slack"`
 	// Key that encrypts stored tokens (32 random bytes, base64).
 	TokenEncryptionKey string `pulumi:"tokenEncryptionKey"`
-	// Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.
+	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
 	Upstream *Upstream `pulumi:"upstream"`
 	// Run the web UI on Kubernetes.
 	Web *Web `pulumi:"web"`
@@ -189,7 +191,7 @@ type OpenInspectArgs struct {
 	Slack SlackPtrInput
 	// Key that encrypts stored tokens (32 random bytes, base64).
 	TokenEncryptionKey pulumi.StringInput
-	// Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.
+	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
 	Upstream UpstreamPtrInput
 	// Run the web UI on Kubernetes.
 	Web WebPtrInput
@@ -309,6 +311,11 @@ func (o OpenInspectOutput) SandboxStatus() pulumi.StringOutput {
 // The upstream commit this installation is pinned to.
 func (o OpenInspectOutput) UpstreamCommit() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.UpstreamCommit }).(pulumi.StringOutput)
+}
+
+// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+func (o OpenInspectOutput) UpstreamVerification() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *OpenInspect) pulumi.StringMapOutput { return v.UpstreamVerification }).(pulumi.StringMapOutput)
 }
 
 // URL of the web UI.

@@ -3129,11 +3129,13 @@ func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapsh
 }
 
 type Upstream struct {
-	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+	// Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+	AllowUnverified *bool `pulumi:"allowUnverified"`
+	// Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 	Checkout *string `pulumi:"checkout"`
-	// The D1 migrations directory; wins over the checkout's.
+	// The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
 	MigrationsDir *string `pulumi:"migrationsDir"`
-	// Built bundles by logical worker name; each wins over the checkout.
+	// Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
 	WorkerBundles map[string]string `pulumi:"workerBundles"`
 }
 
@@ -3149,11 +3151,13 @@ type UpstreamInput interface {
 }
 
 type UpstreamArgs struct {
-	// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+	// Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+	AllowUnverified pulumi.BoolPtrInput `pulumi:"allowUnverified"`
+	// Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 	Checkout pulumi.StringPtrInput `pulumi:"checkout"`
-	// The D1 migrations directory; wins over the checkout's.
+	// The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
 	MigrationsDir pulumi.StringPtrInput `pulumi:"migrationsDir"`
-	// Built bundles by logical worker name; each wins over the checkout.
+	// Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
 	WorkerBundles pulumi.StringMapInput `pulumi:"workerBundles"`
 }
 
@@ -3234,17 +3238,22 @@ func (o UpstreamOutput) ToUpstreamPtrOutputWithContext(ctx context.Context) Upst
 	}).(UpstreamPtrOutput)
 }
 
-// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+// Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+func (o UpstreamOutput) AllowUnverified() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Upstream) *bool { return v.AllowUnverified }).(pulumi.BoolPtrOutput)
+}
+
+// Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 func (o UpstreamOutput) Checkout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Upstream) *string { return v.Checkout }).(pulumi.StringPtrOutput)
 }
 
-// The D1 migrations directory; wins over the checkout's.
+// The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
 func (o UpstreamOutput) MigrationsDir() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Upstream) *string { return v.MigrationsDir }).(pulumi.StringPtrOutput)
 }
 
-// Built bundles by logical worker name; each wins over the checkout.
+// Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
 func (o UpstreamOutput) WorkerBundles() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Upstream) map[string]string { return v.WorkerBundles }).(pulumi.StringMapOutput)
 }
@@ -3273,7 +3282,17 @@ func (o UpstreamPtrOutput) Elem() UpstreamOutput {
 	}).(UpstreamOutput)
 }
 
-// A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+// Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+func (o UpstreamPtrOutput) AllowUnverified() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Upstream) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.AllowUnverified
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
 func (o UpstreamPtrOutput) Checkout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Upstream) *string {
 		if v == nil {
@@ -3283,7 +3302,7 @@ func (o UpstreamPtrOutput) Checkout() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// The D1 migrations directory; wins over the checkout's.
+// The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
 func (o UpstreamPtrOutput) MigrationsDir() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Upstream) *string {
 		if v == nil {
@@ -3293,7 +3312,7 @@ func (o UpstreamPtrOutput) MigrationsDir() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Built bundles by logical worker name; each wins over the checkout.
+// Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
 func (o UpstreamPtrOutput) WorkerBundles() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Upstream) map[string]string {
 		if v == nil {

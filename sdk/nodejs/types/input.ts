@@ -297,15 +297,19 @@ export interface SlackArgs {
 
 export interface UpstreamArgs {
     /**
-     * A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+     * Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+     */
+    allowUnverified?: pulumi.Input<boolean | undefined>;
+    /**
+     * Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
      */
     checkout?: pulumi.Input<string | undefined>;
     /**
-     * The D1 migrations directory; wins over the checkout's.
+     * The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
      */
     migrationsDir?: pulumi.Input<string | undefined>;
     /**
-     * Built bundles by logical worker name; each wins over the checkout.
+     * Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
      */
     workerBundles?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
 }

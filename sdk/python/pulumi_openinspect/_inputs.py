@@ -1500,30 +1500,38 @@ class SlackArgs:
 
 
 class UpstreamArgsDict(TypedDict):
+    allow_unverified: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+    """
     checkout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+    Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
     """
     migrations_dir: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    The D1 migrations directory; wins over the checkout's.
+    The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
     """
     worker_bundles: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
-    Built bundles by logical worker name; each wins over the checkout.
+    Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
     """
 
 @pulumi.input_type
 class UpstreamArgs:
     def __init__(__self__, *,
+                 allow_unverified: pulumi.Input[Optional[_builtins.bool]] = None,
                  checkout: pulumi.Input[Optional[_builtins.str]] = None,
                  migrations_dir: pulumi.Input[Optional[_builtins.str]] = None,
                  worker_bundles: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
         """
-        :param pulumi.Input[_builtins.str] checkout: A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
-        :param pulumi.Input[_builtins.str] migrations_dir: The D1 migrations directory; wins over the checkout's.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] worker_bundles: Built bundles by logical worker name; each wins over the checkout.
+        :param pulumi.Input[_builtins.bool] allow_unverified: Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+        :param pulumi.Input[_builtins.str] checkout: Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+        :param pulumi.Input[_builtins.str] migrations_dir: The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] worker_bundles: Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
         """
+        if allow_unverified is not None:
+            pulumi.set(__self__, "allow_unverified", allow_unverified)
         if checkout is not None:
             pulumi.set(__self__, "checkout", checkout)
         if migrations_dir is not None:
@@ -1532,10 +1540,22 @@ class UpstreamArgs:
             pulumi.set(__self__, "worker_bundles", worker_bundles)
 
     @_builtins.property
+    @pulumi.getter(name="allowUnverified")
+    def allow_unverified(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
+        """
+        return pulumi.get(self, "allow_unverified")
+
+    @allow_unverified.setter
+    def allow_unverified(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "allow_unverified", value)
+
+    @_builtins.property
     @pulumi.getter
     def checkout(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        A checkout of upstream with the worker bundles built (`npm run build` in each package). Verified against the pinned commit when it is a git tree. The managed sandbox side (Modal app, Daytona runtime) is read from it.
+        Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
         """
         return pulumi.get(self, "checkout")
 
@@ -1547,7 +1567,7 @@ class UpstreamArgs:
     @pulumi.getter(name="migrationsDir")
     def migrations_dir(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The D1 migrations directory; wins over the checkout's.
+        The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
         """
         return pulumi.get(self, "migrations_dir")
 
@@ -1559,7 +1579,7 @@ class UpstreamArgs:
     @pulumi.getter(name="workerBundles")
     def worker_bundles(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Built bundles by logical worker name; each wins over the checkout.
+        Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
         """
         return pulumi.get(self, "worker_bundles")
 

@@ -73,7 +73,7 @@ class OpenInspectArgs:
         :param pulumi.Input[Sequence[_builtins.str]] r2_buckets: Additional R2 buckets, by logical name.
         :param pulumi.Input['SandboxArgs'] sandbox: The sandbox provider: its vars and secrets are added to the control plane.
         :param pulumi.Input['SlackArgs'] slack: The Slack bot (enabled by default).
-        :param pulumi.Input['UpstreamArgs'] upstream: Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.
+        :param pulumi.Input['UpstreamArgs'] upstream: Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
         :param pulumi.Input['WebArgs'] web: Run the web UI on Kubernetes.
         :param _builtins.str web_app_url: Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
         :param pulumi.Input[Sequence[pulumi.Input['InstallationWorkerArgs']]] workers: Additional workers, or changes to upstream's (matched by logical name).
@@ -409,7 +409,7 @@ class OpenInspectArgs:
     @pulumi.getter
     def upstream(self) -> pulumi.Input[Optional['UpstreamArgs']]:
         """
-        Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.
+        Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
         """
         return pulumi.get(self, "upstream")
 
@@ -516,7 +516,7 @@ class OpenInspect(pulumi.ComponentResource):
         :param pulumi.Input[Union['SandboxArgs', 'SandboxArgsDict']] sandbox: The sandbox provider: its vars and secrets are added to the control plane.
         :param pulumi.Input[Union['SlackArgs', 'SlackArgsDict']] slack: The Slack bot (enabled by default).
         :param pulumi.Input[_builtins.str] token_encryption_key: Key that encrypts stored tokens (32 random bytes, base64).
-        :param pulumi.Input[Union['UpstreamArgs', 'UpstreamArgsDict']] upstream: Where the built upstream artifacts are: a checkout at the pinned commit, or each bundle and the migrations directory.
+        :param pulumi.Input[Union['UpstreamArgs', 'UpstreamArgsDict']] upstream: Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
         :param pulumi.Input[Union['WebArgs', 'WebArgsDict']] web: Run the web UI on Kubernetes.
         :param _builtins.str web_app_url: Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
         :param pulumi.Input[Sequence[pulumi.Input[Union['InstallationWorkerArgs', 'InstallationWorkerArgsDict']]]] workers: Additional workers, or changes to upstream's (matched by logical name).
@@ -629,6 +629,7 @@ class OpenInspect(pulumi.ComponentResource):
             __props__.__dict__["d1_database_id"] = None
             __props__.__dict__["sandbox_status"] = None
             __props__.__dict__["upstream_commit"] = None
+            __props__.__dict__["upstream_verification"] = None
             __props__.__dict__["web_url"] = None
             __props__.__dict__["worker_hashes"] = None
             __props__.__dict__["worker_names"] = None
@@ -678,6 +679,14 @@ class OpenInspect(pulumi.ComponentResource):
         The upstream commit this installation is pinned to.
         """
         return pulumi.get(self, "upstream_commit")
+
+    @_builtins.property
+    @pulumi.getter(name="upstreamVerification")
+    def upstream_verification(self) -> pulumi.Output[Mapping[str, _builtins.str]]:
+        """
+        Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+        """
+        return pulumi.get(self, "upstream_verification")
 
     @_builtins.property
     @pulumi.getter(name="webUrl")

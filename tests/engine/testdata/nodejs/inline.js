@@ -67,7 +67,7 @@ async function program() {
     const secret = pulumi.secret(env("OI_WORKER_SECRET"));
     const installation = new openinspect.OpenInspect("installation", {
         deploymentName: prefix,
-        upstream: { checkout: env("OI_CHECKOUT") },
+        upstream: { checkout: env("OI_CHECKOUT"), allowUnverified: true }, // the fixture's migrations are not the pin's
         githubApp: { appId: "1", installationId: "2", privateKey: secret },
         anthropicApiKey: secret,
         browserAuthSecret: secret,

@@ -38,7 +38,7 @@ def program():
     installation = oi.OpenInspect(
         "installation",
         deployment_name="py",
-        upstream=oi.UpstreamArgs(checkout=os.environ["OI_CHECKOUT"]),
+        upstream=oi.UpstreamArgs(checkout=os.environ["OI_CHECKOUT"], allow_unverified=True),  # the fixture is not the pin
         github_app=oi.GithubAppArgs(app_id="1", installation_id="2", private_key=secret),
         anthropic_api_key=secret,
         browser_auth_secret=secret,
