@@ -24,6 +24,7 @@ type D1DatabaseArgs struct {
 	Name                string `pulumi:"name" provider:"replaceOnChanges"`
 	PrimaryLocationHint string `pulumi:"primaryLocationHint,optional" provider:"replaceOnChanges"`
 	AdoptExisting       bool   `pulumi:"adoptExisting,optional"`
+	Ownership
 }
 
 // D1DatabaseState is what the provider records about a D1Database.
@@ -51,9 +52,11 @@ var (
 // Annotate documents the resource.
 func (*D1Database) Annotate(a infer.Annotator) {
 	a.Describe(&D1Database{}, "A Cloudflare D1 database, created by name in the configured account.\n\n"+
-		"A database that already exists under the name is never captured silently: the create fails "+
-		"with a conflict unless `adoptExisting` is true, or the database is brought in with "+
-		"`pulumi import openinspect:index:D1Database <resource name> <database id>`.")
+		"The owning installation (`owner`) is recorded in the database itself, in a one-row table "+
+		"`_openinspect_owner`. A database that already exists under the name is adopted when it records this "+
+		"owner, or when it has no table at all (nothing anyone could lose); one recording another installation "+
+		"is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or "+
+		"`pulumi import openinspect:index:D1Database <resource name> <database id>` when declared on its own.")
 }
 
 // Annotate documents the inputs.
@@ -113,8 +116,8 @@ func (*D1Database) Create(ctx context.Context, req infer.CreateRequest[D1Databas
 		return infer.CreateResponse[D1DatabaseState]{}, err
 	}
 	db, adopted, err := claim[cfapi.Database]{
-		kind: "D1 database", name: req.Inputs.Name, token: D1DatabaseToken, resourceName: req.Name,
-		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+		kind: "D1 database", name: req.Inputs.Name,
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(), ownership: req.Inputs.Ownership,
 		find: func(ctx context.Context) (cfapi.Database, bool, error) {
 			return client.FindDatabase(ctx, req.Inputs.Name)
 		},
@@ -122,6 +125,12 @@ func (*D1Database) Create(ctx context.Context, req infer.CreateRequest[D1Databas
 			return client.CreateDatabase(ctx, req.Inputs.Name, req.Inputs.PrimaryLocationHint)
 		},
 		id: func(db cfapi.Database) string { return db.ID },
+		evidence: func(ctx context.Context, db cfapi.Database) (string, bool, error) {
+			return d1Evidence(ctx, client, db.ID)
+		},
+		mark: func(ctx context.Context, db cfapi.Database) error {
+			return markD1(ctx, client, db.ID, req.Inputs.Owner)
+		},
 	}.run(ctx)
 	if err != nil {
 		return infer.CreateResponse[D1DatabaseState]{}, err
@@ -139,9 +148,20 @@ func (s *D1DatabaseState) fill(db cfapi.Database, accountID string) {
 	s.Version = db.Version
 }
 
-// Update only ever sees adoptExisting change; the other inputs replace.
-func (*D1Database) Update(_ context.Context, req infer.UpdateRequest[D1DatabaseArgs, D1DatabaseState]) (infer.UpdateResponse[D1DatabaseState], error) {
+// Update sees only adoptExisting and the ownership inputs change; the other
+// inputs replace. A new owner (a database recorded before identities
+// existed) is written into the database.
+func (*D1Database) Update(ctx context.Context, req infer.UpdateRequest[D1DatabaseArgs, D1DatabaseState]) (infer.UpdateResponse[D1DatabaseState], error) {
 	state := req.State
+	if !req.DryRun && req.Inputs.Owner != "" && req.Inputs.Owner != req.State.Owner {
+		client, err := accountClient(ctx, req.State.AccountID)
+		if err != nil {
+			return infer.UpdateResponse[D1DatabaseState]{}, err
+		}
+		if err := markD1(ctx, client, req.State.DatabaseID, req.Inputs.Owner); err != nil {
+			return infer.UpdateResponse[D1DatabaseState]{}, err
+		}
+	}
 	state.D1DatabaseArgs = req.Inputs
 	return infer.UpdateResponse[D1DatabaseState]{Output: state}, nil
 }

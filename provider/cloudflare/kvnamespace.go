@@ -89,7 +89,7 @@ func (*KvNamespace) Create(ctx context.Context, req infer.CreateRequest[KvNamesp
 		return infer.CreateResponse[KvNamespaceState]{}, err
 	}
 	ns, adopted, err := claim[cfapi.Namespace]{
-		kind: "KV namespace", name: req.Inputs.Title, token: KvNamespaceToken, resourceName: req.Name,
+		kind: "KV namespace", name: req.Inputs.Title,
 		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
 		find: func(ctx context.Context) (cfapi.Namespace, bool, error) {
 			return client.FindNamespace(ctx, req.Inputs.Title)

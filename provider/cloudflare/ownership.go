@@ -3,45 +3,199 @@ package cloudflare
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 )
 
-// claim is how every named Cloudflare object comes under this stack's
-// management: found by name and adopted only when the user asked for it,
-// created otherwise. Capturing an object another stack or tool made would let
-// this stack delete it later, so that is refused by default.
-type claim[T any] struct {
-	kind         string // human name, e.g. "D1 database"
-	name         string
-	token        string // resource type token, for the import hint
-	resourceName string
-	adopt        bool
-	accountID    string
-	find         func(context.Context) (T, bool, error)
-	create       func(context.Context) (T, error)
-	id           func(T) string
+// Ownership are the inputs of a resource that records ownership evidence:
+// the installation it belongs to and, rarely, a live installation it takes
+// objects over from.
+type Ownership struct {
+	Owner        string `pulumi:"owner,optional"`
+	TakeOverFrom string `pulumi:"takeOverFrom,optional"`
 }
+
+// Annotate documents the ownership inputs.
+func (o *Ownership) Annotate(an infer.Annotator) {
+	an.Describe(&o.Owner, "The installation identity this object belongs to (the OpenInspect component passes its "+
+		"NameLock's installationId). It is recorded with the object, so a create that finds the object already "+
+		"carrying it adopts it (finishing a create a crashed run never recorded), and another installation's "+
+		"object is refused even with adoptExisting.")
+	an.Describe(&o.TakeOverFrom, "The identity of another installation whose object under this name is taken over, "+
+		"with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.")
+}
+
+// Where each kind keeps its evidence (see ownershipDoc in doc.go):
+//   - Worker: a script tag ownerTagPrefix+<identity>, sent with every upload.
+//   - D1 database: the one-row table ownerTable inside the database.
+//   - KV, R2, queues: Cloudflare keeps no metadata on them, so they carry none
+//     and a found one needs adoptExisting, as before.
+const (
+	ownerTagPrefix = "openinspect-owner-"
+	ownerTable     = "_openinspect_owner"
+)
+
+// ownerTags are the script tags recording owner ("" records nothing).
+func ownerTags(owner string) []string {
+	if owner == "" {
+		return nil
+	}
+	return []string{ownerTagPrefix + owner}
+}
+
+// ownerFromTags is the owner a script's tags record, or "".
+func ownerFromTags(tags []string) string {
+	for _, t := range tags {
+		if o, ok := strings.CutPrefix(t, ownerTagPrefix); ok {
+			return o
+		}
+	}
+	return ""
+}
+
+// d1Evidence reads a database's owner row; empty reports a database without
+// a single table of its own, which holds nothing anyone could lose.
+func d1Evidence(ctx context.Context, client *cfapi.Client, databaseID string) (owner string, empty bool, err error) {
+	res, err := client.Query(ctx, databaseID, `SELECT name FROM sqlite_master WHERE type = 'table' `+
+		`AND name NOT LIKE 'sqlite\_%' ESCAPE '\' AND name NOT LIKE '\_cf\_%' ESCAPE '\'`)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the ownership evidence of D1 database %s: %w", databaseID, err)
+	}
+	var tables []string
+	for _, r := range res {
+		for _, row := range r.Rows {
+			if name, ok := row["name"].(string); ok {
+				tables = append(tables, name)
+			}
+		}
+	}
+	if !slices.Contains(tables, ownerTable) {
+		return "", len(tables) == 0, nil
+	}
+	res, err = client.Query(ctx, databaseID, "SELECT installation FROM "+ownerTable+" LIMIT 1")
+	if err != nil {
+		return "", false, fmt.Errorf("reading the ownership evidence of D1 database %s: %w", databaseID, err)
+	}
+	for _, r := range res {
+		for _, row := range r.Rows {
+			owner, _ = row["installation"].(string)
+		}
+	}
+	return owner, false, nil
+}
+
+// markD1 records owner in the database, replacing an earlier owner (a
+// take-over) in one unit.
+func markD1(ctx context.Context, client *cfapi.Client, databaseID, owner string) error {
+	if owner == "" {
+		return nil
+	}
+	_, err := client.Query(ctx, databaseID,
+		"CREATE TABLE IF NOT EXISTS "+ownerTable+" (installation TEXT NOT NULL, recorded_at TEXT NOT NULL);"+
+			"DELETE FROM "+ownerTable+";"+
+			"INSERT INTO "+ownerTable+" (installation, recorded_at) VALUES (?, ?);",
+		owner, time.Now().UTC().Format(time.RFC3339))
+	if err != nil {
+		return fmt.Errorf("recording installation %s in D1 database %s: %w", owner, databaseID, err)
+	}
+	return nil
+}
+
+// claim is how every named Cloudflare object comes under this stack's
+// management. A found object is judged by its ownership evidence:
+//   - it records this installation: adopted — a create this installation
+//     started but never recorded (a crashed or killed run) is finished;
+//   - it records another installation: refused, naming it, even with
+//     adoptExisting, unless takeOverFrom names that installation;
+//   - it records nothing: adopted with adoptExisting, or when it is empty
+//     and the kind can tell (nothing of anyone's can be captured); refused
+//     otherwise, since this stack's destroy would delete it.
+type claim[T any] struct {
+	kind      string // human name, e.g. "D1 database"
+	name      string
+	adopt     bool
+	accountID string
+	ownership Ownership
+	find      func(context.Context) (T, bool, error)
+	create    func(context.Context) (T, error)
+	id        func(T) string
+	// evidence reads the owner an object records ("" for none) and whether
+	// it is empty; nil for kinds that carry no evidence.
+	evidence func(context.Context, T) (owner string, empty bool, err error)
+	// mark records the owner on an object just created or taken over; nil
+	// when the create itself records it (a Worker's upload).
+	mark func(context.Context, T) error
+}
+
+// adoptHint is what to do about an unowned object in the way: the inputs
+// that really work, for a component child and for a standalone resource.
+const adoptHint = "set adoptExisting: true on the OpenInspect component (or on this resource, when it is declared on its own) " +
+	"to take it over, or delete it"
 
 // run returns the object and whether it was adopted rather than created.
 func (c claim[T]) run(ctx context.Context) (T, bool, error) {
+	var zero T
 	existing, found, err := c.find(ctx)
 	if err != nil {
-		var zero T
 		return zero, false, err
 	}
-	if found {
-		if !c.adopt {
-			var zero T
-			return zero, false, fmt.Errorf("%s %q already exists in account %s (id %s) and is not managed by this stack; "+
-				"set adoptExisting: true to take it over, or run: pulumi import %s %s %s",
-				c.kind, c.name, c.accountID, c.id(existing), c.token, c.resourceName, c.id(existing))
+	if !found {
+		created, err := c.create(ctx)
+		if err != nil {
+			return zero, false, err
 		}
-		return existing, true, nil
+		return created, false, c.record(ctx, created)
 	}
-	created, err := c.create(ctx)
-	return created, false, err
+	where := fmt.Sprintf("%s %q already exists in account %s (id %s)", c.kind, c.name, c.accountID, c.id(existing))
+	var owner string
+	var empty bool
+	if c.evidence != nil {
+		if owner, empty, err = c.evidence(ctx, existing); err != nil {
+			return zero, false, err
+		}
+	}
+	mine := c.ownership.Owner
+	switch {
+	case owner != "" && owner == mine:
+		p.GetLogger(ctx).Infof("%s and records this installation (%s): adopting it, a create an interrupted run never recorded", where, mine)
+		return existing, true, nil
+	case owner != "" && owner == c.ownership.TakeOverFrom:
+		p.GetLogger(ctx).Warningf("%s and belongs to installation %s: taking it over as takeOverFrom asks. "+
+			"That installation's destroy can still delete it; remove it from that stack first (pulumi state delete there)", where, owner)
+		return existing, true, c.record(ctx, existing)
+	case owner != "":
+		return zero, false, fmt.Errorf("%s and belongs to installation %s, not this one (%s); adoptExisting never takes over "+
+			"another installation's objects, since either stack's destroy would delete them. Pick another deploymentName "+
+			"or namePrefix, or, to move the object into this installation, set takeOverFrom: %s on the OpenInspect component",
+			where, owner, displayOwner(mine), owner)
+	case c.adopt:
+		return existing, true, c.record(ctx, existing)
+	case empty && mine != "":
+		p.GetLogger(ctx).Infof("%s, empty and unclaimed: claiming it for installation %s", where, mine)
+		return existing, true, c.record(ctx, existing)
+	}
+	return zero, false, fmt.Errorf("%s, records no installation and is not managed by this stack; %s", where, adoptHint)
+}
+
+func (c claim[T]) record(ctx context.Context, obj T) error {
+	if c.mark == nil {
+		return nil
+	}
+	return c.mark(ctx, obj)
+}
+
+func displayOwner(owner string) string {
+	if owner == "" {
+		return "no installation identity"
+	}
+	return owner
 }
 
 // accountClient returns the Cloudflare client for a resource recorded in

@@ -95,7 +95,7 @@ func (*Queue) Create(ctx context.Context, req infer.CreateRequest[QueueArgs]) (i
 		return infer.CreateResponse[QueueState]{}, err
 	}
 	q, adopted, err := claim[cfapi.Queue]{
-		kind: "queue", name: req.Inputs.Name, token: QueueToken, resourceName: req.Name,
+		kind: "queue", name: req.Inputs.Name,
 		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
 		find: func(ctx context.Context) (cfapi.Queue, bool, error) {
 			return client.FindQueue(ctx, req.Inputs.Name)

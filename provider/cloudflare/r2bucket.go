@@ -116,7 +116,7 @@ func (*R2Bucket) Create(ctx context.Context, req infer.CreateRequest[R2BucketArg
 		return infer.CreateResponse[R2BucketState]{}, err
 	}
 	bucket, adopted, err := claim[cfapi.Bucket]{
-		kind: "R2 bucket", name: req.Inputs.Name, token: R2BucketToken, resourceName: req.Name,
+		kind: "R2 bucket", name: req.Inputs.Name,
 		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
 		find: func(ctx context.Context) (cfapi.Bucket, bool, error) {
 			return client.FindBucket(ctx, req.Inputs.Name)

@@ -59,6 +59,7 @@ type WorkerArgs struct {
 	WorkersDev         *bool                  `pulumi:"workersDev,optional"`
 	QueueConsumers     []QueueConsumer        `pulumi:"queueConsumers,optional"`
 	AdoptExisting      bool                   `pulumi:"adoptExisting,optional"`
+	Ownership
 }
 
 // D1Binding binds a D1 database.
@@ -491,7 +492,9 @@ func (a WorkerArgs) hashes() (content, secrets string, err error) {
 		Flags      []string
 		Bindings   []cfapi.Binding
 		Classes    []string
-	}{MainModule: a.mainModule(), Modules: modules, Date: a.CompatibilityDate, Flags: a.CompatibilityFlags, Classes: a.ownClasses()}
+		Tags       []string `json:",omitempty"` // absent without an owner: hashes from before owners stay valid
+	}{MainModule: a.mainModule(), Modules: modules, Date: a.CompatibilityDate, Flags: a.CompatibilityFlags, Classes: a.ownClasses(),
+		Tags: ownerTags(a.Owner)}
 	for _, b := range a.bindings(nil) {
 		if b.Type != "secret_text" {
 			digest.Bindings = append(digest.Bindings, b)
@@ -524,6 +527,12 @@ func (*Worker) Diff(_ context.Context, req infer.DiffRequest[WorkerArgs, WorkerS
 		field := ov.Type().Field(i)
 		key := common.PulumiName(field)
 		if key == "name" || key == "script" || key == "adoptExisting" {
+			continue
+		}
+		if field.Anonymous { // Ownership: the owner moves the hash (its tag is uploaded); takeOverFrom matters only to a create
+			if olds.Owner != news.Owner {
+				detailed["owner"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			}
 			continue
 		}
 		if !reflect.DeepEqual(normalizeEmpty(ov.Field(i)), normalizeEmpty(nv.Field(i))) {

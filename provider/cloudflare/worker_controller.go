@@ -52,10 +52,15 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 		return infer.CreateResponse[WorkerState]{}, err
 	}
 	_, adopted, err := claim[cfapi.Script]{
-		kind: "worker", name: req.Inputs.Name, token: WorkerToken, resourceName: req.Name,
-		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+		kind: "worker", name: req.Inputs.Name,
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(), ownership: req.Inputs.Ownership,
 		find: func(ctx context.Context) (cfapi.Script, bool, error) {
 			return client.FindScript(ctx, req.Inputs.Name)
+		},
+		// The owner is a script tag, replaced by the upload below.
+		evidence: func(ctx context.Context, s cfapi.Script) (string, bool, error) {
+			settings, err := client.GetScriptSettings(ctx, s.Name)
+			return ownerFromTags(settings.Tags), false, err
 		},
 		// The upload below creates the script.
 		create: func(context.Context) (cfapi.Script, error) { return cfapi.Script{Name: req.Inputs.Name}, nil },
@@ -176,7 +181,7 @@ func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerAr
 		return client.UploadScript(ctx, cfapi.ScriptUpload{
 			Name: args.Name, MainModule: args.mainModule(), Modules: modules,
 			CompatibilityDate: args.CompatibilityDate, CompatibilityFlags: args.CompatibilityFlags,
-			Bindings: args.bindings(skip), Migrations: migration,
+			Bindings: args.bindings(skip), Migrations: migration, Tags: ownerTags(args.Owner),
 		})
 	}
 	applied := func() {

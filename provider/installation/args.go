@@ -18,6 +18,7 @@ type OpenInspectArgs struct {
 	NamePrefix     *string       `pulumi:"namePrefix,optional"`
 	AppName        *string       `pulumi:"appName,optional"`
 	AdoptExisting  *bool         `pulumi:"adoptExisting,optional"`
+	TakeOverFrom   *string       `pulumi:"takeOverFrom,optional"`
 	DeletionPolicy *string       `pulumi:"deletionPolicy,optional"`
 	Upstream       *UpstreamArgs `pulumi:"upstream,optional"`
 	WebAppURL      *string       `pulumi:"webAppUrl,optional"`
@@ -170,7 +171,13 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.NamePrefix, "First part of every Cloudflare name. Immutable like deploymentName.")
 	an.SetDefault(&a.NamePrefix, defaultNamePrefix)
 	an.Describe(&a.AppName, "Display name shown in the UI and in bot messages.")
-	an.Describe(&a.AdoptExisting, "Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.")
+	an.Describe(&a.AdoptExisting, "Take over Cloudflare resources that already exist under this installation's names and record "+
+		"no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a "+
+		"conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording "+
+		"this installation (a create an interrupted run finished) are adopted without it.")
+	an.Describe(&a.TakeOverFrom, "The identity (installationId) of another installation whose Cloudflare objects under this "+
+		"installation's names are taken over, with a warning: for moving an installation into a new stack, since that "+
+		"installation's destroy could still delete them.")
 	an.Describe(&a.DeletionPolicy, "Delete (default) removes everything on destroy; Orphan leaves every remote resource in place and only forgets it.")
 	an.Describe(&a.Upstream, "Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses "+
 		"the artefacts embedded in the plugin, built from the pinned commit by the release step.")

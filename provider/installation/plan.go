@@ -98,11 +98,11 @@ type plannedWorker struct {
 // installPlan is the whole installation as plain data: what the component
 // registers, in a form tests can compare with the contract.
 type installPlan struct {
-	Prefix, DeploymentName, Installation string
-	AppName, SandboxProvider, WebAppURL  string
-	D1Name, MigrationsDir                string
-	KV, R2, Queues                       []plannedResource
-	Workers                              []*plannedWorker
+	Prefix, DeploymentName              string
+	AppName, SandboxProvider, WebAppURL string
+	D1Name, MigrationsDir               string
+	KV, R2, Queues                      []plannedResource
+	Workers                             []*plannedWorker
 	// Generated are the generated secrets some value refers to, in contract order.
 	Generated []upstream.Generated
 	// SecretInputs are the secrets the user gave, by contract input name.
@@ -258,7 +258,6 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 	plan := &installPlan{
 		Prefix:          s.Prefix,
 		DeploymentName:  s.DeploymentName,
-		Installation:    s.Prefix + "-" + s.DeploymentName,
 		AppName:         common.Deref(s.AppName, ""),
 		SandboxProvider: s.SandboxProvider,
 		WebAppURL:       s.WebOrigin,

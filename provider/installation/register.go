@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -32,6 +33,13 @@ type installer struct {
 	queues    map[string]*queueChild
 	modal     *modalAppChild
 	snapshot  *snapshotChild
+	owner     pulumi.Map // the ownership inputs: owner (the identity) and takeOverFrom
+}
+
+// owned adds the ownership inputs to a child's properties.
+func (b *installer) owned(props pulumi.Map) pulumi.Map {
+	maps.Copy(props, b.owner)
+	return props
 }
 
 // The children are registered by token with untyped inputs rather than through
@@ -40,7 +48,11 @@ type installer struct {
 // the outputs the component reads.
 type (
 	plainChild struct{ pulumi.CustomResourceState }
-	d1Child    struct {
+	lockChild  struct {
+		pulumi.CustomResourceState
+		InstallationID pulumi.StringOutput `pulumi:"installationId"`
+	}
+	d1Child struct {
 		pulumi.CustomResourceState
 		DatabaseID pulumi.StringOutput `pulumi:"databaseId"`
 	}
@@ -106,13 +118,15 @@ func (b *installer) install(comp *OpenInspect) error {
 	lock, err := register(b, "NameLock", "names", pulumi.Map{
 		"namePrefix":     pulumi.String(plan.Prefix),
 		"deploymentName": pulumi.String(plan.DeploymentName),
-	}, &plainChild{})
+	}, &lockChild{})
 	if err != nil {
 		return err
 	}
 	// Nothing proceeds when the names changed: the lock's diff refuses.
 	b.opts = append(b.opts, pulumi.DependsOn([]pulumi.Resource{lock}))
 	adopt := pulumi.Bool(s.Adopt)
+	// Every child that records ownership evidence records the lock's identity.
+	b.owner = pulumi.Map{"owner": lock.InstallationID, "takeOverFrom": pulumi.String(common.Deref(s.TakeOverFrom, ""))}
 
 	b.generated = map[string]*generatedSecretChild{}
 	for _, g := range plan.Generated {
@@ -127,7 +141,7 @@ func (b *installer) install(comp *OpenInspect) error {
 		}
 	}
 
-	db, err := register(b, "D1Database", "d1", pulumi.Map{"name": pulumi.String(plan.D1Name), "adoptExisting": adopt}, &d1Child{})
+	db, err := register(b, "D1Database", "d1", b.owned(pulumi.Map{"name": pulumi.String(plan.D1Name), "adoptExisting": adopt}), &d1Child{})
 	if err != nil {
 		return err
 	}
@@ -185,7 +199,7 @@ func (b *installer) install(comp *OpenInspect) error {
 			// The control plane serves requests against the schema.
 			extra = append(extra, pulumi.DependsOn([]pulumi.Resource{migrations}))
 		}
-		worker, err := register(b, "Worker", "worker-"+w.Logical, b.workerProps(w, db, adopt), &workerChild{}, extra...)
+		worker, err := register(b, "Worker", "worker-"+w.Logical, b.owned(b.workerProps(w, db, adopt)), &workerChild{}, extra...)
 		if err != nil {
 			return err
 		}
@@ -213,7 +227,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	webURL := pulumi.String(plan.WebAppURL).ToStringOutput()
 	if s.Web != nil {
 		deployed, err := web.Deploy(ctx, b.name, s.Web, web.Inputs{
-			Installation:      plan.Installation,
+			Installation:      lock.InstallationID,
 			Name:              plan.resourceName("web"), // validatePlan checks pull secrets against it
 			ControlPlaneURL:   controlPlaneURL,
 			WebSocketURL:      b.workerURL(controlPlane, urlWebSocket),

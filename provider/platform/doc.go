@@ -1,7 +1,11 @@
 // Package platform holds the resources of the installation itself rather than
 // of a cloud: AppSecrets (the control plane's global secrets, seeded through
 // its signed API), GeneratedSecret (random secrets created once) and NameLock
-// (refuses renames that would replace data).
+// (refuses renames that would replace data, and generates the installation
+// identity: "oi" + 32 random hex digits, on its create, before any other
+// child, since every child depends on the lock; kept in state, never changed.
+// Every ownership marker — Worker tags, the D1 owner row, the Kubernetes
+// openinspect.dev/installation label — is this identity).
 //
 // It may import config, internal/controlplane and internal/common; never
 // another family. AppSecretKeyProblem and MaxAppSecrets are the rules the

@@ -7,7 +7,7 @@ import * as utilities from "./utilities";
 /**
  * A Cloudflare D1 database, created by name in the configured account.
  *
- * A database that already exists under the name is never captured silently: the create fails with a conflict unless `adoptExisting` is true, or the database is brought in with `pulumi import openinspect:index:D1Database <resource name> <database id>`.
+ * The owning installation (`owner`) is recorded in the database itself, in a one-row table `_openinspect_owner`. A database that already exists under the name is adopted when it records this owner, or when it has no table at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:D1Database <resource name> <database id>` when declared on its own.
  */
 export class D1Database extends pulumi.CustomResource {
     /**
@@ -71,9 +71,17 @@ export class D1Database extends pulumi.CustomResource {
      */
     declare public readonly name: pulumi.Output<string>;
     /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    declare public readonly owner: pulumi.Output<string | undefined>;
+    /**
      * Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
      */
     declare public readonly primaryLocationHint: pulumi.Output<string | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    declare public readonly takeOverFrom: pulumi.Output<string | undefined>;
     /**
      * D1 storage backend version.
      */
@@ -95,7 +103,9 @@ export class D1Database extends pulumi.CustomResource {
             }
             resourceInputs["adoptExisting"] = args?.adoptExisting;
             resourceInputs["name"] = args?.name;
+            resourceInputs["owner"] = args?.owner;
             resourceInputs["primaryLocationHint"] = args?.primaryLocationHint;
+            resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["createdAt"] = undefined /*out*/;
@@ -108,7 +118,9 @@ export class D1Database extends pulumi.CustomResource {
             resourceInputs["createdAt"] = undefined /*out*/;
             resourceInputs["databaseId"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["owner"] = undefined /*out*/;
             resourceInputs["primaryLocationHint"] = undefined /*out*/;
+            resourceInputs["takeOverFrom"] = undefined /*out*/;
             resourceInputs["version"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -131,7 +143,15 @@ export interface D1DatabaseArgs {
      */
     name: pulumi.Input<string>;
     /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    owner?: pulumi.Input<string | undefined>;
+    /**
      * Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
      */
     primaryLocationHint?: pulumi.Input<string | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    takeOverFrom?: pulumi.Input<string | undefined>;
 }

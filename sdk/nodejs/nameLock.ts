@@ -5,7 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
 /**
- * Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data.
+ * Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data. It also generates the installation's identity, which every child records as its ownership evidence.
  */
 export class NameLock extends pulumi.CustomResource {
     /**
@@ -49,6 +49,10 @@ export class NameLock extends pulumi.CustomResource {
      */
     declare public readonly deploymentName: pulumi.Output<string>;
     /**
+     * The installation's identity: random, generated once before any other child, never changed.
+     */
+    declare public /*out*/ readonly installationId: pulumi.Output<string>;
+    /**
      * The name prefix.
      */
     declare public readonly namePrefix: pulumi.Output<string>;
@@ -72,8 +76,10 @@ export class NameLock extends pulumi.CustomResource {
             }
             resourceInputs["deploymentName"] = args?.deploymentName;
             resourceInputs["namePrefix"] = args?.namePrefix;
+            resourceInputs["installationId"] = undefined /*out*/;
         } else {
             resourceInputs["deploymentName"] = undefined /*out*/;
+            resourceInputs["installationId"] = undefined /*out*/;
             resourceInputs["namePrefix"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);

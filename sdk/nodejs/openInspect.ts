@@ -112,6 +112,7 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["repoSecretsEncryptionKey"] = args?.repoSecretsEncryptionKey ? pulumi.secret(args.repoSecretsEncryptionKey) : undefined;
             resourceInputs["sandbox"] = args?.sandbox;
             resourceInputs["slack"] = args?.slack;
+            resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["tokenEncryptionKey"] = args?.tokenEncryptionKey ? pulumi.secret(args.tokenEncryptionKey) : undefined;
             resourceInputs["upstream"] = args?.upstream;
             resourceInputs["web"] = args?.web;
@@ -151,7 +152,7 @@ export interface OpenInspectArgs {
      */
     access?: pulumi.Input<inputs.AccessArgs | undefined>;
     /**
-     * Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.
+     * Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
      */
     adoptExisting?: boolean;
     /**
@@ -234,6 +235,10 @@ export interface OpenInspectArgs {
      * The Slack bot (enabled by default).
      */
     slack?: pulumi.Input<inputs.SlackArgs | undefined>;
+    /**
+     * The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
+     */
+    takeOverFrom?: string;
     /**
      * Key that encrypts stored tokens (32 random bytes, base64).
      */

@@ -125,6 +125,10 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public readonly name: pulumi.Output<string>;
     /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    declare public readonly owner: pulumi.Output<string | undefined>;
+    /**
      * Queues this worker consumes, with their delivery settings.
      */
     declare public readonly queueConsumers: pulumi.Output<outputs.QueueConsumer[] | undefined>;
@@ -152,6 +156,10 @@ export class Worker extends pulumi.CustomResource {
      * Service bindings to other workers, by script name.
      */
     declare public readonly services: pulumi.Output<outputs.ServiceBinding[] | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    declare public readonly takeOverFrom: pulumi.Output<string | undefined>;
     /**
      * The workers.dev URL, when the route is enabled and the account has a subdomain.
      */
@@ -190,12 +198,14 @@ export class Worker extends pulumi.CustomResource {
             resourceInputs["mainModule"] = (args?.mainModule) ?? "index.js";
             resourceInputs["modules"] = args?.modules;
             resourceInputs["name"] = args?.name;
+            resourceInputs["owner"] = args?.owner;
             resourceInputs["queueConsumers"] = args?.queueConsumers;
             resourceInputs["queues"] = args?.queues;
             resourceInputs["r2Buckets"] = args?.r2Buckets;
             resourceInputs["script"] = args?.script;
             resourceInputs["secrets"] = args?.secrets ? pulumi.secret(args.secrets) : undefined;
             resourceInputs["services"] = args?.services;
+            resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["vars"] = args?.vars;
             resourceInputs["workersDev"] = args?.workersDev;
             resourceInputs["accountId"] = undefined /*out*/;
@@ -226,6 +236,7 @@ export class Worker extends pulumi.CustomResource {
             resourceInputs["migrationTag"] = undefined /*out*/;
             resourceInputs["modules"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["owner"] = undefined /*out*/;
             resourceInputs["queueConsumers"] = undefined /*out*/;
             resourceInputs["queues"] = undefined /*out*/;
             resourceInputs["r2Buckets"] = undefined /*out*/;
@@ -233,6 +244,7 @@ export class Worker extends pulumi.CustomResource {
             resourceInputs["secrets"] = undefined /*out*/;
             resourceInputs["secretsHash"] = undefined /*out*/;
             resourceInputs["services"] = undefined /*out*/;
+            resourceInputs["takeOverFrom"] = undefined /*out*/;
             resourceInputs["url"] = undefined /*out*/;
             resourceInputs["vars"] = undefined /*out*/;
             resourceInputs["workersDev"] = undefined /*out*/;
@@ -295,6 +307,10 @@ export interface WorkerArgs {
      */
     name: pulumi.Input<string>;
     /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    owner?: pulumi.Input<string | undefined>;
+    /**
      * Queues this worker consumes, with their delivery settings.
      */
     queueConsumers?: pulumi.Input<pulumi.Input<inputs.QueueConsumerArgs>[] | undefined>;
@@ -318,6 +334,10 @@ export interface WorkerArgs {
      * Service bindings to other workers, by script name.
      */
     services?: pulumi.Input<pulumi.Input<inputs.ServiceBindingArgs>[] | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    takeOverFrom?: pulumi.Input<string | undefined>;
     /**
      * Plain-text environment variables.
      */

@@ -143,6 +143,10 @@ type scriptMetadata struct {
 	KeepBindings       []string          `json:"keep_bindings"`
 	Migrations         *migrationSpec    `json:"migrations"`
 	Annotations        map[string]any    `json:"annotations"`
+	// Tags are the script's tags (cloudflare-go/v4 workers.ScriptUpdateParamsMetadata.Tags);
+	// an upload that carries them replaces the script's tags, one without
+	// them leaves them as they were.
+	Tags json.RawMessage `json:"tags"`
 }
 
 // scriptUpload is a parsed, structurally valid upload; what it references
@@ -528,6 +532,12 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 	message, _ := up.meta.Annotations["workers/message"].(string)
 	vtag, _ := up.meta.Annotations["workers/tag"].(string)
 	v := ws.addVersion(content, now, mode.source, trigger, message, vtag)
+	if len(up.meta.Tags) > 0 && string(up.meta.Tags) != "null" {
+		if ws.Settings == nil {
+			ws.Settings = map[string]json.RawMessage{}
+		}
+		ws.Settings["tags"] = up.meta.Tags
+	}
 	ws.Uploads++
 	ws.ModifiedOn = now
 	if mode.deploy {
@@ -769,7 +779,7 @@ func (s *Server) wkSettings(w http.ResponseWriter, r *http.Request) {
 			Bindings:           make([]json.RawMessage, len(ws.Bindings)),
 			CompatibilityDate:  ws.CompatibilityDate,
 			CompatibilityFlags: append([]string{}, ws.CompatibilityFlags...),
-			Tags:               []string{},
+			Tags:               ws.tags(),
 			TailConsumers:      []any{},
 			UsageModel:         "standard",
 		}

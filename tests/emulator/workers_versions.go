@@ -448,6 +448,15 @@ func (ws *workerScript) scriptSettingsJSON() map[string]any {
 	return out
 }
 
+// tags are the script's tags as set by an upload or a settings PATCH.
+func (ws *workerScript) tags() []string {
+	var tags []string
+	if raw, has := ws.Settings["tags"]; has {
+		_ = json.Unmarshal(raw, &tags)
+	}
+	return nonNilStrings(tags)
+}
+
 func (s *Server) wkScriptSettingsGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
@@ -726,10 +735,7 @@ func (s *Server) wkServiceGet(w http.ResponseWriter, r *http.Request) {
 	var out serviceJSON
 	if ok {
 		created, modified := apiTime(ws.CreatedOn), apiTime(ws.ModifiedOn)
-		var tags []string
-		if raw, has := ws.Settings["tags"]; has {
-			_ = json.Unmarshal(raw, &tags)
-		}
+		tags := ws.tags()
 		out = serviceJSON{
 			ID: ws.Name, CreatedOn: created, ModifiedOn: modified,
 			Environments: []serviceEnvBrief{{Environment: "production", CreatedOn: created, ModifiedOn: modified}},

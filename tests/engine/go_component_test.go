@@ -2,6 +2,7 @@ package engine
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -94,9 +95,24 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	_, err = resurrect.Up(ctx)
 	require.Error(t, err, "an orphaned installation is not captured silently")
 	assert.Contains(t, err.Error(), "adoptExisting")
+	// beta's objects record beta's identity: adoptExisting alone does not
+	// take another installation's objects, takeOverFrom naming it does.
 	adopt = true
 	_, err = resurrect.Up(ctx)
-	require.NoError(t, err, "adoptExisting takes the orphaned installation over")
+	require.Error(t, err, "adoptExisting never takes over another installation's objects")
+	owner := regexp.MustCompile(`belongs to installation (oi[0-9a-f]{32})`).FindStringSubmatch(err.Error())
+	require.Len(t, owner, 2, "the refusal names the owning installation: %v", err)
+	from := owner[1]
+	resurrect = newInlineStack(t, "go-resurrect", func(ctx *pulumi.Context) error {
+		args := installationArgs("beta", checkout)
+		args.AdoptExisting, args.TakeOverFrom = &adopt, &from
+		_, err := openinspect.NewOpenInspect(ctx, "beta", args)
+		return err
+	})
+	configureStack(t, &resurrect, emu)
+	require.NoError(t, resurrect.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.url + "/__workers"}))
+	_, err = resurrect.Up(ctx)
+	require.NoError(t, err, "takeOverFrom takes the orphaned installation over")
 	_, err = resurrect.Destroy(ctx)
 	require.NoError(t, err)
 	emu.requireEmpty(t)

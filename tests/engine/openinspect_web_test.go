@@ -70,7 +70,7 @@ func TestOpenInspectWithWebOnKubernetes(t *testing.T) {
 	}
 	ctx := t.Context()
 	require.NoError(t, cluster.Do(ctx, http.MethodGet, "/apis/apps/v1/namespaces/"+namespace+"/deployments/open-inspect-web-engine", nil, &deployment))
-	assert.Equal(t, "open-inspect-engine", deployment.Metadata.Labels["openinspect.dev/installation"])
+	assert.Regexp(t, `^oi[0-9a-f]{32}$`, deployment.Metadata.Labels["openinspect.dev/installation"], "the label is the installation identity")
 	assert.Equal(t, 1, deployment.Status.ReadyReplicas, "kwok runs the pod, so await saw it Ready")
 	require.Len(t, deployment.Spec.Template.Spec.Containers, 1)
 	env := map[string]string{}
@@ -91,7 +91,7 @@ func TestOpenInspectWithWebOnKubernetes(t *testing.T) {
 		} `json:"metadata"`
 	}
 	require.NoError(t, cluster.Do(ctx, http.MethodGet, "/api/v1/namespaces/"+namespace, nil, &ns))
-	assert.Equal(t, "open-inspect-engine", ns.Metadata.Labels["openinspect.dev/installation"])
+	assert.Equal(t, deployment.Metadata.Labels["openinspect.dev/installation"], ns.Metadata.Labels["openinspect.dev/installation"])
 	requireNoPlaintext(t, pt.CurrentStack(), string(kubeconfig))
 
 	assertpreview.HasNoChanges(t, pt.Preview(t))

@@ -131,7 +131,7 @@ func webStack(t *testing.T, project string, spec func() *web.Args, env map[strin
 			return err
 		}
 		in := web.Inputs{
-			Installation: webTestInstallation, Name: webTestName,
+			Installation: pulumi.String(webTestInstallation).ToStringOutput(), Name: webTestName,
 			ServiceAuthSecret: pulumi.ToSecret(pulumi.String(webTestSecret)).(pulumi.StringOutput),
 			SandboxProvider:   "modal", AppName: "Open-Inspect",
 		}

@@ -51,8 +51,7 @@ type deployer struct {
 	port int
 	mode string
 
-	ownership        map[string]string // the installation's labels
-	selector, labels pulumi.StringMap  // the pods' selector; every object's labels
+	selector, labels pulumi.StringMap // the pods' selector; every object's labels
 
 	kubeconfig  pulumi.StringOutput // what the ownership checks connect with
 	kubeContext string
@@ -65,12 +64,8 @@ type deployer struct {
 }
 
 func (d *deployer) setLabels() {
-	d.ownership = map[string]string{webLabelManagedBy: webManagedByValue, webLabelInstallation: d.in.Installation}
 	d.selector = pulumi.StringMap{webLabelName: pulumi.String(webNameValue), webLabelInstance: pulumi.String(d.in.Name)}
-	d.labels = pulumi.StringMap{}
-	for k, v := range d.ownership {
-		d.labels[k] = pulumi.String(v)
-	}
+	d.labels = pulumi.StringMap{webLabelManagedBy: pulumi.String(webManagedByValue), webLabelInstallation: d.in.Installation}
 	maps.Copy(d.labels, d.selector)
 }
 
@@ -112,7 +107,7 @@ func (d *deployer) cluster() error {
 
 // check refuses a foreign namespace (managed mode) and foreign objects under
 // the web's names, before pulumi-kubernetes would upsert them.
-func (d *deployer) check(c context.Context, kc string, managed bool) error {
+func (d *deployer) check(c context.Context, kc, installation string, managed bool) error {
 	objects := []webObject{{kube.KindDeployment, d.in.Name}, {kube.KindService, d.in.Name}, {kube.KindSecret, d.in.Name}}
 	for _, ps := range d.spec.ImagePullSecrets {
 		objects = append(objects, webObject{kube.KindSecret, ps.Name})
@@ -128,31 +123,33 @@ func (d *deployer) check(c context.Context, kc string, managed bool) error {
 	if err != nil {
 		return fmt.Errorf("web.namespace: checking whether namespace %q already exists: %w", d.spec.Namespace, err)
 	}
-	if managed {
-		if err := checkWebNamespace(c, reader, d.spec.Namespace, d.in.Installation); err != nil {
-			return err
-		}
+	if err := checkWebNamespace(c, reader, d.spec.Namespace, installation, managed); err != nil {
+		return err
 	}
-	return checkWebObjects(c, reader, d.spec.Namespace, d.in.Installation, objects)
+	return checkWebObjects(c, reader, d.spec.Namespace, installation, objects)
 }
 
 // namespace is where every object goes: an output that resolves only once
 // the checks passed, so nothing is placed before (in managed mode the
 // Namespace's own output).
 func (d *deployer) namespace() error {
+	// The checks need the cluster and the identity: they run once both are
+	// known (at the first preview the identity is not yet).
+	cluster := pulumi.All(d.kubeconfig, d.in.Installation)
 	if d.mode != webNamespaceManaged {
-		checked := d.kubeconfig.ApplyTWithContext(d.ctx.Context(), func(c context.Context, kc string) (string, error) {
-			return d.spec.Namespace, d.check(c, kc, false)
+		checked := cluster.ApplyTWithContext(d.ctx.Context(), func(c context.Context, v []any) (string, error) {
+			return d.spec.Namespace, d.check(c, v[0].(string), v[1].(string), false)
 		}).(pulumi.StringOutput)
 		// The name derives from the (secret) kubeconfig only in timing.
 		d.ns = pulumi.Unsecret(checked).(pulumi.StringOutput)
 		return nil
 	}
-	nsLabels := d.kubeconfig.ApplyTWithContext(d.ctx.Context(), func(c context.Context, kc string) (map[string]string, error) {
-		if err := d.check(c, kc, true); err != nil {
+	nsLabels := cluster.ApplyTWithContext(d.ctx.Context(), func(c context.Context, v []any) (map[string]string, error) {
+		installation := v[1].(string)
+		if err := d.check(c, v[0].(string), installation, true); err != nil {
 			return nil, err
 		}
-		return d.ownership, nil
+		return map[string]string{webLabelManagedBy: webManagedByValue, webLabelInstallation: installation}, nil
 	}).(pulumi.StringMapOutput)
 	// The labels derive from the (secret) kubeconfig only in timing.
 	nsLabels = pulumi.Unsecret(nsLabels).(pulumi.StringMapOutput)

@@ -76,8 +76,10 @@ func (s *PullSecret) Annotate(a infer.Annotator) {
 
 // Inputs is what the component hands the web part.
 type Inputs struct {
-	// Installation is the value of the ownership label: <prefix>-<deploymentName>.
-	Installation string
+	// Installation is the value of the ownership label: the installation's
+	// identity (NameLock's installationId), random and so unique across
+	// names and accounts, where <prefix>-<deploymentName> was ambiguous.
+	Installation pulumi.StringOutput
 	// Name is the Deployment/Service/Secret name: <prefix>-web-<deploymentName>.
 	Name              string
 	ControlPlaneURL   pulumi.StringInput
@@ -238,7 +240,11 @@ func Validate(prefix string, w *Args) []error {
 // not this installation's. pulumi-kubernetes creates with server-side apply,
 // which upserts: registering the Namespace would silently take over (and on
 // destroy delete) a namespace someone else made.
-func checkWebNamespace(ctx context.Context, r kube.NamespaceReader, namespace, installation string) error {
+//
+// In shared mode the namespace is not the installation's, but one labelled
+// as another installation's is refused too: its destroy deletes the
+// namespace with everything in it, this installation's web included.
+func checkWebNamespace(ctx context.Context, r kube.NamespaceReader, namespace, installation string, managed bool) error {
 	ns, err := r.Namespace(ctx, namespace)
 	if err != nil {
 		return fmt.Errorf("web.namespace: checking whether namespace %q already exists: %w", namespace, err)
@@ -247,6 +253,14 @@ func checkWebNamespace(ctx context.Context, r kube.NamespaceReader, namespace, i
 		return nil
 	}
 	owner, labelled := ns.Labels[webLabelInstallation]
+	if !managed {
+		if labelled && owner != installation {
+			return fmt.Errorf("web.namespace: namespace %q belongs to installation %q (label %s), not this one (%q): "+
+				"its destroy deletes the namespace with everything in it, so namespaceMode %q will not deploy into it; "+
+				"pick a namespace no installation manages", namespace, owner, webLabelInstallation, installation, webNamespaceShared)
+		}
+		return nil
+	}
 	if owner != installation {
 		found := "has no " + webLabelInstallation + " label"
 		if labelled {

@@ -120,27 +120,36 @@ func TestCheckWebNamespace(t *testing.T) {
 		"terminating": {Exists: true, Phase: "Terminating", Labels: map[string]string{webLabelInstallation: "oi-prod"}},
 	}
 	ctx := t.Context()
-	require.NoError(t, checkWebNamespace(ctx, ns, "missing", "oi-prod"), "a namespace that does not exist is created")
-	require.NoError(t, checkWebNamespace(ctx, ns, "ours", "oi-prod"), "our own namespace is adopted")
+	require.NoError(t, checkWebNamespace(ctx, ns, "missing", "oi-prod", true), "a namespace that does not exist is created")
+	require.NoError(t, checkWebNamespace(ctx, ns, "ours", "oi-prod", true), "our own namespace is adopted")
 
-	err := checkWebNamespace(ctx, ns, "bare", "oi-prod")
+	err := checkWebNamespace(ctx, ns, "bare", "oi-prod", true)
 	require.Error(t, err)
 	assert.Equal(t, `web.namespace: namespace "bare" already exists and has no openinspect.dev/installation label, `+
 		`so it is not this installation's ("oi-prod"): namespaceMode "managed" creates the namespace and deletes it, `+
 		`with everything in it, on destroy, and will not take over a foreign one; pick a namespace name that does not `+
 		`exist yet, or set web.namespaceMode to "shared" to deploy into this namespace without managing it`, err.Error())
 
-	err = checkWebNamespace(ctx, ns, "other", "oi-prod")
+	err = checkWebNamespace(ctx, ns, "other", "oi-prod", true)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `namespace "other" already exists and belongs to installation "oi-dev"`)
 
-	err = checkWebNamespace(ctx, ns, "terminating", "oi-prod")
+	err = checkWebNamespace(ctx, ns, "terminating", "oi-prod", true)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `web.namespace: namespace "terminating" is being deleted`)
 
-	err = checkWebNamespace(ctx, ns, "broken", "oi-prod")
+	err = checkWebNamespace(ctx, ns, "broken", "oi-prod", true)
 	require.Error(t, err)
 	assert.Equal(t, `web.namespace: checking whether namespace "broken" already exists: connection refused`, err.Error())
+
+	// Shared mode leaves an unlabelled or own namespace alone but refuses
+	// another installation's: that installation's destroy deletes it.
+	require.NoError(t, checkWebNamespace(ctx, ns, "bare", "oi-prod", false))
+	require.NoError(t, checkWebNamespace(ctx, ns, "ours", "oi-prod", false))
+	require.NoError(t, checkWebNamespace(ctx, ns, "missing", "oi-prod", false))
+	err = checkWebNamespace(ctx, ns, "other", "oi-prod", false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `namespace "other" belongs to installation "oi-dev" (label openinspect.dev/installation), not this one ("oi-prod")`)
 }
 
 // webMocks records what deployWeb registers, without a cluster.
@@ -173,7 +182,7 @@ const webTestSecret = "web-service-auth-secret-5f1d0c7e9a"
 
 func testWebInputs(installation, name string) Inputs {
 	return Inputs{
-		Installation:      installation,
+		Installation:      pulumi.String(installation).ToStringOutput(),
 		Name:              name,
 		ControlPlaneURL:   pulumi.String("https://cp.example.workers.dev"),
 		WebSocketURL:      pulumi.String("wss://cp.example.workers.dev"),

@@ -63,6 +63,9 @@ type ScriptUpload struct {
 	CompatibilityFlags []string
 	Bindings           []Binding
 	Migrations         *Migration
+	// Tags label the script (cloudflare-go/v4 workers.ScriptUpdateParamsMetadata.Tags);
+	// the provider keeps its ownership evidence there.
+	Tags []string
 }
 
 type scriptMetadata struct {
@@ -71,6 +74,7 @@ type scriptMetadata struct {
 	CompatibilityFlags []string   `json:"compatibility_flags,omitempty"`
 	Bindings           []Binding  `json:"bindings"`
 	Migrations         *Migration `json:"migrations,omitempty"`
+	Tags               []string   `json:"tags,omitempty"`
 }
 
 // MultipartBody builds the multipart/form-data body of a script upload: the
@@ -83,6 +87,7 @@ func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err erro
 		CompatibilityFlags: u.CompatibilityFlags,
 		Bindings:           nonNil(u.Bindings),
 		Migrations:         u.Migrations,
+		Tags:               u.Tags,
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("encoding script metadata: %w", err)
@@ -184,6 +189,7 @@ type ScriptSettings struct {
 	Bindings          []Binding
 	CompatibilityDate string
 	MigrationTag      string
+	Tags              []string
 }
 
 // GetScriptSettings reads a script's bindings and migration tag.
@@ -191,6 +197,7 @@ func (c *Client) GetScriptSettings(ctx context.Context, name string) (ScriptSett
 	var raw struct {
 		Bindings          []Binding `json:"bindings"`
 		CompatibilityDate string    `json:"compatibility_date"`
+		Tags              []string  `json:"tags"`
 		Migrations        struct {
 			NewTag string `json:"new_tag"`
 		} `json:"migrations"`
@@ -203,7 +210,7 @@ func (c *Client) GetScriptSettings(ctx context.Context, name string) (ScriptSett
 	if err := json.Unmarshal([]byte(res.JSON.RawJSON()), &raw); err != nil {
 		return ScriptSettings{}, fmt.Errorf("decoding settings of worker %q: %w", name, err)
 	}
-	return ScriptSettings{Bindings: raw.Bindings, CompatibilityDate: raw.CompatibilityDate, MigrationTag: raw.Migrations.NewTag}, nil
+	return ScriptSettings{Bindings: raw.Bindings, CompatibilityDate: raw.CompatibilityDate, MigrationTag: raw.Migrations.NewTag, Tags: raw.Tags}, nil
 }
 
 // DeleteScript deletes a script. force also removes its Durable Object

@@ -14,7 +14,7 @@ import (
 
 // A Cloudflare D1 database, created by name in the configured account.
 //
-// A database that already exists under the name is never captured silently: the create fails with a conflict unless `adoptExisting` is true, or the database is brought in with `pulumi import openinspect:index:D1Database <resource name> <database id>`.
+// The owning installation (`owner`) is recorded in the database itself, in a one-row table `_openinspect_owner`. A database that already exists under the name is adopted when it records this owner, or when it has no table at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:D1Database <resource name> <database id>` when declared on its own.
 type D1Database struct {
 	pulumi.CustomResourceState
 
@@ -30,8 +30,12 @@ type D1Database struct {
 	DatabaseId pulumi.StringOutput `pulumi:"databaseId"`
 	// Database name, unique in the account. Changing it creates a new, empty database.
 	Name pulumi.StringOutput `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrOutput `pulumi:"owner"`
 	// Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
 	PrimaryLocationHint pulumi.StringPtrOutput `pulumi:"primaryLocationHint"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrOutput `pulumi:"takeOverFrom"`
 	// D1 storage backend version.
 	Version pulumi.StringOutput `pulumi:"version"`
 }
@@ -94,8 +98,12 @@ type d1databaseArgs struct {
 	AdoptExisting *bool `pulumi:"adoptExisting"`
 	// Database name, unique in the account. Changing it creates a new, empty database.
 	Name string `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner *string `pulumi:"owner"`
 	// Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
 	PrimaryLocationHint *string `pulumi:"primaryLocationHint"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom *string `pulumi:"takeOverFrom"`
 }
 
 // The set of arguments for constructing a D1Database resource.
@@ -104,8 +112,12 @@ type D1DatabaseArgs struct {
 	AdoptExisting pulumi.BoolPtrInput
 	// Database name, unique in the account. Changing it creates a new, empty database.
 	Name pulumi.StringInput
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrInput
 	// Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
 	PrimaryLocationHint pulumi.StringPtrInput
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrInput
 }
 
 func (D1DatabaseArgs) ElementType() reflect.Type {
@@ -225,9 +237,19 @@ func (o D1DatabaseOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *D1Database) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
 }
 
+// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+func (o D1DatabaseOutput) Owner() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *D1Database) pulumi.StringPtrOutput { return v.Owner }).(pulumi.StringPtrOutput)
+}
+
 // Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
 func (o D1DatabaseOutput) PrimaryLocationHint() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *D1Database) pulumi.StringPtrOutput { return v.PrimaryLocationHint }).(pulumi.StringPtrOutput)
+}
+
+// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+func (o D1DatabaseOutput) TakeOverFrom() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *D1Database) pulumi.StringPtrOutput { return v.TakeOverFrom }).(pulumi.StringPtrOutput)
 }
 
 // D1 storage backend version.

@@ -12,12 +12,14 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data.
+// Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data. It also generates the installation's identity, which every child records as its ownership evidence.
 type NameLock struct {
 	pulumi.CustomResourceState
 
 	// The deployment name.
 	DeploymentName pulumi.StringOutput `pulumi:"deploymentName"`
+	// The installation's identity: random, generated once before any other child, never changed.
+	InstallationId pulumi.StringOutput `pulumi:"installationId"`
 	// The name prefix.
 	NamePrefix pulumi.StringOutput `pulumi:"namePrefix"`
 }
@@ -178,6 +180,11 @@ func (o NameLockOutput) ToNameLockOutputWithContext(ctx context.Context) NameLoc
 // The deployment name.
 func (o NameLockOutput) DeploymentName() pulumi.StringOutput {
 	return o.ApplyT(func(v *NameLock) pulumi.StringOutput { return v.DeploymentName }).(pulumi.StringOutput)
+}
+
+// The installation's identity: random, generated once before any other child, never changed.
+func (o NameLockOutput) InstallationId() pulumi.StringOutput {
+	return o.ApplyT(func(v *NameLock) pulumi.StringOutput { return v.InstallationId }).(pulumi.StringOutput)
 }
 
 // The name prefix.

@@ -89,7 +89,7 @@ func NewOpenInspect(ctx *pulumi.Context,
 type openInspectArgs struct {
 	// Who may sign in.
 	Access *Access `pulumi:"access"`
-	// Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.
+	// Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
 	// Anthropic API key for the bots.
 	AnthropicApiKey string `pulumi:"anthropicApiKey"`
@@ -131,6 +131,8 @@ type openInspectArgs struct {
 	Sandbox *Sandbox `pulumi:"sandbox"`
 	// The Slack bot (enabled by default).
 	Slack *Slack `pulumi:"slack"`
+	// The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
+	TakeOverFrom *string `pulumi:"takeOverFrom"`
 	// Key that encrypts stored tokens (32 random bytes, base64).
 	TokenEncryptionKey string `pulumi:"tokenEncryptionKey"`
 	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
@@ -147,7 +149,7 @@ type openInspectArgs struct {
 type OpenInspectArgs struct {
 	// Who may sign in.
 	Access AccessPtrInput
-	// Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.
+	// Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
 	AdoptExisting *bool
 	// Anthropic API key for the bots.
 	AnthropicApiKey pulumi.StringInput
@@ -189,6 +191,8 @@ type OpenInspectArgs struct {
 	Sandbox SandboxPtrInput
 	// The Slack bot (enabled by default).
 	Slack SlackPtrInput
+	// The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
+	TakeOverFrom *string
 	// Key that encrypts stored tokens (32 random bytes, base64).
 	TokenEncryptionKey pulumi.StringInput
 	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.

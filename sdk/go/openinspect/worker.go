@@ -58,6 +58,8 @@ type Worker struct {
 	Modules pulumi.StringMapOutput `pulumi:"modules"`
 	// Script name. Changing it creates a new worker.
 	Name pulumi.StringOutput `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrOutput `pulumi:"owner"`
 	// Queues this worker consumes, with their delivery settings.
 	QueueConsumers QueueConsumerArrayOutput `pulumi:"queueConsumers"`
 	// Queue producer bindings.
@@ -72,6 +74,8 @@ type Worker struct {
 	SecretsHash pulumi.StringOutput `pulumi:"secretsHash"`
 	// Service bindings to other workers, by script name.
 	Services ServiceBindingArrayOutput `pulumi:"services"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrOutput `pulumi:"takeOverFrom"`
 	// The workers.dev URL, when the route is enabled and the account has a subdomain.
 	Url pulumi.StringPtrOutput `pulumi:"url"`
 	// Plain-text environment variables.
@@ -169,6 +173,8 @@ type workerArgs struct {
 	Modules map[string]string `pulumi:"modules"`
 	// Script name. Changing it creates a new worker.
 	Name string `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner *string `pulumi:"owner"`
 	// Queues this worker consumes, with their delivery settings.
 	QueueConsumers []QueueConsumer `pulumi:"queueConsumers"`
 	// Queue producer bindings.
@@ -181,6 +187,8 @@ type workerArgs struct {
 	Secrets map[string]string `pulumi:"secrets"`
 	// Service bindings to other workers, by script name.
 	Services []ServiceBinding `pulumi:"services"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom *string `pulumi:"takeOverFrom"`
 	// Plain-text environment variables.
 	Vars map[string]string `pulumi:"vars"`
 	// Serve the worker on its workers.dev route. Defaults to true.
@@ -211,6 +219,8 @@ type WorkerArgs struct {
 	Modules pulumi.StringMapInput
 	// Script name. Changing it creates a new worker.
 	Name pulumi.StringInput
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrInput
 	// Queues this worker consumes, with their delivery settings.
 	QueueConsumers QueueConsumerArrayInput
 	// Queue producer bindings.
@@ -223,6 +233,8 @@ type WorkerArgs struct {
 	Secrets pulumi.StringMapInput
 	// Service bindings to other workers, by script name.
 	Services ServiceBindingArrayInput
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrInput
 	// Plain-text environment variables.
 	Vars pulumi.StringMapInput
 	// Serve the worker on its workers.dev route. Defaults to true.
@@ -406,6 +418,11 @@ func (o WorkerOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
 }
 
+// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+func (o WorkerOutput) Owner() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringPtrOutput { return v.Owner }).(pulumi.StringPtrOutput)
+}
+
 // Queues this worker consumes, with their delivery settings.
 func (o WorkerOutput) QueueConsumers() QueueConsumerArrayOutput {
 	return o.ApplyT(func(v *Worker) QueueConsumerArrayOutput { return v.QueueConsumers }).(QueueConsumerArrayOutput)
@@ -439,6 +456,11 @@ func (o WorkerOutput) SecretsHash() pulumi.StringOutput {
 // Service bindings to other workers, by script name.
 func (o WorkerOutput) Services() ServiceBindingArrayOutput {
 	return o.ApplyT(func(v *Worker) ServiceBindingArrayOutput { return v.Services }).(ServiceBindingArrayOutput)
+}
+
+// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+func (o WorkerOutput) TakeOverFrom() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringPtrOutput { return v.TakeOverFrom }).(pulumi.StringPtrOutput)
 }
 
 // The workers.dev URL, when the route is enabled and the account has a subdomain.

@@ -21,19 +21,27 @@ class D1DatabaseArgs:
     def __init__(__self__, *,
                  name: pulumi.Input[_builtins.str],
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
-                 primary_location_hint: pulumi.Input[Optional[_builtins.str]] = None):
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 primary_location_hint: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a D1Database resource.
 
         :param pulumi.Input[_builtins.str] name: Database name, unique in the account. Changing it creates a new, empty database.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a database that already exists under this name instead of failing with a conflict.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
         :param pulumi.Input[_builtins.str] primary_location_hint: Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         """
         pulumi.set(__self__, "name", name)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if owner is not None:
+            pulumi.set(__self__, "owner", owner)
         if primary_location_hint is not None:
             pulumi.set(__self__, "primary_location_hint", primary_location_hint)
+        if take_over_from is not None:
+            pulumi.set(__self__, "take_over_from", take_over_from)
 
     @_builtins.property
     @pulumi.getter
@@ -60,6 +68,18 @@ class D1DatabaseArgs:
         pulumi.set(self, "adopt_existing", value)
 
     @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @owner.setter
+    def owner(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "owner", value)
+
+    @_builtins.property
     @pulumi.getter(name="primaryLocationHint")
     def primary_location_hint(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -71,6 +91,18 @@ class D1DatabaseArgs:
     def primary_location_hint(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "primary_location_hint", value)
 
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
+
+    @take_over_from.setter
+    def take_over_from(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "take_over_from", value)
+
 
 @pulumi.type_token("openinspect:index:D1Database")
 class D1Database(pulumi.CustomResource):
@@ -80,18 +112,22 @@ class D1Database(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
                  primary_location_hint: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
         A Cloudflare D1 database, created by name in the configured account.
 
-        A database that already exists under the name is never captured silently: the create fails with a conflict unless `adoptExisting` is true, or the database is brought in with `pulumi import openinspect:index:D1Database <resource name> <database id>`.
+        The owning installation (`owner`) is recorded in the database itself, in a one-row table `_openinspect_owner`. A database that already exists under the name is adopted when it records this owner, or when it has no table at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:D1Database <resource name> <database id>` when declared on its own.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a database that already exists under this name instead of failing with a conflict.
         :param pulumi.Input[_builtins.str] name: Database name, unique in the account. Changing it creates a new, empty database.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
         :param pulumi.Input[_builtins.str] primary_location_hint: Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         """
         ...
     @overload
@@ -102,7 +138,7 @@ class D1Database(pulumi.CustomResource):
         """
         A Cloudflare D1 database, created by name in the configured account.
 
-        A database that already exists under the name is never captured silently: the create fails with a conflict unless `adoptExisting` is true, or the database is brought in with `pulumi import openinspect:index:D1Database <resource name> <database id>`.
+        The owning installation (`owner`) is recorded in the database itself, in a one-row table `_openinspect_owner`. A database that already exists under the name is adopted when it records this owner, or when it has no table at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:D1Database <resource name> <database id>` when declared on its own.
 
         :param str resource_name: The name of the resource.
         :param D1DatabaseArgs args: The arguments to use to populate this resource's properties.
@@ -121,7 +157,9 @@ class D1Database(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
                  primary_location_hint: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -135,7 +173,9 @@ class D1Database(pulumi.CustomResource):
             if name is None and not opts.urn:
                 raise TypeError("Missing required property 'name'")
             __props__.__dict__["name"] = name
+            __props__.__dict__["owner"] = owner
             __props__.__dict__["primary_location_hint"] = primary_location_hint
+            __props__.__dict__["take_over_from"] = take_over_from
             __props__.__dict__["account_id"] = None
             __props__.__dict__["adopted"] = None
             __props__.__dict__["created_at"] = None
@@ -171,7 +211,9 @@ class D1Database(pulumi.CustomResource):
         __props__.__dict__["created_at"] = None
         __props__.__dict__["database_id"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["owner"] = None
         __props__.__dict__["primary_location_hint"] = None
+        __props__.__dict__["take_over_from"] = None
         __props__.__dict__["version"] = None
         return D1Database(resource_name, opts=opts, __props__=__props__)
 
@@ -230,12 +272,28 @@ class D1Database(pulumi.CustomResource):
         return pulumi.get(self, "name")
 
     @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
     @pulumi.getter(name="primaryLocationHint")
     def primary_location_hint(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
         Region hint for the primary (wnam, enam, weur, eeur, apac, oc). Fixed at creation.
         """
         return pulumi.get(self, "primary_location_hint")
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
 
     @_builtins.property
     @pulumi.getter

@@ -65,7 +65,7 @@ class NameLock(pulumi.CustomResource):
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data.
+        Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data. It also generates the installation's identity, which every child records as its ownership evidence.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
@@ -79,7 +79,7 @@ class NameLock(pulumi.CustomResource):
                  args: NameLockArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data.
+        Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data. It also generates the installation's identity, which every child records as its ownership evidence.
 
         :param str resource_name: The name of the resource.
         :param NameLockArgs args: The arguments to use to populate this resource's properties.
@@ -113,6 +113,7 @@ class NameLock(pulumi.CustomResource):
             if name_prefix is None and not opts.urn:
                 raise TypeError("Missing required property 'name_prefix'")
             __props__.__dict__["name_prefix"] = name_prefix
+            __props__.__dict__["installation_id"] = None
         super(NameLock, __self__).__init__(
             'openinspect:index:NameLock',
             resource_name,
@@ -136,6 +137,7 @@ class NameLock(pulumi.CustomResource):
         __props__ = NameLockArgs.__new__(NameLockArgs)
 
         __props__.__dict__["deployment_name"] = None
+        __props__.__dict__["installation_id"] = None
         __props__.__dict__["name_prefix"] = None
         return NameLock(resource_name, opts=opts, __props__=__props__)
 
@@ -152,6 +154,14 @@ class NameLock(pulumi.CustomResource):
         The deployment name.
         """
         return pulumi.get(self, "deployment_name")
+
+    @_builtins.property
+    @pulumi.getter(name="installationId")
+    def installation_id(self) -> pulumi.Output[_builtins.str]:
+        """
+        The installation's identity: random, generated once before any other child, never changed.
+        """
+        return pulumi.get(self, "installation_id")
 
     @_builtins.property
     @pulumi.getter(name="namePrefix")

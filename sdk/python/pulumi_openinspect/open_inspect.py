@@ -43,6 +43,7 @@ class OpenInspectArgs:
                  r2_buckets: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
                  sandbox: pulumi.Input[Optional['SandboxArgs']] = None,
                  slack: pulumi.Input[Optional['SlackArgs']] = None,
+                 take_over_from: Optional[_builtins.str] = None,
                  upstream: pulumi.Input[Optional['UpstreamArgs']] = None,
                  web: pulumi.Input[Optional['WebArgs']] = None,
                  web_app_url: Optional[_builtins.str] = None,
@@ -57,7 +58,7 @@ class OpenInspectArgs:
         :param pulumi.Input[_builtins.str] repo_secrets_encryption_key: Key that encrypts repository and global secrets (32 random bytes, base64).
         :param pulumi.Input[_builtins.str] token_encryption_key: Key that encrypts stored tokens (32 random bytes, base64).
         :param pulumi.Input['AccessArgs'] access: Who may sign in.
-        :param _builtins.bool adopt_existing: Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.
+        :param _builtins.bool adopt_existing: Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
         :param _builtins.str app_name: Display name shown in the UI and in bot messages.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] app_secrets: Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.
         :param _builtins.str deletion_policy: Delete (default) removes everything on destroy; Orphan leaves every remote resource in place and only forgets it.
@@ -73,6 +74,7 @@ class OpenInspectArgs:
         :param pulumi.Input[Sequence[_builtins.str]] r2_buckets: Additional R2 buckets, by logical name.
         :param pulumi.Input['SandboxArgs'] sandbox: The sandbox provider: its vars and secrets are added to the control plane.
         :param pulumi.Input['SlackArgs'] slack: The Slack bot (enabled by default).
+        :param _builtins.str take_over_from: The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
         :param pulumi.Input['UpstreamArgs'] upstream: Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
         :param pulumi.Input['WebArgs'] web: Run the web UI on Kubernetes.
         :param _builtins.str web_app_url: Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
@@ -120,6 +122,8 @@ class OpenInspectArgs:
             pulumi.set(__self__, "sandbox", sandbox)
         if slack is not None:
             pulumi.set(__self__, "slack", slack)
+        if take_over_from is not None:
+            pulumi.set(__self__, "take_over_from", take_over_from)
         if upstream is not None:
             pulumi.set(__self__, "upstream", upstream)
         if web is not None:
@@ -217,7 +221,7 @@ class OpenInspectArgs:
     @pulumi.getter(name="adoptExisting")
     def adopt_existing(self) -> Optional[_builtins.bool]:
         """
-        Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.
+        Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
         """
         return pulumi.get(self, "adopt_existing")
 
@@ -406,6 +410,18 @@ class OpenInspectArgs:
         pulumi.set(self, "slack", value)
 
     @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> Optional[_builtins.str]:
+        """
+        The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
+        """
+        return pulumi.get(self, "take_over_from")
+
+    @take_over_from.setter
+    def take_over_from(self, value: Optional[_builtins.str]):
+        pulumi.set(self, "take_over_from", value)
+
+    @_builtins.property
     @pulumi.getter
     def upstream(self) -> pulumi.Input[Optional['UpstreamArgs']]:
         """
@@ -482,6 +498,7 @@ class OpenInspect(pulumi.ComponentResource):
                  repo_secrets_encryption_key: pulumi.Input[Optional[_builtins.str]] = None,
                  sandbox: pulumi.Input[Optional[Union['SandboxArgs', 'SandboxArgsDict']]] = None,
                  slack: pulumi.Input[Optional[Union['SlackArgs', 'SlackArgsDict']]] = None,
+                 take_over_from: Optional[_builtins.str] = None,
                  token_encryption_key: pulumi.Input[Optional[_builtins.str]] = None,
                  upstream: pulumi.Input[Optional[Union['UpstreamArgs', 'UpstreamArgsDict']]] = None,
                  web: pulumi.Input[Optional[Union['WebArgs', 'WebArgsDict']]] = None,
@@ -494,7 +511,7 @@ class OpenInspect(pulumi.ComponentResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[Union['AccessArgs', 'AccessArgsDict']] access: Who may sign in.
-        :param _builtins.bool adopt_existing: Take over Cloudflare resources that already exist under this installation's names instead of failing with a conflict.
+        :param _builtins.bool adopt_existing: Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
         :param pulumi.Input[_builtins.str] anthropic_api_key: Anthropic API key for the bots.
         :param _builtins.str app_name: Display name shown in the UI and in bot messages.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] app_secrets: Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.
@@ -515,6 +532,7 @@ class OpenInspect(pulumi.ComponentResource):
         :param pulumi.Input[_builtins.str] repo_secrets_encryption_key: Key that encrypts repository and global secrets (32 random bytes, base64).
         :param pulumi.Input[Union['SandboxArgs', 'SandboxArgsDict']] sandbox: The sandbox provider: its vars and secrets are added to the control plane.
         :param pulumi.Input[Union['SlackArgs', 'SlackArgsDict']] slack: The Slack bot (enabled by default).
+        :param _builtins.str take_over_from: The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
         :param pulumi.Input[_builtins.str] token_encryption_key: Key that encrypts stored tokens (32 random bytes, base64).
         :param pulumi.Input[Union['UpstreamArgs', 'UpstreamArgsDict']] upstream: Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
         :param pulumi.Input[Union['WebArgs', 'WebArgsDict']] web: Run the web UI on Kubernetes.
@@ -567,6 +585,7 @@ class OpenInspect(pulumi.ComponentResource):
                  repo_secrets_encryption_key: pulumi.Input[Optional[_builtins.str]] = None,
                  sandbox: pulumi.Input[Optional[Union['SandboxArgs', 'SandboxArgsDict']]] = None,
                  slack: pulumi.Input[Optional[Union['SlackArgs', 'SlackArgsDict']]] = None,
+                 take_over_from: Optional[_builtins.str] = None,
                  token_encryption_key: pulumi.Input[Optional[_builtins.str]] = None,
                  upstream: pulumi.Input[Optional[Union['UpstreamArgs', 'UpstreamArgsDict']]] = None,
                  web: pulumi.Input[Optional[Union['WebArgs', 'WebArgsDict']]] = None,
@@ -617,6 +636,7 @@ class OpenInspect(pulumi.ComponentResource):
             __props__.__dict__["repo_secrets_encryption_key"] = None if repo_secrets_encryption_key is None else pulumi.Output.secret(repo_secrets_encryption_key)
             __props__.__dict__["sandbox"] = sandbox
             __props__.__dict__["slack"] = slack
+            __props__.__dict__["take_over_from"] = take_over_from
             if token_encryption_key is None and not opts.urn:
                 raise TypeError("Missing required property 'token_encryption_key'")
             __props__.__dict__["token_encryption_key"] = None if token_encryption_key is None else pulumi.Output.secret(token_encryption_key)

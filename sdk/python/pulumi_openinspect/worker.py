@@ -32,12 +32,14 @@ class WorkerArgs:
                  kv_namespaces: pulumi.Input[Optional[Sequence[pulumi.Input['KvBindingArgs']]]] = None,
                  main_module: pulumi.Input[Optional[_builtins.str]] = None,
                  modules: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
                  queue_consumers: pulumi.Input[Optional[Sequence[pulumi.Input['QueueConsumerArgs']]]] = None,
                  queues: pulumi.Input[Optional[Sequence[pulumi.Input['QueueBindingArgs']]]] = None,
                  r2_buckets: pulumi.Input[Optional[Sequence[pulumi.Input['R2BindingArgs']]]] = None,
                  script: pulumi.Input[Optional[Union[pulumi.Asset, pulumi.Archive]]] = None,
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  services: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceBindingArgs']]]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  workers_dev: pulumi.Input[Optional[_builtins.bool]] = None):
         """
@@ -54,12 +56,14 @@ class WorkerArgs:
         :param pulumi.Input[Sequence[pulumi.Input['KvBindingArgs']]] kv_namespaces: KV namespace bindings.
         :param pulumi.Input[_builtins.str] main_module: File name of the main module.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] modules: Additional modules by file name, each the module's source.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
         :param pulumi.Input[Sequence[pulumi.Input['QueueConsumerArgs']]] queue_consumers: Queues this worker consumes, with their delivery settings.
         :param pulumi.Input[Sequence[pulumi.Input['QueueBindingArgs']]] queues: Queue producer bindings.
         :param pulumi.Input[Sequence[pulumi.Input['R2BindingArgs']]] r2_buckets: R2 bucket bindings.
         :param pulumi.Input[Union[pulumi.Asset, pulumi.Archive]] script: The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] secrets: Secret environment variables, uploaded as secret_text bindings.
         :param pulumi.Input[Sequence[pulumi.Input['ServiceBindingArgs']]] services: Service bindings to other workers, by script name.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] vars: Plain-text environment variables.
         :param pulumi.Input[_builtins.bool] workers_dev: Serve the worker on its workers.dev route. Defaults to true.
         """
@@ -88,6 +92,8 @@ class WorkerArgs:
             pulumi.set(__self__, "main_module", main_module)
         if modules is not None:
             pulumi.set(__self__, "modules", modules)
+        if owner is not None:
+            pulumi.set(__self__, "owner", owner)
         if queue_consumers is not None:
             pulumi.set(__self__, "queue_consumers", queue_consumers)
         if queues is not None:
@@ -100,6 +106,8 @@ class WorkerArgs:
             pulumi.set(__self__, "secrets", secrets)
         if services is not None:
             pulumi.set(__self__, "services", services)
+        if take_over_from is not None:
+            pulumi.set(__self__, "take_over_from", take_over_from)
         if vars is not None:
             pulumi.set(__self__, "vars", vars)
         if workers_dev is not None:
@@ -238,6 +246,18 @@ class WorkerArgs:
         pulumi.set(self, "modules", value)
 
     @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @owner.setter
+    def owner(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "owner", value)
+
+    @_builtins.property
     @pulumi.getter(name="queueConsumers")
     def queue_consumers(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['QueueConsumerArgs']]]]:
         """
@@ -310,6 +330,18 @@ class WorkerArgs:
         pulumi.set(self, "services", value)
 
     @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
+
+    @take_over_from.setter
+    def take_over_from(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "take_over_from", value)
+
+    @_builtins.property
     @pulumi.getter
     def vars(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
@@ -351,12 +383,14 @@ class Worker(pulumi.CustomResource):
                  main_module: pulumi.Input[Optional[_builtins.str]] = None,
                  modules: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
                  queue_consumers: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueConsumerArgs', 'QueueConsumerArgsDict', 'outputs.QueueConsumer']]]]] = None,
                  queues: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueBindingArgs', 'QueueBindingArgsDict', 'outputs.QueueBinding']]]]] = None,
                  r2_buckets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['R2BindingArgs', 'R2BindingArgsDict', 'outputs.R2Binding']]]]] = None,
                  script: pulumi.Input[Optional[Union[pulumi.Asset, pulumi.Archive]]] = None,
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  services: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ServiceBindingArgs', 'ServiceBindingArgsDict', 'outputs.ServiceBinding']]]]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  workers_dev: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
@@ -382,12 +416,14 @@ class Worker(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] main_module: File name of the main module.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] modules: Additional modules by file name, each the module's source.
         :param pulumi.Input[_builtins.str] name: Script name. Changing it creates a new worker.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
         :param pulumi.Input[Sequence[pulumi.Input[Union['QueueConsumerArgs', 'QueueConsumerArgsDict', 'outputs.QueueConsumer']]]] queue_consumers: Queues this worker consumes, with their delivery settings.
         :param pulumi.Input[Sequence[pulumi.Input[Union['QueueBindingArgs', 'QueueBindingArgsDict', 'outputs.QueueBinding']]]] queues: Queue producer bindings.
         :param pulumi.Input[Sequence[pulumi.Input[Union['R2BindingArgs', 'R2BindingArgsDict', 'outputs.R2Binding']]]] r2_buckets: R2 bucket bindings.
         :param pulumi.Input[Union[pulumi.Asset, pulumi.Archive]] script: The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] secrets: Secret environment variables, uploaded as secret_text bindings.
         :param pulumi.Input[Sequence[pulumi.Input[Union['ServiceBindingArgs', 'ServiceBindingArgsDict', 'outputs.ServiceBinding']]]] services: Service bindings to other workers, by script name.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] vars: Plain-text environment variables.
         :param pulumi.Input[_builtins.bool] workers_dev: Serve the worker on its workers.dev route. Defaults to true.
         """
@@ -432,12 +468,14 @@ class Worker(pulumi.CustomResource):
                  main_module: pulumi.Input[Optional[_builtins.str]] = None,
                  modules: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
                  queue_consumers: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueConsumerArgs', 'QueueConsumerArgsDict', 'outputs.QueueConsumer']]]]] = None,
                  queues: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueBindingArgs', 'QueueBindingArgsDict', 'outputs.QueueBinding']]]]] = None,
                  r2_buckets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['R2BindingArgs', 'R2BindingArgsDict', 'outputs.R2Binding']]]]] = None,
                  script: pulumi.Input[Optional[Union[pulumi.Asset, pulumi.Archive]]] = None,
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  services: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ServiceBindingArgs', 'ServiceBindingArgsDict', 'outputs.ServiceBinding']]]]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  workers_dev: pulumi.Input[Optional[_builtins.bool]] = None,
                  __props__=None):
@@ -466,12 +504,14 @@ class Worker(pulumi.CustomResource):
             if name is None and not opts.urn:
                 raise TypeError("Missing required property 'name'")
             __props__.__dict__["name"] = name
+            __props__.__dict__["owner"] = owner
             __props__.__dict__["queue_consumers"] = queue_consumers
             __props__.__dict__["queues"] = queues
             __props__.__dict__["r2_buckets"] = r2_buckets
             __props__.__dict__["script"] = script
             __props__.__dict__["secrets"] = None if secrets is None else pulumi.Output.secret(secrets)
             __props__.__dict__["services"] = services
+            __props__.__dict__["take_over_from"] = take_over_from
             __props__.__dict__["vars"] = vars
             __props__.__dict__["workers_dev"] = workers_dev
             __props__.__dict__["account_id"] = None
@@ -527,6 +567,7 @@ class Worker(pulumi.CustomResource):
         __props__.__dict__["migration_tag"] = None
         __props__.__dict__["modules"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["owner"] = None
         __props__.__dict__["queue_consumers"] = None
         __props__.__dict__["queues"] = None
         __props__.__dict__["r2_buckets"] = None
@@ -534,6 +575,7 @@ class Worker(pulumi.CustomResource):
         __props__.__dict__["secrets"] = None
         __props__.__dict__["secrets_hash"] = None
         __props__.__dict__["services"] = None
+        __props__.__dict__["take_over_from"] = None
         __props__.__dict__["url"] = None
         __props__.__dict__["vars"] = None
         __props__.__dict__["workers_dev"] = None
@@ -690,6 +732,14 @@ class Worker(pulumi.CustomResource):
         return pulumi.get(self, "name")
 
     @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
     @pulumi.getter(name="queueConsumers")
     def queue_consumers(self) -> pulumi.Output[Optional[Sequence['outputs.QueueConsumer']]]:
         """
@@ -744,6 +794,14 @@ class Worker(pulumi.CustomResource):
         Service bindings to other workers, by script name.
         """
         return pulumi.get(self, "services")
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
 
     @_builtins.property
     @pulumi.getter
