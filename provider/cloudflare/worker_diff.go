@@ -91,22 +91,35 @@ func differ(a, b any) bool {
 // Diff names each input that moved, from state alone (no remote call):
 // each var, secret (by name, never its value), binding (by binding name),
 // cron, compatibility setting and module. Whether an update uploads a new
-// version is the content and secrets hashes' call, as in Update; the
-// detailed diff carries `hash` (content or settings) and `secretsHash`
-// (secret values) exactly when it does, and the log line says why. A change
-// of crons, workers.dev or queue consumers alone carries neither: it is
-// applied without an upload.
+// version is the content and secrets hashes' call, as in Update; the log
+// line says whether it does and why. The detailed diff names only inputs:
+// hash and secretsHash are outputs, which the engine renders from the old
+// state alone before the update runs, so they would read as removals.
 func (*Worker) Diff(ctx context.Context, req infer.DiffRequest[WorkerArgs, WorkerState]) (infer.DiffResponse, error) {
 	olds, news := req.State.WorkerArgs, req.Inputs
 	log := p.GetLogger(ctx)
-	c := &workerChanges{detailed: map[string]p.PropertyDiff{}}
 	if olds.Name != news.Name {
-		c.detailed["name"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
 		log.Infof("replace because name changes (%s -> %s): the script name is the worker's identity; "+
 			"a new script is uploaded and the old one deleted", olds.Name, news.Name)
-		return infer.DiffResponse{HasChanges: true, DetailedDiff: c.detailed}, nil
+		return infer.DiffResponse{HasChanges: true, DetailedDiff: map[string]p.PropertyDiff{
+			"name": {Kind: p.UpdateReplace, InputDiff: true},
+		}}, nil
 	}
+	detailed, message, err := workerDiff(req.State, news)
+	if err != nil {
+		return infer.DiffResponse{}, err
+	}
+	if message != "" {
+		log.Info(message)
+	}
+	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+}
 
+// workerDiff is the detailed diff of an update that keeps the script name,
+// and the preview's message: whether a new version is uploaded, and why.
+func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, string, error) {
+	olds := state.WorkerArgs
+	c := &workerChanges{detailed: map[string]p.PropertyDiff{}}
 	c.scalar("content", olds.Content != news.Content, &c.content)
 	c.scalar("script", differ(olds.Script, news.Script), &c.content)
 	c.scalar("mainModule", olds.mainModule() != news.mainModule(), &c.content)
@@ -128,32 +141,50 @@ func (*Worker) Diff(ctx context.Context, req infer.DiffRequest[WorkerArgs, Worke
 
 	hash, secretsHash, err := news.hashes()
 	if err != nil {
-		return infer.DiffResponse{}, err
+		return nil, "", err
 	}
 	var why []string
-	if hash != req.State.Hash {
-		c.detailed["hash"] = p.PropertyDiff{Kind: p.Update}
+	if hash != state.Hash {
 		switch {
 		case len(c.content)+len(c.settings) > 0:
 			why = append(why, reasons("content", c.content), reasons("settings", c.settings))
-		case req.State.Hash == "":
-			why = append(why, "the last upload did not finish")
+		case state.Hash == "":
+			// No input moved, yet the upload happens: the entry names the
+			// input that is sent again, so the update is not unexplained.
+			c.detailed[news.contentKey()] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			why = append(why, "an unfinished last upload")
 		default:
-			why = append(why, "the script was changed outside Pulumi ("+req.State.Hash+")")
+			c.detailed[news.contentKey()] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			why = append(why, "content or settings that differ from the last upload recorded (hash "+short(state.Hash)+")")
 		}
 	}
-	if secretsHash != req.State.SecretsHash {
-		c.detailed["secretsHash"] = p.PropertyDiff{Kind: p.Update}
-		why = append(why, reasons("secrets", c.secrets))
+	if secretsHash != state.SecretsHash {
+		if len(c.secrets) == 0 {
+			c.detailed["secrets"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			why = append(why, "secret values that differ from the last upload recorded")
+		} else {
+			why = append(why, reasons("secrets", c.secrets))
+		}
 	}
 	why = slices.DeleteFunc(why, func(s string) bool { return s == "" })
 	switch {
 	case len(why) > 0:
-		log.Infof("worker %s: a new version is uploaded because of %s%s", news.Name, strings.Join(why, "; "), without(c.other))
+		return c.detailed, fmt.Sprintf("worker %s: a new version is uploaded because of %s%s", news.Name, strings.Join(why, "; "), without(c.other)), nil
 	case len(c.other) > 0:
-		log.Infof("worker %s: no upload; only %s change", news.Name, strings.Join(c.other, ", "))
+		return c.detailed, fmt.Sprintf("worker %s: no upload; only %s change", news.Name, strings.Join(c.other, ", ")), nil
 	}
-	return infer.DiffResponse{HasChanges: len(c.detailed) > 0, DetailedDiff: c.detailed}, nil
+	return c.detailed, "", nil
+}
+
+// contentKey is the input that carries the script's code.
+func (a WorkerArgs) contentKey() string {
+	switch {
+	case a.Script != nil:
+		return "script"
+	case len(a.Modules) > 0:
+		return "modules"
+	}
+	return "content"
 }
 
 func reasons(kind string, what []string) string {

@@ -122,7 +122,6 @@ func TestWorkerLifecycleWithEveryBinding(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]p.PropertyDiff{
 		`vars["GREETING"]`: {Kind: p.Update, InputDiff: true},
-		"hash":             {Kind: p.Update},
 	}, diff.DetailedDiff)
 	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: changed})
 	require.NoError(t, err)
@@ -348,7 +347,8 @@ func TestWorkerImportByName(t *testing.T) {
 }
 
 // The detailed diff names each var, secret, binding and cron that moved, by
-// name, and carries hash / secretsHash exactly when an update uploads.
+// name, and only inputs: whether an update uploads is the log line's to say
+// (TestWorkerDiffSaysWhetherItUploads).
 func TestWorkerDetailedDiffNamesEachChange(t *testing.T) {
 	h := providertest.NewHarness(t)
 	_, tg := newTargets(t, h)
@@ -366,19 +366,16 @@ func TestWorkerDetailedDiffNamesEachChange(t *testing.T) {
 	}
 	assert.Equal(t, map[string]p.PropertyDiff{
 		`vars["LOG_LEVEL"]`: {Kind: p.Add, InputDiff: true},
-		"hash":              {Kind: p.Update},
 	}, diff(func(m property.Map) property.Map {
 		return m.Set("vars", providertest.Value(t, map[string]any{"GREETING": "hello", "APP_NAME": "Open Inspect", "LOG_LEVEL": "debug"}))
 	}), "a var added")
 	assert.Equal(t, map[string]p.PropertyDiff{
 		`secrets["TOKEN_ENCRYPTION_KEY"]`: {Kind: p.Update, InputDiff: true},
-		"secretsHash":                     {Kind: p.Update},
 	}, diff(func(m property.Map) property.Map {
 		return m.Set("secrets", providertest.Value(t, map[string]any{"TOKEN_ENCRYPTION_KEY": "rotated-value"}).WithSecret(true))
 	}), "a secret rotated: named, its value never")
 	assert.Equal(t, map[string]p.PropertyDiff{
 		"d1Databases[0]": {Kind: p.Update, InputDiff: true},
-		"hash":           {Kind: p.Update},
 	}, diff(func(m property.Map) property.Map {
 		return m.Set("d1Databases", providertest.Value(t, providertest.List(map[string]any{"binding": "DB", "databaseId": "another-db"})))
 	}), "a binding retargeted")

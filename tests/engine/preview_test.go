@@ -135,9 +135,9 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		t.Logf("provider messages: %q", res.diagnostics)
 		return res
 	}
-	upd := func(inputDiff bool) apitype.PropertyDiff {
-		return apitype.PropertyDiff{Kind: apitype.DiffUpdate, InputDiff: inputDiff}
-	}
+	// Every entry is an input: an output (the worker's hash) would render
+	// as a removal, since the engine shows the diff before the update runs.
+	upd := apitype.PropertyDiff{Kind: apitype.DiffUpdate, InputDiff: true}
 	add := apitype.PropertyDiff{Kind: apitype.DiffAdd, InputDiff: true}
 
 	t.Run("new migration", func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		pp.migrations = map[string]string{"0001_sessions.sql": "-- reformatted\n" + base.migrations["0001_sessions.sql"]}
 		res := preview(t, pp)
 		assert.Equal(t, map[string]map[string]apitype.PropertyDiff{
-			"migrations": {`files["0001_sessions.sql"]`: upd(true)},
+			"migrations": {`files["0001_sessions.sql"]`: upd},
 		}, res.diffs)
 		require.Len(t, res.diagnostics, 1)
 		assert.Regexp(t, `^warning: 0001_sessions.sql was applied \(version 0001, .*\): it will not be applied again`, res.diagnostics[0])
@@ -165,7 +165,7 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		pp.vars = map[string]string{"APP_NAME": "Open Inspect", "LOG_LEVEL": "debug"}
 		res := preview(t, pp)
 		assert.Equal(t, map[string]map[string]apitype.PropertyDiff{
-			"worker": {`vars["LOG_LEVEL"]`: add, "hash": upd(false)},
+			"worker": {`vars["LOG_LEVEL"]`: add},
 		}, res.diffs)
 		assert.Equal(t, []string{"info: worker oi-preview-worker: a new version is uploaded because of settings (vars LOG_LEVEL added)"}, res.diagnostics)
 	})
@@ -174,7 +174,7 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		pp.secret = newSecret
 		res := preview(t, pp)
 		assert.Equal(t, map[string]map[string]apitype.PropertyDiff{
-			"worker": {`secrets["TOKEN_ENCRYPTION_KEY"]`: upd(true), "secretsHash": upd(false)},
+			"worker": {`secrets["TOKEN_ENCRYPTION_KEY"]`: upd},
 		}, res.diffs)
 		assert.Equal(t, []string{"info: worker oi-preview-worker: a new version is uploaded because of secrets (secrets TOKEN_ENCRYPTION_KEY changed)"}, res.diagnostics)
 	})
@@ -183,7 +183,7 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		pp.bindSecond = true
 		res := preview(t, pp)
 		assert.Equal(t, map[string]map[string]apitype.PropertyDiff{
-			"worker": {"d1Databases[0]": upd(true), "hash": upd(false)},
+			"worker": {"d1Databases[0]": upd},
 		}, res.diffs)
 		assert.Equal(t, []string{"info: worker oi-preview-worker: a new version is uploaded because of settings (d1Databases DB changed)"}, res.diagnostics)
 	})
@@ -192,7 +192,7 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		pp.crons = []string{"*/10 * * * *"}
 		res := preview(t, pp)
 		assert.Equal(t, map[string]map[string]apitype.PropertyDiff{
-			"worker": {"crons[0]": upd(true)},
+			"worker": {"crons[0]": upd},
 		}, res.diffs)
 		assert.Equal(t, []string{"info: worker oi-preview-worker: no upload; only crons */10 * * * * added, crons */5 * * * * removed change"}, res.diagnostics)
 	})
@@ -203,7 +203,24 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		pp.vars = map[string]string{"APP_NAME": "Open Inspect", "LOG_LEVEL": "debug"}
 		pp.secret = newSecret
 		res := preview(t, pp)
-		assert.Len(t, res.diffs, 2)
+		assert.Equal(t, map[string]map[string]apitype.PropertyDiff{
+			"migrations": {`files["0002_labels.sql"]`: add},
+			"worker":     {`vars["LOG_LEVEL"]`: add, `secrets["TOKEN_ENCRYPTION_KEY"]`: upd},
+		}, res.diffs)
+		// What a reviewer reads for the worker: the var and the secret by
+		// name, the secret's value hidden, and no output shown as removed.
+		worker := res.stdout[strings.Index(res.stdout, "openinspect:index:Worker"):]
+		worker = worker[strings.Index(worker, "\n  ")+1 : strings.Index(worker, "Resources:")]
+		var lines []string
+		for _, l := range strings.Split(worker, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "[") {
+				lines = append(lines, l)
+			}
+		}
+		assert.Equal(t, []string{
+			"~ secrets: {", "~ TOKEN_ENCRYPTION_KEY: [secret] => [secret]", "}",
+			"~ vars   : {", `+ LOG_LEVEL: "debug"`, "}",
+		}, lines)
 		t.Logf("pulumi preview --diff:\n%s", res.stdout)
 	})
 }
