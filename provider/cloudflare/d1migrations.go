@@ -3,6 +3,7 @@ package cloudflare
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
 // D1Migrations applies numbered SQL files to a D1 database and records each
@@ -26,6 +26,11 @@ type D1MigrationsArgs struct {
 	DatabaseID string            `pulumi:"databaseId" provider:"replaceOnChanges"`
 	Migrations map[string]string `pulumi:"migrations,optional"`
 	Directory  *resource.Archive `pulumi:"directory,optional"`
+	// Files is derived by Check from Migrations or Directory: each file's
+	// sha256 by name. The engine sends archives to Diff without their
+	// contents, so without it a preview could only say the directory's hash
+	// moved; with it the diff names each file.
+	Files map[string]string `pulumi:"files,optional"`
 }
 
 // AppliedMigration is one ledger row as the stack last saw it.
@@ -49,14 +54,20 @@ type D1MigrationsState struct {
 	LatestVersion string             `pulumi:"latestVersion"`
 	Pending       []string           `pulumi:"pending,optional"`
 	Changed       []string           `pulumi:"changed,optional"`
+
+	// planned is set when Pending, Changed, AppliedCount and LatestVersion
+	// were computed from known inputs and a known ledger, so a preview may
+	// show them (WireDependencies); it is not recorded.
+	planned bool
 }
 
 var (
-	_ infer.CustomCheck[D1MigrationsArgs]                     = (*D1Migrations)(nil)
-	_ infer.CustomDiff[D1MigrationsArgs, D1MigrationsState]   = (*D1Migrations)(nil)
-	_ infer.CustomUpdate[D1MigrationsArgs, D1MigrationsState] = (*D1Migrations)(nil)
-	_ infer.CustomRead[D1MigrationsArgs, D1MigrationsState]   = (*D1Migrations)(nil)
-	_ infer.CustomDelete[D1MigrationsState]                   = (*D1Migrations)(nil)
+	_ infer.CustomCheck[D1MigrationsArgs]                             = (*D1Migrations)(nil)
+	_ infer.CustomDiff[D1MigrationsArgs, D1MigrationsState]           = (*D1Migrations)(nil)
+	_ infer.CustomUpdate[D1MigrationsArgs, D1MigrationsState]         = (*D1Migrations)(nil)
+	_ infer.CustomRead[D1MigrationsArgs, D1MigrationsState]           = (*D1Migrations)(nil)
+	_ infer.CustomDelete[D1MigrationsState]                           = (*D1Migrations)(nil)
+	_ infer.ExplicitDependencies[D1MigrationsArgs, D1MigrationsState] = (*D1Migrations)(nil)
 )
 
 // Annotate documents the resource.
@@ -65,7 +76,9 @@ func (*D1Migrations) Annotate(a infer.Annotator) {
 		"recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database "+
 		"migrated by the upstream script is picked up where it stopped.\n\n"+
 		"Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its "+
-		"row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files. "+
+		"row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files "+
+		"by name, in order (the `pending` output and the detailed diff), names "+
+		"applied files that were edited, and refuses a renumbered or removed applied file. "+
 		"An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. "+
 		"Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource "+
 		"leaves the schema as it is.")
@@ -76,6 +89,8 @@ func (a *D1MigrationsArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.DatabaseID, "The D1 database to migrate.")
 	an.Describe(&a.Migrations, "Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.")
 	an.Describe(&a.Directory, "The migrations directory as an archive, e.g. `new FileArchive(\"./migrations\")`. Files that are not `.sql` are ignored.")
+	an.Describe(&a.Files, "Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by "+
+		"name, so a preview names the files that will be applied or were edited.")
 }
 
 // Annotate documents the outputs.
@@ -153,14 +168,49 @@ func (a D1MigrationsArgs) validFiles() ([]migrationFile, error) {
 }
 
 // Check rejects unprefixed files and duplicate prefixes, naming them, before
-// anything runs.
+// anything runs, and records each file's hash in `files`: Check is the one
+// call that sees an archive's contents before Diff.
 func (*D1Migrations) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[D1MigrationsArgs], error) {
 	args, failures, err := infer.DefaultCheck[D1MigrationsArgs](ctx, req.NewInputs)
-	if err != nil || len(failures) > 0 || common.IsUnknown(req.NewInputs, "migrations") || common.IsUnknown(req.NewInputs, "directory") {
+	args.Files = nil // derived, whatever was given
+	if err != nil || len(failures) > 0 || req.NewInputs.Get("migrations").HasComputed() || req.NewInputs.Get("directory").HasComputed() {
 		return infer.CheckResponse[D1MigrationsArgs]{Inputs: args, Failures: failures}, err
 	}
-	_, failures, err = args.files()
+	files, failures, err := args.files()
+	if err == nil && len(failures) == 0 {
+		args.Files = make(map[string]string, len(files))
+		for _, f := range files {
+			args.Files[f.Name] = f.Hash
+		}
+	}
 	return infer.CheckResponse[D1MigrationsArgs]{Inputs: args, Failures: failures}, err
+}
+
+// manifestFiles reads the manifest Check recorded as files without SQL, in
+// apply order. Check rejected names that do not parse.
+func manifestFiles(manifest map[string]string) []migrationFile {
+	out := make([]migrationFile, 0, len(manifest))
+	for name, hash := range manifest {
+		if m := migrationNamePattern.FindStringSubmatch(name); m != nil {
+			out = append(out, migrationFile{Version: m[1], Name: name, Hash: hash})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return migrationLess(out[i].Version, out[i].Name, out[j].Version, out[j].Name) })
+	return out
+}
+
+// plannedFiles is the migration set to plan with, without its SQL where only
+// the manifest is at hand (Diff, Read: the engine elides archive contents).
+// It is false when the files are not known (a preview whose migrations come
+// from another resource's output).
+func (a D1MigrationsArgs) plannedFiles() ([]migrationFile, bool) {
+	if a.Files != nil {
+		return manifestFiles(a.Files), true
+	}
+	if files, failures, err := a.files(); err == nil && len(failures) == 0 {
+		return files, true
+	}
+	return nil, false
 }
 
 // plan compares the wanted files with the ledger the state last saw.
@@ -181,42 +231,199 @@ func plan(files []migrationFile, applied []AppliedMigration) (pending, changed [
 	return pending, changed
 }
 
-// Diff shows each pending file, and applied files whose content changed, from
-// state alone: a preview makes no remote call.
-func (*D1Migrations) Diff(_ context.Context, req infer.DiffRequest[D1MigrationsArgs, D1MigrationsState]) (infer.DiffResponse, error) {
-	detailed := map[string]p.PropertyDiff{}
-	if req.Inputs.DatabaseID != req.State.DatabaseID {
-		detailed["databaseId"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+// refuseRewrites refuses, naming the files, a set that no longer matches
+// what the ledger records as applied: a version applied under another name
+// (a renumbering), or an applied file that is gone. Rows without a hash were
+// never a file of this resource (applied out of band) and are left alone.
+func refuseRewrites(files []migrationFile, applied []AppliedMigration) error {
+	byVersion, byHash := map[string]migrationFile{}, map[string]migrationFile{}
+	for _, f := range files {
+		byVersion[f.Version] = f
+		byHash[f.Hash] = f
 	}
-	if d := req.Inputs.Directory; d != nil && !d.HasContents() {
-		// The engine elides archive contents in Diff: compare hashes, and let
-		// the preview's update list the files.
-		if req.State.Directory == nil || req.State.Directory.Hash != d.Hash {
-			detailed["directory"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	var problems []string
+	for _, row := range applied {
+		if f, ok := byVersion[row.Version]; ok {
+			if f.Name != row.Name {
+				problems = append(problems, fmt.Sprintf("%s (ledger has %s): version %s is applied under another name; renumber the new file",
+					f.Name, row.Name, row.Version))
+			}
+			continue
 		}
-		if len(req.State.Pending) > 0 {
-			detailed["pending"] = p.PropertyDiff{Kind: p.Update}
+		if row.Hash == "" {
+			continue
+		}
+		problem := fmt.Sprintf("%s was applied and is no longer in the migrations; restore it", row.Name)
+		if f, ok := byHash[row.Hash]; ok {
+			problem = fmt.Sprintf("%s was applied and is no longer in the migrations, and %s has its content: "+
+				"renumbering an applied file would run it again; keep its name", row.Name, f.Name)
+		}
+		problems = append(problems, problem)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the migrations no longer match the ledger in _schema_migrations (nothing was changed): %s. "+
+		"A file removed on purpose needs its ledger row deleted and a `pulumi refresh` first", strings.Join(problems, "; "))
+}
+
+// fileKey is the detailed-diff key of one migration file.
+func fileKey(name string) string { return fmt.Sprintf("files[%q]", name) }
+
+// Diff names each file that will be applied and each applied file whose
+// content moved, from state alone: even a preview with changes makes no
+// remote call here. A renumbered or removed applied file is refused.
+func (*D1Migrations) Diff(ctx context.Context, req infer.DiffRequest[D1MigrationsArgs, D1MigrationsState]) (infer.DiffResponse, error) {
+	olds, news := req.State, req.Inputs
+	log := p.GetLogger(ctx)
+	detailed := map[string]p.PropertyDiff{}
+	if news.DatabaseID != olds.DatabaseID {
+		detailed["databaseId"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+		log.Infof("replace because databaseId changes (%s -> %s): the ledger lives in the database, so every file is "+
+			"applied to the new database from the first; the old database keeps its schema", olds.DatabaseID, orUnknown(news.DatabaseID))
+	}
+	files, known := news.plannedFiles()
+	if !known {
+		// Only in a preview whose migrations come from another resource's
+		// output: the update applies whatever is pending then.
+		if field := changedSource(olds.D1MigrationsArgs, news); field != "" {
+			detailed[field] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			log.Infof("the migration files are not known until the resources they come from are updated; the update applies what is pending then")
 		}
 		return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
 	}
-	files, err := req.Inputs.validFiles()
-	if err != nil {
+	if _, replacing := detailed["databaseId"]; replacing {
+		return infer.DiffResponse{HasChanges: true, DetailedDiff: detailed}, nil
+	}
+	if err := refuseRewrites(files, olds.Applied); err != nil {
 		return infer.DiffResponse{}, err
 	}
-	pending, changed := plan(files, req.State.Applied)
+	pending, changed := plan(files, olds.Applied)
 	for _, name := range pending {
-		detailed[fmt.Sprintf("migrations[%q]", name)] = p.PropertyDiff{Kind: p.Add, InputDiff: true}
+		detailed[fileKey(name)] = p.PropertyDiff{Kind: p.Add, InputDiff: true}
 	}
-	if !slices.Equal(changed, req.State.Changed) {
-		detailed["changed"] = p.PropertyDiff{Kind: p.Update}
+	if len(pending) > 0 {
+		log.Infof("%d migration(s) will be applied, in order: %s", len(pending), strings.Join(pending, ", "))
+	}
+	applied := map[string]AppliedMigration{}
+	for _, row := range olds.Applied {
+		applied[row.Name] = row
+	}
+	for _, f := range files {
+		row, ok := applied[f.Name]
+		if !ok || row.Hash == "" {
+			continue
+		}
+		changedNow, changedBefore := slices.Contains(changed, f.Name), slices.Contains(olds.Changed, f.Name)
+		editedAgain := olds.Files[f.Name] != "" && olds.Files[f.Name] != f.Hash
+		switch {
+		case changedNow && (!changedBefore || editedAgain):
+			detailed[fileKey(f.Name)] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			log.Warningf("%s was applied (version %s, %s) and its content changed since (sha256 %s -> %s): "+
+				"it will not be applied again; the `changed` output lists it", f.Name, row.Version, row.AppliedAt, short(row.Hash), short(f.Hash))
+		case !changedNow && changedBefore:
+			detailed[fileKey(f.Name)] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			log.Infof("%s is back to the content it was applied with; it leaves the `changed` output", f.Name)
+		}
+	}
+	var dropped []string
+	for _, name := range slices.Sorted(maps.Keys(olds.Files)) {
+		if _, kept := news.Files[name]; !kept {
+			if _, wasApplied := applied[name]; !wasApplied {
+				detailed[fileKey(name)] = p.PropertyDiff{Kind: p.Delete, InputDiff: true}
+				dropped = append(dropped, name)
+			}
+		}
+	}
+	if len(dropped) > 0 {
+		log.Infof("no longer pending, removed before they were applied: %s", strings.Join(dropped, ", "))
 	}
 	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
 }
 
-// Create applies every pending file.
+// changedSource is the input holding the files when it changed, compared
+// the way the engine hands it to Diff (archives by hash).
+func changedSource(olds, news D1MigrationsArgs) string {
+	if news.Directory != nil || olds.Directory != nil {
+		if olds.Directory == nil || news.Directory == nil || olds.Directory.Hash != news.Directory.Hash {
+			return "directory"
+		}
+		return ""
+	}
+	if !maps.Equal(olds.Migrations, news.Migrations) {
+		return "migrations"
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "a value known after this update"
+	}
+	return s
+}
+
+// short is a digest shortened for messages.
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+// WireDependencies lets a preview show the plan: pending, changed, the
+// count and the latest version once the pending files apply are known
+// whenever the files and the ledger were (planned), instead of unknown
+// because the files changed.
+func (*D1Migrations) WireDependencies(f infer.FieldSelector, _ *D1MigrationsArgs, state *D1MigrationsState) {
+	if state.planned {
+		f.OutputField(&state.Pending).AlwaysKnown()
+		f.OutputField(&state.Changed).AlwaysKnown()
+		f.OutputField(&state.AppliedCount).AlwaysKnown()
+		f.OutputField(&state.LatestVersion).AlwaysKnown()
+	}
+}
+
+// Create applies every pending file. Its preview reads the ledger of a
+// database that already exists (its ID is known before this update): such a
+// database may have been migrated by upstream's script, and a plan from an
+// empty ledger would list files that will not run. A database created in
+// the same update has an unknown ID in preview, and its plan stays unknown
+// (it may be an adopted database with a ledger).
 func (*D1Migrations) Create(ctx context.Context, req infer.CreateRequest[D1MigrationsArgs]) (infer.CreateResponse[D1MigrationsState], error) {
-	state, err := migrate(ctx, req.Inputs, D1MigrationsState{D1MigrationsArgs: req.Inputs}, req.DryRun)
-	return infer.CreateResponse[D1MigrationsState]{ID: req.Inputs.DatabaseID, Output: state}, keepPartial(err, req.DryRun)
+	prior := D1MigrationsState{D1MigrationsArgs: req.Inputs}
+	if req.DryRun {
+		if req.Inputs.DatabaseID == "" {
+			return infer.CreateResponse[D1MigrationsState]{Output: prior}, nil
+		}
+		files, known := req.Inputs.plannedFiles()
+		if !known {
+			return infer.CreateResponse[D1MigrationsState]{Output: prior}, nil
+		}
+		ledger, err := currentLedger(ctx, req.Inputs.DatabaseID, "")
+		if err != nil {
+			return infer.CreateResponse[D1MigrationsState]{}, err
+		}
+		prior.record(ledger, files, nil)
+		prior.planned = true
+		prior.predict(files)
+		return infer.CreateResponse[D1MigrationsState]{ID: req.Inputs.DatabaseID, Output: prior}, nil
+	}
+	state, err := migrate(ctx, req.Inputs, prior, false)
+	return infer.CreateResponse[D1MigrationsState]{ID: req.Inputs.DatabaseID, Output: state}, keepPartial(err, false)
+}
+
+// currentLedger reads the ledger of a database, empty when it has none.
+func currentLedger(ctx context.Context, databaseID, accountID string) ([]AppliedMigration, error) {
+	client, err := accountClient(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	exists, err := ledgerExists(ctx, client, databaseID)
+	if err != nil || !exists {
+		return nil, err
+	}
+	return readLedger(ctx, client, databaseID)
 }
 
 // Update applies the files added since the last run.
@@ -240,13 +447,18 @@ func keepPartial(err error, dryRun bool) error {
 func migrate(ctx context.Context, args D1MigrationsArgs, prior D1MigrationsState, dryRun bool) (D1MigrationsState, error) {
 	state := prior
 	state.D1MigrationsArgs = args
+	if dryRun {
+		// From the state's ledger: an update's preview makes no call.
+		if files, known := args.plannedFiles(); known {
+			state.Pending, state.Changed = plan(files, prior.Applied)
+			state.planned = true
+			state.predict(files)
+		}
+		return state, nil
+	}
 	files, err := args.validFiles()
 	if err != nil {
 		return state, err
-	}
-	if dryRun {
-		state.Pending, state.Changed = plan(files, prior.Applied)
-		return state, nil
 	}
 	client, err := accountClient(ctx, prior.AccountID)
 	if err != nil {
@@ -314,6 +526,17 @@ func (s *D1MigrationsState) record(ledger []AppliedMigration, files []migrationF
 		s.LatestVersion = s.Applied[n-1].Version
 	}
 	s.Pending, s.Changed = plan(files, s.Applied)
+}
+
+// predict sets the count and latest version the ledger will have once the
+// pending files apply, for a preview.
+func (s *D1MigrationsState) predict(files []migrationFile) {
+	s.AppliedCount = len(s.Applied) + len(s.Pending)
+	for _, f := range files {
+		if slices.Contains(s.Pending, f.Name) && (s.LatestVersion == "" || migrationLess(s.LatestVersion, "", f.Version, f.Name)) {
+			s.LatestVersion = f.Version
+		}
+	}
 }
 
 func knownHashes(applied []AppliedMigration) map[string]string {
@@ -390,7 +613,7 @@ func (*D1Migrations) Read(ctx context.Context, req infer.ReadRequest[D1Migration
 	}
 	inputs := req.Inputs
 	inputs.DatabaseID = req.ID
-	files, _, _ := inputs.files()
+	files, _ := inputs.plannedFiles()
 	state := req.State
 	state.D1MigrationsArgs = inputs
 	state.AccountID = client.AccountID()

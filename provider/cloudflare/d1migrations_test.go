@@ -86,13 +86,20 @@ func TestD1MigrationsApplyInOrderWithLedger(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, check.Failures)
 
+	assert.Len(t, check.Inputs.Get("files").AsMap().AsMap(), 3, "Check records each file's hash")
+
+	// The database exists before its migrations: the create's preview reads
+	// its ledger (none yet) and lists every file, known.
 	h.Emu.ResetCounts()
 	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
 	require.NoError(t, err)
-	assert.Zero(t, h.Emu.CloudflareCalls(), "preview makes no call")
-	if pending := preview.Properties.Get("pending"); !pending.IsComputed() {
-		assert.Equal(t, []string{"0001_sessions.sql", "0002_touch_trigger.sql", "0005_seed.sql"}, providertest.Strings(pending))
-	}
+	assert.Equal(t, 1, h.Emu.CloudflareCalls(), "one look for the ledger, nothing written")
+	require.False(t, preview.Properties.Get("pending").IsComputed())
+	assert.Equal(t, []string{"0001_sessions.sql", "0002_touch_trigger.sql", "0005_seed.sql"}, providertest.Strings(preview.Properties.Get("pending")))
+	assert.Equal(t, 3.0, preview.Properties.Get("appliedCount").AsNumber())
+	assert.Equal(t, "0005", preview.Properties.Get("latestVersion").AsString())
+	assert.EqualValues(t, 0, scalar(t, client, dbID, "SELECT count(*) FROM sqlite_master WHERE name = '_schema_migrations'"),
+		"the preview created no ledger")
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
 	require.NoError(t, err)
@@ -113,13 +120,19 @@ func TestD1MigrationsApplyInOrderWithLedger(t *testing.T) {
 	assert.Zero(t, h.Emu.CloudflareCalls())
 
 	// A new file shows as pending in the diff, then applies alone.
-	more := migrationInputs(t, dbID, withFile(fixtureMigrations, "0006_index.sql", "CREATE INDEX idx_events ON session_events(session_id);"))
+	more := checked(t, h, u, migrationInputs(t, dbID, withFile(fixtureMigrations, "0006_index.sql", "CREATE INDEX idx_events ON session_events(session_id);")))
 	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
 	require.NoError(t, err)
 	assert.True(t, diff.HasChanges)
-	assert.Contains(t, diff.DetailedDiff, `migrations["0006_index.sql"]`)
-	assert.Len(t, diff.DetailedDiff, 1)
+	assert.Equal(t, map[string]p.PropertyDiff{`files["0006_index.sql"]`: {Kind: p.Add, InputDiff: true}}, diff.DetailedDiff)
 	h.Emu.ResetCounts()
+	previewed, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more, DryRun: true})
+	require.NoError(t, err)
+	assert.Zero(t, h.Emu.CloudflareCalls(), "an update's preview plans from state")
+	assert.Equal(t, []string{"0006_index.sql"}, providertest.Strings(previewed.Properties.Get("pending")))
+	assert.Equal(t, 4.0, previewed.Properties.Get("appliedCount").AsNumber())
+	assert.Equal(t, "0006", previewed.Properties.Get("latestVersion").AsString())
+	assert.False(t, previewed.Properties.Get("changed").IsComputed())
 	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"0001", "0002", "0005", "0006"}, versions(updated.Properties))
@@ -157,19 +170,119 @@ func TestD1MigrationsChangedAppliedFileIsReported(t *testing.T) {
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: migrationInputs(t, dbID, fixtureMigrations)})
 	require.NoError(t, err)
 
-	edited := withFile(fixtureMigrations, "0001_sessions.sql", "-- a comment added upstream\n"+fixtureMigrations["0001_sessions.sql"])
-	diff, err := h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: migrationInputs(t, dbID, edited)})
+	edited := checked(t, h, u, migrationInputs(t, dbID,
+		withFile(fixtureMigrations, "0001_sessions.sql", "-- a comment added upstream\n"+fixtureMigrations["0001_sessions.sql"])))
+	diff, err := h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: edited})
 	require.NoError(t, err)
-	assert.Contains(t, diff.DetailedDiff, "changed")
-	updated, err := h.Server.Update(p.UpdateRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: migrationInputs(t, dbID, edited)})
+	assert.Equal(t, map[string]p.PropertyDiff{`files["0001_sessions.sql"]`: {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
+	previewed, err := h.Server.Update(p.UpdateRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: edited, DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001_sessions.sql"}, providertest.Strings(previewed.Properties.Get("changed")), "known in preview")
+	assert.Empty(t, providertest.Strings(previewed.Properties.Get("pending")))
+	updated, err := h.Server.Update(p.UpdateRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: edited})
 	require.NoError(t, err, "a changed applied file is not fatal")
 	assert.Equal(t, []string{"0001_sessions.sql"}, providertest.Strings(updated.Properties.Get("changed")))
 	assert.EqualValues(t, 3, scalar(t, client, dbID, "SELECT count(*) FROM _schema_migrations"), "nothing re-applied")
 
 	// Once reported, the same content is quiet.
-	diff, err = h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: updated.Properties, Inputs: migrationInputs(t, dbID, edited)})
+	diff, err = h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: updated.Properties, Inputs: edited})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges)
+
+	// Put back as it was applied, the file is named again and leaves `changed`.
+	restored := checked(t, h, u, migrationInputs(t, dbID, fixtureMigrations))
+	diff, err = h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: updated.Properties, Inputs: restored})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]p.PropertyDiff{`files["0001_sessions.sql"]`: {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
+}
+
+// checked runs inputs through Check, as the engine does before Diff.
+func checked(t *testing.T, h *providertest.Harness, u resource.URN, inputs property.Map) property.Map {
+	t.Helper()
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+	return check.Inputs
+}
+
+// elided is inputs as the engine hands them to Diff: an archive carries
+// only its hash. In process, Check returns the archive in its wire form (a
+// map with the archive signature); over gRPC the engine decodes it.
+func elided(inputs property.Map) property.Map {
+	dir := inputs.Get("directory")
+	var hash string
+	if dir.IsArchive() {
+		hash = dir.AsArchive().Hash
+	} else {
+		hash = dir.AsMap().Get("hash").AsString()
+	}
+	return inputs.Set("directory", property.New(&resource.Archive{Hash: hash}))
+}
+
+// TestD1MigrationsPreviewFromDirectory: with a migrations directory, the
+// engine's Diff sees the archive's hash alone; the diff still names each new
+// file (from what Check recorded), and a renumbered or removed applied file
+// is refused at preview, naming the files, without a call.
+func TestD1MigrationsPreviewFromDirectory(t *testing.T) {
+	h := providertest.NewHarness(t)
+	_, dbID := h.NewDatabase(t)
+	u := providertest.URN(cloudflare.D1MigrationsToken, "m")
+	dir := t.TempDir()
+	write := func(name, sql string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(sql), 0o600))
+	}
+	for name, sql := range fixtureMigrations {
+		write(name, sql)
+	}
+	inputs := func() property.Map {
+		archive, err := resource.NewPathArchive(dir)
+		require.NoError(t, err)
+		return checked(t, h, u, property.NewMap(map[string]property.Value{
+			"databaseId": property.New(dbID),
+			"directory":  property.New(archive),
+		}))
+	}
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs()})
+	require.NoError(t, err)
+
+	write("0007_labels.sql", "CREATE TABLE labels (id INTEGER);")
+	write("0006_index.sql", "CREATE INDEX idx_events ON session_events(session_id);")
+	write("0002_touch_trigger.sql", "-- edited\n"+fixtureMigrations["0002_touch_trigger.sql"])
+	next := inputs()
+	h.Emu.ResetCounts()
+	diff, err := h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: elided(next)})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]p.PropertyDiff{
+		`files["0006_index.sql"]`:         {Kind: p.Add, InputDiff: true},
+		`files["0007_labels.sql"]`:        {Kind: p.Add, InputDiff: true},
+		`files["0002_touch_trigger.sql"]`: {Kind: p.Update, InputDiff: true},
+	}, diff.DetailedDiff)
+	previewed, err := h.Server.Update(p.UpdateRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: next, DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0006_index.sql", "0007_labels.sql"}, providertest.Strings(previewed.Properties.Get("pending")), "in apply order")
+	assert.Equal(t, []string{"0002_touch_trigger.sql"}, providertest.Strings(previewed.Properties.Get("changed")))
+	assert.Zero(t, h.Emu.CloudflareCalls())
+	updated, err := h.Server.Update(p.UpdateRequest{ID: dbID, Urn: u, State: created.Properties, Inputs: next})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0001", "0002", "0005", "0006", "0007"}, versions(updated.Properties))
+
+	// Renumbered: 0007 becomes 0008 under the same content.
+	require.NoError(t, os.Rename(filepath.Join(dir, "0007_labels.sql"), filepath.Join(dir, "0008_labels.sql")))
+	h.Emu.ResetCounts()
+	_, err = h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: updated.Properties, Inputs: elided(inputs())})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "0007_labels.sql was applied and is no longer in the migrations, and 0008_labels.sql has its content")
+	// Removed outright.
+	require.NoError(t, os.Remove(filepath.Join(dir, "0008_labels.sql")))
+	_, err = h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: updated.Properties, Inputs: elided(inputs())})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "0007_labels.sql was applied and is no longer in the migrations; restore it")
+	// Another file under an applied version.
+	write("0007_other.sql", "SELECT 1;")
+	_, err = h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: updated.Properties, Inputs: elided(inputs())})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "0007_other.sql (ledger has 0007_labels.sql)")
+	assert.Zero(t, h.Emu.CloudflareCalls(), "refused from state")
 }
 
 // A database the upstream script already migrated is continued, not redone.
@@ -212,7 +325,7 @@ func TestD1MigrationsRefreshSeesOutOfBandLedger(t *testing.T) {
 	assert.Equal(t, []string{"0001", "0002"}, versions(read.Properties))
 	diff, err := h.Server.Diff(p.DiffRequest{ID: dbID, Urn: u, State: read.Properties, Inputs: inputs})
 	require.NoError(t, err)
-	assert.Contains(t, diff.DetailedDiff, `migrations["0005_seed.sql"]`)
+	assert.Contains(t, diff.DetailedDiff, `files["0005_seed.sql"]`)
 
 	// Import by database ID reads the ledger too.
 	imported, err := h.Server.Read(p.ReadRequest{ID: dbID, Urn: u})

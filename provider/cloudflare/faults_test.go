@@ -42,7 +42,7 @@ func TestWorkerPartialFailureIsFinishedByTheNextUpdate(t *testing.T) {
 	h.Emu.ResetCounts()
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
 	require.NoError(t, err)
-	assert.Contains(t, diff.DetailedDiff, "crons")
+	assert.Contains(t, diff.DetailedDiff, "crons[0]")
 	_, err = h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
 	require.NoError(t, err)
 	assert.Zero(t, h.Emu.Counts()[uploadKey], "the script itself was already uploaded")

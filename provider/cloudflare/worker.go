@@ -511,53 +511,6 @@ func (a WorkerArgs) hashes() (content, secrets string, err error) {
 	return common.SHA256Hex(raw), common.SHA256Hex(append([]byte("openinspect-secrets\x00"), secretRaw...)), nil
 }
 
-// --- diff -----------------------------------------------------------------------
-
-// Diff compares inputs field by field, from state alone (no remote call). The
-// content hash decides whether an upload is needed; the detailed diff tells
-// the user which inputs moved.
-func (*Worker) Diff(_ context.Context, req infer.DiffRequest[WorkerArgs, WorkerState]) (infer.DiffResponse, error) {
-	olds, news := req.State.WorkerArgs, req.Inputs
-	detailed := map[string]p.PropertyDiff{}
-	if olds.Name != news.Name {
-		detailed["name"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
-	}
-	ov, nv := reflect.ValueOf(olds), reflect.ValueOf(news)
-	for i := 0; i < ov.NumField(); i++ {
-		field := ov.Type().Field(i)
-		key := common.PulumiName(field)
-		if key == "name" || key == "script" || key == "adoptExisting" {
-			continue
-		}
-		if field.Anonymous { // Ownership: the owner moves the hash (its tag is uploaded); takeOverFrom matters only to a create
-			if olds.Owner != news.Owner {
-				detailed["owner"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-			}
-			continue
-		}
-		if !reflect.DeepEqual(normalizeEmpty(ov.Field(i)), normalizeEmpty(nv.Field(i))) {
-			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		}
-	}
-	if olds.AdoptExisting != news.AdoptExisting {
-		detailed["adoptExisting"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-	}
-	hash, secretsHash, err := news.hashes()
-	if err != nil {
-		return infer.DiffResponse{}, err
-	}
-	if hash != req.State.Hash {
-		detailed["hash"] = p.PropertyDiff{Kind: p.Update}
-		if !reflect.DeepEqual(normalizeEmpty(reflect.ValueOf(olds.Script)), normalizeEmpty(reflect.ValueOf(news.Script))) {
-			detailed["script"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		}
-	}
-	if secretsHash != req.State.SecretsHash {
-		detailed["secrets"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-	}
-	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
-}
-
 // normalizeEmpty treats nil and empty slices and maps alike, as the wire does.
 func normalizeEmpty(v reflect.Value) any {
 	switch v.Kind() {

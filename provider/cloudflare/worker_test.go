@@ -117,11 +117,12 @@ func TestWorkerLifecycleWithEveryBinding(t *testing.T) {
 	assert.Zero(t, h.Emu.CloudflareCalls())
 
 	// One changed var: the diff names it, the update uploads once and touches nothing else.
-	changed := fullWorkerInputs(t, tg, "goodbye")
+	changed := checked(t, h, u, fullWorkerInputs(t, tg, "goodbye"))
 	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: changed})
 	require.NoError(t, err)
-	assert.Contains(t, diff.DetailedDiff, "vars")
-	assert.NotContains(t, diff.DetailedDiff, "crons")
+	assert.Equal(t, map[string]p.PropertyDiff{
+		`vars["GREETING"]`: {Kind: p.Update, InputDiff: true},
+	}, diff.DetailedDiff)
 	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: changed})
 	require.NoError(t, err)
 	assert.Equal(t, 1, h.Emu.Counts()[uploadKey])
@@ -343,4 +344,46 @@ func TestWorkerImportByName(t *testing.T) {
 	assert.Equal(t, tg.db, d1[0].AsMap().Get("databaseId").AsString())
 	assert.Equal(t, "v4", read.Properties.Get("migrationTag").AsString())
 	assert.Equal(t, []string{"SessionDO"}, providertest.Strings(read.Properties.Get("durableObjectClasses")))
+}
+
+// The detailed diff names each var, secret, binding and cron that moved, by
+// name, and only inputs: whether an update uploads is the log line's to say
+// (TestWorkerDiffSaysWhetherItUploads).
+func TestWorkerDetailedDiffNamesEachChange(t *testing.T) {
+	h := providertest.NewHarness(t)
+	_, tg := newTargets(t, h)
+	u := providertest.URN(cloudflare.WorkerToken, "cp")
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: checked(t, h, u, fullWorkerInputs(t, tg, "hello"))})
+	require.NoError(t, err)
+	diff := func(edit func(m property.Map) property.Map) map[string]p.PropertyDiff {
+		t.Helper()
+		h.Emu.ResetCounts()
+		d, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties,
+			Inputs: checked(t, h, u, edit(fullWorkerInputs(t, tg, "hello")))})
+		require.NoError(t, err)
+		assert.Zero(t, h.Emu.CloudflareCalls(), "a diff makes no call")
+		return d.DetailedDiff
+	}
+	assert.Equal(t, map[string]p.PropertyDiff{
+		`vars["LOG_LEVEL"]`: {Kind: p.Add, InputDiff: true},
+	}, diff(func(m property.Map) property.Map {
+		return m.Set("vars", providertest.Value(t, map[string]any{"GREETING": "hello", "APP_NAME": "Open Inspect", "LOG_LEVEL": "debug"}))
+	}), "a var added")
+	assert.Equal(t, map[string]p.PropertyDiff{
+		`secrets["TOKEN_ENCRYPTION_KEY"]`: {Kind: p.Update, InputDiff: true},
+	}, diff(func(m property.Map) property.Map {
+		return m.Set("secrets", providertest.Value(t, map[string]any{"TOKEN_ENCRYPTION_KEY": "rotated-value"}).WithSecret(true))
+	}), "a secret rotated: named, its value never")
+	assert.Equal(t, map[string]p.PropertyDiff{
+		"d1Databases[0]": {Kind: p.Update, InputDiff: true},
+	}, diff(func(m property.Map) property.Map {
+		return m.Set("d1Databases", providertest.Value(t, providertest.List(map[string]any{"binding": "DB", "databaseId": "another-db"})))
+	}), "a binding retargeted")
+	assert.Equal(t, map[string]p.PropertyDiff{
+		"crons[2]":   {Kind: p.Update, InputDiff: true},
+		"workersDev": {Kind: p.Update, InputDiff: true},
+	}, diff(func(m property.Map) property.Map {
+		return m.Set("crons", providertest.Value(t, []any{"* * * * *", "7,37 * * * *", "*/30 * * * *"})).
+			Set("workersDev", property.New(false))
+	}), "crons and workers.dev alone: no upload")
 }

@@ -9,7 +9,7 @@ import * as utilities from "./utilities";
 /**
  * Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
  *
- * Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+ * Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
  */
 export class D1Migrations extends pulumi.CustomResource {
     /**
@@ -73,6 +73,10 @@ export class D1Migrations extends pulumi.CustomResource {
      */
     declare public readonly directory: pulumi.Output<pulumi.asset.Archive | undefined>;
     /**
+     * Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+     */
+    declare public readonly files: pulumi.Output<{[key: string]: string} | undefined>;
+    /**
      * The highest applied version, as written in its file name.
      */
     declare public /*out*/ readonly latestVersion: pulumi.Output<string>;
@@ -101,6 +105,7 @@ export class D1Migrations extends pulumi.CustomResource {
             }
             resourceInputs["databaseId"] = args?.databaseId;
             resourceInputs["directory"] = args?.directory;
+            resourceInputs["files"] = args?.files;
             resourceInputs["migrations"] = args?.migrations;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["applied"] = undefined /*out*/;
@@ -115,6 +120,7 @@ export class D1Migrations extends pulumi.CustomResource {
             resourceInputs["changed"] = undefined /*out*/;
             resourceInputs["databaseId"] = undefined /*out*/;
             resourceInputs["directory"] = undefined /*out*/;
+            resourceInputs["files"] = undefined /*out*/;
             resourceInputs["latestVersion"] = undefined /*out*/;
             resourceInputs["migrations"] = undefined /*out*/;
             resourceInputs["pending"] = undefined /*out*/;
@@ -138,6 +144,10 @@ export interface D1MigrationsArgs {
      * The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
      */
     directory?: pulumi.Input<pulumi.asset.Archive | undefined>;
+    /**
+     * Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+     */
+    files?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
      * Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
      */

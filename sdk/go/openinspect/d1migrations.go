@@ -14,7 +14,7 @@ import (
 
 // Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
 //
-// Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+// Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
 type D1Migrations struct {
 	pulumi.CustomResourceState
 
@@ -30,6 +30,8 @@ type D1Migrations struct {
 	DatabaseId pulumi.StringOutput `pulumi:"databaseId"`
 	// The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
 	Directory pulumi.ArchiveOutput `pulumi:"directory"`
+	// Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+	Files pulumi.StringMapOutput `pulumi:"files"`
 	// The highest applied version, as written in its file name.
 	LatestVersion pulumi.StringOutput `pulumi:"latestVersion"`
 	// Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
@@ -95,6 +97,8 @@ type d1migrationsArgs struct {
 	DatabaseId string `pulumi:"databaseId"`
 	// The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
 	Directory pulumi.Archive `pulumi:"directory"`
+	// Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+	Files map[string]string `pulumi:"files"`
 	// Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
 	Migrations map[string]string `pulumi:"migrations"`
 }
@@ -105,6 +109,8 @@ type D1MigrationsArgs struct {
 	DatabaseId pulumi.StringInput
 	// The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
 	Directory pulumi.ArchiveInput
+	// Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+	Files pulumi.StringMapInput
 	// Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
 	Migrations pulumi.StringMapInput
 }
@@ -224,6 +230,11 @@ func (o D1MigrationsOutput) DatabaseId() pulumi.StringOutput {
 // The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
 func (o D1MigrationsOutput) Directory() pulumi.ArchiveOutput {
 	return o.ApplyT(func(v *D1Migrations) pulumi.ArchiveOutput { return v.Directory }).(pulumi.ArchiveOutput)
+}
+
+// Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+func (o D1MigrationsOutput) Files() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *D1Migrations) pulumi.StringMapOutput { return v.Files }).(pulumi.StringMapOutput)
 }
 
 // The highest applied version, as written in its file name.

@@ -22,17 +22,21 @@ class D1MigrationsArgs:
     def __init__(__self__, *,
                  database_id: pulumi.Input[_builtins.str],
                  directory: pulumi.Input[Optional[pulumi.Archive]] = None,
+                 files: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  migrations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
         """
         The set of arguments for constructing a D1Migrations resource.
 
         :param pulumi.Input[_builtins.str] database_id: The D1 database to migrate.
         :param pulumi.Input[pulumi.Archive] directory: The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] files: Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] migrations: Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
         """
         pulumi.set(__self__, "database_id", database_id)
         if directory is not None:
             pulumi.set(__self__, "directory", directory)
+        if files is not None:
+            pulumi.set(__self__, "files", files)
         if migrations is not None:
             pulumi.set(__self__, "migrations", migrations)
 
@@ -62,6 +66,18 @@ class D1MigrationsArgs:
 
     @_builtins.property
     @pulumi.getter
+    def files(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+        """
+        return pulumi.get(self, "files")
+
+    @files.setter
+    def files(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "files", value)
+
+    @_builtins.property
+    @pulumi.getter
     def migrations(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
         Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
@@ -81,17 +97,19 @@ class D1Migrations(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  directory: pulumi.Input[Optional[pulumi.Archive]] = None,
+                 files: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  migrations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
         """
         Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
 
-        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] database_id: The D1 database to migrate.
         :param pulumi.Input[pulumi.Archive] directory: The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] files: Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] migrations: Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
         """
         ...
@@ -103,7 +121,7 @@ class D1Migrations(pulumi.CustomResource):
         """
         Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
 
-        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
 
         :param str resource_name: The name of the resource.
         :param D1MigrationsArgs args: The arguments to use to populate this resource's properties.
@@ -122,6 +140,7 @@ class D1Migrations(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  directory: pulumi.Input[Optional[pulumi.Archive]] = None,
+                 files: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  migrations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -136,6 +155,7 @@ class D1Migrations(pulumi.CustomResource):
                 raise TypeError("Missing required property 'database_id'")
             __props__.__dict__["database_id"] = database_id
             __props__.__dict__["directory"] = directory
+            __props__.__dict__["files"] = files
             __props__.__dict__["migrations"] = migrations
             __props__.__dict__["account_id"] = None
             __props__.__dict__["applied"] = None
@@ -173,6 +193,7 @@ class D1Migrations(pulumi.CustomResource):
         __props__.__dict__["changed"] = None
         __props__.__dict__["database_id"] = None
         __props__.__dict__["directory"] = None
+        __props__.__dict__["files"] = None
         __props__.__dict__["latest_version"] = None
         __props__.__dict__["migrations"] = None
         __props__.__dict__["pending"] = None
@@ -231,6 +252,14 @@ class D1Migrations(pulumi.CustomResource):
         The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
         """
         return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter
+    def files(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
+        """
+        Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+        """
+        return pulumi.get(self, "files")
 
     @_builtins.property
     @pulumi.getter(name="latestVersion")
