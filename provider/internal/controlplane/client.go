@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -39,16 +40,44 @@ type Client struct {
 // New returns a client for the control plane at baseURL. baseURL may carry a
 // path prefix (a gateway, or the emulator's /__workers/<script>); signatures
 // cover only the control plane's own path.
+//
+// The signed requests carry the platform's secrets, so the URL must be https
+// (plain http only to a loopback host, the local emulator), and redirects are
+// never followed: a redirect would re-send the body and its signature to
+// another host.
 func New(baseURL, service, key string) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("control plane URL %q is not an http(s) URL", baseURL)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	case u.Scheme == "http":
+		return nil, fmt.Errorf("control plane URL %q: plain http is accepted only for a loopback host; use https", baseURL)
+	default:
 		return nil, fmt.Errorf("control plane URL %q is not an http(s) URL", baseURL)
 	}
 	if service == "" || key == "" {
 		return nil, errors.New("control plane client needs a service name and its secret")
 	}
-	return &Client{base: u, service: service, key: []byte(key), http: &http.Client{Timeout: 30 * time.Second},
-		now: time.Now, retries: 3}, nil
+	noRedirects := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("%w to %s; signed requests are not re-sent elsewhere", errRedirect, req.URL.Redacted())
+	}}
+	return &Client{base: u, service: service, key: []byte(key), http: noRedirects, now: time.Now, retries: 3}, nil
+}
+
+// errRedirect is a redirect the client refused to follow; trying again
+// would only be redirected again.
+var errRedirect = errors.New("the control plane answered with a redirect")
+
+// isLoopback reports whether host is localhost or a loopback address.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Canonical is the string a sig1 signature covers.
@@ -141,7 +170,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, out
 	req.Header.Set(HeaderSignature, Sign(c.key, c.service, c.now().UnixMilli(), hex.EncodeToString(nonce), method, path, "", body))
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return true, fmt.Errorf("control plane %s %s: %w", method, path, err)
+		return !errors.Is(err, errRedirect), fmt.Errorf("control plane %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))

@@ -4,9 +4,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A vector computed by hand from the documented construction.
@@ -33,4 +37,37 @@ func TestNewRejectsBadInput(t *testing.T) {
 	assert.Error(t, err)
 	_, err = New("https://cp.example", "", "k")
 	assert.Error(t, err)
+}
+
+// TestNewRequiresHTTPSBeyondLoopback: the signed requests carry secrets.
+func TestNewRequiresHTTPSBeyondLoopback(t *testing.T) {
+	for _, ok := range []string{"https://cp.example.workers.dev", "http://127.0.0.1:8787/__workers/cp", "http://localhost:1", "http://[::1]:2"} {
+		_, err := New(ok, "slack-bot", "k")
+		assert.NoError(t, err, ok)
+	}
+	for _, bad := range []string{"http://cp.example.workers.dev", "http://10.0.0.1", "http://127.0.0.1.nip.io"} {
+		_, err := New(bad, "slack-bot", "k")
+		if assert.Error(t, err, bad) {
+			assert.Contains(t, err.Error(), "use https")
+		}
+	}
+}
+
+// TestRedirectsAreNotFollowed: a redirect would re-send the secrets and their
+// signature to another host, which must never see a request.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	cp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer cp.Close()
+	c, err := New(cp.URL, "slack-bot", "key")
+	require.NoError(t, err)
+	err = c.PutSecrets(t.Context(), map[string]string{"A": "secret-value-never-forwarded"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "redirect")
+	assert.NotContains(t, err.Error(), "secret-value-never-forwarded")
+	assert.Zero(t, elsewhere.Load(), "nothing reached the redirect's target")
 }
