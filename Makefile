@@ -1,6 +1,7 @@
 # openinspect: a native Pulumi provider for Open-Inspect installations.
 SHELL       := /bin/bash
-VERSION     ?= 0.1.0-dev
+# The version dev builds and the committed SDKs carry; releases set VERSION.
+VERSION     ?= $(shell cat VERSION)
 MODULE      := github.com/openinspect/pulumi-openinspect
 LDFLAGS     := -s -w -X $(MODULE)/provider.Version=$(VERSION)
 BIN         := $(CURDIR)/bin
@@ -45,7 +46,7 @@ schema:
 	go run ./provider/cmd/openinspect-gen schema -out schema.json
 
 sdks:
-	go run ./provider/cmd/openinspect-gen sdks -schema schema.json -out sdk
+	go run ./provider/cmd/openinspect-gen sdks -schema schema.json -out sdk -version $(VERSION)
 
 generate: schema sdks
 

@@ -19,6 +19,12 @@ import (
 // Name is the Pulumi package name; resource tokens are openinspect:index:<Name>.
 const Name = common.PackageName
 
+// PluginDownloadURL is where `pulumi plugin install` and the generated SDKs
+// fetch the plugin: the GitHub releases of github.com/openinspect/pulumi-openinspect
+// (release v<version>, asset pulumi-resource-openinspect-v<version>-<os>-<arch>.tar.gz,
+// as .goreleaser.yaml names it).
+const PluginDownloadURL = "github://api.github.com/openinspect"
+
 // Version is the plugin's version. Release builds set it with
 // -ldflags "-X github.com/openinspect/pulumi-openinspect/provider.Version=1.2.3".
 var Version = "0.0.1-dev"
@@ -58,6 +64,7 @@ func New(opts ...Option) (p.Provider, error) {
 		WithHomepage("https://github.com/openinspect/pulumi-openinspect").
 		WithRepository("https://github.com/openinspect/pulumi-openinspect").
 		WithPublisher("openinspect").
+		WithPluginDownloadURL(PluginDownloadURL).
 		WithLicense("Apache-2.0").
 		WithNamespace("openinspect").
 		WithModuleMap(common.ModuleMap).

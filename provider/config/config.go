@@ -84,6 +84,9 @@ var (
 
 // Annotate documents the configuration keys in the schema.
 func (c *Config) Annotate(a infer.Annotator) {
+	a.Describe(c, "The provider type for the openinspect package: the credentials and endpoints of Cloudflare, Modal and Daytona, "+
+		"and where the Modal CLI runs. Every key falls back to an environment variable, so `pulumi destroy`, `refresh` and "+
+		"`import` work with credentials from the environment alone; changing a key updates the provider in place.")
 	a.Describe(&c.CloudflareAPIToken, "Cloudflare API token with Workers Scripts, D1, KV, R2 and Queues edit permissions. Falls back to CLOUDFLARE_API_TOKEN.")
 	a.Describe(&c.CloudflareAccountID, "Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.")
 	a.Describe(&c.CloudflareAPIBaseURL, "Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.")

@@ -207,6 +207,7 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 // Annotate documents the artifact locations.
 func (u *UpstreamArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Upstream")
+	a.Describe(u, "Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).")
 	a.Describe(&u.Checkout, "Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built "+
 		"(see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin "+
 		"(a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side "+
@@ -219,6 +220,7 @@ func (u *UpstreamArgs) Annotate(a infer.Annotator) {
 // Annotate documents the GitHub App settings.
 func (g *GithubAppArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "GithubApp")
+	a.Describe(g, "The GitHub App the platform acts as for repository access: its ID, installation ID and private key.")
 	a.Describe(&g.AppID, "GitHub App ID.")
 	a.Describe(&g.PrivateKey, "GitHub App private key, PKCS#8 PEM.")
 	a.Describe(&g.InstallationID, "GitHub App installation ID.")
@@ -227,6 +229,7 @@ func (g *GithubAppArgs) Annotate(a infer.Annotator) {
 // Annotate documents the sign-in allowlists.
 func (x *AccessArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Access")
+	a.Describe(x, "Who may sign in to the web UI. Each list is comma-separated; a user matching any of them is admitted.")
 	a.Describe(&x.AllowedUsers, "Comma-separated GitHub logins admitted at sign-in.")
 	a.Describe(&x.AllowedEmailDomains, "Comma-separated e-mail domains admitted at sign-in.")
 	a.Describe(&x.AllowedEmails, "Comma-separated e-mail addresses admitted at sign-in.")
@@ -237,6 +240,7 @@ func (x *AccessArgs) Annotate(a infer.Annotator) {
 // Annotate documents an OAuth client.
 func (o *OAuthArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "OAuthClient")
+	a.Describe(o, "An OAuth client the web UI signs users in with.")
 	a.Describe(&o.ClientID, "OAuth client ID.")
 	a.Describe(&o.ClientSecret, "OAuth client secret.")
 }
@@ -244,6 +248,7 @@ func (o *OAuthArgs) Annotate(a infer.Annotator) {
 // Annotate documents the Slack bot settings.
 func (s *SlackArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Slack")
+	a.Describe(s, "The Slack bot: whether it is deployed (with its KV namespace and queues) and the Slack app credentials it uses.")
 	a.Describe(&s.Enabled, "Deploy the Slack bot, its KV namespace and queues (default true, as upstream).")
 	a.Describe(&s.BotToken, "Slack bot OAuth token (xoxb-...).")
 	a.Describe(&s.SigningSecret, "Slack app signing secret.")
@@ -253,6 +258,7 @@ func (s *SlackArgs) Annotate(a infer.Annotator) {
 // Annotate documents the GitHub bot settings.
 func (g *GithubBotArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "GithubBot")
+	a.Describe(g, "The GitHub bot worker (off by default): whether it is deployed, its webhook secret and its bot login.")
 	a.Describe(&g.Enabled, "Deploy the GitHub bot.")
 	a.Describe(&g.WebhookSecret, "Secret that verifies GitHub webhook deliveries.")
 	a.Describe(&g.Username, "The App's bot login, e.g. name[bot].")
@@ -261,6 +267,7 @@ func (g *GithubBotArgs) Annotate(a infer.Annotator) {
 // Annotate documents the Linear bot settings.
 func (l *LinearBotArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "LinearBot")
+	a.Describe(l, "The Linear bot worker (off by default): whether it is deployed and the Linear OAuth application and webhook it uses.")
 	a.Describe(&l.Enabled, "Deploy the Linear bot.")
 	a.Describe(&l.ClientID, "Linear OAuth application client ID.")
 	a.Describe(&l.ClientSecret, "Linear OAuth application client secret.")
@@ -271,6 +278,7 @@ func (l *LinearBotArgs) Annotate(a infer.Annotator) {
 // Annotate documents the sandbox settings.
 func (s *SandboxArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Sandbox")
+	a.Describe(s, "The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.")
 	a.Describe(&s.Provider, "modal (default) or daytona.")
 	a.Describe(&s.Manage, "Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, "+
 		"deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no "+
@@ -284,6 +292,7 @@ func (s *SandboxArgs) Annotate(a infer.Annotator) {
 // Annotate documents the Modal settings.
 func (m *ModalArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "ModalSettings")
+	a.Describe(m, "Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.")
 	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.")
 	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). "+
 		"Each installation needs its own: upstream's app and secret names are fixed.")
@@ -294,6 +303,7 @@ func (m *ModalArgs) Annotate(a infer.Annotator) {
 // Annotate documents the Daytona settings.
 func (d *DaytonaArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "DaytonaSettings")
+	a.Describe(d, "Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.")
 	a.Describe(&d.APIURL, "Daytona REST API base URL.")
 	a.Describe(&d.APIKey, "Daytona API key (snapshot read, write, delete).")
 	a.Describe(&d.BaseSnapshot, "Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) "+
@@ -305,6 +315,7 @@ func (d *DaytonaArgs) Annotate(a infer.Annotator) {
 // Annotate documents the media bucket settings.
 func (m *MediaArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Media")
+	a.Describe(m, "The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.")
 	a.Describe(&m.Location, "R2 location hint (default ENAM).")
 	a.Describe(&m.BucketName, "Full name of the bucket instead of the naming pattern.")
 }
@@ -312,6 +323,7 @@ func (m *MediaArgs) Annotate(a infer.Annotator) {
 // Annotate documents a worker entry.
 func (w *InstallationWorkerArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "InstallationWorker")
+	a.Describe(w, "A worker of the installation: an addition, or a change to one upstream defines (matched by logical name).")
 	a.Describe(&w.Name, "Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.")
 	a.Describe(&w.Script, "Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.")
 	a.Describe(&w.Bindings, "Bindings by logical name, added to (or replacing, by binding name) the defaults.")
@@ -322,6 +334,7 @@ func (w *InstallationWorkerArgs) Annotate(a infer.Annotator) {
 
 // Annotate documents a binding by logical name.
 func (b *LogicalBinding) Annotate(a infer.Annotator) {
+	a.Describe(b, "A binding to a resource of the installation, named by its logical name rather than its Cloudflare ID.")
 	a.Describe(&b.Binding, "The binding's name in the worker's env.")
 	a.Describe(&b.Target, "Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.")
 }
@@ -329,6 +342,7 @@ func (b *LogicalBinding) Annotate(a infer.Annotator) {
 // Annotate names the type in the schema.
 func (b *WorkerBindingsArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "WorkerBindings")
+	a.Describe(b, "A worker's bindings, each naming a resource of the installation by its logical name.")
 	a.Describe(&b.D1, "D1 database bindings (the target defaults to the installation's database).")
 	a.Describe(&b.Kv, "KV namespace bindings.")
 	a.Describe(&b.R2, "R2 bucket bindings.")

@@ -4,6 +4,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
+/**
+ * The provider type for the openinspect package: the credentials and endpoints of Cloudflare, Modal and Daytona, and where the Modal CLI runs. Every key falls back to an environment variable, so `pulumi destroy`, `refresh` and `import` work with credentials from the environment alone; changing a key updates the provider in place.
+ */
 export class Provider extends pulumi.ProviderResource {
     /** @internal */
     public static readonly __pulumiType = 'openinspect';

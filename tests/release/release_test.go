@@ -2,7 +2,6 @@
 package release
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
 )
 
 type goreleaser struct {
@@ -26,6 +24,7 @@ type goreleaser struct {
 	Archives []struct {
 		Formats      []string `yaml:"formats"`
 		NameTemplate string   `yaml:"name_template"`
+		Files        []string `yaml:"files"`
 	} `yaml:"archives"`
 }
 
@@ -38,11 +37,7 @@ func repoRoot() string {
 // release uses and asks the binary for its version, so a renamed package or
 // variable cannot silently ship every release as a dev build.
 func TestReleaseLdflagsSetTheVersion(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(), ".goreleaser.yaml"))
-	require.NoError(t, err)
-	var cfg goreleaser
-	require.NoError(t, yaml.Unmarshal(raw, &cfg))
-	require.Len(t, cfg.Builds, 1)
+	cfg := readGoreleaser(t)
 	build := cfg.Builds[0]
 	assert.Equal(t, "pulumi-resource-openinspect", build.Binary)
 	assert.Contains(t, build.Env, "CGO_ENABLED=0")
@@ -53,14 +48,7 @@ func TestReleaseLdflagsSetTheVersion(t *testing.T) {
 	assert.Equal(t, "{{ .Binary }}-v{{ .Version }}-{{ .Os }}-{{ .Arch }}", cfg.Archives[0].NameTemplate)
 
 	const version = "9.8.7-rc.1"
-	ldflags := strings.ReplaceAll(strings.Join(build.Ldflags, " "), "{{.Version}}", version)
-	out := filepath.Join(t.TempDir(), build.Binary)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, build.Main)
-	cmd.Dir = repoRoot()
-	cmd.Env = append(os.Environ(), build.Env...)
-	msg, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", msg)
-
+	out := buildPlugin(t, build.Binary, build.Main, build.Ldflags, build.Env, version)
 	got, err := exec.Command(out, "-version").Output()
 	require.NoError(t, err)
 	assert.Equal(t, version, strings.TrimSpace(string(got)))

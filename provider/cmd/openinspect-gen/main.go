@@ -4,7 +4,7 @@
 //
 //	openinspect-gen schema [-out schema.json]
 //	openinspect-gen sdks   [-schema schema.json] [-gomod go.mod] [-out sdk] [-version X.Y.Z]
-//	openinspect-gen all    [-schema schema.json] [-gomod go.mod] [-out sdk]
+//	openinspect-gen all    [-schema schema.json] [-gomod go.mod] [-out sdk]   (version: the VERSION file beside go.mod)
 //
 // Paths are relative to the working directory; run it from the repository
 // root. -gomod is the provider module's go.mod, from which the Go SDK's own
@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		schemaPath := fs.String("schema", "schema.json", "schema to generate from")
 		goMod := fs.String("gomod", "go.mod", "the provider module's go.mod")
 		out := fs.String("out", "sdk", "directory to write sdk/<language> into")
-		version := fs.String("version", "", "plugin version to stamp into the SDKs (release builds; default: none)")
+		version := fs.String("version", "", "plugin version to stamp into the SDKs (make passes the VERSION file's; default: none, leaving the codegen placeholders)")
 		if err := parse(fs, args); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
+// The provider type for the openinspect package: the credentials and endpoints of Cloudflare, Modal and Daytona, and where the Modal CLI runs. Every key falls back to an environment variable, so `pulumi destroy`, `refresh` and `import` work with credentials from the environment alone; changing a key updates the provider in place.
 type Provider struct {
 	pulumi.ProviderResourceState
 

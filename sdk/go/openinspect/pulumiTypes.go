@@ -13,6 +13,7 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// Who may sign in to the web UI. Each list is comma-separated; a user matching any of them is admitted.
 type Access struct {
 	// Comma-separated e-mail domains admitted at sign-in.
 	AllowedEmailDomains *string `pulumi:"allowedEmailDomains"`
@@ -37,6 +38,7 @@ type AccessInput interface {
 	ToAccessOutputWithContext(context.Context) AccessOutput
 }
 
+// Who may sign in to the web UI. Each list is comma-separated; a user matching any of them is admitted.
 type AccessArgs struct {
 	// Comma-separated e-mail domains admitted at sign-in.
 	AllowedEmailDomains pulumi.StringPtrInput `pulumi:"allowedEmailDomains"`
@@ -103,6 +105,7 @@ func (i *accessPtrType) ToAccessPtrOutputWithContext(ctx context.Context) Access
 	return pulumi.ToOutputWithContext(ctx, i).(AccessPtrOutput)
 }
 
+// Who may sign in to the web UI. Each list is comma-separated; a user matching any of them is admitted.
 type AccessOutput struct{ *pulumi.OutputState }
 
 func (AccessOutput) ElementType() reflect.Type {
@@ -226,13 +229,19 @@ func (o AccessPtrOutput) UnsafeAllowAllUsers() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// One row of the `_schema_migrations` ledger, as the stack last read it.
 type AppliedMigration struct {
-	AppliedAt string  `pulumi:"appliedAt"`
-	Hash      *string `pulumi:"hash"`
-	Name      string  `pulumi:"name"`
-	Version   string  `pulumi:"version"`
+	// When the file was applied, as the ledger records it.
+	AppliedAt string `pulumi:"appliedAt"`
+	// SHA-256 of the file when it was applied (or first seen applied); a later content change is reported in `changed`.
+	Hash *string `pulumi:"hash"`
+	// The migration file's name.
+	Name string `pulumi:"name"`
+	// The file's numeric prefix (its NNNN).
+	Version string `pulumi:"version"`
 }
 
+// One row of the `_schema_migrations` ledger, as the stack last read it.
 type AppliedMigrationOutput struct{ *pulumi.OutputState }
 
 func (AppliedMigrationOutput) ElementType() reflect.Type {
@@ -247,18 +256,22 @@ func (o AppliedMigrationOutput) ToAppliedMigrationOutputWithContext(ctx context.
 	return o
 }
 
+// When the file was applied, as the ledger records it.
 func (o AppliedMigrationOutput) AppliedAt() pulumi.StringOutput {
 	return o.ApplyT(func(v AppliedMigration) string { return v.AppliedAt }).(pulumi.StringOutput)
 }
 
+// SHA-256 of the file when it was applied (or first seen applied); a later content change is reported in `changed`.
 func (o AppliedMigrationOutput) Hash() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v AppliedMigration) *string { return v.Hash }).(pulumi.StringPtrOutput)
 }
 
+// The migration file's name.
 func (o AppliedMigrationOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v AppliedMigration) string { return v.Name }).(pulumi.StringOutput)
 }
 
+// The file's numeric prefix (its NNNN).
 func (o AppliedMigrationOutput) Version() pulumi.StringOutput {
 	return o.ApplyT(func(v AppliedMigration) string { return v.Version }).(pulumi.StringOutput)
 }
@@ -283,8 +296,11 @@ func (o AppliedMigrationArrayOutput) Index(i pulumi.IntInput) AppliedMigrationOu
 	}).(AppliedMigrationOutput)
 }
 
+// Binds a D1 database to the worker.
 type D1Binding struct {
-	Binding    string `pulumi:"binding"`
+	// The name the worker reads the database under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The D1 database's ID (a D1Database's databaseId output).
 	DatabaseId string `pulumi:"databaseId"`
 }
 
@@ -299,8 +315,11 @@ type D1BindingInput interface {
 	ToD1BindingOutputWithContext(context.Context) D1BindingOutput
 }
 
+// Binds a D1 database to the worker.
 type D1BindingArgs struct {
-	Binding    pulumi.StringInput `pulumi:"binding"`
+	// The name the worker reads the database under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The D1 database's ID (a D1Database's databaseId output).
 	DatabaseId pulumi.StringInput `pulumi:"databaseId"`
 }
 
@@ -341,6 +360,7 @@ func (i D1BindingArray) ToD1BindingArrayOutputWithContext(ctx context.Context) D
 	return pulumi.ToOutputWithContext(ctx, i).(D1BindingArrayOutput)
 }
 
+// Binds a D1 database to the worker.
 type D1BindingOutput struct{ *pulumi.OutputState }
 
 func (D1BindingOutput) ElementType() reflect.Type {
@@ -355,10 +375,12 @@ func (o D1BindingOutput) ToD1BindingOutputWithContext(ctx context.Context) D1Bin
 	return o
 }
 
+// The name the worker reads the database under (env.<binding>).
 func (o D1BindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v D1Binding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The D1 database's ID (a D1Database's databaseId output).
 func (o D1BindingOutput) DatabaseId() pulumi.StringOutput {
 	return o.ApplyT(func(v D1Binding) string { return v.DatabaseId }).(pulumi.StringOutput)
 }
@@ -383,6 +405,7 @@ func (o D1BindingArrayOutput) Index(i pulumi.IntInput) D1BindingOutput {
 	}).(D1BindingOutput)
 }
 
+// Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
 type DaytonaSettings struct {
 	// Daytona API key (snapshot read, write, delete).
 	ApiKey *string `pulumi:"apiKey"`
@@ -407,6 +430,7 @@ type DaytonaSettingsInput interface {
 	ToDaytonaSettingsOutputWithContext(context.Context) DaytonaSettingsOutput
 }
 
+// Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
 type DaytonaSettingsArgs struct {
 	// Daytona API key (snapshot read, write, delete).
 	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
@@ -473,6 +497,7 @@ func (i *daytonaSettingsPtrType) ToDaytonaSettingsPtrOutputWithContext(ctx conte
 	return pulumi.ToOutputWithContext(ctx, i).(DaytonaSettingsPtrOutput)
 }
 
+// Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
 type DaytonaSettingsOutput struct{ *pulumi.OutputState }
 
 func (DaytonaSettingsOutput) ElementType() reflect.Type {
@@ -596,9 +621,13 @@ func (o DaytonaSettingsPtrOutput) Target() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
 type DurableObjectBinding struct {
-	Binding    string  `pulumi:"binding"`
-	ClassName  string  `pulumi:"className"`
+	// The name the worker reaches the Durable Object namespace under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The exported Durable Object class.
+	ClassName string `pulumi:"className"`
+	// The worker that declares the class, when it is not this one.
 	ScriptName *string `pulumi:"scriptName"`
 }
 
@@ -613,9 +642,13 @@ type DurableObjectBindingInput interface {
 	ToDurableObjectBindingOutputWithContext(context.Context) DurableObjectBindingOutput
 }
 
+// Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
 type DurableObjectBindingArgs struct {
-	Binding    pulumi.StringInput    `pulumi:"binding"`
-	ClassName  pulumi.StringInput    `pulumi:"className"`
+	// The name the worker reaches the Durable Object namespace under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The exported Durable Object class.
+	ClassName pulumi.StringInput `pulumi:"className"`
+	// The worker that declares the class, when it is not this one.
 	ScriptName pulumi.StringPtrInput `pulumi:"scriptName"`
 }
 
@@ -656,6 +689,7 @@ func (i DurableObjectBindingArray) ToDurableObjectBindingArrayOutputWithContext(
 	return pulumi.ToOutputWithContext(ctx, i).(DurableObjectBindingArrayOutput)
 }
 
+// Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
 type DurableObjectBindingOutput struct{ *pulumi.OutputState }
 
 func (DurableObjectBindingOutput) ElementType() reflect.Type {
@@ -670,14 +704,17 @@ func (o DurableObjectBindingOutput) ToDurableObjectBindingOutputWithContext(ctx 
 	return o
 }
 
+// The name the worker reaches the Durable Object namespace under (env.<binding>).
 func (o DurableObjectBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v DurableObjectBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The exported Durable Object class.
 func (o DurableObjectBindingOutput) ClassName() pulumi.StringOutput {
 	return o.ApplyT(func(v DurableObjectBinding) string { return v.ClassName }).(pulumi.StringOutput)
 }
 
+// The worker that declares the class, when it is not this one.
 func (o DurableObjectBindingOutput) ScriptName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v DurableObjectBinding) *string { return v.ScriptName }).(pulumi.StringPtrOutput)
 }
@@ -702,6 +739,7 @@ func (o DurableObjectBindingArrayOutput) Index(i pulumi.IntInput) DurableObjectB
 	}).(DurableObjectBindingOutput)
 }
 
+// The GitHub App the platform acts as for repository access: its ID, installation ID and private key.
 type GithubApp struct {
 	// GitHub App ID.
 	AppId string `pulumi:"appId"`
@@ -722,6 +760,7 @@ type GithubAppInput interface {
 	ToGithubAppOutputWithContext(context.Context) GithubAppOutput
 }
 
+// The GitHub App the platform acts as for repository access: its ID, installation ID and private key.
 type GithubAppArgs struct {
 	// GitHub App ID.
 	AppId pulumi.StringInput `pulumi:"appId"`
@@ -743,6 +782,7 @@ func (i GithubAppArgs) ToGithubAppOutputWithContext(ctx context.Context) GithubA
 	return pulumi.ToOutputWithContext(ctx, i).(GithubAppOutput)
 }
 
+// The GitHub App the platform acts as for repository access: its ID, installation ID and private key.
 type GithubAppOutput struct{ *pulumi.OutputState }
 
 func (GithubAppOutput) ElementType() reflect.Type {
@@ -772,6 +812,7 @@ func (o GithubAppOutput) PrivateKey() pulumi.StringOutput {
 	return o.ApplyT(func(v GithubApp) string { return v.PrivateKey }).(pulumi.StringOutput)
 }
 
+// The GitHub bot worker (off by default): whether it is deployed, its webhook secret and its bot login.
 type GithubBot struct {
 	// Deploy the GitHub bot.
 	Enabled *bool `pulumi:"enabled"`
@@ -792,6 +833,7 @@ type GithubBotInput interface {
 	ToGithubBotOutputWithContext(context.Context) GithubBotOutput
 }
 
+// The GitHub bot worker (off by default): whether it is deployed, its webhook secret and its bot login.
 type GithubBotArgs struct {
 	// Deploy the GitHub bot.
 	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
@@ -854,6 +896,7 @@ func (i *githubBotPtrType) ToGithubBotPtrOutputWithContext(ctx context.Context) 
 	return pulumi.ToOutputWithContext(ctx, i).(GithubBotPtrOutput)
 }
 
+// The GitHub bot worker (off by default): whether it is deployed, its webhook secret and its bot login.
 type GithubBotOutput struct{ *pulumi.OutputState }
 
 func (GithubBotOutput) ElementType() reflect.Type {
@@ -1056,6 +1099,7 @@ func (o ImagePullSecretArrayOutput) Index(i pulumi.IntInput) ImagePullSecretOutp
 	}).(ImagePullSecretOutput)
 }
 
+// A worker of the installation: an addition, or a change to one upstream defines (matched by logical name).
 type InstallationWorker struct {
 	// Bindings by logical name, added to (or replacing, by binding name) the defaults.
 	Bindings *WorkerBindings `pulumi:"bindings"`
@@ -1082,6 +1126,7 @@ type InstallationWorkerInput interface {
 	ToInstallationWorkerOutputWithContext(context.Context) InstallationWorkerOutput
 }
 
+// A worker of the installation: an addition, or a change to one upstream defines (matched by logical name).
 type InstallationWorkerArgs struct {
 	// Bindings by logical name, added to (or replacing, by binding name) the defaults.
 	Bindings WorkerBindingsPtrInput `pulumi:"bindings"`
@@ -1134,6 +1179,7 @@ func (i InstallationWorkerArray) ToInstallationWorkerArrayOutputWithContext(ctx 
 	return pulumi.ToOutputWithContext(ctx, i).(InstallationWorkerArrayOutput)
 }
 
+// A worker of the installation: an addition, or a change to one upstream defines (matched by logical name).
 type InstallationWorkerOutput struct{ *pulumi.OutputState }
 
 func (InstallationWorkerOutput) ElementType() reflect.Type {
@@ -1198,8 +1244,11 @@ func (o InstallationWorkerArrayOutput) Index(i pulumi.IntInput) InstallationWork
 	}).(InstallationWorkerOutput)
 }
 
+// Binds a KV namespace to the worker.
 type KvBinding struct {
-	Binding     string `pulumi:"binding"`
+	// The name the worker reads the namespace under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The KV namespace's ID (a KvNamespace's namespaceId output).
 	NamespaceId string `pulumi:"namespaceId"`
 }
 
@@ -1214,8 +1263,11 @@ type KvBindingInput interface {
 	ToKvBindingOutputWithContext(context.Context) KvBindingOutput
 }
 
+// Binds a KV namespace to the worker.
 type KvBindingArgs struct {
-	Binding     pulumi.StringInput `pulumi:"binding"`
+	// The name the worker reads the namespace under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The KV namespace's ID (a KvNamespace's namespaceId output).
 	NamespaceId pulumi.StringInput `pulumi:"namespaceId"`
 }
 
@@ -1256,6 +1308,7 @@ func (i KvBindingArray) ToKvBindingArrayOutputWithContext(ctx context.Context) K
 	return pulumi.ToOutputWithContext(ctx, i).(KvBindingArrayOutput)
 }
 
+// Binds a KV namespace to the worker.
 type KvBindingOutput struct{ *pulumi.OutputState }
 
 func (KvBindingOutput) ElementType() reflect.Type {
@@ -1270,10 +1323,12 @@ func (o KvBindingOutput) ToKvBindingOutputWithContext(ctx context.Context) KvBin
 	return o
 }
 
+// The name the worker reads the namespace under (env.<binding>).
 func (o KvBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v KvBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The KV namespace's ID (a KvNamespace's namespaceId output).
 func (o KvBindingOutput) NamespaceId() pulumi.StringOutput {
 	return o.ApplyT(func(v KvBinding) string { return v.NamespaceId }).(pulumi.StringOutput)
 }
@@ -1298,6 +1353,7 @@ func (o KvBindingArrayOutput) Index(i pulumi.IntInput) KvBindingOutput {
 	}).(KvBindingOutput)
 }
 
+// The Linear bot worker (off by default): whether it is deployed and the Linear OAuth application and webhook it uses.
 type LinearBot struct {
 	// Optional Linear API key used as a fallback.
 	ApiKey *string `pulumi:"apiKey"`
@@ -1322,6 +1378,7 @@ type LinearBotInput interface {
 	ToLinearBotOutputWithContext(context.Context) LinearBotOutput
 }
 
+// The Linear bot worker (off by default): whether it is deployed and the Linear OAuth application and webhook it uses.
 type LinearBotArgs struct {
 	// Optional Linear API key used as a fallback.
 	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
@@ -1388,6 +1445,7 @@ func (i *linearBotPtrType) ToLinearBotPtrOutputWithContext(ctx context.Context) 
 	return pulumi.ToOutputWithContext(ctx, i).(LinearBotPtrOutput)
 }
 
+// The Linear bot worker (off by default): whether it is deployed and the Linear OAuth application and webhook it uses.
 type LinearBotOutput struct{ *pulumi.OutputState }
 
 func (LinearBotOutput) ElementType() reflect.Type {
@@ -1511,6 +1569,7 @@ func (o LinearBotPtrOutput) WebhookSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// A binding to a resource of the installation, named by its logical name rather than its Cloudflare ID.
 type LogicalBinding struct {
 	// The binding's name in the worker's env.
 	Binding string `pulumi:"binding"`
@@ -1529,6 +1588,7 @@ type LogicalBindingInput interface {
 	ToLogicalBindingOutputWithContext(context.Context) LogicalBindingOutput
 }
 
+// A binding to a resource of the installation, named by its logical name rather than its Cloudflare ID.
 type LogicalBindingArgs struct {
 	// The binding's name in the worker's env.
 	Binding pulumi.StringInput `pulumi:"binding"`
@@ -1573,6 +1633,7 @@ func (i LogicalBindingArray) ToLogicalBindingArrayOutputWithContext(ctx context.
 	return pulumi.ToOutputWithContext(ctx, i).(LogicalBindingArrayOutput)
 }
 
+// A binding to a resource of the installation, named by its logical name rather than its Cloudflare ID.
 type LogicalBindingOutput struct{ *pulumi.OutputState }
 
 func (LogicalBindingOutput) ElementType() reflect.Type {
@@ -1617,6 +1678,7 @@ func (o LogicalBindingArrayOutput) Index(i pulumi.IntInput) LogicalBindingOutput
 	}).(LogicalBindingOutput)
 }
 
+// The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
 type Media struct {
 	// Full name of the bucket instead of the naming pattern.
 	BucketName *string `pulumi:"bucketName"`
@@ -1635,6 +1697,7 @@ type MediaInput interface {
 	ToMediaOutputWithContext(context.Context) MediaOutput
 }
 
+// The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
 type MediaArgs struct {
 	// Full name of the bucket instead of the naming pattern.
 	BucketName pulumi.StringPtrInput `pulumi:"bucketName"`
@@ -1695,6 +1758,7 @@ func (i *mediaPtrType) ToMediaPtrOutputWithContext(ctx context.Context) MediaPtr
 	return pulumi.ToOutputWithContext(ctx, i).(MediaPtrOutput)
 }
 
+// The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
 type MediaOutput struct{ *pulumi.OutputState }
 
 func (MediaOutput) ElementType() reflect.Type {
@@ -1882,6 +1946,7 @@ func (o ModalSecretArrayOutput) Index(i pulumi.IntInput) ModalSecretOutput {
 	}).(ModalSecretOutput)
 }
 
+// Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
 type ModalSettings struct {
 	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret *string `pulumi:"apiSecret"`
@@ -1904,6 +1969,7 @@ type ModalSettingsInput interface {
 	ToModalSettingsOutputWithContext(context.Context) ModalSettingsOutput
 }
 
+// Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
 type ModalSettingsArgs struct {
 	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret pulumi.StringPtrInput `pulumi:"apiSecret"`
@@ -1968,6 +2034,7 @@ func (i *modalSettingsPtrType) ToModalSettingsPtrOutputWithContext(ctx context.C
 	return pulumi.ToOutputWithContext(ctx, i).(ModalSettingsPtrOutput)
 }
 
+// Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
 type ModalSettingsOutput struct{ *pulumi.OutputState }
 
 func (ModalSettingsOutput) ElementType() reflect.Type {
@@ -2076,6 +2143,7 @@ func (o ModalSettingsPtrOutput) Workspace() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// An OAuth client the web UI signs users in with.
 type OAuthClient struct {
 	// OAuth client ID.
 	ClientId string `pulumi:"clientId"`
@@ -2094,6 +2162,7 @@ type OAuthClientInput interface {
 	ToOAuthClientOutputWithContext(context.Context) OAuthClientOutput
 }
 
+// An OAuth client the web UI signs users in with.
 type OAuthClientArgs struct {
 	// OAuth client ID.
 	ClientId pulumi.StringInput `pulumi:"clientId"`
@@ -2154,6 +2223,7 @@ func (i *oauthClientPtrType) ToOAuthClientPtrOutputWithContext(ctx context.Conte
 	return pulumi.ToOutputWithContext(ctx, i).(OAuthClientPtrOutput)
 }
 
+// An OAuth client the web UI signs users in with.
 type OAuthClientOutput struct{ *pulumi.OutputState }
 
 func (OAuthClientOutput) ElementType() reflect.Type {
@@ -2232,8 +2302,11 @@ func (o OAuthClientPtrOutput) ClientSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Makes the worker a producer of a queue.
 type QueueBinding struct {
-	Binding   string `pulumi:"binding"`
+	// The name the worker sends messages through (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The queue's name.
 	QueueName string `pulumi:"queueName"`
 }
 
@@ -2248,8 +2321,11 @@ type QueueBindingInput interface {
 	ToQueueBindingOutputWithContext(context.Context) QueueBindingOutput
 }
 
+// Makes the worker a producer of a queue.
 type QueueBindingArgs struct {
-	Binding   pulumi.StringInput `pulumi:"binding"`
+	// The name the worker sends messages through (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The queue's name.
 	QueueName pulumi.StringInput `pulumi:"queueName"`
 }
 
@@ -2290,6 +2366,7 @@ func (i QueueBindingArray) ToQueueBindingArrayOutputWithContext(ctx context.Cont
 	return pulumi.ToOutputWithContext(ctx, i).(QueueBindingArrayOutput)
 }
 
+// Makes the worker a producer of a queue.
 type QueueBindingOutput struct{ *pulumi.OutputState }
 
 func (QueueBindingOutput) ElementType() reflect.Type {
@@ -2304,10 +2381,12 @@ func (o QueueBindingOutput) ToQueueBindingOutputWithContext(ctx context.Context)
 	return o
 }
 
+// The name the worker sends messages through (env.<binding>).
 func (o QueueBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v QueueBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The queue's name.
 func (o QueueBindingOutput) QueueName() pulumi.StringOutput {
 	return o.ApplyT(func(v QueueBinding) string { return v.QueueName }).(pulumi.StringOutput)
 }
@@ -2332,14 +2411,22 @@ func (o QueueBindingArrayOutput) Index(i pulumi.IntInput) QueueBindingOutput {
 	}).(QueueBindingOutput)
 }
 
+// Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
 type QueueConsumer struct {
-	DeadLetterQueue   *string `pulumi:"deadLetterQueue"`
-	MaxBatchSize      *int    `pulumi:"maxBatchSize"`
-	MaxConcurrency    *int    `pulumi:"maxConcurrency"`
-	MaxRetries        *int    `pulumi:"maxRetries"`
-	MaxWaitTimeMs     *int    `pulumi:"maxWaitTimeMs"`
-	QueueId           string  `pulumi:"queueId"`
-	RetryDelaySeconds *int    `pulumi:"retryDelaySeconds"`
+	// Name of the queue messages go to once their retries are exhausted.
+	DeadLetterQueue *string `pulumi:"deadLetterQueue"`
+	// Most messages delivered in one batch (1-100).
+	MaxBatchSize *int `pulumi:"maxBatchSize"`
+	// Most consumer invocations running at once (1-250).
+	MaxConcurrency *int `pulumi:"maxConcurrency"`
+	// How many times a failed message is retried (0-100).
+	MaxRetries *int `pulumi:"maxRetries"`
+	// Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+	MaxWaitTimeMs *int `pulumi:"maxWaitTimeMs"`
+	// The consumed queue's ID (a Queue's queueId output).
+	QueueId string `pulumi:"queueId"`
+	// Seconds before a failed message is retried (0-43200).
+	RetryDelaySeconds *int `pulumi:"retryDelaySeconds"`
 }
 
 // QueueConsumerInput is an input type that accepts QueueConsumerArgs and QueueConsumerOutput values.
@@ -2353,14 +2440,22 @@ type QueueConsumerInput interface {
 	ToQueueConsumerOutputWithContext(context.Context) QueueConsumerOutput
 }
 
+// Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
 type QueueConsumerArgs struct {
-	DeadLetterQueue   pulumi.StringPtrInput `pulumi:"deadLetterQueue"`
-	MaxBatchSize      pulumi.IntPtrInput    `pulumi:"maxBatchSize"`
-	MaxConcurrency    pulumi.IntPtrInput    `pulumi:"maxConcurrency"`
-	MaxRetries        pulumi.IntPtrInput    `pulumi:"maxRetries"`
-	MaxWaitTimeMs     pulumi.IntPtrInput    `pulumi:"maxWaitTimeMs"`
-	QueueId           pulumi.StringInput    `pulumi:"queueId"`
-	RetryDelaySeconds pulumi.IntPtrInput    `pulumi:"retryDelaySeconds"`
+	// Name of the queue messages go to once their retries are exhausted.
+	DeadLetterQueue pulumi.StringPtrInput `pulumi:"deadLetterQueue"`
+	// Most messages delivered in one batch (1-100).
+	MaxBatchSize pulumi.IntPtrInput `pulumi:"maxBatchSize"`
+	// Most consumer invocations running at once (1-250).
+	MaxConcurrency pulumi.IntPtrInput `pulumi:"maxConcurrency"`
+	// How many times a failed message is retried (0-100).
+	MaxRetries pulumi.IntPtrInput `pulumi:"maxRetries"`
+	// Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+	MaxWaitTimeMs pulumi.IntPtrInput `pulumi:"maxWaitTimeMs"`
+	// The consumed queue's ID (a Queue's queueId output).
+	QueueId pulumi.StringInput `pulumi:"queueId"`
+	// Seconds before a failed message is retried (0-43200).
+	RetryDelaySeconds pulumi.IntPtrInput `pulumi:"retryDelaySeconds"`
 }
 
 func (QueueConsumerArgs) ElementType() reflect.Type {
@@ -2400,6 +2495,7 @@ func (i QueueConsumerArray) ToQueueConsumerArrayOutputWithContext(ctx context.Co
 	return pulumi.ToOutputWithContext(ctx, i).(QueueConsumerArrayOutput)
 }
 
+// Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
 type QueueConsumerOutput struct{ *pulumi.OutputState }
 
 func (QueueConsumerOutput) ElementType() reflect.Type {
@@ -2414,30 +2510,37 @@ func (o QueueConsumerOutput) ToQueueConsumerOutputWithContext(ctx context.Contex
 	return o
 }
 
+// Name of the queue messages go to once their retries are exhausted.
 func (o QueueConsumerOutput) DeadLetterQueue() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v QueueConsumer) *string { return v.DeadLetterQueue }).(pulumi.StringPtrOutput)
 }
 
+// Most messages delivered in one batch (1-100).
 func (o QueueConsumerOutput) MaxBatchSize() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxBatchSize }).(pulumi.IntPtrOutput)
 }
 
+// Most consumer invocations running at once (1-250).
 func (o QueueConsumerOutput) MaxConcurrency() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxConcurrency }).(pulumi.IntPtrOutput)
 }
 
+// How many times a failed message is retried (0-100).
 func (o QueueConsumerOutput) MaxRetries() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxRetries }).(pulumi.IntPtrOutput)
 }
 
+// Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
 func (o QueueConsumerOutput) MaxWaitTimeMs() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v QueueConsumer) *int { return v.MaxWaitTimeMs }).(pulumi.IntPtrOutput)
 }
 
+// The consumed queue's ID (a Queue's queueId output).
 func (o QueueConsumerOutput) QueueId() pulumi.StringOutput {
 	return o.ApplyT(func(v QueueConsumer) string { return v.QueueId }).(pulumi.StringOutput)
 }
 
+// Seconds before a failed message is retried (0-43200).
 func (o QueueConsumerOutput) RetryDelaySeconds() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v QueueConsumer) *int { return v.RetryDelaySeconds }).(pulumi.IntPtrOutput)
 }
@@ -2462,8 +2565,11 @@ func (o QueueConsumerArrayOutput) Index(i pulumi.IntInput) QueueConsumerOutput {
 	}).(QueueConsumerOutput)
 }
 
+// Binds an R2 bucket to the worker.
 type R2Binding struct {
-	Binding    string `pulumi:"binding"`
+	// The name the worker reads the bucket under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The R2 bucket's name.
 	BucketName string `pulumi:"bucketName"`
 }
 
@@ -2478,8 +2584,11 @@ type R2BindingInput interface {
 	ToR2BindingOutputWithContext(context.Context) R2BindingOutput
 }
 
+// Binds an R2 bucket to the worker.
 type R2BindingArgs struct {
-	Binding    pulumi.StringInput `pulumi:"binding"`
+	// The name the worker reads the bucket under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The R2 bucket's name.
 	BucketName pulumi.StringInput `pulumi:"bucketName"`
 }
 
@@ -2520,6 +2629,7 @@ func (i R2BindingArray) ToR2BindingArrayOutputWithContext(ctx context.Context) R
 	return pulumi.ToOutputWithContext(ctx, i).(R2BindingArrayOutput)
 }
 
+// Binds an R2 bucket to the worker.
 type R2BindingOutput struct{ *pulumi.OutputState }
 
 func (R2BindingOutput) ElementType() reflect.Type {
@@ -2534,10 +2644,12 @@ func (o R2BindingOutput) ToR2BindingOutputWithContext(ctx context.Context) R2Bin
 	return o
 }
 
+// The name the worker reads the bucket under (env.<binding>).
 func (o R2BindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v R2Binding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The R2 bucket's name.
 func (o R2BindingOutput) BucketName() pulumi.StringOutput {
 	return o.ApplyT(func(v R2Binding) string { return v.BucketName }).(pulumi.StringOutput)
 }
@@ -2562,6 +2674,7 @@ func (o R2BindingArrayOutput) Index(i pulumi.IntInput) R2BindingOutput {
 	}).(R2BindingOutput)
 }
 
+// The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type Sandbox struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona *DaytonaSettings `pulumi:"daytona"`
@@ -2586,6 +2699,7 @@ type SandboxInput interface {
 	ToSandboxOutputWithContext(context.Context) SandboxOutput
 }
 
+// The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxArgs struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona DaytonaSettingsPtrInput `pulumi:"daytona"`
@@ -2652,6 +2766,7 @@ func (i *sandboxPtrType) ToSandboxPtrOutputWithContext(ctx context.Context) Sand
 	return pulumi.ToOutputWithContext(ctx, i).(SandboxPtrOutput)
 }
 
+// The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxOutput struct{ *pulumi.OutputState }
 
 func (SandboxOutput) ElementType() reflect.Type {
@@ -2775,10 +2890,14 @@ func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
 type ServiceBinding struct {
-	Binding     string  `pulumi:"binding"`
+	// The name the worker calls the other worker through (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The bound worker's environment, when it has several (default: its production one).
 	Environment *string `pulumi:"environment"`
-	Service     string  `pulumi:"service"`
+	// The bound worker's script name.
+	Service string `pulumi:"service"`
 }
 
 // ServiceBindingInput is an input type that accepts ServiceBindingArgs and ServiceBindingOutput values.
@@ -2792,10 +2911,14 @@ type ServiceBindingInput interface {
 	ToServiceBindingOutputWithContext(context.Context) ServiceBindingOutput
 }
 
+// Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
 type ServiceBindingArgs struct {
-	Binding     pulumi.StringInput    `pulumi:"binding"`
+	// The name the worker calls the other worker through (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The bound worker's environment, when it has several (default: its production one).
 	Environment pulumi.StringPtrInput `pulumi:"environment"`
-	Service     pulumi.StringInput    `pulumi:"service"`
+	// The bound worker's script name.
+	Service pulumi.StringInput `pulumi:"service"`
 }
 
 func (ServiceBindingArgs) ElementType() reflect.Type {
@@ -2835,6 +2958,7 @@ func (i ServiceBindingArray) ToServiceBindingArrayOutputWithContext(ctx context.
 	return pulumi.ToOutputWithContext(ctx, i).(ServiceBindingArrayOutput)
 }
 
+// Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
 type ServiceBindingOutput struct{ *pulumi.OutputState }
 
 func (ServiceBindingOutput) ElementType() reflect.Type {
@@ -2849,14 +2973,17 @@ func (o ServiceBindingOutput) ToServiceBindingOutputWithContext(ctx context.Cont
 	return o
 }
 
+// The name the worker calls the other worker through (env.<binding>).
 func (o ServiceBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v ServiceBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The bound worker's environment, when it has several (default: its production one).
 func (o ServiceBindingOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServiceBinding) *string { return v.Environment }).(pulumi.StringPtrOutput)
 }
 
+// The bound worker's script name.
 func (o ServiceBindingOutput) Service() pulumi.StringOutput {
 	return o.ApplyT(func(v ServiceBinding) string { return v.Service }).(pulumi.StringOutput)
 }
@@ -2881,6 +3008,7 @@ func (o ServiceBindingArrayOutput) Index(i pulumi.IntInput) ServiceBindingOutput
 	}).(ServiceBindingOutput)
 }
 
+// The Slack bot: whether it is deployed (with its KV namespace and queues) and the Slack app credentials it uses.
 type Slack struct {
 	// Slack bot OAuth token (xoxb-...).
 	BotToken *string `pulumi:"botToken"`
@@ -2903,6 +3031,7 @@ type SlackInput interface {
 	ToSlackOutputWithContext(context.Context) SlackOutput
 }
 
+// The Slack bot: whether it is deployed (with its KV namespace and queues) and the Slack app credentials it uses.
 type SlackArgs struct {
 	// Slack bot OAuth token (xoxb-...).
 	BotToken pulumi.StringPtrInput `pulumi:"botToken"`
@@ -2967,6 +3096,7 @@ func (i *slackPtrType) ToSlackPtrOutputWithContext(ctx context.Context) SlackPtr
 	return pulumi.ToOutputWithContext(ctx, i).(SlackPtrOutput)
 }
 
+// The Slack bot: whether it is deployed (with its KV namespace and queues) and the Slack app credentials it uses.
 type SlackOutput struct{ *pulumi.OutputState }
 
 func (SlackOutput) ElementType() reflect.Type {
@@ -3128,6 +3258,7 @@ func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapsh
 	}).(SupersededSnapshotOutput)
 }
 
+// Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
 type Upstream struct {
 	// Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
 	AllowUnverified *bool `pulumi:"allowUnverified"`
@@ -3150,6 +3281,7 @@ type UpstreamInput interface {
 	ToUpstreamOutputWithContext(context.Context) UpstreamOutput
 }
 
+// Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
 type UpstreamArgs struct {
 	// Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
 	AllowUnverified pulumi.BoolPtrInput `pulumi:"allowUnverified"`
@@ -3214,6 +3346,7 @@ func (i *upstreamPtrType) ToUpstreamPtrOutputWithContext(ctx context.Context) Up
 	return pulumi.ToOutputWithContext(ctx, i).(UpstreamPtrOutput)
 }
 
+// Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
 type UpstreamOutput struct{ *pulumi.OutputState }
 
 func (UpstreamOutput) ElementType() reflect.Type {
@@ -3614,6 +3747,7 @@ func (o WebPtrOutput) Replicas() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// A worker's bindings, each naming a resource of the installation by its logical name.
 type WorkerBindings struct {
 	// D1 database bindings (the target defaults to the installation's database).
 	D1 []LogicalBinding `pulumi:"d1"`
@@ -3640,6 +3774,7 @@ type WorkerBindingsInput interface {
 	ToWorkerBindingsOutputWithContext(context.Context) WorkerBindingsOutput
 }
 
+// A worker's bindings, each naming a resource of the installation by its logical name.
 type WorkerBindingsArgs struct {
 	// D1 database bindings (the target defaults to the installation's database).
 	D1 LogicalBindingArrayInput `pulumi:"d1"`
@@ -3708,6 +3843,7 @@ func (i *workerBindingsPtrType) ToWorkerBindingsPtrOutputWithContext(ctx context
 	return pulumi.ToOutputWithContext(ctx, i).(WorkerBindingsPtrOutput)
 }
 
+// A worker's bindings, each naming a resource of the installation by its logical name.
 type WorkerBindingsOutput struct{ *pulumi.OutputState }
 
 func (WorkerBindingsOutput) ElementType() reflect.Type {

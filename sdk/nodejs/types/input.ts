@@ -5,6 +5,9 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+/**
+ * Who may sign in to the web UI. Each list is comma-separated; a user matching any of them is admitted.
+ */
 export interface AccessArgs {
     /**
      * Comma-separated e-mail domains admitted at sign-in.
@@ -28,11 +31,23 @@ export interface AccessArgs {
     unsafeAllowAllUsers?: pulumi.Input<boolean | undefined>;
 }
 
+/**
+ * Binds a D1 database to the worker.
+ */
 export interface D1BindingArgs {
+    /**
+     * The name the worker reads the database under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The D1 database's ID (a D1Database's databaseId output).
+     */
     databaseId: pulumi.Input<string>;
 }
 
+/**
+ * Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
+ */
 export interface DaytonaSettingsArgs {
     /**
      * Daytona API key (snapshot read, write, delete).
@@ -56,12 +71,27 @@ export interface DaytonaSettingsArgs {
     target?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
+ */
 export interface DurableObjectBindingArgs {
+    /**
+     * The name the worker reaches the Durable Object namespace under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The exported Durable Object class.
+     */
     className: pulumi.Input<string>;
+    /**
+     * The worker that declares the class, when it is not this one.
+     */
     scriptName?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * The GitHub App the platform acts as for repository access: its ID, installation ID and private key.
+ */
 export interface GithubAppArgs {
     /**
      * GitHub App ID.
@@ -77,6 +107,9 @@ export interface GithubAppArgs {
     privateKey: pulumi.Input<string>;
 }
 
+/**
+ * The GitHub bot worker (off by default): whether it is deployed, its webhook secret and its bot login.
+ */
 export interface GithubBotArgs {
     /**
      * Deploy the GitHub bot.
@@ -106,6 +139,9 @@ export interface ImagePullSecretArgs {
     namespace: pulumi.Input<string>;
 }
 
+/**
+ * A worker of the installation: an addition, or a change to one upstream defines (matched by logical name).
+ */
 export interface InstallationWorkerArgs {
     /**
      * Bindings by logical name, added to (or replacing, by binding name) the defaults.
@@ -133,11 +169,23 @@ export interface InstallationWorkerArgs {
     vars?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
 }
 
+/**
+ * Binds a KV namespace to the worker.
+ */
 export interface KvBindingArgs {
+    /**
+     * The name the worker reads the namespace under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The KV namespace's ID (a KvNamespace's namespaceId output).
+     */
     namespaceId: pulumi.Input<string>;
 }
 
+/**
+ * The Linear bot worker (off by default): whether it is deployed and the Linear OAuth application and webhook it uses.
+ */
 export interface LinearBotArgs {
     /**
      * Optional Linear API key used as a fallback.
@@ -161,6 +209,9 @@ export interface LinearBotArgs {
     webhookSecret?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * A binding to a resource of the installation, named by its logical name rather than its Cloudflare ID.
+ */
 export interface LogicalBindingArgs {
     /**
      * The binding's name in the worker's env.
@@ -172,6 +223,9 @@ export interface LogicalBindingArgs {
     target?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
+ */
 export interface MediaArgs {
     /**
      * Full name of the bucket instead of the naming pattern.
@@ -197,6 +251,9 @@ export interface ModalSecretArgs {
     values: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
 }
 
+/**
+ * Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
+ */
 export interface ModalSettingsArgs {
     /**
      * Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
@@ -216,6 +273,9 @@ export interface ModalSettingsArgs {
     workspace?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * An OAuth client the web UI signs users in with.
+ */
 export interface OAuthClientArgs {
     /**
      * OAuth client ID.
@@ -227,26 +287,71 @@ export interface OAuthClientArgs {
     clientSecret: pulumi.Input<string>;
 }
 
+/**
+ * Makes the worker a producer of a queue.
+ */
 export interface QueueBindingArgs {
+    /**
+     * The name the worker sends messages through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The queue's name.
+     */
     queueName: pulumi.Input<string>;
 }
 
+/**
+ * Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
+ */
 export interface QueueConsumerArgs {
+    /**
+     * Name of the queue messages go to once their retries are exhausted.
+     */
     deadLetterQueue?: pulumi.Input<string | undefined>;
+    /**
+     * Most messages delivered in one batch (1-100).
+     */
     maxBatchSize?: pulumi.Input<number | undefined>;
+    /**
+     * Most consumer invocations running at once (1-250).
+     */
     maxConcurrency?: pulumi.Input<number | undefined>;
+    /**
+     * How many times a failed message is retried (0-100).
+     */
     maxRetries?: pulumi.Input<number | undefined>;
+    /**
+     * Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+     */
     maxWaitTimeMs?: pulumi.Input<number | undefined>;
+    /**
+     * The consumed queue's ID (a Queue's queueId output).
+     */
     queueId: pulumi.Input<string>;
+    /**
+     * Seconds before a failed message is retried (0-43200).
+     */
     retryDelaySeconds?: pulumi.Input<number | undefined>;
 }
 
+/**
+ * Binds an R2 bucket to the worker.
+ */
 export interface R2BindingArgs {
+    /**
+     * The name the worker reads the bucket under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The R2 bucket's name.
+     */
     bucketName: pulumi.Input<string>;
 }
 
+/**
+ * The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+ */
 export interface SandboxArgs {
     /**
      * Daytona settings; required when provider is daytona.
@@ -270,12 +375,27 @@ export interface SandboxArgs {
     provider?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
+ */
 export interface ServiceBindingArgs {
+    /**
+     * The name the worker calls the other worker through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The bound worker's environment, when it has several (default: its production one).
+     */
     environment?: pulumi.Input<string | undefined>;
+    /**
+     * The bound worker's script name.
+     */
     service: pulumi.Input<string>;
 }
 
+/**
+ * The Slack bot: whether it is deployed (with its KV namespace and queues) and the Slack app credentials it uses.
+ */
 export interface SlackArgs {
     /**
      * Slack bot OAuth token (xoxb-...).
@@ -295,6 +415,9 @@ export interface SlackArgs {
     triggersEnabled?: pulumi.Input<boolean | undefined>;
 }
 
+/**
+ * Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
+ */
 export interface UpstreamArgs {
     /**
      * Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
@@ -356,6 +479,9 @@ export interface WebArgs {
     replicas?: pulumi.Input<number | undefined>;
 }
 
+/**
+ * A worker's bindings, each naming a resource of the installation by its logical name.
+ */
 export interface WorkerBindingsArgs {
     /**
      * D1 database bindings (the target defaults to the installation's database).

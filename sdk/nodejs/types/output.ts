@@ -5,26 +5,71 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+/**
+ * One row of the `_schema_migrations` ledger, as the stack last read it.
+ */
 export interface AppliedMigration {
+    /**
+     * When the file was applied, as the ledger records it.
+     */
     appliedAt: string;
+    /**
+     * SHA-256 of the file when it was applied (or first seen applied); a later content change is reported in `changed`.
+     */
     hash?: string;
+    /**
+     * The migration file's name.
+     */
     name: string;
+    /**
+     * The file's numeric prefix (its NNNN).
+     */
     version: string;
 }
 
+/**
+ * Binds a D1 database to the worker.
+ */
 export interface D1Binding {
+    /**
+     * The name the worker reads the database under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The D1 database's ID (a D1Database's databaseId output).
+     */
     databaseId: string;
 }
 
+/**
+ * Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
+ */
 export interface DurableObjectBinding {
+    /**
+     * The name the worker reaches the Durable Object namespace under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The exported Durable Object class.
+     */
     className: string;
+    /**
+     * The worker that declares the class, when it is not this one.
+     */
     scriptName?: string;
 }
 
+/**
+ * Binds a KV namespace to the worker.
+ */
 export interface KvBinding {
+    /**
+     * The name the worker reads the namespace under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The KV namespace's ID (a KvNamespace's namespaceId output).
+     */
     namespaceId: string;
 }
 
@@ -42,29 +87,83 @@ export interface ModalSecret {
     values: {[key: string]: string};
 }
 
+/**
+ * Makes the worker a producer of a queue.
+ */
 export interface QueueBinding {
+    /**
+     * The name the worker sends messages through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The queue's name.
+     */
     queueName: string;
 }
 
+/**
+ * Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
+ */
 export interface QueueConsumer {
+    /**
+     * Name of the queue messages go to once their retries are exhausted.
+     */
     deadLetterQueue?: string;
+    /**
+     * Most messages delivered in one batch (1-100).
+     */
     maxBatchSize?: number;
+    /**
+     * Most consumer invocations running at once (1-250).
+     */
     maxConcurrency?: number;
+    /**
+     * How many times a failed message is retried (0-100).
+     */
     maxRetries?: number;
+    /**
+     * Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+     */
     maxWaitTimeMs?: number;
+    /**
+     * The consumed queue's ID (a Queue's queueId output).
+     */
     queueId: string;
+    /**
+     * Seconds before a failed message is retried (0-43200).
+     */
     retryDelaySeconds?: number;
 }
 
+/**
+ * Binds an R2 bucket to the worker.
+ */
 export interface R2Binding {
+    /**
+     * The name the worker reads the bucket under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The R2 bucket's name.
+     */
     bucketName: string;
 }
 
+/**
+ * Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
+ */
 export interface ServiceBinding {
+    /**
+     * The name the worker calls the other worker through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The bound worker's environment, when it has several (default: its production one).
+     */
     environment?: string;
+    /**
+     * The bound worker's script name.
+     */
     service: string;
 }
 

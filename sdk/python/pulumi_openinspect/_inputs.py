@@ -66,6 +66,9 @@ __all__ = [
 ]
 
 class AccessArgsDict(TypedDict):
+    """
+    Who may sign in to the web UI. Each list is comma-separated; a user matching any of them is admitted.
+    """
     allowed_email_domains: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Comma-separated e-mail domains admitted at sign-in.
@@ -96,6 +99,8 @@ class AccessArgs:
                  allowed_users: pulumi.Input[Optional[_builtins.str]] = None,
                  unsafe_allow_all_users: pulumi.Input[Optional[_builtins.bool]] = None):
         """
+        Who may sign in to the web UI. Each list is comma-separated; a user matching any of them is admitted.
+
         :param pulumi.Input[_builtins.str] allowed_email_domains: Comma-separated e-mail domains admitted at sign-in.
         :param pulumi.Input[_builtins.str] allowed_emails: Comma-separated e-mail addresses admitted at sign-in.
         :param pulumi.Input[_builtins.str] allowed_github_orgs: Comma-separated GitHub organisations whose members are admitted.
@@ -175,20 +180,38 @@ class AccessArgs:
 
 
 class D1BindingArgsDict(TypedDict):
+    """
+    Binds a D1 database to the worker.
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reads the database under (env.<binding>).
+    """
     database_id: pulumi.Input[_builtins.str]
+    """
+    The D1 database's ID (a D1Database's databaseId output).
+    """
 
 @pulumi.input_type
 class D1BindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  database_id: pulumi.Input[_builtins.str]):
+        """
+        Binds a D1 database to the worker.
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reads the database under (env.<binding>).
+        :param pulumi.Input[_builtins.str] database_id: The D1 database's ID (a D1Database's databaseId output).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "database_id", database_id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reads the database under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -198,6 +221,9 @@ class D1BindingArgs:
     @_builtins.property
     @pulumi.getter(name="databaseId")
     def database_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The D1 database's ID (a D1Database's databaseId output).
+        """
         return pulumi.get(self, "database_id")
 
     @database_id.setter
@@ -206,6 +232,9 @@ class D1BindingArgs:
 
 
 class DaytonaSettingsArgsDict(TypedDict):
+    """
+    Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
+    """
     api_key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Daytona API key (snapshot read, write, delete).
@@ -236,6 +265,8 @@ class DaytonaSettingsArgs:
                  snapshot_grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  target: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
+
         :param pulumi.Input[_builtins.str] api_key: Daytona API key (snapshot read, write, delete).
         :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL.
         :param pulumi.Input[_builtins.str] base_snapshot: Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
@@ -315,9 +346,21 @@ class DaytonaSettingsArgs:
 
 
 class DurableObjectBindingArgsDict(TypedDict):
+    """
+    Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reaches the Durable Object namespace under (env.<binding>).
+    """
     class_name: pulumi.Input[_builtins.str]
+    """
+    The exported Durable Object class.
+    """
     script_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The worker that declares the class, when it is not this one.
+    """
 
 @pulumi.input_type
 class DurableObjectBindingArgs:
@@ -325,6 +368,13 @@ class DurableObjectBindingArgs:
                  binding: pulumi.Input[_builtins.str],
                  class_name: pulumi.Input[_builtins.str],
                  script_name: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reaches the Durable Object namespace under (env.<binding>).
+        :param pulumi.Input[_builtins.str] class_name: The exported Durable Object class.
+        :param pulumi.Input[_builtins.str] script_name: The worker that declares the class, when it is not this one.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "class_name", class_name)
         if script_name is not None:
@@ -333,6 +383,9 @@ class DurableObjectBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reaches the Durable Object namespace under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -342,6 +395,9 @@ class DurableObjectBindingArgs:
     @_builtins.property
     @pulumi.getter(name="className")
     def class_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The exported Durable Object class.
+        """
         return pulumi.get(self, "class_name")
 
     @class_name.setter
@@ -351,6 +407,9 @@ class DurableObjectBindingArgs:
     @_builtins.property
     @pulumi.getter(name="scriptName")
     def script_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The worker that declares the class, when it is not this one.
+        """
         return pulumi.get(self, "script_name")
 
     @script_name.setter
@@ -359,6 +418,9 @@ class DurableObjectBindingArgs:
 
 
 class GithubAppArgsDict(TypedDict):
+    """
+    The GitHub App the platform acts as for repository access: its ID, installation ID and private key.
+    """
     app_id: pulumi.Input[_builtins.str]
     """
     GitHub App ID.
@@ -379,6 +441,8 @@ class GithubAppArgs:
                  installation_id: pulumi.Input[_builtins.str],
                  private_key: pulumi.Input[_builtins.str]):
         """
+        The GitHub App the platform acts as for repository access: its ID, installation ID and private key.
+
         :param pulumi.Input[_builtins.str] app_id: GitHub App ID.
         :param pulumi.Input[_builtins.str] installation_id: GitHub App installation ID.
         :param pulumi.Input[_builtins.str] private_key: GitHub App private key, PKCS#8 PEM.
@@ -425,6 +489,9 @@ class GithubAppArgs:
 
 
 class GithubBotArgsDict(TypedDict):
+    """
+    The GitHub bot worker (off by default): whether it is deployed, its webhook secret and its bot login.
+    """
     enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
     Deploy the GitHub bot.
@@ -445,6 +512,8 @@ class GithubBotArgs:
                  username: pulumi.Input[Optional[_builtins.str]] = None,
                  webhook_secret: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        The GitHub bot worker (off by default): whether it is deployed, its webhook secret and its bot login.
+
         :param pulumi.Input[_builtins.bool] enabled: Deploy the GitHub bot.
         :param pulumi.Input[_builtins.str] username: The App's bot login, e.g. name[bot].
         :param pulumi.Input[_builtins.str] webhook_secret: Secret that verifies GitHub webhook deliveries.
@@ -546,6 +615,9 @@ class ImagePullSecretArgs:
 
 
 class InstallationWorkerArgsDict(TypedDict):
+    """
+    A worker of the installation: an addition, or a change to one upstream defines (matched by logical name).
+    """
     name: pulumi.Input[_builtins.str]
     """
     Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
@@ -581,6 +653,8 @@ class InstallationWorkerArgs:
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
         """
+        A worker of the installation: an addition, or a change to one upstream defines (matched by logical name).
+
         :param pulumi.Input[_builtins.str] name: Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
         :param pulumi.Input['WorkerBindingsArgs'] bindings: Bindings by logical name, added to (or replacing, by binding name) the defaults.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] crons: Cron triggers; when given they replace the defaults.
@@ -674,20 +748,38 @@ class InstallationWorkerArgs:
 
 
 class KvBindingArgsDict(TypedDict):
+    """
+    Binds a KV namespace to the worker.
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reads the namespace under (env.<binding>).
+    """
     namespace_id: pulumi.Input[_builtins.str]
+    """
+    The KV namespace's ID (a KvNamespace's namespaceId output).
+    """
 
 @pulumi.input_type
 class KvBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  namespace_id: pulumi.Input[_builtins.str]):
+        """
+        Binds a KV namespace to the worker.
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reads the namespace under (env.<binding>).
+        :param pulumi.Input[_builtins.str] namespace_id: The KV namespace's ID (a KvNamespace's namespaceId output).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "namespace_id", namespace_id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reads the namespace under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -697,6 +789,9 @@ class KvBindingArgs:
     @_builtins.property
     @pulumi.getter(name="namespaceId")
     def namespace_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The KV namespace's ID (a KvNamespace's namespaceId output).
+        """
         return pulumi.get(self, "namespace_id")
 
     @namespace_id.setter
@@ -705,6 +800,9 @@ class KvBindingArgs:
 
 
 class LinearBotArgsDict(TypedDict):
+    """
+    The Linear bot worker (off by default): whether it is deployed and the Linear OAuth application and webhook it uses.
+    """
     api_key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Optional Linear API key used as a fallback.
@@ -735,6 +833,8 @@ class LinearBotArgs:
                  enabled: pulumi.Input[Optional[_builtins.bool]] = None,
                  webhook_secret: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        The Linear bot worker (off by default): whether it is deployed and the Linear OAuth application and webhook it uses.
+
         :param pulumi.Input[_builtins.str] api_key: Optional Linear API key used as a fallback.
         :param pulumi.Input[_builtins.str] client_id: Linear OAuth application client ID.
         :param pulumi.Input[_builtins.str] client_secret: Linear OAuth application client secret.
@@ -814,6 +914,9 @@ class LinearBotArgs:
 
 
 class LogicalBindingArgsDict(TypedDict):
+    """
+    A binding to a resource of the installation, named by its logical name rather than its Cloudflare ID.
+    """
     binding: pulumi.Input[_builtins.str]
     """
     The binding's name in the worker's env.
@@ -829,6 +932,8 @@ class LogicalBindingArgs:
                  binding: pulumi.Input[_builtins.str],
                  target: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        A binding to a resource of the installation, named by its logical name rather than its Cloudflare ID.
+
         :param pulumi.Input[_builtins.str] binding: The binding's name in the worker's env.
         :param pulumi.Input[_builtins.str] target: Logical name of the bound resource (database, namespace, bucket, queue or worker), or the Durable Object class name. D1 defaults to the installation's database.
         """
@@ -862,6 +967,9 @@ class LogicalBindingArgs:
 
 
 class MediaArgsDict(TypedDict):
+    """
+    The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
+    """
     bucket_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Full name of the bucket instead of the naming pattern.
@@ -877,6 +985,8 @@ class MediaArgs:
                  bucket_name: pulumi.Input[Optional[_builtins.str]] = None,
                  location: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
+
         :param pulumi.Input[_builtins.str] bucket_name: Full name of the bucket instead of the naming pattern.
         :param pulumi.Input[_builtins.str] location: R2 location hint (default ENAM).
         """
@@ -963,6 +1073,9 @@ class ModalSecretArgs:
 
 
 class ModalSettingsArgsDict(TypedDict):
+    """
+    Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
+    """
     api_secret: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
@@ -988,6 +1101,8 @@ class ModalSettingsArgs:
                  environment_web_suffix: pulumi.Input[Optional[_builtins.str]] = None,
                  workspace: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
+
         :param pulumi.Input[_builtins.str] api_secret: Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
         :param pulumi.Input[_builtins.str] environment: Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
         :param pulumi.Input[_builtins.str] environment_web_suffix: Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
@@ -1052,6 +1167,9 @@ class ModalSettingsArgs:
 
 
 class OAuthClientArgsDict(TypedDict):
+    """
+    An OAuth client the web UI signs users in with.
+    """
     client_id: pulumi.Input[_builtins.str]
     """
     OAuth client ID.
@@ -1067,6 +1185,8 @@ class OAuthClientArgs:
                  client_id: pulumi.Input[_builtins.str],
                  client_secret: pulumi.Input[_builtins.str]):
         """
+        An OAuth client the web UI signs users in with.
+
         :param pulumi.Input[_builtins.str] client_id: OAuth client ID.
         :param pulumi.Input[_builtins.str] client_secret: OAuth client secret.
         """
@@ -1099,20 +1219,38 @@ class OAuthClientArgs:
 
 
 class QueueBindingArgsDict(TypedDict):
+    """
+    Makes the worker a producer of a queue.
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker sends messages through (env.<binding>).
+    """
     queue_name: pulumi.Input[_builtins.str]
+    """
+    The queue's name.
+    """
 
 @pulumi.input_type
 class QueueBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  queue_name: pulumi.Input[_builtins.str]):
+        """
+        Makes the worker a producer of a queue.
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker sends messages through (env.<binding>).
+        :param pulumi.Input[_builtins.str] queue_name: The queue's name.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "queue_name", queue_name)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker sends messages through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -1122,6 +1260,9 @@ class QueueBindingArgs:
     @_builtins.property
     @pulumi.getter(name="queueName")
     def queue_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The queue's name.
+        """
         return pulumi.get(self, "queue_name")
 
     @queue_name.setter
@@ -1130,13 +1271,37 @@ class QueueBindingArgs:
 
 
 class QueueConsumerArgsDict(TypedDict):
+    """
+    Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
+    """
     queue_id: pulumi.Input[_builtins.str]
+    """
+    The consumed queue's ID (a Queue's queueId output).
+    """
     dead_letter_queue: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Name of the queue messages go to once their retries are exhausted.
+    """
     max_batch_size: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Most messages delivered in one batch (1-100).
+    """
     max_concurrency: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Most consumer invocations running at once (1-250).
+    """
     max_retries: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How many times a failed message is retried (0-100).
+    """
     max_wait_time_ms: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+    """
     retry_delay_seconds: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Seconds before a failed message is retried (0-43200).
+    """
 
 @pulumi.input_type
 class QueueConsumerArgs:
@@ -1148,6 +1313,17 @@ class QueueConsumerArgs:
                  max_retries: pulumi.Input[Optional[_builtins.int]] = None,
                  max_wait_time_ms: pulumi.Input[Optional[_builtins.int]] = None,
                  retry_delay_seconds: pulumi.Input[Optional[_builtins.int]] = None):
+        """
+        Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
+
+        :param pulumi.Input[_builtins.str] queue_id: The consumed queue's ID (a Queue's queueId output).
+        :param pulumi.Input[_builtins.str] dead_letter_queue: Name of the queue messages go to once their retries are exhausted.
+        :param pulumi.Input[_builtins.int] max_batch_size: Most messages delivered in one batch (1-100).
+        :param pulumi.Input[_builtins.int] max_concurrency: Most consumer invocations running at once (1-250).
+        :param pulumi.Input[_builtins.int] max_retries: How many times a failed message is retried (0-100).
+        :param pulumi.Input[_builtins.int] max_wait_time_ms: Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+        :param pulumi.Input[_builtins.int] retry_delay_seconds: Seconds before a failed message is retried (0-43200).
+        """
         pulumi.set(__self__, "queue_id", queue_id)
         if dead_letter_queue is not None:
             pulumi.set(__self__, "dead_letter_queue", dead_letter_queue)
@@ -1165,6 +1341,9 @@ class QueueConsumerArgs:
     @_builtins.property
     @pulumi.getter(name="queueId")
     def queue_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The consumed queue's ID (a Queue's queueId output).
+        """
         return pulumi.get(self, "queue_id")
 
     @queue_id.setter
@@ -1174,6 +1353,9 @@ class QueueConsumerArgs:
     @_builtins.property
     @pulumi.getter(name="deadLetterQueue")
     def dead_letter_queue(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Name of the queue messages go to once their retries are exhausted.
+        """
         return pulumi.get(self, "dead_letter_queue")
 
     @dead_letter_queue.setter
@@ -1183,6 +1365,9 @@ class QueueConsumerArgs:
     @_builtins.property
     @pulumi.getter(name="maxBatchSize")
     def max_batch_size(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Most messages delivered in one batch (1-100).
+        """
         return pulumi.get(self, "max_batch_size")
 
     @max_batch_size.setter
@@ -1192,6 +1377,9 @@ class QueueConsumerArgs:
     @_builtins.property
     @pulumi.getter(name="maxConcurrency")
     def max_concurrency(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Most consumer invocations running at once (1-250).
+        """
         return pulumi.get(self, "max_concurrency")
 
     @max_concurrency.setter
@@ -1201,6 +1389,9 @@ class QueueConsumerArgs:
     @_builtins.property
     @pulumi.getter(name="maxRetries")
     def max_retries(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How many times a failed message is retried (0-100).
+        """
         return pulumi.get(self, "max_retries")
 
     @max_retries.setter
@@ -1210,6 +1401,9 @@ class QueueConsumerArgs:
     @_builtins.property
     @pulumi.getter(name="maxWaitTimeMs")
     def max_wait_time_ms(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+        """
         return pulumi.get(self, "max_wait_time_ms")
 
     @max_wait_time_ms.setter
@@ -1219,6 +1413,9 @@ class QueueConsumerArgs:
     @_builtins.property
     @pulumi.getter(name="retryDelaySeconds")
     def retry_delay_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Seconds before a failed message is retried (0-43200).
+        """
         return pulumi.get(self, "retry_delay_seconds")
 
     @retry_delay_seconds.setter
@@ -1227,20 +1424,38 @@ class QueueConsumerArgs:
 
 
 class R2BindingArgsDict(TypedDict):
+    """
+    Binds an R2 bucket to the worker.
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reads the bucket under (env.<binding>).
+    """
     bucket_name: pulumi.Input[_builtins.str]
+    """
+    The R2 bucket's name.
+    """
 
 @pulumi.input_type
 class R2BindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  bucket_name: pulumi.Input[_builtins.str]):
+        """
+        Binds an R2 bucket to the worker.
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reads the bucket under (env.<binding>).
+        :param pulumi.Input[_builtins.str] bucket_name: The R2 bucket's name.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "bucket_name", bucket_name)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reads the bucket under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -1250,6 +1465,9 @@ class R2BindingArgs:
     @_builtins.property
     @pulumi.getter(name="bucketName")
     def bucket_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The R2 bucket's name.
+        """
         return pulumi.get(self, "bucket_name")
 
     @bucket_name.setter
@@ -1258,6 +1476,9 @@ class R2BindingArgs:
 
 
 class SandboxArgsDict(TypedDict):
+    """
+    The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+    """
     daytona: NotRequired[pulumi.Input[Optional['DaytonaSettingsArgsDict']]]
     """
     Daytona settings; required when provider is daytona.
@@ -1288,6 +1509,8 @@ class SandboxArgs:
                  modal: pulumi.Input[Optional['ModalSettingsArgs']] = None,
                  provider: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+
         :param pulumi.Input['DaytonaSettingsArgs'] daytona: Daytona settings; required when provider is daytona.
         :param pulumi.Input[_builtins.int] inactivity_timeout_ms: Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
         :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
@@ -1367,9 +1590,21 @@ class SandboxArgs:
 
 
 class ServiceBindingArgsDict(TypedDict):
+    """
+    Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker calls the other worker through (env.<binding>).
+    """
     service: pulumi.Input[_builtins.str]
+    """
+    The bound worker's script name.
+    """
     environment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The bound worker's environment, when it has several (default: its production one).
+    """
 
 @pulumi.input_type
 class ServiceBindingArgs:
@@ -1377,6 +1612,13 @@ class ServiceBindingArgs:
                  binding: pulumi.Input[_builtins.str],
                  service: pulumi.Input[_builtins.str],
                  environment: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker calls the other worker through (env.<binding>).
+        :param pulumi.Input[_builtins.str] service: The bound worker's script name.
+        :param pulumi.Input[_builtins.str] environment: The bound worker's environment, when it has several (default: its production one).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "service", service)
         if environment is not None:
@@ -1385,6 +1627,9 @@ class ServiceBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker calls the other worker through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -1394,6 +1639,9 @@ class ServiceBindingArgs:
     @_builtins.property
     @pulumi.getter
     def service(self) -> pulumi.Input[_builtins.str]:
+        """
+        The bound worker's script name.
+        """
         return pulumi.get(self, "service")
 
     @service.setter
@@ -1403,6 +1651,9 @@ class ServiceBindingArgs:
     @_builtins.property
     @pulumi.getter
     def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The bound worker's environment, when it has several (default: its production one).
+        """
         return pulumi.get(self, "environment")
 
     @environment.setter
@@ -1411,6 +1662,9 @@ class ServiceBindingArgs:
 
 
 class SlackArgsDict(TypedDict):
+    """
+    The Slack bot: whether it is deployed (with its KV namespace and queues) and the Slack app credentials it uses.
+    """
     bot_token: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Slack bot OAuth token (xoxb-...).
@@ -1436,6 +1690,8 @@ class SlackArgs:
                  signing_secret: pulumi.Input[Optional[_builtins.str]] = None,
                  triggers_enabled: pulumi.Input[Optional[_builtins.bool]] = None):
         """
+        The Slack bot: whether it is deployed (with its KV namespace and queues) and the Slack app credentials it uses.
+
         :param pulumi.Input[_builtins.str] bot_token: Slack bot OAuth token (xoxb-...).
         :param pulumi.Input[_builtins.bool] enabled: Deploy the Slack bot, its KV namespace and queues (default true, as upstream).
         :param pulumi.Input[_builtins.str] signing_secret: Slack app signing secret.
@@ -1500,6 +1756,9 @@ class SlackArgs:
 
 
 class UpstreamArgsDict(TypedDict):
+    """
+    Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
+    """
     allow_unverified: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
     Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
@@ -1525,6 +1784,8 @@ class UpstreamArgs:
                  migrations_dir: pulumi.Input[Optional[_builtins.str]] = None,
                  worker_bundles: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
         """
+        Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
+
         :param pulumi.Input[_builtins.bool] allow_unverified: Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
         :param pulumi.Input[_builtins.str] checkout: Overrides the artefacts embedded in the plugin: a checkout of upstream at the pinned commit with the worker bundles built (see the README's Releases for the build sequence that works at the pin). Its migrations must match the digests recorded for the pin (a git tree's HEAD must be the pin too); a bundle that differs from the reference build is a warning. The managed sandbox side (Modal app, Daytona runtime) is read from it.
         :param pulumi.Input[_builtins.str] migrations_dir: The D1 migrations directory; wins over the checkout's and the embedded one. Verified like the checkout's.
@@ -1781,6 +2042,9 @@ class WebArgs:
 
 
 class WorkerBindingsArgsDict(TypedDict):
+    """
+    A worker's bindings, each naming a resource of the installation by its logical name.
+    """
     d1: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgsDict']]]]]
     """
     D1 database bindings (the target defaults to the installation's database).
@@ -1816,6 +2080,8 @@ class WorkerBindingsArgs:
                  r2: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None,
                  services: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]] = None):
         """
+        A worker's bindings, each naming a resource of the installation by its logical name.
+
         :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] d1: D1 database bindings (the target defaults to the installation's database).
         :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] durable_objects: Durable Object bindings; the target is a class the worker exports.
         :param pulumi.Input[Sequence[pulumi.Input['LogicalBindingArgs']]] kv: KV namespace bindings.

@@ -29,6 +29,9 @@ __all__ = [
 
 @pulumi.output_type
 class AppliedMigration(dict):
+    """
+    One row of the `_schema_migrations` ledger, as the stack last read it.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -51,6 +54,14 @@ class AppliedMigration(dict):
                  name: _builtins.str,
                  version: _builtins.str,
                  hash: Optional[_builtins.str] = None):
+        """
+        One row of the `_schema_migrations` ledger, as the stack last read it.
+
+        :param _builtins.str applied_at: When the file was applied, as the ledger records it.
+        :param _builtins.str name: The migration file's name.
+        :param _builtins.str version: The file's numeric prefix (its NNNN).
+        :param _builtins.str hash: SHA-256 of the file when it was applied (or first seen applied); a later content change is reported in `changed`.
+        """
         pulumi.set(__self__, "applied_at", applied_at)
         pulumi.set(__self__, "name", name)
         pulumi.set(__self__, "version", version)
@@ -60,26 +71,41 @@ class AppliedMigration(dict):
     @_builtins.property
     @pulumi.getter(name="appliedAt")
     def applied_at(self) -> _builtins.str:
+        """
+        When the file was applied, as the ledger records it.
+        """
         return pulumi.get(self, "applied_at")
 
     @_builtins.property
     @pulumi.getter
     def name(self) -> _builtins.str:
+        """
+        The migration file's name.
+        """
         return pulumi.get(self, "name")
 
     @_builtins.property
     @pulumi.getter
     def version(self) -> _builtins.str:
+        """
+        The file's numeric prefix (its NNNN).
+        """
         return pulumi.get(self, "version")
 
     @_builtins.property
     @pulumi.getter
     def hash(self) -> Optional[_builtins.str]:
+        """
+        SHA-256 of the file when it was applied (or first seen applied); a later content change is reported in `changed`.
+        """
         return pulumi.get(self, "hash")
 
 
 @pulumi.output_type
 class D1Binding(dict):
+    """
+    Binds a D1 database to the worker.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -100,22 +126,37 @@ class D1Binding(dict):
     def __init__(__self__, *,
                  binding: _builtins.str,
                  database_id: _builtins.str):
+        """
+        Binds a D1 database to the worker.
+
+        :param _builtins.str binding: The name the worker reads the database under (env.<binding>).
+        :param _builtins.str database_id: The D1 database's ID (a D1Database's databaseId output).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "database_id", database_id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reads the database under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="databaseId")
     def database_id(self) -> _builtins.str:
+        """
+        The D1 database's ID (a D1Database's databaseId output).
+        """
         return pulumi.get(self, "database_id")
 
 
 @pulumi.output_type
 class DurableObjectBinding(dict):
+    """
+    Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -139,6 +180,13 @@ class DurableObjectBinding(dict):
                  binding: _builtins.str,
                  class_name: _builtins.str,
                  script_name: Optional[_builtins.str] = None):
+        """
+        Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
+
+        :param _builtins.str binding: The name the worker reaches the Durable Object namespace under (env.<binding>).
+        :param _builtins.str class_name: The exported Durable Object class.
+        :param _builtins.str script_name: The worker that declares the class, when it is not this one.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "class_name", class_name)
         if script_name is not None:
@@ -147,21 +195,33 @@ class DurableObjectBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reaches the Durable Object namespace under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="className")
     def class_name(self) -> _builtins.str:
+        """
+        The exported Durable Object class.
+        """
         return pulumi.get(self, "class_name")
 
     @_builtins.property
     @pulumi.getter(name="scriptName")
     def script_name(self) -> Optional[_builtins.str]:
+        """
+        The worker that declares the class, when it is not this one.
+        """
         return pulumi.get(self, "script_name")
 
 
 @pulumi.output_type
 class KvBinding(dict):
+    """
+    Binds a KV namespace to the worker.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -182,17 +242,29 @@ class KvBinding(dict):
     def __init__(__self__, *,
                  binding: _builtins.str,
                  namespace_id: _builtins.str):
+        """
+        Binds a KV namespace to the worker.
+
+        :param _builtins.str binding: The name the worker reads the namespace under (env.<binding>).
+        :param _builtins.str namespace_id: The KV namespace's ID (a KvNamespace's namespaceId output).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "namespace_id", namespace_id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reads the namespace under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="namespaceId")
     def namespace_id(self) -> _builtins.str:
+        """
+        The KV namespace's ID (a KvNamespace's namespaceId output).
+        """
         return pulumi.get(self, "namespace_id")
 
 
@@ -232,6 +304,9 @@ class ModalSecret(dict):
 
 @pulumi.output_type
 class QueueBinding(dict):
+    """
+    Makes the worker a producer of a queue.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -252,22 +327,37 @@ class QueueBinding(dict):
     def __init__(__self__, *,
                  binding: _builtins.str,
                  queue_name: _builtins.str):
+        """
+        Makes the worker a producer of a queue.
+
+        :param _builtins.str binding: The name the worker sends messages through (env.<binding>).
+        :param _builtins.str queue_name: The queue's name.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "queue_name", queue_name)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker sends messages through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="queueName")
     def queue_name(self) -> _builtins.str:
+        """
+        The queue's name.
+        """
         return pulumi.get(self, "queue_name")
 
 
 @pulumi.output_type
 class QueueConsumer(dict):
+    """
+    Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -305,6 +395,17 @@ class QueueConsumer(dict):
                  max_retries: Optional[_builtins.int] = None,
                  max_wait_time_ms: Optional[_builtins.int] = None,
                  retry_delay_seconds: Optional[_builtins.int] = None):
+        """
+        Makes the worker the consumer of a queue, with the consumer's batching and retry settings (Cloudflare's defaults apply to any left unset).
+
+        :param _builtins.str queue_id: The consumed queue's ID (a Queue's queueId output).
+        :param _builtins.str dead_letter_queue: Name of the queue messages go to once their retries are exhausted.
+        :param _builtins.int max_batch_size: Most messages delivered in one batch (1-100).
+        :param _builtins.int max_concurrency: Most consumer invocations running at once (1-250).
+        :param _builtins.int max_retries: How many times a failed message is retried (0-100).
+        :param _builtins.int max_wait_time_ms: Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+        :param _builtins.int retry_delay_seconds: Seconds before a failed message is retried (0-43200).
+        """
         pulumi.set(__self__, "queue_id", queue_id)
         if dead_letter_queue is not None:
             pulumi.set(__self__, "dead_letter_queue", dead_letter_queue)
@@ -322,41 +423,65 @@ class QueueConsumer(dict):
     @_builtins.property
     @pulumi.getter(name="queueId")
     def queue_id(self) -> _builtins.str:
+        """
+        The consumed queue's ID (a Queue's queueId output).
+        """
         return pulumi.get(self, "queue_id")
 
     @_builtins.property
     @pulumi.getter(name="deadLetterQueue")
     def dead_letter_queue(self) -> Optional[_builtins.str]:
+        """
+        Name of the queue messages go to once their retries are exhausted.
+        """
         return pulumi.get(self, "dead_letter_queue")
 
     @_builtins.property
     @pulumi.getter(name="maxBatchSize")
     def max_batch_size(self) -> Optional[_builtins.int]:
+        """
+        Most messages delivered in one batch (1-100).
+        """
         return pulumi.get(self, "max_batch_size")
 
     @_builtins.property
     @pulumi.getter(name="maxConcurrency")
     def max_concurrency(self) -> Optional[_builtins.int]:
+        """
+        Most consumer invocations running at once (1-250).
+        """
         return pulumi.get(self, "max_concurrency")
 
     @_builtins.property
     @pulumi.getter(name="maxRetries")
     def max_retries(self) -> Optional[_builtins.int]:
+        """
+        How many times a failed message is retried (0-100).
+        """
         return pulumi.get(self, "max_retries")
 
     @_builtins.property
     @pulumi.getter(name="maxWaitTimeMs")
     def max_wait_time_ms(self) -> Optional[_builtins.int]:
+        """
+        Longest time, in milliseconds, a batch waits to fill before it is delivered (0-60000).
+        """
         return pulumi.get(self, "max_wait_time_ms")
 
     @_builtins.property
     @pulumi.getter(name="retryDelaySeconds")
     def retry_delay_seconds(self) -> Optional[_builtins.int]:
+        """
+        Seconds before a failed message is retried (0-43200).
+        """
         return pulumi.get(self, "retry_delay_seconds")
 
 
 @pulumi.output_type
 class R2Binding(dict):
+    """
+    Binds an R2 bucket to the worker.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -377,26 +502,48 @@ class R2Binding(dict):
     def __init__(__self__, *,
                  binding: _builtins.str,
                  bucket_name: _builtins.str):
+        """
+        Binds an R2 bucket to the worker.
+
+        :param _builtins.str binding: The name the worker reads the bucket under (env.<binding>).
+        :param _builtins.str bucket_name: The R2 bucket's name.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "bucket_name", bucket_name)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reads the bucket under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="bucketName")
     def bucket_name(self) -> _builtins.str:
+        """
+        The R2 bucket's name.
+        """
         return pulumi.get(self, "bucket_name")
 
 
 @pulumi.output_type
 class ServiceBinding(dict):
+    """
+    Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
+    """
     def __init__(__self__, *,
                  binding: _builtins.str,
                  service: _builtins.str,
                  environment: Optional[_builtins.str] = None):
+        """
+        Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
+
+        :param _builtins.str binding: The name the worker calls the other worker through (env.<binding>).
+        :param _builtins.str service: The bound worker's script name.
+        :param _builtins.str environment: The bound worker's environment, when it has several (default: its production one).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "service", service)
         if environment is not None:
@@ -405,16 +552,25 @@ class ServiceBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker calls the other worker through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter
     def service(self) -> _builtins.str:
+        """
+        The bound worker's script name.
+        """
         return pulumi.get(self, "service")
 
     @_builtins.property
     @pulumi.getter
     def environment(self) -> Optional[_builtins.str]:
+        """
+        The bound worker's environment, when it has several (default: its production one).
+        """
         return pulumi.get(self, "environment")
 
 

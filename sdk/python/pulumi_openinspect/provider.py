@@ -254,7 +254,7 @@ class Provider(pulumi.ProviderResource):
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        Create a Openinspect resource with the given unique name, props, and options.
+        The provider type for the openinspect package: the credentials and endpoints of Cloudflare, Modal and Daytona, and where the Modal CLI runs. Every key falls back to an environment variable, so `pulumi destroy`, `refresh` and `import` work with credentials from the environment alone; changing a key updates the provider in place.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
@@ -279,7 +279,7 @@ class Provider(pulumi.ProviderResource):
                  args: Optional[ProviderArgs] = None,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        Create a Openinspect resource with the given unique name, props, and options.
+        The provider type for the openinspect package: the credentials and endpoints of Cloudflare, Modal and Daytona, and where the Modal CLI runs. Every key falls back to an environment variable, so `pulumi destroy`, `refresh` and `import` work with credentials from the environment alone; changing a key updates the provider in place.
 
         :param str resource_name: The name of the resource.
         :param ProviderArgs args: The arguments to use to populate this resource's properties.

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/blang/semver"
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
@@ -31,10 +32,10 @@ func (f Files) Paths() []string { return slices.Sorted(maps.Keys(f)) }
 // GenerateSDKs generates every SDK from schemaJSON. Paths in the result are
 // prefixed with the language directory ("go/...", "nodejs/...", "python/...").
 //
-// version stamps the SDKs with a plugin version (for release builds); when it
-// is empty the schema's own version is used, which for the committed
-// schema.json is none, so the SDKs carry the codegen placeholders and name no
-// plugin version.
+// version stamps the SDKs with a plugin version: the VERSION file's for the
+// committed SDKs, the release's for release builds. When it is empty the
+// schema's own version is used, which for the committed schema.json is none,
+// so the SDKs would carry the codegen placeholders (${VERSION}, 0.0.0).
 //
 // rootGoMod is the provider module's go.mod: the Go SDK is a module of its
 // own (go/go.mod), requiring, at the versions the provider is built and tested
@@ -175,10 +176,30 @@ func GenerateSDKsFromFile(schemaPath, goModPath, outDir, version string) error {
 }
 
 // All regenerates schemaPath from the provider, then the SDKs under sdkDir
-// from it (the Go SDK's go.mod from the provider's, at goModPath).
+// from it (the Go SDK's go.mod from the provider's, at goModPath), stamped
+// with the version in the VERSION file beside goModPath.
 func All(ctx context.Context, schemaPath, goModPath, sdkDir string) error {
 	if err := WriteSchema(ctx, schemaPath); err != nil {
 		return err
 	}
-	return GenerateSDKsFromFile(schemaPath, goModPath, sdkDir, "")
+	version, err := ReadVersion(filepath.Join(filepath.Dir(goModPath), "VERSION"))
+	if err != nil {
+		return err
+	}
+	return GenerateSDKsFromFile(schemaPath, goModPath, sdkDir, version)
+}
+
+// ReadVersion reads the repository's VERSION file: the version the committed
+// SDKs carry (so each installs as a real package) and dev builds report. A
+// release regenerates the SDKs with its own version.
+func ReadVersion(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the version: %w", err)
+	}
+	v := strings.TrimSpace(string(raw))
+	if _, err := semver.Parse(v); err != nil {
+		return "", fmt.Errorf("%s: %q is not a semantic version: %w", path, v, err)
+	}
+	return v, nil
 }
