@@ -247,4 +247,3 @@ func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
 		})
 	}
 }
-
