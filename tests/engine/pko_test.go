@@ -326,6 +326,11 @@ func runPKOStack(t *testing.T, cp *kube.ControlPlane, stackName string) {
 	for k, v := range program.Program {
 		project[k] = v
 	}
+	// The one change for this test: the checkout it deploys is the project's
+	// fixture, not the pinned commit's tree the example's image holds, so its
+	// migrations are deployed unverified.
+	component := project["resources"].(map[string]any)["openinspect"].(map[string]any)
+	component["properties"].(map[string]any)["upstream"].(map[string]any)["allowUnverified"] = true
 	dir := t.TempDir()
 	raw, err := yaml.Marshal(project)
 	require.NoError(t, err)
@@ -367,8 +372,6 @@ func runPKOStack(t *testing.T, cp *kube.ControlPlane, stackName string) {
 	}
 	// The image's checkout path, here the project's fixture checkout.
 	require.NoError(t, st.SetConfig(ctx, "upstreamCheckout", auto.ConfigValue{Value: filepath.Join(repoRoot(), "tests", "fixtures", "upstream")}))
-	// The fixture is not the pinned commit's tree.
-	require.NoError(t, st.SetConfig(ctx, "allowUnverified", auto.ConfigValue{Value: "true"}))
 
 	up := pt.Up(t)
 	assert.NotEmpty(t, up.Outputs["controlPlaneUrl"].Value)
