@@ -9,7 +9,7 @@ TOOLS_BIN   := $(or $(OPENINSPECT_TOOLS_CACHE),$(HOME)/.cache/openinspect-tools)
 export PATH := $(BIN):$(TOOLS_BIN):$(PATH)
 GO_TEST_FLAGS ?= -timeout 60m
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz lint demo clean
 
 all: build
 
@@ -63,7 +63,6 @@ lint:
 test: test-tools lint
 	go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) fuzz
-	$(MAKE) bench-side-by-side
 
 FUZZTIME ?= 20s
 fuzz:
@@ -75,11 +74,6 @@ fuzz:
 # then the provider's request path and wrangler side by side (a table).
 bench: provider
 	go test -run '^$$' -bench . -benchtime 20x ./provider/...
-	$(MAKE) bench-side-by-side
-
-# The provider beside wrangler on one emulator: a printed table, no timed
-# assertion; `make test` runs it once (about 30 s) so CI shows it still works.
-bench-side-by-side:
 	./.ci/wrangler-tools.sh >/dev/null
 	go test -run '^$$' -bench SideBySide -benchtime 1x ./tests/wrangler/
 
