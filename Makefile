@@ -9,7 +9,7 @@ TOOLS_BIN   := $(or $(OPENINSPECT_TOOLS_CACHE),$(HOME)/.cache/openinspect-tools)
 export PATH := $(BIN):$(TOOLS_BIN):$(PATH)
 GO_TEST_FLAGS ?= -timeout 60m
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz lint demo clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo clean
 
 all: build
 
@@ -63,6 +63,7 @@ lint:
 test: test-tools lint
 	go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) fuzz
+	$(MAKE) bench-side-by-side
 
 FUZZTIME ?= 20s
 fuzz:
@@ -74,6 +75,12 @@ fuzz:
 # then the provider's request path and wrangler side by side (a table).
 bench: provider
 	go test -run '^$$' -bench . -benchtime 20x ./provider/...
+	$(MAKE) bench-side-by-side
+
+# The provider beside wrangler on one emulator: a printed table, no timed
+# assertion; `make test` runs it once (under a minute) so CI shows it still
+# works. Its full-installation row runs the plugin built here (bin/).
+bench-side-by-side: provider
 	./.ci/wrangler-tools.sh >/dev/null
 	go test -run '^$$' -bench SideBySide -benchtime 1x ./tests/wrangler/
 

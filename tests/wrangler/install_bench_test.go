@@ -71,16 +71,21 @@ func fullInstallation(b *testing.B) []benchRow {
 	path := os.Getenv("PATH") + string(os.PathListSeparator) + toolchain.BinDir()
 	b.Setenv("PATH", path)
 	var missing []string
-	for _, tool := range []string{"pulumi", "pulumi-language-yaml", "pulumi-resource-openinspect"} {
+	for _, tool := range []string{"pulumi", "pulumi-language-yaml"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
 	}
+	// The plugin make provider just built, never one found elsewhere on PATH
+	// or in the plugin cache: an older build would lack newer inputs.
+	plugin := filepath.Join(repoRoot(), "bin", "pulumi-resource-openinspect")
+	if _, err := os.Stat(plugin); err != nil {
+		missing = append(missing, plugin)
+	}
 	if len(missing) > 0 {
 		return []benchRow{{op: op, latency: "0 ms", path: "engine",
-			note: "not run: " + strings.Join(missing, ", ") + " not on PATH (make pulumi-tools, make provider)"}}
+			note: "not run: " + strings.Join(missing, ", ") + " missing (make pulumi-tools, make provider)"}}
 	}
-	plugin, _ := exec.LookPath("pulumi-resource-openinspect")
 
 	var log requestLog
 	emu, err := emulator.Start(emulator.Options{Logf: log.logf})
@@ -102,13 +107,20 @@ func fullInstallation(b *testing.B) []benchRow {
 		"openinspect:cloudflareAccountId":  {Value: emulator.DefaultAccountID},
 		"openinspect:cloudflareApiBaseUrl": {Value: emu.CloudflareBaseURL()},
 		"openinspect:workersDevBaseUrl":    {Value: emu.URL() + "/__workers"},
-		"deploymentName":                   {Value: "bench"},
-		"upstreamCheckout":                 {Value: filepath.Join(repoRoot(), "tests", "fixtures", "upstream")},
-		"anthropicApiKey":                  {Value: "sk-ant-bench-0123456789abcdef", Secret: true},
-		"githubAppPrivateKey":              {Value: "-----BEGIN PRIVATE KEY-----bench-key", Secret: true},
-		"browserAuthSecret":                {Value: "browser-auth-secret-with-at-least-32-characters", Secret: true},
-		"tokenEncryptionKey":               {Value: "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==", Secret: true},
-		"repoSecretsEncryptionKey":         {Value: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", Secret: true},
+		// The example deploys the sandbox too: the emulator's Modal, through
+		// the real Modal CLI in the tools cache's virtual environment.
+		"openinspect:modalServerUrl":   {Value: emu.URL()},
+		"openinspect:modalTokenId":     {Value: emulator.DefaultModalTokenID},
+		"openinspect:modalTokenSecret": {Value: emulator.DefaultModalTokenSecret, Secret: true},
+		"openinspect:pythonPath":       {Value: toolchain.Python(b)},
+		"openinspect:cacheDir":         {Value: toolchain.CacheDir()},
+		"deploymentName":               {Value: "bench"},
+		"upstreamCheckout":             {Value: filepath.Join(repoRoot(), "tests", "fixtures", "upstream")},
+		"anthropicApiKey":              {Value: "sk-ant-bench-0123456789abcdef", Secret: true},
+		"githubAppPrivateKey":          {Value: "-----BEGIN PRIVATE KEY-----bench-key", Secret: true},
+		"browserAuthSecret":            {Value: "browser-auth-secret-with-at-least-32-characters", Secret: true},
+		"tokenEncryptionKey":           {Value: "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==", Secret: true},
+		"repoSecretsEncryptionKey":     {Value: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", Secret: true},
 	} {
 		if err := stack.SetConfig(ctx, key, value); err != nil {
 			b.Fatal(err)
