@@ -6,6 +6,8 @@
 //	platform/      AppSecrets, GeneratedSecret, NameLock
 //	sandbox/       ModalApp, DaytonaSnapshot
 //	installation/  the OpenInspect component; web/ its web UI on Kubernetes
+//	esm/           the exports of an ES module, read without running it (a
+//	               leaf the emulator shares, so both refuse by one rule)
 //	internal/      thin API clients (cfapi, controlplane, kube, modalapi,
 //	               daytonaapi), the upstream contract loader, shared helpers
 //

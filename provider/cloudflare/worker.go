@@ -17,6 +17,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer/types"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
@@ -383,7 +384,15 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, err
 	}
 	unknown := func(key string) bool { return common.IsUnknown(req.NewInputs, key) }
-	return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: args.validate(unknown)}, nil
+	failures = args.validate(unknown)
+	if len(failures) > 0 {
+		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil
+	}
+	limits, err := config.FromContext(ctx).WorkerLimits()
+	if err != nil {
+		return infer.CheckResponse[WorkerArgs]{Inputs: args}, err
+	}
+	return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: args.limitFailures(limits, unknown)}, nil
 }
 
 // --- hashing and the upload ---------------------------------------------------

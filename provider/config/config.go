@@ -36,6 +36,8 @@ type Config struct {
 	DaytonaTarget        string `pulumi:"daytonaTarget,optional"`
 	PythonPath           string `pulumi:"pythonPath,optional"`
 	CacheDir             string `pulumi:"cacheDir,optional"`
+	WorkersPlan          string `pulumi:"workersPlan,optional"`
+	WorkerSizeLimit      string `pulumi:"workerSizeLimit,optional"`
 }
 
 // envFallbacks maps each config field to the environment variable read when the
@@ -62,6 +64,8 @@ func (c *Config) envFallbacks() []struct {
 		{&c.DaytonaTarget, "DAYTONA_TARGET"},
 		{&c.PythonPath, modaldeploy.PythonEnvVar},
 		{&c.CacheDir, "OPENINSPECT_CACHE_DIR"},
+		{&c.WorkersPlan, "OPENINSPECT_WORKERS_PLAN"},
+		{&c.WorkerSizeLimit, "OPENINSPECT_WORKER_SIZE_LIMIT"},
 	}
 }
 
@@ -102,13 +106,20 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.DaytonaTarget, "Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.")
 	a.Describe(&c.PythonPath, "Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.")
 	a.Describe(&c.CacheDir, "Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).")
+	a.Describe(&c.WorkersPlan, "The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, "+
+		"before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB "+
+		"(https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.")
+	a.Describe(&c.WorkerSizeLimit, "The largest Worker (all modules) an upload may be, such as 64MiB; add \" compressed\" for a limit "+
+		"measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to "+
+		"OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.")
 }
 
 // Configure fills unset keys from the environment. Clients are built on use so
 // that a provider configured only for Cloudflare never touches Modal or Daytona.
 func (c *Config) Configure(context.Context) error {
 	c.applyEnv()
-	return nil
+	_, err := c.WorkerLimits()
+	return err
 }
 
 func (c *Config) applyEnv() {

@@ -71,9 +71,17 @@ export class Provider extends pulumi.ProviderResource {
      */
     declare public readonly pythonPath: pulumi.Output<string | undefined>;
     /**
+     * The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+     */
+    declare public readonly workerSizeLimit: pulumi.Output<string | undefined>;
+    /**
      * Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
      */
     declare public readonly workersDevBaseUrl: pulumi.Output<string | undefined>;
+    /**
+     * The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+     */
+    declare public readonly workersPlan: pulumi.Output<string | undefined>;
 
     /**
      * Create a Provider resource with the given unique name, arguments, and options.
@@ -98,7 +106,9 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["modalTokenId"] = args?.modalTokenId;
             resourceInputs["modalTokenSecret"] = args?.modalTokenSecret ? pulumi.secret(args.modalTokenSecret) : undefined;
             resourceInputs["pythonPath"] = args?.pythonPath;
+            resourceInputs["workerSizeLimit"] = args?.workerSizeLimit;
             resourceInputs["workersDevBaseUrl"] = args?.workersDevBaseUrl;
+            resourceInputs["workersPlan"] = args?.workersPlan;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const secretOpts = { additionalSecretOutputs: ["cloudflareApiToken", "daytonaApiKey", "modalTokenSecret"] };
@@ -160,7 +170,15 @@ export interface ProviderArgs {
      */
     pythonPath?: pulumi.Input<string | undefined>;
     /**
+     * The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+     */
+    workerSizeLimit?: pulumi.Input<string | undefined>;
+    /**
      * Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
      */
     workersDevBaseUrl?: pulumi.Input<string | undefined>;
+    /**
+     * The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+     */
+    workersPlan?: pulumi.Input<string | undefined>;
 }

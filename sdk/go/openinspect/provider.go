@@ -39,8 +39,12 @@ type Provider struct {
 	ModalTokenSecret pulumi.StringPtrOutput `pulumi:"modalTokenSecret"`
 	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
 	PythonPath pulumi.StringPtrOutput `pulumi:"pythonPath"`
+	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+	WorkerSizeLimit pulumi.StringPtrOutput `pulumi:"workerSizeLimit"`
 	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl pulumi.StringPtrOutput `pulumi:"workersDevBaseUrl"`
+	// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+	WorkersPlan pulumi.StringPtrOutput `pulumi:"workersPlan"`
 }
 
 // NewProvider registers a new resource with the given unique name, arguments, and options.
@@ -99,8 +103,12 @@ type providerArgs struct {
 	ModalTokenSecret *string `pulumi:"modalTokenSecret"`
 	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
 	PythonPath *string `pulumi:"pythonPath"`
+	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+	WorkerSizeLimit *string `pulumi:"workerSizeLimit"`
 	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl *string `pulumi:"workersDevBaseUrl"`
+	// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+	WorkersPlan *string `pulumi:"workersPlan"`
 }
 
 // The set of arguments for constructing a Provider resource.
@@ -129,8 +137,12 @@ type ProviderArgs struct {
 	ModalTokenSecret pulumi.StringPtrInput
 	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
 	PythonPath pulumi.StringPtrInput
+	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+	WorkerSizeLimit pulumi.StringPtrInput
 	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl pulumi.StringPtrInput
+	// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+	WorkersPlan pulumi.StringPtrInput
 }
 
 func (ProviderArgs) ElementType() reflect.Type {
@@ -230,9 +242,19 @@ func (o ProviderOutput) PythonPath() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.PythonPath }).(pulumi.StringPtrOutput)
 }
 
+// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+func (o ProviderOutput) WorkerSizeLimit() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.WorkerSizeLimit }).(pulumi.StringPtrOutput)
+}
+
 // Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 func (o ProviderOutput) WorkersDevBaseUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.WorkersDevBaseUrl }).(pulumi.StringPtrOutput)
+}
+
+// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+func (o ProviderOutput) WorkersPlan() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.WorkersPlan }).(pulumi.StringPtrOutput)
 }
 
 func init() {

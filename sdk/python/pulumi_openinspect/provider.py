@@ -31,7 +31,9 @@ class ProviderArgs:
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
                  python_path: pulumi.Input[Optional[_builtins.str]] = None,
-                 workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None):
+                 worker_size_limit: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers_plan: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a Provider resource.
 
@@ -47,7 +49,9 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
         :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        :param pulumi.Input[_builtins.str] workers_plan: The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
         """
         if cache_dir is not None:
             pulumi.set(__self__, "cache_dir", cache_dir)
@@ -73,8 +77,12 @@ class ProviderArgs:
             pulumi.set(__self__, "modal_token_secret", modal_token_secret)
         if python_path is not None:
             pulumi.set(__self__, "python_path", python_path)
+        if worker_size_limit is not None:
+            pulumi.set(__self__, "worker_size_limit", worker_size_limit)
         if workers_dev_base_url is not None:
             pulumi.set(__self__, "workers_dev_base_url", workers_dev_base_url)
+        if workers_plan is not None:
+            pulumi.set(__self__, "workers_plan", workers_plan)
 
     @_builtins.property
     @pulumi.getter(name="cacheDir")
@@ -221,6 +229,18 @@ class ProviderArgs:
         pulumi.set(self, "python_path", value)
 
     @_builtins.property
+    @pulumi.getter(name="workerSizeLimit")
+    def worker_size_limit(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+        """
+        return pulumi.get(self, "worker_size_limit")
+
+    @worker_size_limit.setter
+    def worker_size_limit(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "worker_size_limit", value)
+
+    @_builtins.property
     @pulumi.getter(name="workersDevBaseUrl")
     def workers_dev_base_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -231,6 +251,18 @@ class ProviderArgs:
     @workers_dev_base_url.setter
     def workers_dev_base_url(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "workers_dev_base_url", value)
+
+    @_builtins.property
+    @pulumi.getter(name="workersPlan")
+    def workers_plan(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+        """
+        return pulumi.get(self, "workers_plan")
+
+    @workers_plan.setter
+    def workers_plan(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "workers_plan", value)
 
 
 @pulumi.type_token("pulumi:providers:openinspect")
@@ -251,7 +283,9 @@ class Provider(pulumi.ProviderResource):
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
                  python_path: pulumi.Input[Optional[_builtins.str]] = None,
+                 worker_size_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers_plan: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
         The provider type for the openinspect package: the credentials and endpoints of Cloudflare, Modal and Daytona, and where the Modal CLI runs. Every key falls back to an environment variable, so `pulumi destroy`, `refresh` and `import` work with credentials from the environment alone; changing a key updates the provider in place.
@@ -270,7 +304,9 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
         :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        :param pulumi.Input[_builtins.str] workers_plan: The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
         """
         ...
     @overload
@@ -308,7 +344,9 @@ class Provider(pulumi.ProviderResource):
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
                  python_path: pulumi.Input[Optional[_builtins.str]] = None,
+                 worker_size_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers_plan: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -330,7 +368,9 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["modal_token_id"] = modal_token_id
             __props__.__dict__["modal_token_secret"] = None if modal_token_secret is None else pulumi.Output.secret(modal_token_secret)
             __props__.__dict__["python_path"] = python_path
+            __props__.__dict__["worker_size_limit"] = worker_size_limit
             __props__.__dict__["workers_dev_base_url"] = workers_dev_base_url
+            __props__.__dict__["workers_plan"] = workers_plan
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["cloudflareApiToken", "daytonaApiKey", "modalTokenSecret"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(Provider, __self__).__init__(
@@ -436,10 +476,26 @@ class Provider(pulumi.ProviderResource):
         return pulumi.get(self, "python_path")
 
     @_builtins.property
+    @pulumi.getter(name="workerSizeLimit")
+    def worker_size_limit(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+        """
+        return pulumi.get(self, "worker_size_limit")
+
+    @_builtins.property
     @pulumi.getter(name="workersDevBaseUrl")
     def workers_dev_base_url(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
         Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
         return pulumi.get(self, "workers_dev_base_url")
+
+    @_builtins.property
+    @pulumi.getter(name="workersPlan")
+    def workers_plan(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+        """
+        return pulumi.get(self, "workers_plan")
 

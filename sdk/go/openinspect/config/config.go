@@ -71,7 +71,17 @@ func GetPythonPath(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:pythonPath")
 }
 
+// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+func GetWorkerSizeLimit(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:workerSizeLimit")
+}
+
 // Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 func GetWorkersDevBaseUrl(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:workersDevBaseUrl")
+}
+
+// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
+func GetWorkersPlan(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:workersPlan")
 }

@@ -74,8 +74,18 @@ pythonPath: Optional[str]
 Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
 """
 
+workerSizeLimit: Optional[str]
+"""
+The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
+"""
+
 workersDevBaseUrl: Optional[str]
 """
 Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+"""
+
+workersPlan: Optional[str]
+"""
+The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
 """
 

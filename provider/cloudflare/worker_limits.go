@@ -1,0 +1,154 @@
+package cloudflare
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"path"
+	"strings"
+
+	p "github.com/pulumi/pulumi-go-provider"
+
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/esm"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+)
+
+// limitFailures checks what Cloudflare refuses at upload, so preview says it
+// before anything is sent: the Worker's size (10027), the number and size of
+// its vars and secrets, and that the main module exports every Durable
+// Object class this script declares (10061 for the binding, 10070 for the
+// migration that creates it). Unknown fields are skipped.
+func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) bool) []p.CheckFailure {
+	var failures []p.CheckFailure
+	fail := func(field, format string, args ...any) {
+		failures = append(failures, p.CheckFailure{Property: field, Reason: fmt.Sprintf(format, args...)})
+	}
+	if !unknown("vars") && !unknown("secrets") {
+		if n := len(a.Vars) + len(a.Secrets); n > lim.MaxVars {
+			fail("vars", "%d vars and secrets: the Workers %s plan allows %d per Worker (secrets and text combined)", n, lim.Plan, lim.MaxVars)
+		}
+	}
+	for _, field := range []struct {
+		name   string
+		values map[string]string
+	}{{"vars", a.Vars}, {"secrets", a.Secrets}} {
+		if unknown(field.name) {
+			continue
+		}
+		for key, value := range field.values {
+			if len(value) > lim.MaxVarBytes {
+				// The secret's value is never quoted, nor its size (a hint).
+				fail(field.name+"."+key, "%s is over Cloudflare's %s limit for one variable", key, config.FormatSize(int64(lim.MaxVarBytes)))
+			}
+		}
+	}
+	if unknown("content") || unknown("script") || unknown("modules") || unknown("mainModule") {
+		return failures
+	}
+	if a.Script != nil && a.Script.Asset != nil && !a.Script.Asset.HasContents() {
+		return failures // a Diff-time asset without its contents
+	}
+	mods, err := a.modules()
+	if err != nil {
+		return failures // validate reports the unreadable script
+	}
+	if size, err := scriptSize(mods, lim.Compressed); err == nil && size > lim.MaxScriptBytes {
+		how := ""
+		if lim.Compressed {
+			how = " after gzip"
+		}
+		fail(a.codeField(), "the Worker is %s%s; Cloudflare refuses Workers over %s (10027): see workerSizeLimit",
+			config.FormatSize(size), how, config.FormatSize(lim.MaxScriptBytes))
+	}
+	if unknown("durableObjects") {
+		return failures
+	}
+	exported := moduleExports(mods)
+	for i, d := range a.DurableObjects {
+		own := d.ScriptName == "" || d.ScriptName == a.Name
+		if own && d.ClassName != "" && exported != nil && !exported[d.ClassName] {
+			fail(fmt.Sprintf("durableObjects[%d].className", i),
+				"the main module %s does not export class %s; Cloudflare refuses the binding (10061) and its migration (10070)",
+				a.mainModule(), d.ClassName)
+		}
+	}
+	return failures
+}
+
+// codeField is the input that holds the main module.
+func (a WorkerArgs) codeField() string {
+	if a.Script != nil {
+		return "script"
+	}
+	return "content"
+}
+
+// scriptSize is the modules' total size, or its gzip size when compressed.
+func scriptSize(mods []cfapi.Module, compressed bool) (int64, error) {
+	var total int64
+	if !compressed {
+		for _, m := range mods {
+			total += int64(len(m.Content))
+		}
+		return total, nil
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for _, m := range mods {
+		if _, err := zw.Write(m.Content); err != nil {
+			return 0, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return 0, err
+	}
+	return int64(buf.Len()), nil
+}
+
+// moduleExports are the names the main module (mods[0]) exports, following
+// `export * from` into the other uploaded modules; nil when a star export
+// names a module not uploaded (its names cannot be known, so nothing is
+// refused).
+func moduleExports(mods []cfapi.Module) map[string]bool {
+	byName := map[string][]byte{}
+	for _, m := range mods {
+		byName[m.Name] = m.Content
+	}
+	names := map[string]bool{}
+	seen := map[string]bool{}
+	var visit func(name string) bool
+	visit = func(name string) bool {
+		if seen[name] {
+			return true
+		}
+		seen[name] = true
+		src, ok := byName[name]
+		if !ok {
+			return false
+		}
+		ex := esm.Scan(string(src))
+		for n := range ex.Names {
+			names[n] = true
+		}
+		for _, spec := range ex.StarFrom {
+			if !visit(resolveModule(name, spec)) {
+				return false
+			}
+		}
+		return true
+	}
+	if !visit(mods[0].Name) {
+		return nil
+	}
+	return names
+}
+
+// resolveModule resolves a relative specifier against the importing
+// module's name, as module names in an upload are paths.
+func resolveModule(from, spec string) string {
+	if !strings.HasPrefix(spec, "./") && !strings.HasPrefix(spec, "../") {
+		return spec
+	}
+	return strings.TrimPrefix(path.Join(path.Dir(from), spec), "./")
+}

@@ -1,0 +1,350 @@
+// Package esm reads the names an ES module exports without running it: the
+// structural check Cloudflare makes when a Worker is uploaded (a Durable
+// Object class must be exported by the main module), made here at preview.
+//
+// The package is a leaf with no dependencies, outside internal/, so the
+// emulator refuses uploads by the same rule the provider checks at preview.
+package esm
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Exports are what a module's top-level export statements declare.
+type Exports struct {
+	// Names are the exported bindings, "default" included.
+	Names map[string]bool
+	// StarFrom are the specifiers of `export * from "…"` statements: their
+	// names are exported too, but only the named module knows them.
+	StarFrom []string
+}
+
+// Has reports whether name is exported by the module itself.
+func (e Exports) Has(name string) bool { return e.Names[name] }
+
+// Scan lists the exports of an ES module's source. It skips comments,
+// strings, template literals and regular expressions, and reads `export`
+// only at the top level (brace depth 0), so a bundle's nested code and
+// string contents never count.
+func Scan(src string) Exports {
+	out := Exports{Names: map[string]bool{}}
+	l := lexer{src: src}
+	for {
+		tok := l.next()
+		if tok.kind == tokEOF {
+			return out
+		}
+		if tok.kind == tokIdent && tok.text == "export" && l.depth == 0 {
+			l.readExport(&out)
+		}
+	}
+}
+
+type tokKind int
+
+const (
+	tokEOF tokKind = iota
+	tokIdent
+	tokString
+	tokPunct
+	tokOther // numbers, regular expressions, templates
+)
+
+type token struct {
+	kind tokKind
+	text string
+}
+
+type lexer struct {
+	src   string
+	pos   int
+	depth int
+	// prev is the last significant token, which decides whether a slash
+	// starts a regular expression or divides.
+	prev token
+	// templates holds, for each open `${` of a template literal, the brace
+	// depth at which its closing brace resumes the template.
+	templates []int
+}
+
+// next returns the next significant token, tracking brace depth.
+func (l *lexer) next() token {
+	tok := l.scan()
+	if tok.kind != tokEOF {
+		l.prev = tok
+	}
+	return tok
+}
+
+func (l *lexer) scan() token {
+	for l.pos < len(l.src) {
+		c := l.src[l.pos]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			l.pos++
+		case strings.HasPrefix(l.src[l.pos:], "//"):
+			l.skipTo("\n")
+		case strings.HasPrefix(l.src[l.pos:], "/*"):
+			l.pos += 2
+			l.skipTo("*/")
+			l.pos += 2
+		case c == '"' || c == '\'':
+			return token{tokString, l.quoted(c)}
+		case c == '`':
+			l.pos++
+			l.template()
+			return token{kind: tokOther}
+		case c == '/':
+			if l.regexAllowed() {
+				l.regex()
+				return token{kind: tokOther}
+			}
+			l.pos++
+			return token{tokPunct, "/"}
+		case c == '{':
+			l.pos++
+			l.depth++
+			return token{tokPunct, "{"}
+		case c == '}':
+			l.pos++
+			if n := len(l.templates); n > 0 && l.templates[n-1] == l.depth {
+				// The end of a template substitution: the template goes on.
+				l.templates = l.templates[:n-1]
+				l.template()
+				return token{kind: tokOther}
+			}
+			if l.depth > 0 {
+				l.depth--
+			}
+			return token{tokPunct, "}"}
+		case isIdentStart(l.src[l.pos:]):
+			start := l.pos
+			for l.pos < len(l.src) && isIdentPart(l.src[l.pos:]) {
+				_, size := utf8.DecodeRuneInString(l.src[l.pos:])
+				l.pos += size
+			}
+			return token{tokIdent, l.src[start:l.pos]}
+		case c >= '0' && c <= '9':
+			for l.pos < len(l.src) && (isIdentPart(l.src[l.pos:]) || l.src[l.pos] == '.') {
+				l.pos++
+			}
+			return token{kind: tokOther}
+		default:
+			l.pos++
+			return token{tokPunct, string(c)}
+		}
+	}
+	return token{kind: tokEOF}
+}
+
+func (l *lexer) skipTo(end string) {
+	if i := strings.Index(l.src[l.pos:], end); i >= 0 {
+		l.pos += i
+	} else {
+		l.pos = len(l.src)
+	}
+}
+
+// quoted reads a string literal and returns its contents (escapes kept:
+// module specifiers and export names never need them).
+func (l *lexer) quoted(q byte) string {
+	l.pos++
+	start := l.pos
+	for l.pos < len(l.src) && l.src[l.pos] != q && l.src[l.pos] != '\n' {
+		if l.src[l.pos] == '\\' {
+			l.pos++
+		}
+		l.pos++
+	}
+	text := l.src[start:min(l.pos, len(l.src))]
+	l.pos++
+	return text
+}
+
+// template reads a template literal up to its end or to a `${`, whose
+// closing brace (at the current depth) resumes it.
+func (l *lexer) template() {
+	for l.pos < len(l.src) {
+		switch {
+		case l.src[l.pos] == '\\':
+			l.pos += 2
+		case l.src[l.pos] == '`':
+			l.pos++
+			return
+		case strings.HasPrefix(l.src[l.pos:], "${"):
+			l.pos += 2
+			l.templates = append(l.templates, l.depth)
+			return
+		default:
+			l.pos++
+		}
+	}
+}
+
+// regexAllowed is the usual heuristic: a slash after a value (a name, a
+// literal, a closing bracket) divides; anywhere else it starts a regular
+// expression. Keywords that precede an expression count as operators.
+func (l *lexer) regexAllowed() bool {
+	switch l.prev.kind {
+	case tokEOF:
+		return true
+	case tokIdent:
+		switch l.prev.text {
+		case "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await":
+			return true
+		}
+		return false
+	case tokString, tokOther:
+		return false
+	}
+	return l.prev.text != ")" && l.prev.text != "]" && l.prev.text != "}"
+}
+
+func (l *lexer) regex() {
+	l.pos++
+	inClass := false
+	for l.pos < len(l.src) && l.src[l.pos] != '\n' {
+		c := l.src[l.pos]
+		l.pos++
+		switch {
+		case c == '\\':
+			l.pos++
+		case c == '[':
+			inClass = true
+		case c == ']':
+			inClass = false
+		case c == '/' && !inClass:
+			for l.pos < len(l.src) && isIdentPart(l.src[l.pos:]) {
+				l.pos++ // flags
+			}
+			return
+		}
+	}
+}
+
+// readExport reads what follows a top-level `export`.
+func (l *lexer) readExport(out *Exports) {
+	tok := l.next()
+	switch {
+	case tok.kind == tokIdent && tok.text == "default":
+		out.Names["default"] = true
+	case tok.kind == tokIdent && (tok.text == "class" || tok.text == "function"):
+		if name := l.declName(); name != "" {
+			out.Names[name] = true
+		}
+	case tok.kind == tokIdent && tok.text == "async":
+		if l.next().text == "function" {
+			if name := l.declName(); name != "" {
+				out.Names[name] = true
+			}
+		}
+	case tok.kind == tokIdent && (tok.text == "const" || tok.text == "let" || tok.text == "var"):
+		// `export const a = 1, b = 2`: each declarator's name (destructuring
+		// patterns are not read: bundles never export that way).
+		for {
+			name := l.next()
+			if name.kind != tokIdent {
+				return
+			}
+			out.Names[name.text] = true
+			if !l.skipInitializer() {
+				return
+			}
+		}
+	case tok.kind == tokPunct && tok.text == "*":
+		next := l.next()
+		if next.kind == tokIdent && next.text == "as" {
+			if name := l.next(); name.kind == tokIdent || name.kind == tokString {
+				out.Names[name.text] = true
+			}
+			return
+		}
+		if next.kind == tokIdent && next.text == "from" {
+			if spec := l.next(); spec.kind == tokString {
+				out.StarFrom = append(out.StarFrom, spec.text)
+			}
+		}
+	case tok.kind == tokPunct && tok.text == "{":
+		l.exportList(out)
+	}
+}
+
+// declName reads a declaration's name, skipping a generator's star.
+func (l *lexer) declName() string {
+	tok := l.next()
+	if tok.kind == tokPunct && tok.text == "*" {
+		tok = l.next()
+	}
+	if tok.kind == tokIdent {
+		return tok.text
+	}
+	return ""
+}
+
+// exportList reads `{ a, b as c, "d" as e }` after its opening brace; the
+// exported name is the one after `as`, if any.
+func (l *lexer) exportList(out *Exports) {
+	target := l.depth - 1
+	var last string
+	for {
+		tok := l.next()
+		switch {
+		case tok.kind == tokEOF:
+			return
+		case tok.kind == tokPunct && tok.text == "}" && l.depth == target:
+			if last != "" {
+				out.Names[last] = true
+			}
+			return
+		case tok.kind == tokPunct && tok.text == ",":
+			if last != "" {
+				out.Names[last] = true
+			}
+			last = ""
+		case tok.kind == tokIdent && tok.text == "as":
+			// the next name replaces the local one
+		case tok.kind == tokIdent || tok.kind == tokString:
+			last = tok.text
+		}
+	}
+}
+
+// skipInitializer skips `= expression` up to the declarator's comma (true:
+// another declarator follows) or the statement's end (false).
+func (l *lexer) skipInitializer() bool {
+	depth := l.depth
+	parens := 0
+	for {
+		start := l.pos
+		tok := l.next()
+		switch {
+		case tok.kind == tokEOF:
+			return false
+		case tok.kind == tokPunct && (tok.text == "(" || tok.text == "["):
+			parens++
+		case tok.kind == tokPunct && (tok.text == ")" || tok.text == "]"):
+			parens--
+		case l.depth != depth || parens > 0:
+		case tok.kind == tokPunct && tok.text == ",":
+			return true
+		case tok.kind == tokPunct && tok.text == ";":
+			return false
+		case tok.kind == tokIdent && tok.text == "export":
+			// A new statement without a semicolon: read it as one.
+			l.pos, l.prev = start, token{}
+			return false
+		}
+	}
+}
+
+func isIdentStart(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r == '_' || r == '$' || unicode.IsLetter(r)
+}
+
+func isIdentPart(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r == '_' || r == '$' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
