@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"path"
-	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 
@@ -106,49 +104,19 @@ func scriptSize(mods []cfapi.Module, compressed bool) (int64, error) {
 	return int64(buf.Len()), nil
 }
 
-// moduleExports are the names the main module (mods[0]) exports, following
-// `export * from` into the other uploaded modules; nil when a star export
-// names a module not uploaded (its names cannot be known, so nothing is
-// refused).
+// moduleExports are the names the main module (mods[0]) exports, or nil
+// when they cannot be known (a star export of a module not uploaded).
 func moduleExports(mods []cfapi.Module) map[string]bool {
-	byName := map[string][]byte{}
-	for _, m := range mods {
-		byName[m.Name] = m.Content
-	}
-	names := map[string]bool{}
-	seen := map[string]bool{}
-	var visit func(name string) bool
-	visit = func(name string) bool {
-		if seen[name] {
-			return true
-		}
-		seen[name] = true
-		src, ok := byName[name]
-		if !ok {
-			return false
-		}
-		ex := esm.Scan(string(src))
-		for n := range ex.Names {
-			names[n] = true
-		}
-		for _, spec := range ex.StarFrom {
-			if !visit(resolveModule(name, spec)) {
-				return false
+	names, known := esm.Graph(mods[0].Name, func(name string) ([]byte, bool) {
+		for _, m := range mods {
+			if m.Name == name {
+				return m.Content, true
 			}
 		}
-		return true
-	}
-	if !visit(mods[0].Name) {
+		return nil, false
+	})
+	if !known {
 		return nil
 	}
 	return names
-}
-
-// resolveModule resolves a relative specifier against the importing
-// module's name, as module names in an upload are paths.
-func resolveModule(from, spec string) string {
-	if !strings.HasPrefix(spec, "./") && !strings.HasPrefix(spec, "../") {
-		return spec
-	}
-	return strings.TrimPrefix(path.Join(path.Dir(from), spec), "./")
 }

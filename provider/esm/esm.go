@@ -7,6 +7,7 @@
 package esm
 
 import (
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -347,4 +348,44 @@ func isIdentStart(s string) bool {
 func isIdentPart(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
 	return r == '_' || r == '$' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// Graph is the exports of the module named main in a set of modules (a
+// Worker upload's parts, named by path), following `export * from` into the
+// others. known is false when a star export names a module source does not
+// have: its names cannot be known, so a caller must not refuse anything.
+func Graph(main string, source func(name string) ([]byte, bool)) (names map[string]bool, known bool) {
+	names = map[string]bool{}
+	seen := map[string]bool{}
+	var visit func(name string) bool
+	visit = func(name string) bool {
+		if seen[name] {
+			return true
+		}
+		seen[name] = true
+		src, ok := source(name)
+		if !ok {
+			return false
+		}
+		ex := Scan(string(src))
+		for n := range ex.Names {
+			names[n] = true
+		}
+		for _, spec := range ex.StarFrom {
+			if !visit(resolve(name, spec)) {
+				return false
+			}
+		}
+		return true
+	}
+	return names, visit(main)
+}
+
+// resolve resolves a relative specifier against the importing module's
+// name, as module names in an upload are paths.
+func resolve(from, spec string) string {
+	if !strings.HasPrefix(spec, "./") && !strings.HasPrefix(spec, "../") {
+		return spec
+	}
+	return strings.TrimPrefix(path.Join(path.Dir(from), spec), "./")
 }

@@ -77,14 +77,18 @@ type Options struct {
 	// pending, the rest building). Zero means DefaultDaytonaBuildTime;
 	// InstantDaytonaBuilds (negative) finishes builds within the request.
 	DaytonaBuildTime time.Duration
+	// WorkerLimits are the plan limits uploads are refused by; the zero
+	// value is Workers Paid (workers_limits.go).
+	WorkerLimits WorkerLimits
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
 type Server struct {
-	tokens  map[string]string
-	dataDir string
-	tempDir bool
-	logf    func(format string, args ...any)
+	workerLimits WorkerLimits
+	tokens       map[string]string
+	dataDir      string
+	tempDir      bool
+	logf         func(format string, args ...any)
 
 	workersSubdomain string
 
@@ -147,6 +151,7 @@ func New(opts Options) (*Server, error) {
 		counts: map[string]int{},
 
 		workersSubdomain: sub,
+		workerLimits:     opts.WorkerLimits.withDefaults(),
 	}
 	if opts.DataDir == "" {
 		dir, err := os.MkdirTemp("", "openinspect-emulator-")

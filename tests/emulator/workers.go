@@ -502,6 +502,12 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 		tag = m.NewTag
 	}
 
+	if err := s.wkCheckLimits(up, bindings); err != nil {
+		return nil, nil, err
+	}
+	if err := wkCheckExports(up, name, bindings); err != nil {
+		return nil, nil, err
+	}
 	for _, b := range bindings {
 		if err := s.wkCheckBindingLocked(acct, name, b, classes, deleted); err != nil {
 			return nil, nil, err

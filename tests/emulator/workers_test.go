@@ -36,7 +36,11 @@ type M = map[string]any
 // mod is one module part of an upload.
 type mod struct{ name, contentType, body string }
 
-var indexJS = mod{"index.js", "application/javascript+module", "export default { fetch() { return new Response('ok') } }"}
+// indexJS exports the Durable Object classes the tests declare: Cloudflare
+// refuses a class the main module does not export (workers_limits_test.go).
+var indexJS = mod{"index.js", "application/javascript+module",
+	"export class Room {}\nexport class Lobby {}\nexport class Hall {}\nexport class Counter {}\n" +
+		"export default { fetch() { return new Response('ok') } }"}
 
 // meta is upload metadata with index.js as main module and these bindings.
 func meta(bindings ...M) M {

@@ -40,6 +40,9 @@ func main() {
 	daytonaKey := flag.String("daytona-api-key", emulator.DefaultDaytonaAPIKey, "Daytona API key to accept")
 	daytonaOrg := flag.String("daytona-organization", emulator.DefaultDaytonaOrganizationID, "organization ID the Daytona API key belongs to")
 	daytonaBuild := flag.Duration("daytona-build-time", emulator.DefaultDaytonaBuildTime, "how long a Daytona snapshot build takes (negative: done within the request)")
+	workersPlan := flag.String("workers-plan", "paid", "the Workers plan whose limits uploads are refused by: free or paid")
+	sizeLimit := flag.Int64("worker-size-limit", 0, "the largest Worker in bytes (default: the plan's 64 MiB)")
+	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
@@ -49,13 +52,23 @@ func main() {
 	if *daytonaBuild == 0 {
 		daytona.DaytonaBuildTime = emulator.InstantDaytonaBuilds // 0 in Options means the default
 	}
+	switch *workersPlan {
+	case "free":
+		daytona.WorkerLimits = emulator.FreePlanLimits
+	case "paid":
+	default:
+		fmt.Fprintf(os.Stderr, "openinspect-emulator: -workers-plan %q: use free or paid\n", *workersPlan)
+		os.Exit(2)
+	}
+	daytona.WorkerLimits.MaxScriptBytes = *sizeLimit
+	daytona.WorkerLimits.Compressed = *sizeCompressed
 	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, modalToken, *verbose, daytona); err != nil {
 		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-// daytona carries the Daytona fields of Options.
+// daytona carries the Daytona fields and the worker limits of Options.
 func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool, daytona emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
@@ -68,7 +81,8 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, mod
 		}
 	}
 	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
-		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime}
+		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime,
+		WorkerLimits: daytona.WorkerLimits}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf
