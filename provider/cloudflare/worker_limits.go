@@ -1,8 +1,6 @@
 package cloudflare
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -51,13 +49,12 @@ func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) 
 	if err != nil {
 		return failures // validate reports the unreadable script
 	}
-	if size, err := scriptSize(mods, lim.Compressed); err == nil && size > lim.MaxScriptBytes {
-		how := ""
-		if lim.Compressed {
-			how = " after gzip"
-		}
-		fail(a.codeField(), "the Worker is %s%s; Cloudflare refuses Workers over %s (10027): see workerSizeLimit",
-			config.FormatSize(size), how, config.FormatSize(lim.MaxScriptBytes))
+	contents := make([][]byte, len(mods))
+	for i, m := range mods {
+		contents[i] = m.Content
+	}
+	if problem := lim.SizeProblem(contents...); problem != "" {
+		fail(a.codeField(), "%s", problem)
 	}
 	if unknown("durableObjects") {
 		return failures
@@ -80,28 +77,6 @@ func (a WorkerArgs) codeField() string {
 		return "script"
 	}
 	return "content"
-}
-
-// scriptSize is the modules' total size, or its gzip size when compressed.
-func scriptSize(mods []cfapi.Module, compressed bool) (int64, error) {
-	var total int64
-	if !compressed {
-		for _, m := range mods {
-			total += int64(len(m.Content))
-		}
-		return total, nil
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	for _, m := range mods {
-		if _, err := zw.Write(m.Content); err != nil {
-			return 0, err
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return 0, err
-	}
-	return int64(buf.Len()), nil
 }
 
 // moduleExports are the names the main module (mods[0]) exports, or nil

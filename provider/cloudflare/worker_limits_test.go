@@ -81,7 +81,7 @@ func TestWorkerCheckRefusesWhatCloudflareRefuses(t *testing.T) {
 		h.Configure(t, map[string]property.Value{"workerSizeLimit": property.New("1MiB compressed")})
 		t.Cleanup(func() { h.Configure(t, map[string]property.Value{"workerSizeLimit": property.New("64MiB")}) })
 		reason := checkReasons(t, h, in)["content"]
-		assert.Contains(t, reason, "after gzip; Cloudflare refuses Workers over 1 MiB (10027): see workerSizeLimit")
+		assert.Contains(t, reason, "after gzip; Cloudflare refuses Workers over 1 MiB (10027): see openinspect:workerSizeLimit")
 
 		// Text that compresses well passes the same compressed limit.
 		in["content"] = "export default {};\n// " + strings.Repeat("a", 4<<20)

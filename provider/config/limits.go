@@ -1,6 +1,8 @@
 package config
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"strconv"
 	"strings"
@@ -90,4 +92,29 @@ func FormatSize(n int64) string {
 		return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(float64(n)/(1<<10), 'f', 2, 64), "0"), ".") + " KiB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// SizeProblem says why modules are over MaxScriptBytes, or "": their total
+// size, or its gzip size when the limit is measured compressed.
+func (l WorkerLimits) SizeProblem(modules ...[]byte) string {
+	var size int64
+	how := ""
+	if l.Compressed {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		for _, m := range modules {
+			_, _ = zw.Write(m) // a bytes.Buffer never fails
+		}
+		_ = zw.Close()
+		size, how = int64(buf.Len()), " after gzip"
+	} else {
+		for _, m := range modules {
+			size += int64(len(m))
+		}
+	}
+	if size <= l.MaxScriptBytes {
+		return ""
+	}
+	return fmt.Sprintf("the Worker is %s%s; Cloudflare refuses Workers over %s (10027): see openinspect:workerSizeLimit",
+		FormatSize(size), how, FormatSize(l.MaxScriptBytes))
 }

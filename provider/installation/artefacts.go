@@ -8,12 +8,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/esm"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
@@ -63,11 +63,18 @@ func useEmbedded(ctx context.Context, s *spec) (*embedded, error) {
 	return &embedded{set: set, dir: dir}, nil
 }
 
-// cacheRoot is the provider's cache directory. The component may be
-// constructed without the provider's configuration in its context (unit
-// tests call the constructor directly), where infer.GetConfig panics; the
-// configuration's environment fallbacks answer then.
-func cacheRoot(ctx context.Context) (string, error) {
+// workerLimits are the provider's Workers limits (the defaults without a
+// provider configuration, as in cacheRoot).
+func workerLimits(ctx context.Context) (*config.WorkerLimits, error) {
+	lim, err := providerConfig(ctx).WorkerLimits()
+	return &lim, err
+}
+
+// providerConfig is the provider's configuration. The component may be
+// constructed without it in its context (unit tests call the constructor
+// directly), where infer.GetConfig panics; an empty configuration, whose
+// environment fallbacks answer, stands in then.
+func providerConfig(ctx context.Context) *config.Config {
 	cfg := func() (c *config.Config) {
 		defer func() { _ = recover() }()
 		return config.FromContext(ctx)
@@ -75,7 +82,12 @@ func cacheRoot(ctx context.Context) (string, error) {
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	return cfg.CacheRoot()
+	return cfg
+}
+
+// cacheRoot is the provider's cache directory.
+func cacheRoot(ctx context.Context) (string, error) {
+	return providerConfig(ctx).CacheRoot()
 }
 
 // resolveArtifacts finds each worker's bundle, the migrations directory and
@@ -160,7 +172,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 			} else {
 				plan.Verification["bundle."+w.Logical] = "given by " + path + ", not compared"
 			}
-			w.Script = script
+			w.Script, w.ScriptField = script, path
 		}
 	}
 	dir := common.Deref(up.MigrationsDir, "")
@@ -370,14 +382,20 @@ func sandboxSources(c *upstream.Contract, plan *installPlan) []string {
 	return out
 }
 
-// checkDurableObjectClasses refuses a Durable Object binding whose class the
-// worker's bundle does not contain: the upload would declare the class in a
-// migration and fail. An ES module keeps its exported names, so an exported
-// class always appears in the bundle by name.
-func checkDurableObjectClasses(plan *installPlan, s *spec) []error {
+// checkWorkerBundles refuses, before any upload, what Cloudflare would
+// refuse of each worker's bundle: a size over the plan's limit (10027), more
+// vars and secrets than the plan allows, and a Durable Object binding whose
+// class the bundle does not export (10061; 10070 for the migration that
+// declares it), read structurally as Cloudflare does.
+func checkWorkerBundles(plan *installPlan, s *spec) []error {
+	lim := s.workerLimits()
 	var errs []error
 	for _, w := range plan.Workers {
-		if len(w.DurableObjects) == 0 || w.Script == "" {
+		if n := len(w.Vars) + len(w.Secrets); n > lim.MaxVars {
+			errs = append(errs, fieldError(workerField(s, w.Logical, "vars"), "worker %s would have %d vars and secrets; the Workers %s plan "+
+				"allows %d per Worker (openinspect:workersPlan)", w.Logical, n, lim.Plan, lim.MaxVars))
+		}
+		if w.Script == "" {
 			continue
 		}
 		bundle, err := os.ReadFile(w.Script)
@@ -385,11 +403,15 @@ func checkDurableObjectClasses(plan *installPlan, s *spec) []error {
 			errs = append(errs, fmt.Errorf("worker %s: reading %s: %w", w.Logical, w.Script, err))
 			continue
 		}
+		if problem := lim.SizeProblem(bundle); problem != "" {
+			errs = append(errs, fieldError(w.ScriptField, "the bundle %s of worker %s: %s", w.Script, w.Logical, problem))
+		}
+		exported, known := esm.Graph(w.Script, func(name string) ([]byte, bool) { return bundle, name == w.Script })
 		for _, b := range w.DurableObjects {
-			if regexp.MustCompile(`\b` + regexp.QuoteMeta(b.Target) + `\b`).Match(bundle) {
+			if !known || exported[b.Target] {
 				continue
 			}
-			path := "upstream"
+			path := w.ScriptField // the binding is upstream's: the bundle is at fault
 			for i, entry := range s.Workers {
 				if entry.Name != w.Logical || entry.Bindings == nil {
 					continue
@@ -400,11 +422,22 @@ func checkDurableObjectClasses(plan *installPlan, s *spec) []error {
 					}
 				}
 			}
-			errs = append(errs, fieldError(path, "the bundle %s of worker %s has no Durable Object class %q for binding %s: export the class, or fix the class name",
-				w.Script, w.Logical, b.Target, b.Binding))
+			errs = append(errs, fieldError(path, "the bundle %s of worker %s does not export the Durable Object class %q of binding %s, "+
+				"so Cloudflare would refuse it (10061): export the class, or fix the class name", w.Script, w.Logical, b.Target, b.Binding))
 		}
 	}
 	return errs
+}
+
+// workerField is the spec field of a worker's entry ("workers[i].<field>"),
+// or "upstream" for a worker the spec does not list.
+func workerField(s *spec, logical, field string) string {
+	for i, entry := range s.Workers {
+		if entry.Name == logical {
+			return fmt.Sprintf("workers[%d].%s", i, field)
+		}
+	}
+	return "upstream"
 }
 
 // gitHead reads the commit a git work tree has checked out, without running

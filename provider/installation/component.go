@@ -59,6 +59,9 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 		return nil, fmt.Errorf("loading the upstream contract: %w", err)
 	}
 	s := normalize(&args)
+	if s.limits, err = workerLimits(ctx.Context()); err != nil {
+		return nil, err
+	}
 	emb, err := useEmbedded(ctx.Context(), s)
 	if err != nil {
 		return nil, err
@@ -109,7 +112,7 @@ func planInstallation(contract *upstream.Contract, s *spec, emb *embedded, value
 	errs := validatePlan(plan, s)
 	errs = append(errs, resolveArtifacts(contract, plan, s, emb)...)
 	if len(errs) == 0 {
-		errs = checkDurableObjectClasses(plan, s)
+		errs = checkWorkerBundles(plan, s)
 	}
 	if len(errs) > 0 {
 		return nil, specError(errs)

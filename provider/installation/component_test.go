@@ -398,7 +398,7 @@ func TestSpecValidation(t *testing.T) {
 			a.Workers = []InstallationWorkerArgs{{Name: "control-plane", Bindings: &WorkerBindingsArgs{
 				DurableObjects: []LogicalBinding{{Binding: "OTHER", Target: &class}}}}}
 		}, []string{`workers[0].bindings.durableObjects[0].target: the bundle ` + filepath.Join(fixtureCheckout, "packages", "control-plane", "dist", "index.js") +
-			` of worker control-plane has no Durable Object class "MissingDO" for binding OTHER`}},
+			` of worker control-plane does not export the Durable Object class "MissingDO" of binding OTHER, so Cloudflare would refuse it (10061)`}},
 		{"sandbox", func(a *OpenInspectArgs) {
 			provider := "daytona"
 			a.Sandbox = &SandboxArgs{Provider: &provider}

@@ -87,6 +87,7 @@ type plannedBinding struct {
 // values as references.
 type plannedWorker struct {
 	Logical, Name, Script                        string
+	ScriptField                                  string // the input Script came from, for messages
 	D1, KV, R2, Queues, Services, DurableObjects []plannedBinding
 	Vars, Secrets                                map[string]valueRef
 	// UserSecrets are the values of secrets set on the worker entry.

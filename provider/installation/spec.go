@@ -3,6 +3,7 @@ package installation
 import (
 	"fmt"
 
+	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
@@ -25,6 +26,17 @@ type spec struct {
 	Upstream                  UpstreamArgs
 	Modal                     ModalArgs
 	Daytona                   DaytonaArgs
+	// limits are the provider's Workers limits (nil: the defaults).
+	limits *config.WorkerLimits
+}
+
+// workerLimits are the limits the workers are checked against.
+func (s *spec) workerLimits() config.WorkerLimits {
+	if s.limits != nil {
+		return *s.limits
+	}
+	lim, _ := (&config.Config{}).WorkerLimits() // the defaults are valid
+	return lim
 }
 
 // normalize applies the defaults. It never fails: what is wrong is for
