@@ -35,6 +35,11 @@ type crashCase struct {
 	name string
 	// hold stops the up at the call to kill it at.
 	hold emulator.Fault
+	// inFlight are the resources (by name) whose operations are under way
+	// when the kill comes: the one making the held call and those waiting
+	// for it. The kill waits until the checkpoint lists exactly these, so
+	// every other step has finished and been recorded.
+	inFlight []string
 	// kill is the process killed while the call is held: "pulumi" (the CLI;
 	// its provider lives on, re-parented) or "provider" (every
 	// pulumi-resource-openinspect the CLI started; the CLI then fails).
@@ -61,9 +66,10 @@ func TestCrashRecovery(t *testing.T) {
 		{
 			// The database exists; the create's next call, recording the
 			// owner in it, is held: the state never learns of the database.
-			name: "pulumi killed during D1 create",
-			hold: emulator.Fault{Route: d1QueryRoute, Kind: emulator.FaultHold, Times: 1},
-			kill: "pulumi",
+			name:     "pulumi killed during D1 create",
+			hold:     emulator.Fault{Route: d1QueryRoute, Kind: emulator.FaultHold, Times: 1},
+			inFlight: []string{"openinspect-d1", "openinspect-worker-slack-bot"},
+			kill:     "pulumi",
 			atKill: func(t *testing.T, emu *emulatorProcess) {
 				assert.Len(t, emu.inventory(t).D1, 1, "the database was created")
 				assert.Nil(t, ledgerVersions(t, emu), "no migration ran")
@@ -74,8 +80,9 @@ func TestCrashRecovery(t *testing.T) {
 			// The fifth D1 query of the install: marking the new database
 			// (1), the ledger's DDL (2), reading it (3), the first file
 			// (4), the second file (5).
-			hold: emulator.Fault{Route: d1QueryRoute, Kind: emulator.FaultHold, Times: 1, After: 4},
-			kill: "provider",
+			hold:     emulator.Fault{Route: d1QueryRoute, Kind: emulator.FaultHold, Times: 1, After: 4},
+			inFlight: []string{"openinspect-d1-migrations", "openinspect-worker-slack-bot"},
+			kill:     "provider",
 			atKill: func(t *testing.T, emu *emulatorProcess) {
 				assert.Equal(t, []string{"0001"}, ledgerVersions(t, emu), "killed while the second migration was held")
 			},
@@ -86,9 +93,10 @@ func TestCrashRecovery(t *testing.T) {
 			// binding and waits for the control plane, whose upload, the
 			// third PUT, is held. The bot exists; the state never hears of
 			// it (its create is still waiting when the CLI dies).
-			name: "pulumi killed between the two worker uploads",
-			hold: emulator.Fault{Route: uploadRoute, Kind: emulator.FaultHold, Times: 1, After: 2},
-			kill: "pulumi",
+			name:     "pulumi killed between the two worker uploads",
+			hold:     emulator.Fault{Route: uploadRoute, Kind: emulator.FaultHold, Times: 1, After: 2},
+			inFlight: []string{"openinspect-worker-control-plane", "openinspect-worker-slack-bot"},
+			kill:     "pulumi",
 			atKill: func(t *testing.T, emu *emulatorProcess) {
 				var names []string
 				for _, w := range emu.inventory(t).Workers {
@@ -98,9 +106,10 @@ func TestCrashRecovery(t *testing.T) {
 			},
 		},
 		{
-			name: "provider killed during AppSecrets",
-			hold: emulator.Fault{Route: appSecretsRoute, Kind: emulator.FaultHold, Times: 1},
-			kill: "provider",
+			name:     "provider killed during AppSecrets",
+			hold:     emulator.Fault{Route: appSecretsRoute, Kind: emulator.FaultHold, Times: 1},
+			inFlight: []string{"openinspect-app-secrets"},
+			kill:     "provider",
 			atKill: func(t *testing.T, emu *emulatorProcess) {
 				for _, w := range emu.inventory(t).Workers {
 					assert.Zero(t, w.AppSecrets, "the held seeding never reached %s", w.Name)
@@ -142,7 +151,8 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	// Let every step that does not wait for the held call finish (and the
 	// engine record it), so the held call is the only one in flight when
 	// the kill comes: the kill point is then exactly the case's.
-	emu.settle(t, 1)
+	emu.settle(t, 1, func() bool { return slices.Equal(checkpointPending(t, pt), tc.inFlight) },
+		func() string { return fmt.Sprintf("in flight: %v, want %v", checkpointPending(t, pt), tc.inFlight) })
 	tree.snapshot()
 
 	switch tc.kill {
@@ -173,7 +183,7 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	// outcome the same on every run.
 	emu.waitAbandoned(t)
 	emu.admin(t, http.MethodDelete, "faults", nil)
-	holds := emu.settle(t, 0)
+	holds := emu.settle(t, 0, func() bool { return true }, func() string { return "" })
 	assert.Equal(t, emulator.HoldStats{Abandoned: 1}, holds, "the held call was dropped with its client")
 	tree.snapshot() // children the survivors started meanwhile
 	survivors := tree.killAll()
@@ -283,6 +293,38 @@ func lockFiles(t *testing.T, pt *pulumitest.PulumiTest) int {
 		require.NoError(t, err)
 	}
 	return n
+}
+
+// checkpointPending names the resources whose operations the stack's
+// checkpoint lists as under way, sorted. The DIY backend rewrites the
+// checkpoint (by rename) as each step begins and ends, so it can be read
+// while an update runs; nil while it cannot be read.
+func checkpointPending(t *testing.T, pt *pulumitest.PulumiTest) []string {
+	t.Helper()
+	backend := strings.TrimPrefix(pt.CurrentStack().Workspace().GetEnvVars()["PULUMI_BACKEND_URL"], "file://")
+	paths, err := filepath.Glob(filepath.Join(backend, ".pulumi", "stacks", "*", pt.CurrentStack().Name()+".json"))
+	require.NoError(t, err)
+	if len(paths) != 1 {
+		return nil
+	}
+	raw, err := os.ReadFile(paths[0])
+	if err != nil {
+		return nil
+	}
+	var cp struct {
+		Checkpoint struct {
+			Latest deploymentState `json:"latest"`
+		} `json:"checkpoint"`
+	}
+	if json.Unmarshal(raw, &cp) != nil {
+		return nil
+	}
+	names := []string{}
+	for _, op := range cp.Checkpoint.Latest.PendingOperations {
+		names = append(names, op.Resource.URN[strings.LastIndex(op.Resource.URN, "::")+2:])
+	}
+	slices.Sort(names)
+	return names
 }
 
 // deploymentState is the part of an exported deployment the checks read.
@@ -456,11 +498,12 @@ func (e *emulatorProcess) waitAbandoned(t *testing.T) {
 		"the held call's client did not go away: %+v", e.holds(t))
 }
 
-// settle waits until the emulator holds held requests and has seen no call
-// but GETs for two seconds: whatever was not waiting for a held call has
-// finished. GETs are left out: a worker whose service binding target is not
-// there yet polls for it with GETs, as long as the target's create waits.
-func (e *emulatorProcess) settle(t *testing.T, held int) emulator.HoldStats {
+// settle waits until, for two seconds on end, the emulator holds held
+// requests, has seen no call but GETs, and done holds: whatever was not
+// waiting for a held call has finished. GETs are left out: a worker whose
+// service binding target is not there yet polls for it with GETs, as long
+// as the target's create waits.
+func (e *emulatorProcess) settle(t *testing.T, held int, done func() bool, state func() string) emulator.HoldStats {
 	t.Helper()
 	total := func() int {
 		_, counts := e.cloudflareCalls(t)
@@ -474,10 +517,10 @@ func (e *emulatorProcess) settle(t *testing.T, held int) emulator.HoldStats {
 	}
 	deadline := time.Now().Add(3 * time.Minute)
 	last, quietSince := total(), time.Now()
-	for time.Since(quietSince) < 2*time.Second || e.holds(t).Held != held {
-		require.True(t, time.Now().Before(deadline), "the emulator did not settle within 3 minutes")
+	for time.Since(quietSince) < 2*time.Second {
+		require.True(t, time.Now().Before(deadline), "the installation did not settle within 3 minutes: %s; %+v", state(), e.holds(t))
 		time.Sleep(100 * time.Millisecond)
-		if n := total(); n != last {
+		if n := total(); n != last || e.holds(t).Held != held || !done() {
 			last, quietSince = n, time.Now()
 		}
 	}
