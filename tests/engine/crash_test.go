@@ -47,14 +47,19 @@ type crashCase struct {
 	// atKill checks, once the kill is done and the held call has ended,
 	// that the up really stopped where the case says.
 	atKill func(t *testing.T, emu *emulatorProcess)
+	// unrecorded are the kinds of the objects the crash left that the state
+	// does not record (inventoryObjects' first word), sorted; recovered
+	// are the provider's messages the recovery must print for them.
+	unrecorded, recovered []string
 }
 
 // TestCrashRecovery kills `pulumi up` of a full installation (examples/yaml,
 // the fixture checkout, Modal included) at chosen calls, deterministically:
-// the emulator holds the call (FaultHold) until the CLI or the provider has
-// been SIGKILLed, then lets it go. A call whose client died is dropped; one
-// whose client lives on (the provider outliving a killed CLI) is served and
-// finishes a create the state never records. The documented recovery then
+// the emulator holds the call (FaultHold); once every step not waiting for
+// it has finished and been recorded, the CLI or the provider is SIGKILLed.
+// The held call is then abandoned (a provider whose engine died cancels its
+// calls), so each case leaves the same objects on every run, among them
+// objects created by creates the state never recorded. The documented recovery then
 // runs, `pulumi cancel --yes` only if the killed CLI left its lock, then
 // `pulumi up --yes --skip-preview`, and must converge: the up succeeds, the
 // emulator holds exactly the objects the state records (no orphan, no
@@ -74,6 +79,8 @@ func TestCrashRecovery(t *testing.T) {
 				assert.Len(t, emu.inventory(t).D1, 1, "the database was created")
 				assert.Nil(t, ledgerVersions(t, emu), "no migration ran")
 			},
+			unrecorded: []string{"d1", "worker"},
+			recovered:  []string{"empty and unclaimed: claiming it for installation", "records this installation"},
 		},
 		{
 			name: "provider killed during migrations",
@@ -86,6 +93,8 @@ func TestCrashRecovery(t *testing.T) {
 			atKill: func(t *testing.T, emu *emulatorProcess) {
 				assert.Equal(t, []string{"0001"}, ledgerVersions(t, emu), "killed while the second migration was held")
 			},
+			unrecorded: []string{"worker"},
+			recovered:  []string{"records this installation"},
 		},
 		{
 			// The Slack bot goes first: its upload is refused (the control
@@ -104,6 +113,8 @@ func TestCrashRecovery(t *testing.T) {
 				}
 				assert.Equal(t, []string{"open-inspect-slack-bot-engine"}, names, "only the first worker was uploaded")
 			},
+			unrecorded: []string{"worker"},
+			recovered:  []string{"records this installation"},
 		},
 		{
 			name:     "provider killed during AppSecrets",
@@ -165,6 +176,7 @@ func runCrashCase(t *testing.T, tc crashCase) {
 		for _, p := range providers {
 			p.kill()
 		}
+		t.Logf("%s: killed %d provider process(es)", tc.name, len(providers))
 		select {
 		case err := <-exited:
 			require.Error(t, err, "the up whose provider was killed failed:\n%s", out.String())
@@ -174,13 +186,12 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	default:
 		t.Fatalf("unknown kill target %q", tc.kill)
 	}
-	// Release the call (and drop the fault), then let whatever outlived
-	// the kill finish before recovering, so the recovery meets one
-	// well-defined leftover rather than racing it.
 	// The held call's client is dead (the provider, or the provider whose
 	// engine died and so cancelled its calls): the call is abandoned, never
 	// served. Waiting for that, rather than releasing at once, keeps the
-	// outcome the same on every run.
+	// outcome the same on every run. Then the fault goes and whatever
+	// outlived the kill is let finish and ended, so the recovery meets one
+	// well-defined leftover rather than racing it.
 	emu.waitAbandoned(t)
 	emu.admin(t, http.MethodDelete, "faults", nil)
 	holds := emu.settle(t, 0, func() bool { return true }, func() string { return "" })
@@ -190,6 +201,12 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	tc.atKill(t, emu)
 	crashLeft := emu.inventory(t)
 	unrecorded := difference(inventoryObjects(crashLeft), exportDeployment(t, pt).objects())
+	var kinds []string
+	for _, o := range unrecorded {
+		kinds = append(kinds, strings.Fields(o)[0])
+	}
+	slices.Sort(kinds)
+	assert.Equal(t, tc.unrecorded, kinds, "objects the crash left outside the state: %v", unrecorded)
 
 	// 2. The documented recovery: cancel only if a lock was left, then up.
 	cancelled := false
@@ -202,7 +219,10 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	recoverStart := time.Now()
 	recovery := runPulumi(t, pt, "up", "--yes", "--skip-preview")
 	recoverTook := time.Since(recoverStart)
-	calls, _ := emu.cloudflareCalls(t)
+	calls, counts := emu.cloudflareCalls(t)
+	for _, msg := range tc.recovered {
+		assert.Contains(t, recovery, msg)
+	}
 
 	// 3. Converged.
 	deployment := exportDeployment(t, pt)
@@ -229,10 +249,10 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	assert.Regexp(t, `^\d+ unchanged$`, resourcesLine(again), "a second up after the recovery changes nothing")
 
 	t.Logf("%s: held after %s; hold %+v; %d process(es) outlived the kill; left at the crash: %d D1, %d KV, %d R2, %d queues, %d workers, "+
-		"not in state: %v; %d pending operation(s); cancel needed: %v; recovery up %s, %d Cloudflare calls; recovery said: %s",
+		"not in state: %v; %d pending operation(s); cancel needed: %v; recovery up %s, %d Cloudflare calls (+%d secrets PUT); recovery said: %s",
 		tc.name, heldAt.Round(time.Millisecond), holds, survivors, len(crashLeft.D1), len(crashLeft.KV), len(crashLeft.R2),
 		len(crashLeft.Queues), len(crashLeft.Workers), unrecorded, len(deployment.PendingOperations), cancelled,
-		recoverTook.Round(time.Millisecond), calls, resourcesLine(recovery))
+		recoverTook.Round(time.Millisecond), calls, counts[appSecretsRoute], resourcesLine(recovery))
 
 	pt.Destroy(t)
 	emu.requireEmpty(t)
