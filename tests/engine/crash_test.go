@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -259,13 +260,19 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	t.Logf("%s: whole case %s", tc.name, time.Since(begin).Round(time.Second))
 }
 
+// pulumiTimeout bounds each CLI run of the crash test; a healthy one takes
+// seconds.
+const pulumiTimeout = 5 * time.Minute
+
 // pulumiCommand is the pulumi CLI for pt's stack, as the Automation API runs
 // it (same directory, backend, passphrase and plugin settings), but as a
-// process of our own that can be killed.
+// process of our own that can be killed. It is killed after pulumiTimeout.
 func pulumiCommand(t *testing.T, pt *pulumitest.PulumiTest, out *bytes.Buffer, args ...string) *exec.Cmd {
 	t.Helper()
 	stack := pt.CurrentStack()
-	cmd := exec.Command("pulumi", append(args, "--stack", stack.Name(), "--non-interactive", "--color", "never")...)
+	ctx, cancel := context.WithTimeout(t.Context(), pulumiTimeout)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, "pulumi", append(args, "--stack", stack.Name(), "--non-interactive", "--color", "never")...)
 	cmd.Dir = pt.WorkingDir()
 	cmd.Env = os.Environ()
 	for k, v := range stack.Workspace().GetEnvVars() {
