@@ -24,7 +24,11 @@ func (s *Server) registerAdmin() {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	s.mux.HandleFunc("GET /__emulator/faults", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"faults": s.activeFaults()})
+		writeJSON(w, http.StatusOK, map[string]any{"faults": s.activeFaults(), "holds": s.Holds()})
+	})
+	s.mux.HandleFunc("POST /__emulator/faults/release", func(w http.ResponseWriter, r *http.Request) {
+		s.ReleaseHolds()
+		w.WriteHeader(http.StatusNoContent)
 	})
 	s.mux.HandleFunc("POST /__emulator/faults", func(w http.ResponseWriter, r *http.Request) {
 		var f Fault

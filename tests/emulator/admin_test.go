@@ -38,7 +38,7 @@ func TestAdminAPI(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
 	resp, body = do(t, http.MethodGet, admin+"faults", "", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.JSONEq(t, `{"faults":[{"method":"GET","route":"/client/v4/accounts/{account_id}/d1/database","kind":"server_error","status":502,"times":1,"remaining":1}]}`, body)
+	assert.JSONEq(t, `{"faults":[{"method":"GET","route":"/client/v4/accounts/{account_id}/d1/database","kind":"server_error","status":502,"times":1,"remaining":1}],"holds":{"held":0,"released":0,"abandoned":0}}`, body)
 	_, err := c.D1.Database.List(context.Background(), d1.DatabaseListParams{AccountID: cloudflare.F(acct)})
 	requireAPIError(t, err, http.StatusBadGateway, 10001)
 	_, err = c.D1.Database.List(context.Background(), d1.DatabaseListParams{AccountID: cloudflare.F(acct)})
@@ -51,7 +51,7 @@ func TestAdminAPI(t *testing.T) {
 	resp, _ = do(t, http.MethodDelete, admin+"faults", "", "")
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 	_, body = do(t, http.MethodGet, admin+"faults", "", "")
-	assert.JSONEq(t, `{"faults":[]}`, body)
+	assert.JSONEq(t, `{"faults":[],"holds":{"held":0,"released":0,"abandoned":0}}`, body)
 
 	_, err = c.R2.Buckets.New(context.Background(), r2.BucketNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("bucket")})
 	require.NoError(t, err)

@@ -981,7 +981,7 @@ func (s *Server) cpDeleteSecret(w http.ResponseWriter, c *cpCall) {
 // a worker would answer, not Cloudflare envelopes.
 func (s *Server) cpFaults(w http.ResponseWriter, r *http.Request, route string) bool {
 	delay, f := s.takeFaults(r.Method, route)
-	return serveFault(w, r, delay, f, workerFaultAnswers)
+	return s.serveFault(w, r, delay, f, workerFaultAnswers)
 }
 
 // workerFaultAnswers answer in plain JSON, as a worker would.

@@ -392,7 +392,7 @@ func (s *Server) daytonaRoute(pattern string, h func(w http.ResponseWriter, r *h
 	s.mux.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
 		s.count(full, false)
 		delay, f := s.takeFaults(r.Method, daytonaAPIPrefix+route)
-		if serveFault(w, r, delay, f, daytonaFaultAnswers(r)) {
+		if s.serveFault(w, r, delay, f, daytonaFaultAnswers(r)) {
 			return
 		}
 		org, err := s.daytona.authorize(r)

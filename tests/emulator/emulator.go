@@ -114,6 +114,7 @@ type Server struct {
 	counts      map[string]int
 	unmatchedCF int
 	faults      []*activeFault
+	holds       holdGate // FaultHold's requests (faults.go)
 
 	daytona *daytona // Daytona API and object storage (daytona.go), own lock and file
 
@@ -322,6 +323,8 @@ func (s *Server) withLog(h http.Handler) http.Handler {
 		status := fmt.Sprint(sw.status)
 		if sw.hijacked {
 			status = "dropped"
+		} else if sw.status == 0 && r.Context().Err() != nil {
+			status = "client gone" // e.g. a held request whose client was killed
 		} else if sw.status == 0 {
 			status = "200"
 		}

@@ -1,8 +1,10 @@
 package emulator
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -22,6 +24,15 @@ const (
 	FaultServerError FaultKind = "server_error"
 	// FaultDropConnection closes the connection without any response.
 	FaultDropConnection FaultKind = "drop"
+	// FaultHold blocks the request until ReleaseHolds or ClearFaults
+	// (POST /__emulator/faults/release, DELETE /__emulator/faults), then
+	// serves it normally. Crash tests use it to stop a client at a chosen
+	// call, kill it there, and only then let the call proceed. A held
+	// request whose client went away meanwhile (the connection closed) is
+	// dropped, never served: what a dead client's call leaves behind is then
+	// exactly what the real API leaves for a request that never arrived.
+	// Holds reports how many requests wait.
+	FaultHold FaultKind = "hold"
 )
 
 // Fault makes matching Cloudflare requests misbehave, so tests can prove a
@@ -47,6 +58,12 @@ type Fault struct {
 	// Times is how many matching requests the fault affects; 0 means until
 	// ClearFaults.
 	Times int
+	// After is how many matching requests pass untouched before the fault
+	// starts to act, e.g. After: 4 holds the fifth D1 query.
+	After int
+
+	// release is what a held request waits on (set when a hold takes it).
+	release <-chan struct{}
 }
 
 // faultJSON is the admin API's wire form: durations as Go duration strings
@@ -59,12 +76,13 @@ type faultJSON struct {
 	Latency    string    `json:"latency,omitempty"`
 	RetryAfter string    `json:"retry_after,omitempty"`
 	Times      int       `json:"times,omitempty"`
+	After      int       `json:"after,omitempty"`
 	Remaining  *int      `json:"remaining,omitempty"`
 }
 
 // MarshalJSON renders durations as Go duration strings.
 func (f Fault) MarshalJSON() ([]byte, error) {
-	j := faultJSON{Method: f.Method, Route: f.Route, Kind: f.Kind, Status: f.Status, Times: f.Times}
+	j := faultJSON{Method: f.Method, Route: f.Route, Kind: f.Kind, Status: f.Status, Times: f.Times, After: f.After}
 	if f.Latency != 0 {
 		j.Latency = f.Latency.String()
 	}
@@ -80,7 +98,7 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	out := Fault{Method: j.Method, Route: j.Route, Kind: j.Kind, Status: j.Status, Times: j.Times}
+	out := Fault{Method: j.Method, Route: j.Route, Kind: j.Kind, Status: j.Status, Times: j.Times, After: j.After}
 	var err error
 	if j.Latency != "" {
 		if out.Latency, err = time.ParseDuration(j.Latency); err != nil {
@@ -107,7 +125,7 @@ func (f Fault) normalize() (Fault, error) {
 		if f.Latency <= 0 {
 			return f, fmt.Errorf("latency fault needs a positive latency")
 		}
-	case FaultRateLimit, FaultDropConnection, FaultImageBuildFailure:
+	case FaultRateLimit, FaultDropConnection, FaultImageBuildFailure, FaultHold:
 	case FaultServerError:
 		if f.Status == 0 {
 			f.Status = http.StatusInternalServerError
@@ -116,10 +134,13 @@ func (f Fault) normalize() (Fault, error) {
 			return f, fmt.Errorf("server_error status must be 5xx, got %d", f.Status)
 		}
 	default:
-		return f, fmt.Errorf("unknown fault kind %q (want latency, rate_limit, server_error or drop)", f.Kind)
+		return f, fmt.Errorf("unknown fault kind %q (want latency, rate_limit, server_error, drop or hold)", f.Kind)
 	}
 	if f.Times < 0 {
 		return f, fmt.Errorf("times must be >= 0")
+	}
+	if f.After < 0 {
+		return f, fmt.Errorf("after must be >= 0")
 	}
 	if f.Route != "" && !isCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) &&
 		!strings.HasPrefix(f.Route, daytonaPrefix) && !isModalFaultRoute(f.Route) {
@@ -131,6 +152,7 @@ func (f Fault) normalize() (Fault, error) {
 type activeFault struct {
 	Fault
 	remaining int // meaningful only when Times > 0
+	skip      int // matching requests still to pass untouched (After)
 }
 
 // InjectFault adds f; faults apply in the order injected. An invalid fault is
@@ -148,15 +170,111 @@ func (s *Server) injectFault(f Fault) error {
 	}
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
-	s.faults = append(s.faults, &activeFault{Fault: f, remaining: f.Times})
+	s.faults = append(s.faults, &activeFault{Fault: f, remaining: f.Times, skip: f.After})
 	return nil
 }
 
-// ClearFaults removes every fault.
+// ClearFaults removes every fault and releases every held request.
 func (s *Server) ClearFaults() {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	s.faults = nil
+	s.releaseHoldsLocked()
+}
+
+// HoldStats describes FaultHold's requests: how many wait now, and how the
+// finished ones ended. The admin API serves it as "holds" in GET
+// /__emulator/faults.
+type HoldStats struct {
+	// Held is how many requests wait for a release now.
+	Held int `json:"held"`
+	// Released counts held requests that were released and then served.
+	Released int `json:"released"`
+	// Abandoned counts held requests whose client went away first; they
+	// were dropped without being served.
+	Abandoned int `json:"abandoned"`
+}
+
+// holdGate is what held requests wait on: release is closed (and replaced)
+// by ReleaseHolds, so requests held later wait for the next release.
+type holdGate struct {
+	release chan struct{}
+	stats   HoldStats
+}
+
+// Holds reports the held requests.
+func (s *Server) Holds() HoldStats {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return s.holds.stats
+}
+
+// ReleaseHolds lets every request held now proceed; the hold faults stay, so
+// later matching requests are held again until the next release (ClearFaults
+// removes them and releases too).
+func (s *Server) ReleaseHolds() {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	s.releaseHoldsLocked()
+}
+
+func (s *Server) releaseHoldsLocked() {
+	if s.holds.release != nil {
+		close(s.holds.release)
+		s.holds.release = nil
+	}
+}
+
+// holdGateLocked returns the channel a request held now waits on.
+func (s *Server) holdGateLocked() <-chan struct{} {
+	if s.holds.release == nil {
+		s.holds.release = make(chan struct{})
+	}
+	return s.holds.release
+}
+
+// hold blocks a request until a release or until its client goes away, and
+// reports whether it should be served (false: the client is gone).
+//
+// An HTTP/1 server notices a closed connection only once the request body
+// has been read to its end, so the body is read (and kept for the handler)
+// first; otherwise a killed client's upload would wait, undetected, and be
+// served after the release. HTTP/2 (Modal's gRPC) notices a closed
+// connection at once and is left streaming.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, release <-chan struct{}) bool {
+	if r.ProtoMajor < 2 && r.Body != nil && r.Body != http.NoBody {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			s.endHold(false)
+			return false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	select {
+	case <-release:
+		// A release and a disconnect may both have happened; the client's
+		// death wins, so a dead client's call is never served.
+		if r.Context().Err() != nil {
+			s.endHold(false)
+			return false
+		}
+		s.endHold(true)
+		return true
+	case <-r.Context().Done():
+		s.endHold(false)
+		return false
+	}
+}
+
+func (s *Server) endHold(served bool) {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	s.holds.stats.Held--
+	if served {
+		s.holds.stats.Released++
+	} else {
+		s.holds.stats.Abandoned++
+	}
 }
 
 func (s *Server) activeFaults() []faultJSON {
@@ -185,12 +303,23 @@ func (s *Server) takeFaults(method, route string) (delay time.Duration, terminal
 	for _, f := range s.faults {
 		// "" matches Cloudflare routes only; /__workers/ routes are named.
 		matches := (f.Method == "" || f.Method == method) && (f.Route == route || f.Route == "" && isCloudflarePath(route))
+		if matches && f.skip > 0 {
+			f.skip--
+			kept = append(kept, f)
+			continue
+		}
 		use := matches && (f.Kind == FaultLatency || terminal == nil)
 		if use {
 			if f.Kind == FaultLatency {
 				delay += f.Latency
 			} else {
 				t := f.Fault
+				if t.Kind == FaultHold {
+					// Counted as held from here, so a test polling Holds
+					// sees it as soon as the fault took the request.
+					t.release = s.holdGateLocked()
+					s.holds.stats.Held++
+				}
 				terminal = &t
 			}
 			if f.Times > 0 {
@@ -216,7 +345,7 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request, method, rou
 		// should hit those too.
 		delay, f = s.takeFaults(http.MethodGet, route)
 	}
-	return serveFault(w, r, delay, f, cloudflareFaultAnswers)
+	return s.serveFault(w, r, delay, f, cloudflareFaultAnswers)
 }
 
 // faultAnswers writes a fault's response in the format of a family of routes.
@@ -239,8 +368,15 @@ var cloudflareFaultAnswers = faultAnswers{
 }
 
 // serveFault waits out a fault's latency, then answers or drops the request
-// for a terminal fault, and reports whether the request is done with.
-func serveFault(w http.ResponseWriter, r *http.Request, delay time.Duration, f *Fault, answers faultAnswers) bool {
+// for a terminal fault, and reports whether the request is done with. A held
+// request waits for its release and is then served normally.
+func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, delay time.Duration, f *Fault, answers faultAnswers) bool {
+	if f != nil && f.Kind == FaultHold {
+		if !s.hold(w, r, f.release) {
+			return true
+		}
+		f = nil
+	}
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {

@@ -101,6 +101,7 @@ func TestInjectFaultRejectsNonsense(t *testing.T) {
 	assert.Panics(t, func() { s.InjectFault(emulator.Fault{Kind: "explode"}) })
 	assert.Panics(t, func() { s.InjectFault(emulator.Fault{Kind: emulator.FaultServerError, Status: 404}) })
 	assert.Panics(t, func() { s.InjectFault(emulator.Fault{Kind: emulator.FaultLatency}) })
+	assert.Panics(t, func() { s.InjectFault(emulator.Fault{Kind: emulator.FaultHold, After: -1}) })
 }
 
 func TestRequestLogNeverShowsSecrets(t *testing.T) {
@@ -134,4 +135,107 @@ func TestRequestLogNeverShowsSecrets(t *testing.T) {
 	assert.Contains(t, lines[2], "-> dropped")
 	assert.NotContains(t, log, emulator.DefaultToken)
 	assert.NotContains(t, log, "secret-sql-literal")
+}
+
+// waitHeld waits until the emulator reports n held requests.
+func waitHeld(t *testing.T, s *emulator.Server, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return s.Holds().Held == n }, 10*time.Second, 5*time.Millisecond,
+		"want %d held requests, have %+v", n, s.Holds())
+}
+
+func TestFaultHoldBlocksUntilRelease(t *testing.T) {
+	s := start(t, emulator.Options{})
+	s.InjectFault(emulator.Fault{Route: d1Create, Kind: emulator.FaultHold, Times: 1})
+	c := newClient(s)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.D1.Database.New(context.Background(), d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("held")})
+		done <- err
+	}()
+	waitHeld(t, s, 1)
+	select {
+	case err := <-done:
+		t.Fatalf("the held create returned before its release: %v", err)
+	default:
+	}
+	assert.Empty(t, s.Inventory().D1, "a held request has not reached its handler")
+	// Other routes, and the admin API, are unaffected while one request waits.
+	_, err := c.KV.Namespaces.New(context.Background(), kv.NamespaceNewParams{AccountID: cloudflare.F(acct), Title: cloudflare.F("free")})
+	require.NoError(t, err)
+
+	s.ReleaseHolds()
+	require.NoError(t, <-done, "a released request is served normally")
+	assert.Len(t, s.Inventory().D1, 1)
+	assert.Equal(t, emulator.HoldStats{Released: 1}, s.Holds())
+
+	// Times: 1 is used up: the next create is not held.
+	createDB(t, c, "not-held")
+	assert.Equal(t, emulator.HoldStats{Released: 1}, s.Holds())
+}
+
+// TestFaultHoldDropsAbandonedRequest: a held request whose client goes away
+// (here: cancels, which closes its connection, as a killed process's kernel
+// does) is never served, even once released: the emulator then holds what
+// Cloudflare would hold had the call never arrived. The request has a body,
+// which the hold reads first: an HTTP/1 server notices a closed connection
+// only after the body.
+func TestFaultHoldDropsAbandonedRequest(t *testing.T) {
+	s := start(t, emulator.Options{})
+	s.InjectFault(emulator.Fault{Route: d1Create, Kind: emulator.FaultHold})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := newClient(s).D1.Database.New(ctx, d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("abandoned")})
+		done <- err
+	}()
+	waitHeld(t, s, 1)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.Eventually(t, func() bool { return s.Holds() == emulator.HoldStats{Abandoned: 1} }, 10*time.Second, 5*time.Millisecond,
+		"the held request noticed its client left: %+v", s.Holds())
+	s.ReleaseHolds()
+	assert.Empty(t, s.Inventory().D1, "an abandoned request is never served")
+	assert.Equal(t, 1, s.Counts()[d1Create])
+}
+
+// TestFaultHoldAdminAPI drives a hold through the admin API as a crash test
+// against the standalone binary does: "after" lets the first query through
+// and holds the second; GET reports it held; POST .../release lets it go;
+// DELETE releases what a still-active hold keeps holding.
+func TestFaultHoldAdminAPI(t *testing.T) {
+	s := start(t, emulator.Options{})
+	admin := s.URL() + "/__emulator/"
+	c := newClient(s)
+	db := createDB(t, c, "ledger")
+	resp, body := do(t, http.MethodPost, admin+"faults", "",
+		`{"route":"POST /client/v4/accounts/{account_id}/d1/database/{database_id}/query","kind":"hold","after":1}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
+
+	query(t, c, db.UUID, "CREATE TABLE t (n INTEGER)")
+	assert.Zero(t, s.Holds().Held, "after: 1 lets the first matching request through")
+	done := make(chan error, 2)
+	insert := func(n int) {
+		_, err := c.D1.Database.Query(context.Background(), db.UUID, d1.DatabaseQueryParams{
+			AccountID: cloudflare.F(acct), Sql: cloudflare.F(fmt.Sprintf("INSERT INTO t VALUES (%d)", n))})
+		done <- err
+	}
+	go insert(1)
+	waitHeld(t, s, 1)
+	_, body = do(t, http.MethodGet, admin+"faults", "", "")
+	assert.JSONEq(t, `{"faults":[{"method":"POST","route":"/client/v4/accounts/{account_id}/d1/database/{database_id}/query","kind":"hold","after":1}],`+
+		`"holds":{"held":1,"released":0,"abandoned":0}}`, body)
+	resp, _ = do(t, http.MethodPost, admin+"faults/release", "", "")
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.NoError(t, <-done)
+
+	// The fault stays (times: 0): the next query is held again, until the
+	// faults are cleared.
+	go insert(2)
+	waitHeld(t, s, 1)
+	resp, _ = do(t, http.MethodDelete, admin+"faults", "", "")
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.NoError(t, <-done)
+	assert.Equal(t, [][]map[string]any{{{"n": 1.0}, {"n": 2.0}}}, query(t, c, db.UUID, "SELECT n FROM t ORDER BY n"))
+	assert.Equal(t, emulator.HoldStats{Released: 2}, s.Holds())
 }

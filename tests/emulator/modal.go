@@ -498,6 +498,12 @@ func (m *modalEmu) serveGRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	delay, f := m.srv.takeFaults("GRPC", path)
+	if f != nil && f.Kind == FaultHold {
+		if !m.srv.hold(w, r, f.release) {
+			return
+		}
+		f = nil
+	}
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {

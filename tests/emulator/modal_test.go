@@ -408,3 +408,37 @@ func TestModalSlowBuildAndAdmin(t *testing.T) {
 	assert.Equal(t, map[string]string{"openinspect_kind": "session"}, inv.Sandboxes[0].Tags)
 	assert.False(t, inv.Empty(), "a running sandbox is something left behind")
 }
+
+// TestModalHold: a hold works on the gRPC (HTTP/2) path too: released, the
+// call is served; cancelled by its client while held, it is dropped and
+// creates nothing.
+func TestModalHold(t *testing.T) {
+	s := start(t, emulator.Options{})
+	c := mustModal(t, s, "")
+	route := "/modal.client.ModalClient/AppGetOrCreate"
+	s.InjectFault(emulator.Fault{Route: route, Kind: emulator.FaultHold, Times: 1})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Apps.FromName(context.Background(), "held", &modal.AppFromNameParams{CreateIfMissing: true})
+		done <- err
+	}()
+	waitHeld(t, s, 1)
+	s.ReleaseHolds()
+	require.NoError(t, <-done)
+	assert.Equal(t, emulator.HoldStats{Released: 1}, s.Holds())
+
+	s.InjectFault(emulator.Fault{Route: route, Kind: emulator.FaultHold, Times: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, err := c.Apps.FromName(ctx, "abandoned", &modal.AppFromNameParams{CreateIfMissing: true})
+		done <- err
+	}()
+	waitHeld(t, s, 1)
+	cancel()
+	require.Error(t, <-done)
+	require.Eventually(t, func() bool { return s.Holds() == emulator.HoldStats{Released: 1, Abandoned: 1} }, 10*time.Second, 5*time.Millisecond,
+		"%+v", s.Holds())
+	s.ReleaseHolds()
+	_, err := c.Apps.FromName(context.Background(), "abandoned", nil)
+	assert.Error(t, err, "the abandoned call created no app")
+}

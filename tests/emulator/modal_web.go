@@ -56,7 +56,7 @@ func (m *modalEmu) webTarget(label string) (a *modalApp, f *modalFunction, stopp
 func (m *modalEmu) serveWeb(w http.ResponseWriter, r *http.Request) {
 	m.srv.count(r.Method+" "+modalWebRoute, false)
 	delay, f := m.srv.takeFaults(r.Method, modalWebRoute)
-	if serveFault(w, r, delay, f, modalWebFaultAnswers) {
+	if m.srv.serveFault(w, r, delay, f, modalWebFaultAnswers) {
 		return
 	}
 	m.mu.Lock()

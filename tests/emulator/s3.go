@@ -61,7 +61,7 @@ func (s *Server) s3Route(pattern string, h func(w http.ResponseWriter, r *http.R
 		if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
 			delay, f = s.takeFaults(http.MethodGet, route)
 		}
-		if serveFault(w, r, delay, f, s3FaultAnswers(r)) {
+		if s.serveFault(w, r, delay, f, s3FaultAnswers(r)) {
 			return
 		}
 		org, code, msg := s.daytona.s3Authorize(r)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -90,12 +91,19 @@ type emulatorProcess struct {
 
 func startEmulator(t *testing.T) *emulatorProcess {
 	t.Helper()
+	return startEmulatorWith(t, os.Stderr)
+}
+
+// startEmulatorWith starts the emulator writing its output to out, with
+// extra command-line flags (e.g. -v, its request log).
+func startEmulatorWith(t *testing.T, out io.Writer, flags ...string) *emulatorProcess {
+	t.Helper()
 	dir := t.TempDir()
 	addrFile := filepath.Join(dir, "addr")
-	cmd := exec.Command(filepath.Join(binDir, "openinspect-emulator"),
+	cmd := exec.Command(filepath.Join(binDir, "openinspect-emulator"), append([]string{
 		"-listen", "127.0.0.1:0", "-data-dir", filepath.Join(dir, "data"),
-		"-token", emulatorToken, "-account", emulatorAccount, "-addr-file", addrFile)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		"-token", emulatorToken, "-account", emulatorAccount, "-addr-file", addrFile}, flags...)...)
+	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	e := &emulatorProcess{cmd: cmd}
 	t.Cleanup(func() {
