@@ -154,9 +154,9 @@ func (b *installer) install(comp *OpenInspect) error {
 	}
 	b.kv = map[string]*kvNamespaceChild{}
 	for _, r := range plan.KV {
-		if b.kv[r.Logical], err = register(b, "KvNamespace", "kv-"+r.Logical, pulumi.Map{
+		if b.kv[r.Logical], err = register(b, "KvNamespace", "kv-"+r.Logical, b.owned(pulumi.Map{
 			"title": pulumi.String(r.Name), "adoptExisting": adopt,
-		}, &kvNamespaceChild{}); err != nil {
+		}), &kvNamespaceChild{}); err != nil {
 			return err
 		}
 	}
@@ -166,11 +166,13 @@ func (b *installer) install(comp *OpenInspect) error {
 		if r.Location != "" {
 			props["locationHint"] = pulumi.String(r.Location)
 		}
-		if b.r2[r.Logical], err = register(b, "R2Bucket", "r2-"+r.Logical, props, &r2BucketChild{}); err != nil {
+		if b.r2[r.Logical], err = register(b, "R2Bucket", "r2-"+r.Logical, b.owned(props), &r2BucketChild{}); err != nil {
 			return err
 		}
 	}
 	b.queues = map[string]*queueChild{}
+	// Queues record no owner: Cloudflare keeps nothing on a queue but its
+	// name and settings (see the cloudflare package doc).
 	for _, r := range plan.Queues {
 		if b.queues[r.Logical], err = register(b, "Queue", "queue-"+r.Logical, pulumi.Map{
 			"name": pulumi.String(r.Name), "adoptExisting": adopt,
