@@ -9,6 +9,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -99,6 +100,10 @@ type (
 		State pulumi.StringOutput `pulumi:"state"`
 	}
 )
+
+// webConnect is how the web part reaches the cluster for its ownership
+// checks: nil (kube.New) except in tests, which answer without a cluster.
+var webConnect func(kubeconfig, kubeContext string) (kube.Reader, error)
 
 // register registers one child of the component.
 func register[T pulumi.CustomResource](b *installer, token, suffix string, props pulumi.Map, child T, opts ...pulumi.ResourceOption) (T, error) {
@@ -237,6 +242,7 @@ func (b *installer) install(comp *OpenInspect) error {
 			SandboxProvider:   plan.SandboxProvider,
 			AppName:           plan.AppName,
 			Opts:              append(slices.Clone(b.opts), pulumi.DependsOn([]pulumi.Resource{workers[controlPlane]})),
+			Connect:           webConnect,
 		})
 		if err != nil {
 			return err
