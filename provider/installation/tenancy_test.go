@@ -58,7 +58,8 @@ func (emptyCluster) Object(context.Context, string, string, string) (kube.Object
 // open-inspect-x-y, the collision tests/engine's TestCollidingNamesTenancy
 // deploys — yet the Kubernetes ownership label on every web object is each
 // installation's identity, so they never share one (a label of
-// <namePrefix>-<deploymentName> would have been the same for both).
+// <namePrefix>-<deploymentName> would have been the same for both). The
+// Cloudflare children record that same identity as their owner.
 func TestCollidingNamesGetDistinctWebLabels(t *testing.T) {
 	webConnect = func(string, string) (kube.Reader, error) { return emptyCluster{}, nil }
 	t.Cleanup(func() { webConnect = nil })
@@ -84,9 +85,18 @@ func TestCollidingNamesGetDistinctWebLabels(t *testing.T) {
 			}
 			webObjects++
 			label := r.Inputs["metadata"].ObjectValue()["labels"].ObjectValue()["openinspect.dev/installation"]
-			assert.Equal(t, mocks.identity, label.StringValue(), "%s is labelled with the installation's identity", r.Name)
+			assert.Equal(t, resource.NewProperty(mocks.identity), label, "%s is labelled with the installation's identity", r.Name)
 		}
 		assert.Equal(t, 6, webObjects, "namespace, secret, deployment, service, two network policies")
+		// The Cloudflare children that record evidence record the same identity.
+		for _, r := range mocks.registered() {
+			switch strings.TrimPrefix(r.TypeToken, "openinspect:index:") {
+			case "D1Database", "KvNamespace", "R2Bucket", "Worker":
+				assert.Equal(t, resource.NewProperty(mocks.identity), r.Inputs["owner"], "%s records the identity", r.Name)
+			case "Queue":
+				assert.NotContains(t, r.Inputs, resource.PropertyKey("owner"), "%s has nowhere to record it", r.Name)
+			}
+		}
 		labels[names.prefix+"/"+names.deployment] = mocks.identity
 	}
 	require.Len(t, labels, 2)
