@@ -447,36 +447,13 @@ func ledgerVersions(t *testing.T, emu *emulatorProcess) []string {
 		return nil
 	}
 	require.Len(t, inv.D1, 1, "one D1 database")
-	body := `{"sql":"SELECT version FROM _schema_migrations ORDER BY version"}`
-	req, err := http.NewRequest(http.MethodPost, emu.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/d1/database/"+inv.D1[0].ID+"/query",
-		strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+emulatorToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var res struct {
-		Success bool `json:"success"`
-		Errors  []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-		Result []struct {
-			Results []map[string]any `json:"results"`
-		} `json:"result"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&res))
-	if !res.Success {
-		if len(res.Errors) > 0 && strings.Contains(res.Errors[0].Message, "no such table") {
-			return nil
-		}
-		t.Fatalf("reading the ledger: %+v", res.Errors)
+	id := inv.D1[0].ID
+	if len(emu.d1Rows(t, id, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_schema_migrations'")) == 0 {
+		return nil
 	}
 	var out []string
-	for _, r := range res.Result {
-		for _, row := range r.Results {
-			out = append(out, fmt.Sprint(row["version"]))
-		}
+	for _, row := range emu.d1Rows(t, id, "SELECT version FROM _schema_migrations ORDER BY version") {
+		out = append(out, fmt.Sprint(row["version"]))
 	}
 	return out
 }

@@ -103,14 +103,14 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	owner := regexp.MustCompile(`belongs to installation (oi[0-9a-f]{32})`).FindStringSubmatch(err.Error())
 	require.Len(t, owner, 2, "the refusal names the owning installation: %v", err)
 	from := owner[1]
-	resurrect = newInlineStack(t, "go-resurrect", func(ctx *pulumi.Context) error {
+	// The same stack, as a user would re-run it: what its refused runs
+	// created (a namespace beta never had) records this stack's identity.
+	resurrect.Workspace().SetProgram(func(ctx *pulumi.Context) error {
 		args := installationArgs("beta", checkout)
 		args.AdoptExisting, args.TakeOverFrom = &adopt, &from
 		_, err := openinspect.NewOpenInspect(ctx, "beta", args)
 		return err
 	})
-	configureStack(t, &resurrect, emu)
-	require.NoError(t, resurrect.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.url + "/__workers"}))
 	_, err = resurrect.Up(ctx)
 	require.NoError(t, err, "takeOverFrom takes the orphaned installation over")
 	_, err = resurrect.Destroy(ctx)
