@@ -57,7 +57,7 @@ func New(opts ...Option) (p.Provider, error) {
 	for _, o := range opts {
 		o(&r)
 	}
-	return infer.NewProviderBuilder().
+	prov, err := infer.NewProviderBuilder().
 		WithDisplayName("Open-Inspect").
 		WithDescription("Stands up a complete Open-Inspect (background-agents) installation on Cloudflare, Modal or Daytona, and Kubernetes.").
 		WithKeywords("open-inspect", "cloudflare", "modal", "daytona", "kubernetes", "category/cloud").
@@ -101,4 +101,8 @@ func New(opts ...Option) (p.Provider, error) {
 		).
 		WithComponents(infer.ComponentF(installation.NewOpenInspect)).
 		Build()
+	if err != nil {
+		return p.Provider{}, err
+	}
+	return explainReplacements(prov), nil
 }

@@ -6,13 +6,22 @@
 // Ownership evidence: a resource's `owner` input is the installation identity
 // (NameLock's installationId, random, created before any other child). A
 // Worker records it as the script tag "openinspect-owner-<identity>" on every
-// upload; a D1 database in a one-row table _openinspect_owner inside it. KV
-// namespaces, R2 buckets and queues carry no metadata in Cloudflare's API and
-// record nothing. claim decides from the evidence: this installation's →
-// adopt (finishing a create an interrupted run never recorded); another's →
-// refuse naming it unless takeOverFrom names it (warning); none → adopt with
-// adoptExisting, or when the object is empty (a D1 database without tables,
-// left by a provider killed between create and marker), refuse otherwise.
+// upload; a D1 database in a one-row table _openinspect_owner inside it; a KV
+// namespace as the value of its key _openinspect_owner; an R2 bucket as the
+// body of its object .openinspect-owner (upstream's workers never list a key
+// or object of those names: ownership.go says what they do list). Queues have
+// no place for metadata in Cloudflare's API and record nothing: state and
+// name uniqueness protect them, and adoptExisting is the only way to adopt
+// one. claim decides from the evidence: this installation's → adopt
+// (finishing a create an interrupted run never recorded); another's → refuse
+// naming it unless takeOverFrom names it (warning); none → adopt with
+// adoptExisting, or when the object is empty (a D1 database without tables or
+// a KV namespace without keys, left by a provider killed between create and
+// marker; R2 cannot list objects, so an unmarked bucket is never taken as
+// empty), refuse otherwise. A changed owner input rewrites the evidence in
+// Update. Deleting a KV namespace removes its marker with its keys; deleting
+// an R2 bucket removes the marker object first (R2 deletes only empty
+// buckets) and writes it back when the bucket is retained for other objects.
 //
 // It may import config, internal/cfapi, internal/cron and internal/common;
 // never another family. It reads internal/upstream only for the defaults its

@@ -21,6 +21,7 @@ const KvNamespaceToken = "openinspect:index:KvNamespace"
 type KvNamespaceArgs struct {
 	Title         string `pulumi:"title"`
 	AdoptExisting bool   `pulumi:"adoptExisting,optional"`
+	Ownership
 }
 
 // KvNamespaceState is what the provider records about a KvNamespace.
@@ -40,9 +41,12 @@ var (
 
 // Annotate documents the resource.
 func (r *KvNamespace) Annotate(a infer.Annotator) {
-	a.Describe(r, "A Workers KV namespace, created by title in the configured account. "+
-		"An existing namespace with the title is a conflict unless `adoptExisting` is true or it is imported "+
-		"(`pulumi import openinspect:index:KvNamespace <name> <namespace id>`). Changing the title renames it in place.")
+	a.Describe(r, "A Workers KV namespace, created by title in the configured account. Changing the title renames it in place.\n\n"+
+		"The owning installation (`owner`) is recorded in the namespace itself, as the value of the key "+
+		"`_openinspect_owner`. A namespace that already exists with the title is adopted when it records this owner, "+
+		"or when it holds no key at all (nothing anyone could lose); one recording another installation is refused "+
+		"unless `takeOverFrom` names it; any other needs `adoptExisting`, or "+
+		"`pulumi import openinspect:index:KvNamespace <name> <namespace id>` when declared on its own.")
 }
 
 // Annotate documents the inputs.
@@ -90,7 +94,7 @@ func (*KvNamespace) Create(ctx context.Context, req infer.CreateRequest[KvNamesp
 	}
 	ns, adopted, err := claim[cfapi.Namespace]{
 		kind: "KV namespace", name: req.Inputs.Title,
-		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(), ownership: req.Inputs.Ownership,
 		find: func(ctx context.Context) (cfapi.Namespace, bool, error) {
 			return client.FindNamespace(ctx, req.Inputs.Title)
 		},
@@ -98,6 +102,12 @@ func (*KvNamespace) Create(ctx context.Context, req infer.CreateRequest[KvNamesp
 			return client.CreateNamespace(ctx, req.Inputs.Title)
 		},
 		id: func(ns cfapi.Namespace) string { return ns.ID },
+		evidence: func(ctx context.Context, ns cfapi.Namespace) (string, bool, error) {
+			return kvEvidence(ctx, client, ns.ID)
+		},
+		mark: func(ctx context.Context, ns cfapi.Namespace) error {
+			return markKV(ctx, client, ns.ID, req.Inputs.Owner)
+		},
 	}.run(ctx)
 	if err != nil {
 		return infer.CreateResponse[KvNamespaceState]{}, err
@@ -106,19 +116,29 @@ func (*KvNamespace) Create(ctx context.Context, req infer.CreateRequest[KvNamesp
 	return infer.CreateResponse[KvNamespaceState]{ID: ns.ID, Output: state}, nil
 }
 
-// Update renames the namespace when the title changed.
+// Update renames the namespace when the title changed, and writes a new
+// owner (a namespace recorded before KV carried evidence) into it.
 func (*KvNamespace) Update(ctx context.Context, req infer.UpdateRequest[KvNamespaceArgs, KvNamespaceState]) (infer.UpdateResponse[KvNamespaceState], error) {
 	state := req.State
 	state.KvNamespaceArgs = req.Inputs
-	if req.DryRun || req.Inputs.Title == req.State.Title {
+	rename := req.Inputs.Title != req.State.Title
+	remark := req.Inputs.Owner != "" && req.Inputs.Owner != req.State.Owner
+	if req.DryRun || (!rename && !remark) {
 		return infer.UpdateResponse[KvNamespaceState]{Output: state}, nil
 	}
 	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
 		return infer.UpdateResponse[KvNamespaceState]{}, err
 	}
-	if err := client.RenameNamespace(ctx, req.ID, req.Inputs.Title); err != nil {
-		return infer.UpdateResponse[KvNamespaceState]{}, err
+	if rename {
+		if err := client.RenameNamespace(ctx, req.ID, req.Inputs.Title); err != nil {
+			return infer.UpdateResponse[KvNamespaceState]{}, err
+		}
+	}
+	if remark {
+		if err := markKV(ctx, client, req.ID, req.Inputs.Owner); err != nil {
+			return infer.UpdateResponse[KvNamespaceState]{}, err
+		}
 	}
 	return infer.UpdateResponse[KvNamespaceState]{Output: state}, nil
 }

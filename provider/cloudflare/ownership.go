@@ -32,15 +32,79 @@ func (o *Ownership) Annotate(an infer.Annotator) {
 		"with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.")
 }
 
-// Where each kind keeps its evidence (see ownershipDoc in doc.go):
+// Where each kind keeps its evidence (see the package doc):
 //   - Worker: a script tag ownerTagPrefix+<identity>, sent with every upload.
 //   - D1 database: the one-row table ownerTable inside the database.
-//   - KV, R2, queues: Cloudflare keeps no metadata on them, so they carry none
-//     and a found one needs adoptExisting, as before.
+//   - KV namespace: the key ownerKVKey, whose value is the identity.
+//   - R2 bucket: the object ownerR2Object, whose body is the identity.
+//   - Queues: Cloudflare's API keeps nothing on a queue but its name and
+//     settings, so they carry none; state and name uniqueness protect them,
+//     and a found one needs adoptExisting.
+//
+// The KV key and R2 object live beside upstream's own data, so they must
+// not disturb it. At the pinned commit the only KV listing is the Slack
+// bot's `SLACK_KV.list({ prefix: "user_repo_branch:<user>:" })`
+// (packages/slack-bot/src/branch-preferences.ts), which a key starting with
+// "_" never matches; nothing lists the media bucket (the control plane only
+// puts, gets, heads and deletes keys it made, storage/object-storage.ts).
 const (
 	ownerTagPrefix = "openinspect-owner-"
 	ownerTable     = "_openinspect_owner"
+	ownerKVKey     = "_openinspect_owner"
+	ownerR2Object  = ".openinspect-owner"
 )
+
+// kvEvidence reads a namespace's owner key; empty reports a namespace
+// without a single key.
+func kvEvidence(ctx context.Context, client *cfapi.Client, namespaceID string) (owner string, empty bool, err error) {
+	value, ok, err := client.GetValue(ctx, namespaceID, ownerKVKey)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the ownership evidence of KV namespace %s: %w", namespaceID, err)
+	}
+	if ok {
+		return strings.TrimSpace(string(value)), false, nil
+	}
+	keys, err := client.ListKeys(ctx, namespaceID, 10)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the ownership evidence of KV namespace %s: %w", namespaceID, err)
+	}
+	return "", len(keys) == 0, nil
+}
+
+// markKV records owner in the namespace, replacing an earlier owner.
+func markKV(ctx context.Context, client *cfapi.Client, namespaceID, owner string) error {
+	if owner == "" {
+		return nil
+	}
+	if err := client.PutValue(ctx, namespaceID, ownerKVKey, []byte(owner)); err != nil {
+		return fmt.Errorf("recording installation %s in KV namespace %s: %w", owner, namespaceID, err)
+	}
+	return nil
+}
+
+// r2Evidence reads a bucket's owner object. The v4 API cannot list objects,
+// so it never reports a bucket empty: an unmarked bucket needs adoptExisting.
+func r2Evidence(ctx context.Context, client *cfapi.Client, bucket string) (owner string, empty bool, err error) {
+	body, ok, err := client.GetObject(ctx, bucket, ownerR2Object)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the ownership evidence of R2 bucket %q: %w", bucket, err)
+	}
+	if !ok {
+		return "", false, nil
+	}
+	return strings.TrimSpace(string(body)), false, nil
+}
+
+// markR2 records owner in the bucket, replacing an earlier owner.
+func markR2(ctx context.Context, client *cfapi.Client, bucket, owner string) error {
+	if owner == "" {
+		return nil
+	}
+	if err := client.PutObject(ctx, bucket, ownerR2Object, "text/plain", []byte(owner)); err != nil {
+		return fmt.Errorf("recording installation %s in R2 bucket %q: %w", owner, bucket, err)
+	}
+	return nil
+}
 
 // ownerTags are the script tags recording owner ("" records nothing).
 func ownerTags(owner string) []string {

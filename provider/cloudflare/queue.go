@@ -46,7 +46,10 @@ func (r *Queue) Annotate(a infer.Annotator) {
 	a.Describe(r, "A Cloudflare queue, created by name in the configured account. An existing queue "+
 		"with the name is a conflict unless `adoptExisting` is true or it is imported "+
 		"(`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; "+
-		"the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.")
+		"the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.\n\n"+
+		"Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps "+
+		"nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, "+
+		"and `adoptExisting` is the only way to take over one that already exists.")
 }
 
 // Annotate documents the inputs.

@@ -24,6 +24,7 @@ type R2BucketArgs struct {
 	Name          string `pulumi:"name" provider:"replaceOnChanges"`
 	LocationHint  string `pulumi:"locationHint,optional" provider:"replaceOnChanges"`
 	AdoptExisting bool   `pulumi:"adoptExisting,optional"`
+	Ownership
 }
 
 // R2BucketState is what the provider records about an R2Bucket.
@@ -44,11 +45,14 @@ var (
 
 // Annotate documents the resource.
 func (*R2Bucket) Annotate(a infer.Annotator) {
-	a.Describe(&R2Bucket{}, "An R2 bucket, created by name in the configured account. An existing bucket "+
-		"with the name is a conflict unless `adoptExisting` is true or it is imported "+
-		"(`pulumi import openinspect:index:R2Bucket <name> <bucket name>`).\n\n"+
-		"Deleting a bucket that still holds objects does not fail the destroy: the bucket is retained "+
-		"and removed from the stack with a warning, since the API offers no way to list and empty it.")
+	a.Describe(&R2Bucket{}, "An R2 bucket, created by name in the configured account.\n\n"+
+		"The owning installation (`owner`) is recorded in the bucket itself, as the object `.openinspect-owner` "+
+		"whose body is the identity. A bucket that already exists with the name is adopted when it records this owner; "+
+		"one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, "+
+		"or `pulumi import openinspect:index:R2Bucket <name> <bucket name>` when declared on its own.\n\n"+
+		"Delete removes the owner object first, since only an empty bucket can be deleted. Deleting a bucket that "+
+		"still holds other objects does not fail the destroy: the owner object is written back, and the bucket is "+
+		"retained and removed from the stack with a warning, since the API offers no way to list and empty it.")
 }
 
 // Annotate documents the inputs.
@@ -117,7 +121,7 @@ func (*R2Bucket) Create(ctx context.Context, req infer.CreateRequest[R2BucketArg
 	}
 	bucket, adopted, err := claim[cfapi.Bucket]{
 		kind: "R2 bucket", name: req.Inputs.Name,
-		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(), ownership: req.Inputs.Ownership,
 		find: func(ctx context.Context) (cfapi.Bucket, bool, error) {
 			return client.FindBucket(ctx, req.Inputs.Name)
 		},
@@ -125,6 +129,12 @@ func (*R2Bucket) Create(ctx context.Context, req infer.CreateRequest[R2BucketArg
 			return client.CreateBucket(ctx, req.Inputs.Name, req.Inputs.LocationHint, "")
 		},
 		id: func(b cfapi.Bucket) string { return b.Name },
+		evidence: func(ctx context.Context, b cfapi.Bucket) (string, bool, error) {
+			return r2Evidence(ctx, client, b.Name)
+		},
+		mark: func(ctx context.Context, b cfapi.Bucket) error {
+			return markR2(ctx, client, b.Name, req.Inputs.Owner)
+		},
 	}.run(ctx)
 	if err != nil {
 		return infer.CreateResponse[R2BucketState]{}, err
@@ -138,9 +148,20 @@ func (s *R2BucketState) fill(b cfapi.Bucket, accountID string) {
 	s.Name, s.AccountID, s.Location, s.CreatedAt = b.Name, accountID, b.Location, b.CreatedAt
 }
 
-// Update only ever sees adoptExisting change; the other inputs replace.
-func (*R2Bucket) Update(_ context.Context, req infer.UpdateRequest[R2BucketArgs, R2BucketState]) (infer.UpdateResponse[R2BucketState], error) {
+// Update sees only adoptExisting and the ownership inputs change; the other
+// inputs replace. A new owner (a bucket recorded before R2 carried evidence)
+// is written into the bucket.
+func (*R2Bucket) Update(ctx context.Context, req infer.UpdateRequest[R2BucketArgs, R2BucketState]) (infer.UpdateResponse[R2BucketState], error) {
 	state := req.State
+	if !req.DryRun && req.Inputs.Owner != "" && req.Inputs.Owner != req.State.Owner {
+		client, err := accountClient(ctx, req.State.AccountID)
+		if err != nil {
+			return infer.UpdateResponse[R2BucketState]{}, err
+		}
+		if err := markR2(ctx, client, req.ID, req.Inputs.Owner); err != nil {
+			return infer.UpdateResponse[R2BucketState]{}, err
+		}
+	}
 	state.R2BucketArgs = req.Inputs
 	return infer.UpdateResponse[R2BucketState]{Output: state}, nil
 }
@@ -166,19 +187,45 @@ func (*R2Bucket) Read(ctx context.Context, req infer.ReadRequest[R2BucketArgs, R
 	return infer.ReadResponse[R2BucketArgs, R2BucketState]{ID: bucket.Name, Inputs: inputs, State: state}, nil
 }
 
-// Delete removes the bucket, or retains it with a warning while it holds objects.
+// Delete removes the owner object and then the bucket (R2 deletes only empty
+// buckets), or retains the bucket with a warning while it holds other
+// objects.
 func (*R2Bucket) Delete(ctx context.Context, req infer.DeleteRequest[R2BucketState]) (infer.DeleteResponse, error) {
 	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
 		return infer.DeleteResponse{}, err
+	}
+	// What the bucket records is read first, so a retained bucket gets back
+	// exactly its evidence (another installation's, after a take-over there).
+	owner, _, err := r2Evidence(ctx, client, req.ID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if owner != "" {
+		if err := client.DeleteObject(ctx, req.ID, ownerR2Object); err != nil {
+			return infer.DeleteResponse{}, fmt.Errorf("removing the ownership evidence of R2 bucket %q before deleting it: %w", req.ID, err)
+		}
 	}
 	notEmpty, err := client.DeleteBucket(ctx, req.ID)
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}
 	if notEmpty {
+		// Retained, the bucket keeps saying whose it is: that installation
+		// can adopt it again, and no other one captures it silently.
+		if err := markR2(ctx, client, req.ID, owner); err != nil {
+			return infer.DeleteResponse{}, err
+		}
 		p.GetLogger(ctx).Warningf("R2 bucket %q still holds objects, so it was retained in account %s and removed from this stack; "+
-			"empty and delete it by hand, or adopt it again with adoptExisting: true", req.ID, client.AccountID())
+			"empty and delete it by hand, or adopt it again (%s)", req.ID, client.AccountID(), readoptHint(owner))
 	}
 	return infer.DeleteResponse{}, nil
+}
+
+// readoptHint says how a retained bucket comes back under management.
+func readoptHint(owner string) string {
+	if owner == "" {
+		return "adoptExisting: true"
+	}
+	return "it still records installation " + owner + ", which adopts it on its next create; another installation needs takeOverFrom: " + owner
 }

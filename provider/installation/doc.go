@@ -8,5 +8,6 @@
 // Children are registered by token with untyped inputs (the generated SDK is
 // built from this provider, so using it here would be circular). It imports
 // the families only for their exported tokens and shared rules, plus
-// internal/upstream and internal/common.
+// internal/upstream and internal/common, and internal/kube for the type of
+// the web part's cluster reader (webConnect, which tests replace).
 package installation

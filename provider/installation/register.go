@@ -9,6 +9,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -100,6 +101,10 @@ type (
 	}
 )
 
+// webConnect is how the web part reaches the cluster for its ownership
+// checks: nil (kube.New) except in tests, which answer without a cluster.
+var webConnect func(kubeconfig, kubeContext string) (kube.Reader, error)
+
 // register registers one child of the component.
 func register[T pulumi.CustomResource](b *installer, token, suffix string, props pulumi.Map, child T, opts ...pulumi.ResourceOption) (T, error) {
 	err := b.ctx.RegisterResource("openinspect:index:"+token, b.child(suffix), props, child, append(slices.Clone(b.opts), opts...)...)
@@ -154,9 +159,9 @@ func (b *installer) install(comp *OpenInspect) error {
 	}
 	b.kv = map[string]*kvNamespaceChild{}
 	for _, r := range plan.KV {
-		if b.kv[r.Logical], err = register(b, "KvNamespace", "kv-"+r.Logical, pulumi.Map{
+		if b.kv[r.Logical], err = register(b, "KvNamespace", "kv-"+r.Logical, b.owned(pulumi.Map{
 			"title": pulumi.String(r.Name), "adoptExisting": adopt,
-		}, &kvNamespaceChild{}); err != nil {
+		}), &kvNamespaceChild{}); err != nil {
 			return err
 		}
 	}
@@ -166,11 +171,13 @@ func (b *installer) install(comp *OpenInspect) error {
 		if r.Location != "" {
 			props["locationHint"] = pulumi.String(r.Location)
 		}
-		if b.r2[r.Logical], err = register(b, "R2Bucket", "r2-"+r.Logical, props, &r2BucketChild{}); err != nil {
+		if b.r2[r.Logical], err = register(b, "R2Bucket", "r2-"+r.Logical, b.owned(props), &r2BucketChild{}); err != nil {
 			return err
 		}
 	}
 	b.queues = map[string]*queueChild{}
+	// Queues record no owner: Cloudflare keeps nothing on a queue but its
+	// name and settings (see the cloudflare package doc).
 	for _, r := range plan.Queues {
 		if b.queues[r.Logical], err = register(b, "Queue", "queue-"+r.Logical, pulumi.Map{
 			"name": pulumi.String(r.Name), "adoptExisting": adopt,
@@ -235,6 +242,7 @@ func (b *installer) install(comp *OpenInspect) error {
 			SandboxProvider:   plan.SandboxProvider,
 			AppName:           plan.AppName,
 			Opts:              append(slices.Clone(b.opts), pulumi.DependsOn([]pulumi.Resource{workers[controlPlane]})),
+			Connect:           webConnect,
 		})
 		if err != nil {
 			return err

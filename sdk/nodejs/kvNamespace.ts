@@ -5,7 +5,9 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
 /**
- * A Workers KV namespace, created by title in the configured account. An existing namespace with the title is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:KvNamespace <name> <namespace id>`). Changing the title renames it in place.
+ * A Workers KV namespace, created by title in the configured account. Changing the title renames it in place.
+ *
+ * The owning installation (`owner`) is recorded in the namespace itself, as the value of the key `_openinspect_owner`. A namespace that already exists with the title is adopted when it records this owner, or when it holds no key at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:KvNamespace <name> <namespace id>` when declared on its own.
  */
 export class KvNamespace extends pulumi.CustomResource {
     /**
@@ -61,6 +63,14 @@ export class KvNamespace extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly namespaceId: pulumi.Output<string>;
     /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    declare public readonly owner: pulumi.Output<string | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    declare public readonly takeOverFrom: pulumi.Output<string | undefined>;
+    /**
      * Namespace title, unique in the account. Changing it renames the namespace in place.
      */
     declare public readonly title: pulumi.Output<string>;
@@ -80,6 +90,8 @@ export class KvNamespace extends pulumi.CustomResource {
                 throw new Error("Missing required property 'title'");
             }
             resourceInputs["adoptExisting"] = args?.adoptExisting;
+            resourceInputs["owner"] = args?.owner;
+            resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["title"] = args?.title;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
@@ -89,6 +101,8 @@ export class KvNamespace extends pulumi.CustomResource {
             resourceInputs["adoptExisting"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["namespaceId"] = undefined /*out*/;
+            resourceInputs["owner"] = undefined /*out*/;
+            resourceInputs["takeOverFrom"] = undefined /*out*/;
             resourceInputs["title"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -104,6 +118,14 @@ export interface KvNamespaceArgs {
      * Take over a namespace that already exists with this title instead of failing with a conflict.
      */
     adoptExisting?: pulumi.Input<boolean | undefined>;
+    /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    owner?: pulumi.Input<string | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    takeOverFrom?: pulumi.Input<string | undefined>;
     /**
      * Namespace title, unique in the account. Changing it renames the namespace in place.
      */

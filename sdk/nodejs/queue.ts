@@ -6,6 +6,8 @@ import * as utilities from "./utilities";
 
 /**
  * A Cloudflare queue, created by name in the configured account. An existing queue with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.
+ *
+ * Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, and `adoptExisting` is the only way to take over one that already exists.
  */
 export class Queue extends pulumi.CustomResource {
     /**

@@ -5,9 +5,11 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
 /**
- * An R2 bucket, created by name in the configured account. An existing bucket with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:R2Bucket <name> <bucket name>`).
+ * An R2 bucket, created by name in the configured account.
  *
- * Deleting a bucket that still holds objects does not fail the destroy: the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
+ * The owning installation (`owner`) is recorded in the bucket itself, as the object `.openinspect-owner` whose body is the identity. A bucket that already exists with the name is adopted when it records this owner; one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:R2Bucket <name> <bucket name>` when declared on its own.
+ *
+ * Delete removes the owner object first, since only an empty bucket can be deleted. Deleting a bucket that still holds other objects does not fail the destroy: the owner object is written back, and the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
  */
 export class R2Bucket extends pulumi.CustomResource {
     /**
@@ -74,6 +76,14 @@ export class R2Bucket extends pulumi.CustomResource {
      * Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
      */
     declare public readonly name: pulumi.Output<string>;
+    /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    declare public readonly owner: pulumi.Output<string | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    declare public readonly takeOverFrom: pulumi.Output<string | undefined>;
 
     /**
      * Create a R2Bucket resource with the given unique name, arguments, and options.
@@ -92,6 +102,8 @@ export class R2Bucket extends pulumi.CustomResource {
             resourceInputs["adoptExisting"] = args?.adoptExisting;
             resourceInputs["locationHint"] = args?.locationHint;
             resourceInputs["name"] = args?.name;
+            resourceInputs["owner"] = args?.owner;
+            resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["createdAt"] = undefined /*out*/;
@@ -104,6 +116,8 @@ export class R2Bucket extends pulumi.CustomResource {
             resourceInputs["location"] = undefined /*out*/;
             resourceInputs["locationHint"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["owner"] = undefined /*out*/;
+            resourceInputs["takeOverFrom"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const replaceOnChanges = { replaceOnChanges: ["locationHint", "name"] };
@@ -128,4 +142,12 @@ export interface R2BucketArgs {
      * Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
      */
     name: pulumi.Input<string>;
+    /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    owner?: pulumi.Input<string | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    takeOverFrom?: pulumi.Input<string | undefined>;
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,7 +24,8 @@ type previewProgram struct {
 	migrations map[string]string
 	vars       map[string]string
 	secret     string
-	bindSecond bool // the DB binding targets the second database
+	bindSecond bool   // the DB binding targets the second database
+	secondName string // the second database's name ("" is oi-preview-db2)
 	crons      []string
 }
 
@@ -32,7 +34,11 @@ func (pp previewProgram) run(ctx *pulumi.Context) error {
 	if err != nil {
 		return err
 	}
-	second, err := openinspect.NewD1Database(ctx, "db2", &openinspect.D1DatabaseArgs{Name: pulumi.String("oi-preview-db2")})
+	secondName := pp.secondName
+	if secondName == "" {
+		secondName = "oi-preview-db2"
+	}
+	second, err := openinspect.NewD1Database(ctx, "db2", &openinspect.D1DatabaseArgs{Name: pulumi.String(secondName)})
 	if err != nil {
 		return err
 	}
@@ -196,6 +202,16 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		}, res.diffs)
 		assert.Equal(t, []string{"info: worker oi-preview-worker: no upload; only crons */10 * * * * added, crons */5 * * * * removed change"}, res.diagnostics)
 	})
+	t.Run("database renamed", func(t *testing.T) {
+		pp := base
+		pp.secondName = "oi-preview-db3"
+		res := preview(t, pp)
+		assert.Equal(t, []string{"db2"}, slices.Collect(maps.Keys(res.diffs)), "only the renamed database changes")
+		assert.Regexp(t, `\+-\s*openinspect:index:D1Database: \(replace\)`, res.stdout)
+		assert.Regexp(t, `name\s*: "oi-preview-db2" => "oi-preview-db3"`, res.stdout)
+		assert.Equal(t, []string{"info: replaces: name: D1 cannot rename a database: a new, empty database is created and the old one deleted with its data"},
+			res.diagnostics)
+	})
 	t.Run("typical upgrade", func(t *testing.T) {
 		pp := base
 		pp.migrations = maps.Clone(base.migrations)
@@ -209,11 +225,17 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 		}, res.diffs)
 		// What a reviewer reads for the worker: the var and the secret by
 		// name, the secret's value hidden, and no output shown as removed.
+		// The section ends at the next resource or the summary: the engine
+		// prints the steps in the order they finish.
 		worker := res.stdout[strings.Index(res.stdout, "openinspect:index:Worker"):]
 		worker = worker[strings.Index(worker, "\n  ")+1 : strings.Index(worker, "Resources:")]
 		var lines []string
 		for _, l := range strings.Split(worker, "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "[") {
+			l = strings.TrimSpace(l)
+			if strings.HasPrefix(l, "~ openinspect:") || strings.HasPrefix(l, "+ openinspect:") || strings.HasPrefix(l, "+-openinspect:") {
+				break
+			}
+			if l != "" && !strings.HasPrefix(l, "[") {
 				lines = append(lines, l)
 			}
 		}

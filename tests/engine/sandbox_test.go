@@ -89,16 +89,7 @@ func (e *emulatorProcess) adminPost(t *testing.T, path string, body, out any) {
 // d1 runs SQL on a database through the emulator's Cloudflare API.
 func (e *emulatorProcess) d1(t *testing.T, databaseID, sql string, params ...any) {
 	t.Helper()
-	raw, err := json.Marshal(map[string]any{"sql": sql, "params": params})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, e.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/d1/database/"+databaseID+"/query", bytes.NewReader(raw))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+emulatorToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, sql)
+	e.d1Rows(t, databaseID, sql, params...)
 }
 
 // withSandbox adds a sandbox block to the component.

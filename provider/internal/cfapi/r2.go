@@ -3,8 +3,12 @@ package cfapi
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 
 	cf "github.com/cloudflare/cloudflare-go/v4"
+	"github.com/cloudflare/cloudflare-go/v4/option"
 	"github.com/cloudflare/cloudflare-go/v4/r2"
 )
 
@@ -72,4 +76,53 @@ func (c *Client) DeleteBucket(ctx context.Context, name string) (notEmpty bool, 
 		return true, nil
 	}
 	return false, err
+}
+
+// The v4 API's object routes (the ones `wrangler r2 object get/put/delete
+// --remote` uses; cloudflare-go has no methods for them). S3 is the
+// documented object API, but it needs separate credentials: these take the
+// provider's token.
+func (c *Client) r2ObjectPath(bucket, key string) string {
+	return fmt.Sprintf("accounts/%s/r2/buckets/%s/objects/%s", c.accountID, url.PathEscape(bucket), url.PathEscape(key))
+}
+
+// GetObject reads an object's body; ok=false when the object (or the
+// bucket) does not exist.
+func (c *Client) GetObject(ctx context.Context, bucket, key string) (body []byte, ok bool, err error) {
+	var res *http.Response
+	err = wrap(fmt.Sprintf("read object %q of R2 bucket %q", key, bucket), c.api.Get(ctx, c.r2ObjectPath(bucket, key), nil, &res))
+	if IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer res.Body.Close()
+	if body, err = io.ReadAll(res.Body); err != nil {
+		return nil, false, fmt.Errorf("read object %q of R2 bucket %q: %w", key, bucket, err)
+	}
+	return body, true, nil
+}
+
+// PutObject stores body under key, replacing any earlier object.
+func (c *Client) PutObject(ctx context.Context, bucket, key, contentType string, body []byte) error {
+	var res *http.Response
+	err := c.api.Put(ctx, c.r2ObjectPath(bucket, key), nil, &res, option.WithRequestBody(contentType, body))
+	if err != nil {
+		return wrap(fmt.Sprintf("write object %q of R2 bucket %q", key, bucket), err)
+	}
+	return res.Body.Close()
+}
+
+// DeleteObject removes an object; a missing object or bucket is fine.
+func (c *Client) DeleteObject(ctx context.Context, bucket, key string) error {
+	var res *http.Response
+	err := wrap(fmt.Sprintf("delete object %q of R2 bucket %q", key, bucket), c.api.Delete(ctx, c.r2ObjectPath(bucket, key), nil, &res))
+	if IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return res.Body.Close()
 }

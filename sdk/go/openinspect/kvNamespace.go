@@ -12,7 +12,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// A Workers KV namespace, created by title in the configured account. An existing namespace with the title is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:KvNamespace <name> <namespace id>`). Changing the title renames it in place.
+// A Workers KV namespace, created by title in the configured account. Changing the title renames it in place.
+//
+// The owning installation (`owner`) is recorded in the namespace itself, as the value of the key `_openinspect_owner`. A namespace that already exists with the title is adopted when it records this owner, or when it holds no key at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:KvNamespace <name> <namespace id>` when declared on its own.
 type KvNamespace struct {
 	pulumi.CustomResourceState
 
@@ -24,6 +26,10 @@ type KvNamespace struct {
 	Adopted pulumi.BoolOutput `pulumi:"adopted"`
 	// The namespace ID, used by `kv_namespace` worker bindings.
 	NamespaceId pulumi.StringOutput `pulumi:"namespaceId"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrOutput `pulumi:"owner"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrOutput `pulumi:"takeOverFrom"`
 	// Namespace title, unique in the account. Changing it renames the namespace in place.
 	Title pulumi.StringOutput `pulumi:"title"`
 }
@@ -79,6 +85,10 @@ func KvNamespaceExists(ctx *pulumi.Context,
 type kvNamespaceArgs struct {
 	// Take over a namespace that already exists with this title instead of failing with a conflict.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner *string `pulumi:"owner"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom *string `pulumi:"takeOverFrom"`
 	// Namespace title, unique in the account. Changing it renames the namespace in place.
 	Title string `pulumi:"title"`
 }
@@ -87,6 +97,10 @@ type kvNamespaceArgs struct {
 type KvNamespaceArgs struct {
 	// Take over a namespace that already exists with this title instead of failing with a conflict.
 	AdoptExisting pulumi.BoolPtrInput
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrInput
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrInput
 	// Namespace title, unique in the account. Changing it renames the namespace in place.
 	Title pulumi.StringInput
 }
@@ -196,6 +210,16 @@ func (o KvNamespaceOutput) Adopted() pulumi.BoolOutput {
 // The namespace ID, used by `kv_namespace` worker bindings.
 func (o KvNamespaceOutput) NamespaceId() pulumi.StringOutput {
 	return o.ApplyT(func(v *KvNamespace) pulumi.StringOutput { return v.NamespaceId }).(pulumi.StringOutput)
+}
+
+// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+func (o KvNamespaceOutput) Owner() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *KvNamespace) pulumi.StringPtrOutput { return v.Owner }).(pulumi.StringPtrOutput)
+}
+
+// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+func (o KvNamespaceOutput) TakeOverFrom() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *KvNamespace) pulumi.StringPtrOutput { return v.TakeOverFrom }).(pulumi.StringPtrOutput)
 }
 
 // Namespace title, unique in the account. Changing it renames the namespace in place.

@@ -12,9 +12,11 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// An R2 bucket, created by name in the configured account. An existing bucket with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:R2Bucket <name> <bucket name>`).
+// An R2 bucket, created by name in the configured account.
 //
-// Deleting a bucket that still holds objects does not fail the destroy: the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
+// The owning installation (`owner`) is recorded in the bucket itself, as the object `.openinspect-owner` whose body is the identity. A bucket that already exists with the name is adopted when it records this owner; one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:R2Bucket <name> <bucket name>` when declared on its own.
+//
+// Delete removes the owner object first, since only an empty bucket can be deleted. Deleting a bucket that still holds other objects does not fail the destroy: the owner object is written back, and the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
 type R2Bucket struct {
 	pulumi.CustomResourceState
 
@@ -32,6 +34,10 @@ type R2Bucket struct {
 	LocationHint pulumi.StringPtrOutput `pulumi:"locationHint"`
 	// Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
 	Name pulumi.StringOutput `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrOutput `pulumi:"owner"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrOutput `pulumi:"takeOverFrom"`
 }
 
 // NewR2Bucket registers a new resource with the given unique name, arguments, and options.
@@ -94,6 +100,10 @@ type r2bucketArgs struct {
 	LocationHint *string `pulumi:"locationHint"`
 	// Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
 	Name string `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner *string `pulumi:"owner"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom *string `pulumi:"takeOverFrom"`
 }
 
 // The set of arguments for constructing a R2Bucket resource.
@@ -104,6 +114,10 @@ type R2BucketArgs struct {
 	LocationHint pulumi.StringPtrInput
 	// Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
 	Name pulumi.StringInput
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrInput
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrInput
 }
 
 func (R2BucketArgs) ElementType() reflect.Type {
@@ -226,6 +240,16 @@ func (o R2BucketOutput) LocationHint() pulumi.StringPtrOutput {
 // Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
 func (o R2BucketOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *R2Bucket) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
+}
+
+// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+func (o R2BucketOutput) Owner() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *R2Bucket) pulumi.StringPtrOutput { return v.Owner }).(pulumi.StringPtrOutput)
+}
+
+// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+func (o R2BucketOutput) TakeOverFrom() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *R2Bucket) pulumi.StringPtrOutput { return v.TakeOverFrom }).(pulumi.StringPtrOutput)
 }
 
 type R2BucketArrayOutput struct{ *pulumi.OutputState }

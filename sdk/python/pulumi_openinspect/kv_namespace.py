@@ -20,16 +20,24 @@ __all__ = ['KvNamespaceArgs', 'KvNamespace']
 class KvNamespaceArgs:
     def __init__(__self__, *,
                  title: pulumi.Input[_builtins.str],
-                 adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None):
+                 adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a KvNamespace resource.
 
         :param pulumi.Input[_builtins.str] title: Namespace title, unique in the account. Changing it renames the namespace in place.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a namespace that already exists with this title instead of failing with a conflict.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         """
         pulumi.set(__self__, "title", title)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if owner is not None:
+            pulumi.set(__self__, "owner", owner)
+        if take_over_from is not None:
+            pulumi.set(__self__, "take_over_from", take_over_from)
 
     @_builtins.property
     @pulumi.getter
@@ -55,6 +63,30 @@ class KvNamespaceArgs:
     def adopt_existing(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "adopt_existing", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @owner.setter
+    def owner(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "owner", value)
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
+
+    @take_over_from.setter
+    def take_over_from(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "take_over_from", value)
+
 
 @pulumi.type_token("openinspect:index:KvNamespace")
 class KvNamespace(pulumi.CustomResource):
@@ -63,14 +95,20 @@ class KvNamespace(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  title: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        A Workers KV namespace, created by title in the configured account. An existing namespace with the title is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:KvNamespace <name> <namespace id>`). Changing the title renames it in place.
+        A Workers KV namespace, created by title in the configured account. Changing the title renames it in place.
+
+        The owning installation (`owner`) is recorded in the namespace itself, as the value of the key `_openinspect_owner`. A namespace that already exists with the title is adopted when it records this owner, or when it holds no key at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:KvNamespace <name> <namespace id>` when declared on its own.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a namespace that already exists with this title instead of failing with a conflict.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         :param pulumi.Input[_builtins.str] title: Namespace title, unique in the account. Changing it renames the namespace in place.
         """
         ...
@@ -80,7 +118,9 @@ class KvNamespace(pulumi.CustomResource):
                  args: KvNamespaceArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        A Workers KV namespace, created by title in the configured account. An existing namespace with the title is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:KvNamespace <name> <namespace id>`). Changing the title renames it in place.
+        A Workers KV namespace, created by title in the configured account. Changing the title renames it in place.
+
+        The owning installation (`owner`) is recorded in the namespace itself, as the value of the key `_openinspect_owner`. A namespace that already exists with the title is adopted when it records this owner, or when it holds no key at all (nothing anyone could lose); one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:KvNamespace <name> <namespace id>` when declared on its own.
 
         :param str resource_name: The name of the resource.
         :param KvNamespaceArgs args: The arguments to use to populate this resource's properties.
@@ -98,6 +138,8 @@ class KvNamespace(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  title: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -109,6 +151,8 @@ class KvNamespace(pulumi.CustomResource):
             __props__ = KvNamespaceArgs.__new__(KvNamespaceArgs)
 
             __props__.__dict__["adopt_existing"] = adopt_existing
+            __props__.__dict__["owner"] = owner
+            __props__.__dict__["take_over_from"] = take_over_from
             if title is None and not opts.urn:
                 raise TypeError("Missing required property 'title'")
             __props__.__dict__["title"] = title
@@ -141,6 +185,8 @@ class KvNamespace(pulumi.CustomResource):
         __props__.__dict__["adopt_existing"] = None
         __props__.__dict__["adopted"] = None
         __props__.__dict__["namespace_id"] = None
+        __props__.__dict__["owner"] = None
+        __props__.__dict__["take_over_from"] = None
         __props__.__dict__["title"] = None
         return KvNamespace(resource_name, opts=opts, __props__=__props__)
 
@@ -181,6 +227,22 @@ class KvNamespace(pulumi.CustomResource):
         The namespace ID, used by `kv_namespace` worker bindings.
         """
         return pulumi.get(self, "namespace_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
 
     @_builtins.property
     @pulumi.getter

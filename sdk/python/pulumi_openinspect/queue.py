@@ -68,6 +68,8 @@ class Queue(pulumi.CustomResource):
         """
         A Cloudflare queue, created by name in the configured account. An existing queue with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.
 
+        Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, and `adoptExisting` is the only way to take over one that already exists.
+
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a queue that already exists with this name instead of failing with a conflict.
@@ -81,6 +83,8 @@ class Queue(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
         A Cloudflare queue, created by name in the configured account. An existing queue with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.
+
+        Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, and `adoptExisting` is the only way to take over one that already exists.
 
         :param str resource_name: The name of the resource.
         :param QueueArgs args: The arguments to use to populate this resource's properties.

@@ -21,19 +21,27 @@ class R2BucketArgs:
     def __init__(__self__, *,
                  name: pulumi.Input[_builtins.str],
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
-                 location_hint: pulumi.Input[Optional[_builtins.str]] = None):
+                 location_hint: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a R2Bucket resource.
 
         :param pulumi.Input[_builtins.str] name: Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a bucket that already exists with this name instead of failing with a conflict.
         :param pulumi.Input[_builtins.str] location_hint: Location hint for the bucket (apac, eeur, enam, weur, wnam, oc; any case). Fixed at creation.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         """
         pulumi.set(__self__, "name", name)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
         if location_hint is not None:
             pulumi.set(__self__, "location_hint", location_hint)
+        if owner is not None:
+            pulumi.set(__self__, "owner", owner)
+        if take_over_from is not None:
+            pulumi.set(__self__, "take_over_from", take_over_from)
 
     @_builtins.property
     @pulumi.getter
@@ -71,6 +79,30 @@ class R2BucketArgs:
     def location_hint(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "location_hint", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @owner.setter
+    def owner(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "owner", value)
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
+
+    @take_over_from.setter
+    def take_over_from(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "take_over_from", value)
+
 
 @pulumi.type_token("openinspect:index:R2Bucket")
 class R2Bucket(pulumi.CustomResource):
@@ -81,17 +113,23 @@ class R2Bucket(pulumi.CustomResource):
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  location_hint: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        An R2 bucket, created by name in the configured account. An existing bucket with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:R2Bucket <name> <bucket name>`).
+        An R2 bucket, created by name in the configured account.
 
-        Deleting a bucket that still holds objects does not fail the destroy: the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
+        The owning installation (`owner`) is recorded in the bucket itself, as the object `.openinspect-owner` whose body is the identity. A bucket that already exists with the name is adopted when it records this owner; one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:R2Bucket <name> <bucket name>` when declared on its own.
+
+        Delete removes the owner object first, since only an empty bucket can be deleted. Deleting a bucket that still holds other objects does not fail the destroy: the owner object is written back, and the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a bucket that already exists with this name instead of failing with a conflict.
         :param pulumi.Input[_builtins.str] location_hint: Location hint for the bucket (apac, eeur, enam, weur, wnam, oc; any case). Fixed at creation.
         :param pulumi.Input[_builtins.str] name: Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         """
         ...
     @overload
@@ -100,9 +138,11 @@ class R2Bucket(pulumi.CustomResource):
                  args: R2BucketArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        An R2 bucket, created by name in the configured account. An existing bucket with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:R2Bucket <name> <bucket name>`).
+        An R2 bucket, created by name in the configured account.
 
-        Deleting a bucket that still holds objects does not fail the destroy: the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
+        The owning installation (`owner`) is recorded in the bucket itself, as the object `.openinspect-owner` whose body is the identity. A bucket that already exists with the name is adopted when it records this owner; one recording another installation is refused unless `takeOverFrom` names it; any other needs `adoptExisting`, or `pulumi import openinspect:index:R2Bucket <name> <bucket name>` when declared on its own.
+
+        Delete removes the owner object first, since only an empty bucket can be deleted. Deleting a bucket that still holds other objects does not fail the destroy: the owner object is written back, and the bucket is retained and removed from the stack with a warning, since the API offers no way to list and empty it.
 
         :param str resource_name: The name of the resource.
         :param R2BucketArgs args: The arguments to use to populate this resource's properties.
@@ -122,6 +162,8 @@ class R2Bucket(pulumi.CustomResource):
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  location_hint: pulumi.Input[Optional[_builtins.str]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -136,6 +178,8 @@ class R2Bucket(pulumi.CustomResource):
             if name is None and not opts.urn:
                 raise TypeError("Missing required property 'name'")
             __props__.__dict__["name"] = name
+            __props__.__dict__["owner"] = owner
+            __props__.__dict__["take_over_from"] = take_over_from
             __props__.__dict__["account_id"] = None
             __props__.__dict__["adopted"] = None
             __props__.__dict__["created_at"] = None
@@ -171,6 +215,8 @@ class R2Bucket(pulumi.CustomResource):
         __props__.__dict__["location"] = None
         __props__.__dict__["location_hint"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["owner"] = None
+        __props__.__dict__["take_over_from"] = None
         return R2Bucket(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -234,4 +280,20 @@ class R2Bucket(pulumi.CustomResource):
         Bucket name: 3-63 lowercase letters, digits and hyphens. Changing it creates a new bucket.
         """
         return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
 

@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/providertest/pulumitest"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+)
+
+// cloudflareRaw calls the emulator's Cloudflare API with the test token and
+// returns the status and raw body.
+func (e *emulatorProcess) cloudflareRaw(t *testing.T, method, path string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/"+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+emulatorToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, raw
+}
+
+// d1Rows runs SQL on a database through the emulator's Cloudflare API and
+// returns the rows of its last statement.
+func (e *emulatorProcess) d1Rows(t *testing.T, databaseID, sql string, params ...any) []map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"sql": sql, "params": params})
+	require.NoError(t, err)
+	status, body := e.cloudflareRaw(t, http.MethodPost, "d1/database/"+databaseID+"/query", raw)
+	require.Equal(t, http.StatusOK, status, sql)
+	var out struct {
+		Result []struct {
+			Results []map[string]any `json:"results"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(body, &out))
+	require.NotEmpty(t, out.Result, sql)
+	return out.Result[len(out.Result)-1].Results
+}
+
+// d1Dump is every row of every table of a database, keyed by table.
+func (e *emulatorProcess) d1Dump(t *testing.T, databaseID string) map[string][]map[string]any {
+	t.Helper()
+	dump := map[string][]map[string]any{}
+	for _, row := range e.d1Rows(t, databaseID, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`) {
+		table := row["name"].(string)
+		dump[table] = e.d1Rows(t, databaseID, "SELECT * FROM "+table+" ORDER BY rowid")
+	}
+	return dump
+}
+
+// cloudflareObjects is an inventory's Cloudflare side keyed by kind and
+// name, each entry as the emulator reports it (IDs, script etags, key and
+// object counts, queue consumers): equal maps mean nothing was created,
+// deleted or changed.
+func cloudflareObjects(inv emulator.Inventory) map[string]any {
+	out := map[string]any{}
+	for _, d := range inv.D1 {
+		out["d1/"+d.Name] = d
+	}
+	for _, k := range inv.KV {
+		out["kv/"+k.Title] = k
+	}
+	for _, r := range inv.R2 {
+		out["r2/"+r.Name] = r
+	}
+	for _, w := range inv.Workers {
+		out["worker/"+w.Name] = w
+	}
+	for _, q := range inv.Queues {
+		out["queue/"+q.Name] = q
+	}
+	return out
+}
+
+// without is objects minus the keys of other.
+func without(objects, other map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range objects {
+		if _, ok := other[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// installationID reads an installation's identity from its stack's state.
+func installationID(t *testing.T, pt *pulumitest.PulumiTest) string {
+	t.Helper()
+	var deployment struct {
+		Resources []struct {
+			Type    string         `json:"type"`
+			Outputs map[string]any `json:"outputs"`
+		} `json:"resources"`
+	}
+	require.NoError(t, json.Unmarshal(pt.ExportStack(t).Deployment, &deployment))
+	for _, r := range deployment.Resources {
+		if r.Type == "openinspect:index:NameLock" {
+			id, _ := r.Outputs["installationId"].(string)
+			require.NotEmpty(t, id)
+			return id
+		}
+	}
+	t.Fatal("no NameLock in the stack")
+	return ""
+}
+
+// unmanagedSandbox keeps the Modal side out: this test is about the
+// Cloudflare account the installations share (TestModalInstallation covers
+// two installations' Modal environments).
+const unmanagedSandbox = "      sandbox:\n        manage: false\n"
+
+// TestCollidingNamesTenancy deploys two installations whose names
+// concatenate alike into ONE emulator account: A (namePrefix open-inspect,
+// deploymentName x-y) and B (namePrefix open-inspect-x, deploymentName y).
+// Their D1 databases are both named open-inspect-x-y (D1 names are
+// <prefix>-<deployment>); every other object is <prefix>-<logical>-<deployment>
+// and differs. The provider's behaviour, asserted exactly: B's up is refused
+// at the D1 database, naming A's identity; with --continue-on-error B's
+// objects that do not collide (its KV namespaces, media bucket and queues)
+// are created beside A's, recording B; its control plane, which binds the
+// database, is never uploaded. A is untouched throughout (every object,
+// script etag and D1 row), destroying B leaves exactly A, destroying A
+// leaves exactly B's objects, and B deploys once the name is free.
+func TestCollidingNamesTenancy(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	checkout := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")
+
+	a := newInstallationTest(t, emu)
+	a.SetConfig(t, "deploymentName", "x-y")
+	editProgram(t, a, withSandbox(unmanagedSandbox))
+	upA := a.Up(t)
+	idA := installationID(t, a)
+	dbA := upA.Outputs["databaseId"].Value.(string)
+	emu.d1(t, dbA, "INSERT INTO sessions (id, title) VALUES (?, ?)", "session-of-a", "A's data")
+
+	objectsA := cloudflareObjects(emu.inventory(t))
+	assert.Contains(t, objectsA, "d1/open-inspect-x-y")
+	assert.Contains(t, objectsA, "worker/open-inspect-control-plane-x-y")
+	// A's KV namespaces and bucket record A.
+	for _, title := range []string{"open-inspect-session-index-x-y", "open-inspect-slack-kv-x-y"} {
+		require.Contains(t, objectsA, "kv/"+title)
+		ns := objectsA["kv/"+title].(emulator.KVEntry)
+		status, body := emu.cloudflareRaw(t, http.MethodGet, "storage/kv/namespaces/"+ns.ID+"/values/_openinspect_owner", nil)
+		require.Equal(t, http.StatusOK, status, title)
+		assert.Equal(t, idA, string(body), title)
+	}
+	status, body := emu.cloudflareRaw(t, http.MethodGet, "r2/buckets/open-inspect-media-x-y/objects/.openinspect-owner", nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, idA, string(body))
+	dumpA := emu.d1Dump(t, dbA)
+	require.Equal(t, []map[string]any{{"id": "session-of-a", "title": "A's data", "touched": 0.0}}, dumpA["sessions"])
+	require.Len(t, dumpA["_openinspect_owner"], 1)
+	assert.Equal(t, idA, dumpA["_openinspect_owner"][0]["installation"])
+
+	// B runs without the Slack bot. The bot binds no database, so a refused
+	// up with --continue-on-error uploads it (without its binding to the
+	// control plane, which does not exist) and then waits the bounded
+	// 3 minutes for that control plane before failing: real behaviour
+	// (README, "Workers that bind each other"), and all it adds here is the
+	// wait, twice.
+	b := secondInstallation(t, emu, checkout, unmanagedSandbox+"      slack:\n        enabled: false\n")
+	b.SetConfig(t, "deploymentName", "y")
+	editProgram(t, b, func(program string) string {
+		return strings.Replace(program, componentProperties, componentProperties+"      namePrefix: open-inspect-x\n", 1)
+	})
+	// partialB is what B creates beside A: everything that does not bind
+	// the database, under B's own names.
+	partialB := []string{
+		"kv/open-inspect-x-session-index-y", "r2/open-inspect-x-media-y",
+		"queue/open-inspect-x-image-build-finalization-y", "queue/open-inspect-x-image-build-finalization-dlq-y",
+	}
+	upRefused := func() map[string]any {
+		t.Helper()
+		_, err := b.CurrentStack().Up(t.Context(), optup.ContinueOnError())
+		require.Error(t, err, "B's D1 database is A's")
+		idB := installationID(t, b)
+		require.NotEqual(t, idA, idB)
+		assert.Contains(t, err.Error(), fmt.Sprintf(`D1 database "open-inspect-x-y" already exists in account %s (id %s) `+
+			`and belongs to installation %s, not this one (%s)`, emulatorAccount, dbA, idA, idB))
+		assert.Contains(t, err.Error(), "takeOverFrom: "+idA)
+
+		objects := cloudflareObjects(emu.inventory(t))
+		for k, v := range objectsA {
+			assert.Equal(t, v, objects[k], "%s of A is untouched", k)
+		}
+		created := without(objects, objectsA)
+		assert.ElementsMatch(t, partialB, keys(created), "B's objects beside A's")
+		for _, k := range partialB {
+			if ns, ok := created[k].(emulator.KVEntry); ok {
+				status, body := emu.cloudflareRaw(t, http.MethodGet, "storage/kv/namespaces/"+ns.ID+"/values/_openinspect_owner", nil)
+				require.Equal(t, http.StatusOK, status, k)
+				assert.Equal(t, idB, string(body), "%s records B", k)
+			}
+		}
+		status, body := emu.cloudflareRaw(t, http.MethodGet, "r2/buckets/open-inspect-x-media-y/objects/.openinspect-owner", nil)
+		require.Equal(t, http.StatusOK, status)
+		assert.Equal(t, idB, string(body), "B's bucket records B")
+		assert.Equal(t, dumpA, emu.d1Dump(t, dbA), "A's D1 rows are untouched")
+		return created
+	}
+
+	upRefused()
+	b.Destroy(t)
+	assert.Equal(t, objectsA, cloudflareObjects(emu.inventory(t)), "destroying B leaves exactly A")
+	assert.Equal(t, dumpA, emu.d1Dump(t, dbA))
+
+	objectsB := upRefused()
+	a.Destroy(t)
+	assert.Equal(t, objectsB, cloudflareObjects(emu.inventory(t)), "destroying A leaves exactly B's objects")
+
+	// The name is free again: B's next up completes, its database recording B.
+	upB := b.Up(t)
+	dbB := upB.Outputs["databaseId"].Value.(string)
+	assert.NotEqual(t, dbA, dbB)
+	owner := emu.d1Rows(t, dbB, "SELECT installation FROM _openinspect_owner")
+	require.Len(t, owner, 1)
+	assert.Equal(t, installationID(t, b), owner[0]["installation"])
+	objects := cloudflareObjects(emu.inventory(t))
+	for k, v := range objectsB {
+		switch was := v.(type) {
+		case emulator.KVEntry:
+			assert.Equal(t, was.ID, objects[k].(emulator.KVEntry).ID, "%s of B is kept, not recreated", k)
+		case emulator.QueueEntry:
+			assert.Equal(t, was.ID, objects[k].(emulator.QueueEntry).ID, "%s of B is kept, not recreated", k)
+		default:
+			assert.Contains(t, objects, k)
+		}
+	}
+	b.Destroy(t)
+	emu.requireEmpty(t)
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
