@@ -282,13 +282,15 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 			}
 			secrets = append(secrets, pulumi.Map{"name": pulumi.String(secret.Name), "values": pulumi.ToSecret(values)})
 		}
-		props := pulumi.Map{
+		// Owned: the environment records the installation before the
+		// deploy, so a killed run's app is adopted by the recovery.
+		props := b.owned(pulumi.Map{
 			"source":        pulumi.String(plan.SandboxSource),
 			"secrets":       secrets,
 			"d1DatabaseId":  db.DatabaseID,
 			"adoptExisting": adopt,
 			"keepOnDelete":  pulumi.Bool(orphan),
-		}
+		})
 		if plan.Modal.Environment != "" {
 			props["environment"] = pulumi.String(plan.Modal.Environment)
 		}

@@ -43,6 +43,8 @@ type ModalAppArgs struct {
 	D1DatabaseID  string        `pulumi:"d1DatabaseId,optional"`
 	AdoptExisting bool          `pulumi:"adoptExisting,optional"`
 	KeepOnDelete  bool          `pulumi:"keepOnDelete,optional"`
+	Owner         string        `pulumi:"owner,optional"`
+	TakeOverFrom  string        `pulumi:"takeOverFrom,optional"`
 }
 
 // ModalSecret is one named Modal secret and its values.
@@ -105,7 +107,15 @@ func (a *ModalAppArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Secrets, "The named Modal secrets the app reads, written (overwriting) before the deploy.")
 	an.Describe(&a.D1DatabaseID, "The installation's D1 database, where the control plane records the images it builds; "+
 		"on delete exactly those are deleted. Without it no image is deleted.")
-	an.Describe(&a.AdoptExisting, "Take over an app of this name already deployed in the environment instead of failing.")
+	an.Describe(&a.AdoptExisting, "Take over an app of this name already deployed in the environment that records no "+
+		"installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.")
+	an.Describe(&a.Owner, "The installation identity the environment's app belongs to (the OpenInspect component passes its "+
+		"NameLock's installationId). It is recorded before the deploy as the named secret "+modalOwnerPrefix+"<identity> "+
+		"in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a "+
+		"deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.")
+	an.Describe(&a.TakeOverFrom, "The identity of another installation whose app in this environment is taken over, with a "+
+		"warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an "+
+		"installation between stacks.")
 	an.Describe(&a.KeepOnDelete, "Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) "+
 		"and say what was kept.")
 }
@@ -152,6 +162,12 @@ func (*ModalApp) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 	if !common.IsUnknown(req.NewInputs, "source") {
 		if _, err := modalAppDir(args.Source); err != nil {
 			bad("source", "%v", err)
+		}
+	}
+	for _, o := range []struct{ field, value string }{{"owner", args.Owner}, {"takeOverFrom", args.TakeOverFrom}} {
+		if o.value != "" && !modalSecretName.MatchString(modalOwnerPrefix+o.value) {
+			bad(o.field, "%q cannot name a Modal secret %s<identity> (letters, digits, '_', '.', '-', at most %d)",
+				o.value, modalOwnerPrefix, 64-len(modalOwnerPrefix))
 		}
 	}
 	seen := map[string]bool{}
@@ -275,6 +291,8 @@ func (*ModalApp) Diff(ctx context.Context, req infer.DiffRequest[ModalAppArgs, M
 		"d1DatabaseId":  olds.D1DatabaseID != news.D1DatabaseID,
 		"adoptExisting": olds.AdoptExisting != news.AdoptExisting,
 		"keepOnDelete":  olds.KeepOnDelete != news.KeepOnDelete,
+		"owner":         olds.Owner != news.Owner,
+		"takeOverFrom":  olds.TakeOverFrom != news.TakeOverFrom,
 	} {
 		if changed {
 			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
@@ -334,11 +352,8 @@ func (m *ModalApp) Create(ctx context.Context, req infer.CreateRequest[ModalAppA
 	if err != nil {
 		return infer.CreateResponse[ModalAppState]{}, err
 	}
-	if found && !req.Inputs.AdoptExisting {
-		return infer.CreateResponse[ModalAppState]{}, fmt.Errorf("modal app %q is already deployed in environment %q of workspace %q "+
-			"(app id %s) and is not managed by this stack: upstream's app and secret names are fixed, so each installation "+
-			"needs its own Modal environment (openinspect:modalEnvironment); to take this one over, set adoptExisting: true",
-			plan.appName, env.Name, env.Workspace, existing.ID)
+	if err := claimModal(ctx, client, req.Inputs, plan.appName, env, existing, found); err != nil {
+		return infer.CreateResponse[ModalAppState]{}, err
 	}
 	state := ModalAppState{ModalAppArgs: req.Inputs, DeployedEnvironment: env.Name, Workspace: env.Workspace,
 		WebSuffix: env.WebSuffix, Adopted: found, SecretHashes: map[string]string{}}
@@ -371,6 +386,18 @@ func (m *ModalApp) Update(ctx context.Context, req infer.UpdateRequest[ModalAppA
 	defer client.Close()
 	state := req.State
 	state.ModalAppArgs = req.Inputs
+	if req.State.Owner != req.Inputs.Owner {
+		// Recorded before anything else, as in a create; an older stack
+		// gains its evidence here.
+		if err := markModal(ctx, client, req.Inputs.Owner, plan.appName); err != nil {
+			return infer.UpdateResponse[ModalAppState]{}, err
+		}
+		if old := req.State.Owner; old != "" {
+			if err := client.DeleteSecret(ctx, modalOwnerPrefix+old); err != nil {
+				return infer.UpdateResponse[ModalAppState]{}, err
+			}
+		}
+	}
 	state, err = m.converge(ctx, cfg, client, plan, state)
 	if err != nil {
 		return infer.UpdateResponse[ModalAppState]{Output: state},
@@ -538,6 +565,8 @@ func (*ModalApp) Delete(ctx context.Context, req infer.DeleteRequest[ModalAppSta
 	log := p.GetLogger(ctx)
 	secrets := slices.Sorted(maps.Keys(state.SecretHashes))
 	if state.KeepOnDelete {
+		// The ownership evidence stays too: the kept app is still this
+		// installation's, and another is refused it.
 		log.Warningf("modal app %s (id %s) kept in environment %q with its secrets %s, sandboxes and images (deletion policy Orphan)",
 			req.ID, state.AppID, state.DeployedEnvironment, strings.Join(secrets, ", "))
 		return infer.DeleteResponse{}, nil
@@ -573,6 +602,14 @@ func (*ModalApp) Delete(ctx context.Context, req infer.DeleteRequest[ModalAppSta
 	}
 	for _, name := range secrets {
 		if err := client.DeleteSecret(ctx, name); err != nil {
+			return infer.DeleteResponse{}, err
+		}
+	}
+	// Last, so a delete interrupted before this still finds the
+	// environment this installation's. Only this installation's evidence:
+	// the name carries its identity.
+	if state.Owner != "" {
+		if err := client.DeleteSecret(ctx, modalOwnerPrefix+state.Owner); err != nil {
 			return infer.DeleteResponse{}, err
 		}
 	}

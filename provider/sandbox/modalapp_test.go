@@ -258,3 +258,83 @@ func TestModalAppCheckNamesFields(t *testing.T) {
 		}
 	}
 }
+
+// ownerSecrets lists the environment's ownership evidence secrets.
+func ownerSecrets(h *providertest.Harness) []string {
+	var out []string
+	for _, s := range h.Emu.Inventory().Modal.Secrets {
+		if strings.HasPrefix(s.Name, "openinspect-owner-") {
+			out = append(out, s.Environment+"/"+s.Name)
+		}
+	}
+	return out
+}
+
+// TestModalAppOwnership: the environment records its installation before
+// the deploy; a create finding the app with this installation's evidence
+// (a killed run's deploy) adopts it, another installation is refused even
+// with adoptExisting unless takeOverFrom names the owner, and delete
+// removes only its own evidence.
+func TestModalAppOwnership(t *testing.T) {
+	h := providertest.NewHarness(t, provider.WithModalApp(&sandbox.ModalApp{HealthPoll: 100 * time.Millisecond}))
+	h.EnableModalDeploys(t)
+	checkout := checkoutCopy(t)
+	dbID := newInstallationDB(t, h)
+	const mine, theirs = "oi0123456789abcdef0123456789abcdef", "oifedcba9876543210fedcba9876543210"
+	owned := func(owner string, extra map[string]string) property.Map {
+		in := modalInputs(t, checkout, dbID, "sk").Set("owner", property.New(owner))
+		for k, v := range extra {
+			in = in.Set(k, property.New(v))
+		}
+		return in
+	}
+
+	first, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(sandbox.ModalAppToken, "first"), Properties: owned(mine, nil)})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"main/openinspect-owner-" + mine}, ownerSecrets(h))
+	assert.False(t, first.Properties.Get("adopted").AsBool())
+
+	// The state of that create lost (a killed provider): the same
+	// installation adopts the deployed app without adoptExisting.
+	again, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(sandbox.ModalAppToken, "again"), Properties: owned(mine, nil)})
+	require.NoError(t, err)
+	assert.True(t, again.Properties.Get("adopted").AsBool())
+
+	// Another installation is refused, naming the owner, adoptExisting or not.
+	adopting := owned(theirs, nil).Set("adoptExisting", property.New(true))
+	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(sandbox.ModalAppToken, "other"), Properties: adopting})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "belongs to installation "+mine)
+	assert.Contains(t, err.Error(), "takeOverFrom: "+mine)
+	assert.Equal(t, []string{"main/openinspect-owner-" + mine}, ownerSecrets(h), "nothing recorded by the refused create")
+
+	// takeOverFrom moves it: the evidence names the new installation only.
+	took, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(sandbox.ModalAppToken, "other"),
+		Properties: owned(theirs, map[string]string{"takeOverFrom": mine})})
+	require.NoError(t, err)
+	assert.True(t, took.Properties.Get("adopted").AsBool())
+	assert.Equal(t, []string{"main/openinspect-owner-" + theirs}, ownerSecrets(h))
+
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: took.ID, Urn: providertest.URN(sandbox.ModalAppToken, "other"), Properties: took.Properties}))
+	assert.Empty(t, ownerSecrets(h), "delete removes its own evidence")
+}
+
+// TestModalAppUnownedHint: an app recording no installation is refused with
+// the input that really takes it over.
+func TestModalAppUnownedHint(t *testing.T) {
+	h := providertest.NewHarness(t)
+	// An app of that name, made by someone else.
+	t.Setenv("MODAL_SERVER_URL", h.Emu.URL())
+	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(t.TempDir(), "none.toml"))
+	c, err := modal.NewClientWithOptions(&modal.ClientParams{TokenID: emulator.DefaultModalTokenID,
+		TokenSecret: emulator.DefaultModalTokenSecret})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Apps.FromName(t.Context(), "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
+	require.NoError(t, err)
+	in := modalInputs(t, providertest.FixtureCheckout(t), "", "sk").Set("owner", property.New("oi0123456789abcdef0123456789abcdef"))
+	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(sandbox.ModalAppToken, "m"), Properties: in})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "set adoptExisting: true on the OpenInspect component (or on the ModalApp")
+	assert.Empty(t, ownerSecrets(h), "nothing recorded by the refused create")
+}

@@ -49,7 +49,7 @@ export class ModalApp extends pulumi.CustomResource {
     }
 
     /**
-     * Take over an app of this name already deployed in the environment instead of failing.
+     * Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
      */
     declare public readonly adoptExisting: pulumi.Output<boolean | undefined>;
     /**
@@ -97,6 +97,10 @@ export class ModalApp extends pulumi.CustomResource {
      */
     declare public readonly keepOnDelete: pulumi.Output<boolean | undefined>;
     /**
+     * The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+     */
+    declare public readonly owner: pulumi.Output<string | undefined>;
+    /**
      * Digests of each secret's values as last written.
      */
     declare public /*out*/ readonly secretHashes: pulumi.Output<{[key: string]: string} | undefined>;
@@ -112,6 +116,10 @@ export class ModalApp extends pulumi.CustomResource {
      * SHA-256 over the sources and lock files last deployed.
      */
     declare public /*out*/ readonly sourceDigest: pulumi.Output<string>;
+    /**
+     * The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+     */
+    declare public readonly takeOverFrom: pulumi.Output<string | undefined>;
     /**
      * The environment's web suffix in endpoint hosts (MODAL_ENVIRONMENT_WEB_SUFFIX).
      */
@@ -140,8 +148,10 @@ export class ModalApp extends pulumi.CustomResource {
             resourceInputs["d1DatabaseId"] = args?.d1DatabaseId;
             resourceInputs["environment"] = args?.environment;
             resourceInputs["keepOnDelete"] = args?.keepOnDelete;
+            resourceInputs["owner"] = args?.owner;
             resourceInputs["secrets"] = args?.secrets;
             resourceInputs["source"] = args?.source;
+            resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["appId"] = undefined /*out*/;
             resourceInputs["cliVersion"] = undefined /*out*/;
@@ -166,10 +176,12 @@ export class ModalApp extends pulumi.CustomResource {
             resourceInputs["health"] = undefined /*out*/;
             resourceInputs["healthUrl"] = undefined /*out*/;
             resourceInputs["keepOnDelete"] = undefined /*out*/;
+            resourceInputs["owner"] = undefined /*out*/;
             resourceInputs["secretHashes"] = undefined /*out*/;
             resourceInputs["secrets"] = undefined /*out*/;
             resourceInputs["source"] = undefined /*out*/;
             resourceInputs["sourceDigest"] = undefined /*out*/;
+            resourceInputs["takeOverFrom"] = undefined /*out*/;
             resourceInputs["webSuffix"] = undefined /*out*/;
             resourceInputs["workspace"] = undefined /*out*/;
         }
@@ -185,7 +197,7 @@ export class ModalApp extends pulumi.CustomResource {
  */
 export interface ModalAppArgs {
     /**
-     * Take over an app of this name already deployed in the environment instead of failing.
+     * Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
      */
     adoptExisting?: pulumi.Input<boolean | undefined>;
     /**
@@ -205,6 +217,10 @@ export interface ModalAppArgs {
      */
     keepOnDelete?: pulumi.Input<boolean | undefined>;
     /**
+     * The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+     */
+    owner?: pulumi.Input<string | undefined>;
+    /**
      * The named Modal secrets the app reads, written (overwriting) before the deploy.
      */
     secrets?: pulumi.Input<pulumi.Input<inputs.ModalSecretArgs>[] | undefined>;
@@ -212,4 +228,8 @@ export interface ModalAppArgs {
      * An Open-Inspect checkout root (or its packages/modal-infra directory) holding the Modal app and the sandbox runtime at the pinned commit.
      */
     source: pulumi.Input<string>;
+    /**
+     * The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+     */
+    takeOverFrom?: pulumi.Input<string | undefined>;
 }

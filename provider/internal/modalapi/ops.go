@@ -226,3 +226,45 @@ func (c *Client) DeleteImage(ctx context.Context, imageID string) error {
 	}
 	return nil
 }
+
+// SecretNames lists the names of the environment's named secrets that
+// start with prefix. Modal pages the list newest first by creation time.
+func (c *Client) SecretNames(ctx context.Context, prefix string) ([]string, error) {
+	raw, _, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	const page = 100
+	var names []string
+	seen := map[string]bool{}
+	var before float64
+	for {
+		req := pb.SecretListRequest_builder{EnvironmentName: c.opts.Environment,
+			Pagination: pb.ListPagination_builder{MaxObjects: page, CreatedBefore: before}.Build()}.Build()
+		resp, err := raw.SecretList(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("modal: listing secrets in environment %q: %w", c.envLabel(), err)
+		}
+		fresh := 0
+		for _, it := range resp.GetItems() {
+			if seen[it.GetSecretId()] {
+				continue
+			}
+			seen[it.GetSecretId()] = true
+			fresh++
+			if strings.HasPrefix(it.GetLabel(), prefix) {
+				names = append(names, it.GetLabel())
+			}
+			if before == 0 || it.GetCreatedAt() < before {
+				before = it.GetCreatedAt()
+			}
+		}
+		// A short page is the last; a page of nothing new means equal
+		// timestamps at a page boundary, which paging cannot get past.
+		if len(resp.GetItems()) < page || fresh == 0 {
+			break
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}

@@ -311,7 +311,7 @@ func (r *Runner) run(ctx context.Context, name, dir string, env, redact []string
 		tail.max = 30
 	}
 	cmd.Stdout, cmd.Stderr = tail, tail
-	err := cmd.Run()
+	err := runChild(cmd)
 	tail.flush()
 	if err == nil {
 		return nil

@@ -18,7 +18,7 @@ import (
 type ModalApp struct {
 	pulumi.CustomResourceState
 
-	// Take over an app of this name already deployed in the environment instead of failing.
+	// Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
 	AdoptExisting pulumi.BoolPtrOutput `pulumi:"adoptExisting"`
 	// Whether an existing app was taken over.
 	Adopted pulumi.BoolOutput `pulumi:"adopted"`
@@ -42,6 +42,8 @@ type ModalApp struct {
 	HealthUrl pulumi.StringOutput `pulumi:"healthUrl"`
 	// Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete pulumi.BoolPtrOutput `pulumi:"keepOnDelete"`
+	// The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+	Owner pulumi.StringPtrOutput `pulumi:"owner"`
 	// Digests of each secret's values as last written.
 	SecretHashes pulumi.StringMapOutput `pulumi:"secretHashes"`
 	// The named Modal secrets the app reads, written (overwriting) before the deploy.
@@ -50,6 +52,8 @@ type ModalApp struct {
 	Source pulumi.StringOutput `pulumi:"source"`
 	// SHA-256 over the sources and lock files last deployed.
 	SourceDigest pulumi.StringOutput `pulumi:"sourceDigest"`
+	// The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+	TakeOverFrom pulumi.StringPtrOutput `pulumi:"takeOverFrom"`
 	// The environment's web suffix in endpoint hosts (MODAL_ENVIRONMENT_WEB_SUFFIX).
 	WebSuffix pulumi.StringOutput `pulumi:"webSuffix"`
 	// The Modal workspace (the control plane's MODAL_WORKSPACE).
@@ -109,7 +113,7 @@ func ModalAppExists(ctx *pulumi.Context,
 }
 
 type modalAppArgs struct {
-	// Take over an app of this name already deployed in the environment instead of failing.
+	// Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
 	// The Modal app name upstream's app deploys as (default from the pinned contract: open-inspect). Changing it replaces the resource.
 	AppName *string `pulumi:"appName"`
@@ -119,15 +123,19 @@ type modalAppArgs struct {
 	Environment *string `pulumi:"environment"`
 	// Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete *bool `pulumi:"keepOnDelete"`
+	// The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+	Owner *string `pulumi:"owner"`
 	// The named Modal secrets the app reads, written (overwriting) before the deploy.
 	Secrets []ModalSecret `pulumi:"secrets"`
 	// An Open-Inspect checkout root (or its packages/modal-infra directory) holding the Modal app and the sandbox runtime at the pinned commit.
 	Source string `pulumi:"source"`
+	// The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+	TakeOverFrom *string `pulumi:"takeOverFrom"`
 }
 
 // The set of arguments for constructing a ModalApp resource.
 type ModalAppArgs struct {
-	// Take over an app of this name already deployed in the environment instead of failing.
+	// Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
 	AdoptExisting pulumi.BoolPtrInput
 	// The Modal app name upstream's app deploys as (default from the pinned contract: open-inspect). Changing it replaces the resource.
 	AppName pulumi.StringPtrInput
@@ -137,10 +145,14 @@ type ModalAppArgs struct {
 	Environment pulumi.StringPtrInput
 	// Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete pulumi.BoolPtrInput
+	// The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+	Owner pulumi.StringPtrInput
 	// The named Modal secrets the app reads, written (overwriting) before the deploy.
 	Secrets ModalSecretArrayInput
 	// An Open-Inspect checkout root (or its packages/modal-infra directory) holding the Modal app and the sandbox runtime at the pinned commit.
 	Source pulumi.StringInput
+	// The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+	TakeOverFrom pulumi.StringPtrInput
 }
 
 func (ModalAppArgs) ElementType() reflect.Type {
@@ -230,7 +242,7 @@ func (o ModalAppOutput) ToModalAppOutputWithContext(ctx context.Context) ModalAp
 	return o
 }
 
-// Take over an app of this name already deployed in the environment instead of failing.
+// Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
 func (o ModalAppOutput) AdoptExisting() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ModalApp) pulumi.BoolPtrOutput { return v.AdoptExisting }).(pulumi.BoolPtrOutput)
 }
@@ -290,6 +302,11 @@ func (o ModalAppOutput) KeepOnDelete() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ModalApp) pulumi.BoolPtrOutput { return v.KeepOnDelete }).(pulumi.BoolPtrOutput)
 }
 
+// The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+func (o ModalAppOutput) Owner() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalApp) pulumi.StringPtrOutput { return v.Owner }).(pulumi.StringPtrOutput)
+}
+
 // Digests of each secret's values as last written.
 func (o ModalAppOutput) SecretHashes() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *ModalApp) pulumi.StringMapOutput { return v.SecretHashes }).(pulumi.StringMapOutput)
@@ -308,6 +325,11 @@ func (o ModalAppOutput) Source() pulumi.StringOutput {
 // SHA-256 over the sources and lock files last deployed.
 func (o ModalAppOutput) SourceDigest() pulumi.StringOutput {
 	return o.ApplyT(func(v *ModalApp) pulumi.StringOutput { return v.SourceDigest }).(pulumi.StringOutput)
+}
+
+// The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+func (o ModalAppOutput) TakeOverFrom() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalApp) pulumi.StringPtrOutput { return v.TakeOverFrom }).(pulumi.StringPtrOutput)
 }
 
 // The environment's web suffix in endpoint hosts (MODAL_ENVIRONMENT_WEB_SUFFIX).

@@ -27,17 +27,21 @@ class ModalAppArgs:
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  environment: pulumi.Input[Optional[_builtins.str]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
-                 secrets: pulumi.Input[Optional[Sequence[pulumi.Input['ModalSecretArgs']]]] = None):
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 secrets: pulumi.Input[Optional[Sequence[pulumi.Input['ModalSecretArgs']]]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a ModalApp resource.
 
         :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root (or its packages/modal-infra directory) holding the Modal app and the sandbox runtime at the pinned commit.
-        :param pulumi.Input[_builtins.bool] adopt_existing: Take over an app of this name already deployed in the environment instead of failing.
+        :param pulumi.Input[_builtins.bool] adopt_existing: Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
         :param pulumi.Input[_builtins.str] app_name: The Modal app name upstream's app deploys as (default from the pinned contract: open-inspect). Changing it replaces the resource.
         :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
         :param pulumi.Input[_builtins.str] environment: The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
+        :param pulumi.Input[_builtins.str] owner: The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
         :param pulumi.Input[Sequence[pulumi.Input['ModalSecretArgs']]] secrets: The named Modal secrets the app reads, written (overwriting) before the deploy.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
         """
         pulumi.set(__self__, "source", source)
         if adopt_existing is not None:
@@ -50,8 +54,12 @@ class ModalAppArgs:
             pulumi.set(__self__, "environment", environment)
         if keep_on_delete is not None:
             pulumi.set(__self__, "keep_on_delete", keep_on_delete)
+        if owner is not None:
+            pulumi.set(__self__, "owner", owner)
         if secrets is not None:
             pulumi.set(__self__, "secrets", secrets)
+        if take_over_from is not None:
+            pulumi.set(__self__, "take_over_from", take_over_from)
 
     @_builtins.property
     @pulumi.getter
@@ -69,7 +77,7 @@ class ModalAppArgs:
     @pulumi.getter(name="adoptExisting")
     def adopt_existing(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Take over an app of this name already deployed in the environment instead of failing.
+        Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
         """
         return pulumi.get(self, "adopt_existing")
 
@@ -127,6 +135,18 @@ class ModalAppArgs:
 
     @_builtins.property
     @pulumi.getter
+    def owner(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @owner.setter
+    def owner(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "owner", value)
+
+    @_builtins.property
+    @pulumi.getter
     def secrets(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ModalSecretArgs']]]]:
         """
         The named Modal secrets the app reads, written (overwriting) before the deploy.
@@ -136,6 +156,18 @@ class ModalAppArgs:
     @secrets.setter
     def secrets(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ModalSecretArgs']]]]):
         pulumi.set(self, "secrets", value)
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
+
+    @take_over_from.setter
+    def take_over_from(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "take_over_from", value)
 
 
 @pulumi.type_token("openinspect:index:ModalApp")
@@ -149,8 +181,10 @@ class ModalApp(pulumi.CustomResource):
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  environment: pulumi.Input[Optional[_builtins.str]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
                  secrets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ModalSecretArgs', 'ModalSecretArgsDict', 'outputs.ModalSecret']]]]] = None,
                  source: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
         The Open-Inspect Modal app of one installation, in the provider's Modal environment: the named secrets the app reads (written with overwrite, a changed value touches only its secret), the pinned upstream app deployed the way upstream's recipe does (sandbox image build, then `modal deploy`) from a virtual environment the provider creates and caches with the locked Modal CLI, its web endpoints discovered and `api_health` checked. A digest over the app and sandbox runtime sources and lock files decides redeploys: an unchanged app never redeploys.
@@ -159,13 +193,15 @@ class ModalApp(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[_builtins.bool] adopt_existing: Take over an app of this name already deployed in the environment instead of failing.
+        :param pulumi.Input[_builtins.bool] adopt_existing: Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
         :param pulumi.Input[_builtins.str] app_name: The Modal app name upstream's app deploys as (default from the pinned contract: open-inspect). Changing it replaces the resource.
         :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, where the control plane records the images it builds; on delete exactly those are deleted. Without it no image is deleted.
         :param pulumi.Input[_builtins.str] environment: The Modal environment (default: the provider's modalEnvironment, else the workspace's default). Changing it replaces the resource.
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the app, its secrets, sandboxes and images on delete (the installation's Orphan policy) and say what was kept.
+        :param pulumi.Input[_builtins.str] owner: The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
         :param pulumi.Input[Sequence[pulumi.Input[Union['ModalSecretArgs', 'ModalSecretArgsDict', 'outputs.ModalSecret']]]] secrets: The named Modal secrets the app reads, written (overwriting) before the deploy.
         :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root (or its packages/modal-infra directory) holding the Modal app and the sandbox runtime at the pinned commit.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
         """
         ...
     @overload
@@ -198,8 +234,10 @@ class ModalApp(pulumi.CustomResource):
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  environment: pulumi.Input[Optional[_builtins.str]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
                  secrets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ModalSecretArgs', 'ModalSecretArgsDict', 'outputs.ModalSecret']]]]] = None,
                  source: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -214,10 +252,12 @@ class ModalApp(pulumi.CustomResource):
             __props__.__dict__["d1_database_id"] = d1_database_id
             __props__.__dict__["environment"] = environment
             __props__.__dict__["keep_on_delete"] = keep_on_delete
+            __props__.__dict__["owner"] = owner
             __props__.__dict__["secrets"] = secrets
             if source is None and not opts.urn:
                 raise TypeError("Missing required property 'source'")
             __props__.__dict__["source"] = source
+            __props__.__dict__["take_over_from"] = take_over_from
             __props__.__dict__["adopted"] = None
             __props__.__dict__["app_id"] = None
             __props__.__dict__["cli_version"] = None
@@ -265,10 +305,12 @@ class ModalApp(pulumi.CustomResource):
         __props__.__dict__["health"] = None
         __props__.__dict__["health_url"] = None
         __props__.__dict__["keep_on_delete"] = None
+        __props__.__dict__["owner"] = None
         __props__.__dict__["secret_hashes"] = None
         __props__.__dict__["secrets"] = None
         __props__.__dict__["source"] = None
         __props__.__dict__["source_digest"] = None
+        __props__.__dict__["take_over_from"] = None
         __props__.__dict__["web_suffix"] = None
         __props__.__dict__["workspace"] = None
         return ModalApp(resource_name, opts=opts, __props__=__props__)
@@ -283,7 +325,7 @@ class ModalApp(pulumi.CustomResource):
     @pulumi.getter(name="adoptExisting")
     def adopt_existing(self) -> pulumi.Output[Optional[_builtins.bool]]:
         """
-        Take over an app of this name already deployed in the environment instead of failing.
+        Take over an app of this name already deployed in the environment that records no installation, instead of failing. An environment recording another installation is never taken over by it: see takeOverFrom.
         """
         return pulumi.get(self, "adopt_existing")
 
@@ -376,6 +418,14 @@ class ModalApp(pulumi.CustomResource):
         return pulumi.get(self, "keep_on_delete")
 
     @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation identity the environment's app belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded before the deploy as the named secret openinspect-owner-<identity> in the environment, so a create that finds the app already deployed with this evidence adopts it (finishing a deploy a killed run never recorded), and an environment recording another installation is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
     @pulumi.getter(name="secretHashes")
     def secret_hashes(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
@@ -406,6 +456,14 @@ class ModalApp(pulumi.CustomResource):
         SHA-256 over the sources and lock files last deployed.
         """
         return pulumi.get(self, "source_digest")
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose app in this environment is taken over, with a warning (its evidence is replaced by this installation's). Its destroy could then stop the app: only for moving an installation between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
 
     @_builtins.property
     @pulumi.getter(name="webSuffix")
