@@ -143,6 +143,19 @@ func (e *emulatorProcess) modalImages(t *testing.T) []string {
 	return ids
 }
 
+// modalSecrets splits the emulator's Modal secrets into upstream's
+// ("<environment>/<name>") and the environments holding an ownership record.
+func modalSecrets(all []emulator.ModalSecretEntry) (secrets, owners []string) {
+	for _, s := range all {
+		if strings.HasPrefix(s.Name, "openinspect-owner-") {
+			owners = append(owners, s.Environment)
+			continue
+		}
+		secrets = append(secrets, s.Environment+"/"+s.Name)
+	}
+	return secrets, owners
+}
+
 // TestModalInstallation deploys the default installation (Modal, managed)
 // with the real Modal CLI into the emulator, next to a second installation
 // in another Modal environment of the same workspace, and checks: the three
@@ -164,11 +177,9 @@ func TestModalInstallation(t *testing.T) {
 	require.Len(t, inv.Apps, 1)
 	assert.Equal(t, "deployed", inv.Apps[0].State)
 	assert.Len(t, inv.Apps[0].Functions, 9)
-	var secrets []string
-	for _, s := range inv.Secrets {
-		secrets = append(secrets, s.Environment+"/"+s.Name)
-	}
+	secrets, owners := modalSecrets(inv.Secrets)
 	assert.ElementsMatch(t, []string{"main/llm-api-keys", "main/github-app", "main/internal-api"}, secrets)
+	assert.Equal(t, []string{"main"}, owners, "the environment records the installation (openinspect-owner-<id>)")
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, emulator.DefaultModalWorkspace, cp["MODAL_WORKSPACE"]["text"])
 	assert.Equal(t, "main", cp["MODAL_ENVIRONMENT"]["text"])
@@ -221,11 +232,9 @@ func TestModalInstallation(t *testing.T) {
 	images := emu.modalImages(t)
 	assert.NotContains(t, images, myImage)
 	assert.Contains(t, images, theirImage)
-	secrets = nil
-	for _, s := range inv.Secrets {
-		secrets = append(secrets, s.Environment+"/"+s.Name)
-	}
+	secrets, owners = modalSecrets(inv.Secrets)
 	assert.ElementsMatch(t, []string{"staging/llm-api-keys", "staging/github-app", "staging/internal-api"}, secrets)
+	assert.Equal(t, []string{"staging"}, owners, "the destroyed installation's evidence is gone, the other's stays")
 	for _, a := range inv.Apps {
 		assert.Equal(t, map[string]string{"main": "stopped", "staging": "deployed"}[a.Environment], a.State, a.Environment)
 	}
