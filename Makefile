@@ -70,6 +70,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzValidation$$' -fuzztime $(FUZZTIME) ./provider/installation/
 	go test -run '^$$' -fuzz '^FuzzParseMigrations$$' -fuzztime $(FUZZTIME) ./provider/cloudflare/
 	go test -run '^$$' -fuzz '^FuzzMultipartBody$$' -fuzztime $(FUZZTIME) ./provider/internal/cfapi/
+	go test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./provider/esm/
 
 # Numbers, not assertions: API calls per operation and time, on this machine;
 # then the provider's request path and wrangler side by side (a table).
