@@ -439,11 +439,17 @@ func (a WorkerArgs) mainModule() string {
 	return a.MainModule
 }
 
+// declaredBy reports whether the binding's class is declared by script
+// (no scriptName, or script's own name).
+func (d DurableObjectBinding) declaredBy(script string) bool {
+	return d.ScriptName == "" || d.ScriptName == script
+}
+
 // ownClasses are the Durable Object classes this script declares.
 func (a WorkerArgs) ownClasses() []string {
 	set := map[string]bool{}
 	for _, d := range a.DurableObjects {
-		if d.ScriptName == "" || d.ScriptName == a.Name {
+		if d.declaredBy(a.Name) {
 			set[d.ClassName] = true
 		}
 	}

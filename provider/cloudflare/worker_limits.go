@@ -61,8 +61,7 @@ func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) 
 	}
 	exported := moduleExports(mods)
 	for i, d := range a.DurableObjects {
-		own := d.ScriptName == "" || d.ScriptName == a.Name
-		if own && d.ClassName != "" && exported != nil && !exported[d.ClassName] {
+		if d.declaredBy(a.Name) && d.ClassName != "" && exported != nil && !exported[d.ClassName] {
 			fail(fmt.Sprintf("durableObjects[%d].className", i),
 				"the main module %s does not export class %s; Cloudflare refuses the binding (10061) and its migration (10070)",
 				a.mainModule(), d.ClassName)
