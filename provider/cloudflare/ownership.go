@@ -12,6 +12,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
 // Ownership are the inputs of a resource that records ownership evidence:
@@ -238,7 +239,7 @@ func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 		return zero, false, fmt.Errorf("%s and belongs to installation %s, not this one (%s); adoptExisting never takes over "+
 			"another installation's objects, since either stack's destroy would delete them. Pick another deploymentName "+
 			"or namePrefix, or, to move the object into this installation, set takeOverFrom: %s on the OpenInspect component",
-			where, owner, displayOwner(mine), owner)
+			where, owner, common.DisplayOwner(mine), owner)
 	case c.adopt:
 		return existing, true, c.record(ctx, existing)
 	case empty && mine != "":
@@ -253,13 +254,6 @@ func (c claim[T]) record(ctx context.Context, obj T) error {
 		return nil
 	}
 	return c.mark(ctx, obj)
-}
-
-func displayOwner(owner string) string {
-	if owner == "" {
-		return "no installation identity"
-	}
-	return owner
 }
 
 // accountClient returns the Cloudflare client for a resource recorded in

@@ -59,3 +59,11 @@ func Deref[T any](p *T, fallback T) T {
 	}
 	return *p
 }
+
+// DisplayOwner is an installation identity as ownership messages name it.
+func DisplayOwner(owner string) string {
+	if owner == "" {
+		return "no installation identity"
+	}
+	return owner
+}
