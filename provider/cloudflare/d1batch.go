@@ -3,6 +3,7 @@ package cloudflare
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -167,15 +168,13 @@ func applyOneByOne(ctx context.Context, client *cfapi.Client, databaseID string,
 	if err != nil {
 		return err
 	}
-	recorded := map[string]bool{}
-	for _, row := range ledger {
-		recorded[row.Version] = true
-	}
+	todo := unrecorded(batch, ledger)
 	for _, f := range batch {
-		if recorded[f.Version] {
-			applied[f.Version] = f.Hash
-			continue
+		if !slices.ContainsFunc(todo, func(t migrationFile) bool { return t.Version == f.Version }) {
+			applied[f.Version] = f.Hash // the lost answer's request committed it
 		}
+	}
+	for _, f := range todo {
 		p.GetLogger(ctx).Infof("applying migration %s", f.Name)
 		if _, err := client.Query(ctx, databaseID, withLedgerInsert(f)); err != nil {
 			return fileFailed(f, err)
