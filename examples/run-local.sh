@@ -4,7 +4,10 @@
 # second run finds everything where the first left it (and changes nothing).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-demo="$root/.demo"
+# Overridable so a test can run this script in a directory of its own with
+# the binaries it built (tests/engine/demo_test.go).
+demo=${OPENINSPECT_DEMO_DIR:-$root/.demo}
+bin=${OPENINSPECT_BIN_DIR:-$root/bin}
 mkdir -p "$demo/state" "$demo/home" "$demo/emulator"
 # The cached pulumi CLI and its YAML plugin; this project's binaries are run
 # from bin/ by path (the provider through the project's plugins entry below).
@@ -22,7 +25,7 @@ if [ -s "$demo/emulator.url" ]; then
   if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then listen=$prev; fi
 fi
 rm -f "$demo/emulator.addr"
-"$root/bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
+"$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
 trap 'kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
@@ -39,7 +42,7 @@ echo "emulator: $emu_url"
 mkdir -p "$demo/project"
 cp -r "$root/examples/yaml/." "$demo/project/"
 cd "$demo/project"
-printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n' "$root/bin" >> Pulumi.yaml
+printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n' "$bin" >> Pulumi.yaml
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
 pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"
