@@ -45,7 +45,8 @@ func (o *OpenInspect) Annotate(a infer.Annotator) {
 	a.Describe(&o.SandboxStatus, "What the installation configured for its sandbox provider.")
 	a.Describe(&o.UpstreamCommit, "The upstream commit this installation is pinned to.")
 	a.Describe(&o.UpstreamVerification, "Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the "+
-		"supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).")
+		"supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under "+
+		"migrations.<file>) and bundle.<worker> (compared with the reference build).")
 }
 
 // NewOpenInspect runs the pipeline: normalize the spec (defaults applied
@@ -90,6 +91,9 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	}
 	for _, w := range plan.Warnings {
 		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
+	}
+	for _, d := range plan.Details {
+		_ = ctx.Log.Debug(d, &pulumi.LogArgs{Resource: comp})
 	}
 	b := &installer{ctx: ctx, name: name, contract: contract, plan: plan, spec: s}
 	if err := b.install(comp); err != nil {

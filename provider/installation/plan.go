@@ -114,9 +114,15 @@ type installPlan struct {
 	Snapshot      *plannedSnapshot
 	SandboxSource string
 	// Verification is what resolveArtifacts checked (the upstreamVerification
-	// output); Warnings are what it found but does not refuse.
+	// output); Warnings are what it found but does not refuse, one line per
+	// condition; Details are the per-file findings behind them, logged at
+	// debug level.
 	Verification map[string]string
 	Warnings     []string
+	Details      []string
+	// differingBundles are the workers whose bundle differs from the
+	// reference build, gathered into one warning.
+	differingBundles []string
 
 	naming upstream.Naming
 }

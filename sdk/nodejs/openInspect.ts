@@ -45,7 +45,7 @@ export class OpenInspect extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly upstreamCommit: pulumi.Output<string>;
     /**
-     * Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+     * Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
      */
     declare public /*out*/ readonly upstreamVerification: pulumi.Output<{[key: string]: string}>;
     /**

@@ -67,7 +67,7 @@ export class Provider extends pulumi.ProviderResource {
      */
     declare public readonly modalTokenSecret: pulumi.Output<string | undefined>;
     /**
-     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
      */
     declare public readonly pythonPath: pulumi.Output<string | undefined>;
     /**
@@ -166,7 +166,7 @@ export interface ProviderArgs {
      */
     modalTokenSecret?: pulumi.Input<string | undefined>;
     /**
-     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
      */
     pythonPath?: pulumi.Input<string | undefined>;
     /**

@@ -26,7 +26,7 @@ type OpenInspect struct {
 	SandboxStatus pulumi.StringOutput `pulumi:"sandboxStatus"`
 	// The upstream commit this installation is pinned to.
 	UpstreamCommit pulumi.StringOutput `pulumi:"upstreamCommit"`
-	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
 	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
 	// URL of the web UI.
 	WebUrl pulumi.StringOutput `pulumi:"webUrl"`
@@ -317,7 +317,7 @@ func (o OpenInspectOutput) UpstreamCommit() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.UpstreamCommit }).(pulumi.StringOutput)
 }
 
-// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
 func (o OpenInspectOutput) UpstreamVerification() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringMapOutput { return v.UpstreamVerification }).(pulumi.StringMapOutput)
 }

@@ -37,7 +37,7 @@ type Provider struct {
 	ModalTokenId pulumi.StringPtrOutput `pulumi:"modalTokenId"`
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret pulumi.StringPtrOutput `pulumi:"modalTokenSecret"`
-	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
 	PythonPath pulumi.StringPtrOutput `pulumi:"pythonPath"`
 	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
 	WorkerSizeLimit pulumi.StringPtrOutput `pulumi:"workerSizeLimit"`
@@ -101,7 +101,7 @@ type providerArgs struct {
 	ModalTokenId *string `pulumi:"modalTokenId"`
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret *string `pulumi:"modalTokenSecret"`
-	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
 	PythonPath *string `pulumi:"pythonPath"`
 	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
 	WorkerSizeLimit *string `pulumi:"workerSizeLimit"`
@@ -135,7 +135,7 @@ type ProviderArgs struct {
 	ModalTokenId pulumi.StringPtrInput
 	// Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 	ModalTokenSecret pulumi.StringPtrInput
-	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+	// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
 	PythonPath pulumi.StringPtrInput
 	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
 	WorkerSizeLimit pulumi.StringPtrInput
@@ -237,7 +237,7 @@ func (o ProviderOutput) ModalTokenSecret() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.ModalTokenSecret }).(pulumi.StringPtrOutput)
 }
 
-// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
 func (o ProviderOutput) PythonPath() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.PythonPath }).(pulumi.StringPtrOutput)
 }

@@ -704,7 +704,7 @@ class OpenInspect(pulumi.ComponentResource):
     @pulumi.getter(name="upstreamVerification")
     def upstream_verification(self) -> pulumi.Output[Mapping[str, _builtins.str]]:
         """
-        Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+        Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
         """
         return pulumi.get(self, "upstream_verification")
 

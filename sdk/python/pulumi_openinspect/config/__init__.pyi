@@ -71,7 +71,7 @@ Modal token secret. Falls back to MODAL_TOKEN_SECRET.
 
 pythonPath: Optional[str]
 """
-Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
 """
 
 workerSizeLimit: Optional[str]

@@ -100,7 +100,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def python_path(self) -> Optional[str]:
         """
-        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         """
         return __config__.get('pythonPath')
 
