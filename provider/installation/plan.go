@@ -101,6 +101,8 @@ type plannedWorker struct {
 type installPlan struct {
 	Prefix, DeploymentName              string
 	AppName, SandboxProvider, WebAppURL string
+	// AppIconURL is the web's icon (upstream's app_icon_url).
+	AppIconURL string
 	D1Name, MigrationsDir               string
 	KV, R2, Queues                      []plannedResource
 	Workers                             []*plannedWorker
@@ -193,6 +195,7 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 		plain["googleClientId"] = x.ClientID
 		secret("googleClientSecret", x.ClientSecret)
 	}
+	str("appIconUrl", a.AppIconURL)
 	plain["githubAppId"] = a.GithubApp.AppID
 	plain["githubAppInstallationId"] = a.GithubApp.InstallationID
 	secret("githubAppPrivateKey", a.GithubApp.PrivateKey)
@@ -281,6 +284,7 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 	if sfx := s.Modal.EnvironmentWebSuffix; sfx != nil {
 		values.Derived["modalEnvironmentWebSuffix"] = *sfx
 	}
+	plan.AppIconURL = values.Inputs["appIconUrl"]
 	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}}
 	if err := pl.resources(s); err != nil {
 		return nil, err

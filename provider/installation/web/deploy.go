@@ -215,6 +215,7 @@ func (d *deployer) env() corev1.EnvVarArray {
 		corev1.EnvVarArgs{Name: pulumi.String("SANDBOX_PROVIDER"), Value: pulumi.String(in.SandboxProvider)},
 		corev1.EnvVarArgs{Name: pulumi.String("OI_SANDBOX_PROVIDER"), Value: pulumi.String(in.SandboxProvider)},
 		corev1.EnvVarArgs{Name: pulumi.String("OI_APP_NAME"), Value: pulumi.String(in.AppName)},
+		corev1.EnvVarArgs{Name: pulumi.String("NEXT_PUBLIC_APP_ICON_URL"), Value: pulumi.String(in.AppIconURL)},
 		corev1.EnvVarArgs{Name: pulumi.String(webServiceAuthKey), ValueFrom: corev1.EnvVarSourceArgs{
 			SecretKeyRef: corev1.SecretKeySelectorArgs{Name: d.authSecret.Metadata.Name(), Key: pulumi.String(webServiceAuthKey)},
 		}},

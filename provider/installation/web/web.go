@@ -87,6 +87,7 @@ type Inputs struct {
 	ServiceAuthSecret pulumi.StringInput
 	SandboxProvider   string
 	AppName           string
+	AppIconURL        string
 	// Opts go on every child (parent, dependsOn, retainOnDelete).
 	Opts []pulumi.ResourceOption
 	// Connect reaches the cluster the web objects go to, for the ownership
@@ -122,7 +123,7 @@ const (
 // sets to the pod name; 0.0.0.0 makes it listen on every address.
 var webManagedEnv = []string{
 	"CONTROL_PLANE_URL", "OI_CONTROL_PLANE_URL", "OI_WS_URL", "SANDBOX_PROVIDER", "OI_SANDBOX_PROVIDER",
-	"OI_APP_NAME", webServiceAuthKey, "PORT", "HOSTNAME",
+	"OI_APP_NAME", "NEXT_PUBLIC_APP_ICON_URL", webServiceAuthKey, "PORT", "HOSTNAME",
 }
 
 // webSystemNamespaces are never created or deleted by an installation.
