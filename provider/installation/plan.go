@@ -102,10 +102,10 @@ type installPlan struct {
 	Prefix, DeploymentName              string
 	AppName, SandboxProvider, WebAppURL string
 	// AppIconURL is the web's icon (upstream's app_icon_url).
-	AppIconURL string
-	D1Name, MigrationsDir               string
-	KV, R2, Queues                      []plannedResource
-	Workers                             []*plannedWorker
+	AppIconURL            string
+	D1Name, MigrationsDir string
+	KV, R2, Queues        []plannedResource
+	Workers               []*plannedWorker
 	// Generated are the generated secrets some value refers to, in contract order.
 	Generated []upstream.Generated
 	// SecretInputs are the secrets the user gave, by contract input name.
