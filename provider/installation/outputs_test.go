@@ -98,6 +98,17 @@ func TestAppIconURLReachesTheWeb(t *testing.T) {
 		}
 	}
 	assert.Equal(t, icon, env["NEXT_PUBLIC_APP_ICON_URL"])
+	// What upstream's web reads, and nothing it does not (the OI_* names of before).
+	assert.Equal(t, map[string]string{
+		"CONTROL_PLANE_URL":            "https://open-inspect-control-plane-t1.acct.workers.dev",
+		"SANDBOX_PROVIDER":             "modal",
+		"NEXT_PUBLIC_WS_URL":           "wss://open-inspect-control-plane-t1.acct.workers.dev",
+		"NEXT_PUBLIC_SANDBOX_PROVIDER": "modal",
+		"NEXT_PUBLIC_APP_NAME":         "Open-Inspect",
+		"NEXT_PUBLIC_APP_ICON_URL":     icon,
+		"PORT":                         "3000",
+		"HOSTNAME":                     "0.0.0.0",
+	}, env, "the plain variables (SERVICE_AUTH_SECRET comes from the Secret)")
 	for _, r := range mocks.registered() {
 		if r.TypeToken == "openinspect:index:Worker" {
 			assert.NotContains(t, r.Inputs["vars"].ObjectValue().Mappable(), "APP_ICON_URL", r.Name)
