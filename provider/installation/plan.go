@@ -101,9 +101,11 @@ type plannedWorker struct {
 type installPlan struct {
 	Prefix, DeploymentName              string
 	AppName, SandboxProvider, WebAppURL string
-	D1Name, MigrationsDir               string
-	KV, R2, Queues                      []plannedResource
-	Workers                             []*plannedWorker
+	// AppIconURL is the web's icon (upstream's app_icon_url).
+	AppIconURL            string
+	D1Name, MigrationsDir string
+	KV, R2, Queues        []plannedResource
+	Workers               []*plannedWorker
 	// Generated are the generated secrets some value refers to, in contract order.
 	Generated []upstream.Generated
 	// SecretInputs are the secrets the user gave, by contract input name.
@@ -199,6 +201,7 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 		plain["googleClientId"] = x.ClientID
 		secret("googleClientSecret", x.ClientSecret)
 	}
+	str("appIconUrl", a.AppIconURL)
 	plain["githubAppId"] = a.GithubApp.AppID
 	plain["githubAppInstallationId"] = a.GithubApp.InstallationID
 	secret("githubAppPrivateKey", a.GithubApp.PrivateKey)
@@ -287,6 +290,7 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 	if sfx := s.Modal.EnvironmentWebSuffix; sfx != nil {
 		values.Derived["modalEnvironmentWebSuffix"] = *sfx
 	}
+	plan.AppIconURL = values.Inputs["appIconUrl"]
 	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}}
 	if err := pl.resources(s); err != nil {
 		return nil, err

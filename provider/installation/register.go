@@ -92,6 +92,7 @@ type (
 		DeployedEnvironment pulumi.StringOutput `pulumi:"deployedEnvironment"`
 		WebSuffix           pulumi.StringOutput `pulumi:"webSuffix"`
 		AppID               pulumi.StringOutput `pulumi:"appId"`
+		HealthURL           pulumi.StringOutput `pulumi:"healthUrl"`
 		Health              pulumi.StringOutput `pulumi:"health"`
 	}
 	snapshotChild struct {
@@ -241,6 +242,7 @@ func (b *installer) install(comp *OpenInspect) error {
 			ServiceAuthSecret: b.generated["serviceAuthSecretWeb"].Value,
 			SandboxProvider:   plan.SandboxProvider,
 			AppName:           plan.AppName,
+			AppIconURL:        plan.AppIconURL,
 			Opts:              append(slices.Clone(b.opts), pulumi.DependsOn([]pulumi.Resource{workers[controlPlane]})),
 			Connect:           webConnect,
 		})
@@ -261,6 +263,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	comp.SandboxStatus = b.sandboxStatus()
 	comp.UpstreamCommit = pulumi.String(b.contract.Upstream.Commit).ToStringOutput()
 	comp.UpstreamVerification = pulumi.ToStringMap(plan.Verification).ToStringMapOutput()
+	b.reportOutputs(comp)
 	return nil
 }
 

@@ -3457,9 +3457,9 @@ func (o UpstreamPtrOutput) WorkerBundles() pulumi.StringMapOutput {
 
 // The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
 type Web struct {
-	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 	Env map[string]string `pulumi:"env"`
-	// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+	// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 	Image string `pulumi:"image"`
 	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
 	ImagePullSecrets []ImagePullSecret `pulumi:"imagePullSecrets"`
@@ -3490,9 +3490,9 @@ type WebInput interface {
 
 // The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
 type WebArgs struct {
-	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 	Env pulumi.StringMapInput `pulumi:"env"`
-	// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+	// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 	Image pulumi.StringInput `pulumi:"image"`
 	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
 	ImagePullSecrets ImagePullSecretArrayInput `pulumi:"imagePullSecrets"`
@@ -3588,12 +3588,12 @@ func (o WebOutput) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput {
 	}).(WebPtrOutput)
 }
 
-// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 func (o WebOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Web) map[string]string { return v.Env }).(pulumi.StringMapOutput)
 }
 
-// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 func (o WebOutput) Image() pulumi.StringOutput {
 	return o.ApplyT(func(v Web) string { return v.Image }).(pulumi.StringOutput)
 }
@@ -3657,7 +3657,7 @@ func (o WebPtrOutput) Elem() WebOutput {
 	}).(WebOutput)
 }
 
-// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 func (o WebPtrOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Web) map[string]string {
 		if v == nil {
@@ -3667,7 +3667,7 @@ func (o WebPtrOutput) Env() pulumi.StringMapOutput {
 	}).(pulumi.StringMapOutput)
 }
 
-// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 func (o WebPtrOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Web) *string {
 		if v == nil {

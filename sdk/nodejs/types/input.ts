@@ -442,11 +442,11 @@ export interface UpstreamArgs {
  */
 export interface WebArgs {
     /**
-     * Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+     * Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
      */
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
-     * The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+     * The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
      */
     image: pulumi.Input<string>;
     /**

@@ -1855,7 +1855,7 @@ class WebArgsDict(TypedDict):
     """
     image: pulumi.Input[_builtins.str]
     """
-    The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+    The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
     """
     namespace: pulumi.Input[_builtins.str]
     """
@@ -1863,7 +1863,7 @@ class WebArgsDict(TypedDict):
     """
     env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
-    Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+    Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
     """
     image_pull_secrets: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgsDict']]]]]
     """
@@ -1905,9 +1905,9 @@ class WebArgs:
         """
         The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
 
-        :param pulumi.Input[_builtins.str] image: The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+        :param pulumi.Input[_builtins.str] image: The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
         :param pulumi.Input[_builtins.str] namespace: The namespace the web UI runs in (a DNS-1123 label).
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
         :param pulumi.Input[Sequence[pulumi.Input['ImagePullSecretArgs']]] image_pull_secrets: Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
         :param pulumi.Input[_builtins.str] kubeconfig: The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
         :param pulumi.Input[_builtins.str] namespace_mode: `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
@@ -1936,7 +1936,7 @@ class WebArgs:
     @pulumi.getter
     def image(self) -> pulumi.Input[_builtins.str]:
         """
-        The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+        The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
         """
         return pulumi.get(self, "image")
 
@@ -1960,7 +1960,7 @@ class WebArgs:
     @pulumi.getter
     def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+        Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
         """
         return pulumi.get(self, "env")
 
