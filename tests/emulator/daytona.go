@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"net/http"
 	"os"
@@ -358,7 +359,7 @@ func writeDaytonaError(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.As(err, &de) {
 		de = &dtError{status: http.StatusInternalServerError, message: "Internal server error"}
 	}
-	writeJSON(w, de.status, map[string]any{
+	core.WriteJSON(w, de.status, map[string]any{
 		"statusCode": de.status,
 		"timestamp":  time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 		"path":       r.URL.RequestURI(),
@@ -369,12 +370,12 @@ func writeDaytonaError(w http.ResponseWriter, r *http.Request, err error) {
 
 // daytonaFaultAnswers answer injected faults in Daytona's error shape. The
 // 429 message is NestJS's throttler default (inferred for Daytona).
-func daytonaFaultAnswers(r *http.Request) faultAnswers {
-	return faultAnswers{
-		rateLimited: func(w http.ResponseWriter, _ *Fault) {
+func daytonaFaultAnswers(r *http.Request) core.FaultAnswers {
+	return core.FaultAnswers{
+		RateLimited: func(w http.ResponseWriter, _ *Fault) {
 			writeDaytonaError(w, r, dtErrorf(http.StatusTooManyRequests, "ThrottlerException: Too Many Requests"))
 		},
-		serverError: func(w http.ResponseWriter, f *Fault) {
+		ServerError: func(w http.ResponseWriter, f *Fault) {
 			writeDaytonaError(w, r, dtErrorf(f.Status, "Internal server error"))
 		},
 	}
@@ -390,9 +391,9 @@ func (s *Server) daytonaRoute(pattern string, h func(w http.ResponseWriter, r *h
 	}
 	full := method + " " + daytonaAPIPrefix + route
 	s.mux.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
-		s.count(full, false)
-		delay, f := s.takeFaults(r.Method, daytonaAPIPrefix+route)
-		if s.serveFault(w, r, delay, f, daytonaFaultAnswers(r)) {
+		s.core.Count(full, false)
+		delay, f := s.core.TakeFaults(r.Method, daytonaAPIPrefix+route)
+		if s.core.ServeFault(w, r, delay, f, daytonaFaultAnswers(r)) {
 			return
 		}
 		org, err := s.daytona.authorize(r)
@@ -431,7 +432,7 @@ func (s *Server) registerDaytona() {
 	// are counted under one key so DaytonaCalls sees them.
 	const other = daytonaPrefix + "{path...}"
 	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
-		s.count(r.Method+" "+other, false)
+		s.core.Count(r.Method+" "+other, false)
 		writeDaytonaError(w, r, dtErrorf(http.StatusNotFound, "Cannot %s %s", r.Method, strings.TrimPrefix(r.URL.Path, "/daytona")))
 	})
 }
@@ -439,15 +440,10 @@ func (s *Server) registerDaytona() {
 // DaytonaCalls is the number of requests made to the Daytona API and its
 // object storage (everything under /daytona/), matched or not.
 func (s *Server) DaytonaCalls() int {
-	s.statsMu.Lock()
-	defer s.statsMu.Unlock()
-	n := 0
-	for k, v := range s.counts {
-		if _, route, ok := strings.Cut(k, " "); ok && strings.HasPrefix(route, daytonaPrefix) {
-			n += v
-		}
-	}
-	return n
+	return s.core.CountsWhere(func(k string) bool {
+		_, route, ok := strings.Cut(k, " ")
+		return ok && strings.HasPrefix(route, daytonaPrefix)
+	})
 }
 
 // pushAccessKeys derives the object storage credentials handed to an
@@ -470,7 +466,7 @@ func (s *Server) dtPushAccess(w http.ResponseWriter, r *http.Request, org string
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	writeJSON(w, http.StatusOK, map[string]string{
+	core.WriteJSON(w, http.StatusOK, map[string]string{
 		"accessKey":      ak,
 		"secret":         secret,
 		"sessionToken":   session,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"time"
@@ -88,7 +89,7 @@ func (s *Server) registerDaytonaAdmin() {
 			Reason string `json:"reason"`
 		}
 		if err := adminDecode(w, r, &body); err != nil {
-			adminError(w, http.StatusBadRequest, err)
+			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
 		if body.Name == "" {
@@ -105,15 +106,15 @@ func (s *Server) registerDaytonaAdmin() {
 	s.mux.HandleFunc("POST "+base+"/sandboxes", func(w http.ResponseWriter, r *http.Request) {
 		var spec DaytonaSandboxSpec
 		if err := adminDecode(w, r, &spec); err != nil {
-			adminError(w, http.StatusBadRequest, err)
+			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
 		id, err := s.CreateDaytonaSandbox(spec)
 		if err != nil {
-			adminError(w, http.StatusConflict, err)
+			core.AdminError(w, http.StatusConflict, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+		core.WriteJSON(w, http.StatusCreated, map[string]string{"id": id})
 	})
 	s.mux.HandleFunc("POST "+base+"/snapshots/{name}/deactivate", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.DeactivateDaytonaSnapshot(r.URL.Query().Get("organizationId"), r.PathValue("name")); err != nil {
@@ -121,7 +122,7 @@ func (s *Server) registerDaytonaAdmin() {
 			if errors.Is(err, ErrNoSuchDaytonaSnapshot) {
 				status = http.StatusNotFound
 			}
-			adminError(w, status, err)
+			core.AdminError(w, status, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"net/http"
 	"sort"
@@ -103,7 +104,7 @@ func (s *Server) CreateDaytonaSandbox(spec DaytonaSandboxSpec) (string, error) {
 }
 
 func (d *daytona) addSandboxLocked(org, name, snapshot string, labels, env map[string]string, now time.Time) (*dtSandbox, error) {
-	id := newUUID()
+	id := core.NewUUID()
 	if name == "" {
 		name = id
 	}
@@ -190,7 +191,7 @@ func (s *Server) dtCreateSandbox(w http.ResponseWriter, r *http.Request, org str
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // labelFilter parses the labels query parameter: a JSON object whose pairs
@@ -247,7 +248,7 @@ func (s *Server) dtListSandboxes(w http.ResponseWriter, r *http.Request, org str
 		items = append(items, sb.json(r))
 	}
 	d.mu.Unlock()
-	writeJSON(w, http.StatusOK, items)
+	core.WriteJSON(w, http.StatusOK, items)
 }
 
 // dtListSandboxesPaginated serves the SDK's List: labels, id, name, states
@@ -278,7 +279,7 @@ func (s *Server) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request
 		items = append(items, sb.json(r))
 	}
 	d.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
 }
 
 func setOf(vals []string) map[string]bool {
@@ -317,7 +318,7 @@ func (s *Server) dtGetSandbox(w http.ResponseWriter, r *http.Request, org string
 		writeDaytonaError(w, r, dtErrorf(http.StatusNotFound, "Sandbox with ID or name %s not found", r.PathValue("sandboxIdOrName")))
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // dtDeleteSandbox answers with the sandbox on its way out ("destroying").
@@ -342,5 +343,5 @@ func (s *Server) dtDeleteSandbox(w http.ResponseWriter, r *http.Request, org str
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }

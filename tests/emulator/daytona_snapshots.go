@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"path"
@@ -135,7 +136,7 @@ type dtCreateSnapshotBody struct {
 }
 
 func decodeDaytona(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, core.MaxBody))
 	if err != nil {
 		return dtErrorf(http.StatusRequestEntityTooLarge, "request entity too large")
 	}
@@ -159,7 +160,7 @@ func (s *Server) dtCreateSnapshot(w http.ResponseWriter, r *http.Request, org st
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 func (d *daytona) createSnapshot(org string, body dtCreateSnapshotBody, now time.Time) (map[string]any, error) {
@@ -175,7 +176,7 @@ func (d *daytona) createSnapshot(org string, body dtCreateSnapshotBody, now time
 			return nil, dtErrorf(http.StatusBadRequest, "resources must not be negative")
 		}
 	}
-	sn := &dtSnapshot{ID: newUUID(), OrganizationID: org, Name: name, CPU: orDefault(body.CPU, dtDefaultCPU),
+	sn := &dtSnapshot{ID: core.NewUUID(), OrganizationID: org, Name: name, CPU: orDefault(body.CPU, dtDefaultCPU),
 		GPU: orDefault(body.GPU, 0), Mem: orDefault(body.Memory, dtDefaultMem), Disk: orDefault(body.Disk, dtDefaultDisk),
 		CreatedAt: now.UTC(), UpdatedAt: now.UTC(), BuildStart: now.UTC()}
 
@@ -518,7 +519,7 @@ func (s *Server) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org strin
 		}
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // dtSaveAfterRead persists what a read changed (a completed removal). A
@@ -573,7 +574,7 @@ func (s *Server) dtListSnapshots(w http.ResponseWriter, r *http.Request, org str
 	reportedLocked(pageItems...)
 	d.mu.Unlock()
 	s.dtSaveAfterRead(reaped || removing)
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
 }
 
 func sortSnapshots(all []*dtSnapshot, field string, desc bool, now time.Time) {
@@ -684,7 +685,7 @@ func (s *Server) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org 
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // dtSnapshotBuildLogs serves the plain-text build log. With follow=true it

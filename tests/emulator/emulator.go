@@ -21,11 +21,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -92,6 +92,7 @@ type Server struct {
 
 	workersSubdomain string
 
+	core    *core.Core // mux, counts, faults and holds shared by every family
 	mux     *http.ServeMux
 	handler http.Handler
 
@@ -102,19 +103,9 @@ type Server struct {
 	d1open map[string]*sqliteDB
 	closed bool
 
-	// Persisting happens outside mu; saveSeq orders snapshots so a slow
-	// writer can never overwrite a newer snapshot with an older one.
-	saveMu   sync.Mutex
-	saveSeq  uint64
-	savedSeq uint64
+	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
 	modal *modalEmu // the Modal API (modal.go), with its own lock and file
-
-	statsMu     sync.Mutex
-	counts      map[string]int
-	unmatchedCF int
-	faults      []*activeFault
-	holds       holdGate // FaultHold's requests (faults.go)
 
 	daytona *daytona // Daytona API and object storage (daytona.go), own lock and file
 
@@ -149,7 +140,7 @@ func New(opts Options) (*Server, error) {
 		tokens: tokens,
 		logf:   opts.Logf,
 		d1open: map[string]*sqliteDB{},
-		counts: map[string]int{},
+		core:   core.New(),
 
 		workersSubdomain: sub,
 		workerLimits:     opts.WorkerLimits.withDefaults(),
@@ -171,7 +162,8 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	st, err := loadState(s.statePath())
+	s.stateFile = core.NewStateFile(filepath.Join(s.dataDir, "state.json"), ".state-*.json", "state")
+	st, err := loadState(s.stateFile.Path())
 	if err != nil {
 		s.removeTemp()
 		return nil, err
@@ -185,7 +177,7 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
-	s.mux = http.NewServeMux()
+	s.mux = s.core.Mux()
 	s.routes()
 	s.handler = s.withLog(s.mux)
 	return s, nil
@@ -291,6 +283,9 @@ func (s *Server) removeTemp() error {
 // routes registers every route. Each area owns its routes so that adding an
 // API means adding one file and one line here.
 func (s *Server) routes() {
+	s.core.SetFaultCheck(checkFaultRoute)
+	s.core.AllowFaultKind(FaultImageBuildFailure)
+	s.core.RegisterAdmin()
 	s.registerUser()
 	s.registerD1()
 	s.registerKV()
@@ -301,7 +296,7 @@ func (s *Server) routes() {
 	s.registerDaytona()
 	s.registerAdmin()
 	s.registerModal()
-	s.mux.HandleFunc("/", s.unmatched)
+	s.mux.HandleFunc("/", s.core.Unmatched)
 }
 
 // withLog wraps h with the optional request log. Only method, path, status
@@ -365,7 +360,3 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	return c, rw, err
 }
-
-// isCloudflarePath reports whether p is under the emulated API (as opposed to
-// the admin API), which decides what CloudflareCalls counts.
-func isCloudflarePath(p string) bool { return strings.HasPrefix(p, "/client/v4/") }

@@ -490,16 +490,16 @@ func (s *Server) registerModal() {
 // reason as in Server.api: tests count attempts, not successes.
 func (m *modalEmu) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
-	m.srv.count(modalCountPrefix+path, false)
+	m.srv.core.Count(modalCountPrefix+path, false)
 	r.Header.Del(modalFaultHeader)
 	if r.ProtoMajor != 2 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
 		// What a gRPC server answers a plain HTTP/1 request.
 		http.Error(w, "the Modal API is gRPC: HTTP/2 with content-type application/grpc", http.StatusUnsupportedMediaType)
 		return
 	}
-	delay, f := m.srv.takeFaults("GRPC", path)
+	delay, f := m.srv.core.TakeFaults("GRPC", path)
 	if f != nil && f.Kind == FaultHold {
-		if !m.srv.hold(w, r, f.release) {
+		if !m.srv.core.Hold(w, r, f) {
 			return
 		}
 		f = nil
@@ -556,15 +556,9 @@ func (w flushWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // ModalCalls is the number of Modal API (gRPC) calls received, answered or
 // not; the Modal counterpart of CloudflareCalls.
 func (s *Server) ModalCalls() int {
-	s.statsMu.Lock()
-	defer s.statsMu.Unlock()
-	n := 0
-	for k, v := range s.counts {
-		if strings.HasPrefix(k, modalCountPrefix) {
-			n += v
-		}
-	}
-	return n
+	return s.core.CountsWhere(func(k string) bool {
+		return strings.HasPrefix(k, modalCountPrefix)
+	})
 }
 
 // caller is who made a call: the workspace its credentials belong to.

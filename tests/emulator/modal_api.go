@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"math"
 	"regexp"
@@ -332,7 +333,7 @@ func (m *modalEmu) layoutObjects(ctx context.Context, a *modalApp) (map[string]s
 	ids := map[string]string{}
 	var objs []*pb.Object
 	if d := a.current(); d != nil {
-		for _, tag := range sortedKeys(d.FunctionIDs) {
+		for _, tag := range core.SortedKeys(d.FunctionIDs) {
 			f, ok := m.st.Functions[d.FunctionIDs[tag]]
 			if !ok {
 				continue
@@ -374,7 +375,7 @@ func (api *modalAPI) AppGetObjects(ctx context.Context, req *pb.AppGetObjectsReq
 		byID[o.GetObjectId()] = o
 	}
 	var items []*pb.AppGetObjectsItem
-	for _, tag := range sortedKeys(ids) {
+	for _, tag := range core.SortedKeys(ids) {
 		items = append(items, pb.AppGetObjectsItem_builder{Tag: tag, Object: byID[ids[tag]]}.Build())
 	}
 	return pb.AppGetObjectsResponse_builder{Items: items}.Build(), nil
@@ -805,7 +806,7 @@ func (api *modalAPI) MountGetOrCreate(ctx context.Context, req *pb.MountGetOrCre
 		}
 		files[f.GetFilename()] = sum
 	}
-	for _, fn := range sortedKeys(files) {
+	for _, fn := range core.SortedKeys(files) {
 		fmt.Fprintf(h, "%s\x00%s\n", fn, files[fn])
 	}
 	mt := existing

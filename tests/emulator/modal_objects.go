@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"regexp"
 	"slices"
@@ -494,7 +495,7 @@ func (m *modalEmu) newSandbox(a *modalApp, imageID, name string, timeout uint32,
 
 func sandboxTags(tags map[string]string) []*pb.SandboxTag {
 	out := make([]*pb.SandboxTag, 0, len(tags))
-	for _, k := range sortedKeys(tags) {
+	for _, k := range core.SortedKeys(tags) {
 		out = append(out, pb.SandboxTag_builder{TagName: k, TagValue: tags[k]}.Build())
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"maps"
 	"net/http"
@@ -18,11 +19,11 @@ import (
 
 // modalWebFaultAnswers answer faults on web endpoints the way Modal's HTTP
 // front door does: plain text.
-var modalWebFaultAnswers = faultAnswers{
-	rateLimited: func(w http.ResponseWriter, f *Fault) {
+var modalWebFaultAnswers = core.FaultAnswers{
+	RateLimited: func(w http.ResponseWriter, f *Fault) {
 		http.Error(w, "modal-http: too many requests (emulated)", http.StatusTooManyRequests)
 	},
-	serverError: func(w http.ResponseWriter, f *Fault) {
+	ServerError: func(w http.ResponseWriter, f *Fault) {
 		http.Error(w, "modal-http: internal error (emulated)", f.Status)
 	},
 }
@@ -54,9 +55,9 @@ func (m *modalEmu) webTarget(label string) (a *modalApp, f *modalFunction, stopp
 // answers upstream's health body on GET, every other endpoint a small JSON
 // naming itself. A stopped app's endpoints answer 404 as on Modal.
 func (m *modalEmu) serveWeb(w http.ResponseWriter, r *http.Request) {
-	m.srv.count(r.Method+" "+modalWebRoute, false)
-	delay, f := m.srv.takeFaults(r.Method, modalWebRoute)
-	if m.srv.serveFault(w, r, delay, f, modalWebFaultAnswers) {
+	m.srv.core.Count(r.Method+" "+modalWebRoute, false)
+	delay, f := m.srv.core.TakeFaults(r.Method, modalWebRoute)
+	if m.srv.core.ServeFault(w, r, delay, f, modalWebFaultAnswers) {
 		return
 	}
 	m.mu.Lock()
@@ -76,7 +77,7 @@ func (m *modalEmu) serveWeb(w http.ResponseWriter, r *http.Request) {
 	}
 	if method != "" && r.Method != method && !(r.Method == http.MethodHead && method == http.MethodGet) {
 		w.Header().Set("Allow", method)
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+		core.WriteJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
 		return
 	}
 	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 1<<20))
@@ -85,7 +86,7 @@ func (m *modalEmu) serveWeb(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, ModalHealthBody)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": map[string]any{"emulated": true, "function": name}})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "data": map[string]any{"emulated": true, "function": name}})
 }
 
 // serveAppPage is where AppCreate's and AppPublish's "view the app" URLs
@@ -99,17 +100,17 @@ func (m *modalEmu) serveAppPage(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Unlock()
 	if !ok {
-		adminError(w, http.StatusNotFound, errors.New("no such Modal app"))
+		core.AdminError(w, http.StatusNotFound, errors.New("no such Modal app"))
 		return
 	}
-	writeJSON(w, http.StatusOK, entry)
+	core.WriteJSON(w, http.StatusOK, entry)
 }
 
 // --- Admin ------------------------------------------------------------------
 
 func (m *modalEmu) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("GET /__emulator/modal/images", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"images": m.srv.ModalImages()})
+		core.WriteJSON(w, http.StatusOK, map[string]any{"images": m.srv.ModalImages()})
 	})
 	mux.HandleFunc("POST /__emulator/modal/sandboxes", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -127,10 +128,10 @@ func (m *modalEmu) registerAdmin(mux *http.ServeMux) {
 			id, err = m.srv.CreateModalSandbox(req.Workspace, req.Environment, req.App, req.Tags)
 		}
 		if err != nil {
-			adminError(w, http.StatusBadRequest, err)
+			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+		core.WriteJSON(w, http.StatusCreated, map[string]string{"id": id})
 	})
 }
 
@@ -265,7 +266,7 @@ func (m *modalEmu) appEntry(a *modalApp) ModalAppEntry {
 		State: appStateWord(a.State), Version: len(a.Deployments), Functions: []string{},
 	}
 	if d := a.current(); d != nil {
-		e.Functions = sortedKeys(d.FunctionIDs)
+		e.Functions = core.SortedKeys(d.FunctionIDs)
 		for tag, id := range d.FunctionIDs {
 			if f, ok := m.st.Functions[id]; ok && f.isWeb() {
 				if e.WebLabels == nil {
@@ -305,7 +306,7 @@ func (s *Server) modalInventory() ModalInventory {
 		if sec.Name == "" {
 			continue // ephemeral: not an object anyone owns
 		}
-		inv.Secrets = append(inv.Secrets, ModalSecretEntry{Workspace: sec.Workspace, Environment: sec.Environment, ID: sec.ID, Name: sec.Name, Keys: sortedKeys(sec.Values)})
+		inv.Secrets = append(inv.Secrets, ModalSecretEntry{Workspace: sec.Workspace, Environment: sec.Environment, ID: sec.ID, Name: sec.Name, Keys: core.SortedKeys(sec.Values)})
 	}
 	for _, img := range m.st.Images {
 		inv.Images = append(inv.Images, ModalImageEntry{Workspace: img.Workspace, ID: img.ID, AppID: img.AppID, State: img.State, Steps: len(img.Commands)})

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"hash/crc32"
 	"io"
 	"net/http"
@@ -46,7 +47,7 @@ func (s *Server) registerS3() {
 	s.s3Route("PUT "+s3Prefix+"/{bucket}/{key...}", s.s3PutObject)
 	const other = s3Prefix + "/{path...}"
 	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
-		s.count(r.Method+" "+other, false)
+		s.core.Count(r.Method+" "+other, false)
 		writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", "The emulator implements ListObjectsV2 and PutObject only.")
 	})
 }
@@ -56,12 +57,12 @@ func (s *Server) registerS3() {
 func (s *Server) s3Route(pattern string, h func(w http.ResponseWriter, r *http.Request, org string)) {
 	method, route, _ := strings.Cut(pattern, " ")
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		s.count(pattern, false)
-		delay, f := s.takeFaults(r.Method, route)
+		s.core.Count(pattern, false)
+		delay, f := s.core.TakeFaults(r.Method, route)
 		if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
-			delay, f = s.takeFaults(http.MethodGet, route)
+			delay, f = s.core.TakeFaults(http.MethodGet, route)
 		}
-		if s.serveFault(w, r, delay, f, s3FaultAnswers(r)) {
+		if s.core.ServeFault(w, r, delay, f, s3FaultAnswers(r)) {
 			return
 		}
 		org, code, msg := s.daytona.s3Authorize(r)
@@ -116,7 +117,7 @@ type s3ErrorXML struct {
 }
 
 func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	writeXML(w, status, s3ErrorXML{Code: code, Message: msg, Resource: strings.TrimPrefix(r.URL.Path, s3Prefix), RequestID: newHexID()[:16]})
+	writeXML(w, status, s3ErrorXML{Code: code, Message: msg, Resource: strings.TrimPrefix(r.URL.Path, s3Prefix), RequestID: core.NewHexID()[:16]})
 }
 
 func writeXML(w http.ResponseWriter, status int, v any) {
@@ -133,12 +134,12 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 }
 
 // s3FaultAnswers: S3 throttles with 503 SlowDown rather than 429.
-func s3FaultAnswers(r *http.Request) faultAnswers {
-	return faultAnswers{
-		rateLimited: func(w http.ResponseWriter, _ *Fault) {
+func s3FaultAnswers(r *http.Request) core.FaultAnswers {
+	return core.FaultAnswers{
+		RateLimited: func(w http.ResponseWriter, _ *Fault) {
 			writeS3Error(w, r, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
 		},
-		serverError: func(w http.ResponseWriter, f *Fault) {
+		ServerError: func(w http.ResponseWriter, f *Fault) {
 			writeS3Error(w, r, f.Status, "InternalError", "We encountered an internal error. Please try again.")
 		},
 	}

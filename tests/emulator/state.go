@@ -2,11 +2,10 @@ package emulator
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -212,8 +211,6 @@ func newState() *state {
 	}
 }
 
-func (s *Server) statePath() string { return filepath.Join(s.dataDir, "state.json") }
-
 func (s *Server) d1Path(uuid string) string {
 	return filepath.Join(s.dataDir, "d1", uuid+".sqlite")
 }
@@ -309,40 +306,10 @@ func (s *Server) saveAndRespond(w http.ResponseWriter, err error, result any) {
 	if err == nil {
 		err = s.save()
 	}
-	respond(w, err, result)
+	core.Respond(w, err, result)
 }
 
-func (s *Server) save() error {
-	s.mu.Lock()
-	b, err := json.MarshalIndent(s.st, "", "  ")
-	s.saveSeq++
-	seq := s.saveSeq
-	s.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("emulator: encode state: %w", err)
-	}
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	if seq <= s.savedSeq {
-		return nil // a newer snapshot is already on disk
-	}
-	tmp, err := os.CreateTemp(s.dataDir, ".state-*.json")
-	if err != nil {
-		return fmt.Errorf("emulator: save state: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.statePath()); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save state: %w", err)
-	}
-	s.savedSeq = seq
-	return nil
-}
+func (s *Server) save() error { return s.stateFile.Save(&s.mu, s.st) }
 
 // Inventory lists everything that exists, across all accounts. Tests use it
 // to prove a destroy left nothing behind.
@@ -471,23 +438,6 @@ func less2(a1, a2, b1, b2 string) bool {
 		return a1 < b1
 	}
 	return a2 < b2
-}
-
-// newUUID returns a random RFC 4122 version 4 UUID, the shape D1 uses.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-// newHexID returns 32 hex digits, the shape of KV namespace IDs.
-func newHexID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // apiTime formats timestamps the way the v4 API does (UTC, microseconds).
