@@ -39,6 +39,8 @@ type Config struct {
 	CacheDir             string `pulumi:"cacheDir,optional"`
 	WorkersPlan          string `pulumi:"workersPlan,optional"`
 	WorkerSizeLimit      string `pulumi:"workerSizeLimit,optional"`
+	// WorkerAssetsFileLimit is read by limits.go (assetFileLimit).
+	WorkerAssetsFileLimit string `pulumi:"workerAssetsFileLimit,optional"`
 }
 
 // envFallbacks maps each config field to the environment variable read when the
@@ -67,6 +69,7 @@ func (c *Config) envFallbacks() []struct {
 		{&c.CacheDir, "OPENINSPECT_CACHE_DIR"},
 		{&c.WorkersPlan, "OPENINSPECT_WORKERS_PLAN"},
 		{&c.WorkerSizeLimit, "OPENINSPECT_WORKER_SIZE_LIMIT"},
+		{&c.WorkerAssetsFileLimit, "OPENINSPECT_WORKER_ASSETS_FILE_LIMIT"},
 	}
 }
 
@@ -113,6 +116,10 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.WorkerSizeLimit, "The largest Worker (all modules) an upload may be, such as 64MiB; add \" compressed\" for a limit "+
 		"measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to "+
 		"OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.")
+	a.Describe(&c.WorkerAssetsFileLimit, "The most static asset files one Worker version may have, checked at preview: "+
+		"Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid "+
+		"(https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to "+
+		"OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.")
 }
 
 // Configure fills unset keys from the environment. Clients are built on use so

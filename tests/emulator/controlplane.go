@@ -248,6 +248,9 @@ func (s *Server) cpServe(w http.ResponseWriter, r *http.Request) {
 	if s.cpFaults(w, r, countRoute) {
 		return
 	}
+	if s.assetsServe(w, r, path) {
+		return
+	}
 
 	s.mu.Lock()
 	ws, status, err := s.cpLookupLocked(r.PathValue("script_name"))

@@ -80,6 +80,9 @@ type Options struct {
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
+	// AssetSessionLifetime is how long asset upload and completion tokens
+	// last (assets.go); zero means an hour, as on Cloudflare.
+	AssetSessionLifetime time.Duration
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -91,6 +94,9 @@ type Server struct {
 	logf         func(format string, args ...any)
 
 	workersSubdomain string
+
+	assetSessionLifetime time.Duration
+	assetSessions        map[string]*assetSession // under mu; by token, not persisted
 
 	core    *core.Core // mux, counts, faults and holds shared by every family
 	mux     *http.ServeMux
@@ -144,6 +150,8 @@ func New(opts Options) (*Server, error) {
 
 		workersSubdomain: sub,
 		workerLimits:     opts.WorkerLimits.withDefaults(),
+
+		assetSessionLifetime: opts.AssetSessionLifetime,
 	}
 	if opts.DataDir == "" {
 		dir, err := os.MkdirTemp("", "openinspect-emulator-")
@@ -291,6 +299,7 @@ func (s *Server) routes() {
 	s.registerKV()
 	s.registerR2()
 	s.registerWorkers()
+	s.registerAssets()
 	s.registerQueues()
 	s.registerControlPlane()
 	s.registerDaytona()

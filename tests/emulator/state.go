@@ -35,6 +35,8 @@ type state struct {
 	// AppSecrets are the global secrets stores of control-plane scripts
 	// (see controlplane.go); a store is deleted with its script.
 	AppSecrets map[string]map[string]*appSecret `json:"app_secrets"` // by wkKey(account, script), then key
+	// AssetBlobs are the uploaded static asset files (assets.go).
+	AssetBlobs map[string]*assetBlob `json:"asset_blobs,omitempty"` // by account + "/" + hash
 
 	// d1Imports are the files uploaded for D1 imports, by upload token,
 	// and d1Ingests each database's last ingest answer (for poll). Both
@@ -123,6 +125,8 @@ type workerContent struct {
 	MigrationTag       string            `json:"migration_tag,omitempty"`
 	Classes            []string          `json:"classes,omitempty"` // declared Durable Object classes, sorted
 	Etag               string            `json:"etag"`
+
+	Assets *scriptAssets `json:"assets,omitempty"` // static assets served (assets.go)
 }
 
 // workerVersion is one uploaded version. A deployed version's modules live
@@ -319,6 +323,8 @@ type Inventory struct {
 	R2      []R2Entry     `json:"r2_buckets"`
 	Workers []WorkerEntry `json:"workers"`
 	Queues  []QueueEntry  `json:"queues"`
+	// AssetFiles counts the static asset files held, all accounts (assets.go).
+	AssetFiles int `json:"asset_files"`
 
 	// Modal is the Modal side (modal_web.go).
 	Modal   ModalInventory   `json:"modal"`
@@ -358,6 +364,8 @@ type WorkerEntry struct {
 	WorkersDev   bool     `json:"workers_dev"`
 	Bindings     int      `json:"bindings"`
 	AppSecrets   int      `json:"app_secrets"` // keys in its control-plane secrets store
+
+	Assets *AssetsEntry `json:"assets,omitempty"` // its static assets
 }
 
 // QueueEntry is one queue in an Inventory.
@@ -370,7 +378,7 @@ type QueueEntry struct {
 
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
-	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 &&
+	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.AssetFiles == 0 &&
 		i.Modal.Empty() && i.Daytona.empty()
 }
 
@@ -406,8 +414,10 @@ func (s *Server) Inventory() Inventory {
 			AccountID: ws.AccountID, Name: ws.Name, Etag: ws.Etag, MigrationTag: ws.MigrationTag,
 			Classes: append([]string{}, ws.Classes...), Crons: crons, WorkersDev: ws.WorkersDev, Bindings: len(ws.Bindings),
 			AppSecrets: len(s.st.AppSecrets[wkKey(ws.AccountID, ws.Name)]),
+			Assets:     assetsEntry(ws.Assets),
 		})
 	}
+	inv.AssetFiles = len(s.st.AssetBlobs)
 	for _, q := range s.st.Queues {
 		scripts := make([]string, len(q.Consumers))
 		for i, c := range q.Consumers {

@@ -148,6 +148,8 @@ type scriptMetadata struct {
 	// an upload that carries them replaces the script's tags, one without
 	// them leaves them as they were.
 	Tags json.RawMessage `json:"tags"`
+
+	Assets json.RawMessage `json:"assets"` // {jwt, config} (assets.go)
 }
 
 // scriptUpload is a parsed, structurally valid upload; what it references
@@ -223,15 +225,18 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 	if up.main == "" {
 		up.main = meta.BodyPart
 	}
-	if up.main == "" {
+	assetsOnly := up.main == "" && len(up.modules) == 0 && len(meta.Assets) > 0 && string(meta.Assets) != "null"
+	if up.main == "" && !assetsOnly {
 		return nil, wkInvalid("metadata.main_module is required: name the part that holds the main module")
 	}
-	mainMod := up.module(up.main)
-	if mainMod == nil {
-		return nil, wkInvalid("main_module %q is not one of the uploaded parts", up.main)
-	}
-	if len(bytes.TrimSpace(mainMod.Content)) == 0 {
-		return nil, wkInvalid("main module %q is empty", up.main)
+	if !assetsOnly {
+		mainMod := up.module(up.main)
+		if mainMod == nil {
+			return nil, wkInvalid("main_module %q is not one of the uploaded parts", up.main)
+		}
+		if len(bytes.TrimSpace(mainMod.Content)) == 0 {
+			return nil, wkInvalid("main module %q is empty", up.main)
+		}
 	}
 	if d := meta.CompatibilityDate; d != "" {
 		if _, err := time.Parse("2006-01-02", d); err != nil {
@@ -515,12 +520,25 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 		}
 	}
 
+	assets, err := s.redeemAssetsLocked(acct, up.meta.Assets)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range bindings {
+		if b.Type == "assets" && assets == nil {
+			return nil, nil, wkInvalid("Cannot use an assets binding (%s) without assets: send metadata.assets with a completion token", b.Name)
+		}
+	}
 	now := time.Now().UTC()
 	content := workerContent{
+		Assets:     assets,
 		MainModule: up.main, HasModules: up.meta.MainModule != "",
 		Modules: up.modules, Metadata: up.metaRaw, Bindings: raws,
 		CompatibilityDate: up.meta.CompatibilityDate, CompatibilityFlags: up.meta.CompatibilityFlags,
 		MigrationTag: tag, Classes: core.SortedKeys(classes), Etag: up.etag,
+	}
+	if content.Modules == nil {
+		content.Modules = []workerModule{} // an assets-only worker: nil would mean "modules not kept"
 	}
 	ws := prev
 	if ws == nil {
@@ -735,6 +753,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
 	delete(s.st.AppSecrets, wkKey(acct, name))
+	s.assetsCollectLocked(acct)
 	for _, q := range s.st.Queues {
 		if q.AccountID == acct {
 			q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })

@@ -210,6 +210,7 @@ func sideBySide(b *testing.B) {
 	rows = append(rows, benchRow{op: "five 5 MB bundles, concurrent uploads", latency: "0 ms", path: "provider", calls: 5, wall: wall,
 		note: fmt.Sprintf("peak RSS %.1f MiB (request path only, child process)", float64(rss)/(1<<20))})
 
+	rows = append(rows, assetsRows(b)...)
 	rows = append(rows, fullInstallation(b)...)
 	printTable(rows)
 }

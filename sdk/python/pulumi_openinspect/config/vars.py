@@ -105,6 +105,13 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get('pythonPath')
 
     @_builtins.property
+    def worker_assets_file_limit(self) -> Optional[str]:
+        """
+        The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+        """
+        return __config__.get('workerAssetsFileLimit')
+
+    @_builtins.property
     def worker_size_limit(self) -> Optional[str]:
         """
         The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
