@@ -177,12 +177,12 @@ func (b *installer) install(comp *OpenInspect) error {
 		}
 	}
 	b.queues = map[string]*queueChild{}
-	// Queues record no owner: Cloudflare keeps nothing on a queue but its
-	// name and settings (see the cloudflare package doc).
+	// A queue's owner is recorded in the account's ownership registry: Cloudflare
+	// keeps nothing on a queue but its name and settings (see the cloudflare package doc).
 	for _, r := range plan.Queues {
-		if b.queues[r.Logical], err = register(b, "Queue", "queue-"+r.Logical, pulumi.Map{
+		if b.queues[r.Logical], err = register(b, "Queue", "queue-"+r.Logical, b.owned(pulumi.Map{
 			"name": pulumi.String(r.Name), "adoptExisting": adopt,
-		}, &queueChild{}); err != nil {
+		}), &queueChild{}); err != nil {
 			return err
 		}
 	}
