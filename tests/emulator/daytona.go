@@ -71,17 +71,13 @@ func (s *Server) DaytonaAPIURL() string { return s.url + daytonaAPIPrefix }
 type daytona struct {
 	keys      map[string]string // API key -> organization ID
 	buildTime time.Duration     // < 0: instant
-	path      string
+	stateFile *core.StateFile   // daytona.json
 	logf      func(format string, args ...any)
 
 	mu        sync.Mutex
 	st        *daytonaState
 	failNext  []string          // reasons, consumed one per build
 	failNames map[string]string // snapshot name -> reason, until cleared
-
-	saveMu   sync.Mutex
-	saveSeq  uint64
-	savedSeq uint64
 }
 
 // daytonaState is what daytona.json holds.
@@ -176,9 +172,9 @@ func newDaytona(opts Options, dataDir string) (*daytona, error) {
 	if bt == 0 {
 		bt = DefaultDaytonaBuildTime
 	}
-	d := &daytona{keys: keys, buildTime: bt, path: filepath.Join(dataDir, daytonaStateFile), logf: opts.Logf,
+	d := &daytona{keys: keys, buildTime: bt, stateFile: core.NewStateFile(filepath.Join(dataDir, daytonaStateFile), ".daytona-*.json", "Daytona state"), logf: opts.Logf,
 		failNames: map[string]string{}}
-	st, err := loadDaytonaState(d.path)
+	st, err := loadDaytonaState(d.stateFile.Path())
 	if err != nil {
 		return nil, err
 	}
@@ -230,40 +226,9 @@ func dropNil[V any](m map[string]*V) {
 	}
 }
 
-// save writes daytona.json the way Server.save writes state.json: the
-// snapshot is encoded under mu, written outside it via a temp file and a
-// rename, and a slower writer never replaces a newer snapshot.
-func (d *daytona) save() error {
-	d.mu.Lock()
-	b, err := json.MarshalIndent(d.st, "", "  ")
-	d.saveSeq++
-	seq := d.saveSeq
-	d.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("emulator: encode Daytona state: %w", err)
-	}
-	d.saveMu.Lock()
-	defer d.saveMu.Unlock()
-	if seq <= d.savedSeq {
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(d.path), ".daytona-*.json")
-	if err != nil {
-		return fmt.Errorf("emulator: save Daytona state: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save Daytona state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), d.path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save Daytona state: %w", err)
-	}
-	d.savedSeq = seq
-	return nil
-}
+// save writes daytona.json through core.StateFile: the snapshot is encoded
+// under mu, written outside it, and a slower writer never replaces a newer one.
+func (d *daytona) save() error { return d.stateFile.Save(&d.mu, d.st) }
 
 // Snapshot states, as api-client-go's SnapshotState enum spells them.
 const (

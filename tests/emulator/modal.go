@@ -44,6 +44,7 @@ import (
 	"time"
 
 	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -158,15 +159,11 @@ type modalEmu struct {
 	grpc       *grpc.Server
 	tokenKey   []byte // signs auth tokens; per process, so a restart invalidates them
 	tokenTTL   time.Duration
-	statePath  string
+	stateFile  *core.StateFile // modal.json
 	buildDelay time.Duration
 
 	mu sync.Mutex
 	st *modalState
-
-	saveMu   sync.Mutex
-	saveSeq  uint64
-	savedSeq uint64
 }
 
 // modalState is everything Modal-side the emulator keeps, persisted as JSON.
@@ -345,7 +342,7 @@ func (s *Server) openModal(opts Options) error {
 		tokens:    map[string]ModalToken{},
 		webSuffix: map[string]string{},
 		tokenTTL:  time.Hour,
-		statePath: filepath.Join(s.dataDir, "modal.json"),
+		stateFile: core.NewStateFile(filepath.Join(s.dataDir, "modal.json"), ".modal-*.json", "Modal state"),
 
 		buildDelay: opts.ModalImageBuildTime,
 	}
@@ -372,7 +369,7 @@ func (s *Server) openModal(opts Options) error {
 	if _, err := rand.Read(m.tokenKey); err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
-	st, err := loadModalState(m.statePath)
+	st, err := loadModalState(m.stateFile.Path())
 	if err != nil {
 		return err
 	}
@@ -431,39 +428,9 @@ func loadModalState(path string) (*modalState, error) {
 	return st, nil
 }
 
-// save persists the Modal state; like Server.save it snapshots under the
-// lock and writes outside it, newest snapshot wins, via rename.
-func (m *modalEmu) save() error {
-	m.mu.Lock()
-	b, err := json.MarshalIndent(m.st, "", "  ")
-	m.saveSeq++
-	seq := m.saveSeq
-	m.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("emulator: encode Modal state: %w", err)
-	}
-	m.saveMu.Lock()
-	defer m.saveMu.Unlock()
-	if seq <= m.savedSeq {
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(m.statePath), ".modal-*.json")
-	if err != nil {
-		return fmt.Errorf("emulator: save Modal state: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save Modal state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), m.statePath); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save Modal state: %w", err)
-	}
-	m.savedSeq = seq
-	return nil
-}
+// save persists the Modal state through core.StateFile: snapshot under mu,
+// written outside it, newest snapshot wins, via rename.
+func (m *modalEmu) save() error { return m.stateFile.Save(&m.mu, m.st) }
 
 // saved ends a mutating RPC: it persists the state and turns a failure to do
 // so into Internal, so a client never believes in a change that a restart
