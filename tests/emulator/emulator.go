@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"net"
 	"net/http"
 	"os"
@@ -107,7 +108,7 @@ type Server struct {
 
 	modal *modalEmu // the Modal API (modal.go), with its own lock and file
 
-	daytona *daytona // Daytona API and object storage (daytona.go), own lock and file
+	daytona *daytona.Service // Daytona API and object storage (package daytona), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -173,7 +174,8 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.daytona, err = newDaytona(opts, s.dataDir); err != nil {
+	dtOpts := daytona.Options{APIKeys: opts.DaytonaAPIKeys, BuildTime: opts.DaytonaBuildTime, Logf: opts.Logf}
+	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -293,7 +295,7 @@ func (s *Server) routes() {
 	s.registerWorkers()
 	s.registerQueues()
 	s.registerControlPlane()
-	s.registerDaytona()
+	s.daytona.Register()
 	s.registerAdmin()
 	s.registerModal()
 	s.mux.HandleFunc("/", s.core.Unmatched)

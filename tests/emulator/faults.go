@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 )
 
 // The fault engine lives in core; these names keep the package's API.
@@ -55,7 +56,7 @@ func (s *Server) ResetCounts() { s.core.ResetCounts() }
 // families served here.
 func checkFaultRoute(f Fault) (Fault, error) {
 	if f.Route != "" && !core.IsCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) &&
-		!strings.HasPrefix(f.Route, daytonaPrefix) && !isModalFaultRoute(f.Route) {
+		!strings.HasPrefix(f.Route, daytona.Prefix) && !isModalFaultRoute(f.Route) {
 		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/ or /modal.client.ModalClient/, or be %s: %q", modalWebRoute, f.Route)
 	}
 	return checkModalFault(f)

@@ -322,7 +322,11 @@ func (m *modalEmu) checkImageRefs(ctx context.Context, appID string, def *pb.Ima
 			return status.Errorf(codes.FailedPrecondition, "Base image %s is not built (%s)", img.ID, img.State)
 		}
 	}
-	return m.checkRefs(ctx, "", def.GetSecretIds(), nonEmpty([]string{def.GetContextMountId()}))
+	var mounts []string // the context mount, when the image has one
+	if id := def.GetContextMountId(); strings.TrimSpace(id) != "" {
+		mounts = []string{id}
+	}
+	return m.checkRefs(ctx, "", def.GetSecretIds(), mounts)
 }
 
 // finishBuild ends a build whose time has come. The caller holds m.mu and

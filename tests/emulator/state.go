@@ -322,7 +322,7 @@ type Inventory struct {
 
 	// Modal is the Modal side (modal_web.go).
 	Modal   ModalInventory   `json:"modal"`
-	Daytona DaytonaInventory `json:"daytona"` // daytona.go
+	Daytona DaytonaInventory `json:"daytona"` // package daytona
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -371,7 +371,7 @@ type QueueEntry struct {
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
 	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 &&
-		i.Modal.Empty() && i.Daytona.empty()
+		i.Modal.Empty() && i.Daytona.Empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
@@ -380,7 +380,7 @@ func (s *Server) Inventory() Inventory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
-	inv.Daytona = s.daytona.inventory()
+	inv.Daytona = s.daytona.Inventory()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}
