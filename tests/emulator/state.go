@@ -320,7 +320,7 @@ type Inventory struct {
 	Workers []WorkerEntry `json:"workers"`
 	Queues  []QueueEntry  `json:"queues"`
 
-	// Modal is the Modal side (modal_web.go).
+	// Modal is the Modal side (package modal).
 	Modal   ModalInventory   `json:"modal"`
 	Daytona DaytonaInventory `json:"daytona"` // package daytona
 }
@@ -376,7 +376,7 @@ func (i Inventory) Empty() bool {
 
 // Inventory returns a snapshot sorted by account, then name.
 func (s *Server) Inventory() Inventory {
-	modal := s.modalInventory() // before s.mu: Modal state has its own lock
+	modal := s.modal.Inventory() // before s.mu: Modal state has its own lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
