@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"net"
 	"net/http"
 	"os"
@@ -61,7 +63,7 @@ type Options struct {
 	// set with PUT workers/subdomain. Empty means DefaultWorkersSubdomain.
 	WorkersSubdomain string
 	// ModalTokens are the accepted Modal token pairs, each with its
-	// workspace (modal.go). Nil means DefaultModalTokenID and
+	// workspace (package modal). Nil means DefaultModalTokenID and
 	// DefaultModalTokenSecret -> DefaultModalWorkspace.
 	ModalTokens []ModalToken
 	// ModalWebSuffixes overrides the web suffix of Modal environments by
@@ -111,9 +113,9 @@ type Server struct {
 
 	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
-	modal *modalEmu // the Modal API (modal.go), with its own lock and file
+	modal *modal.Service // the Modal API (package modal), with its own lock and file
 
-	daytona *daytona // Daytona API and object storage (daytona.go), own lock and file
+	daytona *daytona.Service // Daytona API and object storage (package daytona), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -177,11 +179,14 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.st = st
-	if err := s.openModal(opts); err != nil {
+	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
+		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
+	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.daytona, err = newDaytona(opts, s.dataDir); err != nil {
+	dtOpts := daytona.Options{APIKeys: opts.DaytonaAPIKeys, BuildTime: opts.DaytonaBuildTime, Logf: opts.Logf}
+	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -208,7 +213,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("emulator: listen %s: %w", addr, err)
 	}
 	s.url = "http://" + urlHost(ln.Addr().(*net.TCPAddr))
-	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, Protocols: modalProtocols()}
+	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, Protocols: modal.Protocols()}
 	s.serveDone = make(chan struct{})
 	go func() {
 		defer close(s.serveDone)
@@ -302,9 +307,9 @@ func (s *Server) routes() {
 	s.registerAssets()
 	s.registerQueues()
 	s.registerControlPlane()
-	s.registerDaytona()
+	s.daytona.Register()
 	s.registerAdmin()
-	s.registerModal()
+	s.modal.Register()
 	s.mux.HandleFunc("/", s.core.Unmatched)
 }
 

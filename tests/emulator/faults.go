@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 )
 
 // The fault engine lives in core; these names keep the package's API.
@@ -55,8 +57,8 @@ func (s *Server) ResetCounts() { s.core.ResetCounts() }
 // families served here.
 func checkFaultRoute(f Fault) (Fault, error) {
 	if f.Route != "" && !core.IsCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) &&
-		!strings.HasPrefix(f.Route, daytonaPrefix) && !isModalFaultRoute(f.Route) {
-		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/ or /modal.client.ModalClient/, or be %s: %q", modalWebRoute, f.Route)
+		!strings.HasPrefix(f.Route, daytona.Prefix) && !modal.IsFaultRoute(f.Route) {
+		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/ or /modal.client.ModalClient/, or be %s: %q", modal.WebRoute, f.Route)
 	}
-	return checkModalFault(f)
+	return modal.CheckFault(f)
 }

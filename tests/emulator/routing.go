@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
-	"strings"
 )
 
 // authMode says which credential check a route needs.
@@ -28,23 +27,9 @@ func (s *Server) api(pattern string, mode authMode, h http.HandlerFunc) {
 	s.core.API(pattern, func(w http.ResponseWriter, r *http.Request) bool { return s.authorize(w, r, mode) }, h)
 }
 
-// bearer extracts the token from an Authorization header, reporting whether
-// the header was present at all.
-func bearer(r *http.Request) (token string, present, wellFormed bool) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return "", false, false
-	}
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", true, false
-	}
-	tok = strings.TrimSpace(tok)
-	if tok == "" || strings.ContainsAny(tok, " \t") {
-		return "", true, false
-	}
-	return tok, true, true
-}
+// bearer is core.Bearer: the token of an Authorization header, whether the
+// header was present and whether it was well formed.
+func bearer(r *http.Request) (token string, present, wellFormed bool) { return core.Bearer(r) }
 
 // authorize enforces the token rules. Only the token and the path's account
 // are consulted; the SDK may also send empty X-Auth-* headers when callers

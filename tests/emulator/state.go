@@ -326,9 +326,9 @@ type Inventory struct {
 	// AssetFiles counts the static asset files held, all accounts (assets.go).
 	AssetFiles int `json:"asset_files"`
 
-	// Modal is the Modal side (modal_web.go).
+	// Modal is the Modal side (package modal).
 	Modal   ModalInventory   `json:"modal"`
-	Daytona DaytonaInventory `json:"daytona"` // daytona.go
+	Daytona DaytonaInventory `json:"daytona"` // package daytona
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -379,16 +379,16 @@ type QueueEntry struct {
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
 	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.AssetFiles == 0 &&
-		i.Modal.Empty() && i.Daytona.empty()
+		i.Modal.Empty() && i.Daytona.Empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
 func (s *Server) Inventory() Inventory {
-	modal := s.modalInventory() // before s.mu: Modal state has its own lock
+	modal := s.modal.Inventory() // before s.mu: Modal state has its own lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
-	inv.Daytona = s.daytona.inventory()
+	inv.Daytona = s.daytona.Inventory()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}

@@ -1,4 +1,4 @@
-package emulator
+package daytona
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-func (s *Server) registerDaytonaSnapshots() {
+func (s *Service) registerDaytonaSnapshots() {
 	s.daytonaRoute("POST /snapshots", s.dtCreateSnapshot)
 	s.daytonaRoute("GET /snapshots", s.dtListSnapshots)
 	s.daytonaRoute("GET /snapshots/{idOrName}", s.dtGetSnapshot)
@@ -109,7 +109,7 @@ func buildRef(dockerfile string, hashes []string) string {
 // lookupLocked finds an organization's snapshot by ID or, failing that, by
 // name. Another organization's snapshot is not found (inferred: Daytona's
 // access guard may answer 403 instead).
-func (d *daytona) lookupLocked(org, idOrName string) *dtSnapshot {
+func (d *Service) lookupLocked(org, idOrName string) *dtSnapshot {
 	if sn, ok := d.st.Snapshots[idOrName]; ok && sn.OrganizationID == org {
 		return sn
 	}
@@ -146,15 +146,15 @@ func decodeDaytona(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-func (s *Server) dtCreateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtCreateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
 	var body dtCreateSnapshotBody
 	if err := decodeDaytona(w, r, &body); err != nil {
 		writeDaytonaError(w, r, err)
 		return
 	}
-	out, err := s.daytona.createSnapshot(org, body, time.Now())
+	out, err := s.createSnapshot(org, body, time.Now())
 	if err == nil {
-		err = s.daytona.save()
+		err = s.save()
 	}
 	if err != nil {
 		writeDaytonaError(w, r, err)
@@ -163,7 +163,7 @@ func (s *Server) dtCreateSnapshot(w http.ResponseWriter, r *http.Request, org st
 	core.WriteJSON(w, http.StatusOK, out)
 }
 
-func (d *daytona) createSnapshot(org string, body dtCreateSnapshotBody, now time.Time) (map[string]any, error) {
+func (d *Service) createSnapshot(org string, body dtCreateSnapshotBody, now time.Time) (map[string]any, error) {
 	if body.Name == nil || *body.Name == "" {
 		return nil, dtErrorf(http.StatusBadRequest, "name must be a string")
 	}
@@ -300,8 +300,8 @@ func entrypointFromDockerfile(dockerfile string) []string {
 }
 
 // takeFailureLocked returns the reason a build of name must fail for, as
-// arranged through FailNextDaytonaBuild or FailDaytonaBuilds, or "".
-func (d *daytona) takeFailureLocked(name string) string {
+// arranged through FailNextBuild or FailBuilds, or "".
+func (d *Service) takeFailureLocked(name string) string {
 	if reason, ok := d.failNames[name]; ok {
 		return reason
 	}
@@ -361,7 +361,7 @@ func parseDockerfile(content string) []dfInstruction {
 // (COPY/ADD sources must be in a context). The error wording is BuildKit's
 // where known and inferred otherwise; Daytona passes it through as the
 // snapshot's errorReason.
-func (d *daytona) planBuildLocked(org string, sn *dtSnapshot) (logs []string, failReason string) {
+func (d *Service) planBuildLocked(org string, sn *dtSnapshot) (logs []string, failReason string) {
 	fail := func(reason string) ([]string, string) {
 		return append(logs, "ERROR: "+reason), reason
 	}
@@ -405,7 +405,7 @@ func (d *daytona) planBuildLocked(org string, sn *dtSnapshot) (logs []string, fa
 			entries = append(entries, o.Entries...)
 		}
 		if !found {
-			return fail(fmt.Sprintf("failed to get build context %s: no object under %s in bucket %s", h, prefix, DaytonaBucket))
+			return fail(fmt.Sprintf("failed to get build context %s: no object under %s in bucket %s", h, prefix, Bucket))
 		}
 	}
 
@@ -495,8 +495,8 @@ func contextHas(entries []string, want string) bool {
 	return false
 }
 
-func (s *Server) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	reaped := d.reapLocked(now)
@@ -525,11 +525,11 @@ func (s *Server) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org strin
 // dtSaveAfterRead persists what a read changed (a completed removal). A
 // failure only costs that a restarted emulator repeats the removal, so it
 // is logged rather than answered.
-func (s *Server) dtSaveAfterRead(changed bool) {
+func (s *Service) dtSaveAfterRead(changed bool) {
 	if !changed {
 		return
 	}
-	if err := s.daytona.save(); err != nil && s.logf != nil {
+	if err := s.save(); err != nil && s.logf != nil {
 		s.logf("daytona: %v", err)
 	}
 }
@@ -537,7 +537,7 @@ func (s *Server) dtSaveAfterRead(changed bool) {
 // dtListSnapshots pages like Daytona's GET /snapshots: page from 1, limit
 // (Daytona's default 10; the SDK sends 100), sorted by sort/order with nulls
 // last and newest first as the tie-break.
-func (s *Server) dtListSnapshots(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtListSnapshots(w http.ResponseWriter, r *http.Request, org string) {
 	q := r.URL.Query()
 	page, limit := dtPageParams(q.Get("page"), q.Get("limit"), 10, 200)
 	field := q.Get("sort")
@@ -551,7 +551,7 @@ func (s *Server) dtListSnapshots(w http.ResponseWriter, r *http.Request, org str
 	desc := !strings.EqualFold(q.Get("order"), "asc")
 	nameFilter := strings.ToLower(q.Get("name"))
 
-	d := s.daytona
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	reaped := d.reapLocked(now)
@@ -630,14 +630,14 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // dtDeleteSnapshot starts an asynchronous removal: the snapshot turns
 // "removing" and disappears later (see dtSnapshot). Daytona answers 200 with
 // no body.
-func (s *Server) dtDeleteSnapshot(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtDeleteSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	d.reapLocked(now)
 	sn := d.lookupLocked(org, r.PathValue("id"))
 	if sn != nil && sn.RemovedAt == nil {
-		removeBy := now.Add(max(d.buildTime, DefaultDaytonaBuildTime))
+		removeBy := now.Add(max(d.buildTime, DefaultBuildTime))
 		at := now.UTC()
 		sn.RemovedAt, sn.RemoveBy = &at, &removeBy
 	}
@@ -655,8 +655,8 @@ func (s *Server) dtDeleteSnapshot(w http.ResponseWriter, r *http.Request, org st
 
 // dtActivateSnapshot reactivates an inactive snapshot, with Daytona's
 // refusals for the other states.
-func (s *Server) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	now := time.Now()
 	id := r.PathValue("id")
 	d.mu.Lock()
@@ -693,8 +693,8 @@ func (s *Server) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org 
 // the snapshot goes away); without, it answers what has been printed. Like
 // Daytona, a pending build holds the request until a runner (here: the
 // building phase) starts, and a snapshot without build info has no logs.
-func (s *Server) dtSnapshotBuildLogs(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtSnapshotBuildLogs(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	id := r.PathValue("id")
 	follow, _ := strconv.ParseBool(r.URL.Query().Get("follow"))
 	d.mu.Lock()

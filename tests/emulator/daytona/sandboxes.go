@@ -1,4 +1,4 @@
-package emulator
+package daytona
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func (s *Server) registerDaytonaSandboxes() {
+func (s *Service) registerDaytonaSandboxes() {
 	s.daytonaRoute("POST /sandbox", s.dtCreateSandbox)
 	s.daytonaRoute("GET /sandbox", s.dtListSandboxes)
 	s.daytonaRoute("GET /sandbox/paginated", s.dtListSandboxesPaginated)
@@ -73,9 +73,9 @@ func nonNilMap(m map[string]string) map[string]string {
 	return m
 }
 
-// DaytonaSandboxSpec describes a sandbox made with CreateDaytonaSandbox.
-type DaytonaSandboxSpec struct {
-	// OrganizationID defaults to DefaultDaytonaOrganizationID.
+// SandboxSpec describes a sandbox made with CreateSandbox.
+type SandboxSpec struct {
+	// OrganizationID defaults to DefaultOrganizationID.
 	OrganizationID string `json:"organizationId,omitempty"`
 	// Name defaults to the sandbox's ID, as in Daytona.
 	Name string `json:"name,omitempty"`
@@ -84,13 +84,13 @@ type DaytonaSandboxSpec struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 }
 
-// CreateDaytonaSandbox makes a started sandbox directly, the way a control
+// CreateSandbox makes a started sandbox directly, the way a control
 // plane would have, and returns its ID.
-func (s *Server) CreateDaytonaSandbox(spec DaytonaSandboxSpec) (string, error) {
+func (s *Service) CreateSandbox(spec SandboxSpec) (string, error) {
 	if spec.OrganizationID == "" {
-		spec.OrganizationID = DefaultDaytonaOrganizationID
+		spec.OrganizationID = DefaultOrganizationID
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	sb, err := d.addSandboxLocked(spec.OrganizationID, spec.Name, spec.Snapshot, spec.Labels, nil, time.Now())
 	d.mu.Unlock()
@@ -103,7 +103,7 @@ func (s *Server) CreateDaytonaSandbox(spec DaytonaSandboxSpec) (string, error) {
 	return sb.ID, nil
 }
 
-func (d *daytona) addSandboxLocked(org, name, snapshot string, labels, env map[string]string, now time.Time) (*dtSandbox, error) {
+func (d *Service) addSandboxLocked(org, name, snapshot string, labels, env map[string]string, now time.Time) (*dtSandbox, error) {
 	id := core.NewUUID()
 	if name == "" {
 		name = id
@@ -141,13 +141,13 @@ type dtCreateSandboxBody struct {
 // dtCreateSandbox creates a started sandbox from an active snapshot, with
 // Daytona's refusals for a missing or unready one. Sandboxes built from an
 // image (buildInfo) are not emulated.
-func (s *Server) dtCreateSandbox(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtCreateSandbox(w http.ResponseWriter, r *http.Request, org string) {
 	var body dtCreateSandboxBody
 	if err := decodeDaytona(w, r, &body); err != nil {
 		writeDaytonaError(w, r, err)
 		return
 	}
-	d := s.daytona
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	d.reapLocked(now)
@@ -219,7 +219,7 @@ func hasLabels(sb *dtSandbox, want map[string]string) bool {
 
 // matchingSandboxes returns the organization's sandboxes carrying labels,
 // newest first.
-func (d *daytona) matchingSandboxes(org string, labels map[string]string, keep func(*dtSandbox) bool) []*dtSandbox {
+func (d *Service) matchingSandboxes(org string, labels map[string]string, keep func(*dtSandbox) bool) []*dtSandbox {
 	var out []*dtSandbox
 	for _, sb := range d.st.Sandboxes {
 		if sb.OrganizationID == org && hasLabels(sb, labels) && (keep == nil || keep(sb)) {
@@ -235,13 +235,13 @@ func (d *daytona) matchingSandboxes(org string, labels map[string]string, keep f
 	return out
 }
 
-func (s *Server) dtListSandboxes(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtListSandboxes(w http.ResponseWriter, r *http.Request, org string) {
 	labels, err := labelFilter(r)
 	if err != nil {
 		writeDaytonaError(w, r, err)
 		return
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	items := []map[string]any{}
 	for _, sb := range d.matchingSandboxes(org, labels, nil) {
@@ -254,7 +254,7 @@ func (s *Server) dtListSandboxes(w http.ResponseWriter, r *http.Request, org str
 // dtListSandboxesPaginated serves the SDK's List: labels, id, name, states
 // and snapshots filters, page and limit (default 100, as the client sends).
 // Sorting is newest first whatever sort/order say (a simplification).
-func (s *Server) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request, org string) {
 	labels, err := labelFilter(r)
 	if err != nil {
 		writeDaytonaError(w, r, err)
@@ -269,7 +269,7 @@ func (s *Server) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request
 			(name == "" || strings.Contains(strings.ToLower(sb.Name), name)) &&
 			(states == nil || states[sb.State]) && (snapshots == nil || snapshots[sb.Snapshot])
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	all := d.matchingSandboxes(org, labels, keep)
 	total := len(all)
@@ -293,7 +293,7 @@ func setOf(vals []string) map[string]bool {
 	return m
 }
 
-func (d *daytona) lookupSandboxLocked(org, idOrName string) *dtSandbox {
+func (d *Service) lookupSandboxLocked(org, idOrName string) *dtSandbox {
 	if sb, ok := d.st.Sandboxes[idOrName]; ok && sb.OrganizationID == org {
 		return sb
 	}
@@ -305,8 +305,8 @@ func (d *daytona) lookupSandboxLocked(org, idOrName string) *dtSandbox {
 	return nil
 }
 
-func (s *Server) dtGetSandbox(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtGetSandbox(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	d.mu.Lock()
 	sb := d.lookupSandboxLocked(org, r.PathValue("sandboxIdOrName"))
 	var out map[string]any
@@ -324,8 +324,8 @@ func (s *Server) dtGetSandbox(w http.ResponseWriter, r *http.Request, org string
 // dtDeleteSandbox answers with the sandbox on its way out ("destroying").
 // Daytona finishes destroying in the background and leaves destroyed
 // sandboxes out of listings; here it is gone at once.
-func (s *Server) dtDeleteSandbox(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtDeleteSandbox(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	d.mu.Lock()
 	sb := d.lookupSandboxLocked(org, r.PathValue("sandboxIdOrName"))
 	var out map[string]any
