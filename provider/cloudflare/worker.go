@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -35,6 +36,9 @@ type Worker struct {
 	ServiceTargetWait time.Duration
 	// ServiceTargetPoll is how often the targets are looked for (default 1 s).
 	ServiceTargetPoll time.Duration
+
+	boardOnce sync.Once
+	scripts   *scriptBoard
 }
 
 const WorkerToken = "openinspect:index:Worker"
@@ -61,6 +65,7 @@ type WorkerArgs struct {
 	QueueConsumers     []QueueConsumer        `pulumi:"queueConsumers,optional"`
 	AdoptExisting      bool                   `pulumi:"adoptExisting,optional"`
 	Ownership
+	WorkerPlatform
 }
 
 // D1Binding binds a D1 database.
@@ -130,6 +135,7 @@ type WorkerState struct {
 	URL                  string            `pulumi:"url,optional"`
 	ConsumerIDs          map[string]string `pulumi:"consumerIds,optional"`
 	Adopted              bool              `pulumi:"adopted"`
+	WorkerRouting
 }
 
 var (
@@ -242,6 +248,7 @@ func (a WorkerArgs) declaredBindings() []declaredBinding {
 		add(fmt.Sprintf("durableObjects[%d].binding", i),
 			cfapi.Binding{Type: "durable_object_namespace", Name: b.Binding, ClassName: b.ClassName, ScriptName: script})
 	}
+	a.moreBindings(add)
 	for _, k := range slices.Sorted(maps.Keys(a.Vars)) {
 		add("vars."+k, cfapi.Binding{Type: "plain_text", Name: k, Text: new(a.Vars[k])})
 	}
@@ -373,6 +380,7 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		checkRange("maxRetries", c.MaxRetries, 0, 100)
 		checkRange("retryDelaySeconds", c.RetryDelaySeconds, 0, 43200)
 	}
+	a.validatePlatform(fail)
 	return failures
 }
 
@@ -508,8 +516,10 @@ func (a WorkerArgs) hashes() (content, secrets string, err error) {
 		Bindings   []cfapi.Binding
 		Classes    []string
 		Tags       []string `json:",omitempty"` // absent without an owner: hashes from before owners stay valid
+		// Settings are absent when none is set, for the same reason.
+		Settings *cfapi.ScriptConfig `json:",omitempty"`
 	}{MainModule: a.mainModule(), Modules: modules, Date: a.CompatibilityDate, Flags: a.CompatibilityFlags, Classes: a.ownClasses(),
-		Tags: ownerTags(a.Owner)}
+		Tags: a.scriptTags(), Settings: a.settingsDigest()}
 	for _, b := range a.bindings(nil) {
 		if b.Type != "secret_text" {
 			digest.Bindings = append(digest.Bindings, b)

@@ -140,6 +140,7 @@ func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, 
 	c.scalar("workersDev", (olds.WorkersDev == nil || *olds.WorkersDev) != (news.WorkersDev == nil || *news.WorkersDev), &c.other)
 	byKey(c, "queueConsumers", olds.QueueConsumers, news.QueueConsumers, func(q QueueConsumer) string { return q.QueueID }, &c.other)
 	c.scalar("adoptExisting", olds.AdoptExisting != news.AdoptExisting, &c.other)
+	platformDiff(c, olds, news)
 
 	hash, secretsHash, err := news.hashes()
 	if err != nil {
