@@ -17,20 +17,20 @@ import (
 // each a typed list in the API's shape, plus a generic list for kinds
 // Cloudflare adds later (the assets binding is the assets input's).
 type MoreBindings struct {
-	JSONBindings        []JSONBinding          `pulumi:"jsonBindings,optional"`
-	VersionMetadata     []NamedBinding         `pulumi:"versionMetadata,optional"`
-	AnalyticsEngine     []AnalyticsBinding     `pulumi:"analyticsEngineDatasets,optional"`
-	AI                  []NamedBinding         `pulumi:"ai,optional"`
-	Hyperdrives         []HyperdriveBinding    `pulumi:"hyperdrives,optional"`
-	Vectorize           []VectorizeBinding     `pulumi:"vectorizeIndexes,optional"`
-	RateLimits          []RateLimitBinding     `pulumi:"rateLimits,optional"`
-	SecretsStoreSecrets []SecretsStoreBinding  `pulumi:"secretsStoreSecrets,optional"`
-	Workflows           []WorkflowBinding      `pulumi:"workflows,optional"`
-	Browser             []NamedBinding         `pulumi:"browser,optional"`
-	DispatchNamespaces  []DispatchBinding      `pulumi:"dispatchNamespaces,optional"`
-	MTLSCertificates    []MTLSBinding          `pulumi:"mtlsCertificates,optional"`
-	SendEmail           []SendEmailBinding     `pulumi:"sendEmail,optional"`
-	OtherBindings       []GenericBinding       `pulumi:"otherBindings,optional"`
+	JSONBindings        []JSONBinding         `pulumi:"jsonBindings,optional"`
+	VersionMetadata     []NamedBinding        `pulumi:"versionMetadata,optional"`
+	AnalyticsEngine     []AnalyticsBinding    `pulumi:"analyticsEngineDatasets,optional"`
+	AI                  []NamedBinding        `pulumi:"ai,optional"`
+	Hyperdrives         []HyperdriveBinding   `pulumi:"hyperdrives,optional"`
+	Vectorize           []VectorizeBinding    `pulumi:"vectorizeIndexes,optional"`
+	RateLimits          []RateLimitBinding    `pulumi:"rateLimits,optional"`
+	SecretsStoreSecrets []SecretsStoreBinding `pulumi:"secretsStoreSecrets,optional"`
+	Workflows           []WorkflowBinding     `pulumi:"workflows,optional"`
+	Browser             []NamedBinding        `pulumi:"browser,optional"`
+	DispatchNamespaces  []DispatchBinding     `pulumi:"dispatchNamespaces,optional"`
+	MTLSCertificates    []MTLSBinding         `pulumi:"mtlsCertificates,optional"`
+	SendEmail           []SendEmailBinding    `pulumi:"sendEmail,optional"`
+	OtherBindings       []GenericBinding      `pulumi:"otherBindings,optional"`
 }
 
 // NamedBinding is a kind with nothing but its name (ai, browser, version_metadata).

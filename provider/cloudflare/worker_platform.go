@@ -14,15 +14,15 @@ import (
 // kinds Open-Inspect uses: script-level settings, the other binding kinds,
 // bindings kept from elsewhere, and the hostnames the worker serves.
 type WorkerPlatform struct {
-	Observability *Observability  `pulumi:"observability,optional"`
-	Placement     *Placement      `pulumi:"placement,optional"`
-	Limits        *ScriptLimits   `pulumi:"limits,optional"`
-	TailConsumers []TailConsumer  `pulumi:"tailConsumers,optional"`
-	Logpush       *bool           `pulumi:"logpush,optional"`
-	Tags          []string        `pulumi:"tags,optional"`
-	KeepBindings  []string        `pulumi:"keepBindings,optional"`
-	Domains       []CustomDomain  `pulumi:"domains,optional"`
-	Routes        []WorkerRoute   `pulumi:"routes,optional"`
+	Observability *Observability `pulumi:"observability,optional"`
+	Placement     *Placement     `pulumi:"placement,optional"`
+	Limits        *ScriptLimits  `pulumi:"limits,optional"`
+	TailConsumers []TailConsumer `pulumi:"tailConsumers,optional"`
+	Logpush       *bool          `pulumi:"logpush,optional"`
+	Tags          []string       `pulumi:"tags,optional"`
+	KeepBindings  []string       `pulumi:"keepBindings,optional"`
+	Domains       []CustomDomain `pulumi:"domains,optional"`
+	Routes        []WorkerRoute  `pulumi:"routes,optional"`
 	MoreBindings
 }
 
