@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -35,6 +36,9 @@ type Worker struct {
 	ServiceTargetWait time.Duration
 	// ServiceTargetPoll is how often the targets are looked for (default 1 s).
 	ServiceTargetPoll time.Duration
+
+	boardOnce sync.Once
+	scripts   *scriptBoard
 }
 
 const WorkerToken = "openinspect:index:Worker"
@@ -62,6 +66,7 @@ type WorkerArgs struct {
 	Assets             *WorkerAssets          `pulumi:"assets,optional"`
 	AdoptExisting      bool                   `pulumi:"adoptExisting,optional"`
 	Ownership
+	WorkerPlatform
 }
 
 // D1Binding binds a D1 database.
@@ -136,6 +141,7 @@ type WorkerState struct {
 	// static assets the last upload carried (worker_assets.go).
 	AssetsManifest map[string]string `pulumi:"assetsManifest,optional"`
 	AssetsDigest   string            `pulumi:"assetsDigest,optional"`
+	WorkerRouting
 }
 
 var (
@@ -254,6 +260,7 @@ func (a WorkerArgs) declaredBindings() []declaredBinding {
 	if a.Assets != nil && a.Assets.Binding != "" {
 		add("assets.binding", cfapi.Binding{Type: "assets", Name: a.Assets.Binding})
 	}
+	a.moreBindings(add)
 	for _, k := range slices.Sorted(maps.Keys(a.Vars)) {
 		add("vars."+k, cfapi.Binding{Type: "plain_text", Name: k, Text: new(a.Vars[k])})
 	}
@@ -385,6 +392,7 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		checkRange("maxRetries", c.MaxRetries, 0, 100)
 		checkRange("retryDelaySeconds", c.RetryDelaySeconds, 0, 43200)
 	}
+	a.validatePlatform(fail)
 	return failures
 }
 
@@ -529,8 +537,10 @@ func (a WorkerArgs) hashes() (content, secrets string, err error) {
 		Classes    []string
 		Tags       []string `json:",omitempty"` // absent without an owner: hashes from before owners stay valid
 		Assets     string   `json:",omitempty"` // likewise absent without assets
+		// Settings are absent when none is set, for the same reason.
+		Settings *cfapi.ScriptConfig `json:",omitempty"`
 	}{MainModule: a.mainModule(), Modules: modules, Date: a.CompatibilityDate, Flags: a.CompatibilityFlags, Classes: a.ownClasses(),
-		Tags: ownerTags(a.Owner), Assets: assets}
+		Tags: a.scriptTags(), Assets: assets, Settings: a.settingsDigest()}
 	for _, b := range a.bindings(nil) {
 		if b.Type != "secret_text" {
 			digest.Bindings = append(digest.Bindings, b)

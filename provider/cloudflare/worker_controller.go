@@ -55,7 +55,7 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 		kind: "worker", name: req.Inputs.Name,
 		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(), ownership: req.Inputs.Ownership,
 		find: func(ctx context.Context) (cfapi.Script, bool, error) {
-			return client.FindScript(ctx, req.Inputs.Name)
+			return client.GetScript(ctx, req.Inputs.Name)
 		},
 		// The owner is a script tag, replaced by the upload below.
 		evidence: func(ctx context.Context, s cfapi.Script) (string, bool, error) {
@@ -80,6 +80,10 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 		state.DurableObjectClasses = argsFromSettings(req.Inputs.Name, settings).ownClasses()
 	}
 	state, err = w.deploy(ctx, client, req.Inputs, state, true)
+	if err != nil && state.Etag == "" {
+		// Workers waiting to bind this one stop now rather than at their deadline.
+		w.board().createFailed(client.AccountID(), req.Inputs.Name, err)
+	}
 	if err != nil && state.Etag != "" {
 		// The script exists; keep what was done so the next up finishes it.
 		return infer.CreateResponse[WorkerState]{ID: req.Inputs.Name, Output: state},
@@ -133,6 +137,7 @@ func (w *Worker) deploy(ctx context.Context, client *cfapi.Client, args WorkerAr
 		applied := state.WorkerArgs
 		state.WorkerArgs = args
 		state.Crons, state.WorkersDev, state.QueueConsumers = applied.Crons, applied.WorkersDev, applied.QueueConsumers
+		state.Domains, state.Routes = applied.Domains, applied.Routes
 		state.Etag, state.Hash, state.SecretsHash = script.Etag, hash, secretsHash
 	}
 	if !slices.Equal(state.Crons, args.Crons) {
@@ -164,6 +169,14 @@ func (w *Worker) deploy(ctx context.Context, client *cfapi.Client, args WorkerAr
 		}
 		state.QueueConsumers = args.QueueConsumers
 	}
+	if creating || differ(state.Domains, args.Domains) || differ(state.Routes, args.Routes) {
+		routing, err := reconcileRouting(ctx, client, args, state.WorkerRouting)
+		state.WorkerRouting = routing
+		if err != nil {
+			return state, err
+		}
+		state.Domains, state.Routes = args.Domains, args.Routes
+	}
 	return state, nil
 }
 
@@ -182,11 +195,15 @@ func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerAr
 	migration := planMigration(state.MigrationTag, state.DurableObjectClasses, classes)
 	skip := map[string]bool{}
 	send := func() (cfapi.Script, error) {
-		return client.UploadScript(ctx, cfapi.ScriptUpload{
+		script, err := client.UploadScript(ctx, cfapi.ScriptUpload{
 			Name: args.Name, MainModule: args.mainModule(), Modules: modules,
 			CompatibilityDate: args.CompatibilityDate, CompatibilityFlags: args.CompatibilityFlags,
-			Bindings: args.bindings(skip), Migrations: migration, Tags: ownerTags(args.Owner), Assets: assets.script(),
+			Bindings: args.bindings(skip), Migrations: migration, Tags: args.scriptTags(), Config: args.scriptConfig(), Assets: assets.script(),
 		})
+		if err == nil {
+			w.board().uploaded(client.AccountID(), args.Name)
+		}
+		return script, err
 	}
 	applied := func() {
 		if migration != nil {
@@ -310,7 +327,7 @@ func missingServices(ctx context.Context, client *cfapi.Client, args WorkerArgs)
 		if s.Service == args.Name || slices.Contains(missing, s.Service) {
 			continue
 		}
-		_, found, err := client.FindScript(ctx, s.Service)
+		_, found, err := client.GetScript(ctx, s.Service)
 		if err != nil {
 			return nil, err
 		}
@@ -321,28 +338,42 @@ func missingServices(ctx context.Context, client *cfapi.Client, args WorkerArgs)
 	return missing, nil
 }
 
+// waitForScripts waits until every named script exists. It wakes when a
+// worker of this process uploads (no poll interval between a target's
+// upload and this worker's), polls the API for targets made elsewhere, and
+// stops at once when a target's create failed in this process.
 func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names []string) error {
 	deadline := time.Now().Add(w.targetWait())
+	board := w.board()
 	for {
-		pending := 0
+		var pending []string
+		var changed <-chan struct{}
 		for _, n := range names {
-			_, found, err := client.FindScript(ctx, n)
+			ch, failed := board.watch(client.AccountID(), n)
+			changed = ch
+			if failed != nil {
+				return fmt.Errorf("service binding target %s failed to be created in this run (%v); fix %s and run pulumi up again", n, failed, n)
+			}
+			_, found, err := client.GetScript(ctx, n)
 			if err != nil {
 				return err
 			}
 			if !found {
-				pending++
+				pending = append(pending, n)
 			}
 		}
-		if pending == 0 {
+		if len(pending) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the target workers did not appear within %s; create them (or fix the service names) and run pulumi up again", w.targetWait())
+			return fmt.Errorf("the target workers %s did not appear within %s; create them (or fix the service names) and run pulumi up again",
+				strings.Join(pending, ", "), w.targetWait())
 		}
+		names = pending
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-changed:
 		case <-time.After(w.targetPoll()):
 		}
 	}
@@ -387,49 +418,6 @@ func mergeIDs(prior, done map[string]string) map[string]string {
 	return out
 }
 
-// Read notices a script changed or deleted outside Pulumi, and serves
-// `pulumi import` by script name.
-func (*Worker) Read(ctx context.Context, req infer.ReadRequest[WorkerArgs, WorkerState]) (infer.ReadResponse[WorkerArgs, WorkerState], error) {
-	client, err := accountClient(ctx, req.State.AccountID)
-	if err != nil {
-		return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
-	}
-	script, found, err := client.FindScript(ctx, req.ID)
-	if err != nil {
-		return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
-	}
-	if !found {
-		return infer.ReadResponse[WorkerArgs, WorkerState]{}, nil
-	}
-	inputs, state := req.Inputs, req.State
-	if state.Name == "" {
-		// An import: recover what the API tells about the script. Code and
-		// secret values cannot be read back; the program supplies them.
-		settings, err := client.GetScriptSettings(ctx, req.ID)
-		if err != nil {
-			return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
-		}
-		inputs = argsFromSettings(req.ID, settings)
-		state.WorkerArgs = inputs
-		state.MigrationTag = settings.MigrationTag
-		state.DurableObjectClasses = inputs.ownClasses()
-		state.Adopted = true
-	}
-	if state.Etag != "" && script.Etag != state.Etag {
-		// Changed outside Pulumi: forget the hash so the next up re-uploads.
-		state.Hash = "changed outside Pulumi (etag " + script.Etag + ")"
-	}
-	state.Etag = script.Etag
-	state.AccountID = client.AccountID()
-	if state.WorkersDev == nil || *state.WorkersDev {
-		// The URL follows the account subdomain (or the configured base).
-		if state.URL, err = config.FromContext(ctx).WorkerURL(ctx, client, req.ID); err != nil {
-			return infer.ReadResponse[WorkerArgs, WorkerState]{}, err
-		}
-	}
-	return infer.ReadResponse[WorkerArgs, WorkerState]{ID: req.ID, Inputs: inputs, State: state}, nil
-}
-
 func argsFromSettings(name string, s cfapi.ScriptSettings) WorkerArgs {
 	args := WorkerArgs{Name: name, CompatibilityDate: s.CompatibilityDate}
 	for _, b := range s.Bindings {
@@ -464,6 +452,9 @@ func argsFromSettings(name string, s cfapi.ScriptSettings) WorkerArgs {
 func (*Worker) Delete(ctx context.Context, req infer.DeleteRequest[WorkerState]) (infer.DeleteResponse, error) {
 	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if err := removeRouting(ctx, client, req.State.WorkerRouting); err != nil {
 		return infer.DeleteResponse{}, err
 	}
 	for queueID, consumerID := range req.State.ConsumerIDs {

@@ -12,8 +12,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime/multipart"
+	"net/http"
 	"net/textproto"
 	"sort"
 
@@ -123,11 +125,13 @@ func fixtureBindings(dbID, kvID, bucket, queue string) []pBinding {
 }
 
 // providerCreateWorker makes the requests the provider's Worker Create makes
-// for a new script with workers.dev on and one queue consumer: FindScript
-// (list), the upload, the workers.dev switch, the account subdomain for the
+// for a new script with workers.dev on and one queue consumer: GetScript
+// (the script's service, 404 for a new one), the upload, the workers.dev switch, the account subdomain for the
 // URL, then the consumer (list, add).
 func providerCreateWorker(ctx context.Context, c *cloudflare.Client, acct, name, queueID string, ct string, body []byte) error {
-	if _, err := c.Workers.Scripts.List(ctx, workers.ScriptListParams{AccountID: cloudflare.F(acct)}); err != nil {
+	var svc map[string]any
+	err := c.Get(ctx, "accounts/"+acct+"/workers/services/"+name, nil, &svc)
+	if apiErr, ok := errors.AsType[*cloudflare.Error](err); err != nil && (!ok || apiErr.StatusCode != http.StatusNotFound) {
 		return err
 	}
 	if _, err := c.Workers.Scripts.Update(ctx, name, workers.ScriptUpdateParams{AccountID: cloudflare.F(acct)},
@@ -147,7 +151,7 @@ func providerCreateWorker(ctx context.Context, c *cloudflare.Client, acct, name,
 	if _, err := c.Queues.Consumers.Get(ctx, queueID, queues.ConsumerGetParams{AccountID: cloudflare.F(acct)}); err != nil {
 		return err
 	}
-	_, err := c.Queues.Consumers.New(ctx, queueID, queues.ConsumerNewParams{
+	_, err = c.Queues.Consumers.New(ctx, queueID, queues.ConsumerNewParams{
 		AccountID: cloudflare.F(acct), Body: queues.ConsumerNewParamsBody{
 			Type:       cloudflare.F(queues.ConsumerNewParamsBodyType("worker")),
 			ScriptName: cloudflare.F(name),

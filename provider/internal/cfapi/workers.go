@@ -38,6 +38,7 @@ type Binding struct {
 	ClassName   string  `json:"class_name,omitempty"`   // durable_object_namespace
 	ScriptName  string  `json:"script_name,omitempty"`  // durable_object_namespace in another script
 	Text        *string `json:"text,omitempty"`         // plain_text, secret_text; "" is a valid value
+	BindingKinds
 }
 
 // Migration is a single-step Durable Object migration.
@@ -69,6 +70,7 @@ type ScriptUpload struct {
 	// Assets are the static assets' completion token and config (assets.go);
 	// an assets-only worker has no MainModule and no Modules.
 	Assets *ScriptAssets
+	Config ScriptConfig
 }
 
 type scriptMetadata struct {
@@ -80,6 +82,7 @@ type scriptMetadata struct {
 	Tags               []string   `json:"tags,omitempty"`
 
 	Assets *ScriptAssets `json:"assets,omitempty"`
+	ScriptConfig
 }
 
 // MultipartBody builds the multipart/form-data body of a script upload: the
@@ -98,6 +101,7 @@ func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err erro
 		Migrations:         u.Migrations,
 		Tags:               u.Tags,
 		Assets:             u.Assets,
+		ScriptConfig:       u.Config.withDefaults(),
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("encoding script metadata: %w", err)
@@ -180,47 +184,30 @@ func (c *Client) UploadScript(ctx context.Context, u ScriptUpload) (Script, erro
 	return Script{Name: u.Name, Etag: res.Etag, ModifiedOn: res.ModifiedOn}, nil
 }
 
-// FindScript returns the script with this name, or ok=false.
-func (c *Client) FindScript(ctx context.Context, name string) (Script, bool, error) {
-	page, err := c.api.Workers.Scripts.List(ctx, workers.ScriptListParams{AccountID: cf.F(c.accountID)})
-	if err != nil {
-		return Script{}, false, wrap("list workers", err)
-	}
-	for _, s := range page.Result {
-		if s.ID == name {
-			return Script{Name: s.ID, Etag: s.Etag, ModifiedOn: s.ModifiedOn}, true, nil
-		}
-	}
-	return Script{}, false, nil
-}
-
-// ScriptSettings are the parts of a script's configuration Read compares.
+// ScriptSettings are a script's configuration as GET .../settings reports
+// it: what Read compares with the state.
 type ScriptSettings struct {
-	Bindings          []Binding
-	CompatibilityDate string
-	MigrationTag      string
-	Tags              []string
+	Bindings           []Binding
+	CompatibilityDate  string
+	CompatibilityFlags []string
+	MigrationTag       string
+	Tags               []string
+	Config             ScriptConfig
 }
 
-// GetScriptSettings reads a script's bindings and migration tag.
+// GetScriptSettings reads a script's bindings, migration tag and settings
+// with one request.
 func (c *Client) GetScriptSettings(ctx context.Context, name string) (ScriptSettings, error) {
-	var raw struct {
-		Bindings          []Binding `json:"bindings"`
-		CompatibilityDate string    `json:"compatibility_date"`
-		Tags              []string  `json:"tags"`
-		Migrations        struct {
-			NewTag string `json:"new_tag"`
-		} `json:"migrations"`
-	}
 	res, err := c.api.Workers.Scripts.ScriptAndVersionSettings.Get(ctx, name,
 		workers.ScriptScriptAndVersionSettingGetParams{AccountID: cf.F(c.accountID)})
 	if err != nil {
 		return ScriptSettings{}, wrap(fmt.Sprintf("read settings of worker %q", name), err)
 	}
-	if err := json.Unmarshal([]byte(res.JSON.RawJSON()), &raw); err != nil {
+	settings, err := decodeSettings([]byte(res.JSON.RawJSON()))
+	if err != nil {
 		return ScriptSettings{}, fmt.Errorf("decoding settings of worker %q: %w", name, err)
 	}
-	return ScriptSettings{Bindings: raw.Bindings, CompatibilityDate: raw.CompatibilityDate, MigrationTag: raw.Migrations.NewTag, Tags: raw.Tags}, nil
+	return settings, nil
 }
 
 // DeleteScript deletes a script. force also removes its Durable Object

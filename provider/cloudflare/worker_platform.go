@@ -1,0 +1,234 @@
+package cloudflare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+)
+
+// WorkerPlatform are the Worker inputs beyond code and the eight binding
+// kinds Open-Inspect uses: script-level settings, the other binding kinds,
+// bindings kept from elsewhere, and the hostnames the worker serves.
+type WorkerPlatform struct {
+	Observability *Observability `pulumi:"observability,optional"`
+	Placement     *Placement     `pulumi:"placement,optional"`
+	Limits        *ScriptLimits  `pulumi:"limits,optional"`
+	TailConsumers []TailConsumer `pulumi:"tailConsumers,optional"`
+	Logpush       *bool          `pulumi:"logpush,optional"`
+	Tags          []string       `pulumi:"tags,optional"`
+	KeepBindings  []string       `pulumi:"keepBindings,optional"`
+	Domains       []CustomDomain `pulumi:"domains,optional"`
+	Routes        []WorkerRoute  `pulumi:"routes,optional"`
+	MoreBindings
+}
+
+// Observability turns on Workers Logs.
+type Observability struct {
+	Enabled          bool               `pulumi:"enabled"`
+	HeadSamplingRate *float64           `pulumi:"headSamplingRate,optional"`
+	Logs             *ObservabilityLogs `pulumi:"logs,optional"`
+}
+
+// ObservabilityLogs are Workers Logs' persisted logs.
+type ObservabilityLogs struct {
+	Enabled          bool     `pulumi:"enabled"`
+	InvocationLogs   *bool    `pulumi:"invocationLogs,optional"`
+	HeadSamplingRate *float64 `pulumi:"headSamplingRate,optional"`
+}
+
+// Placement is where the worker runs: exactly one of the four forms.
+type Placement struct {
+	Mode     string `pulumi:"mode,optional"`
+	Region   string `pulumi:"region,optional"`
+	Host     string `pulumi:"host,optional"`
+	Hostname string `pulumi:"hostname,optional"`
+}
+
+// ScriptLimits cap the worker's resources per invocation.
+type ScriptLimits struct {
+	CPUMs int `pulumi:"cpuMs"`
+}
+
+// TailConsumer is a worker receiving this one's tail events.
+type TailConsumer struct {
+	Service     string `pulumi:"service"`
+	Environment string `pulumi:"environment,optional"`
+	Namespace   string `pulumi:"namespace,optional"`
+}
+
+// Annotate documents the settings.
+func (o *Observability) Annotate(a infer.Annotator) {
+	a.Describe(&o.Enabled, "Turn Workers Logs on.")
+	a.Describe(&o.HeadSamplingRate, "Share of invocations sampled, 0 to 1 (Cloudflare's default 1).")
+	a.Describe(&o.Logs, "Persisted logs: enabled, invocation logs, their own sampling rate.")
+}
+
+// Annotate documents the logs settings.
+func (l *ObservabilityLogs) Annotate(a infer.Annotator) {
+	a.Describe(&l.Enabled, "Persist the worker's logs.")
+	a.Describe(&l.InvocationLogs, "Log each invocation (request and outcome) as well. Defaults to true.")
+	a.Describe(&l.HeadSamplingRate, "Share of invocations whose logs are kept, 0 to 1.")
+}
+
+// Annotate documents placement.
+func (pl *Placement) Annotate(a infer.Annotator) {
+	a.Describe(&pl.Mode, "\"smart\": Cloudflare places the worker near the back ends it calls most.")
+	a.Describe(&pl.Region, "A cloud region to run near, e.g. \"aws:us-east-1\" or \"gcp:us-east4\".")
+	a.Describe(&pl.Host, "A host:port probed at layer 4 (e.g. a database) to run near.")
+	a.Describe(&pl.Hostname, "A hostname probed at layer 7 (an API) to run near.")
+}
+
+// Annotate documents the limits.
+func (l *ScriptLimits) Annotate(a infer.Annotator) {
+	a.Describe(&l.CPUMs, "CPU time per invocation in milliseconds (1-300000; the plan's default when unset).")
+}
+
+// Annotate documents a tail consumer.
+func (t *TailConsumer) Annotate(a infer.Annotator) {
+	a.Describe(&t.Service, "The tail worker's script name.")
+	a.Describe(&t.Environment, "Its environment, if any.")
+	a.Describe(&t.Namespace, "Its dispatch namespace, for a Workers for Platforms tail worker.")
+}
+
+// Annotate documents the WorkerPlatform inputs of WorkerArgs.
+func (a *WorkerPlatform) Annotate(an infer.Annotator) {
+	an.Describe(&a.Observability, "Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.")
+	an.Describe(&a.Placement, "Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).")
+	an.Describe(&a.Limits, "Resource limits, e.g. `cpuMs`.")
+	an.Describe(&a.TailConsumers, "Workers that receive this worker's tail events.")
+	an.Describe(&a.Logpush, "Send this worker's trace events to the account's Logpush jobs.")
+	an.Describe(&a.Tags, "Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither "+
+		"set nor remove.")
+	an.Describe(&a.KeepBindings, "Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi "+
+		"(e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and "+
+		"no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.")
+	an.Describe(&a.Domains, "Custom domains served by the worker, attached after the upload and detached when removed.")
+	an.Describe(&a.Routes, "Zone routes (patterns like `example.com/api/*`) served by the worker.")
+}
+
+// keepableTypes are the binding types keepBindings accepts.
+var keepableTypes = []string{"plain_text", "secret_text"}
+
+// validatePlatform adds each problem with the platform inputs, naming the field.
+func (a WorkerArgs) validatePlatform(fail func(field, format string, args ...any)) {
+	rate := func(field string, v *float64) {
+		if v != nil && (*v < 0 || *v > 1) {
+			fail(field, "%v is not a sampling rate: use a number from 0 to 1", *v)
+		}
+	}
+	if o := a.Observability; o != nil {
+		rate("observability.headSamplingRate", o.HeadSamplingRate)
+		if o.Logs != nil {
+			rate("observability.logs.headSamplingRate", o.Logs.HeadSamplingRate)
+		}
+	}
+	if pl := a.Placement; pl != nil {
+		set := 0
+		for _, v := range []string{pl.Mode, pl.Region, pl.Host, pl.Hostname} {
+			if v != "" {
+				set++
+			}
+		}
+		switch {
+		case pl.Mode != "" && pl.Mode != "smart":
+			fail("placement.mode", "%q is not a placement mode: the only mode is \"smart\"", pl.Mode)
+		case set == 0:
+			fail("placement", "set one of mode (\"smart\"), region, host or hostname, or leave placement out")
+		case set > 1:
+			fail("placement", "mode, region, host and hostname are mutually exclusive: set one")
+		case pl.Region != "" && !strings.Contains(pl.Region, ":"):
+			fail("placement.region", "%q is not a cloud region: use provider:region, e.g. aws:us-east-1", pl.Region)
+		case pl.Host != "" && !strings.Contains(pl.Host, ":"):
+			fail("placement.host", "%q needs a port: use host:port, e.g. db.example.com:5432", pl.Host)
+		}
+	}
+	if l := a.Limits; l != nil && (l.CPUMs < 1 || l.CPUMs > 300000) {
+		fail("limits.cpuMs", "%d is out of range 1-300000 (milliseconds)", l.CPUMs)
+	}
+	for i, t := range a.TailConsumers {
+		if problem := ScriptNameProblem(t.Service); problem != "" {
+			fail(fmt.Sprintf("tailConsumers[%d].service", i), "%s", problem)
+		}
+	}
+	for i, tag := range a.Tags {
+		field := fmt.Sprintf("tags[%d]", i)
+		switch {
+		case strings.TrimSpace(tag) == "":
+			fail(field, "a tag cannot be empty")
+		case strings.HasPrefix(tag, ownerTagPrefix):
+			fail(field, "tags starting with %q are the provider's ownership evidence; set owner instead", ownerTagPrefix)
+		case strings.Contains(tag, ","):
+			fail(field, "%q: a tag cannot contain a comma", tag)
+		}
+	}
+	for i, k := range a.KeepBindings {
+		if !slices.Contains(keepableTypes, k) {
+			fail(fmt.Sprintf("keepBindings[%d]", i), "%q cannot be kept: use %s", k, strings.Join(keepableTypes, " or "))
+		}
+	}
+	a.validateRouting(fail)
+	a.validateMoreBindings(fail)
+}
+
+// scriptTags are the tags an upload carries: the user's, sorted and
+// deduplicated, then the ownership tag.
+func (a WorkerArgs) scriptTags() []string {
+	tags := slices.Clone(a.Tags)
+	slices.Sort(tags)
+	tags = slices.Compact(tags)
+	return append(tags, ownerTags(a.Owner)...)
+}
+
+// scriptConfig is the settings part of the upload metadata.
+func (a WorkerArgs) scriptConfig() cfapi.ScriptConfig {
+	c := cfapi.ScriptConfig{Logpush: a.Logpush != nil && *a.Logpush, KeepBindings: a.KeepBindings}
+	if o := a.Observability; o != nil {
+		c.Observability = &cfapi.Observability{Enabled: o.Enabled, HeadSamplingRate: o.HeadSamplingRate}
+		if l := o.Logs; l != nil {
+			c.Observability.Logs = &cfapi.ObservabilityLogs{Enabled: l.Enabled, InvocationLogs: l.InvocationLogs == nil || *l.InvocationLogs,
+				HeadSamplingRate: l.HeadSamplingRate}
+		}
+	}
+	if pl := a.Placement; pl != nil {
+		c.Placement = &cfapi.Placement{Mode: pl.Mode, Region: pl.Region, Host: pl.Host, Hostname: pl.Hostname}
+	}
+	if a.Limits != nil {
+		c.Limits = &cfapi.Limits{CPUMs: a.Limits.CPUMs}
+	}
+	for _, t := range a.TailConsumers {
+		c.TailConsumers = append(c.TailConsumers, cfapi.TailConsumer{Service: t.Service, Environment: t.Environment, Namespace: t.Namespace})
+	}
+	return c
+}
+
+// settingsDigest is what the content hash covers of the settings: nil when
+// none is set, so hashes recorded before these inputs existed stay valid.
+func (a WorkerArgs) settingsDigest() *cfapi.ScriptConfig {
+	if a.Observability == nil && a.Placement == nil && a.Limits == nil && len(a.TailConsumers) == 0 &&
+		(a.Logpush == nil || !*a.Logpush) && len(a.KeepBindings) == 0 && len(a.Tags) == 0 {
+		return nil
+	}
+	c := a.scriptConfig()
+	return &c
+}
+
+// platformDiff names each platform input that moved; settings, tags and
+// the new bindings need an upload, domains and routes do not.
+func platformDiff(c *workerChanges, olds, news WorkerArgs) {
+	norm := func(a WorkerArgs) cfapi.ScriptConfig { return a.scriptConfig() }
+	oc, nc := norm(olds), norm(news)
+	c.scalar("observability", differ(oc.Observability, nc.Observability), &c.settings)
+	c.scalar("placement", differ(oc.Placement, nc.Placement), &c.settings)
+	c.scalar("limits", differ(oc.Limits, nc.Limits), &c.settings)
+	c.scalar("logpush", oc.Logpush != nc.Logpush, &c.settings)
+	byKey(c, "tailConsumers", olds.TailConsumers, news.TailConsumers, func(t TailConsumer) string { return t.Service }, &c.settings)
+	byKey(c, "tags", olds.Tags, news.Tags, func(s string) string { return s }, &c.settings)
+	byKey(c, "keepBindings", olds.KeepBindings, news.KeepBindings, func(s string) string { return s }, &c.settings)
+	byKey(c, "domains", olds.Domains, news.Domains, func(d CustomDomain) string { return d.Hostname }, &c.other)
+	byKey(c, "routes", olds.Routes, news.Routes, func(r WorkerRoute) string { return r.Pattern }, &c.other)
+	moreBindingsDiff(c, olds.MoreBindings, news.MoreBindings)
+}
