@@ -65,6 +65,14 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly adopted: pulumi.Output<boolean>;
     /**
+     * Workers AI (`ai`).
+     */
+    declare public readonly ai: pulumi.Output<outputs.NamedBinding[] | undefined>;
+    /**
+     * Workers Analytics Engine datasets (`analytics_engine`).
+     */
+    declare public readonly analyticsEngineDatasets: pulumi.Output<outputs.AnalyticsBinding[] | undefined>;
+    /**
      * Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
      */
     declare public readonly assets: pulumi.Output<outputs.WorkerAssets | undefined>;
@@ -76,6 +84,10 @@ export class Worker extends pulumi.CustomResource {
      * The static assets of the last upload: each URL path's content key.
      */
     declare public /*out*/ readonly assetsManifest: pulumi.Output<{[key: string]: string} | undefined>;
+    /**
+     * Browser Rendering (`browser`).
+     */
+    declare public readonly browser: pulumi.Output<outputs.NamedBinding[] | undefined>;
     /**
      * Workers compatibility date.
      */
@@ -101,6 +113,18 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public readonly d1Databases: pulumi.Output<outputs.D1Binding[] | undefined>;
     /**
+     * Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+     */
+    declare public readonly dispatchNamespaces: pulumi.Output<outputs.DispatchBinding[] | undefined>;
+    /**
+     * Custom domain IDs by hostname.
+     */
+    declare public /*out*/ readonly domainIds: pulumi.Output<{[key: string]: string} | undefined>;
+    /**
+     * Custom domains served by the worker, attached after the upload and detached when removed.
+     */
+    declare public readonly domains: pulumi.Output<outputs.CustomDomain[] | undefined>;
+    /**
      * Durable Object classes this worker declares.
      */
     declare public /*out*/ readonly durableObjectClasses: pulumi.Output<string[] | undefined>;
@@ -117,9 +141,29 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly hash: pulumi.Output<string>;
     /**
+     * Hyperdrive configurations by ID (`hyperdrive`).
+     */
+    declare public readonly hyperdrives: pulumi.Output<outputs.HyperdriveBinding[] | undefined>;
+    /**
+     * JSON values in the worker's env (`json` bindings).
+     */
+    declare public readonly jsonBindings: pulumi.Output<outputs.JSONBinding[] | undefined>;
+    /**
+     * Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+     */
+    declare public readonly keepBindings: pulumi.Output<string[] | undefined>;
+    /**
      * KV namespace bindings.
      */
     declare public readonly kvNamespaces: pulumi.Output<outputs.KvBinding[] | undefined>;
+    /**
+     * Resource limits, e.g. `cpuMs`.
+     */
+    declare public readonly limits: pulumi.Output<outputs.ScriptLimits | undefined>;
+    /**
+     * Send this worker's trace events to the account's Logpush jobs.
+     */
+    declare public readonly logpush: pulumi.Output<boolean | undefined>;
     /**
      * File name of the main module.
      */
@@ -133,13 +177,29 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public readonly modules: pulumi.Output<{[key: string]: string} | undefined>;
     /**
+     * mTLS client certificates (`mtls_certificate`).
+     */
+    declare public readonly mtlsCertificates: pulumi.Output<outputs.MTLSBinding[] | undefined>;
+    /**
      * Script name. Changing it creates a new worker.
      */
     declare public readonly name: pulumi.Output<string>;
     /**
+     * Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+     */
+    declare public readonly observability: pulumi.Output<outputs.Observability | undefined>;
+    /**
+     * Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+     */
+    declare public readonly otherBindings: pulumi.Output<outputs.GenericBinding[] | undefined>;
+    /**
      * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
      */
     declare public readonly owner: pulumi.Output<string | undefined>;
+    /**
+     * Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+     */
+    declare public readonly placement: pulumi.Output<outputs.Placement | undefined>;
     /**
      * Queues this worker consumes, with their delivery settings.
      */
@@ -153,6 +213,18 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public readonly r2Buckets: pulumi.Output<outputs.R2Binding[] | undefined>;
     /**
+     * Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+     */
+    declare public readonly rateLimits: pulumi.Output<outputs.RateLimitBinding[] | undefined>;
+    /**
+     * Route IDs (zoneId/routeId) by pattern.
+     */
+    declare public /*out*/ readonly routeIds: pulumi.Output<{[key: string]: string} | undefined>;
+    /**
+     * Zone routes (patterns like `example.com/api/*`) served by the worker.
+     */
+    declare public readonly routes: pulumi.Output<outputs.WorkerRoute[] | undefined>;
+    /**
      * The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
      */
     declare public readonly script: pulumi.Output<pulumi.asset.Asset | pulumi.asset.Archive | undefined>;
@@ -165,9 +237,25 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly secretsHash: pulumi.Output<string>;
     /**
+     * Secrets Store secrets (`secrets_store_secret`).
+     */
+    declare public readonly secretsStoreSecrets: pulumi.Output<outputs.SecretsStoreBinding[] | undefined>;
+    /**
+     * Email sending (`send_email`).
+     */
+    declare public readonly sendEmail: pulumi.Output<outputs.SendEmailBinding[] | undefined>;
+    /**
      * Service bindings to other workers, by script name.
      */
     declare public readonly services: pulumi.Output<outputs.ServiceBinding[] | undefined>;
+    /**
+     * Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+     */
+    declare public readonly tags: pulumi.Output<string[] | undefined>;
+    /**
+     * Workers that receive this worker's tail events.
+     */
+    declare public readonly tailConsumers: pulumi.Output<outputs.TailConsumer[] | undefined>;
     /**
      * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
      */
@@ -181,9 +269,21 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public readonly vars: pulumi.Output<{[key: string]: string} | undefined>;
     /**
+     * Vectorize indexes (`vectorize`).
+     */
+    declare public readonly vectorizeIndexes: pulumi.Output<outputs.VectorizeBinding[] | undefined>;
+    /**
+     * The version metadata binding (`version_metadata`).
+     */
+    declare public readonly versionMetadata: pulumi.Output<outputs.NamedBinding[] | undefined>;
+    /**
      * Serve the worker on its workers.dev route. Defaults to true.
      */
     declare public readonly workersDev: pulumi.Output<boolean | undefined>;
+    /**
+     * Workflows (`workflow`).
+     */
+    declare public readonly workflows: pulumi.Output<outputs.WorkflowBinding[] | undefined>;
 
     /**
      * Create a Worker resource with the given unique name, arguments, and options.
@@ -200,72 +300,122 @@ export class Worker extends pulumi.CustomResource {
                 throw new Error("Missing required property 'name'");
             }
             resourceInputs["adoptExisting"] = args?.adoptExisting;
+            resourceInputs["ai"] = args?.ai;
+            resourceInputs["analyticsEngineDatasets"] = args?.analyticsEngineDatasets;
             resourceInputs["assets"] = args?.assets;
+            resourceInputs["browser"] = args?.browser;
             resourceInputs["compatibilityDate"] = (args?.compatibilityDate) ?? "2024-09-23";
             resourceInputs["compatibilityFlags"] = args?.compatibilityFlags;
             resourceInputs["content"] = args?.content;
             resourceInputs["crons"] = args?.crons;
             resourceInputs["d1Databases"] = args?.d1Databases;
+            resourceInputs["dispatchNamespaces"] = args?.dispatchNamespaces;
+            resourceInputs["domains"] = args?.domains;
             resourceInputs["durableObjects"] = args?.durableObjects;
+            resourceInputs["hyperdrives"] = args?.hyperdrives;
+            resourceInputs["jsonBindings"] = args?.jsonBindings;
+            resourceInputs["keepBindings"] = args?.keepBindings;
             resourceInputs["kvNamespaces"] = args?.kvNamespaces;
+            resourceInputs["limits"] = args?.limits;
+            resourceInputs["logpush"] = args?.logpush;
             resourceInputs["mainModule"] = (args?.mainModule) ?? "index.js";
             resourceInputs["modules"] = args?.modules;
+            resourceInputs["mtlsCertificates"] = args?.mtlsCertificates;
             resourceInputs["name"] = args?.name;
+            resourceInputs["observability"] = args?.observability;
+            resourceInputs["otherBindings"] = args?.otherBindings;
             resourceInputs["owner"] = args?.owner;
+            resourceInputs["placement"] = args?.placement;
             resourceInputs["queueConsumers"] = args?.queueConsumers;
             resourceInputs["queues"] = args?.queues;
             resourceInputs["r2Buckets"] = args?.r2Buckets;
+            resourceInputs["rateLimits"] = args?.rateLimits;
+            resourceInputs["routes"] = args?.routes;
             resourceInputs["script"] = args?.script;
             resourceInputs["secrets"] = args?.secrets ? pulumi.secret(args.secrets) : undefined;
+            resourceInputs["secretsStoreSecrets"] = args?.secretsStoreSecrets;
+            resourceInputs["sendEmail"] = args?.sendEmail;
             resourceInputs["services"] = args?.services;
+            resourceInputs["tags"] = args?.tags;
+            resourceInputs["tailConsumers"] = args?.tailConsumers;
             resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["vars"] = args?.vars;
+            resourceInputs["vectorizeIndexes"] = args?.vectorizeIndexes;
+            resourceInputs["versionMetadata"] = args?.versionMetadata;
             resourceInputs["workersDev"] = args?.workersDev;
+            resourceInputs["workflows"] = args?.workflows;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["assetsDigest"] = undefined /*out*/;
             resourceInputs["assetsManifest"] = undefined /*out*/;
             resourceInputs["consumerIds"] = undefined /*out*/;
+            resourceInputs["domainIds"] = undefined /*out*/;
             resourceInputs["durableObjectClasses"] = undefined /*out*/;
             resourceInputs["etag"] = undefined /*out*/;
             resourceInputs["hash"] = undefined /*out*/;
             resourceInputs["migrationTag"] = undefined /*out*/;
+            resourceInputs["routeIds"] = undefined /*out*/;
             resourceInputs["secretsHash"] = undefined /*out*/;
             resourceInputs["url"] = undefined /*out*/;
         } else {
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adoptExisting"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
+            resourceInputs["ai"] = undefined /*out*/;
+            resourceInputs["analyticsEngineDatasets"] = undefined /*out*/;
             resourceInputs["assets"] = undefined /*out*/;
             resourceInputs["assetsDigest"] = undefined /*out*/;
             resourceInputs["assetsManifest"] = undefined /*out*/;
+            resourceInputs["browser"] = undefined /*out*/;
             resourceInputs["compatibilityDate"] = undefined /*out*/;
             resourceInputs["compatibilityFlags"] = undefined /*out*/;
             resourceInputs["consumerIds"] = undefined /*out*/;
             resourceInputs["content"] = undefined /*out*/;
             resourceInputs["crons"] = undefined /*out*/;
             resourceInputs["d1Databases"] = undefined /*out*/;
+            resourceInputs["dispatchNamespaces"] = undefined /*out*/;
+            resourceInputs["domainIds"] = undefined /*out*/;
+            resourceInputs["domains"] = undefined /*out*/;
             resourceInputs["durableObjectClasses"] = undefined /*out*/;
             resourceInputs["durableObjects"] = undefined /*out*/;
             resourceInputs["etag"] = undefined /*out*/;
             resourceInputs["hash"] = undefined /*out*/;
+            resourceInputs["hyperdrives"] = undefined /*out*/;
+            resourceInputs["jsonBindings"] = undefined /*out*/;
+            resourceInputs["keepBindings"] = undefined /*out*/;
             resourceInputs["kvNamespaces"] = undefined /*out*/;
+            resourceInputs["limits"] = undefined /*out*/;
+            resourceInputs["logpush"] = undefined /*out*/;
             resourceInputs["mainModule"] = undefined /*out*/;
             resourceInputs["migrationTag"] = undefined /*out*/;
             resourceInputs["modules"] = undefined /*out*/;
+            resourceInputs["mtlsCertificates"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["observability"] = undefined /*out*/;
+            resourceInputs["otherBindings"] = undefined /*out*/;
             resourceInputs["owner"] = undefined /*out*/;
+            resourceInputs["placement"] = undefined /*out*/;
             resourceInputs["queueConsumers"] = undefined /*out*/;
             resourceInputs["queues"] = undefined /*out*/;
             resourceInputs["r2Buckets"] = undefined /*out*/;
+            resourceInputs["rateLimits"] = undefined /*out*/;
+            resourceInputs["routeIds"] = undefined /*out*/;
+            resourceInputs["routes"] = undefined /*out*/;
             resourceInputs["script"] = undefined /*out*/;
             resourceInputs["secrets"] = undefined /*out*/;
             resourceInputs["secretsHash"] = undefined /*out*/;
+            resourceInputs["secretsStoreSecrets"] = undefined /*out*/;
+            resourceInputs["sendEmail"] = undefined /*out*/;
             resourceInputs["services"] = undefined /*out*/;
+            resourceInputs["tags"] = undefined /*out*/;
+            resourceInputs["tailConsumers"] = undefined /*out*/;
             resourceInputs["takeOverFrom"] = undefined /*out*/;
             resourceInputs["url"] = undefined /*out*/;
             resourceInputs["vars"] = undefined /*out*/;
+            resourceInputs["vectorizeIndexes"] = undefined /*out*/;
+            resourceInputs["versionMetadata"] = undefined /*out*/;
             resourceInputs["workersDev"] = undefined /*out*/;
+            resourceInputs["workflows"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const secretOpts = { additionalSecretOutputs: ["secrets", "secretsHash"] };
@@ -285,9 +435,21 @@ export interface WorkerArgs {
      */
     adoptExisting?: pulumi.Input<boolean | undefined>;
     /**
+     * Workers AI (`ai`).
+     */
+    ai?: pulumi.Input<pulumi.Input<inputs.NamedBindingArgs>[] | undefined>;
+    /**
+     * Workers Analytics Engine datasets (`analytics_engine`).
+     */
+    analyticsEngineDatasets?: pulumi.Input<pulumi.Input<inputs.AnalyticsBindingArgs>[] | undefined>;
+    /**
      * Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
      */
     assets?: pulumi.Input<inputs.WorkerAssetsArgs | undefined>;
+    /**
+     * Browser Rendering (`browser`).
+     */
+    browser?: pulumi.Input<pulumi.Input<inputs.NamedBindingArgs>[] | undefined>;
     /**
      * Workers compatibility date.
      */
@@ -309,13 +471,41 @@ export interface WorkerArgs {
      */
     d1Databases?: pulumi.Input<pulumi.Input<inputs.D1BindingArgs>[] | undefined>;
     /**
+     * Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+     */
+    dispatchNamespaces?: pulumi.Input<pulumi.Input<inputs.DispatchBindingArgs>[] | undefined>;
+    /**
+     * Custom domains served by the worker, attached after the upload and detached when removed.
+     */
+    domains?: pulumi.Input<pulumi.Input<inputs.CustomDomainArgs>[] | undefined>;
+    /**
      * Durable Object namespace bindings.
      */
     durableObjects?: pulumi.Input<pulumi.Input<inputs.DurableObjectBindingArgs>[] | undefined>;
     /**
+     * Hyperdrive configurations by ID (`hyperdrive`).
+     */
+    hyperdrives?: pulumi.Input<pulumi.Input<inputs.HyperdriveBindingArgs>[] | undefined>;
+    /**
+     * JSON values in the worker's env (`json` bindings).
+     */
+    jsonBindings?: pulumi.Input<pulumi.Input<inputs.JSONBindingArgs>[] | undefined>;
+    /**
+     * Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+     */
+    keepBindings?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
      * KV namespace bindings.
      */
     kvNamespaces?: pulumi.Input<pulumi.Input<inputs.KvBindingArgs>[] | undefined>;
+    /**
+     * Resource limits, e.g. `cpuMs`.
+     */
+    limits?: pulumi.Input<inputs.ScriptLimitsArgs | undefined>;
+    /**
+     * Send this worker's trace events to the account's Logpush jobs.
+     */
+    logpush?: pulumi.Input<boolean | undefined>;
     /**
      * File name of the main module.
      */
@@ -325,13 +515,29 @@ export interface WorkerArgs {
      */
     modules?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
+     * mTLS client certificates (`mtls_certificate`).
+     */
+    mtlsCertificates?: pulumi.Input<pulumi.Input<inputs.MTLSBindingArgs>[] | undefined>;
+    /**
      * Script name. Changing it creates a new worker.
      */
     name: pulumi.Input<string>;
     /**
+     * Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+     */
+    observability?: pulumi.Input<inputs.ObservabilityArgs | undefined>;
+    /**
+     * Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+     */
+    otherBindings?: pulumi.Input<pulumi.Input<inputs.GenericBindingArgs>[] | undefined>;
+    /**
      * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
      */
     owner?: pulumi.Input<string | undefined>;
+    /**
+     * Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+     */
+    placement?: pulumi.Input<inputs.PlacementArgs | undefined>;
     /**
      * Queues this worker consumes, with their delivery settings.
      */
@@ -345,6 +551,14 @@ export interface WorkerArgs {
      */
     r2Buckets?: pulumi.Input<pulumi.Input<inputs.R2BindingArgs>[] | undefined>;
     /**
+     * Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+     */
+    rateLimits?: pulumi.Input<pulumi.Input<inputs.RateLimitBindingArgs>[] | undefined>;
+    /**
+     * Zone routes (patterns like `example.com/api/*`) served by the worker.
+     */
+    routes?: pulumi.Input<pulumi.Input<inputs.WorkerRouteArgs>[] | undefined>;
+    /**
      * The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
      */
     script?: pulumi.Input<pulumi.asset.Asset | pulumi.asset.Archive | undefined>;
@@ -353,9 +567,25 @@ export interface WorkerArgs {
      */
     secrets?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
+     * Secrets Store secrets (`secrets_store_secret`).
+     */
+    secretsStoreSecrets?: pulumi.Input<pulumi.Input<inputs.SecretsStoreBindingArgs>[] | undefined>;
+    /**
+     * Email sending (`send_email`).
+     */
+    sendEmail?: pulumi.Input<pulumi.Input<inputs.SendEmailBindingArgs>[] | undefined>;
+    /**
      * Service bindings to other workers, by script name.
      */
     services?: pulumi.Input<pulumi.Input<inputs.ServiceBindingArgs>[] | undefined>;
+    /**
+     * Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+     */
+    tags?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Workers that receive this worker's tail events.
+     */
+    tailConsumers?: pulumi.Input<pulumi.Input<inputs.TailConsumerArgs>[] | undefined>;
     /**
      * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
      */
@@ -365,7 +595,19 @@ export interface WorkerArgs {
      */
     vars?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
+     * Vectorize indexes (`vectorize`).
+     */
+    vectorizeIndexes?: pulumi.Input<pulumi.Input<inputs.VectorizeBindingArgs>[] | undefined>;
+    /**
+     * The version metadata binding (`version_metadata`).
+     */
+    versionMetadata?: pulumi.Input<pulumi.Input<inputs.NamedBindingArgs>[] | undefined>;
+    /**
      * Serve the worker on its workers.dev route. Defaults to true.
      */
     workersDev?: pulumi.Input<boolean | undefined>;
+    /**
+     * Workflows (`workflow`).
+     */
+    workflows?: pulumi.Input<pulumi.Input<inputs.WorkflowBindingArgs>[] | undefined>;
 }

@@ -229,6 +229,106 @@ func (o AccessPtrOutput) UnsafeAllowAllUsers() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+type AnalyticsBinding struct {
+	Binding string  `pulumi:"binding"`
+	Dataset *string `pulumi:"dataset"`
+}
+
+// AnalyticsBindingInput is an input type that accepts AnalyticsBindingArgs and AnalyticsBindingOutput values.
+// You can construct a concrete instance of `AnalyticsBindingInput` via:
+//
+//	AnalyticsBindingArgs{...}
+type AnalyticsBindingInput interface {
+	pulumi.Input
+
+	ToAnalyticsBindingOutput() AnalyticsBindingOutput
+	ToAnalyticsBindingOutputWithContext(context.Context) AnalyticsBindingOutput
+}
+
+type AnalyticsBindingArgs struct {
+	Binding pulumi.StringInput    `pulumi:"binding"`
+	Dataset pulumi.StringPtrInput `pulumi:"dataset"`
+}
+
+func (AnalyticsBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*AnalyticsBinding)(nil)).Elem()
+}
+
+func (i AnalyticsBindingArgs) ToAnalyticsBindingOutput() AnalyticsBindingOutput {
+	return i.ToAnalyticsBindingOutputWithContext(context.Background())
+}
+
+func (i AnalyticsBindingArgs) ToAnalyticsBindingOutputWithContext(ctx context.Context) AnalyticsBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AnalyticsBindingOutput)
+}
+
+// AnalyticsBindingArrayInput is an input type that accepts AnalyticsBindingArray and AnalyticsBindingArrayOutput values.
+// You can construct a concrete instance of `AnalyticsBindingArrayInput` via:
+//
+//	AnalyticsBindingArray{ AnalyticsBindingArgs{...} }
+type AnalyticsBindingArrayInput interface {
+	pulumi.Input
+
+	ToAnalyticsBindingArrayOutput() AnalyticsBindingArrayOutput
+	ToAnalyticsBindingArrayOutputWithContext(context.Context) AnalyticsBindingArrayOutput
+}
+
+type AnalyticsBindingArray []AnalyticsBindingInput
+
+func (AnalyticsBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]AnalyticsBinding)(nil)).Elem()
+}
+
+func (i AnalyticsBindingArray) ToAnalyticsBindingArrayOutput() AnalyticsBindingArrayOutput {
+	return i.ToAnalyticsBindingArrayOutputWithContext(context.Background())
+}
+
+func (i AnalyticsBindingArray) ToAnalyticsBindingArrayOutputWithContext(ctx context.Context) AnalyticsBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AnalyticsBindingArrayOutput)
+}
+
+type AnalyticsBindingOutput struct{ *pulumi.OutputState }
+
+func (AnalyticsBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*AnalyticsBinding)(nil)).Elem()
+}
+
+func (o AnalyticsBindingOutput) ToAnalyticsBindingOutput() AnalyticsBindingOutput {
+	return o
+}
+
+func (o AnalyticsBindingOutput) ToAnalyticsBindingOutputWithContext(ctx context.Context) AnalyticsBindingOutput {
+	return o
+}
+
+func (o AnalyticsBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v AnalyticsBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o AnalyticsBindingOutput) Dataset() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v AnalyticsBinding) *string { return v.Dataset }).(pulumi.StringPtrOutput)
+}
+
+type AnalyticsBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (AnalyticsBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]AnalyticsBinding)(nil)).Elem()
+}
+
+func (o AnalyticsBindingArrayOutput) ToAnalyticsBindingArrayOutput() AnalyticsBindingArrayOutput {
+	return o
+}
+
+func (o AnalyticsBindingArrayOutput) ToAnalyticsBindingArrayOutputWithContext(ctx context.Context) AnalyticsBindingArrayOutput {
+	return o
+}
+
+func (o AnalyticsBindingArrayOutput) Index(i pulumi.IntInput) AnalyticsBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) AnalyticsBinding {
+		return vs[0].([]AnalyticsBinding)[vs[1].(int)]
+	}).(AnalyticsBindingOutput)
+}
+
 // One row of the `_schema_migrations` ledger, as the stack last read it.
 type AppliedMigration struct {
 	// When the file was applied, as the ledger records it.
@@ -294,6 +394,121 @@ func (o AppliedMigrationArrayOutput) Index(i pulumi.IntInput) AppliedMigrationOu
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) AppliedMigration {
 		return vs[0].([]AppliedMigration)[vs[1].(int)]
 	}).(AppliedMigrationOutput)
+}
+
+type CustomDomain struct {
+	// The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+	Hostname string `pulumi:"hostname"`
+	// The zone's ID. Exactly one of zoneId and zoneName is set.
+	ZoneId *string `pulumi:"zoneId"`
+	// The zone's name (e.g. example.com), looked up in the account.
+	ZoneName *string `pulumi:"zoneName"`
+}
+
+// CustomDomainInput is an input type that accepts CustomDomainArgs and CustomDomainOutput values.
+// You can construct a concrete instance of `CustomDomainInput` via:
+//
+//	CustomDomainArgs{...}
+type CustomDomainInput interface {
+	pulumi.Input
+
+	ToCustomDomainOutput() CustomDomainOutput
+	ToCustomDomainOutputWithContext(context.Context) CustomDomainOutput
+}
+
+type CustomDomainArgs struct {
+	// The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+	Hostname pulumi.StringInput `pulumi:"hostname"`
+	// The zone's ID. Exactly one of zoneId and zoneName is set.
+	ZoneId pulumi.StringPtrInput `pulumi:"zoneId"`
+	// The zone's name (e.g. example.com), looked up in the account.
+	ZoneName pulumi.StringPtrInput `pulumi:"zoneName"`
+}
+
+func (CustomDomainArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*CustomDomain)(nil)).Elem()
+}
+
+func (i CustomDomainArgs) ToCustomDomainOutput() CustomDomainOutput {
+	return i.ToCustomDomainOutputWithContext(context.Background())
+}
+
+func (i CustomDomainArgs) ToCustomDomainOutputWithContext(ctx context.Context) CustomDomainOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(CustomDomainOutput)
+}
+
+// CustomDomainArrayInput is an input type that accepts CustomDomainArray and CustomDomainArrayOutput values.
+// You can construct a concrete instance of `CustomDomainArrayInput` via:
+//
+//	CustomDomainArray{ CustomDomainArgs{...} }
+type CustomDomainArrayInput interface {
+	pulumi.Input
+
+	ToCustomDomainArrayOutput() CustomDomainArrayOutput
+	ToCustomDomainArrayOutputWithContext(context.Context) CustomDomainArrayOutput
+}
+
+type CustomDomainArray []CustomDomainInput
+
+func (CustomDomainArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]CustomDomain)(nil)).Elem()
+}
+
+func (i CustomDomainArray) ToCustomDomainArrayOutput() CustomDomainArrayOutput {
+	return i.ToCustomDomainArrayOutputWithContext(context.Background())
+}
+
+func (i CustomDomainArray) ToCustomDomainArrayOutputWithContext(ctx context.Context) CustomDomainArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(CustomDomainArrayOutput)
+}
+
+type CustomDomainOutput struct{ *pulumi.OutputState }
+
+func (CustomDomainOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*CustomDomain)(nil)).Elem()
+}
+
+func (o CustomDomainOutput) ToCustomDomainOutput() CustomDomainOutput {
+	return o
+}
+
+func (o CustomDomainOutput) ToCustomDomainOutputWithContext(ctx context.Context) CustomDomainOutput {
+	return o
+}
+
+// The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+func (o CustomDomainOutput) Hostname() pulumi.StringOutput {
+	return o.ApplyT(func(v CustomDomain) string { return v.Hostname }).(pulumi.StringOutput)
+}
+
+// The zone's ID. Exactly one of zoneId and zoneName is set.
+func (o CustomDomainOutput) ZoneId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CustomDomain) *string { return v.ZoneId }).(pulumi.StringPtrOutput)
+}
+
+// The zone's name (e.g. example.com), looked up in the account.
+func (o CustomDomainOutput) ZoneName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CustomDomain) *string { return v.ZoneName }).(pulumi.StringPtrOutput)
+}
+
+type CustomDomainArrayOutput struct{ *pulumi.OutputState }
+
+func (CustomDomainArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]CustomDomain)(nil)).Elem()
+}
+
+func (o CustomDomainArrayOutput) ToCustomDomainArrayOutput() CustomDomainArrayOutput {
+	return o
+}
+
+func (o CustomDomainArrayOutput) ToCustomDomainArrayOutputWithContext(ctx context.Context) CustomDomainArrayOutput {
+	return o
+}
+
+func (o CustomDomainArrayOutput) Index(i pulumi.IntInput) CustomDomainOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) CustomDomain {
+		return vs[0].([]CustomDomain)[vs[1].(int)]
+	}).(CustomDomainOutput)
 }
 
 // Binds a D1 database to the worker.
@@ -621,6 +836,112 @@ func (o DaytonaSettingsPtrOutput) Target() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+type DispatchBinding struct {
+	Binding         string  `pulumi:"binding"`
+	Namespace       string  `pulumi:"namespace"`
+	OutboundService *string `pulumi:"outboundService"`
+}
+
+// DispatchBindingInput is an input type that accepts DispatchBindingArgs and DispatchBindingOutput values.
+// You can construct a concrete instance of `DispatchBindingInput` via:
+//
+//	DispatchBindingArgs{...}
+type DispatchBindingInput interface {
+	pulumi.Input
+
+	ToDispatchBindingOutput() DispatchBindingOutput
+	ToDispatchBindingOutputWithContext(context.Context) DispatchBindingOutput
+}
+
+type DispatchBindingArgs struct {
+	Binding         pulumi.StringInput    `pulumi:"binding"`
+	Namespace       pulumi.StringInput    `pulumi:"namespace"`
+	OutboundService pulumi.StringPtrInput `pulumi:"outboundService"`
+}
+
+func (DispatchBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*DispatchBinding)(nil)).Elem()
+}
+
+func (i DispatchBindingArgs) ToDispatchBindingOutput() DispatchBindingOutput {
+	return i.ToDispatchBindingOutputWithContext(context.Background())
+}
+
+func (i DispatchBindingArgs) ToDispatchBindingOutputWithContext(ctx context.Context) DispatchBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DispatchBindingOutput)
+}
+
+// DispatchBindingArrayInput is an input type that accepts DispatchBindingArray and DispatchBindingArrayOutput values.
+// You can construct a concrete instance of `DispatchBindingArrayInput` via:
+//
+//	DispatchBindingArray{ DispatchBindingArgs{...} }
+type DispatchBindingArrayInput interface {
+	pulumi.Input
+
+	ToDispatchBindingArrayOutput() DispatchBindingArrayOutput
+	ToDispatchBindingArrayOutputWithContext(context.Context) DispatchBindingArrayOutput
+}
+
+type DispatchBindingArray []DispatchBindingInput
+
+func (DispatchBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]DispatchBinding)(nil)).Elem()
+}
+
+func (i DispatchBindingArray) ToDispatchBindingArrayOutput() DispatchBindingArrayOutput {
+	return i.ToDispatchBindingArrayOutputWithContext(context.Background())
+}
+
+func (i DispatchBindingArray) ToDispatchBindingArrayOutputWithContext(ctx context.Context) DispatchBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(DispatchBindingArrayOutput)
+}
+
+type DispatchBindingOutput struct{ *pulumi.OutputState }
+
+func (DispatchBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*DispatchBinding)(nil)).Elem()
+}
+
+func (o DispatchBindingOutput) ToDispatchBindingOutput() DispatchBindingOutput {
+	return o
+}
+
+func (o DispatchBindingOutput) ToDispatchBindingOutputWithContext(ctx context.Context) DispatchBindingOutput {
+	return o
+}
+
+func (o DispatchBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v DispatchBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o DispatchBindingOutput) Namespace() pulumi.StringOutput {
+	return o.ApplyT(func(v DispatchBinding) string { return v.Namespace }).(pulumi.StringOutput)
+}
+
+func (o DispatchBindingOutput) OutboundService() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v DispatchBinding) *string { return v.OutboundService }).(pulumi.StringPtrOutput)
+}
+
+type DispatchBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (DispatchBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]DispatchBinding)(nil)).Elem()
+}
+
+func (o DispatchBindingArrayOutput) ToDispatchBindingArrayOutput() DispatchBindingArrayOutput {
+	return o
+}
+
+func (o DispatchBindingArrayOutput) ToDispatchBindingArrayOutputWithContext(ctx context.Context) DispatchBindingArrayOutput {
+	return o
+}
+
+func (o DispatchBindingArrayOutput) Index(i pulumi.IntInput) DispatchBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) DispatchBinding {
+		return vs[0].([]DispatchBinding)[vs[1].(int)]
+	}).(DispatchBindingOutput)
+}
+
 // Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
 type DurableObjectBinding struct {
 	// The name the worker reaches the Durable Object namespace under (env.<binding>).
@@ -737,6 +1058,112 @@ func (o DurableObjectBindingArrayOutput) Index(i pulumi.IntInput) DurableObjectB
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) DurableObjectBinding {
 		return vs[0].([]DurableObjectBinding)[vs[1].(int)]
 	}).(DurableObjectBindingOutput)
+}
+
+type GenericBinding struct {
+	Binding    string                 `pulumi:"binding"`
+	Properties map[string]interface{} `pulumi:"properties"`
+	Type       string                 `pulumi:"type"`
+}
+
+// GenericBindingInput is an input type that accepts GenericBindingArgs and GenericBindingOutput values.
+// You can construct a concrete instance of `GenericBindingInput` via:
+//
+//	GenericBindingArgs{...}
+type GenericBindingInput interface {
+	pulumi.Input
+
+	ToGenericBindingOutput() GenericBindingOutput
+	ToGenericBindingOutputWithContext(context.Context) GenericBindingOutput
+}
+
+type GenericBindingArgs struct {
+	Binding    pulumi.StringInput `pulumi:"binding"`
+	Properties pulumi.MapInput    `pulumi:"properties"`
+	Type       pulumi.StringInput `pulumi:"type"`
+}
+
+func (GenericBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*GenericBinding)(nil)).Elem()
+}
+
+func (i GenericBindingArgs) ToGenericBindingOutput() GenericBindingOutput {
+	return i.ToGenericBindingOutputWithContext(context.Background())
+}
+
+func (i GenericBindingArgs) ToGenericBindingOutputWithContext(ctx context.Context) GenericBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GenericBindingOutput)
+}
+
+// GenericBindingArrayInput is an input type that accepts GenericBindingArray and GenericBindingArrayOutput values.
+// You can construct a concrete instance of `GenericBindingArrayInput` via:
+//
+//	GenericBindingArray{ GenericBindingArgs{...} }
+type GenericBindingArrayInput interface {
+	pulumi.Input
+
+	ToGenericBindingArrayOutput() GenericBindingArrayOutput
+	ToGenericBindingArrayOutputWithContext(context.Context) GenericBindingArrayOutput
+}
+
+type GenericBindingArray []GenericBindingInput
+
+func (GenericBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]GenericBinding)(nil)).Elem()
+}
+
+func (i GenericBindingArray) ToGenericBindingArrayOutput() GenericBindingArrayOutput {
+	return i.ToGenericBindingArrayOutputWithContext(context.Background())
+}
+
+func (i GenericBindingArray) ToGenericBindingArrayOutputWithContext(ctx context.Context) GenericBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GenericBindingArrayOutput)
+}
+
+type GenericBindingOutput struct{ *pulumi.OutputState }
+
+func (GenericBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GenericBinding)(nil)).Elem()
+}
+
+func (o GenericBindingOutput) ToGenericBindingOutput() GenericBindingOutput {
+	return o
+}
+
+func (o GenericBindingOutput) ToGenericBindingOutputWithContext(ctx context.Context) GenericBindingOutput {
+	return o
+}
+
+func (o GenericBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v GenericBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o GenericBindingOutput) Properties() pulumi.MapOutput {
+	return o.ApplyT(func(v GenericBinding) map[string]interface{} { return v.Properties }).(pulumi.MapOutput)
+}
+
+func (o GenericBindingOutput) Type() pulumi.StringOutput {
+	return o.ApplyT(func(v GenericBinding) string { return v.Type }).(pulumi.StringOutput)
+}
+
+type GenericBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (GenericBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]GenericBinding)(nil)).Elem()
+}
+
+func (o GenericBindingArrayOutput) ToGenericBindingArrayOutput() GenericBindingArrayOutput {
+	return o
+}
+
+func (o GenericBindingArrayOutput) ToGenericBindingArrayOutputWithContext(ctx context.Context) GenericBindingArrayOutput {
+	return o
+}
+
+func (o GenericBindingArrayOutput) Index(i pulumi.IntInput) GenericBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) GenericBinding {
+		return vs[0].([]GenericBinding)[vs[1].(int)]
+	}).(GenericBindingOutput)
 }
 
 // The GitHub App the platform acts as for repository access: its ID, installation ID and private key.
@@ -988,6 +1415,106 @@ func (o GithubBotPtrOutput) WebhookSecret() pulumi.StringPtrOutput {
 		}
 		return v.WebhookSecret
 	}).(pulumi.StringPtrOutput)
+}
+
+type HyperdriveBinding struct {
+	Binding string `pulumi:"binding"`
+	Id      string `pulumi:"id"`
+}
+
+// HyperdriveBindingInput is an input type that accepts HyperdriveBindingArgs and HyperdriveBindingOutput values.
+// You can construct a concrete instance of `HyperdriveBindingInput` via:
+//
+//	HyperdriveBindingArgs{...}
+type HyperdriveBindingInput interface {
+	pulumi.Input
+
+	ToHyperdriveBindingOutput() HyperdriveBindingOutput
+	ToHyperdriveBindingOutputWithContext(context.Context) HyperdriveBindingOutput
+}
+
+type HyperdriveBindingArgs struct {
+	Binding pulumi.StringInput `pulumi:"binding"`
+	Id      pulumi.StringInput `pulumi:"id"`
+}
+
+func (HyperdriveBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*HyperdriveBinding)(nil)).Elem()
+}
+
+func (i HyperdriveBindingArgs) ToHyperdriveBindingOutput() HyperdriveBindingOutput {
+	return i.ToHyperdriveBindingOutputWithContext(context.Background())
+}
+
+func (i HyperdriveBindingArgs) ToHyperdriveBindingOutputWithContext(ctx context.Context) HyperdriveBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(HyperdriveBindingOutput)
+}
+
+// HyperdriveBindingArrayInput is an input type that accepts HyperdriveBindingArray and HyperdriveBindingArrayOutput values.
+// You can construct a concrete instance of `HyperdriveBindingArrayInput` via:
+//
+//	HyperdriveBindingArray{ HyperdriveBindingArgs{...} }
+type HyperdriveBindingArrayInput interface {
+	pulumi.Input
+
+	ToHyperdriveBindingArrayOutput() HyperdriveBindingArrayOutput
+	ToHyperdriveBindingArrayOutputWithContext(context.Context) HyperdriveBindingArrayOutput
+}
+
+type HyperdriveBindingArray []HyperdriveBindingInput
+
+func (HyperdriveBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]HyperdriveBinding)(nil)).Elem()
+}
+
+func (i HyperdriveBindingArray) ToHyperdriveBindingArrayOutput() HyperdriveBindingArrayOutput {
+	return i.ToHyperdriveBindingArrayOutputWithContext(context.Background())
+}
+
+func (i HyperdriveBindingArray) ToHyperdriveBindingArrayOutputWithContext(ctx context.Context) HyperdriveBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(HyperdriveBindingArrayOutput)
+}
+
+type HyperdriveBindingOutput struct{ *pulumi.OutputState }
+
+func (HyperdriveBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*HyperdriveBinding)(nil)).Elem()
+}
+
+func (o HyperdriveBindingOutput) ToHyperdriveBindingOutput() HyperdriveBindingOutput {
+	return o
+}
+
+func (o HyperdriveBindingOutput) ToHyperdriveBindingOutputWithContext(ctx context.Context) HyperdriveBindingOutput {
+	return o
+}
+
+func (o HyperdriveBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v HyperdriveBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o HyperdriveBindingOutput) Id() pulumi.StringOutput {
+	return o.ApplyT(func(v HyperdriveBinding) string { return v.Id }).(pulumi.StringOutput)
+}
+
+type HyperdriveBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (HyperdriveBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]HyperdriveBinding)(nil)).Elem()
+}
+
+func (o HyperdriveBindingArrayOutput) ToHyperdriveBindingArrayOutput() HyperdriveBindingArrayOutput {
+	return o
+}
+
+func (o HyperdriveBindingArrayOutput) ToHyperdriveBindingArrayOutputWithContext(ctx context.Context) HyperdriveBindingArrayOutput {
+	return o
+}
+
+func (o HyperdriveBindingArrayOutput) Index(i pulumi.IntInput) HyperdriveBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) HyperdriveBinding {
+		return vs[0].([]HyperdriveBinding)[vs[1].(int)]
+	}).(HyperdriveBindingOutput)
 }
 
 // An existing image-pull Secret to copy into the web namespace.
@@ -1242,6 +1769,106 @@ func (o InstallationWorkerArrayOutput) Index(i pulumi.IntInput) InstallationWork
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) InstallationWorker {
 		return vs[0].([]InstallationWorker)[vs[1].(int)]
 	}).(InstallationWorkerOutput)
+}
+
+type JSONBinding struct {
+	Binding string      `pulumi:"binding"`
+	Value   interface{} `pulumi:"value"`
+}
+
+// JSONBindingInput is an input type that accepts JSONBindingArgs and JSONBindingOutput values.
+// You can construct a concrete instance of `JSONBindingInput` via:
+//
+//	JSONBindingArgs{...}
+type JSONBindingInput interface {
+	pulumi.Input
+
+	ToJSONBindingOutput() JSONBindingOutput
+	ToJSONBindingOutputWithContext(context.Context) JSONBindingOutput
+}
+
+type JSONBindingArgs struct {
+	Binding pulumi.StringInput `pulumi:"binding"`
+	Value   pulumi.Input       `pulumi:"value"`
+}
+
+func (JSONBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*JSONBinding)(nil)).Elem()
+}
+
+func (i JSONBindingArgs) ToJSONBindingOutput() JSONBindingOutput {
+	return i.ToJSONBindingOutputWithContext(context.Background())
+}
+
+func (i JSONBindingArgs) ToJSONBindingOutputWithContext(ctx context.Context) JSONBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(JSONBindingOutput)
+}
+
+// JSONBindingArrayInput is an input type that accepts JSONBindingArray and JSONBindingArrayOutput values.
+// You can construct a concrete instance of `JSONBindingArrayInput` via:
+//
+//	JSONBindingArray{ JSONBindingArgs{...} }
+type JSONBindingArrayInput interface {
+	pulumi.Input
+
+	ToJSONBindingArrayOutput() JSONBindingArrayOutput
+	ToJSONBindingArrayOutputWithContext(context.Context) JSONBindingArrayOutput
+}
+
+type JSONBindingArray []JSONBindingInput
+
+func (JSONBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]JSONBinding)(nil)).Elem()
+}
+
+func (i JSONBindingArray) ToJSONBindingArrayOutput() JSONBindingArrayOutput {
+	return i.ToJSONBindingArrayOutputWithContext(context.Background())
+}
+
+func (i JSONBindingArray) ToJSONBindingArrayOutputWithContext(ctx context.Context) JSONBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(JSONBindingArrayOutput)
+}
+
+type JSONBindingOutput struct{ *pulumi.OutputState }
+
+func (JSONBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*JSONBinding)(nil)).Elem()
+}
+
+func (o JSONBindingOutput) ToJSONBindingOutput() JSONBindingOutput {
+	return o
+}
+
+func (o JSONBindingOutput) ToJSONBindingOutputWithContext(ctx context.Context) JSONBindingOutput {
+	return o
+}
+
+func (o JSONBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v JSONBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o JSONBindingOutput) Value() pulumi.AnyOutput {
+	return o.ApplyT(func(v JSONBinding) interface{} { return v.Value }).(pulumi.AnyOutput)
+}
+
+type JSONBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (JSONBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]JSONBinding)(nil)).Elem()
+}
+
+func (o JSONBindingArrayOutput) ToJSONBindingArrayOutput() JSONBindingArrayOutput {
+	return o
+}
+
+func (o JSONBindingArrayOutput) ToJSONBindingArrayOutputWithContext(ctx context.Context) JSONBindingArrayOutput {
+	return o
+}
+
+func (o JSONBindingArrayOutput) Index(i pulumi.IntInput) JSONBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) JSONBinding {
+		return vs[0].([]JSONBinding)[vs[1].(int)]
+	}).(JSONBindingOutput)
 }
 
 // Binds a KV namespace to the worker.
@@ -1676,6 +2303,106 @@ func (o LogicalBindingArrayOutput) Index(i pulumi.IntInput) LogicalBindingOutput
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) LogicalBinding {
 		return vs[0].([]LogicalBinding)[vs[1].(int)]
 	}).(LogicalBindingOutput)
+}
+
+type MTLSBinding struct {
+	Binding       string `pulumi:"binding"`
+	CertificateId string `pulumi:"certificateId"`
+}
+
+// MTLSBindingInput is an input type that accepts MTLSBindingArgs and MTLSBindingOutput values.
+// You can construct a concrete instance of `MTLSBindingInput` via:
+//
+//	MTLSBindingArgs{...}
+type MTLSBindingInput interface {
+	pulumi.Input
+
+	ToMTLSBindingOutput() MTLSBindingOutput
+	ToMTLSBindingOutputWithContext(context.Context) MTLSBindingOutput
+}
+
+type MTLSBindingArgs struct {
+	Binding       pulumi.StringInput `pulumi:"binding"`
+	CertificateId pulumi.StringInput `pulumi:"certificateId"`
+}
+
+func (MTLSBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*MTLSBinding)(nil)).Elem()
+}
+
+func (i MTLSBindingArgs) ToMTLSBindingOutput() MTLSBindingOutput {
+	return i.ToMTLSBindingOutputWithContext(context.Background())
+}
+
+func (i MTLSBindingArgs) ToMTLSBindingOutputWithContext(ctx context.Context) MTLSBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MTLSBindingOutput)
+}
+
+// MTLSBindingArrayInput is an input type that accepts MTLSBindingArray and MTLSBindingArrayOutput values.
+// You can construct a concrete instance of `MTLSBindingArrayInput` via:
+//
+//	MTLSBindingArray{ MTLSBindingArgs{...} }
+type MTLSBindingArrayInput interface {
+	pulumi.Input
+
+	ToMTLSBindingArrayOutput() MTLSBindingArrayOutput
+	ToMTLSBindingArrayOutputWithContext(context.Context) MTLSBindingArrayOutput
+}
+
+type MTLSBindingArray []MTLSBindingInput
+
+func (MTLSBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]MTLSBinding)(nil)).Elem()
+}
+
+func (i MTLSBindingArray) ToMTLSBindingArrayOutput() MTLSBindingArrayOutput {
+	return i.ToMTLSBindingArrayOutputWithContext(context.Background())
+}
+
+func (i MTLSBindingArray) ToMTLSBindingArrayOutputWithContext(ctx context.Context) MTLSBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(MTLSBindingArrayOutput)
+}
+
+type MTLSBindingOutput struct{ *pulumi.OutputState }
+
+func (MTLSBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*MTLSBinding)(nil)).Elem()
+}
+
+func (o MTLSBindingOutput) ToMTLSBindingOutput() MTLSBindingOutput {
+	return o
+}
+
+func (o MTLSBindingOutput) ToMTLSBindingOutputWithContext(ctx context.Context) MTLSBindingOutput {
+	return o
+}
+
+func (o MTLSBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v MTLSBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o MTLSBindingOutput) CertificateId() pulumi.StringOutput {
+	return o.ApplyT(func(v MTLSBinding) string { return v.CertificateId }).(pulumi.StringOutput)
+}
+
+type MTLSBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (MTLSBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]MTLSBinding)(nil)).Elem()
+}
+
+func (o MTLSBindingArrayOutput) ToMTLSBindingArrayOutput() MTLSBindingArrayOutput {
+	return o
+}
+
+func (o MTLSBindingArrayOutput) ToMTLSBindingArrayOutputWithContext(ctx context.Context) MTLSBindingArrayOutput {
+	return o
+}
+
+func (o MTLSBindingArrayOutput) Index(i pulumi.IntInput) MTLSBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) MTLSBinding {
+		return vs[0].([]MTLSBinding)[vs[1].(int)]
+	}).(MTLSBindingOutput)
 }
 
 // The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
@@ -2143,6 +2870,100 @@ func (o ModalSettingsPtrOutput) Workspace() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+type NamedBinding struct {
+	Binding string `pulumi:"binding"`
+}
+
+// NamedBindingInput is an input type that accepts NamedBindingArgs and NamedBindingOutput values.
+// You can construct a concrete instance of `NamedBindingInput` via:
+//
+//	NamedBindingArgs{...}
+type NamedBindingInput interface {
+	pulumi.Input
+
+	ToNamedBindingOutput() NamedBindingOutput
+	ToNamedBindingOutputWithContext(context.Context) NamedBindingOutput
+}
+
+type NamedBindingArgs struct {
+	Binding pulumi.StringInput `pulumi:"binding"`
+}
+
+func (NamedBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*NamedBinding)(nil)).Elem()
+}
+
+func (i NamedBindingArgs) ToNamedBindingOutput() NamedBindingOutput {
+	return i.ToNamedBindingOutputWithContext(context.Background())
+}
+
+func (i NamedBindingArgs) ToNamedBindingOutputWithContext(ctx context.Context) NamedBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(NamedBindingOutput)
+}
+
+// NamedBindingArrayInput is an input type that accepts NamedBindingArray and NamedBindingArrayOutput values.
+// You can construct a concrete instance of `NamedBindingArrayInput` via:
+//
+//	NamedBindingArray{ NamedBindingArgs{...} }
+type NamedBindingArrayInput interface {
+	pulumi.Input
+
+	ToNamedBindingArrayOutput() NamedBindingArrayOutput
+	ToNamedBindingArrayOutputWithContext(context.Context) NamedBindingArrayOutput
+}
+
+type NamedBindingArray []NamedBindingInput
+
+func (NamedBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]NamedBinding)(nil)).Elem()
+}
+
+func (i NamedBindingArray) ToNamedBindingArrayOutput() NamedBindingArrayOutput {
+	return i.ToNamedBindingArrayOutputWithContext(context.Background())
+}
+
+func (i NamedBindingArray) ToNamedBindingArrayOutputWithContext(ctx context.Context) NamedBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(NamedBindingArrayOutput)
+}
+
+type NamedBindingOutput struct{ *pulumi.OutputState }
+
+func (NamedBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*NamedBinding)(nil)).Elem()
+}
+
+func (o NamedBindingOutput) ToNamedBindingOutput() NamedBindingOutput {
+	return o
+}
+
+func (o NamedBindingOutput) ToNamedBindingOutputWithContext(ctx context.Context) NamedBindingOutput {
+	return o
+}
+
+func (o NamedBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v NamedBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+type NamedBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (NamedBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]NamedBinding)(nil)).Elem()
+}
+
+func (o NamedBindingArrayOutput) ToNamedBindingArrayOutput() NamedBindingArrayOutput {
+	return o
+}
+
+func (o NamedBindingArrayOutput) ToNamedBindingArrayOutputWithContext(ctx context.Context) NamedBindingArrayOutput {
+	return o
+}
+
+func (o NamedBindingArrayOutput) Index(i pulumi.IntInput) NamedBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) NamedBinding {
+		return vs[0].([]NamedBinding)[vs[1].(int)]
+	}).(NamedBindingOutput)
+}
+
 // An OAuth client the web UI signs users in with.
 type OAuthClient struct {
 	// OAuth client ID.
@@ -2299,6 +3120,550 @@ func (o OAuthClientPtrOutput) ClientSecret() pulumi.StringPtrOutput {
 			return nil
 		}
 		return &v.ClientSecret
+	}).(pulumi.StringPtrOutput)
+}
+
+type Observability struct {
+	// Turn Workers Logs on.
+	Enabled bool `pulumi:"enabled"`
+	// Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+	HeadSamplingRate *float64 `pulumi:"headSamplingRate"`
+	// Persisted logs: enabled, invocation logs, their own sampling rate.
+	Logs *ObservabilityLogs `pulumi:"logs"`
+}
+
+// ObservabilityInput is an input type that accepts ObservabilityArgs and ObservabilityOutput values.
+// You can construct a concrete instance of `ObservabilityInput` via:
+//
+//	ObservabilityArgs{...}
+type ObservabilityInput interface {
+	pulumi.Input
+
+	ToObservabilityOutput() ObservabilityOutput
+	ToObservabilityOutputWithContext(context.Context) ObservabilityOutput
+}
+
+type ObservabilityArgs struct {
+	// Turn Workers Logs on.
+	Enabled pulumi.BoolInput `pulumi:"enabled"`
+	// Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+	HeadSamplingRate pulumi.Float64PtrInput `pulumi:"headSamplingRate"`
+	// Persisted logs: enabled, invocation logs, their own sampling rate.
+	Logs ObservabilityLogsPtrInput `pulumi:"logs"`
+}
+
+func (ObservabilityArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Observability)(nil)).Elem()
+}
+
+func (i ObservabilityArgs) ToObservabilityOutput() ObservabilityOutput {
+	return i.ToObservabilityOutputWithContext(context.Background())
+}
+
+func (i ObservabilityArgs) ToObservabilityOutputWithContext(ctx context.Context) ObservabilityOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityOutput)
+}
+
+func (i ObservabilityArgs) ToObservabilityPtrOutput() ObservabilityPtrOutput {
+	return i.ToObservabilityPtrOutputWithContext(context.Background())
+}
+
+func (i ObservabilityArgs) ToObservabilityPtrOutputWithContext(ctx context.Context) ObservabilityPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityOutput).ToObservabilityPtrOutputWithContext(ctx)
+}
+
+// ObservabilityPtrInput is an input type that accepts ObservabilityArgs, ObservabilityPtr and ObservabilityPtrOutput values.
+// You can construct a concrete instance of `ObservabilityPtrInput` via:
+//
+//	        ObservabilityArgs{...}
+//
+//	or:
+//
+//	        nil
+type ObservabilityPtrInput interface {
+	pulumi.Input
+
+	ToObservabilityPtrOutput() ObservabilityPtrOutput
+	ToObservabilityPtrOutputWithContext(context.Context) ObservabilityPtrOutput
+}
+
+type observabilityPtrType ObservabilityArgs
+
+func ObservabilityPtr(v *ObservabilityArgs) ObservabilityPtrInput {
+	return (*observabilityPtrType)(v)
+}
+
+func (*observabilityPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Observability)(nil)).Elem()
+}
+
+func (i *observabilityPtrType) ToObservabilityPtrOutput() ObservabilityPtrOutput {
+	return i.ToObservabilityPtrOutputWithContext(context.Background())
+}
+
+func (i *observabilityPtrType) ToObservabilityPtrOutputWithContext(ctx context.Context) ObservabilityPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityPtrOutput)
+}
+
+type ObservabilityOutput struct{ *pulumi.OutputState }
+
+func (ObservabilityOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Observability)(nil)).Elem()
+}
+
+func (o ObservabilityOutput) ToObservabilityOutput() ObservabilityOutput {
+	return o
+}
+
+func (o ObservabilityOutput) ToObservabilityOutputWithContext(ctx context.Context) ObservabilityOutput {
+	return o
+}
+
+func (o ObservabilityOutput) ToObservabilityPtrOutput() ObservabilityPtrOutput {
+	return o.ToObservabilityPtrOutputWithContext(context.Background())
+}
+
+func (o ObservabilityOutput) ToObservabilityPtrOutputWithContext(ctx context.Context) ObservabilityPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Observability) *Observability {
+		return &v
+	}).(ObservabilityPtrOutput)
+}
+
+// Turn Workers Logs on.
+func (o ObservabilityOutput) Enabled() pulumi.BoolOutput {
+	return o.ApplyT(func(v Observability) bool { return v.Enabled }).(pulumi.BoolOutput)
+}
+
+// Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+func (o ObservabilityOutput) HeadSamplingRate() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v Observability) *float64 { return v.HeadSamplingRate }).(pulumi.Float64PtrOutput)
+}
+
+// Persisted logs: enabled, invocation logs, their own sampling rate.
+func (o ObservabilityOutput) Logs() ObservabilityLogsPtrOutput {
+	return o.ApplyT(func(v Observability) *ObservabilityLogs { return v.Logs }).(ObservabilityLogsPtrOutput)
+}
+
+type ObservabilityPtrOutput struct{ *pulumi.OutputState }
+
+func (ObservabilityPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Observability)(nil)).Elem()
+}
+
+func (o ObservabilityPtrOutput) ToObservabilityPtrOutput() ObservabilityPtrOutput {
+	return o
+}
+
+func (o ObservabilityPtrOutput) ToObservabilityPtrOutputWithContext(ctx context.Context) ObservabilityPtrOutput {
+	return o
+}
+
+func (o ObservabilityPtrOutput) Elem() ObservabilityOutput {
+	return o.ApplyT(func(v *Observability) Observability {
+		if v != nil {
+			return *v
+		}
+		var ret Observability
+		return ret
+	}).(ObservabilityOutput)
+}
+
+// Turn Workers Logs on.
+func (o ObservabilityPtrOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Observability) *bool {
+		if v == nil {
+			return nil
+		}
+		return &v.Enabled
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+func (o ObservabilityPtrOutput) HeadSamplingRate() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *Observability) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.HeadSamplingRate
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Persisted logs: enabled, invocation logs, their own sampling rate.
+func (o ObservabilityPtrOutput) Logs() ObservabilityLogsPtrOutput {
+	return o.ApplyT(func(v *Observability) *ObservabilityLogs {
+		if v == nil {
+			return nil
+		}
+		return v.Logs
+	}).(ObservabilityLogsPtrOutput)
+}
+
+type ObservabilityLogs struct {
+	// Persist the worker's logs.
+	Enabled bool `pulumi:"enabled"`
+	// Share of invocations whose logs are kept, 0 to 1.
+	HeadSamplingRate *float64 `pulumi:"headSamplingRate"`
+	// Log each invocation (request and outcome) as well. Defaults to true.
+	InvocationLogs *bool `pulumi:"invocationLogs"`
+}
+
+// ObservabilityLogsInput is an input type that accepts ObservabilityLogsArgs and ObservabilityLogsOutput values.
+// You can construct a concrete instance of `ObservabilityLogsInput` via:
+//
+//	ObservabilityLogsArgs{...}
+type ObservabilityLogsInput interface {
+	pulumi.Input
+
+	ToObservabilityLogsOutput() ObservabilityLogsOutput
+	ToObservabilityLogsOutputWithContext(context.Context) ObservabilityLogsOutput
+}
+
+type ObservabilityLogsArgs struct {
+	// Persist the worker's logs.
+	Enabled pulumi.BoolInput `pulumi:"enabled"`
+	// Share of invocations whose logs are kept, 0 to 1.
+	HeadSamplingRate pulumi.Float64PtrInput `pulumi:"headSamplingRate"`
+	// Log each invocation (request and outcome) as well. Defaults to true.
+	InvocationLogs pulumi.BoolPtrInput `pulumi:"invocationLogs"`
+}
+
+func (ObservabilityLogsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ObservabilityLogs)(nil)).Elem()
+}
+
+func (i ObservabilityLogsArgs) ToObservabilityLogsOutput() ObservabilityLogsOutput {
+	return i.ToObservabilityLogsOutputWithContext(context.Background())
+}
+
+func (i ObservabilityLogsArgs) ToObservabilityLogsOutputWithContext(ctx context.Context) ObservabilityLogsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityLogsOutput)
+}
+
+func (i ObservabilityLogsArgs) ToObservabilityLogsPtrOutput() ObservabilityLogsPtrOutput {
+	return i.ToObservabilityLogsPtrOutputWithContext(context.Background())
+}
+
+func (i ObservabilityLogsArgs) ToObservabilityLogsPtrOutputWithContext(ctx context.Context) ObservabilityLogsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityLogsOutput).ToObservabilityLogsPtrOutputWithContext(ctx)
+}
+
+// ObservabilityLogsPtrInput is an input type that accepts ObservabilityLogsArgs, ObservabilityLogsPtr and ObservabilityLogsPtrOutput values.
+// You can construct a concrete instance of `ObservabilityLogsPtrInput` via:
+//
+//	        ObservabilityLogsArgs{...}
+//
+//	or:
+//
+//	        nil
+type ObservabilityLogsPtrInput interface {
+	pulumi.Input
+
+	ToObservabilityLogsPtrOutput() ObservabilityLogsPtrOutput
+	ToObservabilityLogsPtrOutputWithContext(context.Context) ObservabilityLogsPtrOutput
+}
+
+type observabilityLogsPtrType ObservabilityLogsArgs
+
+func ObservabilityLogsPtr(v *ObservabilityLogsArgs) ObservabilityLogsPtrInput {
+	return (*observabilityLogsPtrType)(v)
+}
+
+func (*observabilityLogsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ObservabilityLogs)(nil)).Elem()
+}
+
+func (i *observabilityLogsPtrType) ToObservabilityLogsPtrOutput() ObservabilityLogsPtrOutput {
+	return i.ToObservabilityLogsPtrOutputWithContext(context.Background())
+}
+
+func (i *observabilityLogsPtrType) ToObservabilityLogsPtrOutputWithContext(ctx context.Context) ObservabilityLogsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityLogsPtrOutput)
+}
+
+type ObservabilityLogsOutput struct{ *pulumi.OutputState }
+
+func (ObservabilityLogsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ObservabilityLogs)(nil)).Elem()
+}
+
+func (o ObservabilityLogsOutput) ToObservabilityLogsOutput() ObservabilityLogsOutput {
+	return o
+}
+
+func (o ObservabilityLogsOutput) ToObservabilityLogsOutputWithContext(ctx context.Context) ObservabilityLogsOutput {
+	return o
+}
+
+func (o ObservabilityLogsOutput) ToObservabilityLogsPtrOutput() ObservabilityLogsPtrOutput {
+	return o.ToObservabilityLogsPtrOutputWithContext(context.Background())
+}
+
+func (o ObservabilityLogsOutput) ToObservabilityLogsPtrOutputWithContext(ctx context.Context) ObservabilityLogsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ObservabilityLogs) *ObservabilityLogs {
+		return &v
+	}).(ObservabilityLogsPtrOutput)
+}
+
+// Persist the worker's logs.
+func (o ObservabilityLogsOutput) Enabled() pulumi.BoolOutput {
+	return o.ApplyT(func(v ObservabilityLogs) bool { return v.Enabled }).(pulumi.BoolOutput)
+}
+
+// Share of invocations whose logs are kept, 0 to 1.
+func (o ObservabilityLogsOutput) HeadSamplingRate() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v ObservabilityLogs) *float64 { return v.HeadSamplingRate }).(pulumi.Float64PtrOutput)
+}
+
+// Log each invocation (request and outcome) as well. Defaults to true.
+func (o ObservabilityLogsOutput) InvocationLogs() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v ObservabilityLogs) *bool { return v.InvocationLogs }).(pulumi.BoolPtrOutput)
+}
+
+type ObservabilityLogsPtrOutput struct{ *pulumi.OutputState }
+
+func (ObservabilityLogsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ObservabilityLogs)(nil)).Elem()
+}
+
+func (o ObservabilityLogsPtrOutput) ToObservabilityLogsPtrOutput() ObservabilityLogsPtrOutput {
+	return o
+}
+
+func (o ObservabilityLogsPtrOutput) ToObservabilityLogsPtrOutputWithContext(ctx context.Context) ObservabilityLogsPtrOutput {
+	return o
+}
+
+func (o ObservabilityLogsPtrOutput) Elem() ObservabilityLogsOutput {
+	return o.ApplyT(func(v *ObservabilityLogs) ObservabilityLogs {
+		if v != nil {
+			return *v
+		}
+		var ret ObservabilityLogs
+		return ret
+	}).(ObservabilityLogsOutput)
+}
+
+// Persist the worker's logs.
+func (o ObservabilityLogsPtrOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ObservabilityLogs) *bool {
+		if v == nil {
+			return nil
+		}
+		return &v.Enabled
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Share of invocations whose logs are kept, 0 to 1.
+func (o ObservabilityLogsPtrOutput) HeadSamplingRate() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *ObservabilityLogs) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.HeadSamplingRate
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Log each invocation (request and outcome) as well. Defaults to true.
+func (o ObservabilityLogsPtrOutput) InvocationLogs() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ObservabilityLogs) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.InvocationLogs
+	}).(pulumi.BoolPtrOutput)
+}
+
+type Placement struct {
+	// A host:port probed at layer 4 (e.g. a database) to run near.
+	Host *string `pulumi:"host"`
+	// A hostname probed at layer 7 (an API) to run near.
+	Hostname *string `pulumi:"hostname"`
+	// "smart": Cloudflare places the worker near the back ends it calls most.
+	Mode *string `pulumi:"mode"`
+	// A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+	Region *string `pulumi:"region"`
+}
+
+// PlacementInput is an input type that accepts PlacementArgs and PlacementOutput values.
+// You can construct a concrete instance of `PlacementInput` via:
+//
+//	PlacementArgs{...}
+type PlacementInput interface {
+	pulumi.Input
+
+	ToPlacementOutput() PlacementOutput
+	ToPlacementOutputWithContext(context.Context) PlacementOutput
+}
+
+type PlacementArgs struct {
+	// A host:port probed at layer 4 (e.g. a database) to run near.
+	Host pulumi.StringPtrInput `pulumi:"host"`
+	// A hostname probed at layer 7 (an API) to run near.
+	Hostname pulumi.StringPtrInput `pulumi:"hostname"`
+	// "smart": Cloudflare places the worker near the back ends it calls most.
+	Mode pulumi.StringPtrInput `pulumi:"mode"`
+	// A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+	Region pulumi.StringPtrInput `pulumi:"region"`
+}
+
+func (PlacementArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Placement)(nil)).Elem()
+}
+
+func (i PlacementArgs) ToPlacementOutput() PlacementOutput {
+	return i.ToPlacementOutputWithContext(context.Background())
+}
+
+func (i PlacementArgs) ToPlacementOutputWithContext(ctx context.Context) PlacementOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PlacementOutput)
+}
+
+func (i PlacementArgs) ToPlacementPtrOutput() PlacementPtrOutput {
+	return i.ToPlacementPtrOutputWithContext(context.Background())
+}
+
+func (i PlacementArgs) ToPlacementPtrOutputWithContext(ctx context.Context) PlacementPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PlacementOutput).ToPlacementPtrOutputWithContext(ctx)
+}
+
+// PlacementPtrInput is an input type that accepts PlacementArgs, PlacementPtr and PlacementPtrOutput values.
+// You can construct a concrete instance of `PlacementPtrInput` via:
+//
+//	        PlacementArgs{...}
+//
+//	or:
+//
+//	        nil
+type PlacementPtrInput interface {
+	pulumi.Input
+
+	ToPlacementPtrOutput() PlacementPtrOutput
+	ToPlacementPtrOutputWithContext(context.Context) PlacementPtrOutput
+}
+
+type placementPtrType PlacementArgs
+
+func PlacementPtr(v *PlacementArgs) PlacementPtrInput {
+	return (*placementPtrType)(v)
+}
+
+func (*placementPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Placement)(nil)).Elem()
+}
+
+func (i *placementPtrType) ToPlacementPtrOutput() PlacementPtrOutput {
+	return i.ToPlacementPtrOutputWithContext(context.Background())
+}
+
+func (i *placementPtrType) ToPlacementPtrOutputWithContext(ctx context.Context) PlacementPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PlacementPtrOutput)
+}
+
+type PlacementOutput struct{ *pulumi.OutputState }
+
+func (PlacementOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Placement)(nil)).Elem()
+}
+
+func (o PlacementOutput) ToPlacementOutput() PlacementOutput {
+	return o
+}
+
+func (o PlacementOutput) ToPlacementOutputWithContext(ctx context.Context) PlacementOutput {
+	return o
+}
+
+func (o PlacementOutput) ToPlacementPtrOutput() PlacementPtrOutput {
+	return o.ToPlacementPtrOutputWithContext(context.Background())
+}
+
+func (o PlacementOutput) ToPlacementPtrOutputWithContext(ctx context.Context) PlacementPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Placement) *Placement {
+		return &v
+	}).(PlacementPtrOutput)
+}
+
+// A host:port probed at layer 4 (e.g. a database) to run near.
+func (o PlacementOutput) Host() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Placement) *string { return v.Host }).(pulumi.StringPtrOutput)
+}
+
+// A hostname probed at layer 7 (an API) to run near.
+func (o PlacementOutput) Hostname() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Placement) *string { return v.Hostname }).(pulumi.StringPtrOutput)
+}
+
+// "smart": Cloudflare places the worker near the back ends it calls most.
+func (o PlacementOutput) Mode() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Placement) *string { return v.Mode }).(pulumi.StringPtrOutput)
+}
+
+// A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+func (o PlacementOutput) Region() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Placement) *string { return v.Region }).(pulumi.StringPtrOutput)
+}
+
+type PlacementPtrOutput struct{ *pulumi.OutputState }
+
+func (PlacementPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Placement)(nil)).Elem()
+}
+
+func (o PlacementPtrOutput) ToPlacementPtrOutput() PlacementPtrOutput {
+	return o
+}
+
+func (o PlacementPtrOutput) ToPlacementPtrOutputWithContext(ctx context.Context) PlacementPtrOutput {
+	return o
+}
+
+func (o PlacementPtrOutput) Elem() PlacementOutput {
+	return o.ApplyT(func(v *Placement) Placement {
+		if v != nil {
+			return *v
+		}
+		var ret Placement
+		return ret
+	}).(PlacementOutput)
+}
+
+// A host:port probed at layer 4 (e.g. a database) to run near.
+func (o PlacementPtrOutput) Host() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Placement) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Host
+	}).(pulumi.StringPtrOutput)
+}
+
+// A hostname probed at layer 7 (an API) to run near.
+func (o PlacementPtrOutput) Hostname() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Placement) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Hostname
+	}).(pulumi.StringPtrOutput)
+}
+
+// "smart": Cloudflare places the worker near the back ends it calls most.
+func (o PlacementPtrOutput) Mode() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Placement) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Mode
+	}).(pulumi.StringPtrOutput)
+}
+
+// A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+func (o PlacementPtrOutput) Region() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Placement) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Region
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -2674,6 +4039,118 @@ func (o R2BindingArrayOutput) Index(i pulumi.IntInput) R2BindingOutput {
 	}).(R2BindingOutput)
 }
 
+type RateLimitBinding struct {
+	Binding     string `pulumi:"binding"`
+	Limit       int    `pulumi:"limit"`
+	NamespaceId string `pulumi:"namespaceId"`
+	Period      int    `pulumi:"period"`
+}
+
+// RateLimitBindingInput is an input type that accepts RateLimitBindingArgs and RateLimitBindingOutput values.
+// You can construct a concrete instance of `RateLimitBindingInput` via:
+//
+//	RateLimitBindingArgs{...}
+type RateLimitBindingInput interface {
+	pulumi.Input
+
+	ToRateLimitBindingOutput() RateLimitBindingOutput
+	ToRateLimitBindingOutputWithContext(context.Context) RateLimitBindingOutput
+}
+
+type RateLimitBindingArgs struct {
+	Binding     pulumi.StringInput `pulumi:"binding"`
+	Limit       pulumi.IntInput    `pulumi:"limit"`
+	NamespaceId pulumi.StringInput `pulumi:"namespaceId"`
+	Period      pulumi.IntInput    `pulumi:"period"`
+}
+
+func (RateLimitBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*RateLimitBinding)(nil)).Elem()
+}
+
+func (i RateLimitBindingArgs) ToRateLimitBindingOutput() RateLimitBindingOutput {
+	return i.ToRateLimitBindingOutputWithContext(context.Background())
+}
+
+func (i RateLimitBindingArgs) ToRateLimitBindingOutputWithContext(ctx context.Context) RateLimitBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RateLimitBindingOutput)
+}
+
+// RateLimitBindingArrayInput is an input type that accepts RateLimitBindingArray and RateLimitBindingArrayOutput values.
+// You can construct a concrete instance of `RateLimitBindingArrayInput` via:
+//
+//	RateLimitBindingArray{ RateLimitBindingArgs{...} }
+type RateLimitBindingArrayInput interface {
+	pulumi.Input
+
+	ToRateLimitBindingArrayOutput() RateLimitBindingArrayOutput
+	ToRateLimitBindingArrayOutputWithContext(context.Context) RateLimitBindingArrayOutput
+}
+
+type RateLimitBindingArray []RateLimitBindingInput
+
+func (RateLimitBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]RateLimitBinding)(nil)).Elem()
+}
+
+func (i RateLimitBindingArray) ToRateLimitBindingArrayOutput() RateLimitBindingArrayOutput {
+	return i.ToRateLimitBindingArrayOutputWithContext(context.Background())
+}
+
+func (i RateLimitBindingArray) ToRateLimitBindingArrayOutputWithContext(ctx context.Context) RateLimitBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RateLimitBindingArrayOutput)
+}
+
+type RateLimitBindingOutput struct{ *pulumi.OutputState }
+
+func (RateLimitBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*RateLimitBinding)(nil)).Elem()
+}
+
+func (o RateLimitBindingOutput) ToRateLimitBindingOutput() RateLimitBindingOutput {
+	return o
+}
+
+func (o RateLimitBindingOutput) ToRateLimitBindingOutputWithContext(ctx context.Context) RateLimitBindingOutput {
+	return o
+}
+
+func (o RateLimitBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v RateLimitBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o RateLimitBindingOutput) Limit() pulumi.IntOutput {
+	return o.ApplyT(func(v RateLimitBinding) int { return v.Limit }).(pulumi.IntOutput)
+}
+
+func (o RateLimitBindingOutput) NamespaceId() pulumi.StringOutput {
+	return o.ApplyT(func(v RateLimitBinding) string { return v.NamespaceId }).(pulumi.StringOutput)
+}
+
+func (o RateLimitBindingOutput) Period() pulumi.IntOutput {
+	return o.ApplyT(func(v RateLimitBinding) int { return v.Period }).(pulumi.IntOutput)
+}
+
+type RateLimitBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (RateLimitBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]RateLimitBinding)(nil)).Elem()
+}
+
+func (o RateLimitBindingArrayOutput) ToRateLimitBindingArrayOutput() RateLimitBindingArrayOutput {
+	return o
+}
+
+func (o RateLimitBindingArrayOutput) ToRateLimitBindingArrayOutputWithContext(ctx context.Context) RateLimitBindingArrayOutput {
+	return o
+}
+
+func (o RateLimitBindingArrayOutput) Index(i pulumi.IntInput) RateLimitBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) RateLimitBinding {
+		return vs[0].([]RateLimitBinding)[vs[1].(int)]
+	}).(RateLimitBindingOutput)
+}
+
 // The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type Sandbox struct {
 	// Daytona settings; required when provider is daytona.
@@ -2888,6 +4365,361 @@ func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
 		}
 		return v.Provider
 	}).(pulumi.StringPtrOutput)
+}
+
+type ScriptLimits struct {
+	// CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+	CpuMs int `pulumi:"cpuMs"`
+}
+
+// ScriptLimitsInput is an input type that accepts ScriptLimitsArgs and ScriptLimitsOutput values.
+// You can construct a concrete instance of `ScriptLimitsInput` via:
+//
+//	ScriptLimitsArgs{...}
+type ScriptLimitsInput interface {
+	pulumi.Input
+
+	ToScriptLimitsOutput() ScriptLimitsOutput
+	ToScriptLimitsOutputWithContext(context.Context) ScriptLimitsOutput
+}
+
+type ScriptLimitsArgs struct {
+	// CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+	CpuMs pulumi.IntInput `pulumi:"cpuMs"`
+}
+
+func (ScriptLimitsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ScriptLimits)(nil)).Elem()
+}
+
+func (i ScriptLimitsArgs) ToScriptLimitsOutput() ScriptLimitsOutput {
+	return i.ToScriptLimitsOutputWithContext(context.Background())
+}
+
+func (i ScriptLimitsArgs) ToScriptLimitsOutputWithContext(ctx context.Context) ScriptLimitsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ScriptLimitsOutput)
+}
+
+func (i ScriptLimitsArgs) ToScriptLimitsPtrOutput() ScriptLimitsPtrOutput {
+	return i.ToScriptLimitsPtrOutputWithContext(context.Background())
+}
+
+func (i ScriptLimitsArgs) ToScriptLimitsPtrOutputWithContext(ctx context.Context) ScriptLimitsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ScriptLimitsOutput).ToScriptLimitsPtrOutputWithContext(ctx)
+}
+
+// ScriptLimitsPtrInput is an input type that accepts ScriptLimitsArgs, ScriptLimitsPtr and ScriptLimitsPtrOutput values.
+// You can construct a concrete instance of `ScriptLimitsPtrInput` via:
+//
+//	        ScriptLimitsArgs{...}
+//
+//	or:
+//
+//	        nil
+type ScriptLimitsPtrInput interface {
+	pulumi.Input
+
+	ToScriptLimitsPtrOutput() ScriptLimitsPtrOutput
+	ToScriptLimitsPtrOutputWithContext(context.Context) ScriptLimitsPtrOutput
+}
+
+type scriptLimitsPtrType ScriptLimitsArgs
+
+func ScriptLimitsPtr(v *ScriptLimitsArgs) ScriptLimitsPtrInput {
+	return (*scriptLimitsPtrType)(v)
+}
+
+func (*scriptLimitsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ScriptLimits)(nil)).Elem()
+}
+
+func (i *scriptLimitsPtrType) ToScriptLimitsPtrOutput() ScriptLimitsPtrOutput {
+	return i.ToScriptLimitsPtrOutputWithContext(context.Background())
+}
+
+func (i *scriptLimitsPtrType) ToScriptLimitsPtrOutputWithContext(ctx context.Context) ScriptLimitsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ScriptLimitsPtrOutput)
+}
+
+type ScriptLimitsOutput struct{ *pulumi.OutputState }
+
+func (ScriptLimitsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ScriptLimits)(nil)).Elem()
+}
+
+func (o ScriptLimitsOutput) ToScriptLimitsOutput() ScriptLimitsOutput {
+	return o
+}
+
+func (o ScriptLimitsOutput) ToScriptLimitsOutputWithContext(ctx context.Context) ScriptLimitsOutput {
+	return o
+}
+
+func (o ScriptLimitsOutput) ToScriptLimitsPtrOutput() ScriptLimitsPtrOutput {
+	return o.ToScriptLimitsPtrOutputWithContext(context.Background())
+}
+
+func (o ScriptLimitsOutput) ToScriptLimitsPtrOutputWithContext(ctx context.Context) ScriptLimitsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ScriptLimits) *ScriptLimits {
+		return &v
+	}).(ScriptLimitsPtrOutput)
+}
+
+// CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+func (o ScriptLimitsOutput) CpuMs() pulumi.IntOutput {
+	return o.ApplyT(func(v ScriptLimits) int { return v.CpuMs }).(pulumi.IntOutput)
+}
+
+type ScriptLimitsPtrOutput struct{ *pulumi.OutputState }
+
+func (ScriptLimitsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ScriptLimits)(nil)).Elem()
+}
+
+func (o ScriptLimitsPtrOutput) ToScriptLimitsPtrOutput() ScriptLimitsPtrOutput {
+	return o
+}
+
+func (o ScriptLimitsPtrOutput) ToScriptLimitsPtrOutputWithContext(ctx context.Context) ScriptLimitsPtrOutput {
+	return o
+}
+
+func (o ScriptLimitsPtrOutput) Elem() ScriptLimitsOutput {
+	return o.ApplyT(func(v *ScriptLimits) ScriptLimits {
+		if v != nil {
+			return *v
+		}
+		var ret ScriptLimits
+		return ret
+	}).(ScriptLimitsOutput)
+}
+
+// CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+func (o ScriptLimitsPtrOutput) CpuMs() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ScriptLimits) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.CpuMs
+	}).(pulumi.IntPtrOutput)
+}
+
+type SecretsStoreBinding struct {
+	Binding    string `pulumi:"binding"`
+	SecretName string `pulumi:"secretName"`
+	StoreId    string `pulumi:"storeId"`
+}
+
+// SecretsStoreBindingInput is an input type that accepts SecretsStoreBindingArgs and SecretsStoreBindingOutput values.
+// You can construct a concrete instance of `SecretsStoreBindingInput` via:
+//
+//	SecretsStoreBindingArgs{...}
+type SecretsStoreBindingInput interface {
+	pulumi.Input
+
+	ToSecretsStoreBindingOutput() SecretsStoreBindingOutput
+	ToSecretsStoreBindingOutputWithContext(context.Context) SecretsStoreBindingOutput
+}
+
+type SecretsStoreBindingArgs struct {
+	Binding    pulumi.StringInput `pulumi:"binding"`
+	SecretName pulumi.StringInput `pulumi:"secretName"`
+	StoreId    pulumi.StringInput `pulumi:"storeId"`
+}
+
+func (SecretsStoreBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*SecretsStoreBinding)(nil)).Elem()
+}
+
+func (i SecretsStoreBindingArgs) ToSecretsStoreBindingOutput() SecretsStoreBindingOutput {
+	return i.ToSecretsStoreBindingOutputWithContext(context.Background())
+}
+
+func (i SecretsStoreBindingArgs) ToSecretsStoreBindingOutputWithContext(ctx context.Context) SecretsStoreBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SecretsStoreBindingOutput)
+}
+
+// SecretsStoreBindingArrayInput is an input type that accepts SecretsStoreBindingArray and SecretsStoreBindingArrayOutput values.
+// You can construct a concrete instance of `SecretsStoreBindingArrayInput` via:
+//
+//	SecretsStoreBindingArray{ SecretsStoreBindingArgs{...} }
+type SecretsStoreBindingArrayInput interface {
+	pulumi.Input
+
+	ToSecretsStoreBindingArrayOutput() SecretsStoreBindingArrayOutput
+	ToSecretsStoreBindingArrayOutputWithContext(context.Context) SecretsStoreBindingArrayOutput
+}
+
+type SecretsStoreBindingArray []SecretsStoreBindingInput
+
+func (SecretsStoreBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SecretsStoreBinding)(nil)).Elem()
+}
+
+func (i SecretsStoreBindingArray) ToSecretsStoreBindingArrayOutput() SecretsStoreBindingArrayOutput {
+	return i.ToSecretsStoreBindingArrayOutputWithContext(context.Background())
+}
+
+func (i SecretsStoreBindingArray) ToSecretsStoreBindingArrayOutputWithContext(ctx context.Context) SecretsStoreBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SecretsStoreBindingArrayOutput)
+}
+
+type SecretsStoreBindingOutput struct{ *pulumi.OutputState }
+
+func (SecretsStoreBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SecretsStoreBinding)(nil)).Elem()
+}
+
+func (o SecretsStoreBindingOutput) ToSecretsStoreBindingOutput() SecretsStoreBindingOutput {
+	return o
+}
+
+func (o SecretsStoreBindingOutput) ToSecretsStoreBindingOutputWithContext(ctx context.Context) SecretsStoreBindingOutput {
+	return o
+}
+
+func (o SecretsStoreBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v SecretsStoreBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o SecretsStoreBindingOutput) SecretName() pulumi.StringOutput {
+	return o.ApplyT(func(v SecretsStoreBinding) string { return v.SecretName }).(pulumi.StringOutput)
+}
+
+func (o SecretsStoreBindingOutput) StoreId() pulumi.StringOutput {
+	return o.ApplyT(func(v SecretsStoreBinding) string { return v.StoreId }).(pulumi.StringOutput)
+}
+
+type SecretsStoreBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (SecretsStoreBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SecretsStoreBinding)(nil)).Elem()
+}
+
+func (o SecretsStoreBindingArrayOutput) ToSecretsStoreBindingArrayOutput() SecretsStoreBindingArrayOutput {
+	return o
+}
+
+func (o SecretsStoreBindingArrayOutput) ToSecretsStoreBindingArrayOutputWithContext(ctx context.Context) SecretsStoreBindingArrayOutput {
+	return o
+}
+
+func (o SecretsStoreBindingArrayOutput) Index(i pulumi.IntInput) SecretsStoreBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SecretsStoreBinding {
+		return vs[0].([]SecretsStoreBinding)[vs[1].(int)]
+	}).(SecretsStoreBindingOutput)
+}
+
+type SendEmailBinding struct {
+	AllowedDestinationAddresses []string `pulumi:"allowedDestinationAddresses"`
+	AllowedSenderAddresses      []string `pulumi:"allowedSenderAddresses"`
+	Binding                     string   `pulumi:"binding"`
+	DestinationAddress          *string  `pulumi:"destinationAddress"`
+}
+
+// SendEmailBindingInput is an input type that accepts SendEmailBindingArgs and SendEmailBindingOutput values.
+// You can construct a concrete instance of `SendEmailBindingInput` via:
+//
+//	SendEmailBindingArgs{...}
+type SendEmailBindingInput interface {
+	pulumi.Input
+
+	ToSendEmailBindingOutput() SendEmailBindingOutput
+	ToSendEmailBindingOutputWithContext(context.Context) SendEmailBindingOutput
+}
+
+type SendEmailBindingArgs struct {
+	AllowedDestinationAddresses pulumi.StringArrayInput `pulumi:"allowedDestinationAddresses"`
+	AllowedSenderAddresses      pulumi.StringArrayInput `pulumi:"allowedSenderAddresses"`
+	Binding                     pulumi.StringInput      `pulumi:"binding"`
+	DestinationAddress          pulumi.StringPtrInput   `pulumi:"destinationAddress"`
+}
+
+func (SendEmailBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*SendEmailBinding)(nil)).Elem()
+}
+
+func (i SendEmailBindingArgs) ToSendEmailBindingOutput() SendEmailBindingOutput {
+	return i.ToSendEmailBindingOutputWithContext(context.Background())
+}
+
+func (i SendEmailBindingArgs) ToSendEmailBindingOutputWithContext(ctx context.Context) SendEmailBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SendEmailBindingOutput)
+}
+
+// SendEmailBindingArrayInput is an input type that accepts SendEmailBindingArray and SendEmailBindingArrayOutput values.
+// You can construct a concrete instance of `SendEmailBindingArrayInput` via:
+//
+//	SendEmailBindingArray{ SendEmailBindingArgs{...} }
+type SendEmailBindingArrayInput interface {
+	pulumi.Input
+
+	ToSendEmailBindingArrayOutput() SendEmailBindingArrayOutput
+	ToSendEmailBindingArrayOutputWithContext(context.Context) SendEmailBindingArrayOutput
+}
+
+type SendEmailBindingArray []SendEmailBindingInput
+
+func (SendEmailBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SendEmailBinding)(nil)).Elem()
+}
+
+func (i SendEmailBindingArray) ToSendEmailBindingArrayOutput() SendEmailBindingArrayOutput {
+	return i.ToSendEmailBindingArrayOutputWithContext(context.Background())
+}
+
+func (i SendEmailBindingArray) ToSendEmailBindingArrayOutputWithContext(ctx context.Context) SendEmailBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SendEmailBindingArrayOutput)
+}
+
+type SendEmailBindingOutput struct{ *pulumi.OutputState }
+
+func (SendEmailBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SendEmailBinding)(nil)).Elem()
+}
+
+func (o SendEmailBindingOutput) ToSendEmailBindingOutput() SendEmailBindingOutput {
+	return o
+}
+
+func (o SendEmailBindingOutput) ToSendEmailBindingOutputWithContext(ctx context.Context) SendEmailBindingOutput {
+	return o
+}
+
+func (o SendEmailBindingOutput) AllowedDestinationAddresses() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v SendEmailBinding) []string { return v.AllowedDestinationAddresses }).(pulumi.StringArrayOutput)
+}
+
+func (o SendEmailBindingOutput) AllowedSenderAddresses() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v SendEmailBinding) []string { return v.AllowedSenderAddresses }).(pulumi.StringArrayOutput)
+}
+
+func (o SendEmailBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v SendEmailBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o SendEmailBindingOutput) DestinationAddress() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v SendEmailBinding) *string { return v.DestinationAddress }).(pulumi.StringPtrOutput)
+}
+
+type SendEmailBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (SendEmailBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SendEmailBinding)(nil)).Elem()
+}
+
+func (o SendEmailBindingArrayOutput) ToSendEmailBindingArrayOutput() SendEmailBindingArrayOutput {
+	return o
+}
+
+func (o SendEmailBindingArrayOutput) ToSendEmailBindingArrayOutputWithContext(ctx context.Context) SendEmailBindingArrayOutput {
+	return o
+}
+
+func (o SendEmailBindingArrayOutput) Index(i pulumi.IntInput) SendEmailBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SendEmailBinding {
+		return vs[0].([]SendEmailBinding)[vs[1].(int)]
+	}).(SendEmailBindingOutput)
 }
 
 // Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
@@ -3258,6 +5090,121 @@ func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapsh
 	}).(SupersededSnapshotOutput)
 }
 
+type TailConsumer struct {
+	// Its environment, if any.
+	Environment *string `pulumi:"environment"`
+	// Its dispatch namespace, for a Workers for Platforms tail worker.
+	Namespace *string `pulumi:"namespace"`
+	// The tail worker's script name.
+	Service string `pulumi:"service"`
+}
+
+// TailConsumerInput is an input type that accepts TailConsumerArgs and TailConsumerOutput values.
+// You can construct a concrete instance of `TailConsumerInput` via:
+//
+//	TailConsumerArgs{...}
+type TailConsumerInput interface {
+	pulumi.Input
+
+	ToTailConsumerOutput() TailConsumerOutput
+	ToTailConsumerOutputWithContext(context.Context) TailConsumerOutput
+}
+
+type TailConsumerArgs struct {
+	// Its environment, if any.
+	Environment pulumi.StringPtrInput `pulumi:"environment"`
+	// Its dispatch namespace, for a Workers for Platforms tail worker.
+	Namespace pulumi.StringPtrInput `pulumi:"namespace"`
+	// The tail worker's script name.
+	Service pulumi.StringInput `pulumi:"service"`
+}
+
+func (TailConsumerArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*TailConsumer)(nil)).Elem()
+}
+
+func (i TailConsumerArgs) ToTailConsumerOutput() TailConsumerOutput {
+	return i.ToTailConsumerOutputWithContext(context.Background())
+}
+
+func (i TailConsumerArgs) ToTailConsumerOutputWithContext(ctx context.Context) TailConsumerOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(TailConsumerOutput)
+}
+
+// TailConsumerArrayInput is an input type that accepts TailConsumerArray and TailConsumerArrayOutput values.
+// You can construct a concrete instance of `TailConsumerArrayInput` via:
+//
+//	TailConsumerArray{ TailConsumerArgs{...} }
+type TailConsumerArrayInput interface {
+	pulumi.Input
+
+	ToTailConsumerArrayOutput() TailConsumerArrayOutput
+	ToTailConsumerArrayOutputWithContext(context.Context) TailConsumerArrayOutput
+}
+
+type TailConsumerArray []TailConsumerInput
+
+func (TailConsumerArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]TailConsumer)(nil)).Elem()
+}
+
+func (i TailConsumerArray) ToTailConsumerArrayOutput() TailConsumerArrayOutput {
+	return i.ToTailConsumerArrayOutputWithContext(context.Background())
+}
+
+func (i TailConsumerArray) ToTailConsumerArrayOutputWithContext(ctx context.Context) TailConsumerArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(TailConsumerArrayOutput)
+}
+
+type TailConsumerOutput struct{ *pulumi.OutputState }
+
+func (TailConsumerOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*TailConsumer)(nil)).Elem()
+}
+
+func (o TailConsumerOutput) ToTailConsumerOutput() TailConsumerOutput {
+	return o
+}
+
+func (o TailConsumerOutput) ToTailConsumerOutputWithContext(ctx context.Context) TailConsumerOutput {
+	return o
+}
+
+// Its environment, if any.
+func (o TailConsumerOutput) Environment() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v TailConsumer) *string { return v.Environment }).(pulumi.StringPtrOutput)
+}
+
+// Its dispatch namespace, for a Workers for Platforms tail worker.
+func (o TailConsumerOutput) Namespace() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v TailConsumer) *string { return v.Namespace }).(pulumi.StringPtrOutput)
+}
+
+// The tail worker's script name.
+func (o TailConsumerOutput) Service() pulumi.StringOutput {
+	return o.ApplyT(func(v TailConsumer) string { return v.Service }).(pulumi.StringOutput)
+}
+
+type TailConsumerArrayOutput struct{ *pulumi.OutputState }
+
+func (TailConsumerArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]TailConsumer)(nil)).Elem()
+}
+
+func (o TailConsumerArrayOutput) ToTailConsumerArrayOutput() TailConsumerArrayOutput {
+	return o
+}
+
+func (o TailConsumerArrayOutput) ToTailConsumerArrayOutputWithContext(ctx context.Context) TailConsumerArrayOutput {
+	return o
+}
+
+func (o TailConsumerArrayOutput) Index(i pulumi.IntInput) TailConsumerOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) TailConsumer {
+		return vs[0].([]TailConsumer)[vs[1].(int)]
+	}).(TailConsumerOutput)
+}
+
 // Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
 type Upstream struct {
 	// Deploy supplied migrations that differ from the pinned commit's (missing, extra or changed files), with a warning instead of a refusal.
@@ -3453,6 +5400,106 @@ func (o UpstreamPtrOutput) WorkerBundles() pulumi.StringMapOutput {
 		}
 		return v.WorkerBundles
 	}).(pulumi.StringMapOutput)
+}
+
+type VectorizeBinding struct {
+	Binding   string `pulumi:"binding"`
+	IndexName string `pulumi:"indexName"`
+}
+
+// VectorizeBindingInput is an input type that accepts VectorizeBindingArgs and VectorizeBindingOutput values.
+// You can construct a concrete instance of `VectorizeBindingInput` via:
+//
+//	VectorizeBindingArgs{...}
+type VectorizeBindingInput interface {
+	pulumi.Input
+
+	ToVectorizeBindingOutput() VectorizeBindingOutput
+	ToVectorizeBindingOutputWithContext(context.Context) VectorizeBindingOutput
+}
+
+type VectorizeBindingArgs struct {
+	Binding   pulumi.StringInput `pulumi:"binding"`
+	IndexName pulumi.StringInput `pulumi:"indexName"`
+}
+
+func (VectorizeBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*VectorizeBinding)(nil)).Elem()
+}
+
+func (i VectorizeBindingArgs) ToVectorizeBindingOutput() VectorizeBindingOutput {
+	return i.ToVectorizeBindingOutputWithContext(context.Background())
+}
+
+func (i VectorizeBindingArgs) ToVectorizeBindingOutputWithContext(ctx context.Context) VectorizeBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VectorizeBindingOutput)
+}
+
+// VectorizeBindingArrayInput is an input type that accepts VectorizeBindingArray and VectorizeBindingArrayOutput values.
+// You can construct a concrete instance of `VectorizeBindingArrayInput` via:
+//
+//	VectorizeBindingArray{ VectorizeBindingArgs{...} }
+type VectorizeBindingArrayInput interface {
+	pulumi.Input
+
+	ToVectorizeBindingArrayOutput() VectorizeBindingArrayOutput
+	ToVectorizeBindingArrayOutputWithContext(context.Context) VectorizeBindingArrayOutput
+}
+
+type VectorizeBindingArray []VectorizeBindingInput
+
+func (VectorizeBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]VectorizeBinding)(nil)).Elem()
+}
+
+func (i VectorizeBindingArray) ToVectorizeBindingArrayOutput() VectorizeBindingArrayOutput {
+	return i.ToVectorizeBindingArrayOutputWithContext(context.Background())
+}
+
+func (i VectorizeBindingArray) ToVectorizeBindingArrayOutputWithContext(ctx context.Context) VectorizeBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VectorizeBindingArrayOutput)
+}
+
+type VectorizeBindingOutput struct{ *pulumi.OutputState }
+
+func (VectorizeBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*VectorizeBinding)(nil)).Elem()
+}
+
+func (o VectorizeBindingOutput) ToVectorizeBindingOutput() VectorizeBindingOutput {
+	return o
+}
+
+func (o VectorizeBindingOutput) ToVectorizeBindingOutputWithContext(ctx context.Context) VectorizeBindingOutput {
+	return o
+}
+
+func (o VectorizeBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v VectorizeBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o VectorizeBindingOutput) IndexName() pulumi.StringOutput {
+	return o.ApplyT(func(v VectorizeBinding) string { return v.IndexName }).(pulumi.StringOutput)
+}
+
+type VectorizeBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (VectorizeBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]VectorizeBinding)(nil)).Elem()
+}
+
+func (o VectorizeBindingArrayOutput) ToVectorizeBindingArrayOutput() VectorizeBindingArrayOutput {
+	return o
+}
+
+func (o VectorizeBindingArrayOutput) ToVectorizeBindingArrayOutputWithContext(ctx context.Context) VectorizeBindingArrayOutput {
+	return o
+}
+
+func (o VectorizeBindingArrayOutput) Index(i pulumi.IntInput) VectorizeBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) VectorizeBinding {
+		return vs[0].([]VectorizeBinding)[vs[1].(int)]
+	}).(VectorizeBindingOutput)
 }
 
 // The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
@@ -4236,107 +6283,410 @@ func (o WorkerBindingsPtrOutput) Services() LogicalBindingArrayOutput {
 	}).(LogicalBindingArrayOutput)
 }
 
+type WorkerRoute struct {
+	// The route pattern, e.g. example.com/api/*.
+	Pattern string `pulumi:"pattern"`
+	// The zone's ID. Exactly one of zoneId and zoneName is set.
+	ZoneId *string `pulumi:"zoneId"`
+	// The zone's name, looked up in the account.
+	ZoneName *string `pulumi:"zoneName"`
+}
+
+// WorkerRouteInput is an input type that accepts WorkerRouteArgs and WorkerRouteOutput values.
+// You can construct a concrete instance of `WorkerRouteInput` via:
+//
+//	WorkerRouteArgs{...}
+type WorkerRouteInput interface {
+	pulumi.Input
+
+	ToWorkerRouteOutput() WorkerRouteOutput
+	ToWorkerRouteOutputWithContext(context.Context) WorkerRouteOutput
+}
+
+type WorkerRouteArgs struct {
+	// The route pattern, e.g. example.com/api/*.
+	Pattern pulumi.StringInput `pulumi:"pattern"`
+	// The zone's ID. Exactly one of zoneId and zoneName is set.
+	ZoneId pulumi.StringPtrInput `pulumi:"zoneId"`
+	// The zone's name, looked up in the account.
+	ZoneName pulumi.StringPtrInput `pulumi:"zoneName"`
+}
+
+func (WorkerRouteArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkerRoute)(nil)).Elem()
+}
+
+func (i WorkerRouteArgs) ToWorkerRouteOutput() WorkerRouteOutput {
+	return i.ToWorkerRouteOutputWithContext(context.Background())
+}
+
+func (i WorkerRouteArgs) ToWorkerRouteOutputWithContext(ctx context.Context) WorkerRouteOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerRouteOutput)
+}
+
+// WorkerRouteArrayInput is an input type that accepts WorkerRouteArray and WorkerRouteArrayOutput values.
+// You can construct a concrete instance of `WorkerRouteArrayInput` via:
+//
+//	WorkerRouteArray{ WorkerRouteArgs{...} }
+type WorkerRouteArrayInput interface {
+	pulumi.Input
+
+	ToWorkerRouteArrayOutput() WorkerRouteArrayOutput
+	ToWorkerRouteArrayOutputWithContext(context.Context) WorkerRouteArrayOutput
+}
+
+type WorkerRouteArray []WorkerRouteInput
+
+func (WorkerRouteArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]WorkerRoute)(nil)).Elem()
+}
+
+func (i WorkerRouteArray) ToWorkerRouteArrayOutput() WorkerRouteArrayOutput {
+	return i.ToWorkerRouteArrayOutputWithContext(context.Background())
+}
+
+func (i WorkerRouteArray) ToWorkerRouteArrayOutputWithContext(ctx context.Context) WorkerRouteArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerRouteArrayOutput)
+}
+
+type WorkerRouteOutput struct{ *pulumi.OutputState }
+
+func (WorkerRouteOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkerRoute)(nil)).Elem()
+}
+
+func (o WorkerRouteOutput) ToWorkerRouteOutput() WorkerRouteOutput {
+	return o
+}
+
+func (o WorkerRouteOutput) ToWorkerRouteOutputWithContext(ctx context.Context) WorkerRouteOutput {
+	return o
+}
+
+// The route pattern, e.g. example.com/api/*.
+func (o WorkerRouteOutput) Pattern() pulumi.StringOutput {
+	return o.ApplyT(func(v WorkerRoute) string { return v.Pattern }).(pulumi.StringOutput)
+}
+
+// The zone's ID. Exactly one of zoneId and zoneName is set.
+func (o WorkerRouteOutput) ZoneId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkerRoute) *string { return v.ZoneId }).(pulumi.StringPtrOutput)
+}
+
+// The zone's name, looked up in the account.
+func (o WorkerRouteOutput) ZoneName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkerRoute) *string { return v.ZoneName }).(pulumi.StringPtrOutput)
+}
+
+type WorkerRouteArrayOutput struct{ *pulumi.OutputState }
+
+func (WorkerRouteArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]WorkerRoute)(nil)).Elem()
+}
+
+func (o WorkerRouteArrayOutput) ToWorkerRouteArrayOutput() WorkerRouteArrayOutput {
+	return o
+}
+
+func (o WorkerRouteArrayOutput) ToWorkerRouteArrayOutputWithContext(ctx context.Context) WorkerRouteArrayOutput {
+	return o
+}
+
+func (o WorkerRouteArrayOutput) Index(i pulumi.IntInput) WorkerRouteOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) WorkerRoute {
+		return vs[0].([]WorkerRoute)[vs[1].(int)]
+	}).(WorkerRouteOutput)
+}
+
+type WorkflowBinding struct {
+	Binding      string  `pulumi:"binding"`
+	ClassName    *string `pulumi:"className"`
+	ScriptName   *string `pulumi:"scriptName"`
+	WorkflowName string  `pulumi:"workflowName"`
+}
+
+// WorkflowBindingInput is an input type that accepts WorkflowBindingArgs and WorkflowBindingOutput values.
+// You can construct a concrete instance of `WorkflowBindingInput` via:
+//
+//	WorkflowBindingArgs{...}
+type WorkflowBindingInput interface {
+	pulumi.Input
+
+	ToWorkflowBindingOutput() WorkflowBindingOutput
+	ToWorkflowBindingOutputWithContext(context.Context) WorkflowBindingOutput
+}
+
+type WorkflowBindingArgs struct {
+	Binding      pulumi.StringInput    `pulumi:"binding"`
+	ClassName    pulumi.StringPtrInput `pulumi:"className"`
+	ScriptName   pulumi.StringPtrInput `pulumi:"scriptName"`
+	WorkflowName pulumi.StringInput    `pulumi:"workflowName"`
+}
+
+func (WorkflowBindingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkflowBinding)(nil)).Elem()
+}
+
+func (i WorkflowBindingArgs) ToWorkflowBindingOutput() WorkflowBindingOutput {
+	return i.ToWorkflowBindingOutputWithContext(context.Background())
+}
+
+func (i WorkflowBindingArgs) ToWorkflowBindingOutputWithContext(ctx context.Context) WorkflowBindingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkflowBindingOutput)
+}
+
+// WorkflowBindingArrayInput is an input type that accepts WorkflowBindingArray and WorkflowBindingArrayOutput values.
+// You can construct a concrete instance of `WorkflowBindingArrayInput` via:
+//
+//	WorkflowBindingArray{ WorkflowBindingArgs{...} }
+type WorkflowBindingArrayInput interface {
+	pulumi.Input
+
+	ToWorkflowBindingArrayOutput() WorkflowBindingArrayOutput
+	ToWorkflowBindingArrayOutputWithContext(context.Context) WorkflowBindingArrayOutput
+}
+
+type WorkflowBindingArray []WorkflowBindingInput
+
+func (WorkflowBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]WorkflowBinding)(nil)).Elem()
+}
+
+func (i WorkflowBindingArray) ToWorkflowBindingArrayOutput() WorkflowBindingArrayOutput {
+	return i.ToWorkflowBindingArrayOutputWithContext(context.Background())
+}
+
+func (i WorkflowBindingArray) ToWorkflowBindingArrayOutputWithContext(ctx context.Context) WorkflowBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkflowBindingArrayOutput)
+}
+
+type WorkflowBindingOutput struct{ *pulumi.OutputState }
+
+func (WorkflowBindingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkflowBinding)(nil)).Elem()
+}
+
+func (o WorkflowBindingOutput) ToWorkflowBindingOutput() WorkflowBindingOutput {
+	return o
+}
+
+func (o WorkflowBindingOutput) ToWorkflowBindingOutputWithContext(ctx context.Context) WorkflowBindingOutput {
+	return o
+}
+
+func (o WorkflowBindingOutput) Binding() pulumi.StringOutput {
+	return o.ApplyT(func(v WorkflowBinding) string { return v.Binding }).(pulumi.StringOutput)
+}
+
+func (o WorkflowBindingOutput) ClassName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkflowBinding) *string { return v.ClassName }).(pulumi.StringPtrOutput)
+}
+
+func (o WorkflowBindingOutput) ScriptName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkflowBinding) *string { return v.ScriptName }).(pulumi.StringPtrOutput)
+}
+
+func (o WorkflowBindingOutput) WorkflowName() pulumi.StringOutput {
+	return o.ApplyT(func(v WorkflowBinding) string { return v.WorkflowName }).(pulumi.StringOutput)
+}
+
+type WorkflowBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (WorkflowBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]WorkflowBinding)(nil)).Elem()
+}
+
+func (o WorkflowBindingArrayOutput) ToWorkflowBindingArrayOutput() WorkflowBindingArrayOutput {
+	return o
+}
+
+func (o WorkflowBindingArrayOutput) ToWorkflowBindingArrayOutputWithContext(ctx context.Context) WorkflowBindingArrayOutput {
+	return o
+}
+
+func (o WorkflowBindingArrayOutput) Index(i pulumi.IntInput) WorkflowBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) WorkflowBinding {
+		return vs[0].([]WorkflowBinding)[vs[1].(int)]
+	}).(WorkflowBindingOutput)
+}
+
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*AccessInput)(nil)).Elem(), AccessArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*AccessPtrInput)(nil)).Elem(), AccessArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*AnalyticsBindingInput)(nil)).Elem(), AnalyticsBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*AnalyticsBindingArrayInput)(nil)).Elem(), AnalyticsBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*CustomDomainInput)(nil)).Elem(), CustomDomainArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*CustomDomainArrayInput)(nil)).Elem(), CustomDomainArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*D1BindingInput)(nil)).Elem(), D1BindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*D1BindingArrayInput)(nil)).Elem(), D1BindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DaytonaSettingsInput)(nil)).Elem(), DaytonaSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DaytonaSettingsPtrInput)(nil)).Elem(), DaytonaSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DispatchBindingInput)(nil)).Elem(), DispatchBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*DispatchBindingArrayInput)(nil)).Elem(), DispatchBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingInput)(nil)).Elem(), DurableObjectBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingArrayInput)(nil)).Elem(), DurableObjectBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GenericBindingInput)(nil)).Elem(), GenericBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GenericBindingArrayInput)(nil)).Elem(), GenericBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GithubAppInput)(nil)).Elem(), GithubAppArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GithubBotInput)(nil)).Elem(), GithubBotArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GithubBotPtrInput)(nil)).Elem(), GithubBotArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*HyperdriveBindingInput)(nil)).Elem(), HyperdriveBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*HyperdriveBindingArrayInput)(nil)).Elem(), HyperdriveBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ImagePullSecretInput)(nil)).Elem(), ImagePullSecretArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ImagePullSecretArrayInput)(nil)).Elem(), ImagePullSecretArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*InstallationWorkerInput)(nil)).Elem(), InstallationWorkerArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*InstallationWorkerArrayInput)(nil)).Elem(), InstallationWorkerArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*JSONBindingInput)(nil)).Elem(), JSONBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*JSONBindingArrayInput)(nil)).Elem(), JSONBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*KvBindingInput)(nil)).Elem(), KvBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*KvBindingArrayInput)(nil)).Elem(), KvBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LinearBotInput)(nil)).Elem(), LinearBotArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LinearBotPtrInput)(nil)).Elem(), LinearBotArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LogicalBindingInput)(nil)).Elem(), LogicalBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LogicalBindingArrayInput)(nil)).Elem(), LogicalBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*MTLSBindingInput)(nil)).Elem(), MTLSBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*MTLSBindingArrayInput)(nil)).Elem(), MTLSBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MediaInput)(nil)).Elem(), MediaArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MediaPtrInput)(nil)).Elem(), MediaArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSecretInput)(nil)).Elem(), ModalSecretArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSecretArrayInput)(nil)).Elem(), ModalSecretArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSettingsInput)(nil)).Elem(), ModalSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSettingsPtrInput)(nil)).Elem(), ModalSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*NamedBindingInput)(nil)).Elem(), NamedBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*NamedBindingArrayInput)(nil)).Elem(), NamedBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OAuthClientInput)(nil)).Elem(), OAuthClientArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OAuthClientPtrInput)(nil)).Elem(), OAuthClientArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ObservabilityInput)(nil)).Elem(), ObservabilityArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ObservabilityPtrInput)(nil)).Elem(), ObservabilityArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ObservabilityLogsInput)(nil)).Elem(), ObservabilityLogsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ObservabilityLogsPtrInput)(nil)).Elem(), ObservabilityLogsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*PlacementInput)(nil)).Elem(), PlacementArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*PlacementPtrInput)(nil)).Elem(), PlacementArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingInput)(nil)).Elem(), QueueBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingArrayInput)(nil)).Elem(), QueueBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueConsumerInput)(nil)).Elem(), QueueConsumerArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueConsumerArrayInput)(nil)).Elem(), QueueConsumerArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*R2BindingInput)(nil)).Elem(), R2BindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*R2BindingArrayInput)(nil)).Elem(), R2BindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*RateLimitBindingInput)(nil)).Elem(), RateLimitBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*RateLimitBindingArrayInput)(nil)).Elem(), RateLimitBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SandboxInput)(nil)).Elem(), SandboxArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SandboxPtrInput)(nil)).Elem(), SandboxArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ScriptLimitsInput)(nil)).Elem(), ScriptLimitsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ScriptLimitsPtrInput)(nil)).Elem(), ScriptLimitsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SecretsStoreBindingInput)(nil)).Elem(), SecretsStoreBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SecretsStoreBindingArrayInput)(nil)).Elem(), SecretsStoreBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SendEmailBindingInput)(nil)).Elem(), SendEmailBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SendEmailBindingArrayInput)(nil)).Elem(), SendEmailBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceBindingInput)(nil)).Elem(), ServiceBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceBindingArrayInput)(nil)).Elem(), ServiceBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SlackInput)(nil)).Elem(), SlackArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SlackPtrInput)(nil)).Elem(), SlackArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*TailConsumerInput)(nil)).Elem(), TailConsumerArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*TailConsumerArrayInput)(nil)).Elem(), TailConsumerArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*UpstreamInput)(nil)).Elem(), UpstreamArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*UpstreamPtrInput)(nil)).Elem(), UpstreamArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*VectorizeBindingInput)(nil)).Elem(), VectorizeBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*VectorizeBindingArrayInput)(nil)).Elem(), VectorizeBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebPtrInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsInput)(nil)).Elem(), WorkerAssetsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsPtrInput)(nil)).Elem(), WorkerAssetsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsInput)(nil)).Elem(), WorkerBindingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsPtrInput)(nil)).Elem(), WorkerBindingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkerRouteInput)(nil)).Elem(), WorkerRouteArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkerRouteArrayInput)(nil)).Elem(), WorkerRouteArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkflowBindingInput)(nil)).Elem(), WorkflowBindingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkflowBindingArrayInput)(nil)).Elem(), WorkflowBindingArray{})
 	pulumi.RegisterOutputType(AccessOutput{})
 	pulumi.RegisterOutputType(AccessPtrOutput{})
+	pulumi.RegisterOutputType(AnalyticsBindingOutput{})
+	pulumi.RegisterOutputType(AnalyticsBindingArrayOutput{})
 	pulumi.RegisterOutputType(AppliedMigrationOutput{})
 	pulumi.RegisterOutputType(AppliedMigrationArrayOutput{})
+	pulumi.RegisterOutputType(CustomDomainOutput{})
+	pulumi.RegisterOutputType(CustomDomainArrayOutput{})
 	pulumi.RegisterOutputType(D1BindingOutput{})
 	pulumi.RegisterOutputType(D1BindingArrayOutput{})
 	pulumi.RegisterOutputType(DaytonaSettingsOutput{})
 	pulumi.RegisterOutputType(DaytonaSettingsPtrOutput{})
+	pulumi.RegisterOutputType(DispatchBindingOutput{})
+	pulumi.RegisterOutputType(DispatchBindingArrayOutput{})
 	pulumi.RegisterOutputType(DurableObjectBindingOutput{})
 	pulumi.RegisterOutputType(DurableObjectBindingArrayOutput{})
+	pulumi.RegisterOutputType(GenericBindingOutput{})
+	pulumi.RegisterOutputType(GenericBindingArrayOutput{})
 	pulumi.RegisterOutputType(GithubAppOutput{})
 	pulumi.RegisterOutputType(GithubBotOutput{})
 	pulumi.RegisterOutputType(GithubBotPtrOutput{})
+	pulumi.RegisterOutputType(HyperdriveBindingOutput{})
+	pulumi.RegisterOutputType(HyperdriveBindingArrayOutput{})
 	pulumi.RegisterOutputType(ImagePullSecretOutput{})
 	pulumi.RegisterOutputType(ImagePullSecretArrayOutput{})
 	pulumi.RegisterOutputType(InstallationWorkerOutput{})
 	pulumi.RegisterOutputType(InstallationWorkerArrayOutput{})
+	pulumi.RegisterOutputType(JSONBindingOutput{})
+	pulumi.RegisterOutputType(JSONBindingArrayOutput{})
 	pulumi.RegisterOutputType(KvBindingOutput{})
 	pulumi.RegisterOutputType(KvBindingArrayOutput{})
 	pulumi.RegisterOutputType(LinearBotOutput{})
 	pulumi.RegisterOutputType(LinearBotPtrOutput{})
 	pulumi.RegisterOutputType(LogicalBindingOutput{})
 	pulumi.RegisterOutputType(LogicalBindingArrayOutput{})
+	pulumi.RegisterOutputType(MTLSBindingOutput{})
+	pulumi.RegisterOutputType(MTLSBindingArrayOutput{})
 	pulumi.RegisterOutputType(MediaOutput{})
 	pulumi.RegisterOutputType(MediaPtrOutput{})
 	pulumi.RegisterOutputType(ModalSecretOutput{})
 	pulumi.RegisterOutputType(ModalSecretArrayOutput{})
 	pulumi.RegisterOutputType(ModalSettingsOutput{})
 	pulumi.RegisterOutputType(ModalSettingsPtrOutput{})
+	pulumi.RegisterOutputType(NamedBindingOutput{})
+	pulumi.RegisterOutputType(NamedBindingArrayOutput{})
 	pulumi.RegisterOutputType(OAuthClientOutput{})
 	pulumi.RegisterOutputType(OAuthClientPtrOutput{})
+	pulumi.RegisterOutputType(ObservabilityOutput{})
+	pulumi.RegisterOutputType(ObservabilityPtrOutput{})
+	pulumi.RegisterOutputType(ObservabilityLogsOutput{})
+	pulumi.RegisterOutputType(ObservabilityLogsPtrOutput{})
+	pulumi.RegisterOutputType(PlacementOutput{})
+	pulumi.RegisterOutputType(PlacementPtrOutput{})
 	pulumi.RegisterOutputType(QueueBindingOutput{})
 	pulumi.RegisterOutputType(QueueBindingArrayOutput{})
 	pulumi.RegisterOutputType(QueueConsumerOutput{})
 	pulumi.RegisterOutputType(QueueConsumerArrayOutput{})
 	pulumi.RegisterOutputType(R2BindingOutput{})
 	pulumi.RegisterOutputType(R2BindingArrayOutput{})
+	pulumi.RegisterOutputType(RateLimitBindingOutput{})
+	pulumi.RegisterOutputType(RateLimitBindingArrayOutput{})
 	pulumi.RegisterOutputType(SandboxOutput{})
 	pulumi.RegisterOutputType(SandboxPtrOutput{})
+	pulumi.RegisterOutputType(ScriptLimitsOutput{})
+	pulumi.RegisterOutputType(ScriptLimitsPtrOutput{})
+	pulumi.RegisterOutputType(SecretsStoreBindingOutput{})
+	pulumi.RegisterOutputType(SecretsStoreBindingArrayOutput{})
+	pulumi.RegisterOutputType(SendEmailBindingOutput{})
+	pulumi.RegisterOutputType(SendEmailBindingArrayOutput{})
 	pulumi.RegisterOutputType(ServiceBindingOutput{})
 	pulumi.RegisterOutputType(ServiceBindingArrayOutput{})
 	pulumi.RegisterOutputType(SlackOutput{})
 	pulumi.RegisterOutputType(SlackPtrOutput{})
 	pulumi.RegisterOutputType(SupersededSnapshotOutput{})
 	pulumi.RegisterOutputType(SupersededSnapshotArrayOutput{})
+	pulumi.RegisterOutputType(TailConsumerOutput{})
+	pulumi.RegisterOutputType(TailConsumerArrayOutput{})
 	pulumi.RegisterOutputType(UpstreamOutput{})
 	pulumi.RegisterOutputType(UpstreamPtrOutput{})
+	pulumi.RegisterOutputType(VectorizeBindingOutput{})
+	pulumi.RegisterOutputType(VectorizeBindingArrayOutput{})
 	pulumi.RegisterOutputType(WebOutput{})
 	pulumi.RegisterOutputType(WebPtrOutput{})
 	pulumi.RegisterOutputType(WorkerAssetsOutput{})
 	pulumi.RegisterOutputType(WorkerAssetsPtrOutput{})
 	pulumi.RegisterOutputType(WorkerBindingsOutput{})
 	pulumi.RegisterOutputType(WorkerBindingsPtrOutput{})
+	pulumi.RegisterOutputType(WorkerRouteOutput{})
+	pulumi.RegisterOutputType(WorkerRouteArrayOutput{})
+	pulumi.RegisterOutputType(WorkflowBindingOutput{})
+	pulumi.RegisterOutputType(WorkflowBindingArrayOutput{})
 }

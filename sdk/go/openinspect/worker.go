@@ -28,12 +28,18 @@ type Worker struct {
 	AdoptExisting pulumi.BoolPtrOutput `pulumi:"adoptExisting"`
 	// Whether the script existed before and was adopted rather than created.
 	Adopted pulumi.BoolOutput `pulumi:"adopted"`
+	// Workers AI (`ai`).
+	Ai NamedBindingArrayOutput `pulumi:"ai"`
+	// Workers Analytics Engine datasets (`analytics_engine`).
+	AnalyticsEngineDatasets AnalyticsBindingArrayOutput `pulumi:"analyticsEngineDatasets"`
 	// Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
 	Assets WorkerAssetsPtrOutput `pulumi:"assets"`
 	// Digest of the static assets' manifest and configuration at the last upload.
 	AssetsDigest pulumi.StringPtrOutput `pulumi:"assetsDigest"`
 	// The static assets of the last upload: each URL path's content key.
 	AssetsManifest pulumi.StringMapOutput `pulumi:"assetsManifest"`
+	// Browser Rendering (`browser`).
+	Browser NamedBindingArrayOutput `pulumi:"browser"`
 	// Workers compatibility date.
 	CompatibilityDate pulumi.StringPtrOutput `pulumi:"compatibilityDate"`
 	// Workers compatibility flags, e.g. nodejs_compat.
@@ -46,6 +52,12 @@ type Worker struct {
 	Crons pulumi.StringArrayOutput `pulumi:"crons"`
 	// D1 database bindings.
 	D1Databases D1BindingArrayOutput `pulumi:"d1Databases"`
+	// Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+	DispatchNamespaces DispatchBindingArrayOutput `pulumi:"dispatchNamespaces"`
+	// Custom domain IDs by hostname.
+	DomainIds pulumi.StringMapOutput `pulumi:"domainIds"`
+	// Custom domains served by the worker, attached after the upload and detached when removed.
+	Domains CustomDomainArrayOutput `pulumi:"domains"`
 	// Durable Object classes this worker declares.
 	DurableObjectClasses pulumi.StringArrayOutput `pulumi:"durableObjectClasses"`
 	// Durable Object namespace bindings.
@@ -54,40 +66,78 @@ type Worker struct {
 	Etag pulumi.StringOutput `pulumi:"etag"`
 	// Content hash of the upload, secrets excluded.
 	Hash pulumi.StringOutput `pulumi:"hash"`
+	// Hyperdrive configurations by ID (`hyperdrive`).
+	Hyperdrives HyperdriveBindingArrayOutput `pulumi:"hyperdrives"`
+	// JSON values in the worker's env (`json` bindings).
+	JsonBindings JSONBindingArrayOutput `pulumi:"jsonBindings"`
+	// Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+	KeepBindings pulumi.StringArrayOutput `pulumi:"keepBindings"`
 	// KV namespace bindings.
 	KvNamespaces KvBindingArrayOutput `pulumi:"kvNamespaces"`
+	// Resource limits, e.g. `cpuMs`.
+	Limits ScriptLimitsPtrOutput `pulumi:"limits"`
+	// Send this worker's trace events to the account's Logpush jobs.
+	Logpush pulumi.BoolPtrOutput `pulumi:"logpush"`
 	// File name of the main module.
 	MainModule pulumi.StringPtrOutput `pulumi:"mainModule"`
 	// The Durable Object migration tag the script is at.
 	MigrationTag pulumi.StringPtrOutput `pulumi:"migrationTag"`
 	// Additional modules by file name, each the module's source.
 	Modules pulumi.StringMapOutput `pulumi:"modules"`
+	// mTLS client certificates (`mtls_certificate`).
+	MtlsCertificates MTLSBindingArrayOutput `pulumi:"mtlsCertificates"`
 	// Script name. Changing it creates a new worker.
 	Name pulumi.StringOutput `pulumi:"name"`
+	// Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+	Observability ObservabilityPtrOutput `pulumi:"observability"`
+	// Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+	OtherBindings GenericBindingArrayOutput `pulumi:"otherBindings"`
 	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
 	Owner pulumi.StringPtrOutput `pulumi:"owner"`
+	// Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+	Placement PlacementPtrOutput `pulumi:"placement"`
 	// Queues this worker consumes, with their delivery settings.
 	QueueConsumers QueueConsumerArrayOutput `pulumi:"queueConsumers"`
 	// Queue producer bindings.
 	Queues QueueBindingArrayOutput `pulumi:"queues"`
 	// R2 bucket bindings.
 	R2Buckets R2BindingArrayOutput `pulumi:"r2Buckets"`
+	// Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+	RateLimits RateLimitBindingArrayOutput `pulumi:"rateLimits"`
+	// Route IDs (zoneId/routeId) by pattern.
+	RouteIds pulumi.StringMapOutput `pulumi:"routeIds"`
+	// Zone routes (patterns like `example.com/api/*`) served by the worker.
+	Routes WorkerRouteArrayOutput `pulumi:"routes"`
 	// The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
 	Script pulumi.AssetOrArchiveOutput `pulumi:"script"`
 	// Secret environment variables, uploaded as secret_text bindings.
 	Secrets pulumi.StringMapOutput `pulumi:"secrets"`
 	// Hash of the secret values.
 	SecretsHash pulumi.StringOutput `pulumi:"secretsHash"`
+	// Secrets Store secrets (`secrets_store_secret`).
+	SecretsStoreSecrets SecretsStoreBindingArrayOutput `pulumi:"secretsStoreSecrets"`
+	// Email sending (`send_email`).
+	SendEmail SendEmailBindingArrayOutput `pulumi:"sendEmail"`
 	// Service bindings to other workers, by script name.
 	Services ServiceBindingArrayOutput `pulumi:"services"`
+	// Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+	Tags pulumi.StringArrayOutput `pulumi:"tags"`
+	// Workers that receive this worker's tail events.
+	TailConsumers TailConsumerArrayOutput `pulumi:"tailConsumers"`
 	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
 	TakeOverFrom pulumi.StringPtrOutput `pulumi:"takeOverFrom"`
 	// The workers.dev URL, when the route is enabled and the account has a subdomain.
 	Url pulumi.StringPtrOutput `pulumi:"url"`
 	// Plain-text environment variables.
 	Vars pulumi.StringMapOutput `pulumi:"vars"`
+	// Vectorize indexes (`vectorize`).
+	VectorizeIndexes VectorizeBindingArrayOutput `pulumi:"vectorizeIndexes"`
+	// The version metadata binding (`version_metadata`).
+	VersionMetadata NamedBindingArrayOutput `pulumi:"versionMetadata"`
 	// Serve the worker on its workers.dev route. Defaults to true.
 	WorkersDev pulumi.BoolPtrOutput `pulumi:"workersDev"`
+	// Workflows (`workflow`).
+	Workflows WorkflowBindingArrayOutput `pulumi:"workflows"`
 }
 
 // NewWorker registers a new resource with the given unique name, arguments, and options.
@@ -159,8 +209,14 @@ func WorkerExists(ctx *pulumi.Context,
 type workerArgs struct {
 	// Take over a script that already exists with this name instead of failing with a conflict.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
+	// Workers AI (`ai`).
+	Ai []NamedBinding `pulumi:"ai"`
+	// Workers Analytics Engine datasets (`analytics_engine`).
+	AnalyticsEngineDatasets []AnalyticsBinding `pulumi:"analyticsEngineDatasets"`
 	// Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
 	Assets *WorkerAssets `pulumi:"assets"`
+	// Browser Rendering (`browser`).
+	Browser []NamedBinding `pulumi:"browser"`
 	// Workers compatibility date.
 	CompatibilityDate *string `pulumi:"compatibilityDate"`
 	// Workers compatibility flags, e.g. nodejs_compat.
@@ -171,44 +227,90 @@ type workerArgs struct {
 	Crons []string `pulumi:"crons"`
 	// D1 database bindings.
 	D1Databases []D1Binding `pulumi:"d1Databases"`
+	// Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+	DispatchNamespaces []DispatchBinding `pulumi:"dispatchNamespaces"`
+	// Custom domains served by the worker, attached after the upload and detached when removed.
+	Domains []CustomDomain `pulumi:"domains"`
 	// Durable Object namespace bindings.
 	DurableObjects []DurableObjectBinding `pulumi:"durableObjects"`
+	// Hyperdrive configurations by ID (`hyperdrive`).
+	Hyperdrives []HyperdriveBinding `pulumi:"hyperdrives"`
+	// JSON values in the worker's env (`json` bindings).
+	JsonBindings []JSONBinding `pulumi:"jsonBindings"`
+	// Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+	KeepBindings []string `pulumi:"keepBindings"`
 	// KV namespace bindings.
 	KvNamespaces []KvBinding `pulumi:"kvNamespaces"`
+	// Resource limits, e.g. `cpuMs`.
+	Limits *ScriptLimits `pulumi:"limits"`
+	// Send this worker's trace events to the account's Logpush jobs.
+	Logpush *bool `pulumi:"logpush"`
 	// File name of the main module.
 	MainModule *string `pulumi:"mainModule"`
 	// Additional modules by file name, each the module's source.
 	Modules map[string]string `pulumi:"modules"`
+	// mTLS client certificates (`mtls_certificate`).
+	MtlsCertificates []MTLSBinding `pulumi:"mtlsCertificates"`
 	// Script name. Changing it creates a new worker.
 	Name string `pulumi:"name"`
+	// Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+	Observability *Observability `pulumi:"observability"`
+	// Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+	OtherBindings []GenericBinding `pulumi:"otherBindings"`
 	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
 	Owner *string `pulumi:"owner"`
+	// Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+	Placement *Placement `pulumi:"placement"`
 	// Queues this worker consumes, with their delivery settings.
 	QueueConsumers []QueueConsumer `pulumi:"queueConsumers"`
 	// Queue producer bindings.
 	Queues []QueueBinding `pulumi:"queues"`
 	// R2 bucket bindings.
 	R2Buckets []R2Binding `pulumi:"r2Buckets"`
+	// Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+	RateLimits []RateLimitBinding `pulumi:"rateLimits"`
+	// Zone routes (patterns like `example.com/api/*`) served by the worker.
+	Routes []WorkerRoute `pulumi:"routes"`
 	// The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
 	Script pulumi.AssetOrArchive `pulumi:"script"`
 	// Secret environment variables, uploaded as secret_text bindings.
 	Secrets map[string]string `pulumi:"secrets"`
+	// Secrets Store secrets (`secrets_store_secret`).
+	SecretsStoreSecrets []SecretsStoreBinding `pulumi:"secretsStoreSecrets"`
+	// Email sending (`send_email`).
+	SendEmail []SendEmailBinding `pulumi:"sendEmail"`
 	// Service bindings to other workers, by script name.
 	Services []ServiceBinding `pulumi:"services"`
+	// Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+	Tags []string `pulumi:"tags"`
+	// Workers that receive this worker's tail events.
+	TailConsumers []TailConsumer `pulumi:"tailConsumers"`
 	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
 	TakeOverFrom *string `pulumi:"takeOverFrom"`
 	// Plain-text environment variables.
 	Vars map[string]string `pulumi:"vars"`
+	// Vectorize indexes (`vectorize`).
+	VectorizeIndexes []VectorizeBinding `pulumi:"vectorizeIndexes"`
+	// The version metadata binding (`version_metadata`).
+	VersionMetadata []NamedBinding `pulumi:"versionMetadata"`
 	// Serve the worker on its workers.dev route. Defaults to true.
 	WorkersDev *bool `pulumi:"workersDev"`
+	// Workflows (`workflow`).
+	Workflows []WorkflowBinding `pulumi:"workflows"`
 }
 
 // The set of arguments for constructing a Worker resource.
 type WorkerArgs struct {
 	// Take over a script that already exists with this name instead of failing with a conflict.
 	AdoptExisting pulumi.BoolPtrInput
+	// Workers AI (`ai`).
+	Ai NamedBindingArrayInput
+	// Workers Analytics Engine datasets (`analytics_engine`).
+	AnalyticsEngineDatasets AnalyticsBindingArrayInput
 	// Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
 	Assets WorkerAssetsPtrInput
+	// Browser Rendering (`browser`).
+	Browser NamedBindingArrayInput
 	// Workers compatibility date.
 	CompatibilityDate pulumi.StringPtrInput
 	// Workers compatibility flags, e.g. nodejs_compat.
@@ -219,36 +321,76 @@ type WorkerArgs struct {
 	Crons pulumi.StringArrayInput
 	// D1 database bindings.
 	D1Databases D1BindingArrayInput
+	// Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+	DispatchNamespaces DispatchBindingArrayInput
+	// Custom domains served by the worker, attached after the upload and detached when removed.
+	Domains CustomDomainArrayInput
 	// Durable Object namespace bindings.
 	DurableObjects DurableObjectBindingArrayInput
+	// Hyperdrive configurations by ID (`hyperdrive`).
+	Hyperdrives HyperdriveBindingArrayInput
+	// JSON values in the worker's env (`json` bindings).
+	JsonBindings JSONBindingArrayInput
+	// Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+	KeepBindings pulumi.StringArrayInput
 	// KV namespace bindings.
 	KvNamespaces KvBindingArrayInput
+	// Resource limits, e.g. `cpuMs`.
+	Limits ScriptLimitsPtrInput
+	// Send this worker's trace events to the account's Logpush jobs.
+	Logpush pulumi.BoolPtrInput
 	// File name of the main module.
 	MainModule pulumi.StringPtrInput
 	// Additional modules by file name, each the module's source.
 	Modules pulumi.StringMapInput
+	// mTLS client certificates (`mtls_certificate`).
+	MtlsCertificates MTLSBindingArrayInput
 	// Script name. Changing it creates a new worker.
 	Name pulumi.StringInput
+	// Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+	Observability ObservabilityPtrInput
+	// Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+	OtherBindings GenericBindingArrayInput
 	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
 	Owner pulumi.StringPtrInput
+	// Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+	Placement PlacementPtrInput
 	// Queues this worker consumes, with their delivery settings.
 	QueueConsumers QueueConsumerArrayInput
 	// Queue producer bindings.
 	Queues QueueBindingArrayInput
 	// R2 bucket bindings.
 	R2Buckets R2BindingArrayInput
+	// Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+	RateLimits RateLimitBindingArrayInput
+	// Zone routes (patterns like `example.com/api/*`) served by the worker.
+	Routes WorkerRouteArrayInput
 	// The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
 	Script pulumi.AssetOrArchiveInput
 	// Secret environment variables, uploaded as secret_text bindings.
 	Secrets pulumi.StringMapInput
+	// Secrets Store secrets (`secrets_store_secret`).
+	SecretsStoreSecrets SecretsStoreBindingArrayInput
+	// Email sending (`send_email`).
+	SendEmail SendEmailBindingArrayInput
 	// Service bindings to other workers, by script name.
 	Services ServiceBindingArrayInput
+	// Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+	Tags pulumi.StringArrayInput
+	// Workers that receive this worker's tail events.
+	TailConsumers TailConsumerArrayInput
 	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
 	TakeOverFrom pulumi.StringPtrInput
 	// Plain-text environment variables.
 	Vars pulumi.StringMapInput
+	// Vectorize indexes (`vectorize`).
+	VectorizeIndexes VectorizeBindingArrayInput
+	// The version metadata binding (`version_metadata`).
+	VersionMetadata NamedBindingArrayInput
 	// Serve the worker on its workers.dev route. Defaults to true.
 	WorkersDev pulumi.BoolPtrInput
+	// Workflows (`workflow`).
+	Workflows WorkflowBindingArrayInput
 }
 
 func (WorkerArgs) ElementType() reflect.Type {
@@ -353,6 +495,16 @@ func (o WorkerOutput) Adopted() pulumi.BoolOutput {
 	return o.ApplyT(func(v *Worker) pulumi.BoolOutput { return v.Adopted }).(pulumi.BoolOutput)
 }
 
+// Workers AI (`ai`).
+func (o WorkerOutput) Ai() NamedBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) NamedBindingArrayOutput { return v.Ai }).(NamedBindingArrayOutput)
+}
+
+// Workers Analytics Engine datasets (`analytics_engine`).
+func (o WorkerOutput) AnalyticsEngineDatasets() AnalyticsBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) AnalyticsBindingArrayOutput { return v.AnalyticsEngineDatasets }).(AnalyticsBindingArrayOutput)
+}
+
 // Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
 func (o WorkerOutput) Assets() WorkerAssetsPtrOutput {
 	return o.ApplyT(func(v *Worker) WorkerAssetsPtrOutput { return v.Assets }).(WorkerAssetsPtrOutput)
@@ -366,6 +518,11 @@ func (o WorkerOutput) AssetsDigest() pulumi.StringPtrOutput {
 // The static assets of the last upload: each URL path's content key.
 func (o WorkerOutput) AssetsManifest() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringMapOutput { return v.AssetsManifest }).(pulumi.StringMapOutput)
+}
+
+// Browser Rendering (`browser`).
+func (o WorkerOutput) Browser() NamedBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) NamedBindingArrayOutput { return v.Browser }).(NamedBindingArrayOutput)
 }
 
 // Workers compatibility date.
@@ -398,6 +555,21 @@ func (o WorkerOutput) D1Databases() D1BindingArrayOutput {
 	return o.ApplyT(func(v *Worker) D1BindingArrayOutput { return v.D1Databases }).(D1BindingArrayOutput)
 }
 
+// Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+func (o WorkerOutput) DispatchNamespaces() DispatchBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) DispatchBindingArrayOutput { return v.DispatchNamespaces }).(DispatchBindingArrayOutput)
+}
+
+// Custom domain IDs by hostname.
+func (o WorkerOutput) DomainIds() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringMapOutput { return v.DomainIds }).(pulumi.StringMapOutput)
+}
+
+// Custom domains served by the worker, attached after the upload and detached when removed.
+func (o WorkerOutput) Domains() CustomDomainArrayOutput {
+	return o.ApplyT(func(v *Worker) CustomDomainArrayOutput { return v.Domains }).(CustomDomainArrayOutput)
+}
+
 // Durable Object classes this worker declares.
 func (o WorkerOutput) DurableObjectClasses() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringArrayOutput { return v.DurableObjectClasses }).(pulumi.StringArrayOutput)
@@ -418,9 +590,34 @@ func (o WorkerOutput) Hash() pulumi.StringOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringOutput { return v.Hash }).(pulumi.StringOutput)
 }
 
+// Hyperdrive configurations by ID (`hyperdrive`).
+func (o WorkerOutput) Hyperdrives() HyperdriveBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) HyperdriveBindingArrayOutput { return v.Hyperdrives }).(HyperdriveBindingArrayOutput)
+}
+
+// JSON values in the worker's env (`json` bindings).
+func (o WorkerOutput) JsonBindings() JSONBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) JSONBindingArrayOutput { return v.JsonBindings }).(JSONBindingArrayOutput)
+}
+
+// Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+func (o WorkerOutput) KeepBindings() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringArrayOutput { return v.KeepBindings }).(pulumi.StringArrayOutput)
+}
+
 // KV namespace bindings.
 func (o WorkerOutput) KvNamespaces() KvBindingArrayOutput {
 	return o.ApplyT(func(v *Worker) KvBindingArrayOutput { return v.KvNamespaces }).(KvBindingArrayOutput)
+}
+
+// Resource limits, e.g. `cpuMs`.
+func (o WorkerOutput) Limits() ScriptLimitsPtrOutput {
+	return o.ApplyT(func(v *Worker) ScriptLimitsPtrOutput { return v.Limits }).(ScriptLimitsPtrOutput)
+}
+
+// Send this worker's trace events to the account's Logpush jobs.
+func (o WorkerOutput) Logpush() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Worker) pulumi.BoolPtrOutput { return v.Logpush }).(pulumi.BoolPtrOutput)
 }
 
 // File name of the main module.
@@ -438,14 +635,34 @@ func (o WorkerOutput) Modules() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringMapOutput { return v.Modules }).(pulumi.StringMapOutput)
 }
 
+// mTLS client certificates (`mtls_certificate`).
+func (o WorkerOutput) MtlsCertificates() MTLSBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) MTLSBindingArrayOutput { return v.MtlsCertificates }).(MTLSBindingArrayOutput)
+}
+
 // Script name. Changing it creates a new worker.
 func (o WorkerOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
 }
 
+// Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+func (o WorkerOutput) Observability() ObservabilityPtrOutput {
+	return o.ApplyT(func(v *Worker) ObservabilityPtrOutput { return v.Observability }).(ObservabilityPtrOutput)
+}
+
+// Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+func (o WorkerOutput) OtherBindings() GenericBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) GenericBindingArrayOutput { return v.OtherBindings }).(GenericBindingArrayOutput)
+}
+
 // The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
 func (o WorkerOutput) Owner() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringPtrOutput { return v.Owner }).(pulumi.StringPtrOutput)
+}
+
+// Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+func (o WorkerOutput) Placement() PlacementPtrOutput {
+	return o.ApplyT(func(v *Worker) PlacementPtrOutput { return v.Placement }).(PlacementPtrOutput)
 }
 
 // Queues this worker consumes, with their delivery settings.
@@ -463,6 +680,21 @@ func (o WorkerOutput) R2Buckets() R2BindingArrayOutput {
 	return o.ApplyT(func(v *Worker) R2BindingArrayOutput { return v.R2Buckets }).(R2BindingArrayOutput)
 }
 
+// Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+func (o WorkerOutput) RateLimits() RateLimitBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) RateLimitBindingArrayOutput { return v.RateLimits }).(RateLimitBindingArrayOutput)
+}
+
+// Route IDs (zoneId/routeId) by pattern.
+func (o WorkerOutput) RouteIds() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringMapOutput { return v.RouteIds }).(pulumi.StringMapOutput)
+}
+
+// Zone routes (patterns like `example.com/api/*`) served by the worker.
+func (o WorkerOutput) Routes() WorkerRouteArrayOutput {
+	return o.ApplyT(func(v *Worker) WorkerRouteArrayOutput { return v.Routes }).(WorkerRouteArrayOutput)
+}
+
 // The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
 func (o WorkerOutput) Script() pulumi.AssetOrArchiveOutput {
 	return o.ApplyT(func(v *Worker) pulumi.AssetOrArchiveOutput { return v.Script }).(pulumi.AssetOrArchiveOutput)
@@ -478,9 +710,29 @@ func (o WorkerOutput) SecretsHash() pulumi.StringOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringOutput { return v.SecretsHash }).(pulumi.StringOutput)
 }
 
+// Secrets Store secrets (`secrets_store_secret`).
+func (o WorkerOutput) SecretsStoreSecrets() SecretsStoreBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) SecretsStoreBindingArrayOutput { return v.SecretsStoreSecrets }).(SecretsStoreBindingArrayOutput)
+}
+
+// Email sending (`send_email`).
+func (o WorkerOutput) SendEmail() SendEmailBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) SendEmailBindingArrayOutput { return v.SendEmail }).(SendEmailBindingArrayOutput)
+}
+
 // Service bindings to other workers, by script name.
 func (o WorkerOutput) Services() ServiceBindingArrayOutput {
 	return o.ApplyT(func(v *Worker) ServiceBindingArrayOutput { return v.Services }).(ServiceBindingArrayOutput)
+}
+
+// Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+func (o WorkerOutput) Tags() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringArrayOutput { return v.Tags }).(pulumi.StringArrayOutput)
+}
+
+// Workers that receive this worker's tail events.
+func (o WorkerOutput) TailConsumers() TailConsumerArrayOutput {
+	return o.ApplyT(func(v *Worker) TailConsumerArrayOutput { return v.TailConsumers }).(TailConsumerArrayOutput)
 }
 
 // The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
@@ -498,9 +750,24 @@ func (o WorkerOutput) Vars() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Worker) pulumi.StringMapOutput { return v.Vars }).(pulumi.StringMapOutput)
 }
 
+// Vectorize indexes (`vectorize`).
+func (o WorkerOutput) VectorizeIndexes() VectorizeBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) VectorizeBindingArrayOutput { return v.VectorizeIndexes }).(VectorizeBindingArrayOutput)
+}
+
+// The version metadata binding (`version_metadata`).
+func (o WorkerOutput) VersionMetadata() NamedBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) NamedBindingArrayOutput { return v.VersionMetadata }).(NamedBindingArrayOutput)
+}
+
 // Serve the worker on its workers.dev route. Defaults to true.
 func (o WorkerOutput) WorkersDev() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Worker) pulumi.BoolPtrOutput { return v.WorkersDev }).(pulumi.BoolPtrOutput)
+}
+
+// Workflows (`workflow`).
+func (o WorkerOutput) Workflows() WorkflowBindingArrayOutput {
+	return o.ApplyT(func(v *Worker) WorkflowBindingArrayOutput { return v.Workflows }).(WorkflowBindingArrayOutput)
 }
 
 type WorkerArrayOutput struct{ *pulumi.OutputState }

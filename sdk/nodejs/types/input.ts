@@ -31,6 +31,26 @@ export interface AccessArgs {
     unsafeAllowAllUsers?: pulumi.Input<boolean | undefined>;
 }
 
+export interface AnalyticsBindingArgs {
+    binding: pulumi.Input<string>;
+    dataset?: pulumi.Input<string | undefined>;
+}
+
+export interface CustomDomainArgs {
+    /**
+     * The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+     */
+    hostname: pulumi.Input<string>;
+    /**
+     * The zone's ID. Exactly one of zoneId and zoneName is set.
+     */
+    zoneId?: pulumi.Input<string | undefined>;
+    /**
+     * The zone's name (e.g. example.com), looked up in the account.
+     */
+    zoneName?: pulumi.Input<string | undefined>;
+}
+
 /**
  * Binds a D1 database to the worker.
  */
@@ -71,6 +91,12 @@ export interface DaytonaSettingsArgs {
     target?: pulumi.Input<string | undefined>;
 }
 
+export interface DispatchBindingArgs {
+    binding: pulumi.Input<string>;
+    namespace: pulumi.Input<string>;
+    outboundService?: pulumi.Input<string | undefined>;
+}
+
 /**
  * Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
  */
@@ -87,6 +113,12 @@ export interface DurableObjectBindingArgs {
      * The worker that declares the class, when it is not this one.
      */
     scriptName?: pulumi.Input<string | undefined>;
+}
+
+export interface GenericBindingArgs {
+    binding: pulumi.Input<string>;
+    properties?: pulumi.Input<{[key: string]: any} | undefined>;
+    type: pulumi.Input<string>;
 }
 
 /**
@@ -123,6 +155,11 @@ export interface GithubBotArgs {
      * Secret that verifies GitHub webhook deliveries.
      */
     webhookSecret?: pulumi.Input<string | undefined>;
+}
+
+export interface HyperdriveBindingArgs {
+    binding: pulumi.Input<string>;
+    id: pulumi.Input<string>;
 }
 
 /**
@@ -167,6 +204,11 @@ export interface InstallationWorkerArgs {
      * Plain-text variables; win over defaults and sandbox injection.
      */
     vars?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+}
+
+export interface JSONBindingArgs {
+    binding: pulumi.Input<string>;
+    value: any;
 }
 
 /**
@@ -223,6 +265,11 @@ export interface LogicalBindingArgs {
     target?: pulumi.Input<string | undefined>;
 }
 
+export interface MTLSBindingArgs {
+    binding: pulumi.Input<string>;
+    certificateId: pulumi.Input<string>;
+}
+
 /**
  * The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
  */
@@ -273,6 +320,10 @@ export interface ModalSettingsArgs {
     workspace?: pulumi.Input<string | undefined>;
 }
 
+export interface NamedBindingArgs {
+    binding: pulumi.Input<string>;
+}
+
 /**
  * An OAuth client the web UI signs users in with.
  */
@@ -285,6 +336,55 @@ export interface OAuthClientArgs {
      * OAuth client secret.
      */
     clientSecret: pulumi.Input<string>;
+}
+
+export interface ObservabilityArgs {
+    /**
+     * Turn Workers Logs on.
+     */
+    enabled: pulumi.Input<boolean>;
+    /**
+     * Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+     */
+    headSamplingRate?: pulumi.Input<number | undefined>;
+    /**
+     * Persisted logs: enabled, invocation logs, their own sampling rate.
+     */
+    logs?: pulumi.Input<inputs.ObservabilityLogsArgs | undefined>;
+}
+
+export interface ObservabilityLogsArgs {
+    /**
+     * Persist the worker's logs.
+     */
+    enabled: pulumi.Input<boolean>;
+    /**
+     * Share of invocations whose logs are kept, 0 to 1.
+     */
+    headSamplingRate?: pulumi.Input<number | undefined>;
+    /**
+     * Log each invocation (request and outcome) as well. Defaults to true.
+     */
+    invocationLogs?: pulumi.Input<boolean | undefined>;
+}
+
+export interface PlacementArgs {
+    /**
+     * A host:port probed at layer 4 (e.g. a database) to run near.
+     */
+    host?: pulumi.Input<string | undefined>;
+    /**
+     * A hostname probed at layer 7 (an API) to run near.
+     */
+    hostname?: pulumi.Input<string | undefined>;
+    /**
+     * "smart": Cloudflare places the worker near the back ends it calls most.
+     */
+    mode?: pulumi.Input<string | undefined>;
+    /**
+     * A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+     */
+    region?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -349,6 +449,13 @@ export interface R2BindingArgs {
     bucketName: pulumi.Input<string>;
 }
 
+export interface RateLimitBindingArgs {
+    binding: pulumi.Input<string>;
+    limit: pulumi.Input<number>;
+    namespaceId: pulumi.Input<string>;
+    period: pulumi.Input<number>;
+}
+
 /**
  * The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
  */
@@ -373,6 +480,26 @@ export interface SandboxArgs {
      * modal (default) or daytona.
      */
     provider?: pulumi.Input<string | undefined>;
+}
+
+export interface ScriptLimitsArgs {
+    /**
+     * CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+     */
+    cpuMs: pulumi.Input<number>;
+}
+
+export interface SecretsStoreBindingArgs {
+    binding: pulumi.Input<string>;
+    secretName: pulumi.Input<string>;
+    storeId: pulumi.Input<string>;
+}
+
+export interface SendEmailBindingArgs {
+    allowedDestinationAddresses?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    allowedSenderAddresses?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    binding: pulumi.Input<string>;
+    destinationAddress?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -415,6 +542,21 @@ export interface SlackArgs {
     triggersEnabled?: pulumi.Input<boolean | undefined>;
 }
 
+export interface TailConsumerArgs {
+    /**
+     * Its environment, if any.
+     */
+    environment?: pulumi.Input<string | undefined>;
+    /**
+     * Its dispatch namespace, for a Workers for Platforms tail worker.
+     */
+    namespace?: pulumi.Input<string | undefined>;
+    /**
+     * The tail worker's script name.
+     */
+    service: pulumi.Input<string>;
+}
+
 /**
  * Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
  */
@@ -435,6 +577,11 @@ export interface UpstreamArgs {
      * Built bundles by logical worker name; each wins over the checkout and the embedded artefacts.
      */
     workerBundles?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+}
+
+export interface VectorizeBindingArgs {
+    binding: pulumi.Input<string>;
+    indexName: pulumi.Input<string>;
 }
 
 /**
@@ -541,4 +688,26 @@ export interface WorkerBindingsArgs {
      * Service bindings to other workers of the installation.
      */
     services?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
+}
+
+export interface WorkerRouteArgs {
+    /**
+     * The route pattern, e.g. example.com/api/*.
+     */
+    pattern: pulumi.Input<string>;
+    /**
+     * The zone's ID. Exactly one of zoneId and zoneName is set.
+     */
+    zoneId?: pulumi.Input<string | undefined>;
+    /**
+     * The zone's name, looked up in the account.
+     */
+    zoneName?: pulumi.Input<string | undefined>;
+}
+
+export interface WorkflowBindingArgs {
+    binding: pulumi.Input<string>;
+    className?: pulumi.Input<string | undefined>;
+    scriptName?: pulumi.Input<string | undefined>;
+    workflowName: pulumi.Input<string>;
 }

@@ -5,6 +5,11 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+export interface AnalyticsBinding {
+    binding: string;
+    dataset?: string;
+}
+
 /**
  * One row of the `_schema_migrations` ledger, as the stack last read it.
  */
@@ -27,6 +32,21 @@ export interface AppliedMigration {
     version: string;
 }
 
+export interface CustomDomain {
+    /**
+     * The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+     */
+    hostname: string;
+    /**
+     * The zone's ID. Exactly one of zoneId and zoneName is set.
+     */
+    zoneId?: string;
+    /**
+     * The zone's name (e.g. example.com), looked up in the account.
+     */
+    zoneName?: string;
+}
+
 /**
  * Binds a D1 database to the worker.
  */
@@ -39,6 +59,12 @@ export interface D1Binding {
      * The D1 database's ID (a D1Database's databaseId output).
      */
     databaseId: string;
+}
+
+export interface DispatchBinding {
+    binding: string;
+    namespace: string;
+    outboundService?: string;
 }
 
 /**
@@ -59,6 +85,22 @@ export interface DurableObjectBinding {
     scriptName?: string;
 }
 
+export interface GenericBinding {
+    binding: string;
+    properties?: {[key: string]: any};
+    type: string;
+}
+
+export interface HyperdriveBinding {
+    binding: string;
+    id: string;
+}
+
+export interface JSONBinding {
+    binding: string;
+    value: any;
+}
+
 /**
  * Binds a KV namespace to the worker.
  */
@@ -73,6 +115,11 @@ export interface KvBinding {
     namespaceId: string;
 }
 
+export interface MTLSBinding {
+    binding: string;
+    certificateId: string;
+}
+
 /**
  * A named Modal secret.
  */
@@ -85,6 +132,59 @@ export interface ModalSecret {
      * Its keys and values (each value a Pulumi secret).
      */
     values: {[key: string]: string};
+}
+
+export interface NamedBinding {
+    binding: string;
+}
+
+export interface Observability {
+    /**
+     * Turn Workers Logs on.
+     */
+    enabled: boolean;
+    /**
+     * Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+     */
+    headSamplingRate?: number;
+    /**
+     * Persisted logs: enabled, invocation logs, their own sampling rate.
+     */
+    logs?: outputs.ObservabilityLogs;
+}
+
+export interface ObservabilityLogs {
+    /**
+     * Persist the worker's logs.
+     */
+    enabled: boolean;
+    /**
+     * Share of invocations whose logs are kept, 0 to 1.
+     */
+    headSamplingRate?: number;
+    /**
+     * Log each invocation (request and outcome) as well. Defaults to true.
+     */
+    invocationLogs?: boolean;
+}
+
+export interface Placement {
+    /**
+     * A host:port probed at layer 4 (e.g. a database) to run near.
+     */
+    host?: string;
+    /**
+     * A hostname probed at layer 7 (an API) to run near.
+     */
+    hostname?: string;
+    /**
+     * "smart": Cloudflare places the worker near the back ends it calls most.
+     */
+    mode?: string;
+    /**
+     * A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+     */
+    region?: string;
 }
 
 /**
@@ -149,6 +249,33 @@ export interface R2Binding {
     bucketName: string;
 }
 
+export interface RateLimitBinding {
+    binding: string;
+    limit: number;
+    namespaceId: string;
+    period: number;
+}
+
+export interface ScriptLimits {
+    /**
+     * CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+     */
+    cpuMs: number;
+}
+
+export interface SecretsStoreBinding {
+    binding: string;
+    secretName: string;
+    storeId: string;
+}
+
+export interface SendEmailBinding {
+    allowedDestinationAddresses?: string[];
+    allowedSenderAddresses?: string[];
+    binding: string;
+    destinationAddress?: string;
+}
+
 /**
  * Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
  */
@@ -179,6 +306,26 @@ export interface SupersededSnapshot {
      * When it was replaced (RFC 3339).
      */
     retiredAt: string;
+}
+
+export interface TailConsumer {
+    /**
+     * Its environment, if any.
+     */
+    environment?: string;
+    /**
+     * Its dispatch namespace, for a Workers for Platforms tail worker.
+     */
+    namespace?: string;
+    /**
+     * The tail worker's script name.
+     */
+    service: string;
+}
+
+export interface VectorizeBinding {
+    binding: string;
+    indexName: string;
 }
 
 /**
@@ -213,5 +360,27 @@ export interface WorkerAssets {
      * Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
      */
     runWorkerFirstRoutes?: string[];
+}
+
+export interface WorkerRoute {
+    /**
+     * The route pattern, e.g. example.com/api/*.
+     */
+    pattern: string;
+    /**
+     * The zone's ID. Exactly one of zoneId and zoneName is set.
+     */
+    zoneId?: string;
+    /**
+     * The zone's name, looked up in the account.
+     */
+    zoneName?: string;
+}
+
+export interface WorkflowBinding {
+    binding: string;
+    className?: string;
+    scriptName?: string;
+    workflowName: string;
 }
 

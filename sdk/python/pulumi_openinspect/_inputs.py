@@ -17,54 +17,92 @@ from . import _utilities
 __all__ = [
     'AccessArgs',
     'AccessArgsDict',
+    'AnalyticsBindingArgs',
+    'AnalyticsBindingArgsDict',
+    'CustomDomainArgs',
+    'CustomDomainArgsDict',
     'D1BindingArgs',
     'D1BindingArgsDict',
     'DaytonaSettingsArgs',
     'DaytonaSettingsArgsDict',
+    'DispatchBindingArgs',
+    'DispatchBindingArgsDict',
     'DurableObjectBindingArgs',
     'DurableObjectBindingArgsDict',
+    'GenericBindingArgs',
+    'GenericBindingArgsDict',
     'GithubAppArgs',
     'GithubAppArgsDict',
     'GithubBotArgs',
     'GithubBotArgsDict',
+    'HyperdriveBindingArgs',
+    'HyperdriveBindingArgsDict',
     'ImagePullSecretArgs',
     'ImagePullSecretArgsDict',
     'InstallationWorkerArgs',
     'InstallationWorkerArgsDict',
+    'JSONBindingArgs',
+    'JSONBindingArgsDict',
     'KvBindingArgs',
     'KvBindingArgsDict',
     'LinearBotArgs',
     'LinearBotArgsDict',
     'LogicalBindingArgs',
     'LogicalBindingArgsDict',
+    'MTLSBindingArgs',
+    'MTLSBindingArgsDict',
     'MediaArgs',
     'MediaArgsDict',
     'ModalSecretArgs',
     'ModalSecretArgsDict',
     'ModalSettingsArgs',
     'ModalSettingsArgsDict',
+    'NamedBindingArgs',
+    'NamedBindingArgsDict',
     'OAuthClientArgs',
     'OAuthClientArgsDict',
+    'ObservabilityArgs',
+    'ObservabilityArgsDict',
+    'ObservabilityLogsArgs',
+    'ObservabilityLogsArgsDict',
+    'PlacementArgs',
+    'PlacementArgsDict',
     'QueueBindingArgs',
     'QueueBindingArgsDict',
     'QueueConsumerArgs',
     'QueueConsumerArgsDict',
     'R2BindingArgs',
     'R2BindingArgsDict',
+    'RateLimitBindingArgs',
+    'RateLimitBindingArgsDict',
     'SandboxArgs',
     'SandboxArgsDict',
+    'ScriptLimitsArgs',
+    'ScriptLimitsArgsDict',
+    'SecretsStoreBindingArgs',
+    'SecretsStoreBindingArgsDict',
+    'SendEmailBindingArgs',
+    'SendEmailBindingArgsDict',
     'ServiceBindingArgs',
     'ServiceBindingArgsDict',
     'SlackArgs',
     'SlackArgsDict',
+    'TailConsumerArgs',
+    'TailConsumerArgsDict',
     'UpstreamArgs',
     'UpstreamArgsDict',
+    'VectorizeBindingArgs',
+    'VectorizeBindingArgsDict',
     'WebArgs',
     'WebArgsDict',
     'WorkerAssetsArgs',
     'WorkerAssetsArgsDict',
     'WorkerBindingsArgs',
     'WorkerBindingsArgsDict',
+    'WorkerRouteArgs',
+    'WorkerRouteArgsDict',
+    'WorkflowBindingArgs',
+    'WorkflowBindingArgsDict',
 ]
 
 class AccessArgsDict(TypedDict):
@@ -179,6 +217,106 @@ class AccessArgs:
     @unsafe_allow_all_users.setter
     def unsafe_allow_all_users(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "unsafe_allow_all_users", value)
+
+
+class AnalyticsBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    dataset: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+
+@pulumi.input_type
+class AnalyticsBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 dataset: pulumi.Input[Optional[_builtins.str]] = None):
+        pulumi.set(__self__, "binding", binding)
+        if dataset is not None:
+            pulumi.set(__self__, "dataset", dataset)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def dataset(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "dataset")
+
+    @dataset.setter
+    def dataset(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "dataset", value)
+
+
+class CustomDomainArgsDict(TypedDict):
+    hostname: pulumi.Input[_builtins.str]
+    """
+    The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+    """
+    zone_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The zone's ID. Exactly one of zoneId and zoneName is set.
+    """
+    zone_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The zone's name (e.g. example.com), looked up in the account.
+    """
+
+@pulumi.input_type
+class CustomDomainArgs:
+    def __init__(__self__, *,
+                 hostname: pulumi.Input[_builtins.str],
+                 zone_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 zone_name: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] hostname: The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+        :param pulumi.Input[_builtins.str] zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
+        :param pulumi.Input[_builtins.str] zone_name: The zone's name (e.g. example.com), looked up in the account.
+        """
+        pulumi.set(__self__, "hostname", hostname)
+        if zone_id is not None:
+            pulumi.set(__self__, "zone_id", zone_id)
+        if zone_name is not None:
+            pulumi.set(__self__, "zone_name", zone_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> pulumi.Input[_builtins.str]:
+        """
+        The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+        """
+        return pulumi.get(self, "hostname")
+
+    @hostname.setter
+    def hostname(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "hostname", value)
+
+    @_builtins.property
+    @pulumi.getter(name="zoneId")
+    def zone_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The zone's ID. Exactly one of zoneId and zoneName is set.
+        """
+        return pulumi.get(self, "zone_id")
+
+    @zone_id.setter
+    def zone_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "zone_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="zoneName")
+    def zone_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The zone's name (e.g. example.com), looked up in the account.
+        """
+        return pulumi.get(self, "zone_name")
+
+    @zone_name.setter
+    def zone_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "zone_name", value)
 
 
 class D1BindingArgsDict(TypedDict):
@@ -347,6 +485,50 @@ class DaytonaSettingsArgs:
         pulumi.set(self, "target", value)
 
 
+class DispatchBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    namespace: pulumi.Input[_builtins.str]
+    outbound_service: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+
+@pulumi.input_type
+class DispatchBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 namespace: pulumi.Input[_builtins.str],
+                 outbound_service: pulumi.Input[Optional[_builtins.str]] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "namespace", namespace)
+        if outbound_service is not None:
+            pulumi.set(__self__, "outbound_service", outbound_service)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "namespace")
+
+    @namespace.setter
+    def namespace(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "namespace", value)
+
+    @_builtins.property
+    @pulumi.getter(name="outboundService")
+    def outbound_service(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "outbound_service")
+
+    @outbound_service.setter
+    def outbound_service(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "outbound_service", value)
+
+
 class DurableObjectBindingArgsDict(TypedDict):
     """
     Binds a Durable Object class. A class this worker declares (no scriptName) gets its new_sqlite_classes migration step the first time it appears and a deleted_classes step when it goes.
@@ -417,6 +599,50 @@ class DurableObjectBindingArgs:
     @script_name.setter
     def script_name(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "script_name", value)
+
+
+class GenericBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    type: pulumi.Input[_builtins.str]
+    properties: NotRequired[pulumi.Input[Optional[Mapping[str, Any]]]]
+
+@pulumi.input_type
+class GenericBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 type: pulumi.Input[_builtins.str],
+                 properties: pulumi.Input[Optional[Mapping[str, Any]]] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "type", type)
+        if properties is not None:
+            pulumi.set(__self__, "properties", properties)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "type")
+
+    @type.setter
+    def type(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "type", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def properties(self) -> pulumi.Input[Optional[Mapping[str, Any]]]:
+        return pulumi.get(self, "properties")
+
+    @properties.setter
+    def properties(self, value: pulumi.Input[Optional[Mapping[str, Any]]]):
+        pulumi.set(self, "properties", value)
 
 
 class GithubAppArgsDict(TypedDict):
@@ -562,6 +788,37 @@ class GithubBotArgs:
     @webhook_secret.setter
     def webhook_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "webhook_secret", value)
+
+
+class HyperdriveBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    id: pulumi.Input[_builtins.str]
+
+@pulumi.input_type
+class HyperdriveBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 id: pulumi.Input[_builtins.str]):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "id")
+
+    @id.setter
+    def id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "id", value)
 
 
 class ImagePullSecretArgsDict(TypedDict):
@@ -747,6 +1004,37 @@ class InstallationWorkerArgs:
     @vars.setter
     def vars(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "vars", value)
+
+
+class JSONBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    value: Any
+
+@pulumi.input_type
+class JSONBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 value: Any):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Any:
+        return pulumi.get(self, "value")
+
+    @value.setter
+    def value(self, value: Any):
+        pulumi.set(self, "value", value)
 
 
 class KvBindingArgsDict(TypedDict):
@@ -968,6 +1256,37 @@ class LogicalBindingArgs:
         pulumi.set(self, "target", value)
 
 
+class MTLSBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    certificate_id: pulumi.Input[_builtins.str]
+
+@pulumi.input_type
+class MTLSBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 certificate_id: pulumi.Input[_builtins.str]):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "certificate_id", certificate_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter(name="certificateId")
+    def certificate_id(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "certificate_id")
+
+    @certificate_id.setter
+    def certificate_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "certificate_id", value)
+
+
 class MediaArgsDict(TypedDict):
     """
     The installation's media R2 bucket (bound to the control plane as MEDIA_BUCKET): its location and, optionally, its full name.
@@ -1168,6 +1487,25 @@ class ModalSettingsArgs:
         pulumi.set(self, "workspace", value)
 
 
+class NamedBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+
+@pulumi.input_type
+class NamedBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str]):
+        pulumi.set(__self__, "binding", binding)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+
 class OAuthClientArgsDict(TypedDict):
     """
     An OAuth client the web UI signs users in with.
@@ -1218,6 +1556,231 @@ class OAuthClientArgs:
     @client_secret.setter
     def client_secret(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "client_secret", value)
+
+
+class ObservabilityArgsDict(TypedDict):
+    enabled: pulumi.Input[_builtins.bool]
+    """
+    Turn Workers Logs on.
+    """
+    head_sampling_rate: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+    """
+    logs: NotRequired[pulumi.Input[Optional['ObservabilityLogsArgsDict']]]
+    """
+    Persisted logs: enabled, invocation logs, their own sampling rate.
+    """
+
+@pulumi.input_type
+class ObservabilityArgs:
+    def __init__(__self__, *,
+                 enabled: pulumi.Input[_builtins.bool],
+                 head_sampling_rate: pulumi.Input[Optional[_builtins.float]] = None,
+                 logs: pulumi.Input[Optional['ObservabilityLogsArgs']] = None):
+        """
+        :param pulumi.Input[_builtins.bool] enabled: Turn Workers Logs on.
+        :param pulumi.Input[_builtins.float] head_sampling_rate: Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+        :param pulumi.Input['ObservabilityLogsArgs'] logs: Persisted logs: enabled, invocation logs, their own sampling rate.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if head_sampling_rate is not None:
+            pulumi.set(__self__, "head_sampling_rate", head_sampling_rate)
+        if logs is not None:
+            pulumi.set(__self__, "logs", logs)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> pulumi.Input[_builtins.bool]:
+        """
+        Turn Workers Logs on.
+        """
+        return pulumi.get(self, "enabled")
+
+    @enabled.setter
+    def enabled(self, value: pulumi.Input[_builtins.bool]):
+        pulumi.set(self, "enabled", value)
+
+    @_builtins.property
+    @pulumi.getter(name="headSamplingRate")
+    def head_sampling_rate(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+        """
+        return pulumi.get(self, "head_sampling_rate")
+
+    @head_sampling_rate.setter
+    def head_sampling_rate(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "head_sampling_rate", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def logs(self) -> pulumi.Input[Optional['ObservabilityLogsArgs']]:
+        """
+        Persisted logs: enabled, invocation logs, their own sampling rate.
+        """
+        return pulumi.get(self, "logs")
+
+    @logs.setter
+    def logs(self, value: pulumi.Input[Optional['ObservabilityLogsArgs']]):
+        pulumi.set(self, "logs", value)
+
+
+class ObservabilityLogsArgsDict(TypedDict):
+    enabled: pulumi.Input[_builtins.bool]
+    """
+    Persist the worker's logs.
+    """
+    head_sampling_rate: NotRequired[pulumi.Input[Optional[_builtins.float]]]
+    """
+    Share of invocations whose logs are kept, 0 to 1.
+    """
+    invocation_logs: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Log each invocation (request and outcome) as well. Defaults to true.
+    """
+
+@pulumi.input_type
+class ObservabilityLogsArgs:
+    def __init__(__self__, *,
+                 enabled: pulumi.Input[_builtins.bool],
+                 head_sampling_rate: pulumi.Input[Optional[_builtins.float]] = None,
+                 invocation_logs: pulumi.Input[Optional[_builtins.bool]] = None):
+        """
+        :param pulumi.Input[_builtins.bool] enabled: Persist the worker's logs.
+        :param pulumi.Input[_builtins.float] head_sampling_rate: Share of invocations whose logs are kept, 0 to 1.
+        :param pulumi.Input[_builtins.bool] invocation_logs: Log each invocation (request and outcome) as well. Defaults to true.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if head_sampling_rate is not None:
+            pulumi.set(__self__, "head_sampling_rate", head_sampling_rate)
+        if invocation_logs is not None:
+            pulumi.set(__self__, "invocation_logs", invocation_logs)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> pulumi.Input[_builtins.bool]:
+        """
+        Persist the worker's logs.
+        """
+        return pulumi.get(self, "enabled")
+
+    @enabled.setter
+    def enabled(self, value: pulumi.Input[_builtins.bool]):
+        pulumi.set(self, "enabled", value)
+
+    @_builtins.property
+    @pulumi.getter(name="headSamplingRate")
+    def head_sampling_rate(self) -> pulumi.Input[Optional[_builtins.float]]:
+        """
+        Share of invocations whose logs are kept, 0 to 1.
+        """
+        return pulumi.get(self, "head_sampling_rate")
+
+    @head_sampling_rate.setter
+    def head_sampling_rate(self, value: pulumi.Input[Optional[_builtins.float]]):
+        pulumi.set(self, "head_sampling_rate", value)
+
+    @_builtins.property
+    @pulumi.getter(name="invocationLogs")
+    def invocation_logs(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Log each invocation (request and outcome) as well. Defaults to true.
+        """
+        return pulumi.get(self, "invocation_logs")
+
+    @invocation_logs.setter
+    def invocation_logs(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "invocation_logs", value)
+
+
+class PlacementArgsDict(TypedDict):
+    host: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A host:port probed at layer 4 (e.g. a database) to run near.
+    """
+    hostname: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A hostname probed at layer 7 (an API) to run near.
+    """
+    mode: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    "smart": Cloudflare places the worker near the back ends it calls most.
+    """
+    region: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+    """
+
+@pulumi.input_type
+class PlacementArgs:
+    def __init__(__self__, *,
+                 host: pulumi.Input[Optional[_builtins.str]] = None,
+                 hostname: pulumi.Input[Optional[_builtins.str]] = None,
+                 mode: pulumi.Input[Optional[_builtins.str]] = None,
+                 region: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] host: A host:port probed at layer 4 (e.g. a database) to run near.
+        :param pulumi.Input[_builtins.str] hostname: A hostname probed at layer 7 (an API) to run near.
+        :param pulumi.Input[_builtins.str] mode: "smart": Cloudflare places the worker near the back ends it calls most.
+        :param pulumi.Input[_builtins.str] region: A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+        """
+        if host is not None:
+            pulumi.set(__self__, "host", host)
+        if hostname is not None:
+            pulumi.set(__self__, "hostname", hostname)
+        if mode is not None:
+            pulumi.set(__self__, "mode", mode)
+        if region is not None:
+            pulumi.set(__self__, "region", region)
+
+    @_builtins.property
+    @pulumi.getter
+    def host(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A host:port probed at layer 4 (e.g. a database) to run near.
+        """
+        return pulumi.get(self, "host")
+
+    @host.setter
+    def host(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "host", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A hostname probed at layer 7 (an API) to run near.
+        """
+        return pulumi.get(self, "hostname")
+
+    @hostname.setter
+    def hostname(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "hostname", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def mode(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        "smart": Cloudflare places the worker near the back ends it calls most.
+        """
+        return pulumi.get(self, "mode")
+
+    @mode.setter
+    def mode(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "mode", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+        """
+        return pulumi.get(self, "region")
+
+    @region.setter
+    def region(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "region", value)
 
 
 class QueueBindingArgsDict(TypedDict):
@@ -1477,6 +2040,61 @@ class R2BindingArgs:
         pulumi.set(self, "bucket_name", value)
 
 
+class RateLimitBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    limit: pulumi.Input[_builtins.int]
+    namespace_id: pulumi.Input[_builtins.str]
+    period: pulumi.Input[_builtins.int]
+
+@pulumi.input_type
+class RateLimitBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 limit: pulumi.Input[_builtins.int],
+                 namespace_id: pulumi.Input[_builtins.str],
+                 period: pulumi.Input[_builtins.int]):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "limit", limit)
+        pulumi.set(__self__, "namespace_id", namespace_id)
+        pulumi.set(__self__, "period", period)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def limit(self) -> pulumi.Input[_builtins.int]:
+        return pulumi.get(self, "limit")
+
+    @limit.setter
+    def limit(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "limit", value)
+
+    @_builtins.property
+    @pulumi.getter(name="namespaceId")
+    def namespace_id(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "namespace_id")
+
+    @namespace_id.setter
+    def namespace_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "namespace_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def period(self) -> pulumi.Input[_builtins.int]:
+        return pulumi.get(self, "period")
+
+    @period.setter
+    def period(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "period", value)
+
+
 class SandboxArgsDict(TypedDict):
     """
     The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
@@ -1589,6 +2207,135 @@ class SandboxArgs:
     @provider.setter
     def provider(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "provider", value)
+
+
+class ScriptLimitsArgsDict(TypedDict):
+    cpu_ms: pulumi.Input[_builtins.int]
+    """
+    CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+    """
+
+@pulumi.input_type
+class ScriptLimitsArgs:
+    def __init__(__self__, *,
+                 cpu_ms: pulumi.Input[_builtins.int]):
+        """
+        :param pulumi.Input[_builtins.int] cpu_ms: CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+        """
+        pulumi.set(__self__, "cpu_ms", cpu_ms)
+
+    @_builtins.property
+    @pulumi.getter(name="cpuMs")
+    def cpu_ms(self) -> pulumi.Input[_builtins.int]:
+        """
+        CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+        """
+        return pulumi.get(self, "cpu_ms")
+
+    @cpu_ms.setter
+    def cpu_ms(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "cpu_ms", value)
+
+
+class SecretsStoreBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    secret_name: pulumi.Input[_builtins.str]
+    store_id: pulumi.Input[_builtins.str]
+
+@pulumi.input_type
+class SecretsStoreBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 secret_name: pulumi.Input[_builtins.str],
+                 store_id: pulumi.Input[_builtins.str]):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "secret_name", secret_name)
+        pulumi.set(__self__, "store_id", store_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter(name="secretName")
+    def secret_name(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "secret_name")
+
+    @secret_name.setter
+    def secret_name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "secret_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="storeId")
+    def store_id(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "store_id")
+
+    @store_id.setter
+    def store_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "store_id", value)
+
+
+class SendEmailBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    allowed_destination_addresses: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    allowed_sender_addresses: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    destination_address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+
+@pulumi.input_type
+class SendEmailBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 allowed_destination_addresses: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 allowed_sender_addresses: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 destination_address: pulumi.Input[Optional[_builtins.str]] = None):
+        pulumi.set(__self__, "binding", binding)
+        if allowed_destination_addresses is not None:
+            pulumi.set(__self__, "allowed_destination_addresses", allowed_destination_addresses)
+        if allowed_sender_addresses is not None:
+            pulumi.set(__self__, "allowed_sender_addresses", allowed_sender_addresses)
+        if destination_address is not None:
+            pulumi.set(__self__, "destination_address", destination_address)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedDestinationAddresses")
+    def allowed_destination_addresses(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        return pulumi.get(self, "allowed_destination_addresses")
+
+    @allowed_destination_addresses.setter
+    def allowed_destination_addresses(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "allowed_destination_addresses", value)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedSenderAddresses")
+    def allowed_sender_addresses(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        return pulumi.get(self, "allowed_sender_addresses")
+
+    @allowed_sender_addresses.setter
+    def allowed_sender_addresses(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "allowed_sender_addresses", value)
+
+    @_builtins.property
+    @pulumi.getter(name="destinationAddress")
+    def destination_address(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "destination_address")
+
+    @destination_address.setter
+    def destination_address(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "destination_address", value)
 
 
 class ServiceBindingArgsDict(TypedDict):
@@ -1757,6 +2504,74 @@ class SlackArgs:
         pulumi.set(self, "triggers_enabled", value)
 
 
+class TailConsumerArgsDict(TypedDict):
+    service: pulumi.Input[_builtins.str]
+    """
+    The tail worker's script name.
+    """
+    environment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Its environment, if any.
+    """
+    namespace: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Its dispatch namespace, for a Workers for Platforms tail worker.
+    """
+
+@pulumi.input_type
+class TailConsumerArgs:
+    def __init__(__self__, *,
+                 service: pulumi.Input[_builtins.str],
+                 environment: pulumi.Input[Optional[_builtins.str]] = None,
+                 namespace: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] service: The tail worker's script name.
+        :param pulumi.Input[_builtins.str] environment: Its environment, if any.
+        :param pulumi.Input[_builtins.str] namespace: Its dispatch namespace, for a Workers for Platforms tail worker.
+        """
+        pulumi.set(__self__, "service", service)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if namespace is not None:
+            pulumi.set(__self__, "namespace", namespace)
+
+    @_builtins.property
+    @pulumi.getter
+    def service(self) -> pulumi.Input[_builtins.str]:
+        """
+        The tail worker's script name.
+        """
+        return pulumi.get(self, "service")
+
+    @service.setter
+    def service(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "service", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Its environment, if any.
+        """
+        return pulumi.get(self, "environment")
+
+    @environment.setter
+    def environment(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "environment", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Its dispatch namespace, for a Workers for Platforms tail worker.
+        """
+        return pulumi.get(self, "namespace")
+
+    @namespace.setter
+    def namespace(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "namespace", value)
+
+
 class UpstreamArgsDict(TypedDict):
     """
     Where the built upstream artefacts come from. Unset: the artefacts embedded in the plugin, built at the pinned commit by the release step. Otherwise a checkout at the pinned commit, or each worker bundle and the D1 migrations directory given separately (each wins over the checkout).
@@ -1849,6 +2664,37 @@ class UpstreamArgs:
     @worker_bundles.setter
     def worker_bundles(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "worker_bundles", value)
+
+
+class VectorizeBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    index_name: pulumi.Input[_builtins.str]
+
+@pulumi.input_type
+class VectorizeBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 index_name: pulumi.Input[_builtins.str]):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "index_name", index_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter(name="indexName")
+    def index_name(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "index_name")
+
+    @index_name.setter
+    def index_name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "index_name", value)
 
 
 class WebArgsDict(TypedDict):
@@ -2329,5 +3175,130 @@ class WorkerBindingsArgs:
     @services.setter
     def services(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['LogicalBindingArgs']]]]):
         pulumi.set(self, "services", value)
+
+
+class WorkerRouteArgsDict(TypedDict):
+    pattern: pulumi.Input[_builtins.str]
+    """
+    The route pattern, e.g. example.com/api/*.
+    """
+    zone_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The zone's ID. Exactly one of zoneId and zoneName is set.
+    """
+    zone_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The zone's name, looked up in the account.
+    """
+
+@pulumi.input_type
+class WorkerRouteArgs:
+    def __init__(__self__, *,
+                 pattern: pulumi.Input[_builtins.str],
+                 zone_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 zone_name: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] pattern: The route pattern, e.g. example.com/api/*.
+        :param pulumi.Input[_builtins.str] zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
+        :param pulumi.Input[_builtins.str] zone_name: The zone's name, looked up in the account.
+        """
+        pulumi.set(__self__, "pattern", pattern)
+        if zone_id is not None:
+            pulumi.set(__self__, "zone_id", zone_id)
+        if zone_name is not None:
+            pulumi.set(__self__, "zone_name", zone_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def pattern(self) -> pulumi.Input[_builtins.str]:
+        """
+        The route pattern, e.g. example.com/api/*.
+        """
+        return pulumi.get(self, "pattern")
+
+    @pattern.setter
+    def pattern(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "pattern", value)
+
+    @_builtins.property
+    @pulumi.getter(name="zoneId")
+    def zone_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The zone's ID. Exactly one of zoneId and zoneName is set.
+        """
+        return pulumi.get(self, "zone_id")
+
+    @zone_id.setter
+    def zone_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "zone_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="zoneName")
+    def zone_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The zone's name, looked up in the account.
+        """
+        return pulumi.get(self, "zone_name")
+
+    @zone_name.setter
+    def zone_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "zone_name", value)
+
+
+class WorkflowBindingArgsDict(TypedDict):
+    binding: pulumi.Input[_builtins.str]
+    workflow_name: pulumi.Input[_builtins.str]
+    class_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    script_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+
+@pulumi.input_type
+class WorkflowBindingArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[_builtins.str],
+                 workflow_name: pulumi.Input[_builtins.str],
+                 class_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 script_name: pulumi.Input[Optional[_builtins.str]] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "workflow_name", workflow_name)
+        if class_name is not None:
+            pulumi.set(__self__, "class_name", class_name)
+        if script_name is not None:
+            pulumi.set(__self__, "script_name", script_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter(name="workflowName")
+    def workflow_name(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "workflow_name")
+
+    @workflow_name.setter
+    def workflow_name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "workflow_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="className")
+    def class_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "class_name")
+
+    @class_name.setter
+    def class_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "class_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="scriptName")
+    def script_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        return pulumi.get(self, "script_name")
+
+    @script_name.setter
+    def script_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "script_name", value)
 
 

@@ -13,20 +13,60 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from . import outputs
 
 __all__ = [
+    'AnalyticsBinding',
     'AppliedMigration',
+    'CustomDomain',
     'D1Binding',
+    'DispatchBinding',
     'DurableObjectBinding',
+    'GenericBinding',
+    'HyperdriveBinding',
+    'JSONBinding',
     'KvBinding',
+    'MTLSBinding',
     'ModalSecret',
+    'NamedBinding',
+    'Observability',
+    'ObservabilityLogs',
+    'Placement',
     'QueueBinding',
     'QueueConsumer',
     'R2Binding',
+    'RateLimitBinding',
+    'ScriptLimits',
+    'SecretsStoreBinding',
+    'SendEmailBinding',
     'ServiceBinding',
     'SupersededSnapshot',
+    'TailConsumer',
+    'VectorizeBinding',
     'WorkerAssets',
+    'WorkerRoute',
+    'WorkflowBinding',
 ]
+
+@pulumi.output_type
+class AnalyticsBinding(dict):
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 dataset: Optional[_builtins.str] = None):
+        pulumi.set(__self__, "binding", binding)
+        if dataset is not None:
+            pulumi.set(__self__, "dataset", dataset)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def dataset(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "dataset")
+
 
 @pulumi.output_type
 class AppliedMigration(dict):
@@ -103,6 +143,67 @@ class AppliedMigration(dict):
 
 
 @pulumi.output_type
+class CustomDomain(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "zoneId":
+            suggest = "zone_id"
+        elif key == "zoneName":
+            suggest = "zone_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CustomDomain. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CustomDomain.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CustomDomain.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 hostname: _builtins.str,
+                 zone_id: Optional[_builtins.str] = None,
+                 zone_name: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str hostname: The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+        :param _builtins.str zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
+        :param _builtins.str zone_name: The zone's name (e.g. example.com), looked up in the account.
+        """
+        pulumi.set(__self__, "hostname", hostname)
+        if zone_id is not None:
+            pulumi.set(__self__, "zone_id", zone_id)
+        if zone_name is not None:
+            pulumi.set(__self__, "zone_name", zone_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> _builtins.str:
+        """
+        The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
+        """
+        return pulumi.get(self, "hostname")
+
+    @_builtins.property
+    @pulumi.getter(name="zoneId")
+    def zone_id(self) -> Optional[_builtins.str]:
+        """
+        The zone's ID. Exactly one of zoneId and zoneName is set.
+        """
+        return pulumi.get(self, "zone_id")
+
+    @_builtins.property
+    @pulumi.getter(name="zoneName")
+    def zone_name(self) -> Optional[_builtins.str]:
+        """
+        The zone's name (e.g. example.com), looked up in the account.
+        """
+        return pulumi.get(self, "zone_name")
+
+
+@pulumi.output_type
 class D1Binding(dict):
     """
     Binds a D1 database to the worker.
@@ -151,6 +252,50 @@ class D1Binding(dict):
         The D1 database's ID (a D1Database's databaseId output).
         """
         return pulumi.get(self, "database_id")
+
+
+@pulumi.output_type
+class DispatchBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "outboundService":
+            suggest = "outbound_service"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DispatchBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DispatchBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DispatchBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 namespace: _builtins.str,
+                 outbound_service: Optional[_builtins.str] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "namespace", namespace)
+        if outbound_service is not None:
+            pulumi.set(__self__, "outbound_service", outbound_service)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> _builtins.str:
+        return pulumi.get(self, "namespace")
+
+    @_builtins.property
+    @pulumi.getter(name="outboundService")
+    def outbound_service(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "outbound_service")
 
 
 @pulumi.output_type
@@ -219,6 +364,71 @@ class DurableObjectBinding(dict):
 
 
 @pulumi.output_type
+class GenericBinding(dict):
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 type: _builtins.str,
+                 properties: Optional[Mapping[str, Any]] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "type", type)
+        if properties is not None:
+            pulumi.set(__self__, "properties", properties)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter
+    def properties(self) -> Optional[Mapping[str, Any]]:
+        return pulumi.get(self, "properties")
+
+
+@pulumi.output_type
+class HyperdriveBinding(dict):
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 id: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+
+@pulumi.output_type
+class JSONBinding(dict):
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 value: Any):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Any:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
 class KvBinding(dict):
     """
     Binds a KV namespace to the worker.
@@ -270,6 +480,42 @@ class KvBinding(dict):
 
 
 @pulumi.output_type
+class MTLSBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "certificateId":
+            suggest = "certificate_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in MTLSBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        MTLSBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        MTLSBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 certificate_id: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "certificate_id", certificate_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="certificateId")
+    def certificate_id(self) -> _builtins.str:
+        return pulumi.get(self, "certificate_id")
+
+
+@pulumi.output_type
 class ModalSecret(dict):
     """
     A named Modal secret.
@@ -301,6 +547,193 @@ class ModalSecret(dict):
         Its keys and values (each value a Pulumi secret).
         """
         return pulumi.get(self, "values")
+
+
+@pulumi.output_type
+class NamedBinding(dict):
+    def __init__(__self__, *,
+                 binding: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+
+@pulumi.output_type
+class Observability(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "headSamplingRate":
+            suggest = "head_sampling_rate"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Observability. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Observability.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Observability.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 head_sampling_rate: Optional[_builtins.float] = None,
+                 logs: Optional['outputs.ObservabilityLogs'] = None):
+        """
+        :param _builtins.bool enabled: Turn Workers Logs on.
+        :param _builtins.float head_sampling_rate: Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+        :param 'ObservabilityLogs' logs: Persisted logs: enabled, invocation logs, their own sampling rate.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if head_sampling_rate is not None:
+            pulumi.set(__self__, "head_sampling_rate", head_sampling_rate)
+        if logs is not None:
+            pulumi.set(__self__, "logs", logs)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Turn Workers Logs on.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="headSamplingRate")
+    def head_sampling_rate(self) -> Optional[_builtins.float]:
+        """
+        Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
+        """
+        return pulumi.get(self, "head_sampling_rate")
+
+    @_builtins.property
+    @pulumi.getter
+    def logs(self) -> Optional['outputs.ObservabilityLogs']:
+        """
+        Persisted logs: enabled, invocation logs, their own sampling rate.
+        """
+        return pulumi.get(self, "logs")
+
+
+@pulumi.output_type
+class ObservabilityLogs(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "headSamplingRate":
+            suggest = "head_sampling_rate"
+        elif key == "invocationLogs":
+            suggest = "invocation_logs"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ObservabilityLogs. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ObservabilityLogs.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ObservabilityLogs.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 head_sampling_rate: Optional[_builtins.float] = None,
+                 invocation_logs: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.bool enabled: Persist the worker's logs.
+        :param _builtins.float head_sampling_rate: Share of invocations whose logs are kept, 0 to 1.
+        :param _builtins.bool invocation_logs: Log each invocation (request and outcome) as well. Defaults to true.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if head_sampling_rate is not None:
+            pulumi.set(__self__, "head_sampling_rate", head_sampling_rate)
+        if invocation_logs is not None:
+            pulumi.set(__self__, "invocation_logs", invocation_logs)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Persist the worker's logs.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="headSamplingRate")
+    def head_sampling_rate(self) -> Optional[_builtins.float]:
+        """
+        Share of invocations whose logs are kept, 0 to 1.
+        """
+        return pulumi.get(self, "head_sampling_rate")
+
+    @_builtins.property
+    @pulumi.getter(name="invocationLogs")
+    def invocation_logs(self) -> Optional[_builtins.bool]:
+        """
+        Log each invocation (request and outcome) as well. Defaults to true.
+        """
+        return pulumi.get(self, "invocation_logs")
+
+
+@pulumi.output_type
+class Placement(dict):
+    def __init__(__self__, *,
+                 host: Optional[_builtins.str] = None,
+                 hostname: Optional[_builtins.str] = None,
+                 mode: Optional[_builtins.str] = None,
+                 region: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str host: A host:port probed at layer 4 (e.g. a database) to run near.
+        :param _builtins.str hostname: A hostname probed at layer 7 (an API) to run near.
+        :param _builtins.str mode: "smart": Cloudflare places the worker near the back ends it calls most.
+        :param _builtins.str region: A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+        """
+        if host is not None:
+            pulumi.set(__self__, "host", host)
+        if hostname is not None:
+            pulumi.set(__self__, "hostname", hostname)
+        if mode is not None:
+            pulumi.set(__self__, "mode", mode)
+        if region is not None:
+            pulumi.set(__self__, "region", region)
+
+    @_builtins.property
+    @pulumi.getter
+    def host(self) -> Optional[_builtins.str]:
+        """
+        A host:port probed at layer 4 (e.g. a database) to run near.
+        """
+        return pulumi.get(self, "host")
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> Optional[_builtins.str]:
+        """
+        A hostname probed at layer 7 (an API) to run near.
+        """
+        return pulumi.get(self, "hostname")
+
+    @_builtins.property
+    @pulumi.getter
+    def mode(self) -> Optional[_builtins.str]:
+        """
+        "smart": Cloudflare places the worker near the back ends it calls most.
+        """
+        return pulumi.get(self, "mode")
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> Optional[_builtins.str]:
+        """
+        A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
+        """
+        return pulumi.get(self, "region")
 
 
 @pulumi.output_type
@@ -530,6 +963,193 @@ class R2Binding(dict):
 
 
 @pulumi.output_type
+class RateLimitBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "namespaceId":
+            suggest = "namespace_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in RateLimitBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        RateLimitBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        RateLimitBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 limit: _builtins.int,
+                 namespace_id: _builtins.str,
+                 period: _builtins.int):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "limit", limit)
+        pulumi.set(__self__, "namespace_id", namespace_id)
+        pulumi.set(__self__, "period", period)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def limit(self) -> _builtins.int:
+        return pulumi.get(self, "limit")
+
+    @_builtins.property
+    @pulumi.getter(name="namespaceId")
+    def namespace_id(self) -> _builtins.str:
+        return pulumi.get(self, "namespace_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def period(self) -> _builtins.int:
+        return pulumi.get(self, "period")
+
+
+@pulumi.output_type
+class ScriptLimits(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "cpuMs":
+            suggest = "cpu_ms"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ScriptLimits. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ScriptLimits.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ScriptLimits.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 cpu_ms: _builtins.int):
+        """
+        :param _builtins.int cpu_ms: CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+        """
+        pulumi.set(__self__, "cpu_ms", cpu_ms)
+
+    @_builtins.property
+    @pulumi.getter(name="cpuMs")
+    def cpu_ms(self) -> _builtins.int:
+        """
+        CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
+        """
+        return pulumi.get(self, "cpu_ms")
+
+
+@pulumi.output_type
+class SecretsStoreBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "secretName":
+            suggest = "secret_name"
+        elif key == "storeId":
+            suggest = "store_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in SecretsStoreBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        SecretsStoreBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        SecretsStoreBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 secret_name: _builtins.str,
+                 store_id: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "secret_name", secret_name)
+        pulumi.set(__self__, "store_id", store_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="secretName")
+    def secret_name(self) -> _builtins.str:
+        return pulumi.get(self, "secret_name")
+
+    @_builtins.property
+    @pulumi.getter(name="storeId")
+    def store_id(self) -> _builtins.str:
+        return pulumi.get(self, "store_id")
+
+
+@pulumi.output_type
+class SendEmailBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "allowedDestinationAddresses":
+            suggest = "allowed_destination_addresses"
+        elif key == "allowedSenderAddresses":
+            suggest = "allowed_sender_addresses"
+        elif key == "destinationAddress":
+            suggest = "destination_address"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in SendEmailBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        SendEmailBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        SendEmailBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 allowed_destination_addresses: Optional[Sequence[_builtins.str]] = None,
+                 allowed_sender_addresses: Optional[Sequence[_builtins.str]] = None,
+                 destination_address: Optional[_builtins.str] = None):
+        pulumi.set(__self__, "binding", binding)
+        if allowed_destination_addresses is not None:
+            pulumi.set(__self__, "allowed_destination_addresses", allowed_destination_addresses)
+        if allowed_sender_addresses is not None:
+            pulumi.set(__self__, "allowed_sender_addresses", allowed_sender_addresses)
+        if destination_address is not None:
+            pulumi.set(__self__, "destination_address", destination_address)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="allowedDestinationAddresses")
+    def allowed_destination_addresses(self) -> Optional[Sequence[_builtins.str]]:
+        return pulumi.get(self, "allowed_destination_addresses")
+
+    @_builtins.property
+    @pulumi.getter(name="allowedSenderAddresses")
+    def allowed_sender_addresses(self) -> Optional[Sequence[_builtins.str]]:
+        return pulumi.get(self, "allowed_sender_addresses")
+
+    @_builtins.property
+    @pulumi.getter(name="destinationAddress")
+    def destination_address(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "destination_address")
+
+
+@pulumi.output_type
 class ServiceBinding(dict):
     """
     Binds another worker by script name. The name is a plain string, not a resource reference, so two workers may bind each other; a target that does not exist yet is bound as soon as it appears.
@@ -624,6 +1244,84 @@ class SupersededSnapshot(dict):
         When it was replaced (RFC 3339).
         """
         return pulumi.get(self, "retired_at")
+
+
+@pulumi.output_type
+class TailConsumer(dict):
+    def __init__(__self__, *,
+                 service: _builtins.str,
+                 environment: Optional[_builtins.str] = None,
+                 namespace: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str service: The tail worker's script name.
+        :param _builtins.str environment: Its environment, if any.
+        :param _builtins.str namespace: Its dispatch namespace, for a Workers for Platforms tail worker.
+        """
+        pulumi.set(__self__, "service", service)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if namespace is not None:
+            pulumi.set(__self__, "namespace", namespace)
+
+    @_builtins.property
+    @pulumi.getter
+    def service(self) -> _builtins.str:
+        """
+        The tail worker's script name.
+        """
+        return pulumi.get(self, "service")
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> Optional[_builtins.str]:
+        """
+        Its environment, if any.
+        """
+        return pulumi.get(self, "environment")
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> Optional[_builtins.str]:
+        """
+        Its dispatch namespace, for a Workers for Platforms tail worker.
+        """
+        return pulumi.get(self, "namespace")
+
+
+@pulumi.output_type
+class VectorizeBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "indexName":
+            suggest = "index_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in VectorizeBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        VectorizeBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        VectorizeBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 index_name: _builtins.str):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "index_name", index_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="indexName")
+    def index_name(self) -> _builtins.str:
+        return pulumi.get(self, "index_name")
 
 
 @pulumi.output_type
@@ -743,5 +1441,122 @@ class WorkerAssets(dict):
         Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
         """
         return pulumi.get(self, "run_worker_first_routes")
+
+
+@pulumi.output_type
+class WorkerRoute(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "zoneId":
+            suggest = "zone_id"
+        elif key == "zoneName":
+            suggest = "zone_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WorkerRoute. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WorkerRoute.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WorkerRoute.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 pattern: _builtins.str,
+                 zone_id: Optional[_builtins.str] = None,
+                 zone_name: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str pattern: The route pattern, e.g. example.com/api/*.
+        :param _builtins.str zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
+        :param _builtins.str zone_name: The zone's name, looked up in the account.
+        """
+        pulumi.set(__self__, "pattern", pattern)
+        if zone_id is not None:
+            pulumi.set(__self__, "zone_id", zone_id)
+        if zone_name is not None:
+            pulumi.set(__self__, "zone_name", zone_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def pattern(self) -> _builtins.str:
+        """
+        The route pattern, e.g. example.com/api/*.
+        """
+        return pulumi.get(self, "pattern")
+
+    @_builtins.property
+    @pulumi.getter(name="zoneId")
+    def zone_id(self) -> Optional[_builtins.str]:
+        """
+        The zone's ID. Exactly one of zoneId and zoneName is set.
+        """
+        return pulumi.get(self, "zone_id")
+
+    @_builtins.property
+    @pulumi.getter(name="zoneName")
+    def zone_name(self) -> Optional[_builtins.str]:
+        """
+        The zone's name, looked up in the account.
+        """
+        return pulumi.get(self, "zone_name")
+
+
+@pulumi.output_type
+class WorkflowBinding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "workflowName":
+            suggest = "workflow_name"
+        elif key == "className":
+            suggest = "class_name"
+        elif key == "scriptName":
+            suggest = "script_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WorkflowBinding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WorkflowBinding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WorkflowBinding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: _builtins.str,
+                 workflow_name: _builtins.str,
+                 class_name: Optional[_builtins.str] = None,
+                 script_name: Optional[_builtins.str] = None):
+        pulumi.set(__self__, "binding", binding)
+        pulumi.set(__self__, "workflow_name", workflow_name)
+        if class_name is not None:
+            pulumi.set(__self__, "class_name", class_name)
+        if script_name is not None:
+            pulumi.set(__self__, "script_name", script_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> _builtins.str:
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter(name="workflowName")
+    def workflow_name(self) -> _builtins.str:
+        return pulumi.get(self, "workflow_name")
+
+    @_builtins.property
+    @pulumi.getter(name="className")
+    def class_name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "class_name")
+
+    @_builtins.property
+    @pulumi.getter(name="scriptName")
+    def script_name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "script_name")
 
 

@@ -49,7 +49,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] modal_server_url: Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
-        :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         :param pulumi.Input[_builtins.str] worker_assets_file_limit: The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
         :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
@@ -224,7 +224,7 @@ class ProviderArgs:
     @pulumi.getter(name="pythonPath")
     def python_path(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         """
         return pulumi.get(self, "python_path")
 
@@ -320,7 +320,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] modal_server_url: Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
-        :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         :param pulumi.Input[_builtins.str] worker_assets_file_limit: The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
         :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
@@ -491,7 +491,7 @@ class Provider(pulumi.ProviderResource):
     @pulumi.getter(name="pythonPath")
     def python_path(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         """
         return pulumi.get(self, "python_path")
 

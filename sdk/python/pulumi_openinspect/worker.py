@@ -23,57 +23,109 @@ class WorkerArgs:
     def __init__(__self__, *,
                  name: pulumi.Input[_builtins.str],
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 ai: pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]] = None,
+                 analytics_engine_datasets: pulumi.Input[Optional[Sequence[pulumi.Input['AnalyticsBindingArgs']]]] = None,
                  assets: pulumi.Input[Optional['WorkerAssetsArgs']] = None,
+                 browser: pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]] = None,
                  compatibility_date: pulumi.Input[Optional[_builtins.str]] = None,
                  compatibility_flags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  content: pulumi.Input[Optional[_builtins.str]] = None,
                  crons: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  d1_databases: pulumi.Input[Optional[Sequence[pulumi.Input['D1BindingArgs']]]] = None,
+                 dispatch_namespaces: pulumi.Input[Optional[Sequence[pulumi.Input['DispatchBindingArgs']]]] = None,
+                 domains: pulumi.Input[Optional[Sequence[pulumi.Input['CustomDomainArgs']]]] = None,
                  durable_objects: pulumi.Input[Optional[Sequence[pulumi.Input['DurableObjectBindingArgs']]]] = None,
+                 hyperdrives: pulumi.Input[Optional[Sequence[pulumi.Input['HyperdriveBindingArgs']]]] = None,
+                 json_bindings: pulumi.Input[Optional[Sequence[pulumi.Input['JSONBindingArgs']]]] = None,
+                 keep_bindings: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kv_namespaces: pulumi.Input[Optional[Sequence[pulumi.Input['KvBindingArgs']]]] = None,
+                 limits: pulumi.Input[Optional['ScriptLimitsArgs']] = None,
+                 logpush: pulumi.Input[Optional[_builtins.bool]] = None,
                  main_module: pulumi.Input[Optional[_builtins.str]] = None,
                  modules: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 mtls_certificates: pulumi.Input[Optional[Sequence[pulumi.Input['MTLSBindingArgs']]]] = None,
+                 observability: pulumi.Input[Optional['ObservabilityArgs']] = None,
+                 other_bindings: pulumi.Input[Optional[Sequence[pulumi.Input['GenericBindingArgs']]]] = None,
                  owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 placement: pulumi.Input[Optional['PlacementArgs']] = None,
                  queue_consumers: pulumi.Input[Optional[Sequence[pulumi.Input['QueueConsumerArgs']]]] = None,
                  queues: pulumi.Input[Optional[Sequence[pulumi.Input['QueueBindingArgs']]]] = None,
                  r2_buckets: pulumi.Input[Optional[Sequence[pulumi.Input['R2BindingArgs']]]] = None,
+                 rate_limits: pulumi.Input[Optional[Sequence[pulumi.Input['RateLimitBindingArgs']]]] = None,
+                 routes: pulumi.Input[Optional[Sequence[pulumi.Input['WorkerRouteArgs']]]] = None,
                  script: pulumi.Input[Optional[Union[pulumi.Asset, pulumi.Archive]]] = None,
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 secrets_store_secrets: pulumi.Input[Optional[Sequence[pulumi.Input['SecretsStoreBindingArgs']]]] = None,
+                 send_email: pulumi.Input[Optional[Sequence[pulumi.Input['SendEmailBindingArgs']]]] = None,
                  services: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceBindingArgs']]]] = None,
+                 tags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 tail_consumers: pulumi.Input[Optional[Sequence[pulumi.Input['TailConsumerArgs']]]] = None,
                  take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 workers_dev: pulumi.Input[Optional[_builtins.bool]] = None):
+                 vectorize_indexes: pulumi.Input[Optional[Sequence[pulumi.Input['VectorizeBindingArgs']]]] = None,
+                 version_metadata: pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]] = None,
+                 workers_dev: pulumi.Input[Optional[_builtins.bool]] = None,
+                 workflows: pulumi.Input[Optional[Sequence[pulumi.Input['WorkflowBindingArgs']]]] = None):
         """
         The set of arguments for constructing a Worker resource.
 
         :param pulumi.Input[_builtins.str] name: Script name. Changing it creates a new worker.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a script that already exists with this name instead of failing with a conflict.
+        :param pulumi.Input[Sequence[pulumi.Input['NamedBindingArgs']]] ai: Workers AI (`ai`).
+        :param pulumi.Input[Sequence[pulumi.Input['AnalyticsBindingArgs']]] analytics_engine_datasets: Workers Analytics Engine datasets (`analytics_engine`).
         :param pulumi.Input['WorkerAssetsArgs'] assets: Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+        :param pulumi.Input[Sequence[pulumi.Input['NamedBindingArgs']]] browser: Browser Rendering (`browser`).
         :param pulumi.Input[_builtins.str] compatibility_date: Workers compatibility date.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] compatibility_flags: Workers compatibility flags, e.g. nodejs_compat.
         :param pulumi.Input[_builtins.str] content: The main module's source. Exactly one of `content` and `script` is set.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] crons: Cron triggers, set after the script exists.
         :param pulumi.Input[Sequence[pulumi.Input['D1BindingArgs']]] d1_databases: D1 database bindings.
+        :param pulumi.Input[Sequence[pulumi.Input['DispatchBindingArgs']]] dispatch_namespaces: Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+        :param pulumi.Input[Sequence[pulumi.Input['CustomDomainArgs']]] domains: Custom domains served by the worker, attached after the upload and detached when removed.
         :param pulumi.Input[Sequence[pulumi.Input['DurableObjectBindingArgs']]] durable_objects: Durable Object namespace bindings.
+        :param pulumi.Input[Sequence[pulumi.Input['HyperdriveBindingArgs']]] hyperdrives: Hyperdrive configurations by ID (`hyperdrive`).
+        :param pulumi.Input[Sequence[pulumi.Input['JSONBindingArgs']]] json_bindings: JSON values in the worker's env (`json` bindings).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] keep_bindings: Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
         :param pulumi.Input[Sequence[pulumi.Input['KvBindingArgs']]] kv_namespaces: KV namespace bindings.
+        :param pulumi.Input['ScriptLimitsArgs'] limits: Resource limits, e.g. `cpuMs`.
+        :param pulumi.Input[_builtins.bool] logpush: Send this worker's trace events to the account's Logpush jobs.
         :param pulumi.Input[_builtins.str] main_module: File name of the main module.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] modules: Additional modules by file name, each the module's source.
+        :param pulumi.Input[Sequence[pulumi.Input['MTLSBindingArgs']]] mtls_certificates: mTLS client certificates (`mtls_certificate`).
+        :param pulumi.Input['ObservabilityArgs'] observability: Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+        :param pulumi.Input[Sequence[pulumi.Input['GenericBindingArgs']]] other_bindings: Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
         :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input['PlacementArgs'] placement: Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
         :param pulumi.Input[Sequence[pulumi.Input['QueueConsumerArgs']]] queue_consumers: Queues this worker consumes, with their delivery settings.
         :param pulumi.Input[Sequence[pulumi.Input['QueueBindingArgs']]] queues: Queue producer bindings.
         :param pulumi.Input[Sequence[pulumi.Input['R2BindingArgs']]] r2_buckets: R2 bucket bindings.
+        :param pulumi.Input[Sequence[pulumi.Input['RateLimitBindingArgs']]] rate_limits: Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+        :param pulumi.Input[Sequence[pulumi.Input['WorkerRouteArgs']]] routes: Zone routes (patterns like `example.com/api/*`) served by the worker.
         :param pulumi.Input[Union[pulumi.Asset, pulumi.Archive]] script: The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] secrets: Secret environment variables, uploaded as secret_text bindings.
+        :param pulumi.Input[Sequence[pulumi.Input['SecretsStoreBindingArgs']]] secrets_store_secrets: Secrets Store secrets (`secrets_store_secret`).
+        :param pulumi.Input[Sequence[pulumi.Input['SendEmailBindingArgs']]] send_email: Email sending (`send_email`).
         :param pulumi.Input[Sequence[pulumi.Input['ServiceBindingArgs']]] services: Service bindings to other workers, by script name.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] tags: Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+        :param pulumi.Input[Sequence[pulumi.Input['TailConsumerArgs']]] tail_consumers: Workers that receive this worker's tail events.
         :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] vars: Plain-text environment variables.
+        :param pulumi.Input[Sequence[pulumi.Input['VectorizeBindingArgs']]] vectorize_indexes: Vectorize indexes (`vectorize`).
+        :param pulumi.Input[Sequence[pulumi.Input['NamedBindingArgs']]] version_metadata: The version metadata binding (`version_metadata`).
         :param pulumi.Input[_builtins.bool] workers_dev: Serve the worker on its workers.dev route. Defaults to true.
+        :param pulumi.Input[Sequence[pulumi.Input['WorkflowBindingArgs']]] workflows: Workflows (`workflow`).
         """
         pulumi.set(__self__, "name", name)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if ai is not None:
+            pulumi.set(__self__, "ai", ai)
+        if analytics_engine_datasets is not None:
+            pulumi.set(__self__, "analytics_engine_datasets", analytics_engine_datasets)
         if assets is not None:
             pulumi.set(__self__, "assets", assets)
+        if browser is not None:
+            pulumi.set(__self__, "browser", browser)
         if compatibility_date is None:
             compatibility_date = '2024-09-23'
         if compatibility_date is not None:
@@ -86,36 +138,76 @@ class WorkerArgs:
             pulumi.set(__self__, "crons", crons)
         if d1_databases is not None:
             pulumi.set(__self__, "d1_databases", d1_databases)
+        if dispatch_namespaces is not None:
+            pulumi.set(__self__, "dispatch_namespaces", dispatch_namespaces)
+        if domains is not None:
+            pulumi.set(__self__, "domains", domains)
         if durable_objects is not None:
             pulumi.set(__self__, "durable_objects", durable_objects)
+        if hyperdrives is not None:
+            pulumi.set(__self__, "hyperdrives", hyperdrives)
+        if json_bindings is not None:
+            pulumi.set(__self__, "json_bindings", json_bindings)
+        if keep_bindings is not None:
+            pulumi.set(__self__, "keep_bindings", keep_bindings)
         if kv_namespaces is not None:
             pulumi.set(__self__, "kv_namespaces", kv_namespaces)
+        if limits is not None:
+            pulumi.set(__self__, "limits", limits)
+        if logpush is not None:
+            pulumi.set(__self__, "logpush", logpush)
         if main_module is None:
             main_module = 'index.js'
         if main_module is not None:
             pulumi.set(__self__, "main_module", main_module)
         if modules is not None:
             pulumi.set(__self__, "modules", modules)
+        if mtls_certificates is not None:
+            pulumi.set(__self__, "mtls_certificates", mtls_certificates)
+        if observability is not None:
+            pulumi.set(__self__, "observability", observability)
+        if other_bindings is not None:
+            pulumi.set(__self__, "other_bindings", other_bindings)
         if owner is not None:
             pulumi.set(__self__, "owner", owner)
+        if placement is not None:
+            pulumi.set(__self__, "placement", placement)
         if queue_consumers is not None:
             pulumi.set(__self__, "queue_consumers", queue_consumers)
         if queues is not None:
             pulumi.set(__self__, "queues", queues)
         if r2_buckets is not None:
             pulumi.set(__self__, "r2_buckets", r2_buckets)
+        if rate_limits is not None:
+            pulumi.set(__self__, "rate_limits", rate_limits)
+        if routes is not None:
+            pulumi.set(__self__, "routes", routes)
         if script is not None:
             pulumi.set(__self__, "script", script)
         if secrets is not None:
             pulumi.set(__self__, "secrets", secrets)
+        if secrets_store_secrets is not None:
+            pulumi.set(__self__, "secrets_store_secrets", secrets_store_secrets)
+        if send_email is not None:
+            pulumi.set(__self__, "send_email", send_email)
         if services is not None:
             pulumi.set(__self__, "services", services)
+        if tags is not None:
+            pulumi.set(__self__, "tags", tags)
+        if tail_consumers is not None:
+            pulumi.set(__self__, "tail_consumers", tail_consumers)
         if take_over_from is not None:
             pulumi.set(__self__, "take_over_from", take_over_from)
         if vars is not None:
             pulumi.set(__self__, "vars", vars)
+        if vectorize_indexes is not None:
+            pulumi.set(__self__, "vectorize_indexes", vectorize_indexes)
+        if version_metadata is not None:
+            pulumi.set(__self__, "version_metadata", version_metadata)
         if workers_dev is not None:
             pulumi.set(__self__, "workers_dev", workers_dev)
+        if workflows is not None:
+            pulumi.set(__self__, "workflows", workflows)
 
     @_builtins.property
     @pulumi.getter
@@ -143,6 +235,30 @@ class WorkerArgs:
 
     @_builtins.property
     @pulumi.getter
+    def ai(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]]:
+        """
+        Workers AI (`ai`).
+        """
+        return pulumi.get(self, "ai")
+
+    @ai.setter
+    def ai(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]]):
+        pulumi.set(self, "ai", value)
+
+    @_builtins.property
+    @pulumi.getter(name="analyticsEngineDatasets")
+    def analytics_engine_datasets(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['AnalyticsBindingArgs']]]]:
+        """
+        Workers Analytics Engine datasets (`analytics_engine`).
+        """
+        return pulumi.get(self, "analytics_engine_datasets")
+
+    @analytics_engine_datasets.setter
+    def analytics_engine_datasets(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['AnalyticsBindingArgs']]]]):
+        pulumi.set(self, "analytics_engine_datasets", value)
+
+    @_builtins.property
+    @pulumi.getter
     def assets(self) -> pulumi.Input[Optional['WorkerAssetsArgs']]:
         """
         Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
@@ -152,6 +268,18 @@ class WorkerArgs:
     @assets.setter
     def assets(self, value: pulumi.Input[Optional['WorkerAssetsArgs']]):
         pulumi.set(self, "assets", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def browser(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]]:
+        """
+        Browser Rendering (`browser`).
+        """
+        return pulumi.get(self, "browser")
+
+    @browser.setter
+    def browser(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]]):
+        pulumi.set(self, "browser", value)
 
     @_builtins.property
     @pulumi.getter(name="compatibilityDate")
@@ -214,6 +342,30 @@ class WorkerArgs:
         pulumi.set(self, "d1_databases", value)
 
     @_builtins.property
+    @pulumi.getter(name="dispatchNamespaces")
+    def dispatch_namespaces(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['DispatchBindingArgs']]]]:
+        """
+        Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+        """
+        return pulumi.get(self, "dispatch_namespaces")
+
+    @dispatch_namespaces.setter
+    def dispatch_namespaces(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['DispatchBindingArgs']]]]):
+        pulumi.set(self, "dispatch_namespaces", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def domains(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['CustomDomainArgs']]]]:
+        """
+        Custom domains served by the worker, attached after the upload and detached when removed.
+        """
+        return pulumi.get(self, "domains")
+
+    @domains.setter
+    def domains(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['CustomDomainArgs']]]]):
+        pulumi.set(self, "domains", value)
+
+    @_builtins.property
     @pulumi.getter(name="durableObjects")
     def durable_objects(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['DurableObjectBindingArgs']]]]:
         """
@@ -226,6 +378,42 @@ class WorkerArgs:
         pulumi.set(self, "durable_objects", value)
 
     @_builtins.property
+    @pulumi.getter
+    def hyperdrives(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['HyperdriveBindingArgs']]]]:
+        """
+        Hyperdrive configurations by ID (`hyperdrive`).
+        """
+        return pulumi.get(self, "hyperdrives")
+
+    @hyperdrives.setter
+    def hyperdrives(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['HyperdriveBindingArgs']]]]):
+        pulumi.set(self, "hyperdrives", value)
+
+    @_builtins.property
+    @pulumi.getter(name="jsonBindings")
+    def json_bindings(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['JSONBindingArgs']]]]:
+        """
+        JSON values in the worker's env (`json` bindings).
+        """
+        return pulumi.get(self, "json_bindings")
+
+    @json_bindings.setter
+    def json_bindings(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['JSONBindingArgs']]]]):
+        pulumi.set(self, "json_bindings", value)
+
+    @_builtins.property
+    @pulumi.getter(name="keepBindings")
+    def keep_bindings(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+        """
+        return pulumi.get(self, "keep_bindings")
+
+    @keep_bindings.setter
+    def keep_bindings(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "keep_bindings", value)
+
+    @_builtins.property
     @pulumi.getter(name="kvNamespaces")
     def kv_namespaces(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['KvBindingArgs']]]]:
         """
@@ -236,6 +424,30 @@ class WorkerArgs:
     @kv_namespaces.setter
     def kv_namespaces(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['KvBindingArgs']]]]):
         pulumi.set(self, "kv_namespaces", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def limits(self) -> pulumi.Input[Optional['ScriptLimitsArgs']]:
+        """
+        Resource limits, e.g. `cpuMs`.
+        """
+        return pulumi.get(self, "limits")
+
+    @limits.setter
+    def limits(self, value: pulumi.Input[Optional['ScriptLimitsArgs']]):
+        pulumi.set(self, "limits", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def logpush(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Send this worker's trace events to the account's Logpush jobs.
+        """
+        return pulumi.get(self, "logpush")
+
+    @logpush.setter
+    def logpush(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "logpush", value)
 
     @_builtins.property
     @pulumi.getter(name="mainModule")
@@ -262,6 +474,42 @@ class WorkerArgs:
         pulumi.set(self, "modules", value)
 
     @_builtins.property
+    @pulumi.getter(name="mtlsCertificates")
+    def mtls_certificates(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['MTLSBindingArgs']]]]:
+        """
+        mTLS client certificates (`mtls_certificate`).
+        """
+        return pulumi.get(self, "mtls_certificates")
+
+    @mtls_certificates.setter
+    def mtls_certificates(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['MTLSBindingArgs']]]]):
+        pulumi.set(self, "mtls_certificates", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def observability(self) -> pulumi.Input[Optional['ObservabilityArgs']]:
+        """
+        Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+        """
+        return pulumi.get(self, "observability")
+
+    @observability.setter
+    def observability(self, value: pulumi.Input[Optional['ObservabilityArgs']]):
+        pulumi.set(self, "observability", value)
+
+    @_builtins.property
+    @pulumi.getter(name="otherBindings")
+    def other_bindings(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['GenericBindingArgs']]]]:
+        """
+        Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+        """
+        return pulumi.get(self, "other_bindings")
+
+    @other_bindings.setter
+    def other_bindings(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['GenericBindingArgs']]]]):
+        pulumi.set(self, "other_bindings", value)
+
+    @_builtins.property
     @pulumi.getter
     def owner(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -272,6 +520,18 @@ class WorkerArgs:
     @owner.setter
     def owner(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "owner", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def placement(self) -> pulumi.Input[Optional['PlacementArgs']]:
+        """
+        Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+        """
+        return pulumi.get(self, "placement")
+
+    @placement.setter
+    def placement(self, value: pulumi.Input[Optional['PlacementArgs']]):
+        pulumi.set(self, "placement", value)
 
     @_builtins.property
     @pulumi.getter(name="queueConsumers")
@@ -310,6 +570,30 @@ class WorkerArgs:
         pulumi.set(self, "r2_buckets", value)
 
     @_builtins.property
+    @pulumi.getter(name="rateLimits")
+    def rate_limits(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['RateLimitBindingArgs']]]]:
+        """
+        Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+        """
+        return pulumi.get(self, "rate_limits")
+
+    @rate_limits.setter
+    def rate_limits(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['RateLimitBindingArgs']]]]):
+        pulumi.set(self, "rate_limits", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def routes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['WorkerRouteArgs']]]]:
+        """
+        Zone routes (patterns like `example.com/api/*`) served by the worker.
+        """
+        return pulumi.get(self, "routes")
+
+    @routes.setter
+    def routes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['WorkerRouteArgs']]]]):
+        pulumi.set(self, "routes", value)
+
+    @_builtins.property
     @pulumi.getter
     def script(self) -> pulumi.Input[Optional[Union[pulumi.Asset, pulumi.Archive]]]:
         """
@@ -334,6 +618,30 @@ class WorkerArgs:
         pulumi.set(self, "secrets", value)
 
     @_builtins.property
+    @pulumi.getter(name="secretsStoreSecrets")
+    def secrets_store_secrets(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['SecretsStoreBindingArgs']]]]:
+        """
+        Secrets Store secrets (`secrets_store_secret`).
+        """
+        return pulumi.get(self, "secrets_store_secrets")
+
+    @secrets_store_secrets.setter
+    def secrets_store_secrets(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['SecretsStoreBindingArgs']]]]):
+        pulumi.set(self, "secrets_store_secrets", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sendEmail")
+    def send_email(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['SendEmailBindingArgs']]]]:
+        """
+        Email sending (`send_email`).
+        """
+        return pulumi.get(self, "send_email")
+
+    @send_email.setter
+    def send_email(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['SendEmailBindingArgs']]]]):
+        pulumi.set(self, "send_email", value)
+
+    @_builtins.property
     @pulumi.getter
     def services(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['ServiceBindingArgs']]]]:
         """
@@ -344,6 +652,30 @@ class WorkerArgs:
     @services.setter
     def services(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['ServiceBindingArgs']]]]):
         pulumi.set(self, "services", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+        """
+        return pulumi.get(self, "tags")
+
+    @tags.setter
+    def tags(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "tags", value)
+
+    @_builtins.property
+    @pulumi.getter(name="tailConsumers")
+    def tail_consumers(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['TailConsumerArgs']]]]:
+        """
+        Workers that receive this worker's tail events.
+        """
+        return pulumi.get(self, "tail_consumers")
+
+    @tail_consumers.setter
+    def tail_consumers(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['TailConsumerArgs']]]]):
+        pulumi.set(self, "tail_consumers", value)
 
     @_builtins.property
     @pulumi.getter(name="takeOverFrom")
@@ -370,6 +702,30 @@ class WorkerArgs:
         pulumi.set(self, "vars", value)
 
     @_builtins.property
+    @pulumi.getter(name="vectorizeIndexes")
+    def vectorize_indexes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['VectorizeBindingArgs']]]]:
+        """
+        Vectorize indexes (`vectorize`).
+        """
+        return pulumi.get(self, "vectorize_indexes")
+
+    @vectorize_indexes.setter
+    def vectorize_indexes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['VectorizeBindingArgs']]]]):
+        pulumi.set(self, "vectorize_indexes", value)
+
+    @_builtins.property
+    @pulumi.getter(name="versionMetadata")
+    def version_metadata(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]]:
+        """
+        The version metadata binding (`version_metadata`).
+        """
+        return pulumi.get(self, "version_metadata")
+
+    @version_metadata.setter
+    def version_metadata(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['NamedBindingArgs']]]]):
+        pulumi.set(self, "version_metadata", value)
+
+    @_builtins.property
     @pulumi.getter(name="workersDev")
     def workers_dev(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
@@ -381,6 +737,18 @@ class WorkerArgs:
     def workers_dev(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "workers_dev", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def workflows(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['WorkflowBindingArgs']]]]:
+        """
+        Workflows (`workflow`).
+        """
+        return pulumi.get(self, "workflows")
+
+    @workflows.setter
+    def workflows(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['WorkflowBindingArgs']]]]):
+        pulumi.set(self, "workflows", value)
+
 
 @pulumi.type_token("openinspect:index:Worker")
 class Worker(pulumi.CustomResource):
@@ -389,27 +757,50 @@ class Worker(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 ai: pulumi.Input[Optional[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]]] = None,
+                 analytics_engine_datasets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['AnalyticsBindingArgs', 'AnalyticsBindingArgsDict', 'outputs.AnalyticsBinding']]]]] = None,
                  assets: pulumi.Input[Optional[Union['WorkerAssetsArgs', 'WorkerAssetsArgsDict', 'outputs.WorkerAssets']]] = None,
+                 browser: pulumi.Input[Optional[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]]] = None,
                  compatibility_date: pulumi.Input[Optional[_builtins.str]] = None,
                  compatibility_flags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  content: pulumi.Input[Optional[_builtins.str]] = None,
                  crons: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  d1_databases: pulumi.Input[Optional[Sequence[pulumi.Input[Union['D1BindingArgs', 'D1BindingArgsDict', 'outputs.D1Binding']]]]] = None,
+                 dispatch_namespaces: pulumi.Input[Optional[Sequence[pulumi.Input[Union['DispatchBindingArgs', 'DispatchBindingArgsDict', 'outputs.DispatchBinding']]]]] = None,
+                 domains: pulumi.Input[Optional[Sequence[pulumi.Input[Union['CustomDomainArgs', 'CustomDomainArgsDict', 'outputs.CustomDomain']]]]] = None,
                  durable_objects: pulumi.Input[Optional[Sequence[pulumi.Input[Union['DurableObjectBindingArgs', 'DurableObjectBindingArgsDict', 'outputs.DurableObjectBinding']]]]] = None,
+                 hyperdrives: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HyperdriveBindingArgs', 'HyperdriveBindingArgsDict', 'outputs.HyperdriveBinding']]]]] = None,
+                 json_bindings: pulumi.Input[Optional[Sequence[pulumi.Input[Union['JSONBindingArgs', 'JSONBindingArgsDict', 'outputs.JSONBinding']]]]] = None,
+                 keep_bindings: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kv_namespaces: pulumi.Input[Optional[Sequence[pulumi.Input[Union['KvBindingArgs', 'KvBindingArgsDict', 'outputs.KvBinding']]]]] = None,
+                 limits: pulumi.Input[Optional[Union['ScriptLimitsArgs', 'ScriptLimitsArgsDict', 'outputs.ScriptLimits']]] = None,
+                 logpush: pulumi.Input[Optional[_builtins.bool]] = None,
                  main_module: pulumi.Input[Optional[_builtins.str]] = None,
                  modules: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 mtls_certificates: pulumi.Input[Optional[Sequence[pulumi.Input[Union['MTLSBindingArgs', 'MTLSBindingArgsDict', 'outputs.MTLSBinding']]]]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 observability: pulumi.Input[Optional[Union['ObservabilityArgs', 'ObservabilityArgsDict', 'outputs.Observability']]] = None,
+                 other_bindings: pulumi.Input[Optional[Sequence[pulumi.Input[Union['GenericBindingArgs', 'GenericBindingArgsDict', 'outputs.GenericBinding']]]]] = None,
                  owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 placement: pulumi.Input[Optional[Union['PlacementArgs', 'PlacementArgsDict', 'outputs.Placement']]] = None,
                  queue_consumers: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueConsumerArgs', 'QueueConsumerArgsDict', 'outputs.QueueConsumer']]]]] = None,
                  queues: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueBindingArgs', 'QueueBindingArgsDict', 'outputs.QueueBinding']]]]] = None,
                  r2_buckets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['R2BindingArgs', 'R2BindingArgsDict', 'outputs.R2Binding']]]]] = None,
+                 rate_limits: pulumi.Input[Optional[Sequence[pulumi.Input[Union['RateLimitBindingArgs', 'RateLimitBindingArgsDict', 'outputs.RateLimitBinding']]]]] = None,
+                 routes: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WorkerRouteArgs', 'WorkerRouteArgsDict', 'outputs.WorkerRoute']]]]] = None,
                  script: pulumi.Input[Optional[Union[pulumi.Asset, pulumi.Archive]]] = None,
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 secrets_store_secrets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SecretsStoreBindingArgs', 'SecretsStoreBindingArgsDict', 'outputs.SecretsStoreBinding']]]]] = None,
+                 send_email: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SendEmailBindingArgs', 'SendEmailBindingArgsDict', 'outputs.SendEmailBinding']]]]] = None,
                  services: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ServiceBindingArgs', 'ServiceBindingArgsDict', 'outputs.ServiceBinding']]]]] = None,
+                 tags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 tail_consumers: pulumi.Input[Optional[Sequence[pulumi.Input[Union['TailConsumerArgs', 'TailConsumerArgsDict', 'outputs.TailConsumer']]]]] = None,
                  take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 vectorize_indexes: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VectorizeBindingArgs', 'VectorizeBindingArgsDict', 'outputs.VectorizeBinding']]]]] = None,
+                 version_metadata: pulumi.Input[Optional[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]]] = None,
                  workers_dev: pulumi.Input[Optional[_builtins.bool]] = None,
+                 workflows: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WorkflowBindingArgs', 'WorkflowBindingArgsDict', 'outputs.WorkflowBinding']]]]] = None,
                  __props__=None):
         """
         A Cloudflare Workers script: one ES main module (optionally more modules) uploaded with its bindings (D1, KV, R2, queue producers, services, Durable Objects, plain-text vars and secrets), compatibility date and flags, Durable Object migrations, cron triggers, the workers.dev route and queue consumers.
@@ -423,27 +814,50 @@ class Worker(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a script that already exists with this name instead of failing with a conflict.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]] ai: Workers AI (`ai`).
+        :param pulumi.Input[Sequence[pulumi.Input[Union['AnalyticsBindingArgs', 'AnalyticsBindingArgsDict', 'outputs.AnalyticsBinding']]]] analytics_engine_datasets: Workers Analytics Engine datasets (`analytics_engine`).
         :param pulumi.Input[Union['WorkerAssetsArgs', 'WorkerAssetsArgsDict', 'outputs.WorkerAssets']] assets: Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]] browser: Browser Rendering (`browser`).
         :param pulumi.Input[_builtins.str] compatibility_date: Workers compatibility date.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] compatibility_flags: Workers compatibility flags, e.g. nodejs_compat.
         :param pulumi.Input[_builtins.str] content: The main module's source. Exactly one of `content` and `script` is set.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] crons: Cron triggers, set after the script exists.
         :param pulumi.Input[Sequence[pulumi.Input[Union['D1BindingArgs', 'D1BindingArgsDict', 'outputs.D1Binding']]]] d1_databases: D1 database bindings.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['DispatchBindingArgs', 'DispatchBindingArgsDict', 'outputs.DispatchBinding']]]] dispatch_namespaces: Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+        :param pulumi.Input[Sequence[pulumi.Input[Union['CustomDomainArgs', 'CustomDomainArgsDict', 'outputs.CustomDomain']]]] domains: Custom domains served by the worker, attached after the upload and detached when removed.
         :param pulumi.Input[Sequence[pulumi.Input[Union['DurableObjectBindingArgs', 'DurableObjectBindingArgsDict', 'outputs.DurableObjectBinding']]]] durable_objects: Durable Object namespace bindings.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['HyperdriveBindingArgs', 'HyperdriveBindingArgsDict', 'outputs.HyperdriveBinding']]]] hyperdrives: Hyperdrive configurations by ID (`hyperdrive`).
+        :param pulumi.Input[Sequence[pulumi.Input[Union['JSONBindingArgs', 'JSONBindingArgsDict', 'outputs.JSONBinding']]]] json_bindings: JSON values in the worker's env (`json` bindings).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] keep_bindings: Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
         :param pulumi.Input[Sequence[pulumi.Input[Union['KvBindingArgs', 'KvBindingArgsDict', 'outputs.KvBinding']]]] kv_namespaces: KV namespace bindings.
+        :param pulumi.Input[Union['ScriptLimitsArgs', 'ScriptLimitsArgsDict', 'outputs.ScriptLimits']] limits: Resource limits, e.g. `cpuMs`.
+        :param pulumi.Input[_builtins.bool] logpush: Send this worker's trace events to the account's Logpush jobs.
         :param pulumi.Input[_builtins.str] main_module: File name of the main module.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] modules: Additional modules by file name, each the module's source.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['MTLSBindingArgs', 'MTLSBindingArgsDict', 'outputs.MTLSBinding']]]] mtls_certificates: mTLS client certificates (`mtls_certificate`).
         :param pulumi.Input[_builtins.str] name: Script name. Changing it creates a new worker.
+        :param pulumi.Input[Union['ObservabilityArgs', 'ObservabilityArgsDict', 'outputs.Observability']] observability: Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['GenericBindingArgs', 'GenericBindingArgsDict', 'outputs.GenericBinding']]]] other_bindings: Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
         :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input[Union['PlacementArgs', 'PlacementArgsDict', 'outputs.Placement']] placement: Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
         :param pulumi.Input[Sequence[pulumi.Input[Union['QueueConsumerArgs', 'QueueConsumerArgsDict', 'outputs.QueueConsumer']]]] queue_consumers: Queues this worker consumes, with their delivery settings.
         :param pulumi.Input[Sequence[pulumi.Input[Union['QueueBindingArgs', 'QueueBindingArgsDict', 'outputs.QueueBinding']]]] queues: Queue producer bindings.
         :param pulumi.Input[Sequence[pulumi.Input[Union['R2BindingArgs', 'R2BindingArgsDict', 'outputs.R2Binding']]]] r2_buckets: R2 bucket bindings.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['RateLimitBindingArgs', 'RateLimitBindingArgsDict', 'outputs.RateLimitBinding']]]] rate_limits: Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+        :param pulumi.Input[Sequence[pulumi.Input[Union['WorkerRouteArgs', 'WorkerRouteArgsDict', 'outputs.WorkerRoute']]]] routes: Zone routes (patterns like `example.com/api/*`) served by the worker.
         :param pulumi.Input[Union[pulumi.Asset, pulumi.Archive]] script: The main module as an asset, e.g. `new FileAsset("dist/index.js")`.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] secrets: Secret environment variables, uploaded as secret_text bindings.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['SecretsStoreBindingArgs', 'SecretsStoreBindingArgsDict', 'outputs.SecretsStoreBinding']]]] secrets_store_secrets: Secrets Store secrets (`secrets_store_secret`).
+        :param pulumi.Input[Sequence[pulumi.Input[Union['SendEmailBindingArgs', 'SendEmailBindingArgsDict', 'outputs.SendEmailBinding']]]] send_email: Email sending (`send_email`).
         :param pulumi.Input[Sequence[pulumi.Input[Union['ServiceBindingArgs', 'ServiceBindingArgsDict', 'outputs.ServiceBinding']]]] services: Service bindings to other workers, by script name.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] tags: Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['TailConsumerArgs', 'TailConsumerArgsDict', 'outputs.TailConsumer']]]] tail_consumers: Workers that receive this worker's tail events.
         :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] vars: Plain-text environment variables.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['VectorizeBindingArgs', 'VectorizeBindingArgsDict', 'outputs.VectorizeBinding']]]] vectorize_indexes: Vectorize indexes (`vectorize`).
+        :param pulumi.Input[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]] version_metadata: The version metadata binding (`version_metadata`).
         :param pulumi.Input[_builtins.bool] workers_dev: Serve the worker on its workers.dev route. Defaults to true.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['WorkflowBindingArgs', 'WorkflowBindingArgsDict', 'outputs.WorkflowBinding']]]] workflows: Workflows (`workflow`).
         """
         ...
     @overload
@@ -476,27 +890,50 @@ class Worker(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 ai: pulumi.Input[Optional[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]]] = None,
+                 analytics_engine_datasets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['AnalyticsBindingArgs', 'AnalyticsBindingArgsDict', 'outputs.AnalyticsBinding']]]]] = None,
                  assets: pulumi.Input[Optional[Union['WorkerAssetsArgs', 'WorkerAssetsArgsDict', 'outputs.WorkerAssets']]] = None,
+                 browser: pulumi.Input[Optional[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]]] = None,
                  compatibility_date: pulumi.Input[Optional[_builtins.str]] = None,
                  compatibility_flags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  content: pulumi.Input[Optional[_builtins.str]] = None,
                  crons: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  d1_databases: pulumi.Input[Optional[Sequence[pulumi.Input[Union['D1BindingArgs', 'D1BindingArgsDict', 'outputs.D1Binding']]]]] = None,
+                 dispatch_namespaces: pulumi.Input[Optional[Sequence[pulumi.Input[Union['DispatchBindingArgs', 'DispatchBindingArgsDict', 'outputs.DispatchBinding']]]]] = None,
+                 domains: pulumi.Input[Optional[Sequence[pulumi.Input[Union['CustomDomainArgs', 'CustomDomainArgsDict', 'outputs.CustomDomain']]]]] = None,
                  durable_objects: pulumi.Input[Optional[Sequence[pulumi.Input[Union['DurableObjectBindingArgs', 'DurableObjectBindingArgsDict', 'outputs.DurableObjectBinding']]]]] = None,
+                 hyperdrives: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HyperdriveBindingArgs', 'HyperdriveBindingArgsDict', 'outputs.HyperdriveBinding']]]]] = None,
+                 json_bindings: pulumi.Input[Optional[Sequence[pulumi.Input[Union['JSONBindingArgs', 'JSONBindingArgsDict', 'outputs.JSONBinding']]]]] = None,
+                 keep_bindings: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kv_namespaces: pulumi.Input[Optional[Sequence[pulumi.Input[Union['KvBindingArgs', 'KvBindingArgsDict', 'outputs.KvBinding']]]]] = None,
+                 limits: pulumi.Input[Optional[Union['ScriptLimitsArgs', 'ScriptLimitsArgsDict', 'outputs.ScriptLimits']]] = None,
+                 logpush: pulumi.Input[Optional[_builtins.bool]] = None,
                  main_module: pulumi.Input[Optional[_builtins.str]] = None,
                  modules: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 mtls_certificates: pulumi.Input[Optional[Sequence[pulumi.Input[Union['MTLSBindingArgs', 'MTLSBindingArgsDict', 'outputs.MTLSBinding']]]]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 observability: pulumi.Input[Optional[Union['ObservabilityArgs', 'ObservabilityArgsDict', 'outputs.Observability']]] = None,
+                 other_bindings: pulumi.Input[Optional[Sequence[pulumi.Input[Union['GenericBindingArgs', 'GenericBindingArgsDict', 'outputs.GenericBinding']]]]] = None,
                  owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 placement: pulumi.Input[Optional[Union['PlacementArgs', 'PlacementArgsDict', 'outputs.Placement']]] = None,
                  queue_consumers: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueConsumerArgs', 'QueueConsumerArgsDict', 'outputs.QueueConsumer']]]]] = None,
                  queues: pulumi.Input[Optional[Sequence[pulumi.Input[Union['QueueBindingArgs', 'QueueBindingArgsDict', 'outputs.QueueBinding']]]]] = None,
                  r2_buckets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['R2BindingArgs', 'R2BindingArgsDict', 'outputs.R2Binding']]]]] = None,
+                 rate_limits: pulumi.Input[Optional[Sequence[pulumi.Input[Union['RateLimitBindingArgs', 'RateLimitBindingArgsDict', 'outputs.RateLimitBinding']]]]] = None,
+                 routes: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WorkerRouteArgs', 'WorkerRouteArgsDict', 'outputs.WorkerRoute']]]]] = None,
                  script: pulumi.Input[Optional[Union[pulumi.Asset, pulumi.Archive]]] = None,
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 secrets_store_secrets: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SecretsStoreBindingArgs', 'SecretsStoreBindingArgsDict', 'outputs.SecretsStoreBinding']]]]] = None,
+                 send_email: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SendEmailBindingArgs', 'SendEmailBindingArgsDict', 'outputs.SendEmailBinding']]]]] = None,
                  services: pulumi.Input[Optional[Sequence[pulumi.Input[Union['ServiceBindingArgs', 'ServiceBindingArgsDict', 'outputs.ServiceBinding']]]]] = None,
+                 tags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 tail_consumers: pulumi.Input[Optional[Sequence[pulumi.Input[Union['TailConsumerArgs', 'TailConsumerArgsDict', 'outputs.TailConsumer']]]]] = None,
                  take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 vectorize_indexes: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VectorizeBindingArgs', 'VectorizeBindingArgsDict', 'outputs.VectorizeBinding']]]]] = None,
+                 version_metadata: pulumi.Input[Optional[Sequence[pulumi.Input[Union['NamedBindingArgs', 'NamedBindingArgsDict', 'outputs.NamedBinding']]]]] = None,
                  workers_dev: pulumi.Input[Optional[_builtins.bool]] = None,
+                 workflows: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WorkflowBindingArgs', 'WorkflowBindingArgsDict', 'outputs.WorkflowBinding']]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -507,7 +944,10 @@ class Worker(pulumi.CustomResource):
             __props__ = WorkerArgs.__new__(WorkerArgs)
 
             __props__.__dict__["adopt_existing"] = adopt_existing
+            __props__.__dict__["ai"] = ai
+            __props__.__dict__["analytics_engine_datasets"] = analytics_engine_datasets
             __props__.__dict__["assets"] = assets
+            __props__.__dict__["browser"] = browser
             if compatibility_date is None:
                 compatibility_date = '2024-09-23'
             __props__.__dict__["compatibility_date"] = compatibility_date
@@ -515,34 +955,56 @@ class Worker(pulumi.CustomResource):
             __props__.__dict__["content"] = content
             __props__.__dict__["crons"] = crons
             __props__.__dict__["d1_databases"] = d1_databases
+            __props__.__dict__["dispatch_namespaces"] = dispatch_namespaces
+            __props__.__dict__["domains"] = domains
             __props__.__dict__["durable_objects"] = durable_objects
+            __props__.__dict__["hyperdrives"] = hyperdrives
+            __props__.__dict__["json_bindings"] = json_bindings
+            __props__.__dict__["keep_bindings"] = keep_bindings
             __props__.__dict__["kv_namespaces"] = kv_namespaces
+            __props__.__dict__["limits"] = limits
+            __props__.__dict__["logpush"] = logpush
             if main_module is None:
                 main_module = 'index.js'
             __props__.__dict__["main_module"] = main_module
             __props__.__dict__["modules"] = modules
+            __props__.__dict__["mtls_certificates"] = mtls_certificates
             if name is None and not opts.urn:
                 raise TypeError("Missing required property 'name'")
             __props__.__dict__["name"] = name
+            __props__.__dict__["observability"] = observability
+            __props__.__dict__["other_bindings"] = other_bindings
             __props__.__dict__["owner"] = owner
+            __props__.__dict__["placement"] = placement
             __props__.__dict__["queue_consumers"] = queue_consumers
             __props__.__dict__["queues"] = queues
             __props__.__dict__["r2_buckets"] = r2_buckets
+            __props__.__dict__["rate_limits"] = rate_limits
+            __props__.__dict__["routes"] = routes
             __props__.__dict__["script"] = script
             __props__.__dict__["secrets"] = None if secrets is None else pulumi.Output.secret(secrets)
+            __props__.__dict__["secrets_store_secrets"] = secrets_store_secrets
+            __props__.__dict__["send_email"] = send_email
             __props__.__dict__["services"] = services
+            __props__.__dict__["tags"] = tags
+            __props__.__dict__["tail_consumers"] = tail_consumers
             __props__.__dict__["take_over_from"] = take_over_from
             __props__.__dict__["vars"] = vars
+            __props__.__dict__["vectorize_indexes"] = vectorize_indexes
+            __props__.__dict__["version_metadata"] = version_metadata
             __props__.__dict__["workers_dev"] = workers_dev
+            __props__.__dict__["workflows"] = workflows
             __props__.__dict__["account_id"] = None
             __props__.__dict__["adopted"] = None
             __props__.__dict__["assets_digest"] = None
             __props__.__dict__["assets_manifest"] = None
             __props__.__dict__["consumer_ids"] = None
+            __props__.__dict__["domain_ids"] = None
             __props__.__dict__["durable_object_classes"] = None
             __props__.__dict__["etag"] = None
             __props__.__dict__["hash"] = None
             __props__.__dict__["migration_tag"] = None
+            __props__.__dict__["route_ids"] = None
             __props__.__dict__["secrets_hash"] = None
             __props__.__dict__["url"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["secrets", "secretsHash"])
@@ -574,36 +1036,61 @@ class Worker(pulumi.CustomResource):
         __props__.__dict__["account_id"] = None
         __props__.__dict__["adopt_existing"] = None
         __props__.__dict__["adopted"] = None
+        __props__.__dict__["ai"] = None
+        __props__.__dict__["analytics_engine_datasets"] = None
         __props__.__dict__["assets"] = None
         __props__.__dict__["assets_digest"] = None
         __props__.__dict__["assets_manifest"] = None
+        __props__.__dict__["browser"] = None
         __props__.__dict__["compatibility_date"] = None
         __props__.__dict__["compatibility_flags"] = None
         __props__.__dict__["consumer_ids"] = None
         __props__.__dict__["content"] = None
         __props__.__dict__["crons"] = None
         __props__.__dict__["d1_databases"] = None
+        __props__.__dict__["dispatch_namespaces"] = None
+        __props__.__dict__["domain_ids"] = None
+        __props__.__dict__["domains"] = None
         __props__.__dict__["durable_object_classes"] = None
         __props__.__dict__["durable_objects"] = None
         __props__.__dict__["etag"] = None
         __props__.__dict__["hash"] = None
+        __props__.__dict__["hyperdrives"] = None
+        __props__.__dict__["json_bindings"] = None
+        __props__.__dict__["keep_bindings"] = None
         __props__.__dict__["kv_namespaces"] = None
+        __props__.__dict__["limits"] = None
+        __props__.__dict__["logpush"] = None
         __props__.__dict__["main_module"] = None
         __props__.__dict__["migration_tag"] = None
         __props__.__dict__["modules"] = None
+        __props__.__dict__["mtls_certificates"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["observability"] = None
+        __props__.__dict__["other_bindings"] = None
         __props__.__dict__["owner"] = None
+        __props__.__dict__["placement"] = None
         __props__.__dict__["queue_consumers"] = None
         __props__.__dict__["queues"] = None
         __props__.__dict__["r2_buckets"] = None
+        __props__.__dict__["rate_limits"] = None
+        __props__.__dict__["route_ids"] = None
+        __props__.__dict__["routes"] = None
         __props__.__dict__["script"] = None
         __props__.__dict__["secrets"] = None
         __props__.__dict__["secrets_hash"] = None
+        __props__.__dict__["secrets_store_secrets"] = None
+        __props__.__dict__["send_email"] = None
         __props__.__dict__["services"] = None
+        __props__.__dict__["tags"] = None
+        __props__.__dict__["tail_consumers"] = None
         __props__.__dict__["take_over_from"] = None
         __props__.__dict__["url"] = None
         __props__.__dict__["vars"] = None
+        __props__.__dict__["vectorize_indexes"] = None
+        __props__.__dict__["version_metadata"] = None
         __props__.__dict__["workers_dev"] = None
+        __props__.__dict__["workflows"] = None
         return Worker(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -638,6 +1125,22 @@ class Worker(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
+    def ai(self) -> pulumi.Output[Optional[Sequence['outputs.NamedBinding']]]:
+        """
+        Workers AI (`ai`).
+        """
+        return pulumi.get(self, "ai")
+
+    @_builtins.property
+    @pulumi.getter(name="analyticsEngineDatasets")
+    def analytics_engine_datasets(self) -> pulumi.Output[Optional[Sequence['outputs.AnalyticsBinding']]]:
+        """
+        Workers Analytics Engine datasets (`analytics_engine`).
+        """
+        return pulumi.get(self, "analytics_engine_datasets")
+
+    @_builtins.property
+    @pulumi.getter
     def assets(self) -> pulumi.Output[Optional['outputs.WorkerAssets']]:
         """
         Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
@@ -659,6 +1162,14 @@ class Worker(pulumi.CustomResource):
         The static assets of the last upload: each URL path's content key.
         """
         return pulumi.get(self, "assets_manifest")
+
+    @_builtins.property
+    @pulumi.getter
+    def browser(self) -> pulumi.Output[Optional[Sequence['outputs.NamedBinding']]]:
+        """
+        Browser Rendering (`browser`).
+        """
+        return pulumi.get(self, "browser")
 
     @_builtins.property
     @pulumi.getter(name="compatibilityDate")
@@ -709,6 +1220,30 @@ class Worker(pulumi.CustomResource):
         return pulumi.get(self, "d1_databases")
 
     @_builtins.property
+    @pulumi.getter(name="dispatchNamespaces")
+    def dispatch_namespaces(self) -> pulumi.Output[Optional[Sequence['outputs.DispatchBinding']]]:
+        """
+        Workers for Platforms dispatch namespaces (`dispatch_namespace`).
+        """
+        return pulumi.get(self, "dispatch_namespaces")
+
+    @_builtins.property
+    @pulumi.getter(name="domainIds")
+    def domain_ids(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
+        """
+        Custom domain IDs by hostname.
+        """
+        return pulumi.get(self, "domain_ids")
+
+    @_builtins.property
+    @pulumi.getter
+    def domains(self) -> pulumi.Output[Optional[Sequence['outputs.CustomDomain']]]:
+        """
+        Custom domains served by the worker, attached after the upload and detached when removed.
+        """
+        return pulumi.get(self, "domains")
+
+    @_builtins.property
     @pulumi.getter(name="durableObjectClasses")
     def durable_object_classes(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
         """
@@ -741,12 +1276,52 @@ class Worker(pulumi.CustomResource):
         return pulumi.get(self, "hash")
 
     @_builtins.property
+    @pulumi.getter
+    def hyperdrives(self) -> pulumi.Output[Optional[Sequence['outputs.HyperdriveBinding']]]:
+        """
+        Hyperdrive configurations by ID (`hyperdrive`).
+        """
+        return pulumi.get(self, "hyperdrives")
+
+    @_builtins.property
+    @pulumi.getter(name="jsonBindings")
+    def json_bindings(self) -> pulumi.Output[Optional[Sequence['outputs.JSONBinding']]]:
+        """
+        JSON values in the worker's env (`json` bindings).
+        """
+        return pulumi.get(self, "json_bindings")
+
+    @_builtins.property
+    @pulumi.getter(name="keepBindings")
+    def keep_bindings(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi (e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.
+        """
+        return pulumi.get(self, "keep_bindings")
+
+    @_builtins.property
     @pulumi.getter(name="kvNamespaces")
     def kv_namespaces(self) -> pulumi.Output[Optional[Sequence['outputs.KvBinding']]]:
         """
         KV namespace bindings.
         """
         return pulumi.get(self, "kv_namespaces")
+
+    @_builtins.property
+    @pulumi.getter
+    def limits(self) -> pulumi.Output[Optional['outputs.ScriptLimits']]:
+        """
+        Resource limits, e.g. `cpuMs`.
+        """
+        return pulumi.get(self, "limits")
+
+    @_builtins.property
+    @pulumi.getter
+    def logpush(self) -> pulumi.Output[Optional[_builtins.bool]]:
+        """
+        Send this worker's trace events to the account's Logpush jobs.
+        """
+        return pulumi.get(self, "logpush")
 
     @_builtins.property
     @pulumi.getter(name="mainModule")
@@ -773,6 +1348,14 @@ class Worker(pulumi.CustomResource):
         return pulumi.get(self, "modules")
 
     @_builtins.property
+    @pulumi.getter(name="mtlsCertificates")
+    def mtls_certificates(self) -> pulumi.Output[Optional[Sequence['outputs.MTLSBinding']]]:
+        """
+        mTLS client certificates (`mtls_certificate`).
+        """
+        return pulumi.get(self, "mtls_certificates")
+
+    @_builtins.property
     @pulumi.getter
     def name(self) -> pulumi.Output[_builtins.str]:
         """
@@ -782,11 +1365,35 @@ class Worker(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
+    def observability(self) -> pulumi.Output[Optional['outputs.Observability']]:
+        """
+        Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.
+        """
+        return pulumi.get(self, "observability")
+
+    @_builtins.property
+    @pulumi.getter(name="otherBindings")
+    def other_bindings(self) -> pulumi.Output[Optional[Sequence['outputs.GenericBinding']]]:
+        """
+        Binding kinds not modelled above: `type`, `binding` (the name) and the API's properties, sent as given.
+        """
+        return pulumi.get(self, "other_bindings")
+
+    @_builtins.property
+    @pulumi.getter
     def owner(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
         The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
         """
         return pulumi.get(self, "owner")
+
+    @_builtins.property
+    @pulumi.getter
+    def placement(self) -> pulumi.Output[Optional['outputs.Placement']]:
+        """
+        Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).
+        """
+        return pulumi.get(self, "placement")
 
     @_builtins.property
     @pulumi.getter(name="queueConsumers")
@@ -813,6 +1420,30 @@ class Worker(pulumi.CustomResource):
         return pulumi.get(self, "r2_buckets")
 
     @_builtins.property
+    @pulumi.getter(name="rateLimits")
+    def rate_limits(self) -> pulumi.Output[Optional[Sequence['outputs.RateLimitBinding']]]:
+        """
+        Rate limiters (`ratelimit`): limit requests per period (10 or 60 s).
+        """
+        return pulumi.get(self, "rate_limits")
+
+    @_builtins.property
+    @pulumi.getter(name="routeIds")
+    def route_ids(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
+        """
+        Route IDs (zoneId/routeId) by pattern.
+        """
+        return pulumi.get(self, "route_ids")
+
+    @_builtins.property
+    @pulumi.getter
+    def routes(self) -> pulumi.Output[Optional[Sequence['outputs.WorkerRoute']]]:
+        """
+        Zone routes (patterns like `example.com/api/*`) served by the worker.
+        """
+        return pulumi.get(self, "routes")
+
+    @_builtins.property
     @pulumi.getter
     def script(self) -> pulumi.Output[Optional[Union[pulumi.Asset, pulumi.Archive]]]:
         """
@@ -837,12 +1468,44 @@ class Worker(pulumi.CustomResource):
         return pulumi.get(self, "secrets_hash")
 
     @_builtins.property
+    @pulumi.getter(name="secretsStoreSecrets")
+    def secrets_store_secrets(self) -> pulumi.Output[Optional[Sequence['outputs.SecretsStoreBinding']]]:
+        """
+        Secrets Store secrets (`secrets_store_secret`).
+        """
+        return pulumi.get(self, "secrets_store_secrets")
+
+    @_builtins.property
+    @pulumi.getter(name="sendEmail")
+    def send_email(self) -> pulumi.Output[Optional[Sequence['outputs.SendEmailBinding']]]:
+        """
+        Email sending (`send_email`).
+        """
+        return pulumi.get(self, "send_email")
+
+    @_builtins.property
     @pulumi.getter
     def services(self) -> pulumi.Output[Optional[Sequence['outputs.ServiceBinding']]]:
         """
         Service bindings to other workers, by script name.
         """
         return pulumi.get(self, "services")
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither set nor remove.
+        """
+        return pulumi.get(self, "tags")
+
+    @_builtins.property
+    @pulumi.getter(name="tailConsumers")
+    def tail_consumers(self) -> pulumi.Output[Optional[Sequence['outputs.TailConsumer']]]:
+        """
+        Workers that receive this worker's tail events.
+        """
+        return pulumi.get(self, "tail_consumers")
 
     @_builtins.property
     @pulumi.getter(name="takeOverFrom")
@@ -869,10 +1532,34 @@ class Worker(pulumi.CustomResource):
         return pulumi.get(self, "vars")
 
     @_builtins.property
+    @pulumi.getter(name="vectorizeIndexes")
+    def vectorize_indexes(self) -> pulumi.Output[Optional[Sequence['outputs.VectorizeBinding']]]:
+        """
+        Vectorize indexes (`vectorize`).
+        """
+        return pulumi.get(self, "vectorize_indexes")
+
+    @_builtins.property
+    @pulumi.getter(name="versionMetadata")
+    def version_metadata(self) -> pulumi.Output[Optional[Sequence['outputs.NamedBinding']]]:
+        """
+        The version metadata binding (`version_metadata`).
+        """
+        return pulumi.get(self, "version_metadata")
+
+    @_builtins.property
     @pulumi.getter(name="workersDev")
     def workers_dev(self) -> pulumi.Output[Optional[_builtins.bool]]:
         """
         Serve the worker on its workers.dev route. Defaults to true.
         """
         return pulumi.get(self, "workers_dev")
+
+    @_builtins.property
+    @pulumi.getter
+    def workflows(self) -> pulumi.Output[Optional[Sequence['outputs.WorkflowBinding']]]:
+        """
+        Workflows (`workflow`).
+        """
+        return pulumi.get(self, "workflows")
 
