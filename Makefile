@@ -71,6 +71,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseMigrations$$' -fuzztime $(FUZZTIME) ./provider/cloudflare/
 	go test -run '^$$' -fuzz '^FuzzMultipartBody$$' -fuzztime $(FUZZTIME) ./provider/internal/cfapi/
 	go test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./provider/esm/
+	go test -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $(FUZZTIME) ./provider/installation/webbuild/
 
 # Numbers, not assertions: API calls per operation and time, on this machine;
 # then the provider's request path and wrangler side by side (a table).

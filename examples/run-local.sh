@@ -4,9 +4,14 @@
 # second run finds everything where the first left it (and changes nothing).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-demo="$root/.demo"
+# Overridable so a test can run this script in a directory of its own with
+# the binaries it built (tests/engine/demo_test.go).
+demo=${OPENINSPECT_DEMO_DIR:-$root/.demo}
+bin=${OPENINSPECT_BIN_DIR:-$root/bin}
 mkdir -p "$demo/state" "$demo/home" "$demo/emulator"
-export PATH="$root/bin:${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/bin:$PATH"
+# The cached pulumi CLI and its YAML plugin; this project's binaries are run
+# from bin/ by path (the provider through the project's plugins entry below).
+export PATH="${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/bin:$PATH"
 export PULUMI_HOME="$demo/home"
 export PULUMI_BACKEND_URL="file://$demo/state"
 # The demo's state holds only emulator credentials; a real stack uses a real passphrase or a KMS.
@@ -20,7 +25,7 @@ if [ -s "$demo/emulator.url" ]; then
   if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then listen=$prev; fi
 fi
 rm -f "$demo/emulator.addr"
-openinspect-emulator -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
+"$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
 trap 'kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
@@ -30,12 +35,14 @@ emu_url=$(cat "$demo/emulator.addr")
 echo "$emu_url" > "$demo/emulator.url"
 echo "emulator: $emu_url"
 
-# The engine finds pulumi-resource-openinspect on PATH (bin/), so nothing is
-# installed into the plugin cache.
-# A fresh copy of the example, keeping the demo stack's config from earlier runs.
+# A fresh copy of the example, keeping the demo stack's config from earlier
+# runs. The engine takes pulumi-resource-openinspect from bin/ through the
+# project file's plugins entry (Pulumi's way for a plugin under development):
+# nothing is installed into the plugin cache, and nothing is found on $PATH.
 mkdir -p "$demo/project"
 cp -r "$root/examples/yaml/." "$demo/project/"
 cd "$demo/project"
+printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n' "$bin" >> Pulumi.yaml
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
 pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"
@@ -44,19 +51,13 @@ pulumi config set --secret openinspect:cloudflareApiToken emulator-token
 pulumi config set upstreamCheckout "$root/tests/fixtures/upstream"
 # The sandbox side: the emulator's Modal, deployed with the real Modal CLI,
 # which needs Python 3.12 or newer (upstream's app uses PEP 695 generics).
-python=${OPENINSPECT_PYTHON:-}
-if [ -z "$python" ]; then
-  for candidate in python3.13 python3.12 "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3; do
-    if p=$(command -v "$candidate" 2>/dev/null) && "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
-      python=$p; break
-    fi
-  done
-fi
-[ -n "$python" ] || { echo "no Python 3.12 or newer found for the Modal CLI: set OPENINSPECT_PYTHON" >&2; exit 1; }
+# The provider finds it as the tests do (provider/pyfind: OPENINSPECT_PYTHON,
+# then PATH, then pyenv's under PYENV_ROOT, `pyenv root` and ~/.pyenv); a
+# pythonPath an earlier version of this script kept is dropped.
+pulumi config rm openinspect:pythonPath >/dev/null 2>&1 || true
 pulumi config set openinspect:modalServerUrl "$emu_url"
 pulumi config set --plaintext openinspect:modalTokenId ak-openinspect-emulator
 pulumi config set --secret openinspect:modalTokenSecret as-openinspect-emulator
-pulumi config set openinspect:pythonPath "$python"
 pulumi config set openinspect:cacheDir "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}"
 # Placeholders: the emulator stores them, nothing calls Anthropic or GitHub.
 pulumi config set --secret anthropicApiKey demo-not-a-real-key

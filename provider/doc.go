@@ -8,6 +8,8 @@
 //	installation/  the OpenInspect component; web/ its web UI on Kubernetes
 //	esm/           the exports of an ES module, read without running it (a
 //	               leaf the emulator shares, so both refuse by one rule)
+//	pyfind/        the Python 3.12+ the Modal CLI runs with (a leaf the
+//	               tests share, so provider, demo and tests find the same one)
 //	internal/      thin API clients (cfapi, controlplane, kube, modalapi,
 //	               daytonaapi), the upstream contract loader, shared helpers
 //

@@ -83,6 +83,9 @@ var d1LocationHints = map[string]bool{"wnam": true, "enam": true, "weur": true, 
 // D1NameProblem says what is wrong with a D1 database name, or "". The
 // OpenInspect component applies it to the names it plans.
 func D1NameProblem(name string) string {
+	if name == registryDatabase {
+		return fmt.Sprintf("%q is reserved for the account's ownership registry (see the Queue resource); pick another name", name)
+	}
 	if d1NamePattern.MatchString(name) {
 		return ""
 	}

@@ -2,6 +2,7 @@ package cloudflare
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,6 +32,9 @@ type D1MigrationsArgs struct {
 	// contents, so without it a preview could only say the directory's hash
 	// moved; with it the diff names each file.
 	Files map[string]string `pulumi:"files,optional"`
+	// MaxBatchBytes and MaxFilesPerBatch bound one D1 request (d1batch.go).
+	MaxBatchBytes    *int `pulumi:"maxBatchBytes,optional"`
+	MaxFilesPerBatch *int `pulumi:"maxFilesPerBatch,optional"`
 }
 
 // AppliedMigration is one ledger row as the stack last saw it.
@@ -76,7 +80,10 @@ func (*D1Migrations) Annotate(a infer.Annotator) {
 		"recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database "+
 		"migrated by the upstream script is picked up where it stopped.\n\n"+
 		"Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its "+
-		"row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files "+
+		"row, and the error names the file. Files are sent whole, never split on `;`. Pending files go to D1 several "+
+		"to a request (within `maxBatchBytes` and `maxFilesPerBatch`), each followed by its ledger row; D1 runs a "+
+		"request as one transaction, and a request that fails is retried one file per request, so the files before "+
+		"the failing one are applied and recorded once. Preview lists the pending files "+
 		"by name, in order (the `pending` output and the detailed diff), names "+
 		"applied files that were edited, and refuses a renumbered or removed applied file. "+
 		"An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. "+
@@ -89,6 +96,14 @@ func (a *D1MigrationsArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.DatabaseID, "The D1 database to migrate.")
 	an.Describe(&a.Migrations, "Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.")
 	an.Describe(&a.Directory, "The migrations directory as an archive, e.g. `new FileArchive(\"./migrations\")`. Files that are not `.sql` are ignored.")
+	an.Describe(&a.MaxBatchBytes, "At most this many bytes of SQL in one D1 request (the files and their ledger rows). "+
+		"Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), "+
+		"applied to the whole request because D1 does not say how it counts several statements. A file larger than "+
+		"this goes alone.")
+	an.Describe(&a.MaxFilesPerBatch, "At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a "+
+		"request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations "+
+		"that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out "+
+		"is rolled back and retried one file per request anyway, at the cost of the time spent).")
 	an.Describe(&a.Files, "Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by "+
 		"name, so a preview names the files that will be applied or were edited.")
 }
@@ -173,6 +188,9 @@ func (a D1MigrationsArgs) validFiles() ([]migrationFile, error) {
 func (*D1Migrations) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[D1MigrationsArgs], error) {
 	args, failures, err := infer.DefaultCheck[D1MigrationsArgs](ctx, req.NewInputs)
 	args.Files = nil // derived, whatever was given
+	if err == nil && len(failures) == 0 {
+		failures = args.budgetFailures()
+	}
 	if err != nil || len(failures) > 0 || req.NewInputs.Get("migrations").HasComputed() || req.NewInputs.Get("directory").HasComputed() {
 		return infer.CheckResponse[D1MigrationsArgs]{Inputs: args, Failures: failures}, err
 	}
@@ -281,6 +299,10 @@ func (*D1Migrations) Diff(ctx context.Context, req infer.DiffRequest[D1Migration
 		detailed["databaseId"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
 		log.Infof("replace because databaseId changes (%s -> %s): the ledger lives in the database, so every file is "+
 			"applied to the new database from the first; the old database keeps its schema", olds.DatabaseID, orUnknown(news.DatabaseID))
+	}
+	for _, field := range changedBudget(olds.D1MigrationsArgs, news) {
+		// Only how later files are sent changes; nothing is applied for it.
+		detailed[field] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 	}
 	files, known := news.plannedFiles()
 	if !known {
@@ -465,37 +487,32 @@ func migrate(ctx context.Context, args D1MigrationsArgs, prior D1MigrationsState
 		return state, err
 	}
 	state.AccountID = client.AccountID()
-	if _, err := client.Query(ctx, args.DatabaseID, ledgerDDL); err != nil {
-		return state, fmt.Errorf("creating the migration ledger: %w", err)
-	}
-	ledger, err := readLedger(ctx, client, args.DatabaseID)
+	ledger, err := ensureLedger(ctx, client, args.DatabaseID)
 	if err != nil {
 		return state, err
 	}
 	if err := checkRenumbered(files, ledger); err != nil {
 		return state, err
 	}
+	pending := unrecorded(files, ledger)
 	hashes := knownHashes(prior.Applied)
-	applied := map[string]bool{}
-	for _, row := range ledger {
-		applied[row.Version] = true
-	}
 	var applyErr error
-	for _, f := range files {
-		if applied[f.Version] {
-			continue
+	if len(pending) > 0 {
+		var applied map[string]string
+		var after []AppliedMigration
+		applied, after, applyErr = applyPending(ctx, client, args.DatabaseID, pending, args.budget())
+		maps.Copy(hashes, applied)
+		// The ledger is the truth, also after a failure part-way; the last
+		// request read it back when the run ended well.
+		if after == nil {
+			if after, err = readLedger(ctx, client, args.DatabaseID); err != nil {
+				return state, errors.Join(applyErr, err)
+			}
 		}
-		p.GetLogger(ctx).Infof("applying migration %s", f.Name)
-		if _, err := client.Query(ctx, args.DatabaseID, withLedgerInsert(f)); err != nil {
-			applyErr = fmt.Errorf("migration %s failed and was rolled back (schema and ledger unchanged): %w", f.Name, err)
-			break
+		ledger = after
+		if applyErr == nil {
+			applyErr = checkRecorded(pending, ledger)
 		}
-		hashes[f.Version] = f.Hash
-	}
-	// The ledger is the truth, also after a failure part-way.
-	ledger, err = readLedger(ctx, client, args.DatabaseID)
-	if err != nil {
-		return state, err
 	}
 	state.record(ledger, files, hashes)
 	if len(state.Changed) > 0 {
@@ -569,24 +586,36 @@ func checkRenumbered(files []migrationFile, ledger []AppliedMigration) error {
 }
 
 func readLedger(ctx context.Context, client *cfapi.Client, databaseID string) ([]AppliedMigration, error) {
-	results, err := client.Query(ctx, databaseID, "SELECT version, name, applied_at FROM _schema_migrations")
+	results, err := client.Query(ctx, databaseID, ledgerSelect)
 	if err != nil {
 		return nil, fmt.Errorf("reading the migration ledger: %w", err)
 	}
 	var rows []AppliedMigration
 	for _, r := range results {
-		for _, row := range r.Rows {
-			rows = append(rows, AppliedMigration{
-				Version:   fmt.Sprint(row["version"]),
-				Name:      fmt.Sprint(row["name"]),
-				AppliedAt: fmt.Sprint(row["applied_at"]),
-			})
-		}
+		rows = append(rows, ledgerRows(r)...)
 	}
+	sortLedger(rows)
+	return rows, nil
+}
+
+// ledgerRows are the rows of one ledger read, in apply order.
+func ledgerRows(r cfapi.StatementResult) []AppliedMigration {
+	rows := make([]AppliedMigration, 0, len(r.Rows))
+	for _, row := range r.Rows {
+		rows = append(rows, AppliedMigration{
+			Version:   fmt.Sprint(row["version"]),
+			Name:      fmt.Sprint(row["name"]),
+			AppliedAt: fmt.Sprint(row["applied_at"]),
+		})
+	}
+	sortLedger(rows)
+	return rows
+}
+
+func sortLedger(rows []AppliedMigration) {
 	sort.Slice(rows, func(i, j int) bool {
 		return migrationLess(rows[i].Version, rows[i].Name, rows[j].Version, rows[j].Name)
 	})
-	return rows, nil
 }
 
 // Read reports the ledger, so refresh sees migrations applied or removed out

@@ -10,9 +10,9 @@
 // namespace as the value of its key _openinspect_owner; an R2 bucket as the
 // body of its object .openinspect-owner (upstream's workers never list a key
 // or object of those names: ownership.go says what they do list). Queues have
-// no place for metadata in Cloudflare's API and record nothing: state and
-// name uniqueness protect them, and adoptExisting is the only way to adopt
-// one. claim decides from the evidence: this installation's → adopt
+// no place for metadata in Cloudflare's API: their owner is recorded, before
+// the create, in the account's ownership registry, a D1 database no
+// installation deletes (registry.go). claim decides from the evidence: this installation's → adopt
 // (finishing a create an interrupted run never recorded); another's → refuse
 // naming it unless takeOverFrom names it (warning); none → adopt with
 // adoptExisting, or when the object is empty (a D1 database without tables or

@@ -113,14 +113,23 @@ func readMigrationArchive(a *resource.Archive) (map[string]string, error) {
 // both as one unit: a failing file leaves neither its changes nor its row.
 // The file is sent whole, never split on ';' (triggers and string literals
 // contain semicolons); a final statement without its ';' gets one.
+//
+// SQLite lets a /* comment run to the end of the text, so a file ending
+// inside one would swallow what follows it: its ledger row and, in a batch,
+// every later file. The "-- */" line closes such a comment and is a line
+// comment otherwise.
 func withLedgerInsert(f migrationFile) string {
-	body := strings.TrimRight(f.SQL, " \t\r\n")
-	if !endsWithTerminator(body) {
+	body := strings.TrimRight(f.SQL, " \t\r\n") + "\n" + commentCloser
+	if !endsWithTerminator(f.SQL) {
 		body += "\n;"
 	}
 	return fmt.Sprintf("%s\nINSERT INTO _schema_migrations (version, name) VALUES (%s, %s);",
 		body, sqlQuote(f.Version), sqlQuote(f.Name))
 }
+
+// commentCloser ends an unterminated block comment and is a line comment
+// anywhere else.
+const commentCloser = "-- */"
 
 // endsWithTerminator reports whether the text's last statement is closed,
 // ignoring trailing line comments.

@@ -1,6 +1,8 @@
 package cloudflare
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,9 +42,50 @@ func TestParseMigrationsNamesBadFiles(t *testing.T) {
 func TestWithLedgerInsertKeepsTheFileWhole(t *testing.T) {
 	trigger := "CREATE TRIGGER t AFTER INSERT ON x BEGIN UPDATE y SET n = n + 1; SELECT ';'; END;\n-- trailing comment\n"
 	got := withLedgerInsert(migrationFile{Version: "0003", Name: "0003_it's.sql", SQL: trigger})
-	assert.Equal(t, "CREATE TRIGGER t AFTER INSERT ON x BEGIN UPDATE y SET n = n + 1; SELECT ';'; END;\n-- trailing comment\n"+
+	assert.Equal(t, "CREATE TRIGGER t AFTER INSERT ON x BEGIN UPDATE y SET n = n + 1; SELECT ';'; END;\n-- trailing comment\n-- */\n"+
 		"INSERT INTO _schema_migrations (version, name) VALUES ('0003', '0003_it''s.sql');", got)
 
 	unterminated := withLedgerInsert(migrationFile{Version: "1", Name: "1_x.sql", SQL: "CREATE TABLE x (id INTEGER)\n"})
-	assert.Equal(t, "CREATE TABLE x (id INTEGER)\n;\nINSERT INTO _schema_migrations (version, name) VALUES ('1', '1_x.sql');", unterminated)
+	assert.Equal(t, "CREATE TABLE x (id INTEGER)\n-- */\n;\nINSERT INTO _schema_migrations (version, name) VALUES ('1', '1_x.sql');", unterminated)
+
+	// A statement left open before an open comment still gets its ';'
+	// after the comment is closed.
+	open := withLedgerInsert(migrationFile{Version: "2", Name: "2_y.sql", SQL: "CREATE TABLE y (id INTEGER) /* note"})
+	assert.Equal(t, "CREATE TABLE y (id INTEGER) /* note\n-- */\n;\nINSERT INTO _schema_migrations (version, name) VALUES ('2', '2_y.sql');", open)
+}
+
+func TestPackBatchesKeepsOrderAndBudget(t *testing.T) {
+	var files []migrationFile
+	for i := 1; i <= 7; i++ {
+		sql := "CREATE TABLE t (id INTEGER);"
+		if i == 4 {
+			sql = strings.Repeat("-- big\n", 100) + sql // over the budget alone
+		}
+		files = append(files, migrationFile{Version: fmt.Sprintf("%04d", i), Name: fmt.Sprintf("%04d_t.sql", i), SQL: sql})
+	}
+	names := func(batches [][]migrationFile) [][]string {
+		var out [][]string
+		for _, b := range batches {
+			var n []string
+			for _, f := range b {
+				n = append(n, f.Version)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	one := len(withLedgerInsert(files[0])) + 1
+	// Room for two small files and the closing ledger read.
+	budget := migrationBudget{maxBytes: len(ledgerSelect) + 2*one}
+	assert.Equal(t, [][]string{{"0001", "0002"}, {"0003"}, {"0004"}, {"0005", "0006"}, {"0007"}}, names(packBatches(files, budget)),
+		"in order; the big file alone; nothing over the budget but it")
+	for _, b := range packBatches(files, budget) {
+		if len(b) > 1 {
+			assert.LessOrEqual(t, len(batchSQL(b, true)), budget.maxBytes)
+		}
+	}
+	assert.Equal(t, [][]string{{"0001", "0002", "0003"}, {"0004", "0005", "0006"}, {"0007"}},
+		names(packBatches(files, migrationBudget{maxBytes: 1 << 20, maxFiles: 3})))
+	assert.Len(t, packBatches(files, migrationBudget{maxBytes: 1 << 20}), 1)
+	assert.Empty(t, packBatches(nil, migrationBudget{maxBytes: 1}))
 }

@@ -38,9 +38,9 @@ func (o *Ownership) Annotate(an infer.Annotator) {
 //   - D1 database: the one-row table ownerTable inside the database.
 //   - KV namespace: the key ownerKVKey, whose value is the identity.
 //   - R2 bucket: the object ownerR2Object, whose body is the identity.
-//   - Queues: Cloudflare's API keeps nothing on a queue but its name and
-//     settings, so they carry none; state and name uniqueness protect them,
-//     and a found one needs adoptExisting.
+//   - Queue: Cloudflare's API keeps nothing on a queue but its name and
+//     settings, so its owner is recorded in the account's ownership
+//     registry (registry.go) before the queue is created.
 //
 // The KV key and R2 object live beside upstream's own data, so they must
 // not disturb it. At the pinned commit the only KV listing is the Slack
@@ -182,6 +182,10 @@ func markD1(ctx context.Context, client *cfapi.Client, databaseID, owner string)
 //   - it records nothing: adopted with adoptExisting, or when it is empty
 //     and the kind can tell (nothing of anyone's can be captured); refused
 //     otherwise, since this stack's destroy would delete it.
+//
+// An object not found is created; for a kind whose evidence lives in the
+// account's ownership registry (reserve), only after the name is recorded
+// for this installation there, and refused when another holds it.
 type claim[T any] struct {
 	kind      string // human name, e.g. "D1 database"
 	name      string
@@ -197,6 +201,12 @@ type claim[T any] struct {
 	// mark records the owner on an object just created or taken over; nil
 	// when the create itself records it (a Worker's upload).
 	mark func(context.Context, T) error
+	// reserve records the owner before an object is created, for kinds
+	// whose evidence lives outside the object (the account's ownership
+	// registry), and returns the installation holding the name afterwards;
+	// one other than this installation refuses the create. It replaces mark
+	// after a create. nil for kinds that carry their own evidence.
+	reserve func(context.Context) (holder string, err error)
 }
 
 // adoptHint is what to do about an unowned object in the way: the inputs
@@ -211,10 +221,24 @@ func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 	if err != nil {
 		return zero, false, err
 	}
+	mine := c.ownership.Owner
 	if !found {
+		if c.reserve != nil {
+			holder, err := c.reserve(ctx)
+			if err != nil {
+				return zero, false, err
+			}
+			if holder != mine {
+				return zero, false, c.foreign(fmt.Sprintf("%s %q does not exist in account %s yet, but the account's ownership "+
+					"registry (D1 database %q) records that it", c.kind, c.name, c.accountID, registryDatabase), holder)
+			}
+		}
 		created, err := c.create(ctx)
 		if err != nil {
 			return zero, false, err
+		}
+		if c.reserve != nil {
+			return created, false, nil
 		}
 		return created, false, c.record(ctx, created)
 	}
@@ -226,7 +250,6 @@ func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 			return zero, false, err
 		}
 	}
-	mine := c.ownership.Owner
 	switch {
 	case owner != "" && owner == mine:
 		p.GetLogger(ctx).Infof("%s and records this installation (%s): adopting it, a create an interrupted run never recorded", where, mine)
@@ -236,10 +259,7 @@ func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 			"That installation's destroy can still delete it; remove it from that stack first (pulumi state delete there)", where, owner)
 		return existing, true, c.record(ctx, existing)
 	case owner != "":
-		return zero, false, fmt.Errorf("%s and belongs to installation %s, not this one (%s); adoptExisting never takes over "+
-			"another installation's objects, since either stack's destroy would delete them. Pick another deploymentName "+
-			"or namePrefix, or, to move the object into this installation, set takeOverFrom: %s on the OpenInspect component",
-			where, owner, common.DisplayOwner(mine), owner)
+		return zero, false, c.foreign(where+" and", owner)
 	case c.adopt:
 		return existing, true, c.record(ctx, existing)
 	case empty && mine != "":
@@ -247,6 +267,15 @@ func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 		return existing, true, c.record(ctx, existing)
 	}
 	return zero, false, fmt.Errorf("%s, records no installation and is not managed by this stack; %s", where, adoptHint)
+}
+
+// foreign refuses an object another installation owns; subject ends where
+// "belongs to installation ..." continues it.
+func (c claim[T]) foreign(subject, owner string) error {
+	return fmt.Errorf("%s belongs to installation %s, not this one (%s); adoptExisting never takes over "+
+		"another installation's objects, since either stack's destroy would delete them. Pick another deploymentName "+
+		"or namePrefix, or, to move the object into this installation, set takeOverFrom: %s on the OpenInspect component",
+		subject, owner, common.DisplayOwner(c.ownership.Owner), owner)
 }
 
 func (c claim[T]) record(ctx context.Context, obj T) error {

@@ -24,6 +24,7 @@ const QueueToken = "openinspect:index:Queue"
 type QueueArgs struct {
 	Name          string `pulumi:"name" provider:"replaceOnChanges"`
 	AdoptExisting bool   `pulumi:"adoptExisting,optional"`
+	Ownership
 }
 
 // QueueState is what the provider records about a Queue.
@@ -47,9 +48,13 @@ func (r *Queue) Annotate(a infer.Annotator) {
 		"with the name is a conflict unless `adoptExisting` is true or it is imported "+
 		"(`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; "+
 		"the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.\n\n"+
-		"Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps "+
-		"nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, "+
-		"and `adoptExisting` is the only way to take over one that already exists.")
+		"Cloudflare's API keeps nothing on a queue but its name and settings, so the owning installation (`owner`) "+
+		"is recorded in the account's ownership registry, the D1 database `openinspect-registry` (created by the "+
+		"first installation that needs it, never deleted), before the queue is created. A queue that already exists "+
+		"with the name is adopted when the registry records this owner (a create an interrupted run never "+
+		"recorded); one recorded for another installation is refused, even with `adoptExisting`, unless "+
+		"`takeOverFrom` names it; an unrecorded one needs `adoptExisting` and is then recorded. Delete removes "+
+		"only a queue not recorded for another installation, then its record.")
 }
 
 // Annotate documents the inputs.
@@ -97,17 +102,39 @@ func (*Queue) Create(ctx context.Context, req infer.CreateRequest[QueueArgs]) (i
 	if err != nil {
 		return infer.CreateResponse[QueueState]{}, err
 	}
-	q, adopted, err := claim[cfapi.Queue]{
-		kind: "queue", name: req.Inputs.Name,
-		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(),
+	reg := newRegistry(client)
+	name, owner := req.Inputs.Name, req.Inputs.Owner
+	c := claim[cfapi.Queue]{
+		kind: "queue", name: name,
+		adopt: req.Inputs.AdoptExisting, accountID: client.AccountID(), ownership: req.Inputs.Ownership,
 		find: func(ctx context.Context) (cfapi.Queue, bool, error) {
-			return client.FindQueue(ctx, req.Inputs.Name)
+			return client.FindQueue(ctx, name)
 		},
 		create: func(ctx context.Context) (cfapi.Queue, error) {
-			return client.CreateQueue(ctx, req.Inputs.Name)
+			return client.CreateQueue(ctx, name)
 		},
 		id: func(q cfapi.Queue) string { return q.ID },
-	}.run(ctx)
+		// Read even without an owner: a queue declared on its own must not
+		// take over an installation's.
+		evidence: func(ctx context.Context, _ cfapi.Queue) (string, bool, error) {
+			holder, err := reg.owner(ctx, registryQueue, name)
+			return holder, false, err
+		},
+	}
+	if owner != "" {
+		c.reserve = func(ctx context.Context) (string, error) {
+			return reg.record(ctx, registryQueue, name, owner, req.Inputs.TakeOverFrom)
+		}
+		c.mark = func(ctx context.Context, q cfapi.Queue) error {
+			holder, err := reg.record(ctx, registryQueue, name, owner, req.Inputs.TakeOverFrom)
+			if err == nil && holder != owner {
+				err = fmt.Errorf("queue %q (id %s) was recorded for installation %s by a concurrent run while this one "+
+					"adopted it; nothing was changed, run up again to see whose it is", name, q.ID, holder)
+			}
+			return err
+		}
+	}
+	q, adopted, err := c.run(ctx)
 	if err != nil {
 		return infer.CreateResponse[QueueState]{}, err
 	}
@@ -115,10 +142,30 @@ func (*Queue) Create(ctx context.Context, req infer.CreateRequest[QueueArgs]) (i
 	return infer.CreateResponse[QueueState]{ID: q.ID, Output: state}, nil
 }
 
-// Update only ever sees adoptExisting change; a new name replaces.
-func (*Queue) Update(_ context.Context, req infer.UpdateRequest[QueueArgs, QueueState]) (infer.UpdateResponse[QueueState], error) {
+// Update sees adoptExisting and the ownership inputs change; a new name
+// replaces. A new owner (a queue in a state written before queues were
+// recorded, or a stack whose identity changed) is recorded in the
+// registry, refused when another installation holds the name.
+func (*Queue) Update(ctx context.Context, req infer.UpdateRequest[QueueArgs, QueueState]) (infer.UpdateResponse[QueueState], error) {
 	state := req.State
 	state.QueueArgs = req.Inputs
+	owner := req.Inputs.Owner
+	if req.DryRun || owner == "" || owner == req.State.Owner {
+		return infer.UpdateResponse[QueueState]{Output: state}, nil
+	}
+	client, err := accountClient(ctx, req.State.AccountID)
+	if err != nil {
+		return infer.UpdateResponse[QueueState]{}, err
+	}
+	holder, err := newRegistry(client).record(ctx, registryQueue, req.Inputs.Name, owner, req.State.Owner, req.Inputs.TakeOverFrom)
+	if err != nil {
+		return infer.UpdateResponse[QueueState]{}, err
+	}
+	if holder != owner {
+		c := claim[cfapi.Queue]{kind: "queue", ownership: req.Inputs.Ownership}
+		return infer.UpdateResponse[QueueState]{}, c.foreign(fmt.Sprintf("queue %q (id %s) in account %s is in this stack's "+
+			"state, but the account's ownership registry records that it", req.Inputs.Name, req.ID, client.AccountID()), holder)
+	}
 	return infer.UpdateResponse[QueueState]{Output: state}, nil
 }
 
@@ -143,11 +190,29 @@ func (*Queue) Read(ctx context.Context, req infer.ReadRequest[QueueArgs, QueueSt
 	return infer.ReadResponse[QueueArgs, QueueState]{ID: q.ID, Inputs: inputs, State: state}, nil
 }
 
-// Delete removes the queue and any messages in it.
+// Delete removes the queue and any messages in it, then its record in the
+// account's ownership registry. A queue the registry records for another
+// installation (one that took it over) is left in place.
 func (*Queue) Delete(ctx context.Context, req infer.DeleteRequest[QueueState]) (infer.DeleteResponse, error) {
 	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}
-	return infer.DeleteResponse{}, client.DeleteQueue(ctx, req.ID)
+	reg := newRegistry(client)
+	holder, err := reg.owner(ctx, registryQueue, req.State.Name)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if holder != "" && holder != req.State.Owner {
+		p.GetLogger(ctx).Warningf("queue %q (id %s) is recorded for installation %s in %s, not for this one (%s): "+
+			"left in place, only removed from this stack", req.State.Name, req.ID, holder, reg.where(), common.DisplayOwner(req.State.Owner))
+		return infer.DeleteResponse{}, nil
+	}
+	if err := client.DeleteQueue(ctx, req.ID); err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if holder == "" {
+		return infer.DeleteResponse{}, nil
+	}
+	return infer.DeleteResponse{}, reg.forget(ctx, registryQueue, req.State.Name, holder)
 }

@@ -59,6 +59,7 @@ type WorkerArgs struct {
 	Crons              []string               `pulumi:"crons,optional"`
 	WorkersDev         *bool                  `pulumi:"workersDev,optional"`
 	QueueConsumers     []QueueConsumer        `pulumi:"queueConsumers,optional"`
+	Assets             *WorkerAssets          `pulumi:"assets,optional"`
 	AdoptExisting      bool                   `pulumi:"adoptExisting,optional"`
 	Ownership
 }
@@ -130,6 +131,11 @@ type WorkerState struct {
 	URL                  string            `pulumi:"url,optional"`
 	ConsumerIDs          map[string]string `pulumi:"consumerIds,optional"`
 	Adopted              bool              `pulumi:"adopted"`
+
+	// AssetsManifest (URL path → content key) and AssetsDigest are the
+	// static assets the last upload carried (worker_assets.go).
+	AssetsManifest map[string]string `pulumi:"assetsManifest,optional"`
+	AssetsDigest   string            `pulumi:"assetsDigest,optional"`
 }
 
 var (
@@ -178,6 +184,7 @@ func (a *WorkerArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Crons, "Cron triggers, set after the script exists.")
 	an.Describe(&a.WorkersDev, "Serve the worker on its workers.dev route. Defaults to true.")
 	an.Describe(&a.QueueConsumers, "Queues this worker consumes, with their delivery settings.")
+	an.Describe(&a.Assets, "Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.")
 	an.Describe(&a.AdoptExisting, "Take over a script that already exists with this name instead of failing with a conflict.")
 }
 
@@ -191,6 +198,8 @@ func (s *WorkerState) Annotate(a infer.Annotator) {
 	a.Describe(&s.DurableObjectClasses, "Durable Object classes this worker declares.")
 	a.Describe(&s.URL, "The workers.dev URL, when the route is enabled and the account has a subdomain.")
 	a.Describe(&s.ConsumerIDs, "Queue consumer IDs by queue ID.")
+	a.Describe(&s.AssetsManifest, "The static assets of the last upload: each URL path's content key.")
+	a.Describe(&s.AssetsDigest, "Digest of the static assets' manifest and configuration at the last upload.")
 	a.Describe(&s.Adopted, "Whether the script existed before and was adopted rather than created.")
 }
 
@@ -241,6 +250,9 @@ func (a WorkerArgs) declaredBindings() []declaredBinding {
 		}
 		add(fmt.Sprintf("durableObjects[%d].binding", i),
 			cfapi.Binding{Type: "durable_object_namespace", Name: b.Binding, ClassName: b.ClassName, ScriptName: script})
+	}
+	if a.Assets != nil && a.Assets.Binding != "" {
+		add("assets.binding", cfapi.Binding{Type: "assets", Name: a.Assets.Binding})
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.Vars)) {
 		add("vars."+k, cfapi.Binding{Type: "plain_text", Name: k, Text: new(a.Vars[k])})
@@ -318,8 +330,8 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		switch {
 		case a.Content != "" && a.Script != nil:
 			fail("script", "set either content or script, not both")
-		case a.Content == "" && a.Script == nil:
-			fail("content", "the worker has no code: set content or script")
+		case a.Content == "" && a.Script == nil && a.Assets == nil:
+			fail("content", "the worker has no code: set content or script (or assets, for an assets-only worker)")
 		case a.Script != nil && (a.Script.Asset == nil || a.Script.Asset.HasContents()):
 			if problem := scriptProblem(a.Script); problem != "" {
 				fail("script", "%s", problem)
@@ -392,7 +404,8 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	if err != nil {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args}, err
 	}
-	return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: args.limitFailures(limits, unknown)}, nil
+	failures = append(args.limitFailures(limits, unknown), args.assetFailures(limits, unknown)...)
+	return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil
 }
 
 // --- hashing and the upload ---------------------------------------------------
@@ -418,6 +431,9 @@ func scriptText(s *types.AssetOrArchive) ([]byte, error) {
 
 // modules returns the upload's modules, the main module first.
 func (a WorkerArgs) modules() ([]cfapi.Module, error) {
+	if a.assetsOnly() {
+		return nil, nil
+	}
 	main := []byte(a.Content)
 	if a.Script != nil {
 		var err error
@@ -500,6 +516,10 @@ func (a WorkerArgs) hashes() (content, secrets string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	assets, err := a.assetsDigest()
+	if err != nil {
+		return "", "", err
+	}
 	digest := struct {
 		MainModule string
 		Modules    [][2]string
@@ -508,8 +528,9 @@ func (a WorkerArgs) hashes() (content, secrets string, err error) {
 		Bindings   []cfapi.Binding
 		Classes    []string
 		Tags       []string `json:",omitempty"` // absent without an owner: hashes from before owners stay valid
+		Assets     string   `json:",omitempty"` // likewise absent without assets
 	}{MainModule: a.mainModule(), Modules: modules, Date: a.CompatibilityDate, Flags: a.CompatibilityFlags, Classes: a.ownClasses(),
-		Tags: ownerTags(a.Owner)}
+		Tags: ownerTags(a.Owner), Assets: assets}
 	for _, b := range a.bindings(nil) {
 		if b.Type != "secret_text" {
 			digest.Bindings = append(digest.Bindings, b)

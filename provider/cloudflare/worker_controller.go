@@ -174,6 +174,10 @@ func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerAr
 	if err != nil {
 		return cfapi.Script{}, err
 	}
+	assets, err := syncAssets(ctx, client, args)
+	if err != nil {
+		return cfapi.Script{}, err
+	}
 	classes := args.ownClasses()
 	migration := planMigration(state.MigrationTag, state.DurableObjectClasses, classes)
 	skip := map[string]bool{}
@@ -181,7 +185,7 @@ func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerAr
 		return client.UploadScript(ctx, cfapi.ScriptUpload{
 			Name: args.Name, MainModule: args.mainModule(), Modules: modules,
 			CompatibilityDate: args.CompatibilityDate, CompatibilityFlags: args.CompatibilityFlags,
-			Bindings: args.bindings(skip), Migrations: migration, Tags: ownerTags(args.Owner),
+			Bindings: args.bindings(skip), Migrations: migration, Tags: ownerTags(args.Owner), Assets: assets.script(),
 		})
 	}
 	applied := func() {
@@ -190,6 +194,7 @@ func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerAr
 			migration = nil
 		}
 		state.DurableObjectClasses = classes
+		state.recordAssets(assets)
 	}
 
 	script, err := send()
@@ -441,6 +446,8 @@ func argsFromSettings(name string, s cfapi.ScriptSettings) WorkerArgs {
 			args.Services = append(args.Services, ServiceBinding{Binding: b.Name, Service: b.Service, Environment: b.Environment})
 		case "durable_object_namespace":
 			args.DurableObjects = append(args.DurableObjects, DurableObjectBinding{Binding: b.Name, ClassName: b.ClassName, ScriptName: b.ScriptName})
+		case "assets":
+			args.Assets = assetsFromSettings(b)
 		case "plain_text":
 			if args.Vars == nil {
 				args.Vars = map[string]string{}

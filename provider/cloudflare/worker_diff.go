@@ -140,6 +140,9 @@ func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, 
 	c.scalar("workersDev", (olds.WorkersDev == nil || *olds.WorkersDev) != (news.WorkersDev == nil || *news.WorkersDev), &c.other)
 	byKey(c, "queueConsumers", olds.QueueConsumers, news.QueueConsumers, func(q QueueConsumer) string { return q.QueueID }, &c.other)
 	c.scalar("adoptExisting", olds.AdoptExisting != news.AdoptExisting, &c.other)
+	if err := c.assets(state, news); err != nil {
+		return nil, "", err
+	}
 
 	hash, secretsHash, err := news.hashes()
 	if err != nil {

@@ -46,8 +46,8 @@ func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) 
 		return failures // a Diff-time asset without its contents
 	}
 	mods, err := a.modules()
-	if err != nil {
-		return failures // validate reports the unreadable script
+	if err != nil || len(mods) == 0 {
+		return failures // validate reports the unreadable script; assets-only has none
 	}
 	contents := make([][]byte, len(mods))
 	for i, m := range mods {

@@ -16,6 +16,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/daytonaapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
+	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 )
 
 // Config is the provider configuration (openinspect:<key>). Every credential is
@@ -38,6 +39,8 @@ type Config struct {
 	CacheDir             string `pulumi:"cacheDir,optional"`
 	WorkersPlan          string `pulumi:"workersPlan,optional"`
 	WorkerSizeLimit      string `pulumi:"workerSizeLimit,optional"`
+	// WorkerAssetsFileLimit is read by limits.go (assetFileLimit).
+	WorkerAssetsFileLimit string `pulumi:"workerAssetsFileLimit,optional"`
 }
 
 // envFallbacks maps each config field to the environment variable read when the
@@ -62,10 +65,11 @@ func (c *Config) envFallbacks() []struct {
 		{&c.DaytonaAPIKey, "DAYTONA_API_KEY"},
 		{&c.DaytonaAPIURL, "DAYTONA_API_URL"},
 		{&c.DaytonaTarget, "DAYTONA_TARGET"},
-		{&c.PythonPath, modaldeploy.PythonEnvVar},
+		{&c.PythonPath, pyfind.EnvVar},
 		{&c.CacheDir, "OPENINSPECT_CACHE_DIR"},
 		{&c.WorkersPlan, "OPENINSPECT_WORKERS_PLAN"},
 		{&c.WorkerSizeLimit, "OPENINSPECT_WORKER_SIZE_LIMIT"},
+		{&c.WorkerAssetsFileLimit, "OPENINSPECT_WORKER_ASSETS_FILE_LIMIT"},
 	}
 }
 
@@ -104,7 +108,7 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.DaytonaAPIKey, "Daytona API key with snapshot and sandbox permissions. Falls back to DAYTONA_API_KEY.")
 	a.Describe(&c.DaytonaAPIURL, "Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.")
 	a.Describe(&c.DaytonaTarget, "Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.")
-	a.Describe(&c.PythonPath, "Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.")
+	a.Describe(&c.PythonPath, "Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).")
 	a.Describe(&c.CacheDir, "Where the provider caches the Modal CLI's virtual environments. Falls back to OPENINSPECT_CACHE_DIR, then to the user cache directory (~/.cache/openinspect).")
 	a.Describe(&c.WorkersPlan, "The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, "+
 		"before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB "+
@@ -112,6 +116,10 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.WorkerSizeLimit, "The largest Worker (all modules) an upload may be, such as 64MiB; add \" compressed\" for a limit "+
 		"measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to "+
 		"OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.")
+	a.Describe(&c.WorkerAssetsFileLimit, "The most static asset files one Worker version may have, checked at preview: "+
+		"Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid "+
+		"(https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to "+
+		"OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.")
 }
 
 // Configure fills unset keys from the environment. Clients are built on use so
@@ -250,9 +258,10 @@ func (c *Config) DaytonaAPI() string {
 }
 
 // Python is the interpreter for Modal deploys (pythonPath, its environment
-// fallback, else the first suitable one on PATH), checked to be 3.12 or newer.
+// fallback, else the first suitable one on PATH or in pyenv; see
+// pyfind.Find), checked to be 3.12 or newer.
 func (c *Config) Python() (string, error) {
-	path, _, err := modaldeploy.FindPython(c.resolved().PythonPath)
+	path, _, err := pyfind.Find(c.resolved().PythonPath)
 	return path, err
 }
 

@@ -26,6 +26,8 @@ type WorkerLimits struct {
 	// Compressed.
 	MaxScriptBytes int64
 	Compressed     bool
+	// MaxAssetFiles bounds a Worker's static asset files (workerAssetsFileLimit).
+	MaxAssetFiles int
 }
 
 // Plans are the plan names workersPlan accepts.
@@ -60,7 +62,28 @@ func (c *Config) WorkerLimits() (WorkerLimits, error) {
 	if err != nil {
 		return WorkerLimits{}, fmt.Errorf("openinspect:workerSizeLimit: %w", err)
 	}
-	return WorkerLimits{Plan: plan, MaxVars: maxVars, MaxVarBytes: varBytes, MaxScriptBytes: limit, Compressed: compressed}, nil
+	files, err := assetFileLimit(resolved.WorkerAssetsFileLimit)
+	if err != nil {
+		return WorkerLimits{}, err
+	}
+	return WorkerLimits{Plan: plan, MaxVars: maxVars, MaxVarBytes: varBytes, MaxScriptBytes: limit, Compressed: compressed,
+		MaxAssetFiles: files}, nil
+}
+
+// DefaultAssetFileLimit is Cloudflare's asset file count on Workers Free,
+// the smallest, so a preview never passes what an account refuses.
+const DefaultAssetFileLimit = 20000
+
+// assetFileLimit parses workerAssetsFileLimit ("" means the default).
+func assetFileLimit(s string) (int, error) {
+	if strings.TrimSpace(s) == "" {
+		return DefaultAssetFileLimit, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("openinspect:workerAssetsFileLimit: %q is not a positive whole number of files such as 20000", s)
+	}
+	return n, nil
 }
 
 var sizeUnits = map[string]int64{"": 1, "B": 1, "KB": 1000, "KiB": 1 << 10, "MB": 1000 * 1000, "MiB": 1 << 20}

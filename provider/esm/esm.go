@@ -68,6 +68,28 @@ type lexer struct {
 	// templates holds, for each open `${` of a template literal, the brace
 	// depth at which its closing brace resumes the template.
 	templates []int
+	// literal, when set, is told where each string literal's or template
+	// segment's raw text lies (Literals).
+	literal func(Literal)
+}
+
+// Literal is where a string literal's contents, or one text segment of a
+// template literal, lie in a module's source: Start and End are byte
+// offsets of the raw text between the delimiters, escapes kept.
+type Literal struct {
+	// Quote is '"', '\'' or '`' (a template segment).
+	Quote      byte
+	Start, End int
+}
+
+// Literals reports every string literal and template segment of src, in
+// order, skipping comments and regular expressions by the same rules as Scan.
+func Literals(src string) []Literal {
+	var out []Literal
+	l := lexer{src: src, literal: func(lit Literal) { out = append(out, lit) }}
+	for l.next().kind != tokEOF {
+	}
+	return out
 }
 
 // next returns the next significant token, tracking brace depth.
@@ -160,6 +182,9 @@ func (l *lexer) quoted(q byte) string {
 		l.pos++
 	}
 	text := l.src[start:min(l.pos, len(l.src))]
+	if l.literal != nil {
+		l.literal(Literal{Quote: q, Start: start, End: min(l.pos, len(l.src))})
+	}
 	l.pos++
 	return text
 }
@@ -167,14 +192,22 @@ func (l *lexer) quoted(q byte) string {
 // template reads a template literal up to its end or to a `${`, whose
 // closing brace (at the current depth) resumes it.
 func (l *lexer) template() {
+	start := l.pos
+	segment := func() {
+		if l.literal != nil {
+			l.literal(Literal{Quote: '`', Start: start, End: min(l.pos, len(l.src))})
+		}
+	}
 	for l.pos < len(l.src) {
 		switch {
 		case l.src[l.pos] == '\\':
 			l.pos += 2
 		case l.src[l.pos] == '`':
+			segment()
 			l.pos++
 			return
 		case strings.HasPrefix(l.src[l.pos:], "${"):
+			segment()
 			l.pos += 2
 			l.templates = append(l.templates, l.depth)
 			return

@@ -50,3 +50,12 @@ func FuzzScan(f *testing.F) {
 		Scan(src)
 	})
 }
+
+func TestLiterals(t *testing.T) {
+	src := "// 'not a string'\nconst a = \"x\\\"y\", b = 'z', r = /'[\"]/g;\nconst t = `p${ {k: 'q'}.k }s`; /* `no` */"
+	var got []string
+	for _, lit := range Literals(src) {
+		got = append(got, string(lit.Quote)+src[lit.Start:lit.End])
+	}
+	assert.Equal(t, []string{`"x\"y`, `'z`, "`p", `'q`, "`s"}, got)
+}

@@ -17,6 +17,7 @@ type OpenInspectArgs struct {
 	DeploymentName string        `pulumi:"deploymentName"`
 	NamePrefix     *string       `pulumi:"namePrefix,optional"`
 	AppName        *string       `pulumi:"appName,optional"`
+	AppIconURL     *string       `pulumi:"appIconUrl,optional"`
 	AdoptExisting  *bool         `pulumi:"adoptExisting,optional"`
 	TakeOverFrom   *string       `pulumi:"takeOverFrom,optional"`
 	DeletionPolicy *string       `pulumi:"deletionPolicy,optional"`
@@ -171,6 +172,9 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.NamePrefix, "First part of every Cloudflare name. Immutable like deploymentName.")
 	an.SetDefault(&a.NamePrefix, defaultNamePrefix)
 	an.Describe(&a.AppName, "Display name shown in the UI and in bot messages.")
+	an.Describe(&a.AppIconURL, "URL (absolute or root-relative) of a logo for the web UI's command menu and favicon; "+
+		"empty (default) keeps the built-in icon. Upstream passes it to the web only (NEXT_PUBLIC_APP_ICON_URL), "+
+		"not to any worker.")
 	an.Describe(&a.AdoptExisting, "Take over Cloudflare resources that already exist under this installation's names and record "+
 		"no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a "+
 		"conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording "+

@@ -179,6 +179,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 			w.Script, w.ScriptField = script, path
 		}
 	}
+	warnDifferingBundles(c, plan)
 	dir := common.Deref(up.MigrationsDir, "")
 	path, given := "upstream.migrationsDir", true
 	if dir == "" && checkout != "" {
@@ -321,17 +322,25 @@ func verifyMigrations(c *upstream.Contract, plan *installPlan, path, dir string,
 		found[filepath.Base(m)] = sum
 	}
 	var findings []string
+	findingByFile := map[string]string{}
+	finding := func(name, short, long string) {
+		findings = append(findings, long)
+		findingByFile[name] = short
+	}
 	for _, name := range slices.Sorted(maps.Keys(recorded)) {
 		switch sum, ok := found[name]; {
 		case !ok:
-			findings = append(findings, fmt.Sprintf("migration %s of the pinned commit is missing from %s", name, dir))
+			finding(name, "missing (the pinned commit has it)",
+				fmt.Sprintf("migration %s of the pinned commit is missing from %s", name, dir))
 		case sum != recorded[name]:
-			findings = append(findings, fmt.Sprintf("migration %s differs from the pinned commit's (sha256 %s, pinned %s)", filepath.Join(dir, name), sum, recorded[name]))
+			finding(name, fmt.Sprintf("differs: sha256 %s, pinned %s", sum, recorded[name]),
+				fmt.Sprintf("migration %s differs from the pinned commit's (sha256 %s, pinned %s)", filepath.Join(dir, name), sum, recorded[name]))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(found)) {
 		if _, ok := recorded[name]; !ok {
-			findings = append(findings, fmt.Sprintf("migration %s is not one of the pinned commit's", filepath.Join(dir, name)))
+			finding(name, "extra (not one of the pinned commit's)",
+				fmt.Sprintf("migration %s is not one of the pinned commit's", filepath.Join(dir, name)))
 		}
 	}
 	switch {
@@ -339,9 +348,17 @@ func verifyMigrations(c *upstream.Contract, plan *installPlan, path, dir string,
 		plan.Verification["migrations"] = fmt.Sprintf("%d files match the digests recorded for %s", len(found), c.Upstream.Commit)
 		return nil
 	case allow:
-		plan.Verification["migrations"] = fmt.Sprintf("UNVERIFIED (upstream.allowUnverified): %d of %d files differ from the pin", len(findings), len(found))
+		// One condition, one warning: the per-file findings go to the
+		// upstreamVerification output and the debug log.
+		plan.Verification["migrations"] = fmt.Sprintf("UNVERIFIED (upstream.allowUnverified): %d findings comparing the %d files in %s with the pin's %d (each under migrations.<file>)",
+			len(findings), len(found), dir, len(recorded))
+		for _, name := range slices.Sorted(maps.Keys(findingByFile)) {
+			plan.Verification["migrations."+name] = findingByFile[name]
+		}
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: %d D1 migrations differ from the pinned commit %s's (missing, extra or changed), deployed anyway "+
+			"(upstream.allowUnverified); the upstreamVerification output lists each", path, len(findings), c.Upstream.Commit))
 		for _, f := range findings {
-			plan.Warnings = append(plan.Warnings, path+": "+f+" (deployed anyway: upstream.allowUnverified)")
+			plan.Details = append(plan.Details, path+": "+f)
 		}
 		return nil
 	}
@@ -369,9 +386,21 @@ func verifyBundle(c *upstream.Contract, plan *installPlan, logical, path, script
 		plan.Verification[key] = "matches the reference build of " + c.Upstream.Commit
 	default:
 		plan.Verification[key] = fmt.Sprintf("DIFFERS from the reference build: sha256 %s, reference %s", sum, ref.SHA256)
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: the bundle of worker %s (%s) has sha256 %s, the reference build of %s has %s: "+
+		plan.differingBundles = append(plan.differingBundles, fmt.Sprintf("%s (%s)", logical, path))
+		plan.Details = append(plan.Details, fmt.Sprintf("%s: the bundle of worker %s (%s) has sha256 %s, the reference build of %s has %s: "+
 			"it was built differently or from other sources (the release step's build is `%s`)", path, logical, script, sum, c.Upstream.Commit, ref.SHA256, c.BuildCommand(logical)))
 	}
+}
+
+// warnDifferingBundles turns the bundles verifyBundle found different into
+// one warning: one condition, however many workers; the digests are in the
+// upstreamVerification output (bundle.<worker>) and the debug log.
+func warnDifferingBundles(c *upstream.Contract, plan *installPlan) {
+	if len(plan.differingBundles) == 0 {
+		return
+	}
+	plan.Warnings = append(plan.Warnings, fmt.Sprintf("the bundles of %d workers differ from the reference build of %s (built differently or from other sources): %s; "+
+		"the upstreamVerification output has the digests", len(plan.differingBundles), c.Upstream.Commit, strings.Join(plan.differingBundles, ", ")))
 }
 
 // sandboxSources are the checkout's files the sandbox children read.

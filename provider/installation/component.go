@@ -30,6 +30,12 @@ type OpenInspect struct {
 	// UpstreamVerification says where the artefacts came from and what was
 	// checked: keys source, migrations and bundle.<worker>.
 	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
+	// The Linear bot's URLs to set up the Linear app with ("" without it).
+	LinearWebhookURL        pulumi.StringOutput    `pulumi:"linearWebhookUrl"`
+	LinearOAuthAuthorizeURL pulumi.StringOutput    `pulumi:"linearOAuthAuthorizeUrl"`
+	KvNamespaceIDs          pulumi.StringMapOutput `pulumi:"kvNamespaceIds"`
+	ModalHealthURL          pulumi.StringOutput    `pulumi:"modalHealthUrl"`
+	WebPlatform             pulumi.StringOutput    `pulumi:"webPlatform"`
 }
 
 // Annotate documents the component and its outputs.
@@ -48,7 +54,16 @@ func (o *OpenInspect) Annotate(a infer.Annotator) {
 	a.Describe(&o.SandboxStatus, "What the installation configured for its sandbox provider.")
 	a.Describe(&o.UpstreamCommit, "The upstream commit this installation is pinned to.")
 	a.Describe(&o.UpstreamVerification, "Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the "+
-		"supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).")
+		"supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under "+
+		"migrations.<file>) and bundle.<worker> (compared with the reference build).")
+	a.Describe(&o.LinearWebhookURL, "The Linear bot's webhook URL (<linear-bot URL>/webhook), to set in the Linear OAuth application's "+
+		"webhook configuration; empty when the Linear bot is not deployed.")
+	a.Describe(&o.LinearOAuthAuthorizeURL, "The URL a Linear workspace admin visits to install the agent "+
+		"(<linear-bot URL>/oauth/authorize); empty when the Linear bot is not deployed.")
+	a.Describe(&o.KvNamespaceIDs, "KV namespace ID by logical name (session-index, slack-kv, github-kv, linear-kv, and any extra namespace).")
+	a.Describe(&o.ModalHealthURL, "The Modal app's health endpoint (https://<workspace>[-<environment suffix>]--open-inspect-api-health.modal.run) "+
+		"when the installation deploys the Modal app; empty otherwise.")
+	a.Describe(&o.WebPlatform, "Where the web UI runs: kubernetes (web is set) or none.")
 }
 
 // NewOpenInspect runs the pipeline: normalize the spec (defaults applied
@@ -94,6 +109,9 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	}
 	for _, w := range plan.Warnings {
 		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
+	}
+	for _, d := range plan.Details {
+		_ = ctx.Log.Debug(d, &pulumi.LogArgs{Resource: comp})
 	}
 	b := &installer{ctx: ctx, name: name, contract: contract, plan: plan, spec: s}
 	if err := b.install(comp); err != nil {

@@ -101,9 +101,11 @@ type plannedWorker struct {
 type installPlan struct {
 	Prefix, DeploymentName              string
 	AppName, SandboxProvider, WebAppURL string
-	D1Name, MigrationsDir               string
-	KV, R2, Queues                      []plannedResource
-	Workers                             []*plannedWorker
+	// AppIconURL is the web's icon (upstream's app_icon_url).
+	AppIconURL            string
+	D1Name, MigrationsDir string
+	KV, R2, Queues        []plannedResource
+	Workers               []*plannedWorker
 	// Generated are the generated secrets some value refers to, in contract order.
 	Generated []upstream.Generated
 	// SecretInputs are the secrets the user gave, by contract input name.
@@ -114,9 +116,15 @@ type installPlan struct {
 	Snapshot      *plannedSnapshot
 	SandboxSource string
 	// Verification is what resolveArtifacts checked (the upstreamVerification
-	// output); Warnings are what it found but does not refuse.
+	// output); Warnings are what it found but does not refuse, one line per
+	// condition; Details are the per-file findings behind them, logged at
+	// debug level.
 	Verification map[string]string
 	Warnings     []string
+	Details      []string
+	// differingBundles are the workers whose bundle differs from the
+	// reference build, gathered into one warning.
+	differingBundles []string
 
 	naming upstream.Naming
 }
@@ -193,6 +201,7 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 		plain["googleClientId"] = x.ClientID
 		secret("googleClientSecret", x.ClientSecret)
 	}
+	str("appIconUrl", a.AppIconURL)
 	plain["githubAppId"] = a.GithubApp.AppID
 	plain["githubAppInstallationId"] = a.GithubApp.InstallationID
 	secret("githubAppPrivateKey", a.GithubApp.PrivateKey)
@@ -281,6 +290,7 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 	if sfx := s.Modal.EnvironmentWebSuffix; sfx != nil {
 		values.Derived["modalEnvironmentWebSuffix"] = *sfx
 	}
+	plan.AppIconURL = values.Inputs["appIconUrl"]
 	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}}
 	if err := pl.resources(s); err != nil {
 		return nil, err

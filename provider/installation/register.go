@@ -93,6 +93,7 @@ type (
 		DeployedEnvironment pulumi.StringOutput `pulumi:"deployedEnvironment"`
 		WebSuffix           pulumi.StringOutput `pulumi:"webSuffix"`
 		AppID               pulumi.StringOutput `pulumi:"appId"`
+		HealthURL           pulumi.StringOutput `pulumi:"healthUrl"`
 		Health              pulumi.StringOutput `pulumi:"health"`
 	}
 	snapshotChild struct {
@@ -177,12 +178,12 @@ func (b *installer) install(comp *OpenInspect) error {
 		}
 	}
 	b.queues = map[string]*queueChild{}
-	// Queues record no owner: Cloudflare keeps nothing on a queue but its
-	// name and settings (see the cloudflare package doc).
+	// A queue's owner is recorded in the account's ownership registry: Cloudflare
+	// keeps nothing on a queue but its name and settings (see the cloudflare package doc).
 	for _, r := range plan.Queues {
-		if b.queues[r.Logical], err = register(b, "Queue", "queue-"+r.Logical, pulumi.Map{
+		if b.queues[r.Logical], err = register(b, "Queue", "queue-"+r.Logical, b.owned(pulumi.Map{
 			"name": pulumi.String(r.Name), "adoptExisting": adopt,
-		}, &queueChild{}); err != nil {
+		}), &queueChild{}); err != nil {
 			return err
 		}
 	}
@@ -244,6 +245,7 @@ func (b *installer) install(comp *OpenInspect) error {
 			ServiceAuthSecret: b.generated["serviceAuthSecretWeb"].Value,
 			SandboxProvider:   plan.SandboxProvider,
 			AppName:           plan.AppName,
+			AppIconURL:        plan.AppIconURL,
 			Opts:              append(slices.Clone(b.opts), pulumi.DependsOn([]pulumi.Resource{workers[controlPlane]})),
 			Connect:           webConnect,
 		})
@@ -264,6 +266,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	comp.SandboxStatus = b.sandboxStatus()
 	comp.UpstreamCommit = pulumi.String(b.contract.Upstream.Commit).ToStringOutput()
 	comp.UpstreamVerification = pulumi.ToStringMap(plan.Verification).ToStringMapOutput()
+	b.reportOutputs(comp)
 	return nil
 }
 

@@ -91,10 +91,8 @@ func TestCollidingNamesGetDistinctWebLabels(t *testing.T) {
 		// The Cloudflare children that record evidence record the same identity.
 		for _, r := range mocks.registered() {
 			switch strings.TrimPrefix(r.TypeToken, "openinspect:index:") {
-			case "D1Database", "KvNamespace", "R2Bucket", "Worker":
+			case "D1Database", "KvNamespace", "R2Bucket", "Queue", "Worker":
 				assert.Equal(t, resource.NewProperty(mocks.identity), r.Inputs["owner"], "%s records the identity", r.Name)
-			case "Queue":
-				assert.NotContains(t, r.Inputs, resource.PropertyKey("owner"), "%s has nowhere to record it", r.Name)
 			}
 		}
 		labels[names.prefix+"/"+names.deployment] = mocks.identity

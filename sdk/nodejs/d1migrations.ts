@@ -9,7 +9,7 @@ import * as utilities from "./utilities";
 /**
  * Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
  *
- * Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+ * Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Pending files go to D1 several to a request (within `maxBatchBytes` and `maxFilesPerBatch`), each followed by its ledger row; D1 runs a request as one transaction, and a request that fails is retried one file per request, so the files before the failing one are applied and recorded once. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
  */
 export class D1Migrations extends pulumi.CustomResource {
     /**
@@ -81,6 +81,14 @@ export class D1Migrations extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly latestVersion: pulumi.Output<string>;
     /**
+     * At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+     */
+    declare public readonly maxBatchBytes: pulumi.Output<number | undefined>;
+    /**
+     * At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+     */
+    declare public readonly maxFilesPerBatch: pulumi.Output<number | undefined>;
+    /**
      * Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
      */
     declare public readonly migrations: pulumi.Output<{[key: string]: string} | undefined>;
@@ -106,6 +114,8 @@ export class D1Migrations extends pulumi.CustomResource {
             resourceInputs["databaseId"] = args?.databaseId;
             resourceInputs["directory"] = args?.directory;
             resourceInputs["files"] = args?.files;
+            resourceInputs["maxBatchBytes"] = args?.maxBatchBytes;
+            resourceInputs["maxFilesPerBatch"] = args?.maxFilesPerBatch;
             resourceInputs["migrations"] = args?.migrations;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["applied"] = undefined /*out*/;
@@ -122,6 +132,8 @@ export class D1Migrations extends pulumi.CustomResource {
             resourceInputs["directory"] = undefined /*out*/;
             resourceInputs["files"] = undefined /*out*/;
             resourceInputs["latestVersion"] = undefined /*out*/;
+            resourceInputs["maxBatchBytes"] = undefined /*out*/;
+            resourceInputs["maxFilesPerBatch"] = undefined /*out*/;
             resourceInputs["migrations"] = undefined /*out*/;
             resourceInputs["pending"] = undefined /*out*/;
         }
@@ -148,6 +160,14 @@ export interface D1MigrationsArgs {
      * Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
      */
     files?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+     */
+    maxBatchBytes?: pulumi.Input<number | undefined>;
+    /**
+     * At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+     */
+    maxFilesPerBatch?: pulumi.Input<number | undefined>;
     /**
      * Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
      */

@@ -37,6 +37,22 @@ export class OpenInspect extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly d1DatabaseId: pulumi.Output<string>;
     /**
+     * KV namespace ID by logical name (session-index, slack-kv, github-kv, linear-kv, and any extra namespace).
+     */
+    declare public /*out*/ readonly kvNamespaceIds: pulumi.Output<{[key: string]: string}>;
+    /**
+     * The URL a Linear workspace admin visits to install the agent (<linear-bot URL>/oauth/authorize); empty when the Linear bot is not deployed.
+     */
+    declare public /*out*/ readonly linearOAuthAuthorizeUrl: pulumi.Output<string>;
+    /**
+     * The Linear bot's webhook URL (<linear-bot URL>/webhook), to set in the Linear OAuth application's webhook configuration; empty when the Linear bot is not deployed.
+     */
+    declare public /*out*/ readonly linearWebhookUrl: pulumi.Output<string>;
+    /**
+     * The Modal app's health endpoint (https://<workspace>[-<environment suffix>]--open-inspect-api-health.modal.run) when the installation deploys the Modal app; empty otherwise.
+     */
+    declare public /*out*/ readonly modalHealthUrl: pulumi.Output<string>;
+    /**
      * What the installation configured for its sandbox provider.
      */
     declare public /*out*/ readonly sandboxStatus: pulumi.Output<string>;
@@ -45,9 +61,13 @@ export class OpenInspect extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly upstreamCommit: pulumi.Output<string>;
     /**
-     * Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+     * Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
      */
     declare public /*out*/ readonly upstreamVerification: pulumi.Output<{[key: string]: string}>;
+    /**
+     * Where the web UI runs: kubernetes (web is set) or none.
+     */
+    declare public /*out*/ readonly webPlatform: pulumi.Output<string>;
     /**
      * URL of the web UI.
      */
@@ -93,6 +113,7 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["access"] = args?.access;
             resourceInputs["adoptExisting"] = args?.adoptExisting;
             resourceInputs["anthropicApiKey"] = args?.anthropicApiKey ? pulumi.secret(args.anthropicApiKey) : undefined;
+            resourceInputs["appIconUrl"] = args?.appIconUrl;
             resourceInputs["appName"] = args?.appName;
             resourceInputs["appSecrets"] = args?.appSecrets;
             resourceInputs["browserAuthSecret"] = args?.browserAuthSecret ? pulumi.secret(args.browserAuthSecret) : undefined;
@@ -121,9 +142,14 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["appliedMigrations"] = undefined /*out*/;
             resourceInputs["controlPlaneUrl"] = undefined /*out*/;
             resourceInputs["d1DatabaseId"] = undefined /*out*/;
+            resourceInputs["kvNamespaceIds"] = undefined /*out*/;
+            resourceInputs["linearOAuthAuthorizeUrl"] = undefined /*out*/;
+            resourceInputs["linearWebhookUrl"] = undefined /*out*/;
+            resourceInputs["modalHealthUrl"] = undefined /*out*/;
             resourceInputs["sandboxStatus"] = undefined /*out*/;
             resourceInputs["upstreamCommit"] = undefined /*out*/;
             resourceInputs["upstreamVerification"] = undefined /*out*/;
+            resourceInputs["webPlatform"] = undefined /*out*/;
             resourceInputs["webUrl"] = undefined /*out*/;
             resourceInputs["workerHashes"] = undefined /*out*/;
             resourceInputs["workerNames"] = undefined /*out*/;
@@ -131,9 +157,14 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["appliedMigrations"] = undefined /*out*/;
             resourceInputs["controlPlaneUrl"] = undefined /*out*/;
             resourceInputs["d1DatabaseId"] = undefined /*out*/;
+            resourceInputs["kvNamespaceIds"] = undefined /*out*/;
+            resourceInputs["linearOAuthAuthorizeUrl"] = undefined /*out*/;
+            resourceInputs["linearWebhookUrl"] = undefined /*out*/;
+            resourceInputs["modalHealthUrl"] = undefined /*out*/;
             resourceInputs["sandboxStatus"] = undefined /*out*/;
             resourceInputs["upstreamCommit"] = undefined /*out*/;
             resourceInputs["upstreamVerification"] = undefined /*out*/;
+            resourceInputs["webPlatform"] = undefined /*out*/;
             resourceInputs["webUrl"] = undefined /*out*/;
             resourceInputs["workerHashes"] = undefined /*out*/;
             resourceInputs["workerNames"] = undefined /*out*/;
@@ -159,6 +190,10 @@ export interface OpenInspectArgs {
      * Anthropic API key for the bots.
      */
     anthropicApiKey: pulumi.Input<string>;
+    /**
+     * URL (absolute or root-relative) of a logo for the web UI's command menu and favicon; empty (default) keeps the built-in icon. Upstream passes it to the web only (NEXT_PUBLIC_APP_ICON_URL), not to any worker.
+     */
+    appIconUrl?: string;
     /**
      * Display name shown in the UI and in bot messages.
      */

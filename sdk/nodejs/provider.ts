@@ -67,9 +67,13 @@ export class Provider extends pulumi.ProviderResource {
      */
     declare public readonly modalTokenSecret: pulumi.Output<string | undefined>;
     /**
-     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
      */
     declare public readonly pythonPath: pulumi.Output<string | undefined>;
+    /**
+     * The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+     */
+    declare public readonly workerAssetsFileLimit: pulumi.Output<string | undefined>;
     /**
      * The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
      */
@@ -106,6 +110,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["modalTokenId"] = args?.modalTokenId;
             resourceInputs["modalTokenSecret"] = args?.modalTokenSecret ? pulumi.secret(args.modalTokenSecret) : undefined;
             resourceInputs["pythonPath"] = args?.pythonPath;
+            resourceInputs["workerAssetsFileLimit"] = args?.workerAssetsFileLimit;
             resourceInputs["workerSizeLimit"] = args?.workerSizeLimit;
             resourceInputs["workersDevBaseUrl"] = args?.workersDevBaseUrl;
             resourceInputs["workersPlan"] = args?.workersPlan;
@@ -166,9 +171,13 @@ export interface ProviderArgs {
      */
     modalTokenSecret?: pulumi.Input<string | undefined>;
     /**
-     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+     * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
      */
     pythonPath?: pulumi.Input<string | undefined>;
+    /**
+     * The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+     */
+    workerAssetsFileLimit?: pulumi.Input<string | undefined>;
     /**
      * The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
      */

@@ -7,7 +7,7 @@ import * as utilities from "./utilities";
 /**
  * A Cloudflare queue, created by name in the configured account. An existing queue with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.
  *
- * Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, and `adoptExisting` is the only way to take over one that already exists.
+ * Cloudflare's API keeps nothing on a queue but its name and settings, so the owning installation (`owner`) is recorded in the account's ownership registry, the D1 database `openinspect-registry` (created by the first installation that needs it, never deleted), before the queue is created. A queue that already exists with the name is adopted when the registry records this owner (a create an interrupted run never recorded); one recorded for another installation is refused, even with `adoptExisting`, unless `takeOverFrom` names it; an unrecorded one needs `adoptExisting` and is then recorded. Delete removes only a queue not recorded for another installation, then its record.
  */
 export class Queue extends pulumi.CustomResource {
     /**
@@ -63,9 +63,17 @@ export class Queue extends pulumi.CustomResource {
      */
     declare public readonly name: pulumi.Output<string>;
     /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    declare public readonly owner: pulumi.Output<string | undefined>;
+    /**
      * The queue ID.
      */
     declare public /*out*/ readonly queueId: pulumi.Output<string>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    declare public readonly takeOverFrom: pulumi.Output<string | undefined>;
 
     /**
      * Create a Queue resource with the given unique name, arguments, and options.
@@ -83,6 +91,8 @@ export class Queue extends pulumi.CustomResource {
             }
             resourceInputs["adoptExisting"] = args?.adoptExisting;
             resourceInputs["name"] = args?.name;
+            resourceInputs["owner"] = args?.owner;
+            resourceInputs["takeOverFrom"] = args?.takeOverFrom;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["queueId"] = undefined /*out*/;
@@ -91,7 +101,9 @@ export class Queue extends pulumi.CustomResource {
             resourceInputs["adoptExisting"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["owner"] = undefined /*out*/;
             resourceInputs["queueId"] = undefined /*out*/;
+            resourceInputs["takeOverFrom"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const replaceOnChanges = { replaceOnChanges: ["name"] };
@@ -112,4 +124,12 @@ export interface QueueArgs {
      * Queue name: 1-63 lowercase letters, digits and hyphens. Changing it creates a new queue.
      */
     name: pulumi.Input<string>;
+    /**
+     * The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+     */
+    owner?: pulumi.Input<string | undefined>;
+    /**
+     * The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+     */
+    takeOverFrom?: pulumi.Input<string | undefined>;
 }

@@ -65,6 +65,18 @@ export class Worker extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly adopted: pulumi.Output<boolean>;
     /**
+     * Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+     */
+    declare public readonly assets: pulumi.Output<outputs.WorkerAssets | undefined>;
+    /**
+     * Digest of the static assets' manifest and configuration at the last upload.
+     */
+    declare public /*out*/ readonly assetsDigest: pulumi.Output<string | undefined>;
+    /**
+     * The static assets of the last upload: each URL path's content key.
+     */
+    declare public /*out*/ readonly assetsManifest: pulumi.Output<{[key: string]: string} | undefined>;
+    /**
      * Workers compatibility date.
      */
     declare public readonly compatibilityDate: pulumi.Output<string | undefined>;
@@ -188,6 +200,7 @@ export class Worker extends pulumi.CustomResource {
                 throw new Error("Missing required property 'name'");
             }
             resourceInputs["adoptExisting"] = args?.adoptExisting;
+            resourceInputs["assets"] = args?.assets;
             resourceInputs["compatibilityDate"] = (args?.compatibilityDate) ?? "2024-09-23";
             resourceInputs["compatibilityFlags"] = args?.compatibilityFlags;
             resourceInputs["content"] = args?.content;
@@ -210,6 +223,8 @@ export class Worker extends pulumi.CustomResource {
             resourceInputs["workersDev"] = args?.workersDev;
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
+            resourceInputs["assetsDigest"] = undefined /*out*/;
+            resourceInputs["assetsManifest"] = undefined /*out*/;
             resourceInputs["consumerIds"] = undefined /*out*/;
             resourceInputs["durableObjectClasses"] = undefined /*out*/;
             resourceInputs["etag"] = undefined /*out*/;
@@ -221,6 +236,9 @@ export class Worker extends pulumi.CustomResource {
             resourceInputs["accountId"] = undefined /*out*/;
             resourceInputs["adoptExisting"] = undefined /*out*/;
             resourceInputs["adopted"] = undefined /*out*/;
+            resourceInputs["assets"] = undefined /*out*/;
+            resourceInputs["assetsDigest"] = undefined /*out*/;
+            resourceInputs["assetsManifest"] = undefined /*out*/;
             resourceInputs["compatibilityDate"] = undefined /*out*/;
             resourceInputs["compatibilityFlags"] = undefined /*out*/;
             resourceInputs["consumerIds"] = undefined /*out*/;
@@ -266,6 +284,10 @@ export interface WorkerArgs {
      * Take over a script that already exists with this name instead of failing with a conflict.
      */
     adoptExisting?: pulumi.Input<boolean | undefined>;
+    /**
+     * Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+     */
+    assets?: pulumi.Input<inputs.WorkerAssetsArgs | undefined>;
     /**
      * Workers compatibility date.
      */

@@ -67,6 +67,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"math"
 	"net/http"
@@ -201,7 +202,7 @@ func isControlPlane(ws *workerScript) bool {
 // cpLookupLocked resolves a script name across accounts.
 func (s *Server) cpLookupLocked(name string) (*workerScript, int, error) {
 	var found []*workerScript
-	for _, key := range sortedKeys(s.st.Workers) {
+	for _, key := range core.SortedKeys(s.st.Workers) {
 		if ws := s.st.Workers[key]; ws.Name == name {
 			found = append(found, ws)
 		}
@@ -243,8 +244,11 @@ func (s *Server) cpServe(w http.ResponseWriter, r *http.Request) {
 		pattern = route.pattern
 	}
 	countRoute := workersPrefix + "{script_name}" + pattern
-	s.count(r.Method+" "+countRoute, false)
+	s.core.Count(r.Method+" "+countRoute, false)
 	if s.cpFaults(w, r, countRoute) {
+		return
+	}
+	if s.assetsServe(w, r, path) {
 		return
 	}
 
@@ -256,7 +260,7 @@ func (s *Server) cpServe(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeJSON(w, status, map[string]string{"error": err.Error()})
+		core.WriteJSON(w, status, map[string]string{"error": err.Error()})
 		return
 	}
 
@@ -265,9 +269,9 @@ func (s *Server) cpServe(w http.ResponseWriter, r *http.Request) {
 		cpWriteJSON(w, http.StatusServiceUnavailable, cpError{"Database not configured"})
 		return
 	}
-	c := &cpCall{r: r, script: env, method: method, path: path, match: match, requestID: newHexID()[:8], traceID: r.Header.Get("x-trace-id")}
+	c := &cpCall{r: r, script: env, method: method, path: path, match: match, requestID: core.NewHexID()[:8], traceID: r.Header.Get("x-trace-id")}
 	if c.traceID == "" {
-		c.traceID = newUUID()
+		c.traceID = core.NewUUID()
 	}
 	// 2. CORS preflight, for any path.
 	if method == http.MethodOptions {
@@ -932,7 +936,7 @@ func (s *Server) cpListSecrets(w http.ResponseWriter, c *cpCall) {
 	s.mu.Lock()
 	store := s.st.AppSecrets[wkKey(c.script.account, c.script.name)]
 	out := []cpSecretMeta{}
-	for _, k := range sortedKeys(store) {
+	for _, k := range core.SortedKeys(store) {
 		out = append(out, cpSecretMeta{Key: k, CreatedAt: store[k].CreatedAt, UpdatedAt: store[k].UpdatedAt})
 	}
 	s.mu.Unlock()
@@ -980,16 +984,16 @@ func (s *Server) cpDeleteSecret(w http.ResponseWriter, c *cpCall) {
 // Route of "" only ever matches Cloudflare routes). Errors are plain JSON, as
 // a worker would answer, not Cloudflare envelopes.
 func (s *Server) cpFaults(w http.ResponseWriter, r *http.Request, route string) bool {
-	delay, f := s.takeFaults(r.Method, route)
-	return s.serveFault(w, r, delay, f, workerFaultAnswers)
+	delay, f := s.core.TakeFaults(r.Method, route)
+	return s.core.ServeFault(w, r, delay, f, workerFaultAnswers)
 }
 
 // workerFaultAnswers answer in plain JSON, as a worker would.
-var workerFaultAnswers = faultAnswers{
-	rateLimited: func(w http.ResponseWriter, _ *Fault) {
+var workerFaultAnswers = core.FaultAnswers{
+	RateLimited: func(w http.ResponseWriter, _ *Fault) {
 		cpWriteJSON(w, http.StatusTooManyRequests, cpError{"Too many requests"})
 	},
-	serverError: func(w http.ResponseWriter, f *Fault) {
+	ServerError: func(w http.ResponseWriter, f *Fault) {
 		cpWriteJSON(w, f.Status, cpError{"Internal server error"})
 	},
 }

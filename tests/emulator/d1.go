@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"regexp"
 	"sort"
@@ -65,8 +66,8 @@ func (db *d1Database) region() string {
 	return strings.ToUpper(db.LocationHint)
 }
 
-func d1NotFound(id string) *apiError {
-	return newAPIError(http.StatusNotFound, 7404, "The database "+id+" could not be found")
+func d1NotFound(id string) *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 7404, "The database "+id+" could not be found")
 }
 
 func (s *Server) d1Create(w http.ResponseWriter, r *http.Request) {
@@ -75,18 +76,18 @@ func (s *Server) d1Create(w http.ResponseWriter, r *http.Request) {
 		Name                string `json:"name"`
 		PrimaryLocationHint string `json:"primary_location_hint"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if !d1NameRE.MatchString(body.Name) {
-		writeError(w, newAPIError(http.StatusBadRequest, 7400,
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 7400,
 			fmt.Sprintf("The request is malformed: database name %q must be 1-64 characters of letters, digits, '-' and '_'", body.Name)))
 		return
 	}
 	hint := strings.ToLower(body.PrimaryLocationHint)
 	if hint != "" && !d1LocationHints[hint] {
-		writeError(w, newAPIError(http.StatusBadRequest, 7400,
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 7400,
 			fmt.Sprintf("The request is malformed: unknown primary_location_hint %q (want one of wnam, enam, weur, eeur, apac, oc)", body.PrimaryLocationHint)))
 		return
 	}
@@ -94,21 +95,21 @@ func (s *Server) d1Create(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		writeError(w, errDBClosed)
+		core.WriteError(w, errDBClosed)
 		return
 	}
 	for _, db := range s.st.D1 {
 		if db.AccountID == acct && db.Name == body.Name {
 			s.mu.Unlock()
-			writeError(w, newAPIError(http.StatusBadRequest, 7502, "A database with that name already exists"))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 7502, "A database with that name already exists"))
 			return
 		}
 	}
-	rec := &d1Database{UUID: newUUID(), AccountID: acct, Name: body.Name, CreatedAt: time.Now().UTC(), LocationHint: hint}
+	rec := &d1Database{UUID: core.NewUUID(), AccountID: acct, Name: body.Name, CreatedAt: time.Now().UTC(), LocationHint: hint}
 	eng, err := openSQLite(s.d1Path(rec.UUID))
 	if err != nil {
 		s.mu.Unlock()
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.st.D1[rec.UUID] = rec
@@ -116,7 +117,7 @@ func (s *Server) d1Create(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	if err := s.save(); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.writeD1(w, rec, eng)
@@ -125,14 +126,14 @@ func (s *Server) d1Create(w http.ResponseWriter, r *http.Request) {
 func (s *Server) writeD1(w http.ResponseWriter, rec *d1Database, eng *sqliteDB) {
 	tables, size, err := eng.stats()
 	if errors.Is(err, errDBClosed) {
-		writeError(w, d1NotFound(rec.UUID))
+		core.WriteError(w, d1NotFound(rec.UUID))
 		return
 	}
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeResult(w, d1JSON{
+	core.WriteResult(w, d1JSON{
 		UUID: rec.UUID, Name: rec.Name, CreatedAt: apiTime(rec.CreatedAt), Version: "production",
 		NumTables: tables, FileSize: size, ReadReplication: d1ReadRepl{Mode: "disabled"},
 		CreatedInRegion: rec.region(),
@@ -142,7 +143,7 @@ func (s *Server) writeD1(w http.ResponseWriter, rec *d1Database, eng *sqliteDB) 
 func (s *Server) d1List(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	name := r.URL.Query().Get("name")
-	page, perPage := pageParams(r, 100, 10000)
+	page, perPage := core.PageParams(r, 100, 10000)
 
 	s.mu.Lock()
 	var all []*d1Database
@@ -164,8 +165,8 @@ func (s *Server) d1List(w http.ResponseWriter, r *http.Request) {
 	for i, db := range all {
 		items[i] = d1ListJSON{UUID: db.UUID, Name: db.Name, CreatedAt: apiTime(db.CreatedAt), Version: "production"}
 	}
-	out, info := paginate(items, page, perPage)
-	writeEnvelope(w, http.StatusOK, out, info, nil)
+	out, info := core.Paginate(items, page, perPage)
+	core.WriteEnvelope(w, http.StatusOK, out, info, nil)
 }
 
 // d1Lookup finds a database in the caller's account and its open engine,
@@ -195,7 +196,7 @@ func (s *Server) d1Lookup(r *http.Request) (*d1Database, *sqliteDB, error) {
 func (s *Server) d1Get(w http.ResponseWriter, r *http.Request) {
 	rec, eng, err := s.d1Lookup(r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.writeD1(w, rec, eng)
@@ -207,7 +208,7 @@ func (s *Server) d1Delete(w http.ResponseWriter, r *http.Request) {
 	rec, ok := s.st.D1[id]
 	if !ok || rec.AccountID != acct {
 		s.mu.Unlock()
-		writeError(w, d1NotFound(id))
+		core.WriteError(w, d1NotFound(id))
 		return
 	}
 	delete(s.st.D1, id)
@@ -222,10 +223,10 @@ func (s *Server) d1Delete(w http.ResponseWriter, r *http.Request) {
 	}
 	errs = append(errs, removeSQLiteFiles(s.d1Path(id)), s.save())
 	if err := errors.Join(errs...); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeResult(w, nil)
+	core.WriteResult(w, nil)
 }
 
 // d1Request is the body of /query and /raw. "batch" is the newer form of the
@@ -325,8 +326,8 @@ func (s *Server) d1Raw(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) d1Execute(w http.ResponseWriter, r *http.Request, raw bool) {
 	var body d1Request
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	items := []sqlItem{{SQL: body.SQL, Params: body.Params}}
@@ -338,32 +339,32 @@ func (s *Server) d1Execute(w http.ResponseWriter, r *http.Request, raw bool) {
 	}
 	for i := range items {
 		if strings.TrimSpace(items[i].SQL) == "" {
-			writeError(w, newAPIError(http.StatusBadRequest, 7400, "The request is malformed: sql must not be empty"))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 7400, "The request is malformed: sql must not be empty"))
 			return
 		}
 		params, err := d1Params(items[i].Params)
 		if err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		items[i].Params = params
 	}
 	rec, eng, err := s.d1Lookup(r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	results, err := eng.run(r.Context(), items)
 	var se *sqlError
 	switch {
 	case errors.Is(err, errDBClosed):
-		writeError(w, d1NotFound(rec.UUID))
+		core.WriteError(w, d1NotFound(rec.UUID))
 		return
 	case errors.As(err, &se):
-		writeError(w, newAPIError(http.StatusBadRequest, 7500, se.msg))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 7500, se.msg))
 		return
 	case err != nil:
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 
@@ -386,7 +387,7 @@ func (s *Server) d1Execute(w http.ResponseWriter, r *http.Request, raw bool) {
 		}
 		out[i] = d1QueryResult{Results: rows, Success: true, Meta: meta}
 	}
-	writeResult(w, out)
+	core.WriteResult(w, out)
 }
 
 // d1Params converts JSON params to SQLite bind values: integral numbers bind
@@ -401,12 +402,12 @@ func d1Params(in []any) ([]any, error) {
 			} else if f, err := v.Float64(); err == nil {
 				out[i] = f
 			} else {
-				return nil, newAPIError(http.StatusBadRequest, 7400, "The request is malformed: bad number "+string(v))
+				return nil, core.NewAPIError(http.StatusBadRequest, 7400, "The request is malformed: bad number "+string(v))
 			}
 		case nil, string, bool:
 			out[i] = v
 		default:
-			return nil, newAPIError(http.StatusBadRequest, 7500,
+			return nil, core.NewAPIError(http.StatusBadRequest, 7500,
 				fmt.Sprintf("D1_TYPE_ERROR: Type '%s' not supported for value '%v'", jsonTypeName(v), v))
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"strconv"
@@ -57,7 +58,7 @@ func (s *Server) registerD1Import() {
 	s.api("POST /client/v4/accounts/{account_id}/d1/database/{database_id}/import", authAccount, s.d1Import)
 	const upload = "PUT " + d1ImportPrefix + "{token}"
 	s.mux.HandleFunc(upload, func(w http.ResponseWriter, r *http.Request) {
-		s.count(upload, false)
+		s.core.Count(upload, false)
 		s.d1ImportUpload(w, r)
 	})
 }
@@ -68,8 +69,8 @@ func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
 		Etag     string `json:"etag"`
 		Filename string `json:"filename"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	rec, eng, err := s.d1Lookup(r)
@@ -77,11 +78,11 @@ func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, errDBClosed) {
 			err = d1NotFound(r.PathValue("database_id"))
 		}
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	malformed := func(msg string) {
-		writeError(w, newAPIError(http.StatusBadRequest, 7400, "The request is malformed: "+msg))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 7400, "The request is malformed: "+msg))
 	}
 	switch body.Action {
 	case "init":
@@ -89,7 +90,7 @@ func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
 			malformed("init needs the file's etag (its MD5, hex)")
 			return
 		}
-		token := newHexID()
+		token := core.NewHexID()
 		up := &d1Upload{account: rec.AccountID, database: rec.UUID, etag: strings.ToLower(body.Etag),
 			filename: "import-" + token[:12] + ".sql"}
 		s.mu.Lock()
@@ -98,7 +99,7 @@ func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
 		}
 		s.st.d1Imports[token] = up
 		s.mu.Unlock()
-		writeResult(w, d1ImportJSON{Success: true, Type: "import", Filename: up.filename,
+		core.WriteResult(w, d1ImportJSON{Success: true, Type: "import", Filename: up.filename,
 			UploadURL: "http://" + r.Host + d1ImportPrefix + token, Messages: []string{}})
 	case "ingest":
 		s.mu.Lock()
@@ -129,7 +130,7 @@ func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
 		}
 		s.st.d1Ingests[rec.UUID] = out
 		s.mu.Unlock()
-		writeResult(w, out)
+		core.WriteResult(w, out)
 	case "poll":
 		s.mu.Lock()
 		out := s.st.d1Ingests[rec.UUID]
@@ -138,7 +139,7 @@ func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
 			malformed("there is no import to poll for this database")
 			return
 		}
-		writeResult(w, out)
+		core.WriteResult(w, out)
 	default:
 		malformed(fmt.Sprintf("action must be init, ingest or poll, got %q", body.Action))
 	}
@@ -168,7 +169,7 @@ func (s *Server) d1Ingest(r *http.Request, rec *d1Database, eng *sqliteDB, up *d
 		meta.LastRowID = res.LastRowID
 		meta.SizeAfter = res.SizeAfter
 	}
-	bookmark := newHexID()
+	bookmark := core.NewHexID()
 	return &d1ImportJSON{
 		Success: true, Type: "import", Status: "complete", AtBookmark: bookmark, Filename: up.filename,
 		Messages: []string{fmt.Sprintf("Import complete: %d queries from %s", len(results), up.filename)},
@@ -187,7 +188,7 @@ func (s *Server) d1ImportUpload(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such upload", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, core.MaxBody))
 	if err != nil {
 		http.Error(w, "upload too large or interrupted", http.StatusRequestEntityTooLarge)
 		return

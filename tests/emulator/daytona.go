@@ -1,548 +1,60 @@
 package emulator
 
-// The Daytona part of the emulator: the REST API the official Go SDK
-// (github.com/daytonaio/daytona/libs/sdk-go v0.173.0, through its generated
-// api-client-go) talks to, mounted under /daytona/api, plus the S3-compatible
-// object storage its image builder uploads build contexts to (s3.go).
-//
-// Facts come from the SDK's generated client (routes, query parameters, the
-// JSON keys each model requires) and from Daytona's API server source (error
-// messages, name rules, state machine, entrypoint derivation). Where a
-// behaviour could not be read from either, the code says "inferred".
-//
-// Daytona keeps its own state file (daytona.json) beside state.json, with its
-// own lock: nothing here touches Server.mu or the Cloudflare state.
+// The Daytona family lives in tests/emulator/daytona; these names keep the
+// root package's API, so importers need not change.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"maps"
-	"net/http"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"sync"
-	"time"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 )
 
-// DefaultDaytonaAPIKey is the Daytona API key accepted when
-// Options.DaytonaAPIKeys is nil. Like DefaultToken it is documented for demos
-// and is not a secret.
-const DefaultDaytonaAPIKey = "emulator-daytona-key"
-
-// DefaultDaytonaOrganizationID is the organization DefaultDaytonaAPIKey
-// belongs to (Daytona organization IDs are UUIDs).
-const DefaultDaytonaOrganizationID = "5c0de5a1-0000-4000-8000-00000000da70"
-
-// DefaultDaytonaBuildTime is how long a snapshot build takes when
-// Options.DaytonaBuildTime is zero: long enough that a client sees the
-// pending and building states, short enough for tests.
-const DefaultDaytonaBuildTime = 300 * time.Millisecond
-
-// InstantDaytonaBuilds, as Options.DaytonaBuildTime, makes a build finish
-// within the request that creates it: POST /snapshots answers "active" (or
-// "build_failed"), as Daytona does when an identical build already exists.
-// The SDK then skips its one-second state polling, which keeps tests fast.
-const InstantDaytonaBuilds time.Duration = -1
-
-// DaytonaBucket is the object storage bucket build contexts go to; the name
-// is the SDK's default for it.
-const DaytonaBucket = "daytona-volume-builds"
-
+// Daytona defaults and the object storage bucket (see package daytona).
 const (
-	daytonaPrefix    = "/daytona/"
-	daytonaAPIPrefix = "/daytona/api"
-	daytonaStateFile = "daytona.json"
-	// daytonaStateVersion guards daytona.json's shape, like stateVersion.
-	daytonaStateVersion = 1
+	DefaultDaytonaAPIKey         = daytona.DefaultAPIKey
+	DefaultDaytonaOrganizationID = daytona.DefaultOrganizationID
+	DefaultDaytonaBuildTime      = daytona.DefaultBuildTime
+	InstantDaytonaBuilds         = daytona.InstantBuilds
+	DaytonaBucket                = daytona.Bucket
+)
+
+// ErrNoSuchDaytonaSnapshot is returned for a snapshot name the organization
+// does not have.
+var ErrNoSuchDaytonaSnapshot = daytona.ErrNoSuchSnapshot
+
+// The Daytona inventory and sandbox spec types.
+type (
+	DaytonaInventory     = daytona.Inventory
+	DaytonaSnapshotEntry = daytona.SnapshotEntry
+	DaytonaSandboxEntry  = daytona.SandboxEntry
+	DaytonaObjectEntry   = daytona.ObjectEntry
+	DaytonaSandboxSpec   = daytona.SandboxSpec
 )
 
 // DaytonaAPIURL is what DAYTONA_API_URL (or the SDK's APIUrl) should be set
 // to: URL() + "/daytona/api".
-func (s *Server) DaytonaAPIURL() string { return s.url + daytonaAPIPrefix }
-
-// daytona is the Daytona service's configuration and state. mu guards st,
-// the failure plans and reads; it is never held while writing the file.
-type daytona struct {
-	keys      map[string]string // API key -> organization ID
-	buildTime time.Duration     // < 0: instant
-	path      string
-	logf      func(format string, args ...any)
-
-	mu        sync.Mutex
-	st        *daytonaState
-	failNext  []string          // reasons, consumed one per build
-	failNames map[string]string // snapshot name -> reason, until cleared
-
-	saveMu   sync.Mutex
-	saveSeq  uint64
-	savedSeq uint64
-}
-
-// daytonaState is what daytona.json holds.
-type daytonaState struct {
-	Version   int                    `json:"version"`
-	Snapshots map[string]*dtSnapshot `json:"snapshots"` // by ID
-	Sandboxes map[string]*dtSandbox  `json:"sandboxes"` // by ID
-	Objects   map[string]*dtObject   `json:"objects"`   // by object key (bucket-relative)
-}
-
-// dtSnapshot is one snapshot. Its build is planned completely when it is
-// created (log lines, outcome, timing), so its state at any moment follows
-// from the clock: no goroutine drives it and a restart resumes it.
-type dtSnapshot struct {
-	ID             string     `json:"id"`
-	OrganizationID string     `json:"organizationId"`
-	Name           string     `json:"name"`
-	ImageName      string     `json:"imageName,omitempty"`
-	Dockerfile     string     `json:"dockerfile,omitempty"` // "" for a pulled image
-	ContextHashes  []string   `json:"contextHashes,omitempty"`
-	Entrypoint     []string   `json:"entrypoint"`
-	CPU            int        `json:"cpu"`
-	GPU            int        `json:"gpu"`
-	Mem            int        `json:"mem"`
-	Disk           int        `json:"disk"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	UpdatedAt      time.Time  `json:"updatedAt"`
-	LastUsedAt     *time.Time `json:"lastUsedAt,omitempty"`
-	Inactive       bool       `json:"inactive,omitempty"`
-
-	// The build: pending for Pending, building (or pulling) for Building,
-	// then active, or build_failed with FailReason.
-	BuildStart time.Time     `json:"buildStart"`
-	Pending    time.Duration `json:"pending"`
-	Building   time.Duration `json:"building"`
-	Logs       []string      `json:"logs"` // every line the build prints, the error last
-	FailReason string        `json:"failReason,omitempty"`
-
-	// Removal: Daytona deletes asynchronously. A removed snapshot answers
-	// "removing" until it has been reported so once, or RemoveBy passes.
-	RemovedAt    *time.Time `json:"removedAt,omitempty"`
-	RemoveBy     *time.Time `json:"removeBy,omitempty"`
-	RemoveReport bool       `json:"removeReported,omitempty"`
-}
-
-// dtSandbox is one sandbox. Sandboxes here never run anything: they exist so
-// that listing by label and deleting can be exercised.
-type dtSandbox struct {
-	ID              string            `json:"id"`
-	OrganizationID  string            `json:"organizationId"`
-	Name            string            `json:"name"`
-	Snapshot        string            `json:"snapshot,omitempty"`
-	User            string            `json:"user"`
-	Env             map[string]string `json:"env"`
-	Labels          map[string]string `json:"labels"`
-	Public          bool              `json:"public"`
-	NetworkBlockAll bool              `json:"networkBlockAll"`
-	Target          string            `json:"target"`
-	CPU             int               `json:"cpu"`
-	GPU             int               `json:"gpu"`
-	Memory          int               `json:"memory"`
-	Disk            int               `json:"disk"`
-	State           string            `json:"state"`
-	CreatedAt       time.Time         `json:"createdAt"`
-	UpdatedAt       time.Time         `json:"updatedAt"`
-}
-
-// dtObject is one uploaded object. Bodies are not kept: a build only needs
-// to know which files a context archive holds.
-type dtObject struct {
-	Size     int64     `json:"size"`
-	ETag     string    `json:"etag"`
-	Uploaded time.Time `json:"uploaded"`
-	// Entries are the archive's member paths, cleaned and without a leading
-	// "/"; TarErr says why the body was not a readable tar.
-	Entries []string `json:"entries,omitempty"`
-	TarErr  string   `json:"tarError,omitempty"`
-}
-
-func newDaytona(opts Options, dataDir string) (*daytona, error) {
-	keys := map[string]string{DefaultDaytonaAPIKey: DefaultDaytonaOrganizationID}
-	if opts.DaytonaAPIKeys != nil {
-		keys = make(map[string]string, len(opts.DaytonaAPIKeys))
-		for k, org := range opts.DaytonaAPIKeys {
-			if k == "" || org == "" {
-				return nil, errors.New("emulator: Daytona API keys and organization IDs must be non-empty")
-			}
-			keys[k] = org
-		}
-	}
-	bt := opts.DaytonaBuildTime
-	if bt == 0 {
-		bt = DefaultDaytonaBuildTime
-	}
-	d := &daytona{keys: keys, buildTime: bt, path: filepath.Join(dataDir, daytonaStateFile), logf: opts.Logf,
-		failNames: map[string]string{}}
-	st, err := loadDaytonaState(d.path)
-	if err != nil {
-		return nil, err
-	}
-	d.st = st
-	return d, nil
-}
-
-func newDaytonaState() *daytonaState {
-	return &daytonaState{Version: daytonaStateVersion, Snapshots: map[string]*dtSnapshot{},
-		Sandboxes: map[string]*dtSandbox{}, Objects: map[string]*dtObject{}}
-}
-
-func loadDaytonaState(path string) (*daytonaState, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return newDaytonaState(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("emulator: read Daytona state: %w", err)
-	}
-	st := newDaytonaState()
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("emulator: parse %s: %w", path, err)
-	}
-	if st.Version != daytonaStateVersion {
-		return nil, fmt.Errorf("emulator: %s has version %d, this emulator reads %d", path, st.Version, daytonaStateVersion)
-	}
-	if st.Snapshots == nil {
-		st.Snapshots = map[string]*dtSnapshot{}
-	}
-	if st.Sandboxes == nil {
-		st.Sandboxes = map[string]*dtSandbox{}
-	}
-	if st.Objects == nil {
-		st.Objects = map[string]*dtObject{}
-	}
-	// Entries may be null in hand-edited files; handlers assume they are not.
-	dropNil(st.Snapshots)
-	dropNil(st.Sandboxes)
-	dropNil(st.Objects)
-	return st, nil
-}
-
-func dropNil[V any](m map[string]*V) {
-	for k, v := range m {
-		if v == nil {
-			delete(m, k)
-		}
-	}
-}
-
-// save writes daytona.json the way Server.save writes state.json: the
-// snapshot is encoded under mu, written outside it via a temp file and a
-// rename, and a slower writer never replaces a newer snapshot.
-func (d *daytona) save() error {
-	d.mu.Lock()
-	b, err := json.MarshalIndent(d.st, "", "  ")
-	d.saveSeq++
-	seq := d.saveSeq
-	d.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("emulator: encode Daytona state: %w", err)
-	}
-	d.saveMu.Lock()
-	defer d.saveMu.Unlock()
-	if seq <= d.savedSeq {
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(d.path), ".daytona-*.json")
-	if err != nil {
-		return fmt.Errorf("emulator: save Daytona state: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save Daytona state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), d.path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save Daytona state: %w", err)
-	}
-	d.savedSeq = seq
-	return nil
-}
-
-// Snapshot states, as api-client-go's SnapshotState enum spells them.
-const (
-	dtPending     = "pending"
-	dtBuilding    = "building"
-	dtPulling     = "pulling"
-	dtActive      = "active"
-	dtInactive    = "inactive"
-	dtBuildFailed = "build_failed"
-	dtRemoving    = "removing"
-)
-
-// state is the snapshot's state at now.
-func (sn *dtSnapshot) state(now time.Time) string {
-	switch {
-	case sn.RemovedAt != nil:
-		return dtRemoving
-	case now.Before(sn.BuildStart.Add(sn.Pending)):
-		return dtPending
-	case now.Before(sn.BuildStart.Add(sn.Pending + sn.Building)):
-		if sn.Dockerfile == "" {
-			return dtPulling
-		}
-		return dtBuilding
-	case sn.FailReason != "":
-		return dtBuildFailed
-	case sn.Inactive:
-		return dtInactive
-	default:
-		return dtActive
-	}
-}
-
-// buildDone reports whether the build has ended at now.
-func (sn *dtSnapshot) buildDone(now time.Time) bool {
-	return !now.Before(sn.BuildStart.Add(sn.Pending + sn.Building))
-}
-
-// visibleLogs is how many log lines the build has printed by now: none while
-// pending, then evenly spread over the building phase, all once it ended.
-func (sn *dtSnapshot) visibleLogs(now time.Time) int {
-	start := sn.BuildStart.Add(sn.Pending)
-	switch {
-	case sn.buildDone(now):
-		return len(sn.Logs)
-	case now.Before(start) || sn.Building <= 0:
-		return 0
-	}
-	// The last line (the error or the final step) waits for the end.
-	n := int(int64(len(sn.Logs)) * int64(now.Sub(start)) / int64(sn.Building))
-	return min(n, max(len(sn.Logs)-1, 0))
-}
-
-// reapLocked drops removed snapshots whose removal has completed and reports
-// whether anything changed (then the caller saves).
-func (d *daytona) reapLocked(now time.Time) bool {
-	changed := false
-	for id, sn := range d.st.Snapshots {
-		if sn.RemovedAt != nil && (sn.RemoveReport || !now.Before(*sn.RemoveBy)) {
-			delete(d.st.Snapshots, id)
-			changed = true
-		}
-	}
-	return changed
-}
-
-// reportedLocked marks removed snapshots as seen by a client: the next read
-// no longer finds them. This is what makes a delete asynchronous yet
-// deterministic for tests, whatever the build time.
-func reportedLocked(sns ...*dtSnapshot) {
-	for _, sn := range sns {
-		if sn.RemovedAt != nil {
-			sn.RemoveReport = true
-		}
-	}
-}
-
-// dtError is a failed Daytona request. The body has the shape of Daytona's
-// AllExceptionsFilter: statusCode, timestamp, path, error, message.
-type dtError struct {
-	status  int
-	message string
-}
-
-func (e *dtError) Error() string { return e.message }
-
-func dtErrorf(status int, format string, args ...any) *dtError {
-	return &dtError{status: status, message: fmt.Sprintf(format, args...)}
-}
-
-func writeDaytonaError(w http.ResponseWriter, r *http.Request, err error) {
-	var de *dtError
-	if !errors.As(err, &de) {
-		de = &dtError{status: http.StatusInternalServerError, message: "Internal server error"}
-	}
-	writeJSON(w, de.status, map[string]any{
-		"statusCode": de.status,
-		"timestamp":  time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
-		"path":       r.URL.RequestURI(),
-		"error":      http.StatusText(de.status),
-		"message":    de.message,
-	})
-}
-
-// daytonaFaultAnswers answer injected faults in Daytona's error shape. The
-// 429 message is NestJS's throttler default (inferred for Daytona).
-func daytonaFaultAnswers(r *http.Request) faultAnswers {
-	return faultAnswers{
-		rateLimited: func(w http.ResponseWriter, _ *Fault) {
-			writeDaytonaError(w, r, dtErrorf(http.StatusTooManyRequests, "ThrottlerException: Too Many Requests"))
-		},
-		serverError: func(w http.ResponseWriter, f *Fault) {
-			writeDaytonaError(w, r, dtErrorf(f.Status, "Internal server error"))
-		},
-	}
-}
-
-// daytonaRoute registers a Daytona API route ("METHOD /path" relative to the
-// API root). Like api(), it counts first, then applies faults, then checks
-// the key, so that tests count every call a client made.
-func (s *Server) daytonaRoute(pattern string, h func(w http.ResponseWriter, r *http.Request, org string)) {
-	method, route, ok := strings.Cut(pattern, " ")
-	if !ok || !strings.HasPrefix(route, "/") {
-		panic("emulator: Daytona pattern must be \"METHOD /path\": " + pattern)
-	}
-	full := method + " " + daytonaAPIPrefix + route
-	s.mux.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
-		s.count(full, false)
-		delay, f := s.takeFaults(r.Method, daytonaAPIPrefix+route)
-		if s.serveFault(w, r, delay, f, daytonaFaultAnswers(r)) {
-			return
-		}
-		org, err := s.daytona.authorize(r)
-		if err != nil {
-			writeDaytonaError(w, r, err)
-			return
-		}
-		h(w, r, org)
-	})
-}
-
-// authorize maps the Bearer API key to its organization. Daytona answers a
-// missing or unknown key with 401 "Unauthorized" (inferred from its NestJS
-// guards; the exact message is not in the SDK).
-func (d *daytona) authorize(r *http.Request) (string, error) {
-	tok, _, ok := bearer(r)
-	if !ok {
-		return "", dtErrorf(http.StatusUnauthorized, "Unauthorized")
-	}
-	org, known := d.keys[tok]
-	if !known {
-		return "", dtErrorf(http.StatusUnauthorized, "Unauthorized")
-	}
-	return org, nil
-}
-
-// registerDaytona mounts the Daytona API, the object storage and the
-// Daytona admin routes.
-func (s *Server) registerDaytona() {
-	s.registerDaytonaSnapshots()
-	s.registerDaytonaSandboxes()
-	s.daytonaRoute("GET /object-storage/push-access", s.dtPushAccess)
-	s.registerS3()
-	s.registerDaytonaAdmin()
-	// Unknown API paths answer like NestJS does ("Cannot GET /api/x") and
-	// are counted under one key so DaytonaCalls sees them.
-	const other = daytonaPrefix + "{path...}"
-	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
-		s.count(r.Method+" "+other, false)
-		writeDaytonaError(w, r, dtErrorf(http.StatusNotFound, "Cannot %s %s", r.Method, strings.TrimPrefix(r.URL.Path, "/daytona")))
-	})
-}
+func (s *Server) DaytonaAPIURL() string { return s.url + daytona.APIPrefix }
 
 // DaytonaCalls is the number of requests made to the Daytona API and its
 // object storage (everything under /daytona/), matched or not.
-func (s *Server) DaytonaCalls() int {
-	s.statsMu.Lock()
-	defer s.statsMu.Unlock()
-	n := 0
-	for k, v := range s.counts {
-		if _, route, ok := strings.Cut(k, " "); ok && strings.HasPrefix(route, daytonaPrefix) {
-			n += v
-		}
-	}
-	return n
+func (s *Server) DaytonaCalls() int { return s.daytona.Calls() }
+
+// FailNextDaytonaBuild makes the next snapshot build fail with reason
+// (daytona.Service.FailNextBuild).
+func (s *Server) FailNextDaytonaBuild(reason string) { s.daytona.FailNextBuild(reason) }
+
+// FailDaytonaBuilds makes every build of snapshot name fail until
+// ClearDaytonaBuildFailures (daytona.Service.FailBuilds).
+func (s *Server) FailDaytonaBuilds(name, reason string) { s.daytona.FailBuilds(name, reason) }
+
+// ClearDaytonaBuildFailures forgets every arranged build failure.
+func (s *Server) ClearDaytonaBuildFailures() { s.daytona.ClearBuildFailures() }
+
+// DeactivateDaytonaSnapshot turns an active snapshot inactive
+// (daytona.Service.DeactivateSnapshot).
+func (s *Server) DeactivateDaytonaSnapshot(org, name string) error {
+	return s.daytona.DeactivateSnapshot(org, name)
 }
 
-// pushAccessKeys derives the object storage credentials handed to an
-// organization. They are deterministic so a restarted emulator still knows
-// them, and are never logged.
-func pushAccessKeys(org string) (accessKey, secret, session string) {
-	h := func(tag string) string {
-		sum := sha256.Sum256([]byte("openinspect-emulator-daytona-" + tag + ":" + org))
-		return hex.EncodeToString(sum[:])
-	}
-	return "EMU" + strings.ToUpper(h("access")[:17]), h("secret")[:40], h("session")
+// CreateDaytonaSandbox adds a sandbox directly (daytona.Service.CreateSandbox).
+func (s *Server) CreateDaytonaSandbox(spec DaytonaSandboxSpec) (string, error) {
+	return s.daytona.CreateSandbox(spec)
 }
-
-// dtPushAccess answers GET /object-storage/push-access with credentials for
-// the emulator's own S3 endpoint. The URL follows the request's host, so it
-// is right however the emulator is reached.
-func (s *Server) dtPushAccess(w http.ResponseWriter, r *http.Request, org string) {
-	ak, secret, session := pushAccessKeys(org)
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	writeJSON(w, http.StatusOK, map[string]string{
-		"accessKey":      ak,
-		"secret":         secret,
-		"sessionToken":   session,
-		"storageUrl":     scheme + "://" + r.Host + s3Prefix,
-		"organizationId": org,
-		"bucket":         DaytonaBucket,
-	})
-}
-
-// DaytonaInventory lists the Daytona resources that exist.
-type DaytonaInventory struct {
-	Snapshots []DaytonaSnapshotEntry `json:"snapshots"`
-	Sandboxes []DaytonaSandboxEntry  `json:"sandboxes"`
-	// Objects are uploaded build contexts. Daytona offers no way to delete
-	// them, so they do not count against Inventory.Empty.
-	Objects []DaytonaObjectEntry `json:"objects"`
-}
-
-// DaytonaSnapshotEntry is one snapshot in an Inventory.
-type DaytonaSnapshotEntry struct {
-	OrganizationID string `json:"organization_id"`
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	State          string `json:"state"`
-}
-
-// DaytonaSandboxEntry is one sandbox in an Inventory.
-type DaytonaSandboxEntry struct {
-	OrganizationID string            `json:"organization_id"`
-	ID             string            `json:"id"`
-	Name           string            `json:"name"`
-	State          string            `json:"state"`
-	Labels         map[string]string `json:"labels"`
-}
-
-// DaytonaObjectEntry is one uploaded object in an Inventory.
-type DaytonaObjectEntry struct {
-	Key  string `json:"key"`
-	Size int64  `json:"size"`
-}
-
-func (d *daytona) inventory() DaytonaInventory {
-	now := time.Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	inv := DaytonaInventory{Snapshots: []DaytonaSnapshotEntry{}, Sandboxes: []DaytonaSandboxEntry{}, Objects: []DaytonaObjectEntry{}}
-	for _, sn := range d.st.Snapshots {
-		if sn.RemovedAt != nil && (sn.RemoveReport || !now.Before(*sn.RemoveBy)) {
-			continue // removal completed; reaped on the next request
-		}
-		inv.Snapshots = append(inv.Snapshots, DaytonaSnapshotEntry{OrganizationID: sn.OrganizationID, ID: sn.ID, Name: sn.Name, State: sn.state(now)})
-	}
-	for _, sb := range d.st.Sandboxes {
-		labels := make(map[string]string, len(sb.Labels))
-		maps.Copy(labels, sb.Labels)
-		inv.Sandboxes = append(inv.Sandboxes, DaytonaSandboxEntry{OrganizationID: sb.OrganizationID, ID: sb.ID, Name: sb.Name, State: sb.State, Labels: labels})
-	}
-	for k, o := range d.st.Objects {
-		inv.Objects = append(inv.Objects, DaytonaObjectEntry{Key: k, Size: o.Size})
-	}
-	sort.Slice(inv.Snapshots, func(a, b int) bool {
-		return less2(inv.Snapshots[a].OrganizationID, inv.Snapshots[a].Name, inv.Snapshots[b].OrganizationID, inv.Snapshots[b].Name)
-	})
-	sort.Slice(inv.Sandboxes, func(a, b int) bool {
-		return less2(inv.Sandboxes[a].OrganizationID, inv.Sandboxes[a].ID, inv.Sandboxes[b].OrganizationID, inv.Sandboxes[b].ID)
-	})
-	sort.Slice(inv.Objects, func(a, b int) bool { return inv.Objects[a].Key < inv.Objects[b].Key })
-	return inv
-}
-
-// empty reports whether no snapshot or sandbox exists.
-func (i DaytonaInventory) empty() bool { return len(i.Snapshots) == 0 && len(i.Sandboxes) == 0 }
-
-// dtTime formats timestamps like Daytona's JSON (JavaScript's toISOString).
-func dtTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

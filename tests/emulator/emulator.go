@@ -21,11 +21,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -61,7 +63,7 @@ type Options struct {
 	// set with PUT workers/subdomain. Empty means DefaultWorkersSubdomain.
 	WorkersSubdomain string
 	// ModalTokens are the accepted Modal token pairs, each with its
-	// workspace (modal.go). Nil means DefaultModalTokenID and
+	// workspace (package modal). Nil means DefaultModalTokenID and
 	// DefaultModalTokenSecret -> DefaultModalWorkspace.
 	ModalTokens []ModalToken
 	// ModalWebSuffixes overrides the web suffix of Modal environments by
@@ -80,6 +82,9 @@ type Options struct {
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
+	// AssetSessionLifetime is how long asset upload and completion tokens
+	// last (assets.go); zero means an hour, as on Cloudflare.
+	AssetSessionLifetime time.Duration
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -92,6 +97,10 @@ type Server struct {
 
 	workersSubdomain string
 
+	assetSessionLifetime time.Duration
+	assetSessions        map[string]*assetSession // under mu; by token, not persisted
+
+	core    *core.Core // mux, counts, faults and holds shared by every family
 	mux     *http.ServeMux
 	handler http.Handler
 
@@ -102,21 +111,11 @@ type Server struct {
 	d1open map[string]*sqliteDB
 	closed bool
 
-	// Persisting happens outside mu; saveSeq orders snapshots so a slow
-	// writer can never overwrite a newer snapshot with an older one.
-	saveMu   sync.Mutex
-	saveSeq  uint64
-	savedSeq uint64
+	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
-	modal *modalEmu // the Modal API (modal.go), with its own lock and file
+	modal *modal.Service // the Modal API (package modal), with its own lock and file
 
-	statsMu     sync.Mutex
-	counts      map[string]int
-	unmatchedCF int
-	faults      []*activeFault
-	holds       holdGate // FaultHold's requests (faults.go)
-
-	daytona *daytona // Daytona API and object storage (daytona.go), own lock and file
+	daytona *daytona.Service // Daytona API and object storage (package daytona), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -149,10 +148,12 @@ func New(opts Options) (*Server, error) {
 		tokens: tokens,
 		logf:   opts.Logf,
 		d1open: map[string]*sqliteDB{},
-		counts: map[string]int{},
+		core:   core.New(),
 
 		workersSubdomain: sub,
 		workerLimits:     opts.WorkerLimits.withDefaults(),
+
+		assetSessionLifetime: opts.AssetSessionLifetime,
 	}
 	if opts.DataDir == "" {
 		dir, err := os.MkdirTemp("", "openinspect-emulator-")
@@ -171,21 +172,25 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	st, err := loadState(s.statePath())
+	s.stateFile = core.NewStateFile(filepath.Join(s.dataDir, "state.json"), ".state-*.json", "state")
+	st, err := loadState(s.stateFile.Path())
 	if err != nil {
 		s.removeTemp()
 		return nil, err
 	}
 	s.st = st
-	if err := s.openModal(opts); err != nil {
+	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
+		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
+	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.daytona, err = newDaytona(opts, s.dataDir); err != nil {
+	dtOpts := daytona.Options{APIKeys: opts.DaytonaAPIKeys, BuildTime: opts.DaytonaBuildTime, Logf: opts.Logf}
+	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	s.mux = http.NewServeMux()
+	s.mux = s.core.Mux()
 	s.routes()
 	s.handler = s.withLog(s.mux)
 	return s, nil
@@ -208,7 +213,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("emulator: listen %s: %w", addr, err)
 	}
 	s.url = "http://" + urlHost(ln.Addr().(*net.TCPAddr))
-	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, Protocols: modalProtocols()}
+	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, Protocols: modal.Protocols()}
 	s.serveDone = make(chan struct{})
 	go func() {
 		defer close(s.serveDone)
@@ -291,17 +296,21 @@ func (s *Server) removeTemp() error {
 // routes registers every route. Each area owns its routes so that adding an
 // API means adding one file and one line here.
 func (s *Server) routes() {
+	s.core.SetFaultCheck(checkFaultRoute)
+	s.core.AllowFaultKind(FaultImageBuildFailure)
+	s.core.RegisterAdmin()
 	s.registerUser()
 	s.registerD1()
 	s.registerKV()
 	s.registerR2()
 	s.registerWorkers()
+	s.registerAssets()
 	s.registerQueues()
 	s.registerControlPlane()
-	s.registerDaytona()
+	s.daytona.Register()
 	s.registerAdmin()
-	s.registerModal()
-	s.mux.HandleFunc("/", s.unmatched)
+	s.modal.Register()
+	s.mux.HandleFunc("/", s.core.Unmatched)
 }
 
 // withLog wraps h with the optional request log. Only method, path, status
@@ -365,7 +374,3 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	return c, rw, err
 }
-
-// isCloudflarePath reports whether p is under the emulated API (as opposed to
-// the admin API), which decides what CloudflareCalls counts.
-func isCloudflarePath(p string) bool { return strings.HasPrefix(p, "/client/v4/") }

@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"mime"
 	"net/http"
@@ -42,12 +43,12 @@ func (v *kvValue) expired(now time.Time) bool {
 	return v.Expiration != 0 && now.Unix() >= v.Expiration
 }
 
-func kvNamespaceNotFound() *apiError {
-	return newAPIError(http.StatusNotFound, 10013, "namespace not found")
+func kvNamespaceNotFound() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 10013, "namespace not found")
 }
 
-func kvDuplicate() *apiError {
-	return newAPIError(http.StatusBadRequest, 10014, "a namespace with this account ID and title already exists")
+func kvDuplicate() *core.APIError {
+	return core.NewAPIError(http.StatusBadRequest, 10014, "a namespace with this account ID and title already exists")
 }
 
 // kvTitle reads and checks the {title} body of create and rename.
@@ -55,11 +56,11 @@ func kvTitle(w http.ResponseWriter, r *http.Request) (string, error) {
 	var body struct {
 		Title string `json:"title"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := core.DecodeJSON(w, r, &body); err != nil {
 		return "", err
 	}
 	if strings.TrimSpace(body.Title) == "" || len(body.Title) > 512 {
-		return "", newAPIError(http.StatusBadRequest, 10019, "namespace title must be 1-512 bytes and not blank")
+		return "", core.NewAPIError(http.StatusBadRequest, 10019, "namespace title must be 1-512 bytes and not blank")
 	}
 	return body.Title, nil
 }
@@ -78,29 +79,29 @@ func (s *Server) kvCreate(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	title, err := kvTitle(w, r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
 	if s.kvTitleTakenLocked(acct, title, "") {
 		s.mu.Unlock()
-		writeError(w, kvDuplicate())
+		core.WriteError(w, kvDuplicate())
 		return
 	}
-	ns := &kvNamespace{ID: newHexID(), AccountID: acct, Title: title, CreatedAt: time.Now().UTC(), Values: map[string]*kvValue{}}
+	ns := &kvNamespace{ID: core.NewHexID(), AccountID: acct, Title: title, CreatedAt: time.Now().UTC(), Values: map[string]*kvValue{}}
 	s.st.KV[ns.ID] = ns
 	out := ns.json()
 	s.mu.Unlock()
 	if err := s.save(); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeResult(w, out)
+	core.WriteResult(w, out)
 }
 
 func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
-	page, perPage := pageParams(r, 20, 1000)
+	page, perPage := core.PageParams(r, 20, 1000)
 	q := r.URL.Query()
 	byID := q.Get("order") == "id"
 	desc := q.Get("direction") == "desc"
@@ -123,8 +124,8 @@ func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
 		}
 		return a < b
 	})
-	out, info := paginate(all, page, perPage)
-	writeEnvelope(w, http.StatusOK, out, info, nil)
+	out, info := core.Paginate(all, page, perPage)
+	core.WriteEnvelope(w, http.StatusOK, out, info, nil)
 }
 
 // kvLookupLocked finds a namespace of the caller's account.
@@ -144,13 +145,13 @@ func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
 		out = ns.json()
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 func (s *Server) kvRename(w http.ResponseWriter, r *http.Request) {
 	title, err := kvTitle(w, r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -196,7 +197,7 @@ func (s *Server) kvKeys(w http.ResponseWriter, r *http.Request) {
 	if c := q.Get("cursor"); c != "" {
 		b, err := base64.RawURLEncoding.DecodeString(c)
 		if err != nil {
-			writeError(w, newAPIError(http.StatusBadRequest, 10019, "invalid cursor"))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10019, "invalid cursor"))
 			return
 		}
 		after = string(b)
@@ -207,7 +208,7 @@ func (s *Server) kvKeys(w http.ResponseWriter, r *http.Request) {
 	var keys []kvKeyJSON
 	if err == nil {
 		now := time.Now()
-		for _, name := range sortedKeys(ns.Values) {
+		for _, name := range core.SortedKeys(ns.Values) {
 			v := ns.Values[name]
 			if !strings.HasPrefix(name, prefix) || v.expired(now) || (after != "" && name <= after) {
 				continue
@@ -217,7 +218,7 @@ func (s *Server) kvKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	cursor := ""
@@ -228,16 +229,16 @@ func (s *Server) kvKeys(w http.ResponseWriter, r *http.Request) {
 	if keys == nil {
 		keys = []kvKeyJSON{}
 	}
-	writeEnvelope(w, http.StatusOK, keys, map[string]any{"count": len(keys), "cursor": cursor}, nil)
+	core.WriteEnvelope(w, http.StatusOK, keys, map[string]any{"count": len(keys), "cursor": cursor}, nil)
 }
 
 func kvKeyName(r *http.Request) (string, error) {
 	key := r.PathValue("key_name")
 	if key == "" || key == "." || key == ".." {
-		return "", newAPIError(http.StatusBadRequest, 10019, "key names must not be empty, '.' or '..'")
+		return "", core.NewAPIError(http.StatusBadRequest, 10019, "key names must not be empty, '.' or '..'")
 	}
 	if len(key) > 512 {
-		return "", newAPIError(http.StatusRequestURITooLong, 10033, "key names may be at most 512 bytes")
+		return "", core.NewAPIError(http.StatusRequestURITooLong, 10033, "key names may be at most 512 bytes")
 	}
 	return key, nil
 }
@@ -245,7 +246,7 @@ func kvKeyName(r *http.Request) (string, error) {
 func (s *Server) kvGetValue(w http.ResponseWriter, r *http.Request) {
 	key, err := kvKeyName(r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -254,14 +255,14 @@ func (s *Server) kvGetValue(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		v, ok := ns.Values[key]
 		if !ok || v.expired(time.Now()) {
-			err = newAPIError(http.StatusNotFound, 10009, "get: 'key not found'")
+			err = core.NewAPIError(http.StatusNotFound, 10009, "get: 'key not found'")
 		} else {
 			val = v.Value
 		}
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
@@ -274,7 +275,7 @@ func (s *Server) kvGetValue(w http.ResponseWriter, r *http.Request) {
 func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 	key, err := kvKeyName(r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	val := &kvValue{}
@@ -282,7 +283,7 @@ func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("expiration"); v != "" {
 		n, perr := strconv.ParseFloat(v, 64)
 		if perr != nil || int64(n) <= time.Now().Unix() {
-			writeError(w, newAPIError(http.StatusBadRequest, 10038, "Invalid expiration of "+v+". Please specify integer greater than the current number of seconds since the UNIX epoch."))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10038, "Invalid expiration of "+v+". Please specify integer greater than the current number of seconds since the UNIX epoch."))
 			return
 		}
 		val.Expiration = int64(n)
@@ -290,15 +291,15 @@ func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("expiration_ttl"); v != "" {
 		n, perr := strconv.ParseFloat(v, 64)
 		if perr != nil || n < 60 {
-			writeError(w, newAPIError(http.StatusBadRequest, 10038, "Invalid expiration_ttl of "+v+". Expiration TTL must be at least 60."))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10038, "Invalid expiration_ttl of "+v+". Expiration TTL must be at least 60."))
 			return
 		}
 		val.Expiration = time.Now().Unix() + int64(n)
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	r.Body = http.MaxBytesReader(w, r.Body, core.MaxBody)
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		if err := r.ParseMultipartForm(maxBody); err != nil {
-			writeError(w, newAPIError(http.StatusBadRequest, 10019, "could not parse multipart body: "+err.Error()))
+		if err := r.ParseMultipartForm(core.MaxBody); err != nil {
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10019, "could not parse multipart body: "+err.Error()))
 			return
 		}
 		if f, _, ferr := r.FormFile("value"); ferr == nil {
@@ -309,7 +310,7 @@ func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 		}
 		if md := r.FormValue("metadata"); md != "" {
 			if !json.Valid([]byte(md)) {
-				writeError(w, newAPIError(http.StatusBadRequest, 10019, "metadata must be valid JSON"))
+				core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10019, "metadata must be valid JSON"))
 				return
 			}
 			val.Metadata = json.RawMessage(md)
@@ -318,7 +319,7 @@ func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 		val.Value, err = io.ReadAll(r.Body)
 	}
 	if err != nil {
-		writeError(w, newAPIError(http.StatusRequestEntityTooLarge, 10019, "value too large"))
+		core.WriteError(w, core.NewAPIError(http.StatusRequestEntityTooLarge, 10019, "value too large"))
 		return
 	}
 
@@ -334,7 +335,7 @@ func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 func (s *Server) kvDeleteValue(w http.ResponseWriter, r *http.Request) {
 	key, err := kvKeyName(r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"time"
 )
@@ -29,8 +30,8 @@ type kvBulkResult struct {
 	UnsuccessfulKeys   []string `json:"unsuccessful_keys"`
 }
 
-func kvBulkInvalid(format string, args ...any) *apiError {
-	return newAPIError(http.StatusBadRequest, 10019, fmt.Sprintf(format, args...))
+func kvBulkInvalid(format string, args ...any) *core.APIError {
+	return core.NewAPIError(http.StatusBadRequest, 10019, fmt.Sprintf(format, args...))
 }
 
 // checkKVKey applies the rules kvKeyName applies to a path's key.
@@ -39,7 +40,7 @@ func checkKVKey(key string) error {
 		return kvBulkInvalid("key names must not be empty, '.' or '..'")
 	}
 	if len(key) > 512 {
-		return newAPIError(http.StatusRequestURITooLong, 10033, "key names may be at most 512 bytes")
+		return core.NewAPIError(http.StatusRequestURITooLong, 10033, "key names may be at most 512 bytes")
 	}
 	return nil
 }
@@ -53,12 +54,12 @@ func (s *Server) kvBulkPut(w http.ResponseWriter, r *http.Request) {
 		ExpirationTTL *json.Number    `json:"expiration_ttl"`
 		Metadata      json.RawMessage `json:"metadata"`
 	}
-	if err := decodeJSON(w, r, &items); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &items); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if len(items) > kvBulkMax {
-		writeError(w, kvBulkInvalid("a bulk write takes at most %d pairs, got %d", kvBulkMax, len(items)))
+		core.WriteError(w, kvBulkInvalid("a bulk write takes at most %d pairs, got %d", kvBulkMax, len(items)))
 		return
 	}
 	now := time.Now()
@@ -66,18 +67,18 @@ func (s *Server) kvBulkPut(w http.ResponseWriter, r *http.Request) {
 	vals := make([]*kvValue, len(items))
 	for i, it := range items {
 		if err := checkKVKey(it.Key); err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 		if it.Value == nil {
-			writeError(w, kvBulkInvalid("pair #%d (%s) has no value", i, it.Key))
+			core.WriteError(w, kvBulkInvalid("pair #%d (%s) has no value", i, it.Key))
 			return
 		}
 		v := &kvValue{Value: []byte(*it.Value)}
 		if it.Base64 {
 			b, err := base64.StdEncoding.DecodeString(*it.Value)
 			if err != nil {
-				writeError(w, kvBulkInvalid("pair #%d (%s): value is not valid base64", i, it.Key))
+				core.WriteError(w, kvBulkInvalid("pair #%d (%s): value is not valid base64", i, it.Key))
 				return
 			}
 			v.Value = b
@@ -85,7 +86,7 @@ func (s *Server) kvBulkPut(w http.ResponseWriter, r *http.Request) {
 		if it.Expiration != nil {
 			n, err := it.Expiration.Int64()
 			if err != nil || n <= now.Unix() {
-				writeError(w, newAPIError(http.StatusBadRequest, 10038, fmt.Sprintf("Invalid expiration of %s. Please specify integer greater than the current number of seconds since the UNIX epoch.", *it.Expiration)))
+				core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10038, fmt.Sprintf("Invalid expiration of %s. Please specify integer greater than the current number of seconds since the UNIX epoch.", *it.Expiration)))
 				return
 			}
 			v.Expiration = n
@@ -93,7 +94,7 @@ func (s *Server) kvBulkPut(w http.ResponseWriter, r *http.Request) {
 		if it.ExpirationTTL != nil {
 			n, err := it.ExpirationTTL.Int64()
 			if err != nil || n < 60 {
-				writeError(w, newAPIError(http.StatusBadRequest, 10038, fmt.Sprintf("Invalid expiration_ttl of %s. Expiration TTL must be at least 60.", *it.ExpirationTTL)))
+				core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10038, fmt.Sprintf("Invalid expiration_ttl of %s. Expiration TTL must be at least 60.", *it.ExpirationTTL)))
 				return
 			}
 			v.Expiration = now.Unix() + n
@@ -118,17 +119,17 @@ func (s *Server) kvBulkPut(w http.ResponseWriter, r *http.Request) {
 // are idempotent).
 func (s *Server) kvBulkDelete(w http.ResponseWriter, r *http.Request) {
 	var keys []string
-	if err := decodeJSON(w, r, &keys); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &keys); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if len(keys) > kvBulkMax {
-		writeError(w, kvBulkInvalid("a bulk delete takes at most %d keys, got %d", kvBulkMax, len(keys)))
+		core.WriteError(w, kvBulkInvalid("a bulk delete takes at most %d keys, got %d", kvBulkMax, len(keys)))
 		return
 	}
 	for _, k := range keys {
 		if err := checkKVKey(k); err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"math"
 	"net/http"
 	"regexp"
@@ -40,12 +41,12 @@ const (
 	maxQueueDeliveryDelay = 43200
 )
 
-func queueNotFound() *apiError {
-	return newAPIError(http.StatusNotFound, 11000, "Queue not found")
+func queueNotFound() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 11000, "Queue not found")
 }
 
-func queueInvalid(format string, args ...any) *apiError {
-	return newAPIError(http.StatusBadRequest, 11003, fmt.Sprintf(format, args...))
+func queueInvalid(format string, args ...any) *core.APIError {
+	return core.NewAPIError(http.StatusBadRequest, 11003, fmt.Sprintf(format, args...))
 }
 
 func checkQueueName(name string) error {
@@ -105,7 +106,7 @@ func (s *Server) queueJSONLocked(q *queue) queueJSON {
 		Producers: []queueProducerJSON{}, Consumers: []consumerJSON{},
 		Settings: queueSettingsJSON{DeliveryDelay: q.DeliveryDelay, DeliveryPaused: q.DeliveryPaused, MessageRetentionPeriod: q.MessageRetentionPeriod},
 	}
-	for _, key := range sortedKeys(s.st.Workers) {
+	for _, key := range core.SortedKeys(s.st.Workers) {
 		ws := s.st.Workers[key]
 		if ws.AccountID != q.AccountID {
 			continue
@@ -142,8 +143,8 @@ func (s *Server) queueLookupLocked(r *http.Request) (*queue, error) {
 	return q, nil
 }
 
-func queueDuplicate() *apiError {
-	return newAPIError(http.StatusBadRequest, 11009, "A queue with this name already exists")
+func queueDuplicate() *core.APIError {
+	return core.NewAPIError(http.StatusBadRequest, 11009, "A queue with this name already exists")
 }
 
 // queueBody is the body of create and update.
@@ -192,8 +193,8 @@ func intSetting(field string, n json.Number, lo, hi int) (int, error) {
 func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	var body queueBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	name := ""
@@ -201,14 +202,14 @@ func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
 		name = *body.QueueName
 	}
 	if err := checkQueueName(name); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	now := time.Now().UTC()
-	q := &queue{ID: newHexID(), AccountID: acct, Name: name, CreatedOn: now, ModifiedOn: now,
+	q := &queue{ID: core.NewHexID(), AccountID: acct, Name: name, CreatedOn: now, ModifiedOn: now,
 		MessageRetentionPeriod: defaultRetention, Consumers: []*queueConsumer{}}
 	if err := body.applySettings(q); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -246,9 +247,9 @@ func (s *Server) qList(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].QueueName < out[j].QueueName })
-	page, perPage := pageParams(r, max(len(out), 1), max(len(out), 1000))
-	items, info := paginate(out, page, perPage)
-	writeEnvelope(w, http.StatusOK, items, info, nil)
+	page, perPage := core.PageParams(r, max(len(out), 1), max(len(out), 1000))
+	items, info := core.Paginate(out, page, perPage)
+	core.WriteEnvelope(w, http.StatusOK, items, info, nil)
 }
 
 func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {
@@ -259,7 +260,7 @@ func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {
 		out = s.queueJSONLocked(q)
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 // qUpdate renames a queue and/or changes its settings (PUT and PATCH alike:
@@ -267,13 +268,13 @@ func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {
 // bindings to the old name dangle after a rename, as they would for real.
 func (s *Server) qUpdate(w http.ResponseWriter, r *http.Request) {
 	var body queueBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if body.QueueName != nil {
 		if err := checkQueueName(*body.QueueName); err != nil {
-			writeError(w, err)
+			core.WriteError(w, err)
 			return
 		}
 	}
@@ -325,7 +326,7 @@ func (s *Server) qListConsumers(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 // consumerBody is the body of consumer create and update.
@@ -399,7 +400,7 @@ func (s *Server) checkConsumerLocked(q *queue, b *consumerBody, script string) (
 		return nil, queueInvalid("script_name is required for a worker consumer")
 	}
 	if _, ok := s.st.Workers[wkKey(q.AccountID, script)]; !ok {
-		return nil, newAPIError(http.StatusBadRequest, 10007, fmt.Sprintf("workers.api.error.script_not_found: consumer script %q does not exist", script))
+		return nil, core.NewAPIError(http.StatusBadRequest, 10007, fmt.Sprintf("workers.api.error.script_not_found: consumer script %q does not exist", script))
 	}
 	dlq := ""
 	if b.DeadLetterQueue != nil {
@@ -410,7 +411,7 @@ func (s *Server) checkConsumerLocked(q *queue, b *consumerBody, script string) (
 			return nil, queueInvalid("dead_letter_queue %q is the queue itself; a queue cannot be its own dead letter queue", dlq)
 		}
 		if s.queueByNameLocked(q.AccountID, dlq) == nil {
-			return nil, newAPIError(http.StatusBadRequest, 11000, fmt.Sprintf("Queue not found: dead_letter_queue %q does not exist", dlq))
+			return nil, core.NewAPIError(http.StatusBadRequest, 11000, fmt.Sprintf("Queue not found: dead_letter_queue %q does not exist", dlq))
 		}
 	}
 	settings, err := b.settings()
@@ -422,8 +423,8 @@ func (s *Server) checkConsumerLocked(q *queue, b *consumerBody, script string) (
 
 func (s *Server) qAddConsumer(w http.ResponseWriter, r *http.Request) {
 	var body consumerBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -433,12 +434,12 @@ func (s *Server) qAddConsumer(w http.ResponseWriter, r *http.Request) {
 		c, err = s.checkConsumerLocked(q, &body, "")
 	}
 	if err == nil && len(q.Consumers) > 0 {
-		err = newAPIError(http.StatusBadRequest, 11004, fmt.Sprintf(
+		err = core.NewAPIError(http.StatusBadRequest, 11004, fmt.Sprintf(
 			"workers.api.error.consumer_exists: queue %s already has a consumer (script %s)", q.Name, q.Consumers[0].Script))
 	}
 	var out consumerJSON
 	if err == nil {
-		c.ID, c.CreatedOn = newHexID(), time.Now().UTC()
+		c.ID, c.CreatedOn = core.NewHexID(), time.Now().UTC()
 		q.Consumers = append(q.Consumers, c)
 		out = q.consumerJSON(c)
 	}
@@ -446,14 +447,14 @@ func (s *Server) qAddConsumer(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, out)
 }
 
-func consumerNotFound() *apiError {
-	return newAPIError(http.StatusNotFound, 11005, "Consumer not found")
+func consumerNotFound() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 11005, "Consumer not found")
 }
 
 func (s *Server) qUpdateConsumer(w http.ResponseWriter, r *http.Request) {
 	var body consumerBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()

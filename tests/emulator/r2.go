@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/base64"
 	"errors"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"regexp"
 	"sort"
@@ -44,8 +45,8 @@ func (b *r2Bucket) json() r2BucketJSON {
 	}
 }
 
-func r2NoSuchBucket() *apiError {
-	return newAPIError(http.StatusNotFound, 10006, "The specified bucket does not exist.")
+func r2NoSuchBucket() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 10006, "The specified bucket does not exist.")
 }
 
 func (s *Server) r2Create(w http.ResponseWriter, r *http.Request) {
@@ -55,12 +56,12 @@ func (s *Server) r2Create(w http.ResponseWriter, r *http.Request) {
 		LocationHint string `json:"locationHint"`
 		StorageClass string `json:"storageClass"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if !r2NameRE.MatchString(body.Name) {
-		writeError(w, newAPIError(http.StatusBadRequest, 10005, "The specified bucket name is not valid."))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10005, "The specified bucket name is not valid."))
 		return
 	}
 	loc := strings.ToLower(body.LocationHint)
@@ -68,7 +69,7 @@ func (s *Server) r2Create(w http.ResponseWriter, r *http.Request) {
 		loc = "enam"
 	}
 	if !r2Locations[loc] {
-		writeError(w, newAPIError(http.StatusBadRequest, 10040, "The specified location hint is not valid."))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10040, "The specified location hint is not valid."))
 		return
 	}
 	class := body.StorageClass
@@ -76,14 +77,14 @@ func (s *Server) r2Create(w http.ResponseWriter, r *http.Request) {
 		class = "Standard"
 	}
 	if !r2StorageClasses[class] {
-		writeError(w, newAPIError(http.StatusBadRequest, 10040, "The specified storage class is not valid."))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10040, "The specified storage class is not valid."))
 		return
 	}
 
 	s.mu.Lock()
 	if _, exists := s.st.R2[r2Key(acct, body.Name)]; exists {
 		s.mu.Unlock()
-		writeError(w, newAPIError(http.StatusConflict, 10004, "The bucket you tried to create already exists, and you own it."))
+		core.WriteError(w, core.NewAPIError(http.StatusConflict, 10004, "The bucket you tried to create already exists, and you own it."))
 		return
 	}
 	// R2 reports the location upper-case (ENAM) even though hints are sent
@@ -94,10 +95,10 @@ func (s *Server) r2Create(w http.ResponseWriter, r *http.Request) {
 	out := b.json()
 	s.mu.Unlock()
 	if err := s.save(); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeResult(w, out)
+	core.WriteResult(w, out)
 }
 
 // r2List pages by cursor (R2 has no page numbers). The cursor is opaque to
@@ -115,7 +116,7 @@ func (s *Server) r2List(w http.ResponseWriter, r *http.Request) {
 	if c := q.Get("cursor"); c != "" {
 		b, err := base64.RawURLEncoding.DecodeString(c)
 		if err != nil {
-			writeError(w, newAPIError(http.StatusBadRequest, 10040, "The specified cursor is not valid."))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10040, "The specified cursor is not valid."))
 			return
 		}
 		after = string(b)
@@ -152,7 +153,7 @@ func (s *Server) r2List(w http.ResponseWriter, r *http.Request) {
 	if all == nil {
 		all = []r2BucketJSON{}
 	}
-	writeEnvelope(w, http.StatusOK, map[string]any{"buckets": all}, info, nil)
+	core.WriteEnvelope(w, http.StatusOK, map[string]any{"buckets": all}, info, nil)
 }
 
 func (s *Server) r2Get(w http.ResponseWriter, r *http.Request) {
@@ -164,10 +165,10 @@ func (s *Server) r2Get(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		writeError(w, r2NoSuchBucket())
+		core.WriteError(w, r2NoSuchBucket())
 		return
 	}
-	writeResult(w, out)
+	core.WriteResult(w, out)
 }
 
 func (s *Server) r2Delete(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +180,7 @@ func (s *Server) r2Delete(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		err = r2NoSuchBucket()
 	case len(b.Objects) > 0:
-		err = newAPIError(http.StatusConflict, 10008, "The bucket you tried to delete is not empty.")
+		err = core.NewAPIError(http.StatusConflict, 10008, "The bucket you tried to delete is not empty.")
 	default:
 		delete(s.st.R2, key)
 	}

@@ -10,6 +10,7 @@ package emulator
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"strconv"
@@ -23,8 +24,8 @@ func (s *Server) registerR2Objects() {
 	s.api("DELETE "+base, authAccount, s.r2DeleteObject)
 }
 
-func r2NoSuchKey() *apiError {
-	return newAPIError(http.StatusNotFound, 10007, "The specified key does not exist.")
+func r2NoSuchKey() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 10007, "The specified key does not exist.")
 }
 
 type r2ObjectJSON struct {
@@ -46,12 +47,12 @@ func r2ObjectEtag(body []byte) string {
 func (s *Server) r2PutObject(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("object_key")
 	if key == "" {
-		writeError(w, newAPIError(http.StatusBadRequest, 10020, "The specified object name is not valid."))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10020, "The specified object name is not valid."))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, core.MaxBody))
 	if err != nil {
-		writeError(w, newAPIError(http.StatusRequestEntityTooLarge, 10020, "The object is too large for the emulator."))
+		core.WriteError(w, core.NewAPIError(http.StatusRequestEntityTooLarge, 10020, "The object is too large for the emulator."))
 		return
 	}
 	obj := &r2Object{Body: body, Uploaded: time.Now().UTC(), ContentType: r.Header.Get("Content-Type")}
@@ -64,7 +65,7 @@ func (s *Server) r2PutObject(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		writeError(w, r2NoSuchBucket())
+		core.WriteError(w, r2NoSuchBucket())
 		return
 	}
 	out := r2ObjectJSON{Key: key, Etag: r2ObjectEtag(body), Size: len(body), Uploaded: apiTime(obj.Uploaded), StorageClass: class}
@@ -82,10 +83,10 @@ func (s *Server) r2GetObject(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch {
 	case !ok:
-		writeError(w, r2NoSuchBucket())
+		core.WriteError(w, r2NoSuchBucket())
 		return
 	case obj == nil:
-		writeError(w, r2NoSuchKey())
+		core.WriteError(w, r2NoSuchKey())
 		return
 	}
 	ct := obj.ContentType
@@ -109,7 +110,7 @@ func (s *Server) r2DeleteObject(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		writeError(w, r2NoSuchBucket())
+		core.WriteError(w, r2NoSuchBucket())
 		return
 	}
 	s.saveAndRespond(w, nil, map[string]any{})

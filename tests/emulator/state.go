@@ -2,11 +2,10 @@ package emulator
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,6 +35,8 @@ type state struct {
 	// AppSecrets are the global secrets stores of control-plane scripts
 	// (see controlplane.go); a store is deleted with its script.
 	AppSecrets map[string]map[string]*appSecret `json:"app_secrets"` // by wkKey(account, script), then key
+	// AssetBlobs are the uploaded static asset files (assets.go).
+	AssetBlobs map[string]*assetBlob `json:"asset_blobs,omitempty"` // by account + "/" + hash
 
 	// d1Imports are the files uploaded for D1 imports, by upload token,
 	// and d1Ingests each database's last ingest answer (for poll). Both
@@ -124,6 +125,8 @@ type workerContent struct {
 	MigrationTag       string            `json:"migration_tag,omitempty"`
 	Classes            []string          `json:"classes,omitempty"` // declared Durable Object classes, sorted
 	Etag               string            `json:"etag"`
+
+	Assets *scriptAssets `json:"assets,omitempty"` // static assets served (assets.go)
 }
 
 // workerVersion is one uploaded version. A deployed version's modules live
@@ -211,8 +214,6 @@ func newState() *state {
 		AppSecrets:        map[string]map[string]*appSecret{},
 	}
 }
-
-func (s *Server) statePath() string { return filepath.Join(s.dataDir, "state.json") }
 
 func (s *Server) d1Path(uuid string) string {
 	return filepath.Join(s.dataDir, "d1", uuid+".sqlite")
@@ -309,40 +310,10 @@ func (s *Server) saveAndRespond(w http.ResponseWriter, err error, result any) {
 	if err == nil {
 		err = s.save()
 	}
-	respond(w, err, result)
+	core.Respond(w, err, result)
 }
 
-func (s *Server) save() error {
-	s.mu.Lock()
-	b, err := json.MarshalIndent(s.st, "", "  ")
-	s.saveSeq++
-	seq := s.saveSeq
-	s.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("emulator: encode state: %w", err)
-	}
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	if seq <= s.savedSeq {
-		return nil // a newer snapshot is already on disk
-	}
-	tmp, err := os.CreateTemp(s.dataDir, ".state-*.json")
-	if err != nil {
-		return fmt.Errorf("emulator: save state: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.statePath()); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save state: %w", err)
-	}
-	s.savedSeq = seq
-	return nil
-}
+func (s *Server) save() error { return s.stateFile.Save(&s.mu, s.st) }
 
 // Inventory lists everything that exists, across all accounts. Tests use it
 // to prove a destroy left nothing behind.
@@ -352,10 +323,12 @@ type Inventory struct {
 	R2      []R2Entry     `json:"r2_buckets"`
 	Workers []WorkerEntry `json:"workers"`
 	Queues  []QueueEntry  `json:"queues"`
+	// AssetFiles counts the static asset files held, all accounts (assets.go).
+	AssetFiles int `json:"asset_files"`
 
-	// Modal is the Modal side (modal_web.go).
+	// Modal is the Modal side (package modal).
 	Modal   ModalInventory   `json:"modal"`
-	Daytona DaytonaInventory `json:"daytona"` // daytona.go
+	Daytona DaytonaInventory `json:"daytona"` // package daytona
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -391,6 +364,8 @@ type WorkerEntry struct {
 	WorkersDev   bool     `json:"workers_dev"`
 	Bindings     int      `json:"bindings"`
 	AppSecrets   int      `json:"app_secrets"` // keys in its control-plane secrets store
+
+	Assets *AssetsEntry `json:"assets,omitempty"` // its static assets
 }
 
 // QueueEntry is one queue in an Inventory.
@@ -403,17 +378,17 @@ type QueueEntry struct {
 
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
-	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 &&
-		i.Modal.Empty() && i.Daytona.empty()
+	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.AssetFiles == 0 &&
+		i.Modal.Empty() && i.Daytona.Empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
 func (s *Server) Inventory() Inventory {
-	modal := s.modalInventory() // before s.mu: Modal state has its own lock
+	modal := s.modal.Inventory() // before s.mu: Modal state has its own lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
-	inv.Daytona = s.daytona.inventory()
+	inv.Daytona = s.daytona.Inventory()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}
@@ -439,8 +414,10 @@ func (s *Server) Inventory() Inventory {
 			AccountID: ws.AccountID, Name: ws.Name, Etag: ws.Etag, MigrationTag: ws.MigrationTag,
 			Classes: append([]string{}, ws.Classes...), Crons: crons, WorkersDev: ws.WorkersDev, Bindings: len(ws.Bindings),
 			AppSecrets: len(s.st.AppSecrets[wkKey(ws.AccountID, ws.Name)]),
+			Assets:     assetsEntry(ws.Assets),
 		})
 	}
+	inv.AssetFiles = len(s.st.AssetBlobs)
 	for _, q := range s.st.Queues {
 		scripts := make([]string, len(q.Consumers))
 		for i, c := range q.Consumers {
@@ -471,23 +448,6 @@ func less2(a1, a2, b1, b2 string) bool {
 		return a1 < b1
 	}
 	return a2 < b2
-}
-
-// newUUID returns a random RFC 4122 version 4 UUID, the shape D1 uses.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-// newHexID returns 32 hex digits, the shape of KV namespace IDs.
-func newHexID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // apiTime formats timestamps the way the v4 API does (UTC, microseconds).

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"sort"
 	"time"
@@ -21,7 +22,7 @@ func (s *Server) registerUser() {
 // nothing.
 func (s *Server) verifyToken(w http.ResponseWriter, r *http.Request) {
 	tok, _, _ := bearer(r)
-	writeEnvelope(w, http.StatusOK,
+	core.WriteEnvelope(w, http.StatusOK,
 		map[string]any{"id": tokenID(tok), "status": "active"}, nil,
 		[]any{map[string]any{"code": 10000, "message": "This API Token is valid and active", "type": nil}})
 }
@@ -32,7 +33,7 @@ func accountName(id string) string { return "OpenInspect emulator (" + id[:8] + 
 // userGet is GET /user: one user per token. wrangler whoami reads email.
 func (s *Server) userGet(w http.ResponseWriter, r *http.Request) {
 	tok, _, _ := bearer(r)
-	writeResult(w, map[string]any{
+	core.WriteResult(w, map[string]any{
 		"id": tokenID(tok), "email": authorEmail, "first_name": "Emulator", "last_name": "User",
 		"username": tokenID(tok)[:12], "telephone": nil, "country": nil, "zipcode": nil,
 		"two_factor_authentication_enabled": false, "two_factor_authentication_locked": false,
@@ -67,9 +68,9 @@ func (s *Server) accountsList(w http.ResponseWriter, r *http.Request) {
 	for i, id := range ids {
 		out[i] = accountJSON(id)
 	}
-	page, perPage := pageParams(r, 20, 50)
-	items, info := paginate(out, page, perPage)
-	writeEnvelope(w, http.StatusOK, items, info, nil)
+	page, perPage := core.PageParams(r, 20, 50)
+	items, info := core.Paginate(out, page, perPage)
+	core.WriteEnvelope(w, http.StatusOK, items, info, nil)
 }
 
 // membershipsList is GET /memberships: the token's account, accepted, with
@@ -84,7 +85,7 @@ func (s *Server) membershipsList(w http.ResponseWriter, r *http.Request) {
 			"roles": []string{"Administrator"}, "permissions": map[string]any{},
 		}
 	}
-	page, perPage := pageParams(r, 20, 50)
-	items, info := paginate(out, page, perPage)
-	writeEnvelope(w, http.StatusOK, items, info, nil)
+	page, perPage := core.PageParams(r, 20, 50)
+	items, info := core.Paginate(out, page, perPage)
+	core.WriteEnvelope(w, http.StatusOK, items, info, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"mime"
 	"net/http"
@@ -61,12 +62,12 @@ var wkRequiredField = map[string]string{
 	"service": "service", "durable_object_namespace": "class_name",
 }
 
-func scriptNotFound() *apiError {
-	return newAPIError(http.StatusNotFound, 10007, "workers.api.error.script_not_found")
+func scriptNotFound() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 10007, "workers.api.error.script_not_found")
 }
 
-func wkInvalid(format string, args ...any) *apiError {
-	return newAPIError(http.StatusBadRequest, 10021, fmt.Sprintf(format, args...))
+func wkInvalid(format string, args ...any) *core.APIError {
+	return core.NewAPIError(http.StatusBadRequest, 10021, fmt.Sprintf(format, args...))
 }
 
 // bindingSpec is the part of a binding the emulator checks; the binding
@@ -147,6 +148,8 @@ type scriptMetadata struct {
 	// an upload that carries them replaces the script's tags, one without
 	// them leaves them as they were.
 	Tags json.RawMessage `json:"tags"`
+
+	Assets json.RawMessage `json:"assets"` // {jwt, config} (assets.go)
 }
 
 // scriptUpload is a parsed, structurally valid upload; what it references
@@ -168,7 +171,7 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, wkInvalid("a script upload must be multipart/form-data with a metadata part and the module parts")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	r.Body = http.MaxBytesReader(w, r.Body, core.MaxBody)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, wkInvalid("could not parse the multipart body: %v", err)
@@ -203,7 +206,7 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				return nil, newAPIError(http.StatusRequestEntityTooLarge, 10021, "the script upload is too large")
+				return nil, core.NewAPIError(http.StatusRequestEntityTooLarge, 10021, "the script upload is too large")
 			}
 			return nil, wkInvalid("could not parse the multipart body: %v", err)
 		}
@@ -222,15 +225,18 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 	if up.main == "" {
 		up.main = meta.BodyPart
 	}
-	if up.main == "" {
+	assetsOnly := up.main == "" && len(up.modules) == 0 && len(meta.Assets) > 0 && string(meta.Assets) != "null"
+	if up.main == "" && !assetsOnly {
 		return nil, wkInvalid("metadata.main_module is required: name the part that holds the main module")
 	}
-	mainMod := up.module(up.main)
-	if mainMod == nil {
-		return nil, wkInvalid("main_module %q is not one of the uploaded parts", up.main)
-	}
-	if len(bytes.TrimSpace(mainMod.Content)) == 0 {
-		return nil, wkInvalid("main module %q is empty", up.main)
+	if !assetsOnly {
+		mainMod := up.module(up.main)
+		if mainMod == nil {
+			return nil, wkInvalid("main_module %q is not one of the uploaded parts", up.main)
+		}
+		if len(bytes.TrimSpace(mainMod.Content)) == 0 {
+			return nil, wkInvalid("main module %q is empty", up.main)
+		}
 	}
 	if d := meta.CompatibilityDate; d != "" {
 		if _, err := time.Parse("2006-01-02", d); err != nil {
@@ -341,12 +347,12 @@ type wkUploadJSON struct {
 func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	if !wkNameRE.MatchString(name) {
-		writeError(w, newAPIError(http.StatusBadRequest, 10016, "workers.api.error.invalid_script_name: script names are 1-63 characters of a-z, 0-9, '_' and '-'"))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10016, "workers.api.error.invalid_script_name: script names are 1-63 characters of a-z, 0-9, '_' and '-'"))
 		return
 	}
 	up, err := parseScriptUpload(w, r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -387,8 +393,8 @@ func uploadSource(r *http.Request) string {
 
 // invalidInherit is the error for an inherit binding with nothing to
 // inherit; wrangler matches the code and "inherit binding 'X' is invalid".
-func invalidInherit(name string) *apiError {
-	return newAPIError(http.StatusBadRequest, 10057, fmt.Sprintf("inherit binding '%s' is invalid: the previous version has no binding of that name", name))
+func invalidInherit(name string) *core.APIError {
+	return core.NewAPIError(http.StatusBadRequest, 10057, fmt.Sprintf("inherit binding '%s' is invalid: the previous version has no binding of that name", name))
 }
 
 // wkApplyLocked checks the upload against the account's resources and, only
@@ -465,17 +471,17 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 		}
 		for _, st := range m.steps() {
 			if len(st.NewClasses) > 0 {
-				return nil, nil, newAPIError(http.StatusBadRequest, 10097,
+				return nil, nil, core.NewAPIError(http.StatusBadRequest, 10097,
 					"In order to use Durable Objects with a free plan, you must create a namespace using a `new_sqlite_classes` migration.")
 			}
 		}
 		if m.OldTag != tag {
-			return nil, nil, newAPIError(http.StatusBadRequest, 10079, migrationTagMessage(tag))
+			return nil, nil, core.NewAPIError(http.StatusBadRequest, 10079, migrationTagMessage(tag))
 		}
 		for _, st := range m.steps() {
 			for _, c := range st.NewSqliteClasses {
 				if classes[c] {
-					return nil, nil, newAPIError(http.StatusBadRequest, 10074,
+					return nil, nil, core.NewAPIError(http.StatusBadRequest, 10074,
 						fmt.Sprintf("cannot apply new_sqlite_classes migration to class %q: script %q already declares it", c, name))
 				}
 				classes[c] = true
@@ -483,7 +489,7 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 			}
 			for _, rc := range st.RenamedClasses {
 				if !classes[rc.From] || rc.To == "" || classes[rc.To] {
-					return nil, nil, newAPIError(http.StatusBadRequest, 10074,
+					return nil, nil, core.NewAPIError(http.StatusBadRequest, 10074,
 						fmt.Sprintf("cannot rename class %q to %q: the source must be declared by script %q and the destination must not", rc.From, rc.To, name))
 				}
 				delete(classes, rc.From)
@@ -492,7 +498,7 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 			}
 			for _, c := range st.DeletedClasses {
 				if !classes[c] {
-					return nil, nil, newAPIError(http.StatusBadRequest, 10074,
+					return nil, nil, core.NewAPIError(http.StatusBadRequest, 10074,
 						fmt.Sprintf("cannot apply deleted_classes migration to class %q: script %q does not declare it", c, name))
 				}
 				delete(classes, c)
@@ -514,19 +520,32 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 		}
 	}
 
+	assets, err := s.redeemAssetsLocked(acct, up.meta.Assets)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range bindings {
+		if b.Type == "assets" && assets == nil {
+			return nil, nil, wkInvalid("Cannot use an assets binding (%s) without assets: send metadata.assets with a completion token", b.Name)
+		}
+	}
 	now := time.Now().UTC()
 	content := workerContent{
+		Assets:     assets,
 		MainModule: up.main, HasModules: up.meta.MainModule != "",
 		Modules: up.modules, Metadata: up.metaRaw, Bindings: raws,
 		CompatibilityDate: up.meta.CompatibilityDate, CompatibilityFlags: up.meta.CompatibilityFlags,
-		MigrationTag: tag, Classes: sortedKeys(classes), Etag: up.etag,
+		MigrationTag: tag, Classes: core.SortedKeys(classes), Etag: up.etag,
+	}
+	if content.Modules == nil {
+		content.Modules = []workerModule{} // an assets-only worker: nil would mean "modules not kept"
 	}
 	ws := prev
 	if ws == nil {
-		ws = &workerScript{AccountID: acct, Name: name, CreatedOn: now, Tag: newHexID()}
+		ws = &workerScript{AccountID: acct, Name: name, CreatedOn: now, Tag: core.NewHexID()}
 	}
 	if ws.Tag == "" {
-		ws.Tag = newHexID()
+		ws.Tag = core.NewHexID()
 	}
 	trigger := mode.triggeredBy
 	if trigger == "" {
@@ -567,7 +586,7 @@ func migrationTagMessage(current string) string {
 // migration, deleted the classes that migration removed.
 func (s *Server) wkCheckBindingLocked(acct, script string, b bindingSpec, classes, deleted map[string]bool) error {
 	bad := func(code int, format string, args ...any) error {
-		return newAPIError(http.StatusBadRequest, code, fmt.Sprintf(format, args...))
+		return core.NewAPIError(http.StatusBadRequest, code, fmt.Sprintf(format, args...))
 	}
 	switch b.Type {
 	case "d1":
@@ -648,7 +667,7 @@ func (s *Server) wkList(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	writeResult(w, out)
+	core.WriteResult(w, out)
 }
 
 // wkContent serves the main module as uploaded, outside the envelope.
@@ -665,7 +684,7 @@ func (s *Server) wkContent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/javascript")
@@ -677,7 +696,7 @@ func (s *Server) wkContent(w http.ResponseWriter, r *http.Request) {
 // other scripts' service and Durable Object bindings, and queue consumers.
 func (s *Server) wkReferencesLocked(acct, name string) []string {
 	var refs []string
-	for _, key := range sortedKeys(s.st.Workers) {
+	for _, key := range core.SortedKeys(s.st.Workers) {
 		ws := s.st.Workers[key]
 		if ws.AccountID != acct || ws.Name == name {
 			continue
@@ -695,7 +714,7 @@ func (s *Server) wkReferencesLocked(acct, name string) []string {
 			}
 		}
 	}
-	for _, id := range sortedKeys(s.st.Queues) {
+	for _, id := range core.SortedKeys(s.st.Queues) {
 		q := s.st.Queues[id]
 		if q.AccountID != acct {
 			continue
@@ -716,7 +735,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 	_, err := s.wkLookupLocked(r)
 	if err == nil && !force {
 		if refs := s.wkReferencesLocked(acct, name); len(refs) > 0 {
-			err = newAPIError(http.StatusBadRequest, 10064, fmt.Sprintf(
+			err = core.NewAPIError(http.StatusBadRequest, 10064, fmt.Sprintf(
 				"script %s is still referenced by %s; remove those references or delete with force=true", name, strings.Join(refs, ", ")))
 		}
 	}
@@ -734,6 +753,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
 	delete(s.st.AppSecrets, wkKey(acct, name))
+	s.assetsCollectLocked(acct)
 	for _, q := range s.st.Queues {
 		if q.AccountID == acct {
 			q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })
@@ -797,7 +817,7 @@ func (s *Server) wkSettings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 type wkCronJSON struct {
@@ -826,7 +846,7 @@ func (s *Server) wkGetSchedules(w http.ResponseWriter, r *http.Request) {
 		out = schedulesJSON(ws.Crons)
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 // wkPutSchedules replaces all cron triggers; an empty array removes them.
@@ -834,23 +854,23 @@ func (s *Server) wkPutSchedules(w http.ResponseWriter, r *http.Request) {
 	var body []struct {
 		Cron *string `json:"cron"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	crons := make([]string, 0, len(body))
 	for i, item := range body {
 		if item.Cron == nil {
-			writeError(w, newAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("schedule #%d has no cron", i)))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("schedule #%d has no cron", i)))
 			return
 		}
 		expr := strings.TrimSpace(*item.Cron)
 		if err := validateCron(expr); err != nil {
-			writeError(w, newAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("invalid cron expression %q: %v", *item.Cron, err)))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("invalid cron expression %q: %v", *item.Cron, err)))
 			return
 		}
 		if slices.Contains(crons, expr) {
-			writeError(w, newAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("cron expression %q is listed more than once", expr)))
+			core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10100, fmt.Sprintf("cron expression %q is listed more than once", expr)))
 			return
 		}
 		crons = append(crons, expr)
@@ -889,7 +909,7 @@ func (s *Server) wkGetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 		out = wkSubdomainJSON{Enabled: ws.WorkersDev, PreviewsEnabled: ws.PreviewsEnabled}
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 // wkSetScriptSubdomain turns the script's workers.dev route on or off.
@@ -899,12 +919,12 @@ func (s *Server) wkSetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 		Enabled         *bool `json:"enabled"`
 		PreviewsEnabled *bool `json:"previews_enabled"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if body.Enabled == nil {
-		writeError(w, wkInvalid("enabled is required"))
+		core.WriteError(w, wkInvalid("enabled is required"))
 		return
 	}
 	s.wkWriteScriptSubdomain(w, r, *body.Enabled, body.PreviewsEnabled)
@@ -938,29 +958,29 @@ func (s *Server) wkGetAccountSubdomain(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		sub = s.workersSubdomain
 	}
-	writeResult(w, map[string]string{"subdomain": sub})
+	core.WriteResult(w, map[string]string{"subdomain": sub})
 }
 
 func (s *Server) wkPutAccountSubdomain(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Subdomain string `json:"subdomain"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if !dnsLabelRE.MatchString(body.Subdomain) {
-		writeError(w, wkInvalid("subdomain %q must be 1-63 characters of a-z, 0-9 and '-', not starting or ending with '-'", body.Subdomain))
+		core.WriteError(w, wkInvalid("subdomain %q must be 1-63 characters of a-z, 0-9 and '-', not starting or ending with '-'", body.Subdomain))
 		return
 	}
 	s.mu.Lock()
 	s.st.WorkersSubdomains[r.PathValue("account_id")] = body.Subdomain
 	s.mu.Unlock()
 	if err := s.save(); err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	writeResult(w, map[string]string{"subdomain": body.Subdomain})
+	core.WriteResult(w, map[string]string{"subdomain": body.Subdomain})
 }
 
 // WorkerBinding is one binding of a script as uploaded, secret text

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
@@ -62,7 +63,7 @@ func (s *Server) wkCheckLimits(up *scriptUpload, bindings []bindingSpec) error {
 		}
 	}
 	if size > lim.MaxScriptBytes {
-		return newAPIError(http.StatusBadRequest, 10027, fmt.Sprintf(
+		return core.NewAPIError(http.StatusBadRequest, 10027, fmt.Sprintf(
 			"Your Worker exceeded the size limit of %s. Refer to the Workers documentation (https://developers.cloudflare.com/workers/observability/errors/#errors-on-worker-upload) for more details.",
 			sizeText(lim.MaxScriptBytes)))
 	}
@@ -112,7 +113,7 @@ func wkCheckExports(up *scriptUpload, script string, bindings []bindingSpec) err
 			}
 			for _, c := range created {
 				if !exported[c] {
-					return newAPIError(http.StatusBadRequest, 10070,
+					return core.NewAPIError(http.StatusBadRequest, 10070,
 						fmt.Sprintf("Cannot apply new-class migration to class '%s' that is not exported by script", c))
 				}
 			}
@@ -120,7 +121,7 @@ func wkCheckExports(up *scriptUpload, script string, bindings []bindingSpec) err
 	}
 	for _, b := range bindings {
 		if b.Type == "durable_object_namespace" && (b.ScriptName == "" || b.ScriptName == script) && !exported[b.ClassName] {
-			return newAPIError(http.StatusBadRequest, 10061,
+			return core.NewAPIError(http.StatusBadRequest, 10061,
 				fmt.Sprintf("Cannot create binding for class '%s' that is not exported by the script", b.ClassName))
 		}
 	}

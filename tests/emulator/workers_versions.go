@@ -12,6 +12,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"regexp"
 	"slices"
@@ -78,7 +79,7 @@ func (ws *workerScript) addVersion(content workerContent, now time.Time, source,
 		num = ws.Versions[n-1].Number + 1
 	}
 	v := &workerVersion{
-		ID: newUUID(), Number: num, CreatedOn: now, Source: source, TriggeredBy: trigger,
+		ID: core.NewUUID(), Number: num, CreatedOn: now, Source: source, TriggeredBy: trigger,
 		Message: message, VersionTag: tag, Content: content,
 	}
 	ws.Versions = append(ws.Versions, v)
@@ -94,15 +95,15 @@ func (ws *workerScript) addVersion(content workerContent, now time.Time, source,
 // refused), and the deployed version's modules live on the script itself,
 // so no body is stored twice.
 func (ws *workerScript) deploy(shares []deployedShare, now time.Time, source, message string) error {
-	d := &workerDeployment{ID: newUUID(), CreatedOn: now, Source: source, Message: message, Versions: shares}
+	d := &workerDeployment{ID: core.NewUUID(), CreatedOn: now, Source: source, Message: message, Versions: shares}
 	liveID := d.live()
 	v := ws.version(liveID)
 	if v == nil {
-		return newAPIError(http.StatusBadRequest, 10021, fmt.Sprintf("version %s does not exist", liveID))
+		return core.NewAPIError(http.StatusBadRequest, 10021, fmt.Sprintf("version %s does not exist", liveID))
 	}
 	if liveID != ws.liveVersionID() {
 		if v.Content.Modules == nil {
-			return newAPIError(http.StatusBadRequest, 10021,
+			return core.NewAPIError(http.StatusBadRequest, 10021,
 				fmt.Sprintf("version %s is older than the deployed one; the emulator no longer keeps its modules", liveID))
 		}
 		ws.workerContent = v.Content
@@ -126,7 +127,7 @@ func (ws *workerScript) deploy(shares []deployedShare, now time.Time, source, me
 // and one deployment for its current content.
 func (ws *workerScript) adoptHistory() {
 	if ws.Tag == "" {
-		ws.Tag = newHexID()
+		ws.Tag = core.NewHexID()
 	}
 	if len(ws.Versions) > 0 {
 		return
@@ -136,9 +137,9 @@ func (ws *workerScript) adoptHistory() {
 	}
 	content := ws.workerContent
 	content.Modules = nil
-	v := &workerVersion{ID: newUUID(), Number: 1, CreatedOn: ws.ModifiedOn, Source: ws.LastDeployedFrom, TriggeredBy: "upload", Content: content}
+	v := &workerVersion{ID: core.NewUUID(), Number: 1, CreatedOn: ws.ModifiedOn, Source: ws.LastDeployedFrom, TriggeredBy: "upload", Content: content}
 	ws.Versions = []*workerVersion{v}
-	ws.Deployments = []*workerDeployment{{ID: newUUID(), CreatedOn: ws.ModifiedOn, Source: v.Source,
+	ws.Deployments = []*workerDeployment{{ID: core.NewUUID(), CreatedOn: ws.ModifiedOn, Source: v.Source,
 		Versions: []deployedShare{{VersionID: v.ID, Percentage: 100}}}}
 }
 
@@ -304,7 +305,7 @@ func (s *Server) wkVersionUpload(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	up, err := parseScriptUpload(w, r)
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -339,18 +340,18 @@ func (s *Server) wkVersionList(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
+		core.WriteError(w, err)
 		return
 	}
-	page, perPage := pageParams(r, max(len(items), 1), max(len(items), 100))
-	pageItems, info := paginate(items, page, perPage)
-	writeEnvelope(w, http.StatusOK, map[string]any{"items": pageItems}, info, nil)
+	page, perPage := core.PageParams(r, max(len(items), 1), max(len(items), 100))
+	pageItems, info := core.Paginate(items, page, perPage)
+	core.WriteEnvelope(w, http.StatusOK, map[string]any{"items": pageItems}, info, nil)
 }
 
-func versionNotFound() *apiError {
+func versionNotFound() *core.APIError {
 	// Inferred: the code of a missing version was not found in public
 	// responses; 10217 is what the API family uses for version errors.
-	return newAPIError(http.StatusNotFound, 10217, "workers.api.error.version_not_found")
+	return core.NewAPIError(http.StatusNotFound, 10217, "workers.api.error.version_not_found")
 }
 
 func (s *Server) wkVersionGet(w http.ResponseWriter, r *http.Request) {
@@ -365,7 +366,7 @@ func (s *Server) wkVersionGet(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 // wkDeploymentList answers {"deployments": [...]}, newest first.
@@ -379,7 +380,7 @@ func (s *Server) wkDeploymentList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 // wkDeploymentCreate deploys versions by percentage; the shares must name
@@ -390,12 +391,12 @@ func (s *Server) wkDeploymentCreate(w http.ResponseWriter, r *http.Request) {
 		Versions    []deployedShare `json:"versions"`
 		Annotations map[string]any  `json:"annotations"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	bad := func(format string, args ...any) {
-		writeError(w, newAPIError(http.StatusBadRequest, 10021, fmt.Sprintf(format, args...)))
+		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10021, fmt.Sprintf(format, args...)))
 	}
 	if body.Strategy != "percentage" {
 		bad("strategy must be \"percentage\", got %q", body.Strategy)
@@ -465,13 +466,13 @@ func (s *Server) wkScriptSettingsGet(w http.ResponseWriter, r *http.Request) {
 		out = ws.scriptSettingsJSON()
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 func (s *Server) wkScriptSettingsPatch(w http.ResponseWriter, r *http.Request) {
 	var body map[string]json.RawMessage
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	s.mu.Lock()
@@ -497,9 +498,9 @@ type secretJSON struct {
 	Type string `json:"type"`
 }
 
-func secretNotFound(name string) *apiError {
+func secretNotFound(name string) *core.APIError {
 	// Assumed: 10056 is the code of a missing binding in the Workers family.
-	return newAPIError(http.StatusNotFound, 10056, fmt.Sprintf("workers.api.error.binding_not_found: secret %s not found", name))
+	return core.NewAPIError(http.StatusNotFound, 10056, fmt.Sprintf("workers.api.error.binding_not_found: secret %s not found", name))
 }
 
 // secretsOf lists a content's secret bindings (secret_text and secret_key).
@@ -523,7 +524,7 @@ func (s *Server) wkSecretList(w http.ResponseWriter, r *http.Request) {
 		out = secretsOf(&ws.workerContent)
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 func (s *Server) wkSecretGet(w http.ResponseWriter, r *http.Request) {
@@ -540,7 +541,7 @@ func (s *Server) wkSecretGet(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	respond(w, err, out)
+	core.Respond(w, err, out)
 }
 
 // wkSecretPut adds or replaces one secret_text binding. Like Cloudflare, a
@@ -553,8 +554,8 @@ func (s *Server) wkSecretPut(w http.ResponseWriter, r *http.Request) {
 		Text *string `json:"text"`
 		Type string  `json:"type"`
 	}
-	if err := decodeJSON(w, r, &body); err != nil {
-		writeError(w, err)
+	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
 		return
 	}
 	if body.Type == "" {
@@ -562,13 +563,13 @@ func (s *Server) wkSecretPut(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case body.Name == "":
-		writeError(w, wkInvalid("a secret needs a name"))
+		core.WriteError(w, wkInvalid("a secret needs a name"))
 		return
 	case body.Type != "secret_text":
-		writeError(w, wkInvalid("secret %s: type %q is not supported by the emulator (secret_text is)", body.Name, body.Type))
+		core.WriteError(w, wkInvalid("secret %s: type %q is not supported by the emulator (secret_text is)", body.Name, body.Type))
 		return
 	case body.Text == nil:
-		writeError(w, wkInvalid("secret %s needs \"text\"", body.Name))
+		core.WriteError(w, wkInvalid("secret %s needs \"text\"", body.Name))
 		return
 	}
 	raw, _ := json.Marshal(map[string]string{"type": "secret_text", "name": body.Name, "text": *body.Text})
@@ -646,7 +647,7 @@ func (s *Server) wkReferences(w http.ResponseWriter, r *http.Request) {
 	ws, err := s.wkLookupLocked(r)
 	incoming, outgoing, dos := []serviceRefJSON{}, []serviceRefJSON{}, []doRefJSON{}
 	if err == nil {
-		for _, key := range sortedKeys(s.st.Workers) {
+		for _, key := range core.SortedKeys(s.st.Workers) {
 			other := s.st.Workers[key]
 			if other.AccountID != acct {
 				continue
@@ -673,7 +674,7 @@ func (s *Server) wkReferences(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	respond(w, err, map[string]any{
+	core.Respond(w, err, map[string]any{
 		"services":           map[string]any{"incoming": incoming, "outgoing": outgoing, "pages_function": false},
 		"durable_objects":    dos,
 		"dispatch_outbounds": []any{},
@@ -725,8 +726,8 @@ type serviceScriptJSON struct {
 // serviceNotFound is what GET and DELETE workers/services answer for a
 // missing Worker. Inferred from wrangler, which treats this code (and
 // 10007) as "the Worker does not exist yet" before a first deploy.
-func serviceNotFound() *apiError {
-	return newAPIError(http.StatusNotFound, 10090, "workers.api.error.service_not_found")
+func serviceNotFound() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 10090, "workers.api.error.service_not_found")
 }
 
 func (s *Server) wkServiceGet(w http.ResponseWriter, r *http.Request) {
@@ -751,10 +752,10 @@ func (s *Server) wkServiceGet(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		writeError(w, serviceNotFound())
+		core.WriteError(w, serviceNotFound())
 		return
 	}
-	writeResult(w, out)
+	core.WriteResult(w, out)
 }
 
 // wkServiceDelete is wrangler's delete: like DELETE scripts, except that a
@@ -778,7 +779,7 @@ func (s *Server) wkServiceDelete(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if len(refs) > 0 {
-			err = newAPIError(http.StatusBadRequest, 10064, fmt.Sprintf(
+			err = core.NewAPIError(http.StatusBadRequest, 10064, fmt.Sprintf(
 				"script %s is still referenced by %s; remove those references or delete with force=true", name, strings.Join(refs, ", ")))
 		}
 	}
@@ -804,7 +805,7 @@ func (s *Server) wkTailsByConsumer(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	s.mu.Lock()
 	out := []tailProducerJSON{}
-	for _, key := range sortedKeys(s.st.Workers) {
+	for _, key := range core.SortedKeys(s.st.Workers) {
 		ws := s.st.Workers[key]
 		if ws.AccountID != acct {
 			continue
@@ -831,5 +832,5 @@ func (s *Server) wkTailsByConsumer(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	writeResult(w, out)
+	core.WriteResult(w, out)
 }

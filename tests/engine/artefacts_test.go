@@ -56,9 +56,6 @@ func TestOpenInspectFromEmbeddedArtefacts(t *testing.T) {
 	editProgram(t, pt, func(program string) string {
 		return strings.Replace(program, "      upstream:\n        checkout: ${upstreamCheckout}\n        allowUnverified: ${allowUnverified}\n", "", 1)
 	})
-	editProgram(t, pt, func(program string) string {
-		return strings.Replace(program, "outputs:\n", "outputs:\n  upstreamVerification: ${openinspect.upstreamVerification}\n", 1)
-	})
 	up := pt.Up(t)
 	assert.Equal(t, 4.0, up.Outputs["appliedMigrations"].Value)
 	verification, ok := up.Outputs["upstreamVerification"].Value.(map[string]any)

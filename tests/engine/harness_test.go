@@ -148,17 +148,28 @@ func (e *emulatorProcess) cloudflareCalls(t *testing.T) (int, map[string]int) {
 	return body.CloudflareCalls, body.Counts
 }
 
-// inventory returns what exists in the emulator.
+// inventory returns what exists in the emulator, without the account's
+// ownership registry: no installation owns or deletes it, by design
+// (registryRecords reads what it holds).
 func (e *emulatorProcess) inventory(t *testing.T) emulator.Inventory {
+	inv := e.fullInventory(t)
+	inv.D1 = withoutRegistry(inv.D1)
+	return inv
+}
+
+func (e *emulatorProcess) fullInventory(t *testing.T) emulator.Inventory {
 	var inv emulator.Inventory
 	e.admin(t, http.MethodGet, "inventory", &inv)
 	return inv
 }
 
+// requireEmpty: nothing is left but the ownership registry, and it records
+// nothing (every destroy removed its records).
 func (e *emulatorProcess) requireEmpty(t *testing.T) {
 	t.Helper()
 	inv := e.inventory(t)
 	require.True(t, inv.Empty(), "emulator still holds %+v", inv)
+	require.Empty(t, e.registryRecords(t), "the ownership registry still records objects")
 }
 
 // requireNoPlaintext scans the stack's backend directory, the state files as

@@ -81,7 +81,7 @@ func TestOpenInspectWithWebOnKubernetes(t *testing.T) {
 		}
 	}
 	wsURL := "ws://" + strings.TrimPrefix(emu.url, "http://") + "/__workers/open-inspect-control-plane-engine"
-	assert.Equal(t, wsURL, env["OI_WS_URL"], "the WebSocket URL is wired at run time")
+	assert.Equal(t, wsURL, env["NEXT_PUBLIC_WS_URL"], "the WebSocket URL the image must be built with reaches the server code")
 	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", env["CONTROL_PLANE_URL"])
 	assert.Equal(t, "modal", env["SANDBOX_PROVIDER"])
 	assert.Equal(t, "<from secret>", env["SERVICE_AUTH_SECRET"])

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,34 @@ func (e *emulatorProcess) d1Dump(t *testing.T, databaseID string) map[string][]m
 		dump[table] = e.d1Rows(t, databaseID, "SELECT * FROM "+table+" ORDER BY rowid")
 	}
 	return dump
+}
+
+// registryDatabase is the account's ownership registry, where queues record
+// their installation (provider/cloudflare/registry.go).
+const registryDatabase = "openinspect-registry"
+
+func withoutRegistry(dbs []emulator.D1Entry) []emulator.D1Entry {
+	return slices.DeleteFunc(slices.Clone(dbs), func(d emulator.D1Entry) bool { return d.Name == registryDatabase })
+}
+
+// registryRecords is every record of the account's ownership registry as
+// "kind/name=owner", sorted; nil when the account has none (or it has no
+// table yet).
+func (e *emulatorProcess) registryRecords(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, d := range e.fullInventory(t).D1 {
+		if d.Name != registryDatabase {
+			continue
+		}
+		if len(e.d1Rows(t, d.ID, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'objects'")) == 0 {
+			return nil
+		}
+		for _, row := range e.d1Rows(t, d.ID, "SELECT kind, name, owner FROM objects ORDER BY kind, name") {
+			out = append(out, fmt.Sprintf("%s/%s=%s", row["kind"], row["name"], row["owner"]))
+		}
+	}
+	return out
 }
 
 // cloudflareObjects is an inventory's Cloudflare side keyed by kind and
@@ -252,4 +281,92 @@ func keys(m map[string]any) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// queueRecords are the registry records an installation's queues should
+// have: each name recorded for owner.
+func queueRecords(owner string, names ...string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, "queue/"+n+"="+owner)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestQueueTenancy deploys two installations into ONE emulator account
+// whose names collide only at one queue: A (namePrefix oi-a, deploymentName
+// t, an extra queue x) and B (namePrefix oi, deploymentName t, an extra
+// queue a-x, adoptExisting: true): both extra queues are named oi-a-x-t.
+// Queues carry no metadata; the account's ownership registry records A's.
+// B's up, with adoptExisting, is refused at that queue naming A's identity
+// (with --continue-on-error its other objects are created, its queues
+// recorded for B); A is untouched. Destroying B leaves exactly A (its queue
+// included, still recorded for A); destroying A after B's second try leaves
+// exactly B's objects; then B creates the freed queue as its own.
+func TestQueueTenancy(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	checkout := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")
+	const shared = "oi-a-x-t"
+
+	a := newInstallationTest(t, emu)
+	a.SetConfig(t, "deploymentName", "t")
+	editProgram(t, a, withSandbox(unmanagedSandbox+"      slack:\n        enabled: false\n"+
+		"      namePrefix: oi-a\n      queues: [x]\n"))
+	a.Up(t)
+	idA := installationID(t, a)
+	objectsA := cloudflareObjects(emu.inventory(t))
+	require.Contains(t, objectsA, "queue/"+shared)
+	queueA := objectsA["queue/"+shared].(emulator.QueueEntry)
+	recordsA := queueRecords(idA, shared, "oi-a-image-build-finalization-t", "oi-a-image-build-finalization-dlq-t")
+	require.Equal(t, recordsA, emu.registryRecords(t), "A's queues are recorded for A")
+
+	b := secondInstallation(t, emu, checkout, unmanagedSandbox+"      slack:\n        enabled: false\n"+
+		"      namePrefix: oi\n      queues: [a-x]\n      adoptExisting: true\n")
+	b.SetConfig(t, "deploymentName", "t")
+	ownB := []string{"oi-image-build-finalization-t", "oi-image-build-finalization-dlq-t"}
+	upRefused := func() map[string]any {
+		t.Helper()
+		_, err := b.CurrentStack().Up(t.Context(), optup.ContinueOnError())
+		require.Error(t, err, "B's extra queue is A's")
+		idB := installationID(t, b)
+		require.NotEqual(t, idA, idB)
+		assert.Contains(t, err.Error(), fmt.Sprintf(`queue %q already exists in account %s (id %s) `+
+			`and belongs to installation %s, not this one (%s)`, shared, emulatorAccount, queueA.ID, idA, idB))
+		assert.Contains(t, err.Error(), "takeOverFrom: "+idA)
+
+		objects := cloudflareObjects(emu.inventory(t))
+		for k, v := range objectsA {
+			assert.Equal(t, v, objects[k], "%s of A is untouched", k)
+		}
+		created := without(objects, objectsA)
+		for _, q := range ownB {
+			assert.Contains(t, created, "queue/"+q, "B's own queues are created beside A's")
+		}
+		assert.Contains(t, created, "worker/oi-control-plane-t")
+		want := append(queueRecords(idB, ownB...), recordsA...)
+		slices.Sort(want)
+		assert.Equal(t, want, emu.registryRecords(t), "B's queues recorded for B, A's shared queue still A's")
+		return created
+	}
+
+	upRefused()
+	b.Destroy(t)
+	assert.Equal(t, objectsA, cloudflareObjects(emu.inventory(t)), "destroying B leaves exactly A, its queue included")
+	assert.Equal(t, recordsA, emu.registryRecords(t))
+
+	objectsB := upRefused()
+	a.Destroy(t)
+	assert.Equal(t, objectsB, cloudflareObjects(emu.inventory(t)), "destroying A leaves exactly B's objects, its queues included")
+	assert.Equal(t, queueRecords(installationID(t, b), ownB...), emu.registryRecords(t), "A's records went with its queues")
+
+	// The name is free again: B creates the queue as its own.
+	b.Up(t)
+	objects := cloudflareObjects(emu.inventory(t))
+	require.Contains(t, objects, "queue/"+shared)
+	assert.NotEqual(t, queueA.ID, objects["queue/"+shared].(emulator.QueueEntry).ID, "a new queue, not A's")
+	assert.Equal(t, queueRecords(installationID(t, b), append([]string{shared}, ownB...)...), emu.registryRecords(t))
+	b.Destroy(t)
+	emu.requireEmpty(t)
 }

@@ -324,8 +324,8 @@ func (cl *webCluster) testManaged(t *testing.T) {
 		env[e.Name] = e
 	}
 	for k, v := range map[string]string{
-		"CONTROL_PLANE_URL": webTestCP, "OI_CONTROL_PLANE_URL": webTestCP, "OI_WS_URL": webTestWS,
-		"SANDBOX_PROVIDER": "modal", "OI_SANDBOX_PROVIDER": "modal", "OI_APP_NAME": "Open-Inspect",
+		"CONTROL_PLANE_URL": webTestCP, "NEXT_PUBLIC_WS_URL": webTestWS, "SANDBOX_PROVIDER": "modal",
+		"NEXT_PUBLIC_SANDBOX_PROVIDER": "modal", "NEXT_PUBLIC_APP_NAME": "Open-Inspect", "NEXT_PUBLIC_APP_ICON_URL": "",
 		"PORT": "8080", "HOSTNAME": "0.0.0.0", "NODE_OPTIONS": "--max-old-space-size=256",
 	} {
 		assert.Equal(t, v, env[k].Value, "env %s", k)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/modfile"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cmd/openinspect-gen/sdkgen"
 )
@@ -103,8 +104,14 @@ print(json.dumps({"version": importlib.metadata.version("pulumi_openinspect"), "
 
 // TestGoSDKIsItsOwnModule builds a program in a module of its own that
 // requires the Go SDK by its module path, the way a user's go.mod does; the
-// replace points at sdk/go instead of a tagged release. GOPROXY is off: the
-// SDK's dependencies are the provider's, already in the module cache.
+// replace points at sdk/go instead of a tagged release. The SDK's own
+// dependencies (otel, grpc, protobuf versions the provider module does not
+// use) are fetched as .ci/run fetches every other module: through the
+// environment's GOPROXY and GOSUMDB with -mod=mod, so the test passes from an
+// empty module cache. It stays deterministic: every version comes from
+// sdk/go/go.mod's requirement graph (minimal version selection), checked by
+// the checksum database, and a "latest" lookup for a package no required
+// module provides fails the test.
 func TestGoSDKIsItsOwnModule(t *testing.T) {
 	const module = "github.com/openinspect/pulumi-openinspect/sdk/go"
 	sdk := filepath.Join(repoRoot(), "sdk", "go")
@@ -130,11 +137,43 @@ func main() {
 	})
 }
 `), 0o644))
-	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOSUMDB=off", "GOWORK=off")
-	for _, args := range [][]string{{"mod", "tidy"}, {"build", "-o", filepath.Join(dir, "program"), "."}} {
+	// -modcacherw: a test pointing GOMODCACHE at a temporary directory can
+	// remove it afterwards.
+	env := append(os.Environ(), "GOFLAGS=-mod=mod -modcacherw", "GOWORK=off")
+	goCmd := func(args ...string) string {
+		t.Helper()
 		cmd := exec.Command("go", args...)
 		cmd.Dir, cmd.Env = dir, env
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "go %s:\n%s", strings.Join(args, " "), out)
+		return string(out)
 	}
+	tidy := goCmd("mod", "tidy")
+	// tidy resolves an import no module in the graph provides by asking the
+	// proxy for the newest version: the SDK's go.mod would then be
+	// incomplete, and the result would depend on the day.
+	assert.NotContains(t, tidy, "finding module for package", "every import is provided by sdk/go/go.mod's requirements")
+	goCmd("build", "-o", filepath.Join(dir, "program"), ".")
+
+	// The Pulumi SDK the program builds with is the one sdk/go/go.mod asks
+	// for: the user module got it from the SDK module, not from elsewhere.
+	pulumiSDK := "github.com/pulumi/pulumi/sdk/v3"
+	want := requiredVersion(t, string(raw), pulumiSDK)
+	got := strings.Fields(strings.TrimSpace(goCmd("list", "-m", pulumiSDK)))
+	require.Len(t, got, 2, "go list -m %s", pulumiSDK)
+	assert.Equal(t, want, got[1], "%s selected for the user's program", pulumiSDK)
+}
+
+// requiredVersion is the version a go.mod's require lines give a module.
+func requiredVersion(t *testing.T, gomod, module string) string {
+	t.Helper()
+	f, err := modfile.ParseLax("go.mod", []byte(gomod), nil)
+	require.NoError(t, err)
+	for _, r := range f.Require {
+		if r.Mod.Path == module {
+			return r.Mod.Version
+		}
+	}
+	require.Failf(t, "module not required", "go.mod does not require %s", module)
+	return ""
 }

@@ -23,21 +23,8 @@ import (
 	"github.com/cloudflare/cloudflare-go/v4/workers"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/migrationset"
 )
-
-// benchMigrations is the 66-file set of the provider's own benchmark and of
-// upstream: 0001-0067 without 0046, one small table each.
-func benchMigrations() map[string]string {
-	files := map[string]string{}
-	for i := 1; i <= 67; i++ {
-		if i == 46 {
-			continue
-		}
-		files[fmt.Sprintf("%04d_step_%d.sql", i, i)] = fmt.Sprintf(
-			"CREATE TABLE t%d (id INTEGER PRIMARY KEY, v TEXT DEFAULT 'a;b');\nINSERT INTO t%d (v) VALUES ('row %d');\n", i, i, i)
-	}
-	return files
-}
 
 type benchRow struct {
 	op, latency, path string
@@ -64,7 +51,9 @@ func measure(emu *emulator.Server, f func() error) (int, time.Duration, error) {
 // `make bench` (-benchtime 1x: one pass is already tens of wrangler runs).
 //
 // The provider side makes the provider's cloudflare-go/v4 requests in
-// process (see provider_path_test.go); wrangler runs as a process, so its
+// process: the upload's as provider_path_test.go builds them, the
+// migrations' through D1Migrations itself (provider_migrations_test.go);
+// wrangler runs as a process, so its
 // wall time includes Node's start and esbuild's bundling, which the
 // "wrangler --version" row isolates.
 func BenchmarkSideBySide(b *testing.B) {
@@ -98,7 +87,8 @@ func sideBySide(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files := benchMigrations()
+	files := migrationset.Files() // the provider's own benchmark applies the same set
+	srv := providerServer(b, emu)
 
 	for _, lat := range []time.Duration{0, 50 * time.Millisecond} {
 		label := fmt.Sprintf("%d ms", lat.Milliseconds())
@@ -163,7 +153,7 @@ func sideBySide(b *testing.B) {
 			benchRow{op: "worker upload, new script", latency: label, path: "provider", calls: pCalls, wall: pWall},
 			benchRow{op: "worker upload, new script", latency: label, path: "wrangler", calls: wCalls, wall: wWall, ratio: ratio(wWall, pWall)})
 
-		pCalls, pWall, err = measure(emu, func() error { return providerMigrate(ctx, cf, acct, pDB, files) })
+		pCalls, pWall, err = measure(emu, func() error { return providerMigrate(srv, pDB, files) })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -185,7 +175,7 @@ func sideBySide(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			if err := providerMigrate(ctx, cf, acct, db.UUID, files); err != nil {
+			if err := providerMigrate(srv, db.UUID, files); err != nil {
 				return err
 			}
 			ct, body := providerUpload("bench-cp-"+suffix, db.UUID, map[string]string{"SERVICE_AUTH_SECRET_WEB": "k"}, module)
@@ -220,6 +210,7 @@ func sideBySide(b *testing.B) {
 	rows = append(rows, benchRow{op: "five 5 MB bundles, concurrent uploads", latency: "0 ms", path: "provider", calls: 5, wall: wall,
 		note: fmt.Sprintf("peak RSS %.1f MiB (request path only, child process)", float64(rss)/(1<<20))})
 
+	rows = append(rows, assetsRows(b)...)
 	rows = append(rows, fullInstallation(b)...)
 	printTable(rows)
 }

@@ -5,9 +5,8 @@ package wrangler_test
 // from here, and being moved into sub-packages), so this file makes the same
 // cloudflare-go/v4 requests it makes, in the same order: the multipart
 // upload built like ScriptUpload.MultipartBody and sent with
-// Workers.Scripts.Update plus option.WithRequestBody, and D1Migrations'
-// ledger DDL, ledger read, one query per file (file + ledger row) and the
-// closing ledger read.
+// Workers.Scripts.Update plus option.WithRequestBody. D1Migrations is
+// measured through the provider itself (provider_migrations_test.go).
 
 import (
 	"bytes"
@@ -17,10 +16,8 @@ import (
 	"mime/multipart"
 	"net/textproto"
 	"sort"
-	"strings"
 
 	"github.com/cloudflare/cloudflare-go/v4"
-	"github.com/cloudflare/cloudflare-go/v4/d1"
 	"github.com/cloudflare/cloudflare-go/v4/option"
 	"github.com/cloudflare/cloudflare-go/v4/queues"
 	"github.com/cloudflare/cloudflare-go/v4/workers"
@@ -156,64 +153,5 @@ func providerCreateWorker(ctx context.Context, c *cloudflare.Client, acct, name,
 			ScriptName: cloudflare.F(name),
 			Settings:   cloudflare.F[any](map[string]any{"batch_size": 5}),
 		}})
-	return err
-}
-
-// ledgerDDL and withLedgerInsert are the provider's (provider/migrations.go).
-const ledgerDDL = `CREATE TABLE IF NOT EXISTS _schema_migrations (
-  version TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  applied_at TEXT NOT NULL DEFAULT (datetime('now'))
-);`
-
-func withLedgerInsert(version, name, sql string) string {
-	body := strings.TrimRight(sql, " \t\r\n")
-	if !strings.HasSuffix(body, ";") {
-		body += "\n;"
-	}
-	return fmt.Sprintf("%s\nINSERT INTO _schema_migrations (version, name) VALUES ('%s', '%s');", body, version, name)
-}
-
-// providerMigrate applies files (name -> SQL, names "NNNN_x.sql") the way
-// D1Migrations' Create does.
-func providerMigrate(ctx context.Context, c *cloudflare.Client, acct, dbID string, files map[string]string) error {
-	query := func(sql string) (*d1.QueryResult, error) {
-		page, err := c.D1.Database.Query(ctx, dbID, d1.DatabaseQueryParams{AccountID: cloudflare.F(acct), Sql: cloudflare.F(sql)})
-		if err != nil {
-			return nil, err
-		}
-		if len(page.Result) == 0 {
-			return nil, fmt.Errorf("no result")
-		}
-		return &page.Result[0], nil
-	}
-	if _, err := query(ledgerDDL); err != nil {
-		return err
-	}
-	ledger, err := query("SELECT version, name, applied_at FROM _schema_migrations")
-	if err != nil {
-		return err
-	}
-	applied := map[string]bool{}
-	for _, row := range ledger.Results {
-		if m, ok := row.(map[string]any); ok {
-			applied[fmt.Sprint(m["version"])] = true
-		}
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		version, _, _ := strings.Cut(n, "_")
-		if applied[version] {
-			continue
-		}
-		if _, err := query(withLedgerInsert(version, n, files[n])); err != nil {
-			return fmt.Errorf("%s: %w", n, err)
-		}
-	}
-	_, err = query("SELECT version, name, applied_at FROM _schema_migrations")
 	return err
 }

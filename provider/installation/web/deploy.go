@@ -209,12 +209,16 @@ func (d *deployer) secret() error {
 func (d *deployer) env() corev1.EnvVarArray {
 	in := d.in
 	env := corev1.EnvVarArray{
+		// What upstream's web reads at run time (server code) ...
 		corev1.EnvVarArgs{Name: pulumi.String("CONTROL_PLANE_URL"), Value: in.ControlPlaneURL},
-		corev1.EnvVarArgs{Name: pulumi.String("OI_CONTROL_PLANE_URL"), Value: in.ControlPlaneURL},
-		corev1.EnvVarArgs{Name: pulumi.String("OI_WS_URL"), Value: in.WebSocketURL},
 		corev1.EnvVarArgs{Name: pulumi.String("SANDBOX_PROVIDER"), Value: pulumi.String(in.SandboxProvider)},
-		corev1.EnvVarArgs{Name: pulumi.String("OI_SANDBOX_PROVIDER"), Value: pulumi.String(in.SandboxProvider)},
-		corev1.EnvVarArgs{Name: pulumi.String("OI_APP_NAME"), Value: pulumi.String(in.AppName)},
+		// ... and what its build inlines (NEXT_PUBLIC_*): here they reach the
+		// server code only; the browser code has the values the image was
+		// built with, so the image must be built with this installation's.
+		corev1.EnvVarArgs{Name: pulumi.String("NEXT_PUBLIC_WS_URL"), Value: in.WebSocketURL},
+		corev1.EnvVarArgs{Name: pulumi.String("NEXT_PUBLIC_SANDBOX_PROVIDER"), Value: pulumi.String(in.SandboxProvider)},
+		corev1.EnvVarArgs{Name: pulumi.String("NEXT_PUBLIC_APP_NAME"), Value: pulumi.String(in.AppName)},
+		corev1.EnvVarArgs{Name: pulumi.String("NEXT_PUBLIC_APP_ICON_URL"), Value: pulumi.String(in.AppIconURL)},
 		corev1.EnvVarArgs{Name: pulumi.String(webServiceAuthKey), ValueFrom: corev1.EnvVarSourceArgs{
 			SecretKeyRef: corev1.SecretKeySelectorArgs{Name: d.authSecret.Metadata.Name(), Key: pulumi.String(webServiceAuthKey)},
 		}},

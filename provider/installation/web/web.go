@@ -34,9 +34,11 @@ func (w *Args) Annotate(a infer.Annotator) {
 	a.Describe(w, "The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret "+
 		"holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: "+
 		"pulumi-openinspect` and `openinspect.dev/installation: <installation>`.")
-	a.Describe(&w.Image, "The web UI container image (upstream `packages/web` built with `output: \"standalone\"`). "+
-		"It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at "+
-		"build time), so a rename needs no rebuild.")
+	a.Describe(&w.Image, "The web UI container image: upstream `packages/web` built with `output: \"standalone\"` and "+
+		"with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, "+
+		"`NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at "+
+		"build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, "+
+		"SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.")
 	a.Describe(&w.Namespace, "The namespace the web UI runs in (a DNS-1123 label).")
 	a.Describe(&w.NamespaceMode, "`managed` (default): the installation creates the namespace, labels it as its own, "+
 		"admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. "+
@@ -56,8 +58,8 @@ func (w *Args) Annotate(a infer.Annotator) {
 	a.Describe(&w.ImagePullSecrets, "Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied "+
 		"(same name, type and data, ownership labels added) into the web namespace and referenced by the pods.")
 	a.Describe(&w.Env, "Extra environment variables for the web container. The names the installation sets itself "+
-		"(CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, "+
-		"SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.")
+		"(CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, "+
+		"NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.")
 }
 
 // PullSecret names an image-pull secret to copy into the web namespace.
@@ -87,6 +89,7 @@ type Inputs struct {
 	ServiceAuthSecret pulumi.StringInput
 	SandboxProvider   string
 	AppName           string
+	AppIconURL        string
 	// Opts go on every child (parent, dependsOn, retainOnDelete).
 	Opts []pulumi.ResourceOption
 	// Connect reaches the cluster the web objects go to, for the ownership
@@ -121,8 +124,8 @@ const (
 // HOSTNAME: Next.js' standalone server binds to $HOSTNAME, which Kubernetes
 // sets to the pod name; 0.0.0.0 makes it listen on every address.
 var webManagedEnv = []string{
-	"CONTROL_PLANE_URL", "OI_CONTROL_PLANE_URL", "OI_WS_URL", "SANDBOX_PROVIDER", "OI_SANDBOX_PROVIDER",
-	"OI_APP_NAME", webServiceAuthKey, "PORT", "HOSTNAME",
+	"CONTROL_PLANE_URL", "SANDBOX_PROVIDER", "NEXT_PUBLIC_WS_URL", "NEXT_PUBLIC_SANDBOX_PROVIDER",
+	"NEXT_PUBLIC_APP_NAME", "NEXT_PUBLIC_APP_ICON_URL", webServiceAuthKey, "PORT", "HOSTNAME",
 }
 
 // webSystemNamespaces are never created or deleted by an installation.

@@ -61,11 +61,11 @@ func TestValidateWebMessages(t *testing.T) {
 			`web.imagePullSecrets[3].name: "ok" is also imagePullSecrets[0]'s name`,
 		}},
 		{"env clashes", func(w *Args) {
-			w.Env = map[string]string{"OI_WS_URL": "x", "CONTROL_PLANE_URL": "y", "FINE": "z", "1BAD": "w", "PORT": "1"}
+			w.Env = map[string]string{"NEXT_PUBLIC_WS_URL": "x", "CONTROL_PLANE_URL": "y", "FINE": "z", "1BAD": "w", "PORT": "1"}
 		}, []string{
 			"web.env.1BAD: not a valid environment variable name",
 			"web.env.CONTROL_PLANE_URL: set by the installation itself; remove it from env",
-			"web.env.OI_WS_URL: set by the installation itself; remove it from env",
+			"web.env.NEXT_PUBLIC_WS_URL: set by the installation itself; remove it from env",
 			"web.env.PORT: set by the installation itself; remove it from env",
 		}},
 		{"all at once", func(w *Args) {

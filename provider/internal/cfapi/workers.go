@@ -66,28 +66,38 @@ type ScriptUpload struct {
 	// Tags label the script (cloudflare-go/v4 workers.ScriptUpdateParamsMetadata.Tags);
 	// the provider keeps its ownership evidence there.
 	Tags []string
+	// Assets are the static assets' completion token and config (assets.go);
+	// an assets-only worker has no MainModule and no Modules.
+	Assets *ScriptAssets
 }
 
 type scriptMetadata struct {
-	MainModule         string     `json:"main_module"`
+	MainModule         string     `json:"main_module,omitempty"`
 	CompatibilityDate  string     `json:"compatibility_date,omitempty"`
 	CompatibilityFlags []string   `json:"compatibility_flags,omitempty"`
 	Bindings           []Binding  `json:"bindings"`
 	Migrations         *Migration `json:"migrations,omitempty"`
 	Tags               []string   `json:"tags,omitempty"`
+
+	Assets *ScriptAssets `json:"assets,omitempty"`
 }
 
 // MultipartBody builds the multipart/form-data body of a script upload: the
 // metadata part, then one part per module. cloudflare-go v4 cannot send file
 // parts itself, so the body is built here and handed to the typed method.
 func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err error) {
+	main := u.MainModule
+	if len(u.Modules) == 0 {
+		main = "" // an assets-only worker
+	}
 	meta, err := json.Marshal(scriptMetadata{
-		MainModule:         u.MainModule,
+		MainModule:         main,
 		CompatibilityDate:  u.CompatibilityDate,
 		CompatibilityFlags: u.CompatibilityFlags,
 		Bindings:           nonNil(u.Bindings),
 		Migrations:         u.Migrations,
 		Tags:               u.Tags,
+		Assets:             u.Assets,
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("encoding script metadata: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
+	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
@@ -255,7 +256,7 @@ func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
 	shared := filepath.Join(toolchain.CacheDir(), "modal-venvs")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	py, err := PythonVersion(ctx, python)
+	py, err := pyfind.Version(ctx, python)
 	require.NoError(t, err)
 	warm := &Runner{Python: python, CacheDir: shared}
 	_, err = warm.uv(ctx, py) // make sure there is a uv to borrow

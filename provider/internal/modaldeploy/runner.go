@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/blang/semver"
+
+	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 )
 
 // UVVersion is the uv the recipe runs, pinned.
@@ -36,7 +38,7 @@ type Target struct {
 // Runner deploys apps. The zero value is not usable: Python and CacheDir
 // are required.
 type Runner struct {
-	// Python is the interpreter (see FindPython).
+	// Python is the interpreter (see pyfind.Find).
 	Python string
 	// CacheDir holds the pinned uv, uv's download cache and one virtual
 	// environment per (Python version, uv version, lock file, local
@@ -123,12 +125,12 @@ func (r *Runner) progress(s string) {
 // never see (or break) a half-built one; the loser of a race discards its
 // copy.
 func (r *Runner) environment(ctx context.Context, appDir string) (string, bool, error) {
-	pyVersion, err := PythonVersion(ctx, r.Python)
+	pyVersion, err := pyfind.Version(ctx, r.Python)
 	if err != nil {
 		return "", false, fmt.Errorf("modaldeploy: running %s: %w", r.Python, err)
 	}
-	if pyVersion.LT(MinPython) {
-		return "", false, fmt.Errorf("modaldeploy: %s is Python %s; the Modal app needs %s or newer (set %s)", r.Python, pyVersion, MinPython, PythonConfigKey)
+	if pyVersion.LT(pyfind.Min) {
+		return "", false, fmt.Errorf("modaldeploy: %s is Python %s; the Modal app needs %s or newer (set %s)", r.Python, pyVersion, pyfind.Min, pyfind.ConfigKey)
 	}
 	key, err := venvKey(appDir, pyVersion)
 	if err != nil {

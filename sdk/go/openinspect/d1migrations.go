@@ -14,7 +14,7 @@ import (
 
 // Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
 //
-// Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+// Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Pending files go to D1 several to a request (within `maxBatchBytes` and `maxFilesPerBatch`), each followed by its ledger row; D1 runs a request as one transaction, and a request that fails is retried one file per request, so the files before the failing one are applied and recorded once. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
 type D1Migrations struct {
 	pulumi.CustomResourceState
 
@@ -34,6 +34,10 @@ type D1Migrations struct {
 	Files pulumi.StringMapOutput `pulumi:"files"`
 	// The highest applied version, as written in its file name.
 	LatestVersion pulumi.StringOutput `pulumi:"latestVersion"`
+	// At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+	MaxBatchBytes pulumi.IntPtrOutput `pulumi:"maxBatchBytes"`
+	// At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+	MaxFilesPerBatch pulumi.IntPtrOutput `pulumi:"maxFilesPerBatch"`
 	// Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
 	Migrations pulumi.StringMapOutput `pulumi:"migrations"`
 	// Files not yet applied; filled during preview.
@@ -99,6 +103,10 @@ type d1migrationsArgs struct {
 	Directory pulumi.Archive `pulumi:"directory"`
 	// Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
 	Files map[string]string `pulumi:"files"`
+	// At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+	MaxBatchBytes *int `pulumi:"maxBatchBytes"`
+	// At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+	MaxFilesPerBatch *int `pulumi:"maxFilesPerBatch"`
 	// Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
 	Migrations map[string]string `pulumi:"migrations"`
 }
@@ -111,6 +119,10 @@ type D1MigrationsArgs struct {
 	Directory pulumi.ArchiveInput
 	// Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
 	Files pulumi.StringMapInput
+	// At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+	MaxBatchBytes pulumi.IntPtrInput
+	// At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+	MaxFilesPerBatch pulumi.IntPtrInput
 	// Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
 	Migrations pulumi.StringMapInput
 }
@@ -240,6 +252,16 @@ func (o D1MigrationsOutput) Files() pulumi.StringMapOutput {
 // The highest applied version, as written in its file name.
 func (o D1MigrationsOutput) LatestVersion() pulumi.StringOutput {
 	return o.ApplyT(func(v *D1Migrations) pulumi.StringOutput { return v.LatestVersion }).(pulumi.StringOutput)
+}
+
+// At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+func (o D1MigrationsOutput) MaxBatchBytes() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *D1Migrations) pulumi.IntPtrOutput { return v.MaxBatchBytes }).(pulumi.IntPtrOutput)
+}
+
+// At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+func (o D1MigrationsOutput) MaxFilesPerBatch() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *D1Migrations) pulumi.IntPtrOutput { return v.MaxFilesPerBatch }).(pulumi.IntPtrOutput)
 }
 
 // Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.

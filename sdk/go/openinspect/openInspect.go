@@ -22,12 +22,22 @@ type OpenInspect struct {
 	ControlPlaneUrl pulumi.StringOutput `pulumi:"controlPlaneUrl"`
 	// ID of the D1 database.
 	D1DatabaseId pulumi.StringOutput `pulumi:"d1DatabaseId"`
+	// KV namespace ID by logical name (session-index, slack-kv, github-kv, linear-kv, and any extra namespace).
+	KvNamespaceIds pulumi.StringMapOutput `pulumi:"kvNamespaceIds"`
+	// The URL a Linear workspace admin visits to install the agent (<linear-bot URL>/oauth/authorize); empty when the Linear bot is not deployed.
+	LinearOAuthAuthorizeUrl pulumi.StringOutput `pulumi:"linearOAuthAuthorizeUrl"`
+	// The Linear bot's webhook URL (<linear-bot URL>/webhook), to set in the Linear OAuth application's webhook configuration; empty when the Linear bot is not deployed.
+	LinearWebhookUrl pulumi.StringOutput `pulumi:"linearWebhookUrl"`
+	// The Modal app's health endpoint (https://<workspace>[-<environment suffix>]--open-inspect-api-health.modal.run) when the installation deploys the Modal app; empty otherwise.
+	ModalHealthUrl pulumi.StringOutput `pulumi:"modalHealthUrl"`
 	// What the installation configured for its sandbox provider.
 	SandboxStatus pulumi.StringOutput `pulumi:"sandboxStatus"`
 	// The upstream commit this installation is pinned to.
 	UpstreamCommit pulumi.StringOutput `pulumi:"upstreamCommit"`
-	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
 	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
+	// Where the web UI runs: kubernetes (web is set) or none.
+	WebPlatform pulumi.StringOutput `pulumi:"webPlatform"`
 	// URL of the web UI.
 	WebUrl pulumi.StringOutput `pulumi:"webUrl"`
 	// Content hash by logical worker name; it changes exactly when the worker is uploaded again.
@@ -93,6 +103,8 @@ type openInspectArgs struct {
 	AdoptExisting *bool `pulumi:"adoptExisting"`
 	// Anthropic API key for the bots.
 	AnthropicApiKey string `pulumi:"anthropicApiKey"`
+	// URL (absolute or root-relative) of a logo for the web UI's command menu and favicon; empty (default) keeps the built-in icon. Upstream passes it to the web only (NEXT_PUBLIC_APP_ICON_URL), not to any worker.
+	AppIconUrl *string `pulumi:"appIconUrl"`
 	// Display name shown in the UI and in bot messages.
 	AppName *string `pulumi:"appName"`
 	// Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.
@@ -153,6 +165,8 @@ type OpenInspectArgs struct {
 	AdoptExisting *bool
 	// Anthropic API key for the bots.
 	AnthropicApiKey pulumi.StringInput
+	// URL (absolute or root-relative) of a logo for the web UI's command menu and favicon; empty (default) keeps the built-in icon. Upstream passes it to the web only (NEXT_PUBLIC_APP_ICON_URL), not to any worker.
+	AppIconUrl *string
 	// Display name shown in the UI and in bot messages.
 	AppName *string
 	// Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.
@@ -307,6 +321,26 @@ func (o OpenInspectOutput) D1DatabaseId() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.D1DatabaseId }).(pulumi.StringOutput)
 }
 
+// KV namespace ID by logical name (session-index, slack-kv, github-kv, linear-kv, and any extra namespace).
+func (o OpenInspectOutput) KvNamespaceIds() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *OpenInspect) pulumi.StringMapOutput { return v.KvNamespaceIds }).(pulumi.StringMapOutput)
+}
+
+// The URL a Linear workspace admin visits to install the agent (<linear-bot URL>/oauth/authorize); empty when the Linear bot is not deployed.
+func (o OpenInspectOutput) LinearOAuthAuthorizeUrl() pulumi.StringOutput {
+	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.LinearOAuthAuthorizeUrl }).(pulumi.StringOutput)
+}
+
+// The Linear bot's webhook URL (<linear-bot URL>/webhook), to set in the Linear OAuth application's webhook configuration; empty when the Linear bot is not deployed.
+func (o OpenInspectOutput) LinearWebhookUrl() pulumi.StringOutput {
+	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.LinearWebhookUrl }).(pulumi.StringOutput)
+}
+
+// The Modal app's health endpoint (https://<workspace>[-<environment suffix>]--open-inspect-api-health.modal.run) when the installation deploys the Modal app; empty otherwise.
+func (o OpenInspectOutput) ModalHealthUrl() pulumi.StringOutput {
+	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.ModalHealthUrl }).(pulumi.StringOutput)
+}
+
 // What the installation configured for its sandbox provider.
 func (o OpenInspectOutput) SandboxStatus() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.SandboxStatus }).(pulumi.StringOutput)
@@ -317,9 +351,14 @@ func (o OpenInspectOutput) UpstreamCommit() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.UpstreamCommit }).(pulumi.StringOutput)
 }
 
-// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
 func (o OpenInspectOutput) UpstreamVerification() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringMapOutput { return v.UpstreamVerification }).(pulumi.StringMapOutput)
+}
+
+// Where the web UI runs: kubernetes (web is set) or none.
+func (o OpenInspectOutput) WebPlatform() pulumi.StringOutput {
+	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.WebPlatform }).(pulumi.StringOutput)
 }
 
 // URL of the web UI.

@@ -3457,9 +3457,9 @@ func (o UpstreamPtrOutput) WorkerBundles() pulumi.StringMapOutput {
 
 // The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
 type Web struct {
-	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 	Env map[string]string `pulumi:"env"`
-	// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+	// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 	Image string `pulumi:"image"`
 	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
 	ImagePullSecrets []ImagePullSecret `pulumi:"imagePullSecrets"`
@@ -3490,9 +3490,9 @@ type WebInput interface {
 
 // The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
 type WebArgs struct {
-	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 	Env pulumi.StringMapInput `pulumi:"env"`
-	// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+	// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 	Image pulumi.StringInput `pulumi:"image"`
 	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
 	ImagePullSecrets ImagePullSecretArrayInput `pulumi:"imagePullSecrets"`
@@ -3588,12 +3588,12 @@ func (o WebOutput) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput {
 	}).(WebPtrOutput)
 }
 
-// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 func (o WebOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Web) map[string]string { return v.Env }).(pulumi.StringMapOutput)
 }
 
-// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 func (o WebOutput) Image() pulumi.StringOutput {
 	return o.ApplyT(func(v Web) string { return v.Image }).(pulumi.StringOutput)
 }
@@ -3657,7 +3657,7 @@ func (o WebPtrOutput) Elem() WebOutput {
 	}).(WebOutput)
 }
 
-// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 func (o WebPtrOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Web) map[string]string {
 		if v == nil {
@@ -3667,7 +3667,7 @@ func (o WebPtrOutput) Env() pulumi.StringMapOutput {
 	}).(pulumi.StringMapOutput)
 }
 
-// The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 func (o WebPtrOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Web) *string {
 		if v == nil {
@@ -3745,6 +3745,260 @@ func (o WebPtrOutput) Replicas() pulumi.IntPtrOutput {
 		}
 		return v.Replicas
 	}).(pulumi.IntPtrOutput)
+}
+
+// Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+type WorkerAssets struct {
+	// Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+	Binding *string `pulumi:"binding"`
+	// Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+	Directory *string `pulumi:"directory"`
+	// The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+	Files map[string]string `pulumi:"files"`
+	// How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+	HtmlHandling *string `pulumi:"htmlHandling"`
+	// What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+	NotFoundHandling *string `pulumi:"notFoundHandling"`
+	// Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+	RunWorkerFirst *bool `pulumi:"runWorkerFirst"`
+	// Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+	RunWorkerFirstRoutes []string `pulumi:"runWorkerFirstRoutes"`
+}
+
+// WorkerAssetsInput is an input type that accepts WorkerAssetsArgs and WorkerAssetsOutput values.
+// You can construct a concrete instance of `WorkerAssetsInput` via:
+//
+//	WorkerAssetsArgs{...}
+type WorkerAssetsInput interface {
+	pulumi.Input
+
+	ToWorkerAssetsOutput() WorkerAssetsOutput
+	ToWorkerAssetsOutputWithContext(context.Context) WorkerAssetsOutput
+}
+
+// Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+type WorkerAssetsArgs struct {
+	// Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+	Binding pulumi.StringPtrInput `pulumi:"binding"`
+	// Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+	Directory pulumi.StringPtrInput `pulumi:"directory"`
+	// The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+	Files pulumi.StringMapInput `pulumi:"files"`
+	// How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+	HtmlHandling pulumi.StringPtrInput `pulumi:"htmlHandling"`
+	// What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+	NotFoundHandling pulumi.StringPtrInput `pulumi:"notFoundHandling"`
+	// Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+	RunWorkerFirst pulumi.BoolPtrInput `pulumi:"runWorkerFirst"`
+	// Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+	RunWorkerFirstRoutes pulumi.StringArrayInput `pulumi:"runWorkerFirstRoutes"`
+}
+
+func (WorkerAssetsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkerAssets)(nil)).Elem()
+}
+
+func (i WorkerAssetsArgs) ToWorkerAssetsOutput() WorkerAssetsOutput {
+	return i.ToWorkerAssetsOutputWithContext(context.Background())
+}
+
+func (i WorkerAssetsArgs) ToWorkerAssetsOutputWithContext(ctx context.Context) WorkerAssetsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerAssetsOutput)
+}
+
+func (i WorkerAssetsArgs) ToWorkerAssetsPtrOutput() WorkerAssetsPtrOutput {
+	return i.ToWorkerAssetsPtrOutputWithContext(context.Background())
+}
+
+func (i WorkerAssetsArgs) ToWorkerAssetsPtrOutputWithContext(ctx context.Context) WorkerAssetsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerAssetsOutput).ToWorkerAssetsPtrOutputWithContext(ctx)
+}
+
+// WorkerAssetsPtrInput is an input type that accepts WorkerAssetsArgs, WorkerAssetsPtr and WorkerAssetsPtrOutput values.
+// You can construct a concrete instance of `WorkerAssetsPtrInput` via:
+//
+//	        WorkerAssetsArgs{...}
+//
+//	or:
+//
+//	        nil
+type WorkerAssetsPtrInput interface {
+	pulumi.Input
+
+	ToWorkerAssetsPtrOutput() WorkerAssetsPtrOutput
+	ToWorkerAssetsPtrOutputWithContext(context.Context) WorkerAssetsPtrOutput
+}
+
+type workerAssetsPtrType WorkerAssetsArgs
+
+func WorkerAssetsPtr(v *WorkerAssetsArgs) WorkerAssetsPtrInput {
+	return (*workerAssetsPtrType)(v)
+}
+
+func (*workerAssetsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**WorkerAssets)(nil)).Elem()
+}
+
+func (i *workerAssetsPtrType) ToWorkerAssetsPtrOutput() WorkerAssetsPtrOutput {
+	return i.ToWorkerAssetsPtrOutputWithContext(context.Background())
+}
+
+func (i *workerAssetsPtrType) ToWorkerAssetsPtrOutputWithContext(ctx context.Context) WorkerAssetsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WorkerAssetsPtrOutput)
+}
+
+// Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+type WorkerAssetsOutput struct{ *pulumi.OutputState }
+
+func (WorkerAssetsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WorkerAssets)(nil)).Elem()
+}
+
+func (o WorkerAssetsOutput) ToWorkerAssetsOutput() WorkerAssetsOutput {
+	return o
+}
+
+func (o WorkerAssetsOutput) ToWorkerAssetsOutputWithContext(ctx context.Context) WorkerAssetsOutput {
+	return o
+}
+
+func (o WorkerAssetsOutput) ToWorkerAssetsPtrOutput() WorkerAssetsPtrOutput {
+	return o.ToWorkerAssetsPtrOutputWithContext(context.Background())
+}
+
+func (o WorkerAssetsOutput) ToWorkerAssetsPtrOutputWithContext(ctx context.Context) WorkerAssetsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v WorkerAssets) *WorkerAssets {
+		return &v
+	}).(WorkerAssetsPtrOutput)
+}
+
+// Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+func (o WorkerAssetsOutput) Binding() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkerAssets) *string { return v.Binding }).(pulumi.StringPtrOutput)
+}
+
+// Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+func (o WorkerAssetsOutput) Directory() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkerAssets) *string { return v.Directory }).(pulumi.StringPtrOutput)
+}
+
+// The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+func (o WorkerAssetsOutput) Files() pulumi.StringMapOutput {
+	return o.ApplyT(func(v WorkerAssets) map[string]string { return v.Files }).(pulumi.StringMapOutput)
+}
+
+// How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+func (o WorkerAssetsOutput) HtmlHandling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkerAssets) *string { return v.HtmlHandling }).(pulumi.StringPtrOutput)
+}
+
+// What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+func (o WorkerAssetsOutput) NotFoundHandling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WorkerAssets) *string { return v.NotFoundHandling }).(pulumi.StringPtrOutput)
+}
+
+// Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+func (o WorkerAssetsOutput) RunWorkerFirst() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v WorkerAssets) *bool { return v.RunWorkerFirst }).(pulumi.BoolPtrOutput)
+}
+
+// Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+func (o WorkerAssetsOutput) RunWorkerFirstRoutes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v WorkerAssets) []string { return v.RunWorkerFirstRoutes }).(pulumi.StringArrayOutput)
+}
+
+type WorkerAssetsPtrOutput struct{ *pulumi.OutputState }
+
+func (WorkerAssetsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**WorkerAssets)(nil)).Elem()
+}
+
+func (o WorkerAssetsPtrOutput) ToWorkerAssetsPtrOutput() WorkerAssetsPtrOutput {
+	return o
+}
+
+func (o WorkerAssetsPtrOutput) ToWorkerAssetsPtrOutputWithContext(ctx context.Context) WorkerAssetsPtrOutput {
+	return o
+}
+
+func (o WorkerAssetsPtrOutput) Elem() WorkerAssetsOutput {
+	return o.ApplyT(func(v *WorkerAssets) WorkerAssets {
+		if v != nil {
+			return *v
+		}
+		var ret WorkerAssets
+		return ret
+	}).(WorkerAssetsOutput)
+}
+
+// Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+func (o WorkerAssetsPtrOutput) Binding() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WorkerAssets) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Binding
+	}).(pulumi.StringPtrOutput)
+}
+
+// Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+func (o WorkerAssetsPtrOutput) Directory() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WorkerAssets) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Directory
+	}).(pulumi.StringPtrOutput)
+}
+
+// The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+func (o WorkerAssetsPtrOutput) Files() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *WorkerAssets) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Files
+	}).(pulumi.StringMapOutput)
+}
+
+// How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+func (o WorkerAssetsPtrOutput) HtmlHandling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WorkerAssets) *string {
+		if v == nil {
+			return nil
+		}
+		return v.HtmlHandling
+	}).(pulumi.StringPtrOutput)
+}
+
+// What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+func (o WorkerAssetsPtrOutput) NotFoundHandling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WorkerAssets) *string {
+		if v == nil {
+			return nil
+		}
+		return v.NotFoundHandling
+	}).(pulumi.StringPtrOutput)
+}
+
+// Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+func (o WorkerAssetsPtrOutput) RunWorkerFirst() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *WorkerAssets) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.RunWorkerFirst
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+func (o WorkerAssetsPtrOutput) RunWorkerFirstRoutes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *WorkerAssets) []string {
+		if v == nil {
+			return nil
+		}
+		return v.RunWorkerFirstRoutes
+	}).(pulumi.StringArrayOutput)
 }
 
 // A worker's bindings, each naming a resource of the installation by its logical name.
@@ -4028,6 +4282,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*UpstreamPtrInput)(nil)).Elem(), UpstreamArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebPtrInput)(nil)).Elem(), WebArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsInput)(nil)).Elem(), WorkerAssetsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsPtrInput)(nil)).Elem(), WorkerAssetsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsInput)(nil)).Elem(), WorkerBindingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsPtrInput)(nil)).Elem(), WorkerBindingsArgs{})
 	pulumi.RegisterOutputType(AccessOutput{})
@@ -4079,6 +4335,8 @@ func init() {
 	pulumi.RegisterOutputType(UpstreamPtrOutput{})
 	pulumi.RegisterOutputType(WebOutput{})
 	pulumi.RegisterOutputType(WebPtrOutput{})
+	pulumi.RegisterOutputType(WorkerAssetsOutput{})
+	pulumi.RegisterOutputType(WorkerAssetsPtrOutput{})
 	pulumi.RegisterOutputType(WorkerBindingsOutput{})
 	pulumi.RegisterOutputType(WorkerBindingsPtrOutput{})
 }

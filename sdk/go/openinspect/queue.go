@@ -14,7 +14,7 @@ import (
 
 // A Cloudflare queue, created by name in the configured account. An existing queue with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.
 //
-// Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, and `adoptExisting` is the only way to take over one that already exists.
+// Cloudflare's API keeps nothing on a queue but its name and settings, so the owning installation (`owner`) is recorded in the account's ownership registry, the D1 database `openinspect-registry` (created by the first installation that needs it, never deleted), before the queue is created. A queue that already exists with the name is adopted when the registry records this owner (a create an interrupted run never recorded); one recorded for another installation is refused, even with `adoptExisting`, unless `takeOverFrom` names it; an unrecorded one needs `adoptExisting` and is then recorded. Delete removes only a queue not recorded for another installation, then its record.
 type Queue struct {
 	pulumi.CustomResourceState
 
@@ -26,8 +26,12 @@ type Queue struct {
 	Adopted pulumi.BoolOutput `pulumi:"adopted"`
 	// Queue name: 1-63 lowercase letters, digits and hyphens. Changing it creates a new queue.
 	Name pulumi.StringOutput `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrOutput `pulumi:"owner"`
 	// The queue ID.
 	QueueId pulumi.StringOutput `pulumi:"queueId"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrOutput `pulumi:"takeOverFrom"`
 }
 
 // NewQueue registers a new resource with the given unique name, arguments, and options.
@@ -87,6 +91,10 @@ type queueArgs struct {
 	AdoptExisting *bool `pulumi:"adoptExisting"`
 	// Queue name: 1-63 lowercase letters, digits and hyphens. Changing it creates a new queue.
 	Name string `pulumi:"name"`
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner *string `pulumi:"owner"`
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom *string `pulumi:"takeOverFrom"`
 }
 
 // The set of arguments for constructing a Queue resource.
@@ -95,6 +103,10 @@ type QueueArgs struct {
 	AdoptExisting pulumi.BoolPtrInput
 	// Queue name: 1-63 lowercase letters, digits and hyphens. Changing it creates a new queue.
 	Name pulumi.StringInput
+	// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+	Owner pulumi.StringPtrInput
+	// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+	TakeOverFrom pulumi.StringPtrInput
 }
 
 func (QueueArgs) ElementType() reflect.Type {
@@ -204,9 +216,19 @@ func (o QueueOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *Queue) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
 }
 
+// The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+func (o QueueOutput) Owner() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Queue) pulumi.StringPtrOutput { return v.Owner }).(pulumi.StringPtrOutput)
+}
+
 // The queue ID.
 func (o QueueOutput) QueueId() pulumi.StringOutput {
 	return o.ApplyT(func(v *Queue) pulumi.StringOutput { return v.QueueId }).(pulumi.StringOutput)
+}
+
+// The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+func (o QueueOutput) TakeOverFrom() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Queue) pulumi.StringPtrOutput { return v.TakeOverFrom }).(pulumi.StringPtrOutput)
 }
 
 type QueueArrayOutput struct{ *pulumi.OutputState }

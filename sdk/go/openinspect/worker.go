@@ -28,6 +28,12 @@ type Worker struct {
 	AdoptExisting pulumi.BoolPtrOutput `pulumi:"adoptExisting"`
 	// Whether the script existed before and was adopted rather than created.
 	Adopted pulumi.BoolOutput `pulumi:"adopted"`
+	// Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+	Assets WorkerAssetsPtrOutput `pulumi:"assets"`
+	// Digest of the static assets' manifest and configuration at the last upload.
+	AssetsDigest pulumi.StringPtrOutput `pulumi:"assetsDigest"`
+	// The static assets of the last upload: each URL path's content key.
+	AssetsManifest pulumi.StringMapOutput `pulumi:"assetsManifest"`
 	// Workers compatibility date.
 	CompatibilityDate pulumi.StringPtrOutput `pulumi:"compatibilityDate"`
 	// Workers compatibility flags, e.g. nodejs_compat.
@@ -153,6 +159,8 @@ func WorkerExists(ctx *pulumi.Context,
 type workerArgs struct {
 	// Take over a script that already exists with this name instead of failing with a conflict.
 	AdoptExisting *bool `pulumi:"adoptExisting"`
+	// Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+	Assets *WorkerAssets `pulumi:"assets"`
 	// Workers compatibility date.
 	CompatibilityDate *string `pulumi:"compatibilityDate"`
 	// Workers compatibility flags, e.g. nodejs_compat.
@@ -199,6 +207,8 @@ type workerArgs struct {
 type WorkerArgs struct {
 	// Take over a script that already exists with this name instead of failing with a conflict.
 	AdoptExisting pulumi.BoolPtrInput
+	// Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+	Assets WorkerAssetsPtrInput
 	// Workers compatibility date.
 	CompatibilityDate pulumi.StringPtrInput
 	// Workers compatibility flags, e.g. nodejs_compat.
@@ -341,6 +351,21 @@ func (o WorkerOutput) AdoptExisting() pulumi.BoolPtrOutput {
 // Whether the script existed before and was adopted rather than created.
 func (o WorkerOutput) Adopted() pulumi.BoolOutput {
 	return o.ApplyT(func(v *Worker) pulumi.BoolOutput { return v.Adopted }).(pulumi.BoolOutput)
+}
+
+// Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+func (o WorkerOutput) Assets() WorkerAssetsPtrOutput {
+	return o.ApplyT(func(v *Worker) WorkerAssetsPtrOutput { return v.Assets }).(WorkerAssetsPtrOutput)
+}
+
+// Digest of the static assets' manifest and configuration at the last upload.
+func (o WorkerOutput) AssetsDigest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringPtrOutput { return v.AssetsDigest }).(pulumi.StringPtrOutput)
+}
+
+// The static assets of the last upload: each URL path's content key.
+func (o WorkerOutput) AssetsManifest() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Worker) pulumi.StringMapOutput { return v.AssetsManifest }).(pulumi.StringMapOutput)
 }
 
 // Workers compatibility date.

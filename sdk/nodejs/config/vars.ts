@@ -129,12 +129,23 @@ Object.defineProperty(exports, "modalTokenSecret", {
 });
 
 /**
- * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+ * Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
  */
 export declare const pythonPath: string | undefined;
 Object.defineProperty(exports, "pythonPath", {
     get() {
         return __config.get("pythonPath");
+    },
+    enumerable: true,
+});
+
+/**
+ * The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+ */
+export declare const workerAssetsFileLimit: string | undefined;
+Object.defineProperty(exports, "workerAssetsFileLimit", {
+    get() {
+        return __config.get("workerAssetsFileLimit");
     },
     enumerable: true,
 });

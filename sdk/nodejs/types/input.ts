@@ -442,11 +442,11 @@ export interface UpstreamArgs {
  */
 export interface WebArgs {
     /**
-     * Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+     * Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
      */
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
-     * The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+     * The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
      */
     image: pulumi.Input<string>;
     /**
@@ -477,6 +477,40 @@ export interface WebArgs {
      * The number of web pods (default 1).
      */
     replicas?: pulumi.Input<number | undefined>;
+}
+
+/**
+ * Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+ */
+export interface WorkerAssetsArgs {
+    /**
+     * Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+     */
+    binding?: pulumi.Input<string | undefined>;
+    /**
+     * Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+     */
+    directory?: pulumi.Input<string | undefined>;
+    /**
+     * The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+     */
+    files?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+     */
+    htmlHandling?: pulumi.Input<string | undefined>;
+    /**
+     * What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+     */
+    notFoundHandling?: pulumi.Input<string | undefined>;
+    /**
+     * Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+     */
+    runWorkerFirst?: pulumi.Input<boolean | undefined>;
+    /**
+     * Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+     */
+    runWorkerFirstRoutes?: pulumi.Input<pulumi.Input<string>[] | undefined>;
 }
 
 /**

@@ -61,6 +61,8 @@ __all__ = [
     'UpstreamArgsDict',
     'WebArgs',
     'WebArgsDict',
+    'WorkerAssetsArgs',
+    'WorkerAssetsArgsDict',
     'WorkerBindingsArgs',
     'WorkerBindingsArgsDict',
 ]
@@ -1855,7 +1857,7 @@ class WebArgsDict(TypedDict):
     """
     image: pulumi.Input[_builtins.str]
     """
-    The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+    The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
     """
     namespace: pulumi.Input[_builtins.str]
     """
@@ -1863,7 +1865,7 @@ class WebArgsDict(TypedDict):
     """
     env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
-    Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+    Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
     """
     image_pull_secrets: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgsDict']]]]]
     """
@@ -1905,9 +1907,9 @@ class WebArgs:
         """
         The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
 
-        :param pulumi.Input[_builtins.str] image: The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+        :param pulumi.Input[_builtins.str] image: The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
         :param pulumi.Input[_builtins.str] namespace: The namespace the web UI runs in (a DNS-1123 label).
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
         :param pulumi.Input[Sequence[pulumi.Input['ImagePullSecretArgs']]] image_pull_secrets: Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
         :param pulumi.Input[_builtins.str] kubeconfig: The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
         :param pulumi.Input[_builtins.str] namespace_mode: `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
@@ -1936,7 +1938,7 @@ class WebArgs:
     @pulumi.getter
     def image(self) -> pulumi.Input[_builtins.str]:
         """
-        The web UI container image (upstream `packages/web` built with `output: "standalone"`). It must read the WebSocket URL at run time from `OI_WS_URL` (upstream bakes `NEXT_PUBLIC_WS_URL` in at build time), so a rename needs no rebuild.
+        The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
         """
         return pulumi.get(self, "image")
 
@@ -1960,7 +1962,7 @@ class WebArgs:
     @pulumi.getter
     def env(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, OI_CONTROL_PLANE_URL, OI_WS_URL, SANDBOX_PROVIDER, OI_SANDBOX_PROVIDER, OI_APP_NAME, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+        Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
         """
         return pulumi.get(self, "env")
 
@@ -2039,6 +2041,160 @@ class WebArgs:
     @replicas.setter
     def replicas(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "replicas", value)
+
+
+class WorkerAssetsArgsDict(TypedDict):
+    """
+    Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+    """
+    binding: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+    """
+    directory: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+    """
+    files: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+    """
+    html_handling: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+    """
+    not_found_handling: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+    """
+    run_worker_first: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+    """
+    run_worker_first_routes: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+    """
+
+@pulumi.input_type
+class WorkerAssetsArgs:
+    def __init__(__self__, *,
+                 binding: pulumi.Input[Optional[_builtins.str]] = None,
+                 directory: pulumi.Input[Optional[_builtins.str]] = None,
+                 files: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 html_handling: pulumi.Input[Optional[_builtins.str]] = None,
+                 not_found_handling: pulumi.Input[Optional[_builtins.str]] = None,
+                 run_worker_first: pulumi.Input[Optional[_builtins.bool]] = None,
+                 run_worker_first_routes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+        """
+        Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+
+        :param pulumi.Input[_builtins.str] binding: Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+        :param pulumi.Input[_builtins.str] directory: Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] files: The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+        :param pulumi.Input[_builtins.str] html_handling: How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+        :param pulumi.Input[_builtins.str] not_found_handling: What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+        :param pulumi.Input[_builtins.bool] run_worker_first: Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] run_worker_first_routes: Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+        """
+        if binding is not None:
+            pulumi.set(__self__, "binding", binding)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if files is not None:
+            pulumi.set(__self__, "files", files)
+        if html_handling is not None:
+            pulumi.set(__self__, "html_handling", html_handling)
+        if not_found_handling is not None:
+            pulumi.set(__self__, "not_found_handling", not_found_handling)
+        if run_worker_first is not None:
+            pulumi.set(__self__, "run_worker_first", run_worker_first)
+        if run_worker_first_routes is not None:
+            pulumi.set(__self__, "run_worker_first_routes", run_worker_first_routes)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+        """
+        return pulumi.get(self, "binding")
+
+    @binding.setter
+    def binding(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "binding", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+        """
+        return pulumi.get(self, "directory")
+
+    @directory.setter
+    def directory(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "directory", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def files(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+        """
+        return pulumi.get(self, "files")
+
+    @files.setter
+    def files(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "files", value)
+
+    @_builtins.property
+    @pulumi.getter(name="htmlHandling")
+    def html_handling(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+        """
+        return pulumi.get(self, "html_handling")
+
+    @html_handling.setter
+    def html_handling(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "html_handling", value)
+
+    @_builtins.property
+    @pulumi.getter(name="notFoundHandling")
+    def not_found_handling(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+        """
+        return pulumi.get(self, "not_found_handling")
+
+    @not_found_handling.setter
+    def not_found_handling(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "not_found_handling", value)
+
+    @_builtins.property
+    @pulumi.getter(name="runWorkerFirst")
+    def run_worker_first(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+        """
+        return pulumi.get(self, "run_worker_first")
+
+    @run_worker_first.setter
+    def run_worker_first(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "run_worker_first", value)
+
+    @_builtins.property
+    @pulumi.getter(name="runWorkerFirstRoutes")
+    def run_worker_first_routes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+        """
+        return pulumi.get(self, "run_worker_first_routes")
+
+    @run_worker_first_routes.setter
+    def run_worker_first_routes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "run_worker_first_routes", value)
 
 
 class WorkerBindingsArgsDict(TypedDict):

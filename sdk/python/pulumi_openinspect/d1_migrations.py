@@ -23,6 +23,8 @@ class D1MigrationsArgs:
                  database_id: pulumi.Input[_builtins.str],
                  directory: pulumi.Input[Optional[pulumi.Archive]] = None,
                  files: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 max_batch_bytes: pulumi.Input[Optional[_builtins.int]] = None,
+                 max_files_per_batch: pulumi.Input[Optional[_builtins.int]] = None,
                  migrations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
         """
         The set of arguments for constructing a D1Migrations resource.
@@ -30,6 +32,8 @@ class D1MigrationsArgs:
         :param pulumi.Input[_builtins.str] database_id: The D1 database to migrate.
         :param pulumi.Input[pulumi.Archive] directory: The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] files: Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+        :param pulumi.Input[_builtins.int] max_batch_bytes: At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+        :param pulumi.Input[_builtins.int] max_files_per_batch: At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] migrations: Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
         """
         pulumi.set(__self__, "database_id", database_id)
@@ -37,6 +41,10 @@ class D1MigrationsArgs:
             pulumi.set(__self__, "directory", directory)
         if files is not None:
             pulumi.set(__self__, "files", files)
+        if max_batch_bytes is not None:
+            pulumi.set(__self__, "max_batch_bytes", max_batch_bytes)
+        if max_files_per_batch is not None:
+            pulumi.set(__self__, "max_files_per_batch", max_files_per_batch)
         if migrations is not None:
             pulumi.set(__self__, "migrations", migrations)
 
@@ -77,6 +85,30 @@ class D1MigrationsArgs:
         pulumi.set(self, "files", value)
 
     @_builtins.property
+    @pulumi.getter(name="maxBatchBytes")
+    def max_batch_bytes(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+        """
+        return pulumi.get(self, "max_batch_bytes")
+
+    @max_batch_bytes.setter
+    def max_batch_bytes(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "max_batch_bytes", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maxFilesPerBatch")
+    def max_files_per_batch(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+        """
+        return pulumi.get(self, "max_files_per_batch")
+
+    @max_files_per_batch.setter
+    def max_files_per_batch(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "max_files_per_batch", value)
+
+    @_builtins.property
     @pulumi.getter
     def migrations(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
@@ -98,18 +130,22 @@ class D1Migrations(pulumi.CustomResource):
                  database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  directory: pulumi.Input[Optional[pulumi.Archive]] = None,
                  files: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 max_batch_bytes: pulumi.Input[Optional[_builtins.int]] = None,
+                 max_files_per_batch: pulumi.Input[Optional[_builtins.int]] = None,
                  migrations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
         """
         Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
 
-        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Pending files go to D1 several to a request (within `maxBatchBytes` and `maxFilesPerBatch`), each followed by its ledger row; D1 runs a request as one transaction, and a request that fails is retried one file per request, so the files before the failing one are applied and recorded once. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] database_id: The D1 database to migrate.
         :param pulumi.Input[pulumi.Archive] directory: The migrations directory as an archive, e.g. `new FileArchive("./migrations")`. Files that are not `.sql` are ignored.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] files: Set by the provider from `migrations` or `directory` (any value given is replaced): each file's sha256 by name, so a preview names the files that will be applied or were edited.
+        :param pulumi.Input[_builtins.int] max_batch_bytes: At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+        :param pulumi.Input[_builtins.int] max_files_per_batch: At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] migrations: Migration files by file name, each the file's SQL. Exactly one of `migrations` and `directory` is set.
         """
         ...
@@ -121,7 +157,7 @@ class D1Migrations(pulumi.CustomResource):
         """
         Applies numbered migration files (`NNNN_description.sql`) to a D1 database in order, recording each in the `_schema_migrations` ledger that Open-Inspect installations already use, so a database migrated by the upstream script is picked up where it stopped.
 
-        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
+        Each file runs together with its ledger row as one unit: a failing file leaves neither its changes nor its row, and the error names the file. Files are sent whole, never split on `;`. Pending files go to D1 several to a request (within `maxBatchBytes` and `maxFilesPerBatch`), each followed by its ledger row; D1 runs a request as one transaction, and a request that fails is retried one file per request, so the files before the failing one are applied and recorded once. Preview lists the pending files by name, in order (the `pending` output and the detailed diff), names applied files that were edited, and refuses a renumbered or removed applied file. An applied file whose content changed is reported (a warning and the `changed` output), never re-applied. Refresh reads the ledger, so migrations applied or removed out of band show up. Deleting this resource leaves the schema as it is.
 
         :param str resource_name: The name of the resource.
         :param D1MigrationsArgs args: The arguments to use to populate this resource's properties.
@@ -141,6 +177,8 @@ class D1Migrations(pulumi.CustomResource):
                  database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  directory: pulumi.Input[Optional[pulumi.Archive]] = None,
                  files: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 max_batch_bytes: pulumi.Input[Optional[_builtins.int]] = None,
+                 max_files_per_batch: pulumi.Input[Optional[_builtins.int]] = None,
                  migrations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -156,6 +194,8 @@ class D1Migrations(pulumi.CustomResource):
             __props__.__dict__["database_id"] = database_id
             __props__.__dict__["directory"] = directory
             __props__.__dict__["files"] = files
+            __props__.__dict__["max_batch_bytes"] = max_batch_bytes
+            __props__.__dict__["max_files_per_batch"] = max_files_per_batch
             __props__.__dict__["migrations"] = migrations
             __props__.__dict__["account_id"] = None
             __props__.__dict__["applied"] = None
@@ -195,6 +235,8 @@ class D1Migrations(pulumi.CustomResource):
         __props__.__dict__["directory"] = None
         __props__.__dict__["files"] = None
         __props__.__dict__["latest_version"] = None
+        __props__.__dict__["max_batch_bytes"] = None
+        __props__.__dict__["max_files_per_batch"] = None
         __props__.__dict__["migrations"] = None
         __props__.__dict__["pending"] = None
         return D1Migrations(resource_name, opts=opts, __props__=__props__)
@@ -268,6 +310,22 @@ class D1Migrations(pulumi.CustomResource):
         The highest applied version, as written in its file name.
         """
         return pulumi.get(self, "latest_version")
+
+    @_builtins.property
+    @pulumi.getter(name="maxBatchBytes")
+    def max_batch_bytes(self) -> pulumi.Output[Optional[_builtins.int]]:
+        """
+        At most this many bytes of SQL in one D1 request (the files and their ledger rows). Defaults to 100000, the statement length D1 documents (https://developers.cloudflare.com/d1/platform/limits/), applied to the whole request because D1 does not say how it counts several statements. A file larger than this goes alone.
+        """
+        return pulumi.get(self, "max_batch_bytes")
+
+    @_builtins.property
+    @pulumi.getter(name="maxFilesPerBatch")
+    def max_files_per_batch(self) -> pulumi.Output[Optional[_builtins.int]]:
+        """
+        At most this many files in one D1 request; unset, only `maxBatchBytes` bounds a request. `1` sends each file in its own request, as upstream's script and wrangler do: for data migrations that each take seconds on a large database, since D1 gives a request 30 seconds (a request that times out is rolled back and retried one file per request anyway, at the cost of the time spent).
+        """
+        return pulumi.get(self, "max_files_per_batch")
 
     @_builtins.property
     @pulumi.getter

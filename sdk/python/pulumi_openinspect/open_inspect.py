@@ -28,6 +28,7 @@ class OpenInspectArgs:
                  token_encryption_key: pulumi.Input[_builtins.str],
                  access: pulumi.Input[Optional['AccessArgs']] = None,
                  adopt_existing: Optional[_builtins.bool] = None,
+                 app_icon_url: Optional[_builtins.str] = None,
                  app_name: Optional[_builtins.str] = None,
                  app_secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  deletion_policy: Optional[_builtins.str] = None,
@@ -59,6 +60,7 @@ class OpenInspectArgs:
         :param pulumi.Input[_builtins.str] token_encryption_key: Key that encrypts stored tokens (32 random bytes, base64).
         :param pulumi.Input['AccessArgs'] access: Who may sign in.
         :param _builtins.bool adopt_existing: Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
+        :param _builtins.str app_icon_url: URL (absolute or root-relative) of a logo for the web UI's command menu and favicon; empty (default) keeps the built-in icon. Upstream passes it to the web only (NEXT_PUBLIC_APP_ICON_URL), not to any worker.
         :param _builtins.str app_name: Display name shown in the UI and in bot messages.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] app_secrets: Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.
         :param _builtins.str deletion_policy: Delete (default) removes everything on destroy; Orphan leaves every remote resource in place and only forgets it.
@@ -90,6 +92,8 @@ class OpenInspectArgs:
             pulumi.set(__self__, "access", access)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if app_icon_url is not None:
+            pulumi.set(__self__, "app_icon_url", app_icon_url)
         if app_name is not None:
             pulumi.set(__self__, "app_name", app_name)
         if app_secrets is not None:
@@ -228,6 +232,18 @@ class OpenInspectArgs:
     @adopt_existing.setter
     def adopt_existing(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "adopt_existing", value)
+
+    @_builtins.property
+    @pulumi.getter(name="appIconUrl")
+    def app_icon_url(self) -> Optional[_builtins.str]:
+        """
+        URL (absolute or root-relative) of a logo for the web UI's command menu and favicon; empty (default) keeps the built-in icon. Upstream passes it to the web only (NEXT_PUBLIC_APP_ICON_URL), not to any worker.
+        """
+        return pulumi.get(self, "app_icon_url")
+
+    @app_icon_url.setter
+    def app_icon_url(self, value: Optional[_builtins.str]):
+        pulumi.set(self, "app_icon_url", value)
 
     @_builtins.property
     @pulumi.getter(name="appName")
@@ -479,6 +495,7 @@ class OpenInspect(pulumi.ComponentResource):
                  access: pulumi.Input[Optional[Union['AccessArgs', 'AccessArgsDict']]] = None,
                  adopt_existing: Optional[_builtins.bool] = None,
                  anthropic_api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 app_icon_url: Optional[_builtins.str] = None,
                  app_name: Optional[_builtins.str] = None,
                  app_secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  browser_auth_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -513,6 +530,7 @@ class OpenInspect(pulumi.ComponentResource):
         :param pulumi.Input[Union['AccessArgs', 'AccessArgsDict']] access: Who may sign in.
         :param _builtins.bool adopt_existing: Take over Cloudflare resources that already exist under this installation's names and record no installation (for example retained by deletionPolicy Orphan before identities existed), instead of failing with a conflict. Objects recording another installation are never taken over by it: see takeOverFrom. Objects recording this installation (a create an interrupted run finished) are adopted without it.
         :param pulumi.Input[_builtins.str] anthropic_api_key: Anthropic API key for the bots.
+        :param _builtins.str app_icon_url: URL (absolute or root-relative) of a logo for the web UI's command menu and favicon; empty (default) keeps the built-in icon. Upstream passes it to the web only (NEXT_PUBLIC_APP_ICON_URL), not to any worker.
         :param _builtins.str app_name: Display name shown in the UI and in bot messages.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] app_secrets: Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.
         :param pulumi.Input[_builtins.str] browser_auth_secret: Signs browser-auth state and cookies; at least 32 characters.
@@ -566,6 +584,7 @@ class OpenInspect(pulumi.ComponentResource):
                  access: pulumi.Input[Optional[Union['AccessArgs', 'AccessArgsDict']]] = None,
                  adopt_existing: Optional[_builtins.bool] = None,
                  anthropic_api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 app_icon_url: Optional[_builtins.str] = None,
                  app_name: Optional[_builtins.str] = None,
                  app_secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  browser_auth_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -607,6 +626,7 @@ class OpenInspect(pulumi.ComponentResource):
             if anthropic_api_key is None and not opts.urn:
                 raise TypeError("Missing required property 'anthropic_api_key'")
             __props__.__dict__["anthropic_api_key"] = None if anthropic_api_key is None else pulumi.Output.secret(anthropic_api_key)
+            __props__.__dict__["app_icon_url"] = app_icon_url
             __props__.__dict__["app_name"] = app_name
             __props__.__dict__["app_secrets"] = app_secrets
             if browser_auth_secret is None and not opts.urn:
@@ -647,9 +667,14 @@ class OpenInspect(pulumi.ComponentResource):
             __props__.__dict__["applied_migrations"] = None
             __props__.__dict__["control_plane_url"] = None
             __props__.__dict__["d1_database_id"] = None
+            __props__.__dict__["kv_namespace_ids"] = None
+            __props__.__dict__["linear_o_auth_authorize_url"] = None
+            __props__.__dict__["linear_webhook_url"] = None
+            __props__.__dict__["modal_health_url"] = None
             __props__.__dict__["sandbox_status"] = None
             __props__.__dict__["upstream_commit"] = None
             __props__.__dict__["upstream_verification"] = None
+            __props__.__dict__["web_platform"] = None
             __props__.__dict__["web_url"] = None
             __props__.__dict__["worker_hashes"] = None
             __props__.__dict__["worker_names"] = None
@@ -685,6 +710,38 @@ class OpenInspect(pulumi.ComponentResource):
         return pulumi.get(self, "d1_database_id")
 
     @_builtins.property
+    @pulumi.getter(name="kvNamespaceIds")
+    def kv_namespace_ids(self) -> pulumi.Output[Mapping[str, _builtins.str]]:
+        """
+        KV namespace ID by logical name (session-index, slack-kv, github-kv, linear-kv, and any extra namespace).
+        """
+        return pulumi.get(self, "kv_namespace_ids")
+
+    @_builtins.property
+    @pulumi.getter(name="linearOAuthAuthorizeUrl")
+    def linear_o_auth_authorize_url(self) -> pulumi.Output[_builtins.str]:
+        """
+        The URL a Linear workspace admin visits to install the agent (<linear-bot URL>/oauth/authorize); empty when the Linear bot is not deployed.
+        """
+        return pulumi.get(self, "linear_o_auth_authorize_url")
+
+    @_builtins.property
+    @pulumi.getter(name="linearWebhookUrl")
+    def linear_webhook_url(self) -> pulumi.Output[_builtins.str]:
+        """
+        The Linear bot's webhook URL (<linear-bot URL>/webhook), to set in the Linear OAuth application's webhook configuration; empty when the Linear bot is not deployed.
+        """
+        return pulumi.get(self, "linear_webhook_url")
+
+    @_builtins.property
+    @pulumi.getter(name="modalHealthUrl")
+    def modal_health_url(self) -> pulumi.Output[_builtins.str]:
+        """
+        The Modal app's health endpoint (https://<workspace>[-<environment suffix>]--open-inspect-api-health.modal.run) when the installation deploys the Modal app; empty otherwise.
+        """
+        return pulumi.get(self, "modal_health_url")
+
+    @_builtins.property
     @pulumi.getter(name="sandboxStatus")
     def sandbox_status(self) -> pulumi.Output[_builtins.str]:
         """
@@ -704,9 +761,17 @@ class OpenInspect(pulumi.ComponentResource):
     @pulumi.getter(name="upstreamVerification")
     def upstream_verification(self) -> pulumi.Output[Mapping[str, _builtins.str]]:
         """
-        Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin) and bundle.<worker> (compared with the reference build).
+        Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
         """
         return pulumi.get(self, "upstream_verification")
+
+    @_builtins.property
+    @pulumi.getter(name="webPlatform")
+    def web_platform(self) -> pulumi.Output[_builtins.str]:
+        """
+        Where the web UI runs: kubernetes (web is set) or none.
+        """
+        return pulumi.get(self, "web_platform")
 
     @_builtins.property
     @pulumi.getter(name="webUrl")

@@ -25,6 +25,7 @@ __all__ = [
     'R2Binding',
     'ServiceBinding',
     'SupersededSnapshot',
+    'WorkerAssets',
 ]
 
 @pulumi.output_type
@@ -623,5 +624,124 @@ class SupersededSnapshot(dict):
         When it was replaced (RFC 3339).
         """
         return pulumi.get(self, "retired_at")
+
+
+@pulumi.output_type
+class WorkerAssets(dict):
+    """
+    Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "htmlHandling":
+            suggest = "html_handling"
+        elif key == "notFoundHandling":
+            suggest = "not_found_handling"
+        elif key == "runWorkerFirst":
+            suggest = "run_worker_first"
+        elif key == "runWorkerFirstRoutes":
+            suggest = "run_worker_first_routes"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WorkerAssets. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WorkerAssets.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WorkerAssets.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 binding: Optional[_builtins.str] = None,
+                 directory: Optional[_builtins.str] = None,
+                 files: Optional[Mapping[str, _builtins.str]] = None,
+                 html_handling: Optional[_builtins.str] = None,
+                 not_found_handling: Optional[_builtins.str] = None,
+                 run_worker_first: Optional[_builtins.bool] = None,
+                 run_worker_first_routes: Optional[Sequence[_builtins.str]] = None):
+        """
+        Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
+
+        :param _builtins.str binding: Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+        :param _builtins.str directory: Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+        :param Mapping[str, _builtins.str] files: The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+        :param _builtins.str html_handling: How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+        :param _builtins.str not_found_handling: What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+        :param _builtins.bool run_worker_first: Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+        :param Sequence[_builtins.str] run_worker_first_routes: Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+        """
+        if binding is not None:
+            pulumi.set(__self__, "binding", binding)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if files is not None:
+            pulumi.set(__self__, "files", files)
+        if html_handling is not None:
+            pulumi.set(__self__, "html_handling", html_handling)
+        if not_found_handling is not None:
+            pulumi.set(__self__, "not_found_handling", not_found_handling)
+        if run_worker_first is not None:
+            pulumi.set(__self__, "run_worker_first", run_worker_first)
+        if run_worker_first_routes is not None:
+            pulumi.set(__self__, "run_worker_first_routes", run_worker_first_routes)
+
+    @_builtins.property
+    @pulumi.getter
+    def binding(self) -> Optional[_builtins.str]:
+        """
+        Binding name through which the worker's code fetches its assets, e.g. ASSETS. Not allowed on an assets-only worker.
+        """
+        return pulumi.get(self, "binding")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory whose files are the assets, each served at "/" + its path relative to the directory. Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as configuration and not served. Exactly one of `directory` and `files` is set.
+        """
+        return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter
+    def files(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        The assets as a map from URL path ("/index.html") to a local file. Keys `/_headers` and `/_redirects` are configuration, as in a directory.
+        """
+        return pulumi.get(self, "files")
+
+    @_builtins.property
+    @pulumi.getter(name="htmlHandling")
+    def html_handling(self) -> Optional[_builtins.str]:
+        """
+        How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), force-trailing-slash, drop-trailing-slash or none.
+        """
+        return pulumi.get(self, "html_handling")
+
+    @_builtins.property
+    @pulumi.getter(name="notFoundHandling")
+    def not_found_handling(self) -> Optional[_builtins.str]:
+        """
+        What a request matching no asset gets when no worker code handles it: none (Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).
+        """
+        return pulumi.get(self, "not_found_handling")
+
+    @_builtins.property
+    @pulumi.getter(name="runWorkerFirst")
+    def run_worker_first(self) -> Optional[_builtins.bool]:
+        """
+        Run the worker's code before serving assets for every request (the code reaches the assets through the binding). Set this or `runWorkerFirstRoutes`, not both.
+        """
+        return pulumi.get(self, "run_worker_first")
+
+    @_builtins.property
+    @pulumi.getter(name="runWorkerFirstRoutes")
+    def run_worker_first_routes(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Run the worker's code first only for these routes, e.g. ["/api/*", "!/api/docs/*"]: each starts with / or !/ (an exclusion), and at least one is not an exclusion.
+        """
+        return pulumi.get(self, "run_worker_first_routes")
 
 

@@ -31,6 +31,7 @@ class ProviderArgs:
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
                  python_path: pulumi.Input[Optional[_builtins.str]] = None,
+                 worker_assets_file_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  worker_size_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_plan: pulumi.Input[Optional[_builtins.str]] = None):
@@ -49,6 +50,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
         :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        :param pulumi.Input[_builtins.str] worker_assets_file_limit: The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
         :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         :param pulumi.Input[_builtins.str] workers_plan: The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
@@ -77,6 +79,8 @@ class ProviderArgs:
             pulumi.set(__self__, "modal_token_secret", modal_token_secret)
         if python_path is not None:
             pulumi.set(__self__, "python_path", python_path)
+        if worker_assets_file_limit is not None:
+            pulumi.set(__self__, "worker_assets_file_limit", worker_assets_file_limit)
         if worker_size_limit is not None:
             pulumi.set(__self__, "worker_size_limit", worker_size_limit)
         if workers_dev_base_url is not None:
@@ -229,6 +233,18 @@ class ProviderArgs:
         pulumi.set(self, "python_path", value)
 
     @_builtins.property
+    @pulumi.getter(name="workerAssetsFileLimit")
+    def worker_assets_file_limit(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+        """
+        return pulumi.get(self, "worker_assets_file_limit")
+
+    @worker_assets_file_limit.setter
+    def worker_assets_file_limit(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "worker_assets_file_limit", value)
+
+    @_builtins.property
     @pulumi.getter(name="workerSizeLimit")
     def worker_size_limit(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -283,6 +299,7 @@ class Provider(pulumi.ProviderResource):
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
                  python_path: pulumi.Input[Optional[_builtins.str]] = None,
+                 worker_assets_file_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  worker_size_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_plan: pulumi.Input[Optional[_builtins.str]] = None,
@@ -304,6 +321,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
         :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        :param pulumi.Input[_builtins.str] worker_assets_file_limit: The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
         :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
         :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         :param pulumi.Input[_builtins.str] workers_plan: The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
@@ -344,6 +362,7 @@ class Provider(pulumi.ProviderResource):
                  modal_token_id: pulumi.Input[Optional[_builtins.str]] = None,
                  modal_token_secret: pulumi.Input[Optional[_builtins.str]] = None,
                  python_path: pulumi.Input[Optional[_builtins.str]] = None,
+                 worker_assets_file_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  worker_size_limit: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_dev_base_url: pulumi.Input[Optional[_builtins.str]] = None,
                  workers_plan: pulumi.Input[Optional[_builtins.str]] = None,
@@ -368,6 +387,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["modal_token_id"] = modal_token_id
             __props__.__dict__["modal_token_secret"] = None if modal_token_secret is None else pulumi.Output.secret(modal_token_secret)
             __props__.__dict__["python_path"] = python_path
+            __props__.__dict__["worker_assets_file_limit"] = worker_assets_file_limit
             __props__.__dict__["worker_size_limit"] = worker_size_limit
             __props__.__dict__["workers_dev_base_url"] = workers_dev_base_url
             __props__.__dict__["workers_plan"] = workers_plan
@@ -474,6 +494,14 @@ class Provider(pulumi.ProviderResource):
         Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
         """
         return pulumi.get(self, "python_path")
+
+    @_builtins.property
+    @pulumi.getter(name="workerAssetsFileLimit")
+    def worker_assets_file_limit(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+        """
+        return pulumi.get(self, "worker_assets_file_limit")
 
     @_builtins.property
     @pulumi.getter(name="workerSizeLimit")

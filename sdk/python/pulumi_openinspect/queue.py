@@ -20,16 +20,24 @@ __all__ = ['QueueArgs', 'Queue']
 class QueueArgs:
     def __init__(__self__, *,
                  name: pulumi.Input[_builtins.str],
-                 adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None):
+                 adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a Queue resource.
 
         :param pulumi.Input[_builtins.str] name: Queue name: 1-63 lowercase letters, digits and hyphens. Changing it creates a new queue.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a queue that already exists with this name instead of failing with a conflict.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         """
         pulumi.set(__self__, "name", name)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if owner is not None:
+            pulumi.set(__self__, "owner", owner)
+        if take_over_from is not None:
+            pulumi.set(__self__, "take_over_from", take_over_from)
 
     @_builtins.property
     @pulumi.getter
@@ -55,6 +63,30 @@ class QueueArgs:
     def adopt_existing(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "adopt_existing", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @owner.setter
+    def owner(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "owner", value)
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
+
+    @take_over_from.setter
+    def take_over_from(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "take_over_from", value)
+
 
 @pulumi.type_token("openinspect:index:Queue")
 class Queue(pulumi.CustomResource):
@@ -64,16 +96,20 @@ class Queue(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
         A Cloudflare queue, created by name in the configured account. An existing queue with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.
 
-        Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, and `adoptExisting` is the only way to take over one that already exists.
+        Cloudflare's API keeps nothing on a queue but its name and settings, so the owning installation (`owner`) is recorded in the account's ownership registry, the D1 database `openinspect-registry` (created by the first installation that needs it, never deleted), before the queue is created. A queue that already exists with the name is adopted when the registry records this owner (a create an interrupted run never recorded); one recorded for another installation is refused, even with `adoptExisting`, unless `takeOverFrom` names it; an unrecorded one needs `adoptExisting` and is then recorded. Delete removes only a queue not recorded for another installation, then its record.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a queue that already exists with this name instead of failing with a conflict.
         :param pulumi.Input[_builtins.str] name: Queue name: 1-63 lowercase letters, digits and hyphens. Changing it creates a new queue.
+        :param pulumi.Input[_builtins.str] owner: The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        :param pulumi.Input[_builtins.str] take_over_from: The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
         """
         ...
     @overload
@@ -84,7 +120,7 @@ class Queue(pulumi.CustomResource):
         """
         A Cloudflare queue, created by name in the configured account. An existing queue with the name is a conflict unless `adoptExisting` is true or it is imported (`pulumi import openinspect:index:Queue <name> <queue id>`). Producers bind it with a `queue` binding; the consumer, its dead-letter queue and delivery settings are declared on the consuming Worker.
 
-        Unlike the other Cloudflare resources, a queue records no owning installation: Cloudflare's API keeps nothing on a queue but its name and settings. Pulumi state and the account's name uniqueness protect it, and `adoptExisting` is the only way to take over one that already exists.
+        Cloudflare's API keeps nothing on a queue but its name and settings, so the owning installation (`owner`) is recorded in the account's ownership registry, the D1 database `openinspect-registry` (created by the first installation that needs it, never deleted), before the queue is created. A queue that already exists with the name is adopted when the registry records this owner (a create an interrupted run never recorded); one recorded for another installation is refused, even with `adoptExisting`, unless `takeOverFrom` names it; an unrecorded one needs `adoptExisting` and is then recorded. Delete removes only a queue not recorded for another installation, then its record.
 
         :param str resource_name: The name of the resource.
         :param QueueArgs args: The arguments to use to populate this resource's properties.
@@ -103,6 +139,8 @@ class Queue(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
+                 owner: pulumi.Input[Optional[_builtins.str]] = None,
+                 take_over_from: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -116,6 +154,8 @@ class Queue(pulumi.CustomResource):
             if name is None and not opts.urn:
                 raise TypeError("Missing required property 'name'")
             __props__.__dict__["name"] = name
+            __props__.__dict__["owner"] = owner
+            __props__.__dict__["take_over_from"] = take_over_from
             __props__.__dict__["account_id"] = None
             __props__.__dict__["adopted"] = None
             __props__.__dict__["queue_id"] = None
@@ -147,7 +187,9 @@ class Queue(pulumi.CustomResource):
         __props__.__dict__["adopt_existing"] = None
         __props__.__dict__["adopted"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["owner"] = None
         __props__.__dict__["queue_id"] = None
+        __props__.__dict__["take_over_from"] = None
         return Queue(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -189,10 +231,26 @@ class Queue(pulumi.CustomResource):
         return pulumi.get(self, "name")
 
     @_builtins.property
+    @pulumi.getter
+    def owner(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation identity this object belongs to (the OpenInspect component passes its NameLock's installationId). It is recorded with the object, so a create that finds the object already carrying it adopts it (finishing a create a crashed run never recorded), and another installation's object is refused even with adoptExisting.
+        """
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
     @pulumi.getter(name="queueId")
     def queue_id(self) -> pulumi.Output[_builtins.str]:
         """
         The queue ID.
         """
         return pulumi.get(self, "queue_id")
+
+    @_builtins.property
+    @pulumi.getter(name="takeOverFrom")
+    def take_over_from(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The identity of another installation whose object under this name is taken over, with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.
+        """
+        return pulumi.get(self, "take_over_from")
 

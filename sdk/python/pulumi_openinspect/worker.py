@@ -23,6 +23,7 @@ class WorkerArgs:
     def __init__(__self__, *,
                  name: pulumi.Input[_builtins.str],
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 assets: pulumi.Input[Optional['WorkerAssetsArgs']] = None,
                  compatibility_date: pulumi.Input[Optional[_builtins.str]] = None,
                  compatibility_flags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  content: pulumi.Input[Optional[_builtins.str]] = None,
@@ -47,6 +48,7 @@ class WorkerArgs:
 
         :param pulumi.Input[_builtins.str] name: Script name. Changing it creates a new worker.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a script that already exists with this name instead of failing with a conflict.
+        :param pulumi.Input['WorkerAssetsArgs'] assets: Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
         :param pulumi.Input[_builtins.str] compatibility_date: Workers compatibility date.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] compatibility_flags: Workers compatibility flags, e.g. nodejs_compat.
         :param pulumi.Input[_builtins.str] content: The main module's source. Exactly one of `content` and `script` is set.
@@ -70,6 +72,8 @@ class WorkerArgs:
         pulumi.set(__self__, "name", name)
         if adopt_existing is not None:
             pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if assets is not None:
+            pulumi.set(__self__, "assets", assets)
         if compatibility_date is None:
             compatibility_date = '2024-09-23'
         if compatibility_date is not None:
@@ -136,6 +140,18 @@ class WorkerArgs:
     @adopt_existing.setter
     def adopt_existing(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "adopt_existing", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def assets(self) -> pulumi.Input[Optional['WorkerAssetsArgs']]:
+        """
+        Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+        """
+        return pulumi.get(self, "assets")
+
+    @assets.setter
+    def assets(self, value: pulumi.Input[Optional['WorkerAssetsArgs']]):
+        pulumi.set(self, "assets", value)
 
     @_builtins.property
     @pulumi.getter(name="compatibilityDate")
@@ -373,6 +389,7 @@ class Worker(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 assets: pulumi.Input[Optional[Union['WorkerAssetsArgs', 'WorkerAssetsArgsDict', 'outputs.WorkerAssets']]] = None,
                  compatibility_date: pulumi.Input[Optional[_builtins.str]] = None,
                  compatibility_flags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  content: pulumi.Input[Optional[_builtins.str]] = None,
@@ -406,6 +423,7 @@ class Worker(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] adopt_existing: Take over a script that already exists with this name instead of failing with a conflict.
+        :param pulumi.Input[Union['WorkerAssetsArgs', 'WorkerAssetsArgsDict', 'outputs.WorkerAssets']] assets: Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
         :param pulumi.Input[_builtins.str] compatibility_date: Workers compatibility date.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] compatibility_flags: Workers compatibility flags, e.g. nodejs_compat.
         :param pulumi.Input[_builtins.str] content: The main module's source. Exactly one of `content` and `script` is set.
@@ -458,6 +476,7 @@ class Worker(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 assets: pulumi.Input[Optional[Union['WorkerAssetsArgs', 'WorkerAssetsArgsDict', 'outputs.WorkerAssets']]] = None,
                  compatibility_date: pulumi.Input[Optional[_builtins.str]] = None,
                  compatibility_flags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  content: pulumi.Input[Optional[_builtins.str]] = None,
@@ -488,6 +507,7 @@ class Worker(pulumi.CustomResource):
             __props__ = WorkerArgs.__new__(WorkerArgs)
 
             __props__.__dict__["adopt_existing"] = adopt_existing
+            __props__.__dict__["assets"] = assets
             if compatibility_date is None:
                 compatibility_date = '2024-09-23'
             __props__.__dict__["compatibility_date"] = compatibility_date
@@ -516,6 +536,8 @@ class Worker(pulumi.CustomResource):
             __props__.__dict__["workers_dev"] = workers_dev
             __props__.__dict__["account_id"] = None
             __props__.__dict__["adopted"] = None
+            __props__.__dict__["assets_digest"] = None
+            __props__.__dict__["assets_manifest"] = None
             __props__.__dict__["consumer_ids"] = None
             __props__.__dict__["durable_object_classes"] = None
             __props__.__dict__["etag"] = None
@@ -552,6 +574,9 @@ class Worker(pulumi.CustomResource):
         __props__.__dict__["account_id"] = None
         __props__.__dict__["adopt_existing"] = None
         __props__.__dict__["adopted"] = None
+        __props__.__dict__["assets"] = None
+        __props__.__dict__["assets_digest"] = None
+        __props__.__dict__["assets_manifest"] = None
         __props__.__dict__["compatibility_date"] = None
         __props__.__dict__["compatibility_flags"] = None
         __props__.__dict__["consumer_ids"] = None
@@ -610,6 +635,30 @@ class Worker(pulumi.CustomResource):
         Whether the script existed before and was adopted rather than created.
         """
         return pulumi.get(self, "adopted")
+
+    @_builtins.property
+    @pulumi.getter
+    def assets(self) -> pulumi.Output[Optional['outputs.WorkerAssets']]:
+        """
+        Static assets served at the worker's URL (Workers Assets). A worker with assets and no content or script is assets-only.
+        """
+        return pulumi.get(self, "assets")
+
+    @_builtins.property
+    @pulumi.getter(name="assetsDigest")
+    def assets_digest(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Digest of the static assets' manifest and configuration at the last upload.
+        """
+        return pulumi.get(self, "assets_digest")
+
+    @_builtins.property
+    @pulumi.getter(name="assetsManifest")
+    def assets_manifest(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
+        """
+        The static assets of the last upload: each URL path's content key.
+        """
+        return pulumi.get(self, "assets_manifest")
 
     @_builtins.property
     @pulumi.getter(name="compatibilityDate")

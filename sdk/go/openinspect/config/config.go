@@ -66,9 +66,14 @@ func GetModalTokenSecret(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:modalTokenSecret")
 }
 
-// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+// Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
 func GetPythonPath(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:pythonPath")
+}
+
+// The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+func GetWorkerAssetsFileLimit(ctx *pulumi.Context) string {
+	return config.Get(ctx, "openinspect:workerAssetsFileLimit")
 }
 
 // The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.

@@ -100,9 +100,16 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def python_path(self) -> Optional[str]:
         """
-        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.13, python3.12 and python3 on PATH.
+        Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         """
         return __config__.get('pythonPath')
+
+    @_builtins.property
+    def worker_assets_file_limit(self) -> Optional[str]:
+        """
+        The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
+        """
+        return __config__.get('workerAssetsFileLimit')
 
     @_builtins.property
     def worker_size_limit(self) -> Optional[str]:

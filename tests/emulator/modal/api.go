@@ -1,4 +1,4 @@
-package emulator
+package modal
 
 // Modal API: authentication, workspaces, environments, apps, functions and
 // mounts. Errors use the status codes the clients act on: NotFound for a
@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"math"
 	"regexp"
@@ -29,7 +30,7 @@ import (
 // Unimplemented (through the embedded stub), which the request log shows.
 type modalAPI struct {
 	pb.UnimplementedModalClientServer
-	m *modalEmu
+	m *Service
 }
 
 var (
@@ -50,9 +51,9 @@ func invalidArg(format string, args ...any) error {
 // use. Real Modal needs `modal environment create` first; the emulator
 // creates environments on demand so a demo needs no extra step. The caller
 // holds m.mu.
-func (m *modalEmu) env(ws, name string) (*modalEnv, error) {
+func (m *Service) env(ws, name string) (*modalEnv, error) {
 	if name == "" {
-		name = DefaultModalEnvironment
+		name = DefaultEnvironment
 	}
 	if !modalEnvNameRE.MatchString(name) {
 		return nil, invalidArg("Invalid environment name %q", name)
@@ -61,7 +62,7 @@ func (m *modalEmu) env(ws, name string) (*modalEnv, error) {
 		return e, nil
 	}
 	suffix, ok := m.webSuffix[name]
-	if !ok && name != DefaultModalEnvironment {
+	if !ok && name != DefaultEnvironment {
 		suffix = strings.Trim(nonLabelRE.ReplaceAllString(strings.ToLower(name), "-"), "-")
 	}
 	e := &modalEnv{ID: newModalID("en"), Workspace: ws, Name: name, WebSuffix: suffix, CreatedAt: time.Now().UTC()}
@@ -76,7 +77,7 @@ func envProto(e *modalEnv) *pb.EnvironmentGetOrCreateResponse {
 		Metadata: pb.EnvironmentMetadata_builder{
 			Name: e.Name,
 			Settings: pb.EnvironmentSettings_builder{
-				ImageBuilderVersion: ModalImageBuilderVersion,
+				ImageBuilderVersion: ImageBuilderVersion,
 				WebhookSuffix:       e.WebSuffix,
 			}.Build(),
 		}.Build(),
@@ -85,7 +86,7 @@ func envProto(e *modalEnv) *pb.EnvironmentGetOrCreateResponse {
 
 // app returns the caller's app by ID; an app of another workspace is as
 // missing as one that never existed. The caller holds m.mu.
-func (m *modalEmu) app(ctx context.Context, id string) (*modalApp, error) {
+func (m *Service) app(ctx context.Context, id string) (*modalApp, error) {
 	a, ok := m.st.Apps[id]
 	if !ok || a.Workspace != callerFrom(ctx).workspace {
 		return nil, notFound("App %s not found", id)
@@ -94,7 +95,7 @@ func (m *modalEmu) app(ctx context.Context, id string) (*modalApp, error) {
 }
 
 // namedApp finds the live (not stopped) app deployed under name.
-func (m *modalEmu) namedApp(ws, env, name string) *modalApp {
+func (m *Service) namedApp(ws, env, name string) *modalApp {
 	for _, a := range m.st.Apps {
 		if a.Workspace == ws && a.Environment == env && a.Name == name && a.State != pb.AppState_APP_STATE_STOPPED.String() {
 			return a
@@ -120,7 +121,7 @@ func appLabel(a *modalApp) string {
 // <workspace>[-<env web suffix>]--<app>-<function, _ as ->. Real Modal
 // serves it as https://<label>.modal.run; the emulator serves it under
 // <URL>/__modal/web/<label> over plain HTTP.
-func (m *modalEmu) webLabel(a *modalApp, function string) string {
+func (m *Service) webLabel(a *modalApp, function string) string {
 	slug := a.Workspace
 	if e, ok := m.st.Environments[envKey(a.Workspace, a.Environment)]; ok && e.WebSuffix != "" {
 		slug += "-" + e.WebSuffix
@@ -128,14 +129,14 @@ func (m *modalEmu) webLabel(a *modalApp, function string) string {
 	return strings.ToLower(slug + "--" + appLabel(a) + "-" + strings.ReplaceAll(function, "_", "-"))
 }
 
-func (m *modalEmu) webURL(ctx context.Context, a *modalApp, f *modalFunction) string {
+func (m *Service) webURL(ctx context.Context, a *modalApp, f *modalFunction) string {
 	if !f.isWeb() {
 		return ""
 	}
 	return m.baseURL(ctx) + "/__modal/web/" + m.webLabel(a, f.Name)
 }
 
-func (m *modalEmu) handleMetadata(ctx context.Context, a *modalApp, f *modalFunction) *pb.FunctionHandleMetadata {
+func (m *Service) handleMetadata(ctx context.Context, a *modalApp, f *modalFunction) *pb.FunctionHandleMetadata {
 	ft := pb.Function_FunctionType(pb.Function_FunctionType_value[f.Type])
 	if ft == 0 {
 		ft = pb.Function_FUNCTION_TYPE_FUNCTION
@@ -151,7 +152,7 @@ func (m *modalEmu) handleMetadata(ctx context.Context, a *modalApp, f *modalFunc
 // --- Authentication, workspace, environments ---------------------------
 
 func (api *modalAPI) ClientHello(ctx context.Context, _ *emptypb.Empty) (*pb.ClientHelloResponse, error) {
-	return pb.ClientHelloResponse_builder{ImageBuilderVersion: ModalImageBuilderVersion}.Build(), nil
+	return pb.ClientHelloResponse_builder{ImageBuilderVersion: ImageBuilderVersion}.Build(), nil
 }
 
 func (api *modalAPI) AuthTokenGet(ctx context.Context, _ *pb.AuthTokenGetRequest) (*pb.AuthTokenGetResponse, error) {
@@ -169,7 +170,7 @@ func (api *modalAPI) WorkspaceNameLookup(ctx context.Context, _ *emptypb.Empty) 
 func (api *modalAPI) EnvironmentGetOrCreate(ctx context.Context, req *pb.EnvironmentGetOrCreateRequest) (*pb.EnvironmentGetOrCreateResponse, error) {
 	m := api.m
 	m.mu.Lock()
-	_, existed := m.st.Environments[envKey(callerFrom(ctx).workspace, cmpOr(req.GetDeploymentName(), DefaultModalEnvironment))]
+	_, existed := m.st.Environments[envKey(callerFrom(ctx).workspace, cmpOr(req.GetDeploymentName(), DefaultEnvironment))]
 	e, err := m.env(callerFrom(ctx).workspace, req.GetDeploymentName())
 	m.mu.Unlock()
 	if err != nil {
@@ -328,11 +329,11 @@ func (api *modalAPI) AppHeartbeat(ctx context.Context, req *pb.AppHeartbeatReque
 
 // layoutObjects lists the functions an app serves now, for AppGetLayout and
 // AppGetObjects. The caller holds m.mu.
-func (m *modalEmu) layoutObjects(ctx context.Context, a *modalApp) (map[string]string, []*pb.Object) {
+func (m *Service) layoutObjects(ctx context.Context, a *modalApp) (map[string]string, []*pb.Object) {
 	ids := map[string]string{}
 	var objs []*pb.Object
 	if d := a.current(); d != nil {
-		for _, tag := range sortedKeys(d.FunctionIDs) {
+		for _, tag := range core.SortedKeys(d.FunctionIDs) {
 			f, ok := m.st.Functions[d.FunctionIDs[tag]]
 			if !ok {
 				continue
@@ -374,7 +375,7 @@ func (api *modalAPI) AppGetObjects(ctx context.Context, req *pb.AppGetObjectsReq
 		byID[o.GetObjectId()] = o
 	}
 	var items []*pb.AppGetObjectsItem
-	for _, tag := range sortedKeys(ids) {
+	for _, tag := range core.SortedKeys(ids) {
 		items = append(items, pb.AppGetObjectsItem_builder{Tag: tag, Object: byID[ids[tag]]}.Build())
 	}
 	return pb.AppGetObjectsResponse_builder{Items: items}.Build(), nil
@@ -481,7 +482,7 @@ func (api *modalAPI) AppClientDisconnect(ctx context.Context, req *pb.AppClientD
 }
 
 // stopApp stops a and terminates its sandboxes. The caller holds m.mu.
-func (m *modalEmu) stopApp(a *modalApp) {
+func (m *Service) stopApp(a *modalApp) {
 	now := time.Now().UTC()
 	if a.State != pb.AppState_APP_STATE_STOPPED.String() {
 		a.State = pb.AppState_APP_STATE_STOPPED.String()
@@ -548,7 +549,7 @@ func (api *modalAPI) AppList(ctx context.Context, req *pb.AppListRequest) (*pb.A
 // FunctionCreate fill in: the ID the client already holds (from precreate or
 // from the app's layout, when redeploying) is kept, so a function keeps its
 // ID across versions as on Modal. The caller holds m.mu.
-func (m *modalEmu) functionFor(a *modalApp, name, existingID string) (*modalFunction, error) {
+func (m *Service) functionFor(a *modalApp, name, existingID string) (*modalFunction, error) {
 	if name == "" {
 		return nil, invalidArg("Function name is required")
 	}
@@ -653,7 +654,7 @@ func (api *modalAPI) FunctionCreate(ctx context.Context, req *pb.FunctionCreateR
 
 // functionDigest identifies what a function runs. Mounts count by content:
 // each deploy uploads its files into new mounts. The caller holds m.mu.
-func (m *modalEmu) functionDigest(f *modalFunction) string {
+func (m *Service) functionDigest(f *modalFunction) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", f.Name, f.Type, f.Module, f.ImageID, f.WebType, f.WebMethod)
 	for _, id := range f.SecretIDs {
@@ -675,7 +676,7 @@ func (m *modalEmu) functionDigest(f *modalFunction) string {
 
 // checkRefs rejects a function that names an image, secret or mount the
 // caller's workspace does not have, as Modal does. The caller holds m.mu.
-func (m *modalEmu) checkRefs(ctx context.Context, imageID string, secretIDs, mountIDs []string) error {
+func (m *Service) checkRefs(ctx context.Context, imageID string, secretIDs, mountIDs []string) error {
 	ws := callerFrom(ctx).workspace
 	if imageID != "" {
 		img, ok := m.st.Images[imageID]
@@ -805,7 +806,7 @@ func (api *modalAPI) MountGetOrCreate(ctx context.Context, req *pb.MountGetOrCre
 		}
 		files[f.GetFilename()] = sum
 	}
-	for _, fn := range sortedKeys(files) {
+	for _, fn := range core.SortedKeys(files) {
 		fmt.Fprintf(h, "%s\x00%s\n", fn, files[fn])
 	}
 	mt := existing

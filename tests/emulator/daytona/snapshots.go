@@ -1,4 +1,4 @@
-package emulator
+package daytona
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"path"
@@ -16,7 +17,7 @@ import (
 	"time"
 )
 
-func (s *Server) registerDaytonaSnapshots() {
+func (s *Service) registerDaytonaSnapshots() {
 	s.daytonaRoute("POST /snapshots", s.dtCreateSnapshot)
 	s.daytonaRoute("GET /snapshots", s.dtListSnapshots)
 	s.daytonaRoute("GET /snapshots/{idOrName}", s.dtGetSnapshot)
@@ -108,7 +109,7 @@ func buildRef(dockerfile string, hashes []string) string {
 // lookupLocked finds an organization's snapshot by ID or, failing that, by
 // name. Another organization's snapshot is not found (inferred: Daytona's
 // access guard may answer 403 instead).
-func (d *daytona) lookupLocked(org, idOrName string) *dtSnapshot {
+func (d *Service) lookupLocked(org, idOrName string) *dtSnapshot {
 	if sn, ok := d.st.Snapshots[idOrName]; ok && sn.OrganizationID == org {
 		return sn
 	}
@@ -135,7 +136,7 @@ type dtCreateSnapshotBody struct {
 }
 
 func decodeDaytona(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, core.MaxBody))
 	if err != nil {
 		return dtErrorf(http.StatusRequestEntityTooLarge, "request entity too large")
 	}
@@ -145,24 +146,24 @@ func decodeDaytona(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-func (s *Server) dtCreateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtCreateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
 	var body dtCreateSnapshotBody
 	if err := decodeDaytona(w, r, &body); err != nil {
 		writeDaytonaError(w, r, err)
 		return
 	}
-	out, err := s.daytona.createSnapshot(org, body, time.Now())
+	out, err := s.createSnapshot(org, body, time.Now())
 	if err == nil {
-		err = s.daytona.save()
+		err = s.save()
 	}
 	if err != nil {
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
-func (d *daytona) createSnapshot(org string, body dtCreateSnapshotBody, now time.Time) (map[string]any, error) {
+func (d *Service) createSnapshot(org string, body dtCreateSnapshotBody, now time.Time) (map[string]any, error) {
 	if body.Name == nil || *body.Name == "" {
 		return nil, dtErrorf(http.StatusBadRequest, "name must be a string")
 	}
@@ -175,7 +176,7 @@ func (d *daytona) createSnapshot(org string, body dtCreateSnapshotBody, now time
 			return nil, dtErrorf(http.StatusBadRequest, "resources must not be negative")
 		}
 	}
-	sn := &dtSnapshot{ID: newUUID(), OrganizationID: org, Name: name, CPU: orDefault(body.CPU, dtDefaultCPU),
+	sn := &dtSnapshot{ID: core.NewUUID(), OrganizationID: org, Name: name, CPU: orDefault(body.CPU, dtDefaultCPU),
 		GPU: orDefault(body.GPU, 0), Mem: orDefault(body.Memory, dtDefaultMem), Disk: orDefault(body.Disk, dtDefaultDisk),
 		CreatedAt: now.UTC(), UpdatedAt: now.UTC(), BuildStart: now.UTC()}
 
@@ -299,8 +300,8 @@ func entrypointFromDockerfile(dockerfile string) []string {
 }
 
 // takeFailureLocked returns the reason a build of name must fail for, as
-// arranged through FailNextDaytonaBuild or FailDaytonaBuilds, or "".
-func (d *daytona) takeFailureLocked(name string) string {
+// arranged through FailNextBuild or FailBuilds, or "".
+func (d *Service) takeFailureLocked(name string) string {
 	if reason, ok := d.failNames[name]; ok {
 		return reason
 	}
@@ -360,7 +361,7 @@ func parseDockerfile(content string) []dfInstruction {
 // (COPY/ADD sources must be in a context). The error wording is BuildKit's
 // where known and inferred otherwise; Daytona passes it through as the
 // snapshot's errorReason.
-func (d *daytona) planBuildLocked(org string, sn *dtSnapshot) (logs []string, failReason string) {
+func (d *Service) planBuildLocked(org string, sn *dtSnapshot) (logs []string, failReason string) {
 	fail := func(reason string) ([]string, string) {
 		return append(logs, "ERROR: "+reason), reason
 	}
@@ -404,7 +405,7 @@ func (d *daytona) planBuildLocked(org string, sn *dtSnapshot) (logs []string, fa
 			entries = append(entries, o.Entries...)
 		}
 		if !found {
-			return fail(fmt.Sprintf("failed to get build context %s: no object under %s in bucket %s", h, prefix, DaytonaBucket))
+			return fail(fmt.Sprintf("failed to get build context %s: no object under %s in bucket %s", h, prefix, Bucket))
 		}
 	}
 
@@ -494,8 +495,8 @@ func contextHas(entries []string, want string) bool {
 	return false
 }
 
-func (s *Server) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	reaped := d.reapLocked(now)
@@ -518,17 +519,17 @@ func (s *Server) dtGetSnapshot(w http.ResponseWriter, r *http.Request, org strin
 		}
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // dtSaveAfterRead persists what a read changed (a completed removal). A
 // failure only costs that a restarted emulator repeats the removal, so it
 // is logged rather than answered.
-func (s *Server) dtSaveAfterRead(changed bool) {
+func (s *Service) dtSaveAfterRead(changed bool) {
 	if !changed {
 		return
 	}
-	if err := s.daytona.save(); err != nil && s.logf != nil {
+	if err := s.save(); err != nil && s.logf != nil {
 		s.logf("daytona: %v", err)
 	}
 }
@@ -536,7 +537,7 @@ func (s *Server) dtSaveAfterRead(changed bool) {
 // dtListSnapshots pages like Daytona's GET /snapshots: page from 1, limit
 // (Daytona's default 10; the SDK sends 100), sorted by sort/order with nulls
 // last and newest first as the tie-break.
-func (s *Server) dtListSnapshots(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtListSnapshots(w http.ResponseWriter, r *http.Request, org string) {
 	q := r.URL.Query()
 	page, limit := dtPageParams(q.Get("page"), q.Get("limit"), 10, 200)
 	field := q.Get("sort")
@@ -550,7 +551,7 @@ func (s *Server) dtListSnapshots(w http.ResponseWriter, r *http.Request, org str
 	desc := !strings.EqualFold(q.Get("order"), "asc")
 	nameFilter := strings.ToLower(q.Get("name"))
 
-	d := s.daytona
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	reaped := d.reapLocked(now)
@@ -573,7 +574,7 @@ func (s *Server) dtListSnapshots(w http.ResponseWriter, r *http.Request, org str
 	reportedLocked(pageItems...)
 	d.mu.Unlock()
 	s.dtSaveAfterRead(reaped || removing)
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
 }
 
 func sortSnapshots(all []*dtSnapshot, field string, desc bool, now time.Time) {
@@ -629,14 +630,14 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // dtDeleteSnapshot starts an asynchronous removal: the snapshot turns
 // "removing" and disappears later (see dtSnapshot). Daytona answers 200 with
 // no body.
-func (s *Server) dtDeleteSnapshot(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtDeleteSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	d.reapLocked(now)
 	sn := d.lookupLocked(org, r.PathValue("id"))
 	if sn != nil && sn.RemovedAt == nil {
-		removeBy := now.Add(max(d.buildTime, DefaultDaytonaBuildTime))
+		removeBy := now.Add(max(d.buildTime, DefaultBuildTime))
 		at := now.UTC()
 		sn.RemovedAt, sn.RemoveBy = &at, &removeBy
 	}
@@ -654,8 +655,8 @@ func (s *Server) dtDeleteSnapshot(w http.ResponseWriter, r *http.Request, org st
 
 // dtActivateSnapshot reactivates an inactive snapshot, with Daytona's
 // refusals for the other states.
-func (s *Server) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	now := time.Now()
 	id := r.PathValue("id")
 	d.mu.Lock()
@@ -684,7 +685,7 @@ func (s *Server) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org 
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // dtSnapshotBuildLogs serves the plain-text build log. With follow=true it
@@ -692,8 +693,8 @@ func (s *Server) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org 
 // the snapshot goes away); without, it answers what has been printed. Like
 // Daytona, a pending build holds the request until a runner (here: the
 // building phase) starts, and a snapshot without build info has no logs.
-func (s *Server) dtSnapshotBuildLogs(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtSnapshotBuildLogs(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	id := r.PathValue("id")
 	follow, _ := strconv.ParseBool(r.URL.Query().Get("follow"))
 	d.mu.Lock()

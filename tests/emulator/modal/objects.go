@@ -1,4 +1,4 @@
-package emulator
+package modal
 
 // Modal API: secrets, images and sandboxes.
 
@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"regexp"
 	"slices"
@@ -30,7 +31,7 @@ var (
 // --- Secrets ----------------------------------------------------------------
 
 // namedSecret finds a named secret. The caller holds m.mu.
-func (m *modalEmu) namedSecret(ws, env, name string) *modalSecret {
+func (m *Service) namedSecret(ws, env, name string) *modalSecret {
 	for _, s := range m.st.Secrets {
 		if s.Workspace == ws && s.Environment == env && s.Name == name {
 			return s
@@ -151,7 +152,7 @@ func (api *modalAPI) SecretGetOrCreate(ctx context.Context, req *pb.SecretGetOrC
 }
 
 // newSecret adds a secret. The caller holds m.mu.
-func (m *modalEmu) newSecret(e *modalEnv, name string, values map[string]string) *modalSecret {
+func (m *Service) newSecret(e *modalEnv, name string, values map[string]string) *modalSecret {
 	at, ns := m.stamp(time.Now())
 	s := &modalSecret{
 		ID: newModalID("st"), Workspace: e.Workspace, Environment: e.Name, Name: name,
@@ -218,7 +219,7 @@ func (api *modalAPI) SecretDelete(ctx context.Context, req *pb.SecretDeleteReque
 // --- Images -------------------------------------------------------------------
 
 // image returns the caller's image. The caller holds m.mu.
-func (m *modalEmu) image(ctx context.Context, id string) (*modalImage, error) {
+func (m *Service) image(ctx context.Context, id string) (*modalImage, error) {
 	img, ok := m.st.Images[id]
 	if !ok || img.Workspace != callerFrom(ctx).workspace {
 		return nil, notFound("Image %s not found", id)
@@ -229,7 +230,7 @@ func (m *modalEmu) image(ctx context.Context, id string) (*modalImage, error) {
 // imageDigest identifies an image definition, so equal definitions share one
 // built image as on Modal. A context mount counts by content, not by ID:
 // every deploy uploads a new mount of the same files.
-func (m *modalEmu) imageDigest(def *pb.Image, builderVersion string) string {
+func (m *Service) imageDigest(def *pb.Image, builderVersion string) string {
 	c := proto.Clone(def).(*pb.Image)
 	checksum := ""
 	if mt, ok := m.st.Mounts[c.GetContextMountId()]; ok {
@@ -273,7 +274,7 @@ func (api *modalAPI) ImageGetOrCreate(ctx context.Context, req *pb.ImageGetOrCre
 		m.mu.Unlock()
 		return nil, err
 	}
-	version := cmpOr(req.GetBuilderVersion(), ModalImageBuilderVersion)
+	version := cmpOr(req.GetBuilderVersion(), ImageBuilderVersion)
 	digest := m.imageDigest(def, version)
 	if !req.GetForceBuild() && !callerFrom(ctx).failBuild {
 		var best *modalImage
@@ -306,7 +307,7 @@ func (api *modalAPI) ImageGetOrCreate(ctx context.Context, req *pb.ImageGetOrCre
 
 // checkImageRefs rejects an image whose app, base images, context mount or
 // secrets the caller does not have. The caller holds m.mu.
-func (m *modalEmu) checkImageRefs(ctx context.Context, appID string, def *pb.Image) error {
+func (m *Service) checkImageRefs(ctx context.Context, appID string, def *pb.Image) error {
 	if appID != "" {
 		if _, err := m.app(ctx, appID); err != nil {
 			return err
@@ -321,12 +322,16 @@ func (m *modalEmu) checkImageRefs(ctx context.Context, appID string, def *pb.Ima
 			return status.Errorf(codes.FailedPrecondition, "Base image %s is not built (%s)", img.ID, img.State)
 		}
 	}
-	return m.checkRefs(ctx, "", def.GetSecretIds(), nonEmpty([]string{def.GetContextMountId()}))
+	var mounts []string // the context mount, when the image has one
+	if id := def.GetContextMountId(); strings.TrimSpace(id) != "" {
+		mounts = []string{id}
+	}
+	return m.checkRefs(ctx, "", def.GetSecretIds(), mounts)
 }
 
 // finishBuild ends a build whose time has come. The caller holds m.mu and
 // reports whether anything changed.
-func (m *modalEmu) finishBuild(img *modalImage, now time.Time) bool {
+func (m *Service) finishBuild(img *modalImage, now time.Time) bool {
 	if img.State != imageBuilding || now.Before(img.CreatedAt.Add(m.buildDelay)) {
 		return false
 	}
@@ -443,7 +448,7 @@ func (api *modalAPI) ImageDelete(ctx context.Context, req *pb.ImageDeleteRequest
 
 // --- Sandboxes ------------------------------------------------------------------
 
-func (m *modalEmu) sandbox(ctx context.Context, id string) (*modalSandbox, error) {
+func (m *Service) sandbox(ctx context.Context, id string) (*modalSandbox, error) {
 	sb, ok := m.st.Sandboxes[id]
 	if !ok || sb.Workspace != callerFrom(ctx).workspace {
 		return nil, notFound("Sandbox %s not found", id)
@@ -482,7 +487,7 @@ func (api *modalAPI) SandboxCreate(ctx context.Context, req *pb.SandboxCreateReq
 }
 
 // newSandbox adds a running sandbox to a. The caller holds m.mu.
-func (m *modalEmu) newSandbox(a *modalApp, imageID, name string, timeout uint32, tags map[string]string) *modalSandbox {
+func (m *Service) newSandbox(a *modalApp, imageID, name string, timeout uint32, tags map[string]string) *modalSandbox {
 	at, ns := m.stamp(time.Now())
 	sb := &modalSandbox{
 		ID: newModalID("sb"), Workspace: a.Workspace, Environment: a.Environment, AppID: a.ID, ImageID: imageID,
@@ -494,7 +499,7 @@ func (m *modalEmu) newSandbox(a *modalApp, imageID, name string, timeout uint32,
 
 func sandboxTags(tags map[string]string) []*pb.SandboxTag {
 	out := make([]*pb.SandboxTag, 0, len(tags))
-	for _, k := range sortedKeys(tags) {
+	for _, k := range core.SortedKeys(tags) {
 		out = append(out, pb.SandboxTag_builder{TagName: k, TagValue: tags[k]}.Build())
 	}
 	return out

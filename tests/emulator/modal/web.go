@@ -1,4 +1,4 @@
-package emulator
+package modal
 
 // The web endpoints of deployed Modal apps, the Modal admin helpers and the
 // Modal part of Inventory.
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"maps"
 	"net/http"
@@ -18,11 +19,11 @@ import (
 
 // modalWebFaultAnswers answer faults on web endpoints the way Modal's HTTP
 // front door does: plain text.
-var modalWebFaultAnswers = faultAnswers{
-	rateLimited: func(w http.ResponseWriter, f *Fault) {
+var modalWebFaultAnswers = core.FaultAnswers{
+	RateLimited: func(w http.ResponseWriter, f *core.Fault) {
 		http.Error(w, "modal-http: too many requests (emulated)", http.StatusTooManyRequests)
 	},
-	serverError: func(w http.ResponseWriter, f *Fault) {
+	ServerError: func(w http.ResponseWriter, f *core.Fault) {
 		http.Error(w, "modal-http: internal error (emulated)", f.Status)
 	},
 }
@@ -30,7 +31,7 @@ var modalWebFaultAnswers = faultAnswers{
 // webTarget finds the deployed function serving label. The caller holds
 // m.mu. A label whose app is stopped is reported as such (Modal answers
 // those with their own message).
-func (m *modalEmu) webTarget(label string) (a *modalApp, f *modalFunction, stopped bool) {
+func (m *Service) webTarget(label string) (a *modalApp, f *modalFunction, stopped bool) {
 	for _, cand := range m.st.Apps {
 		d := cand.current()
 		if d == nil {
@@ -53,10 +54,10 @@ func (m *modalEmu) webTarget(label string) (a *modalApp, f *modalFunction, stopp
 // serveWeb answers a deployed web endpoint. Nothing runs: api_health
 // answers upstream's health body on GET, every other endpoint a small JSON
 // naming itself. A stopped app's endpoints answer 404 as on Modal.
-func (m *modalEmu) serveWeb(w http.ResponseWriter, r *http.Request) {
-	m.srv.count(r.Method+" "+modalWebRoute, false)
-	delay, f := m.srv.takeFaults(r.Method, modalWebRoute)
-	if m.srv.serveFault(w, r, delay, f, modalWebFaultAnswers) {
+func (m *Service) serveWeb(w http.ResponseWriter, r *http.Request) {
+	m.core.Count(r.Method+" "+WebRoute, false)
+	delay, f := m.core.TakeFaults(r.Method, WebRoute)
+	if m.core.ServeFault(w, r, delay, f, modalWebFaultAnswers) {
 		return
 	}
 	m.mu.Lock()
@@ -76,40 +77,40 @@ func (m *modalEmu) serveWeb(w http.ResponseWriter, r *http.Request) {
 	}
 	if method != "" && r.Method != method && !(r.Method == http.MethodHead && method == http.MethodGet) {
 		w.Header().Set("Allow", method)
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+		core.WriteJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
 		return
 	}
 	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 1<<20))
 	w.Header().Set("Content-Type", "application/json")
 	if name == "api_health" {
-		_, _ = io.WriteString(w, ModalHealthBody)
+		_, _ = io.WriteString(w, HealthBody)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": map[string]any{"emulated": true, "function": name}})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "data": map[string]any{"emulated": true, "function": name}})
 }
 
 // serveAppPage is where AppCreate's and AppPublish's "view the app" URLs
 // point: a JSON summary (no secrets are reachable from an app).
-func (m *modalEmu) serveAppPage(w http.ResponseWriter, r *http.Request) {
+func (m *Service) serveAppPage(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	a, ok := m.st.Apps[r.PathValue("app_id")]
-	var entry ModalAppEntry
+	var entry AppEntry
 	if ok {
 		entry = m.appEntry(a)
 	}
 	m.mu.Unlock()
 	if !ok {
-		adminError(w, http.StatusNotFound, errors.New("no such Modal app"))
+		core.AdminError(w, http.StatusNotFound, errors.New("no such Modal app"))
 		return
 	}
-	writeJSON(w, http.StatusOK, entry)
+	core.WriteJSON(w, http.StatusOK, entry)
 }
 
 // --- Admin ------------------------------------------------------------------
 
-func (m *modalEmu) registerAdmin(mux *http.ServeMux) {
+func (m *Service) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("GET /__emulator/modal/images", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"images": m.srv.ModalImages()})
+		core.WriteJSON(w, http.StatusOK, map[string]any{"images": m.Images()})
 	})
 	mux.HandleFunc("POST /__emulator/modal/sandboxes", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -124,18 +125,18 @@ func (m *modalEmu) registerAdmin(mux *http.ServeMux) {
 		}
 		var id string
 		if err == nil {
-			id, err = m.srv.CreateModalSandbox(req.Workspace, req.Environment, req.App, req.Tags)
+			id, err = m.CreateSandbox(req.Workspace, req.Environment, req.App, req.Tags)
 		}
 		if err != nil {
-			adminError(w, http.StatusBadRequest, err)
+			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+		core.WriteJSON(w, http.StatusCreated, map[string]string{"id": id})
 	})
 }
 
-// ModalImageEntry is one image in ModalImages and the inventory.
-type ModalImageEntry struct {
+// ImageEntry is one image in Images and the inventory.
+type ImageEntry struct {
 	Workspace string `json:"workspace"`
 	ID        string `json:"id"`
 	AppID     string `json:"app_id,omitempty"`
@@ -143,9 +144,8 @@ type ModalImageEntry struct {
 	Steps     int    `json:"steps"` // Dockerfile commands
 }
 
-// ModalImages lists every image, oldest first.
-func (s *Server) ModalImages() []ModalImageEntry {
-	m := s.modal
+// Images lists every image, oldest first.
+func (m *Service) Images() []ImageEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	imgs := make([]*modalImage, 0, len(m.st.Images))
@@ -158,21 +158,20 @@ func (s *Server) ModalImages() []ModalImageEntry {
 		}
 		return imgs[i].ID < imgs[j].ID
 	})
-	out := make([]ModalImageEntry, 0, len(imgs))
+	out := make([]ImageEntry, 0, len(imgs))
 	for _, img := range imgs {
-		out = append(out, ModalImageEntry{Workspace: img.Workspace, ID: img.ID, AppID: img.AppID, State: img.State, Steps: len(img.Commands)})
+		out = append(out, ImageEntry{Workspace: img.Workspace, ID: img.ID, AppID: img.AppID, State: img.State, Steps: len(img.Commands)})
 	}
 	return out
 }
 
-// CreateModalSandbox starts a sandbox with tags in the live app deployed as
+// CreateSandbox starts a sandbox with tags in the live app deployed as
 // appName, as the deployed app's endpoints would (workspace "" means
-// DefaultModalWorkspace, environment "" means "main"). Tests use it to give
+// DefaultWorkspace, environment "" means "main"). Tests use it to give
 // a teardown something to terminate without running a sandbox client.
-func (s *Server) CreateModalSandbox(workspace, environment, appName string, tags map[string]string) (string, error) {
-	m := s.modal
-	workspace = cmpOr(workspace, DefaultModalWorkspace)
-	environment = cmpOr(environment, DefaultModalEnvironment)
+func (m *Service) CreateSandbox(workspace, environment, appName string, tags map[string]string) (string, error) {
+	workspace = cmpOr(workspace, DefaultWorkspace)
+	environment = cmpOr(environment, DefaultEnvironment)
 	m.mu.Lock()
 	a := m.namedApp(workspace, environment, appName)
 	if a == nil {
@@ -184,14 +183,13 @@ func (s *Server) CreateModalSandbox(workspace, environment, appName string, tags
 	return sb.ID, m.save()
 }
 
-// ModalSecretValues returns a named secret's values, for tests that check
+// SecretValues returns a named secret's values, for tests that check
 // what a client wrote. Only Go callers can see values: no API or admin
 // route returns them.
-func (s *Server) ModalSecretValues(workspace, environment, name string) (map[string]string, bool) {
-	m := s.modal
+func (m *Service) SecretValues(workspace, environment, name string) (map[string]string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sec := m.namedSecret(cmpOr(workspace, DefaultModalWorkspace), cmpOr(environment, DefaultModalEnvironment), name)
+	sec := m.namedSecret(cmpOr(workspace, DefaultWorkspace), cmpOr(environment, DefaultEnvironment), name)
 	if sec == nil {
 		return nil, false
 	}
@@ -200,17 +198,17 @@ func (s *Server) ModalSecretValues(workspace, environment, name string) (map[str
 
 // --- Inventory ----------------------------------------------------------------
 
-// ModalInventory is the Modal part of Inventory. Secret values never
+// Inventory is the Modal part of Inventory. Secret values never
 // appear, only keys.
-type ModalInventory struct {
-	Apps      []ModalAppEntry     `json:"apps"`
-	Secrets   []ModalSecretEntry  `json:"secrets"`
-	Images    []ModalImageEntry   `json:"images"`
-	Sandboxes []ModalSandboxEntry `json:"sandboxes"`
+type Inventory struct {
+	Apps      []AppEntry     `json:"apps"`
+	Secrets   []SecretEntry  `json:"secrets"`
+	Images    []ImageEntry   `json:"images"`
+	Sandboxes []SandboxEntry `json:"sandboxes"`
 }
 
-// ModalAppEntry is one app (stopped ones included: Modal keeps them).
-type ModalAppEntry struct {
+// AppEntry is one app (stopped ones included: Modal keeps them).
+type AppEntry struct {
 	Workspace   string            `json:"workspace"`
 	Environment string            `json:"environment"`
 	ID          string            `json:"id"`
@@ -221,8 +219,8 @@ type ModalAppEntry struct {
 	WebLabels   map[string]string `json:"web_labels,omitempty"`
 }
 
-// ModalSecretEntry is one named secret.
-type ModalSecretEntry struct {
+// SecretEntry is one named secret.
+type SecretEntry struct {
 	Workspace   string   `json:"workspace"`
 	Environment string   `json:"environment"`
 	ID          string   `json:"id"`
@@ -230,8 +228,8 @@ type ModalSecretEntry struct {
 	Keys        []string `json:"keys"`
 }
 
-// ModalSandboxEntry is one sandbox, finished or not.
-type ModalSandboxEntry struct {
+// SandboxEntry is one sandbox, finished or not.
+type SandboxEntry struct {
 	Workspace   string            `json:"workspace"`
 	Environment string            `json:"environment"`
 	ID          string            `json:"id"`
@@ -244,7 +242,7 @@ type ModalSandboxEntry struct {
 // no named secret, no running sandbox. Stopped apps and images do not count:
 // Modal keeps stopped apps in its history, and images (shared layers
 // especially) outlive the apps built on them.
-func (i ModalInventory) Empty() bool {
+func (i Inventory) Empty() bool {
 	for _, a := range i.Apps {
 		if a.State != "stopped" {
 			return false
@@ -259,13 +257,13 @@ func (i ModalInventory) Empty() bool {
 }
 
 // appEntry summarises a. The caller holds m.mu.
-func (m *modalEmu) appEntry(a *modalApp) ModalAppEntry {
-	e := ModalAppEntry{
+func (m *Service) appEntry(a *modalApp) AppEntry {
+	e := AppEntry{
 		Workspace: a.Workspace, Environment: a.Environment, ID: a.ID, Name: a.Name,
 		State: appStateWord(a.State), Version: len(a.Deployments), Functions: []string{},
 	}
 	if d := a.current(); d != nil {
-		e.Functions = sortedKeys(d.FunctionIDs)
+		e.Functions = core.SortedKeys(d.FunctionIDs)
 		for tag, id := range d.FunctionIDs {
 			if f, ok := m.st.Functions[id]; ok && f.isWeb() {
 				if e.WebLabels == nil {
@@ -293,11 +291,12 @@ func appStateWord(s string) string {
 	return string(b)
 }
 
-func (s *Server) modalInventory() ModalInventory {
-	m := s.modal
+// Inventory lists the Modal apps, secrets, images and sandboxes that exist.
+func (m *Service) Inventory() Inventory {
+	less2 := func(a1, a2, b1, b2 string) bool { return a1 < b1 || (a1 == b1 && a2 < b2) }
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	inv := ModalInventory{Apps: []ModalAppEntry{}, Secrets: []ModalSecretEntry{}, Images: []ModalImageEntry{}, Sandboxes: []ModalSandboxEntry{}}
+	inv := Inventory{Apps: []AppEntry{}, Secrets: []SecretEntry{}, Images: []ImageEntry{}, Sandboxes: []SandboxEntry{}}
 	for _, a := range m.st.Apps {
 		inv.Apps = append(inv.Apps, m.appEntry(a))
 	}
@@ -305,10 +304,10 @@ func (s *Server) modalInventory() ModalInventory {
 		if sec.Name == "" {
 			continue // ephemeral: not an object anyone owns
 		}
-		inv.Secrets = append(inv.Secrets, ModalSecretEntry{Workspace: sec.Workspace, Environment: sec.Environment, ID: sec.ID, Name: sec.Name, Keys: sortedKeys(sec.Values)})
+		inv.Secrets = append(inv.Secrets, SecretEntry{Workspace: sec.Workspace, Environment: sec.Environment, ID: sec.ID, Name: sec.Name, Keys: core.SortedKeys(sec.Values)})
 	}
 	for _, img := range m.st.Images {
-		inv.Images = append(inv.Images, ModalImageEntry{Workspace: img.Workspace, ID: img.ID, AppID: img.AppID, State: img.State, Steps: len(img.Commands)})
+		inv.Images = append(inv.Images, ImageEntry{Workspace: img.Workspace, ID: img.ID, AppID: img.AppID, State: img.State, Steps: len(img.Commands)})
 	}
 	now := time.Now()
 	for _, sb := range m.st.Sandboxes {
@@ -316,7 +315,7 @@ func (s *Server) modalInventory() ModalInventory {
 		if tags == nil {
 			tags = map[string]string{}
 		}
-		inv.Sandboxes = append(inv.Sandboxes, ModalSandboxEntry{Workspace: sb.Workspace, Environment: sb.Environment, ID: sb.ID, AppID: sb.AppID, Tags: tags, Running: sb.running(now)})
+		inv.Sandboxes = append(inv.Sandboxes, SandboxEntry{Workspace: sb.Workspace, Environment: sb.Environment, ID: sb.ID, AppID: sb.AppID, Tags: tags, Running: sb.running(now)})
 	}
 	sort.Slice(inv.Apps, func(i, j int) bool {
 		x, y := inv.Apps[i], inv.Apps[j]

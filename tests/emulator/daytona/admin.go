@@ -1,9 +1,10 @@
-package emulator
+package daytona
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"time"
@@ -13,58 +14,58 @@ import (
 // message is made from the instruction the build fails at.
 const dtDefaultFailure = "\x00default"
 
-// FailNextDaytonaBuild makes the next snapshot build (of any name) fail with
+// FailNextBuild makes the next snapshot build (of any name) fail with
 // reason as its errorReason and last log line. An empty reason reads like a
 // RUN step that exited 1. Calls queue up: each build consumes one.
 // Arranged failures live in memory only; a restart forgets them.
-func (s *Server) FailNextDaytonaBuild(reason string) {
+func (s *Service) FailNextBuild(reason string) {
 	if reason == "" {
 		reason = dtDefaultFailure
 	}
-	s.daytona.mu.Lock()
-	defer s.daytona.mu.Unlock()
-	s.daytona.failNext = append(s.daytona.failNext, reason)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext = append(s.failNext, reason)
 }
 
-// FailDaytonaBuilds makes every build of a snapshot called name fail until
-// ClearDaytonaBuildFailures. An empty reason reads like a RUN step that
+// FailBuilds makes every build of a snapshot called name fail until
+// ClearBuildFailures. An empty reason reads like a RUN step that
 // exited 1.
-func (s *Server) FailDaytonaBuilds(name, reason string) {
+func (s *Service) FailBuilds(name, reason string) {
 	if reason == "" {
 		reason = dtDefaultFailure
 	}
-	s.daytona.mu.Lock()
-	defer s.daytona.mu.Unlock()
-	s.daytona.failNames[name] = reason
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNames[name] = reason
 }
 
-// ClearDaytonaBuildFailures forgets every arranged build failure.
-func (s *Server) ClearDaytonaBuildFailures() {
-	s.daytona.mu.Lock()
-	defer s.daytona.mu.Unlock()
-	s.daytona.failNext = nil
-	s.daytona.failNames = map[string]string{}
+// ClearBuildFailures forgets every arranged build failure.
+func (s *Service) ClearBuildFailures() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext = nil
+	s.failNames = map[string]string{}
 }
 
-// ErrNoSuchDaytonaSnapshot is returned for a snapshot name the organization
+// ErrNoSuchSnapshot is returned for a snapshot name the organization
 // does not have.
-var ErrNoSuchDaytonaSnapshot = errors.New("emulator: no such Daytona snapshot")
+var ErrNoSuchSnapshot = errors.New("emulator: no such Daytona snapshot")
 
-// DeactivateDaytonaSnapshot turns an active snapshot inactive, as Daytona
+// DeactivateSnapshot turns an active snapshot inactive, as Daytona
 // does to snapshots left unused (and to those of suspended organizations).
-// An empty org means DefaultDaytonaOrganizationID.
-func (s *Server) DeactivateDaytonaSnapshot(org, name string) error {
+// An empty org means DefaultOrganizationID.
+func (s *Service) DeactivateSnapshot(org, name string) error {
 	if org == "" {
-		org = DefaultDaytonaOrganizationID
+		org = DefaultOrganizationID
 	}
-	d := s.daytona
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	sn := d.lookupLocked(org, name)
 	var err error
 	switch {
 	case sn == nil || sn.RemovedAt != nil:
-		err = fmt.Errorf("%w: %q", ErrNoSuchDaytonaSnapshot, name)
+		err = fmt.Errorf("%w: %q", ErrNoSuchSnapshot, name)
 	case sn.state(now) != dtActive:
 		err = fmt.Errorf("emulator: snapshot %q is %s, not active", name, sn.state(now))
 	default:
@@ -80,7 +81,7 @@ func (s *Server) DeactivateDaytonaSnapshot(org, name string) error {
 // registerDaytonaAdmin adds the Daytona test controls under
 // /__emulator/daytona/ (plain JSON, no key, never counted), for scripts
 // driving the standalone binary.
-func (s *Server) registerDaytonaAdmin() {
+func (s *Service) registerDaytonaAdmin() {
 	const base = "/__emulator/daytona"
 	s.mux.HandleFunc("POST "+base+"/build-failures", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
@@ -88,40 +89,40 @@ func (s *Server) registerDaytonaAdmin() {
 			Reason string `json:"reason"`
 		}
 		if err := adminDecode(w, r, &body); err != nil {
-			adminError(w, http.StatusBadRequest, err)
+			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
 		if body.Name == "" {
-			s.FailNextDaytonaBuild(body.Reason)
+			s.FailNextBuild(body.Reason)
 		} else {
-			s.FailDaytonaBuilds(body.Name, body.Reason)
+			s.FailBuilds(body.Name, body.Reason)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	s.mux.HandleFunc("DELETE "+base+"/build-failures", func(w http.ResponseWriter, r *http.Request) {
-		s.ClearDaytonaBuildFailures()
+		s.ClearBuildFailures()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	s.mux.HandleFunc("POST "+base+"/sandboxes", func(w http.ResponseWriter, r *http.Request) {
-		var spec DaytonaSandboxSpec
+		var spec SandboxSpec
 		if err := adminDecode(w, r, &spec); err != nil {
-			adminError(w, http.StatusBadRequest, err)
+			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
-		id, err := s.CreateDaytonaSandbox(spec)
+		id, err := s.CreateSandbox(spec)
 		if err != nil {
-			adminError(w, http.StatusConflict, err)
+			core.AdminError(w, http.StatusConflict, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+		core.WriteJSON(w, http.StatusCreated, map[string]string{"id": id})
 	})
 	s.mux.HandleFunc("POST "+base+"/snapshots/{name}/deactivate", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.DeactivateDaytonaSnapshot(r.URL.Query().Get("organizationId"), r.PathValue("name")); err != nil {
+		if err := s.DeactivateSnapshot(r.URL.Query().Get("organizationId"), r.PathValue("name")); err != nil {
 			status := http.StatusConflict
-			if errors.Is(err, ErrNoSuchDaytonaSnapshot) {
+			if errors.Is(err, ErrNoSuchSnapshot) {
 				status = http.StatusNotFound
 			}
-			adminError(w, status, err)
+			core.AdminError(w, status, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)

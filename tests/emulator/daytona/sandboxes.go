@@ -1,7 +1,8 @@
-package emulator
+package daytona
 
 import (
 	"encoding/json"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"net/http"
 	"sort"
@@ -9,7 +10,7 @@ import (
 	"time"
 )
 
-func (s *Server) registerDaytonaSandboxes() {
+func (s *Service) registerDaytonaSandboxes() {
 	s.daytonaRoute("POST /sandbox", s.dtCreateSandbox)
 	s.daytonaRoute("GET /sandbox", s.dtListSandboxes)
 	s.daytonaRoute("GET /sandbox/paginated", s.dtListSandboxesPaginated)
@@ -72,9 +73,9 @@ func nonNilMap(m map[string]string) map[string]string {
 	return m
 }
 
-// DaytonaSandboxSpec describes a sandbox made with CreateDaytonaSandbox.
-type DaytonaSandboxSpec struct {
-	// OrganizationID defaults to DefaultDaytonaOrganizationID.
+// SandboxSpec describes a sandbox made with CreateSandbox.
+type SandboxSpec struct {
+	// OrganizationID defaults to DefaultOrganizationID.
 	OrganizationID string `json:"organizationId,omitempty"`
 	// Name defaults to the sandbox's ID, as in Daytona.
 	Name string `json:"name,omitempty"`
@@ -83,13 +84,13 @@ type DaytonaSandboxSpec struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 }
 
-// CreateDaytonaSandbox makes a started sandbox directly, the way a control
+// CreateSandbox makes a started sandbox directly, the way a control
 // plane would have, and returns its ID.
-func (s *Server) CreateDaytonaSandbox(spec DaytonaSandboxSpec) (string, error) {
+func (s *Service) CreateSandbox(spec SandboxSpec) (string, error) {
 	if spec.OrganizationID == "" {
-		spec.OrganizationID = DefaultDaytonaOrganizationID
+		spec.OrganizationID = DefaultOrganizationID
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	sb, err := d.addSandboxLocked(spec.OrganizationID, spec.Name, spec.Snapshot, spec.Labels, nil, time.Now())
 	d.mu.Unlock()
@@ -102,8 +103,8 @@ func (s *Server) CreateDaytonaSandbox(spec DaytonaSandboxSpec) (string, error) {
 	return sb.ID, nil
 }
 
-func (d *daytona) addSandboxLocked(org, name, snapshot string, labels, env map[string]string, now time.Time) (*dtSandbox, error) {
-	id := newUUID()
+func (d *Service) addSandboxLocked(org, name, snapshot string, labels, env map[string]string, now time.Time) (*dtSandbox, error) {
+	id := core.NewUUID()
 	if name == "" {
 		name = id
 	}
@@ -140,13 +141,13 @@ type dtCreateSandboxBody struct {
 // dtCreateSandbox creates a started sandbox from an active snapshot, with
 // Daytona's refusals for a missing or unready one. Sandboxes built from an
 // image (buildInfo) are not emulated.
-func (s *Server) dtCreateSandbox(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtCreateSandbox(w http.ResponseWriter, r *http.Request, org string) {
 	var body dtCreateSandboxBody
 	if err := decodeDaytona(w, r, &body); err != nil {
 		writeDaytonaError(w, r, err)
 		return
 	}
-	d := s.daytona
+	d := s
 	now := time.Now()
 	d.mu.Lock()
 	d.reapLocked(now)
@@ -190,7 +191,7 @@ func (s *Server) dtCreateSandbox(w http.ResponseWriter, r *http.Request, org str
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // labelFilter parses the labels query parameter: a JSON object whose pairs
@@ -218,7 +219,7 @@ func hasLabels(sb *dtSandbox, want map[string]string) bool {
 
 // matchingSandboxes returns the organization's sandboxes carrying labels,
 // newest first.
-func (d *daytona) matchingSandboxes(org string, labels map[string]string, keep func(*dtSandbox) bool) []*dtSandbox {
+func (d *Service) matchingSandboxes(org string, labels map[string]string, keep func(*dtSandbox) bool) []*dtSandbox {
 	var out []*dtSandbox
 	for _, sb := range d.st.Sandboxes {
 		if sb.OrganizationID == org && hasLabels(sb, labels) && (keep == nil || keep(sb)) {
@@ -234,26 +235,26 @@ func (d *daytona) matchingSandboxes(org string, labels map[string]string, keep f
 	return out
 }
 
-func (s *Server) dtListSandboxes(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtListSandboxes(w http.ResponseWriter, r *http.Request, org string) {
 	labels, err := labelFilter(r)
 	if err != nil {
 		writeDaytonaError(w, r, err)
 		return
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	items := []map[string]any{}
 	for _, sb := range d.matchingSandboxes(org, labels, nil) {
 		items = append(items, sb.json(r))
 	}
 	d.mu.Unlock()
-	writeJSON(w, http.StatusOK, items)
+	core.WriteJSON(w, http.StatusOK, items)
 }
 
 // dtListSandboxesPaginated serves the SDK's List: labels, id, name, states
 // and snapshots filters, page and limit (default 100, as the client sends).
 // Sorting is newest first whatever sort/order say (a simplification).
-func (s *Server) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request, org string) {
 	labels, err := labelFilter(r)
 	if err != nil {
 		writeDaytonaError(w, r, err)
@@ -268,7 +269,7 @@ func (s *Server) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request
 			(name == "" || strings.Contains(strings.ToLower(sb.Name), name)) &&
 			(states == nil || states[sb.State]) && (snapshots == nil || snapshots[sb.Snapshot])
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	all := d.matchingSandboxes(org, labels, keep)
 	total := len(all)
@@ -278,7 +279,7 @@ func (s *Server) dtListSandboxesPaginated(w http.ResponseWriter, r *http.Request
 		items = append(items, sb.json(r))
 	}
 	d.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "page": page, "totalPages": ceilDiv(total, limit)})
 }
 
 func setOf(vals []string) map[string]bool {
@@ -292,7 +293,7 @@ func setOf(vals []string) map[string]bool {
 	return m
 }
 
-func (d *daytona) lookupSandboxLocked(org, idOrName string) *dtSandbox {
+func (d *Service) lookupSandboxLocked(org, idOrName string) *dtSandbox {
 	if sb, ok := d.st.Sandboxes[idOrName]; ok && sb.OrganizationID == org {
 		return sb
 	}
@@ -304,8 +305,8 @@ func (d *daytona) lookupSandboxLocked(org, idOrName string) *dtSandbox {
 	return nil
 }
 
-func (s *Server) dtGetSandbox(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtGetSandbox(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	d.mu.Lock()
 	sb := d.lookupSandboxLocked(org, r.PathValue("sandboxIdOrName"))
 	var out map[string]any
@@ -317,14 +318,14 @@ func (s *Server) dtGetSandbox(w http.ResponseWriter, r *http.Request, org string
 		writeDaytonaError(w, r, dtErrorf(http.StatusNotFound, "Sandbox with ID or name %s not found", r.PathValue("sandboxIdOrName")))
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }
 
 // dtDeleteSandbox answers with the sandbox on its way out ("destroying").
 // Daytona finishes destroying in the background and leaves destroyed
 // sandboxes out of listings; here it is gone at once.
-func (s *Server) dtDeleteSandbox(w http.ResponseWriter, r *http.Request, org string) {
-	d := s.daytona
+func (s *Service) dtDeleteSandbox(w http.ResponseWriter, r *http.Request, org string) {
+	d := s
 	d.mu.Lock()
 	sb := d.lookupSandboxLocked(org, r.PathValue("sandboxIdOrName"))
 	var out map[string]any
@@ -342,5 +343,5 @@ func (s *Server) dtDeleteSandbox(w http.ResponseWriter, r *http.Request, org str
 		writeDaytonaError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	core.WriteJSON(w, http.StatusOK, out)
 }

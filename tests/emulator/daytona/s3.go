@@ -1,4 +1,4 @@
-package emulator
+package daytona
 
 // A minimal S3-compatible endpoint for Daytona build contexts: what the
 // Daytona SDK's object storage client (aws-sdk-go-v2, path-style) sends when
@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"hash/crc32"
 	"io"
 	"net/http"
@@ -40,36 +41,36 @@ const (
 	s3MaxEntries = 100000
 )
 
-func (s *Server) registerS3() {
+func (s *Service) registerS3() {
 	s.s3Route("GET "+s3Prefix+"/{bucket}", s.s3List)
 	s.s3Route("GET "+s3Prefix+"/{bucket}/{key...}", s.s3GetObject)
 	s.s3Route("PUT "+s3Prefix+"/{bucket}/{key...}", s.s3PutObject)
 	const other = s3Prefix + "/{path...}"
 	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
-		s.count(r.Method+" "+other, false)
+		s.core.Count(r.Method+" "+other, false)
 		writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", "The emulator implements ListObjectsV2 and PutObject only.")
 	})
 }
 
 // s3Route counts, applies faults (in S3's error format) and authenticates
 // like daytonaRoute.
-func (s *Server) s3Route(pattern string, h func(w http.ResponseWriter, r *http.Request, org string)) {
+func (s *Service) s3Route(pattern string, h func(w http.ResponseWriter, r *http.Request, org string)) {
 	method, route, _ := strings.Cut(pattern, " ")
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		s.count(pattern, false)
-		delay, f := s.takeFaults(r.Method, route)
+		s.core.Count(pattern, false)
+		delay, f := s.core.TakeFaults(r.Method, route)
 		if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
-			delay, f = s.takeFaults(http.MethodGet, route)
+			delay, f = s.core.TakeFaults(http.MethodGet, route)
 		}
-		if s.serveFault(w, r, delay, f, s3FaultAnswers(r)) {
+		if s.core.ServeFault(w, r, delay, f, s3FaultAnswers(r)) {
 			return
 		}
-		org, code, msg := s.daytona.s3Authorize(r)
+		org, code, msg := s.s3Authorize(r)
 		if code != "" {
 			writeS3Error(w, r, http.StatusForbidden, code, msg)
 			return
 		}
-		if b := r.PathValue("bucket"); b != DaytonaBucket {
+		if b := r.PathValue("bucket"); b != Bucket {
 			writeS3Error(w, r, http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
 			return
 		}
@@ -78,7 +79,7 @@ func (s *Server) s3Route(pattern string, h func(w http.ResponseWriter, r *http.R
 }
 
 // s3Authorize finds the organization whose push-access key signed r.
-func (d *daytona) s3Authorize(r *http.Request) (org, code, msg string) {
+func (d *Service) s3Authorize(r *http.Request) (org, code, msg string) {
 	akid := ""
 	if h := r.Header.Get("Authorization"); h != "" {
 		if _, cred, ok := strings.Cut(h, "Credential="); ok {
@@ -116,7 +117,7 @@ type s3ErrorXML struct {
 }
 
 func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	writeXML(w, status, s3ErrorXML{Code: code, Message: msg, Resource: strings.TrimPrefix(r.URL.Path, s3Prefix), RequestID: newHexID()[:16]})
+	writeXML(w, status, s3ErrorXML{Code: code, Message: msg, Resource: strings.TrimPrefix(r.URL.Path, s3Prefix), RequestID: core.NewHexID()[:16]})
 }
 
 func writeXML(w http.ResponseWriter, status int, v any) {
@@ -133,12 +134,12 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 }
 
 // s3FaultAnswers: S3 throttles with 503 SlowDown rather than 429.
-func s3FaultAnswers(r *http.Request) faultAnswers {
-	return faultAnswers{
-		rateLimited: func(w http.ResponseWriter, _ *Fault) {
+func s3FaultAnswers(r *http.Request) core.FaultAnswers {
+	return core.FaultAnswers{
+		RateLimited: func(w http.ResponseWriter, _ *core.Fault) {
 			writeS3Error(w, r, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
 		},
-		serverError: func(w http.ResponseWriter, f *Fault) {
+		ServerError: func(w http.ResponseWriter, f *core.Fault) {
 			writeS3Error(w, r, f.Status, "InternalError", "We encountered an internal error. Please try again.")
 		},
 	}
@@ -169,7 +170,7 @@ type s3Contents struct {
 
 // s3List is ListObjectsV2 (list-type=2) with prefix, max-keys, start-after
 // and continuation tokens; delimiters are not supported.
-func (s *Server) s3List(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) s3List(w http.ResponseWriter, r *http.Request, org string) {
 	q := r.URL.Query()
 	if q.Get("list-type") != "2" {
 		writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", "The emulator implements ListObjectsV2 (list-type=2) only.")
@@ -198,7 +199,7 @@ func (s *Server) s3List(w http.ResponseWriter, r *http.Request, org string) {
 		}
 		after = string(b)
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	var keys []string
 	for k := range d.st.Objects {
@@ -207,7 +208,7 @@ func (s *Server) s3List(w http.ResponseWriter, r *http.Request, org string) {
 		}
 	}
 	sort.Strings(keys)
-	res := s3ListResult{Name: DaytonaBucket, Prefix: prefix, StartAfter: q.Get("start-after"), ContinuationToken: token, MaxKeys: maxKeys, Contents: []s3Contents{}}
+	res := s3ListResult{Name: Bucket, Prefix: prefix, StartAfter: q.Get("start-after"), ContinuationToken: token, MaxKeys: maxKeys, Contents: []s3Contents{}}
 	if len(keys) > maxKeys {
 		keys = keys[:maxKeys]
 		res.IsTruncated = true
@@ -227,7 +228,7 @@ func (s *Server) s3List(w http.ResponseWriter, r *http.Request, org string) {
 
 // s3GetObject: a GET on "bucket/" is a listing; object bodies are not kept,
 // so reading one is not implemented.
-func (s *Server) s3GetObject(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) s3GetObject(w http.ResponseWriter, r *http.Request, org string) {
 	if r.PathValue("key") == "" {
 		s.s3List(w, r, org)
 		return
@@ -238,7 +239,7 @@ func (s *Server) s3GetObject(w http.ResponseWriter, r *http.Request, org string)
 // s3PutObject stores an object's metadata and, for a tar archive, the list
 // of its members, which builds check COPY sources against. Content-MD5 and
 // a CRC32 checksum are verified when sent, as S3 does.
-func (s *Server) s3PutObject(w http.ResponseWriter, r *http.Request, org string) {
+func (s *Service) s3PutObject(w http.ResponseWriter, r *http.Request, org string) {
 	key := r.PathValue("key")
 	if key == "" {
 		writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", "The emulator does not implement bucket operations.")
@@ -277,7 +278,7 @@ func (s *Server) s3PutObject(w http.ResponseWriter, r *http.Request, org string)
 	if err != nil {
 		o.TarErr = err.Error()
 	}
-	d := s.daytona
+	d := s
 	d.mu.Lock()
 	d.st.Objects[key] = o
 	d.mu.Unlock()

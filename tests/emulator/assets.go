@@ -1,0 +1,304 @@
+package emulator
+
+// Workers static assets: the direct-upload flow
+// (https://developers.cloudflare.com/workers/static-assets/direct-upload/).
+//
+//   - POST /accounts/{a}/workers/scripts/{name}/assets-upload-session
+//     {manifest: {"/path": {hash, size}}}: every hash 32 hex digits, every
+//     size at most 25 MiB (else 400, naming the path). Answers {jwt,
+//     buckets}: the hashes the account does not hold, in buckets of at most
+//     assetBucketSize; with none missing, jwt already is the completion token.
+//   - POST /accounts/{a}/workers/assets/upload?base64=true, multipart, one
+//     part per hash (base64 content, the file's content type), bearer = the
+//     session JWT (not an API token). An unknown or expired session is 401
+//     [10000]; a hash the session did not ask for is 400; a decoded file over
+//     25 MiB is 413. The upload that completes the session answers {jwt: the
+//     completion token}, others {}.
+//   - a script upload redeems the completion token in metadata.assets.jwt:
+//     the script then serves that manifest with metadata.assets.config. An
+//     unknown or already redeemed token is 400; an assets binding without
+//     assets is 400.
+//
+// Tokens are opaque JWT-shaped strings whose payload carries exp, so a
+// client may read the expiry; they last Options.AssetSessionLifetime
+// (default an hour). Uploaded files are stored per account by hash and
+// persisted; they outlive any one script, as content keys do on Cloudflare.
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+)
+
+const (
+	maxAssetBytes          = 25 << 20
+	assetBucketSize        = 10
+	defaultAssetSessionTTL = time.Hour
+)
+
+var assetHashRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// assetBlob is one stored file.
+type assetBlob struct {
+	Content     []byte `json:"content"`
+	ContentType string `json:"content_type,omitempty"`
+}
+
+// scriptAssets are the assets a script version serves.
+type scriptAssets struct {
+	Manifest map[string]assetManifestEntry `json:"manifest"`
+	Config   json.RawMessage               `json:"config,omitempty"`
+}
+
+type assetManifestEntry struct {
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
+}
+
+// assetSession is an upload session or, once complete, a completion token
+// waiting to be redeemed. Not persisted: tokens live for one process.
+type assetSession struct {
+	account  string
+	manifest map[string]assetManifestEntry
+	missing  map[string]bool
+	expires  time.Time
+	complete bool
+}
+
+func (s *Server) registerAssets() {
+	const base = "/client/v4/accounts/{account_id}/workers"
+	s.api("POST "+base+"/scripts/{script_name}/assets-upload-session", authAccount, s.assetsStartSession)
+	// The bucket upload is authorised by the session JWT, checked in the handler.
+	s.core.API("POST "+base+"/assets/upload", func(http.ResponseWriter, *http.Request) bool { return true }, s.assetsUpload)
+}
+
+func (s *Server) assetSessionTTL() time.Duration {
+	if s.assetSessionLifetime > 0 {
+		return s.assetSessionLifetime
+	}
+	return defaultAssetSessionTTL
+}
+
+// newAssetTokenLocked issues a JWT-shaped token for sess.
+func (s *Server) newAssetTokenLocked(sess *assetSession) string {
+	claims, _ := json.Marshal(map[string]any{"exp": sess.expires.Unix(), "jti": core.NewHexID()})
+	token := "eyJhbGciOiJub25lIn0." + base64.RawURLEncoding.EncodeToString(claims) + "." + core.NewHexID()
+	if s.assetSessions == nil {
+		s.assetSessions = map[string]*assetSession{}
+	}
+	s.assetSessions[token] = sess
+	return token
+}
+
+func (s *Server) assetsStartSession(w http.ResponseWriter, r *http.Request) {
+	acct := r.PathValue("account_id")
+	var body struct {
+		Manifest map[string]assetManifestEntry `json:"manifest"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, core.MaxBody)).Decode(&body); err != nil || body.Manifest == nil {
+		core.WriteError(w, wkInvalid("the body must be {\"manifest\": {\"/path\": {\"hash\", \"size\"}}}"))
+		return
+	}
+	paths := core.SortedKeys(body.Manifest)
+	for _, p := range paths {
+		e := body.Manifest[p]
+		switch {
+		case len(p) == 0 || p[0] != '/':
+			core.WriteError(w, wkInvalid("manifest path %q must start with /", p))
+			return
+		case !assetHashRE.MatchString(e.Hash):
+			core.WriteError(w, wkInvalid("manifest entry %s: hash %q is not 32 hex digits", p, e.Hash))
+			return
+		case e.Size < 0 || e.Size > maxAssetBytes:
+			core.WriteError(w, wkInvalid("manifest entry %s is %d bytes; asset files may be at most %d bytes (25 MiB)", p, e.Size, maxAssetBytes))
+			return
+		}
+	}
+	s.mu.Lock()
+	sess := &assetSession{account: acct, manifest: body.Manifest, missing: map[string]bool{},
+		expires: time.Now().Add(s.assetSessionTTL())}
+	var missing []string
+	for _, p := range paths {
+		h := body.Manifest[p].Hash
+		if _, held := s.st.AssetBlobs[acct+"/"+h]; !held && !sess.missing[h] {
+			sess.missing[h] = true
+			missing = append(missing, h)
+		}
+	}
+	sess.complete = len(missing) == 0
+	token := s.newAssetTokenLocked(sess)
+	s.mu.Unlock()
+	buckets := [][]string{}
+	for len(missing) > 0 {
+		n := min(assetBucketSize, len(missing))
+		buckets = append(buckets, missing[:n])
+		missing = missing[n:]
+	}
+	core.WriteEnvelope(w, http.StatusCreated, map[string]any{"jwt": token, "buckets": buckets}, nil, nil)
+}
+
+func (s *Server) assetsUpload(w http.ResponseWriter, r *http.Request) {
+	acct := r.PathValue("account_id")
+	token, _, _ := bearer(r)
+	s.mu.Lock()
+	sess := s.assetSessions[token]
+	s.mu.Unlock()
+	if sess == nil || sess.complete || sess.account != acct || !time.Now().Before(sess.expires) {
+		core.WriteError(w, core.NewAPIError(http.StatusUnauthorized, 10000, "Authentication error: the asset upload session is unknown or expired"))
+		return
+	}
+	if r.URL.Query().Get("base64") != "true" {
+		core.WriteError(w, wkInvalid("asset uploads must be sent with ?base64=true"))
+		return
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		core.WriteError(w, wkInvalid("an asset upload must be multipart/form-data, one part per hash"))
+		return
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		core.WriteError(w, wkInvalid("could not parse the multipart body: %v", err))
+		return
+	}
+	got := map[string]assetBlob{}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			core.WriteError(w, wkInvalid("could not parse the multipart body: %v", err))
+			return
+		}
+		hash := part.FormName()
+		if !sess.missing[hash] {
+			core.WriteError(w, wkInvalid("hash %q was not requested by this upload session", hash))
+			return
+		}
+		content, err := io.ReadAll(base64.NewDecoder(base64.StdEncoding, io.LimitReader(part, maxAssetBytes/3*4+8)))
+		if err != nil {
+			core.WriteError(w, wkInvalid("part %s is not base64: %v", hash, err))
+			return
+		}
+		if len(content) > maxAssetBytes {
+			core.WriteError(w, core.NewAPIError(http.StatusRequestEntityTooLarge, 10000+200, fmt.Sprintf("asset %s is over 25 MiB", hash)))
+			return
+		}
+		ct := part.Header.Get("Content-Type")
+		if ct == "application/null" {
+			ct = ""
+		}
+		got[hash] = assetBlob{Content: content, ContentType: ct}
+	}
+	s.mu.Lock()
+	if s.st.AssetBlobs == nil {
+		s.st.AssetBlobs = map[string]*assetBlob{}
+	}
+	for hash, blob := range got {
+		b := blob
+		s.st.AssetBlobs[acct+"/"+hash] = &b
+		delete(sess.missing, hash)
+	}
+	result := map[string]any{}
+	if len(sess.missing) == 0 {
+		sess.complete = true
+		delete(s.assetSessions, token)
+		done := &assetSession{account: acct, manifest: sess.manifest, complete: true, expires: time.Now().Add(s.assetSessionTTL())}
+		result["jwt"] = s.newAssetTokenLocked(done)
+	}
+	s.mu.Unlock()
+	if err := s.save(); err != nil {
+		core.WriteError(w, err)
+		return
+	}
+	core.WriteEnvelope(w, http.StatusCreated, result, nil, nil)
+}
+
+// redeemAssetsLocked turns a script upload's metadata.assets into the assets
+// the new version serves: nil when the upload has none.
+func (s *Server) redeemAssetsLocked(acct string, raw json.RawMessage) (*scriptAssets, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var meta struct {
+		JWT    string          `json:"jwt"`
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, wkInvalid("metadata.assets is malformed: %v", err)
+	}
+	sess := s.assetSessions[meta.JWT]
+	if sess == nil || !sess.complete || sess.account != acct || !time.Now().Before(sess.expires) {
+		return nil, wkInvalid("metadata.assets.jwt is not a valid completion token: upload the assets (assets-upload-session) again")
+	}
+	delete(s.assetSessions, meta.JWT)
+	return &scriptAssets{Manifest: sess.manifest, Config: meta.Config}, nil
+}
+
+// AssetsEntry is what one script's assets are, for the inventory.
+type AssetsEntry struct {
+	Files  int               `json:"files"`
+	Hashes map[string]string `json:"hashes"` // URL path → content key
+	Config json.RawMessage   `json:"config,omitempty"`
+}
+
+func assetsEntry(a *scriptAssets) *AssetsEntry {
+	if a == nil {
+		return nil
+	}
+	e := &AssetsEntry{Files: len(a.Manifest), Hashes: map[string]string{}, Config: a.Config}
+	for p, f := range a.Manifest {
+		e.Hashes[p] = f.Hash
+	}
+	return e
+}
+
+// AssetBlobs is how many files an account holds in its asset store.
+func (s *Server) AssetBlobs(account string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for key := range s.st.AssetBlobs {
+		if len(key) > len(account) && key[:len(account)+1] == account+"/" {
+			n++
+		}
+	}
+	return n
+}
+
+// assetsCollectLocked deletes the account's stored files no script (in any
+// version) serves any more: content keys outlive a script only while
+// another one still uses them.
+func (s *Server) assetsCollectLocked(acct string) {
+	used := map[string]bool{}
+	mark := func(a *scriptAssets) {
+		if a != nil {
+			for _, f := range a.Manifest {
+				used[f.Hash] = true
+			}
+		}
+	}
+	for _, ws := range s.st.Workers {
+		if ws.AccountID != acct {
+			continue
+		}
+		mark(ws.Assets)
+		for _, v := range ws.Versions {
+			mark(v.Content.Assets)
+		}
+	}
+	for key := range s.st.AssetBlobs {
+		if hash, ok := strings.CutPrefix(key, acct+"/"); ok && !used[hash] {
+			delete(s.st.AssetBlobs, key)
+		}
+	}
+}

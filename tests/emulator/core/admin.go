@@ -1,0 +1,62 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// RegisterAdmin mounts the core of the test-control API under /__emulator/:
+// health, request counts and faults. It is plain JSON (no Cloudflare
+// envelope), needs no token and is never counted, so scripts driving the
+// standalone binary can inspect and steer it without disturbing what they
+// measure. Families add their own /__emulator/ routes next to these; any
+// other path under /__emulator/ is a 404.
+func (s *Core) RegisterAdmin() {
+	s.mux.HandleFunc("GET /__emulator/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok")
+	})
+	s.mux.HandleFunc("GET /__emulator/requests", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]any{"counts": s.Counts(), "cloudflare_calls": s.CloudflareCalls()})
+	})
+	s.mux.HandleFunc("DELETE /__emulator/requests", func(w http.ResponseWriter, r *http.Request) {
+		s.ResetCounts()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("GET /__emulator/faults", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]any{"faults": s.ActiveFaults(), "holds": s.Holds()})
+	})
+	s.mux.HandleFunc("POST /__emulator/faults/release", func(w http.ResponseWriter, r *http.Request) {
+		s.ReleaseHolds()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("POST /__emulator/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Fault
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err == nil {
+			err = json.Unmarshal(body, &f)
+		}
+		if err == nil {
+			err = s.AddFault(f)
+		}
+		if err != nil {
+			AdminError(w, http.StatusBadRequest, err)
+			return
+		}
+		WriteJSON(w, http.StatusCreated, map[string]any{"faults": s.ActiveFaults()})
+	})
+	s.mux.HandleFunc("DELETE /__emulator/faults", func(w http.ResponseWriter, r *http.Request) {
+		s.ClearFaults()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("/__emulator/", func(w http.ResponseWriter, r *http.Request) {
+		AdminError(w, http.StatusNotFound, errors.New("no admin route "+r.Method+" "+r.URL.Path))
+	})
+}
+
+// AdminError answers an admin request with {"error": ...}.
+func AdminError(w http.ResponseWriter, status int, err error) {
+	WriteJSON(w, status, map[string]string{"error": err.Error()})
+}

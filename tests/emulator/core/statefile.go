@@ -1,0 +1,70 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// StateFile is one family's persisted JSON file (state.json, modal.json,
+// daytona.json). Save snapshots under the family's lock and writes outside
+// it, so slow disks never stall other requests; snapshots are numbered so a
+// slow writer can never overwrite a newer snapshot with an older one; and
+// writing a temp file and renaming means a crash leaves either the old or
+// the new file, never half of one.
+type StateFile struct {
+	path    string
+	pattern string // os.CreateTemp pattern of the temp file
+	what    string // for errors: "state", "Modal state"...
+
+	seq uint64 // guarded by the lock passed to Save
+
+	writeMu sync.Mutex
+	written uint64
+}
+
+// NewStateFile describes the file at path; what names it in errors
+// ("state", "Modal state") and pattern is its temp files' name pattern.
+func NewStateFile(path, pattern, what string) *StateFile {
+	return &StateFile{path: path, pattern: pattern, what: what}
+}
+
+// Path is where the file lives.
+func (f *StateFile) Path() string { return f.path }
+
+// Save encodes v (indented) while holding mu, the lock that guards v, and
+// writes it unless a newer snapshot is already on disk.
+func (f *StateFile) Save(mu sync.Locker, v any) error {
+	mu.Lock()
+	b, err := json.MarshalIndent(v, "", "  ")
+	f.seq++
+	seq := f.seq
+	mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("emulator: encode %s: %w", f.what, err)
+	}
+	f.writeMu.Lock()
+	defer f.writeMu.Unlock()
+	if seq <= f.written {
+		return nil // a newer snapshot is already on disk
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), f.pattern)
+	if err != nil {
+		return fmt.Errorf("emulator: save %s: %w", f.what, err)
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("emulator: save %s: %w", f.what, err)
+	}
+	if err := os.Rename(tmp.Name(), f.path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("emulator: save %s: %w", f.what, err)
+	}
+	f.written = seq
+	return nil
+}

@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	assetSessionRoute = "POST /client/v4/accounts/{account_id}/workers/scripts/{script_name}/assets-upload-session"
+	assetUploadRoute  = "POST /client/v4/accounts/{account_id}/workers/assets/upload"
+)
+
+// writeSite generates the 200-file assets fixture: pages, styles and a 404 page.
+func writeSite(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range n - 1 {
+		sub := filepath.Join(dir, fmt.Sprintf("section-%d", i%10))
+		require.NoError(t, os.MkdirAll(sub, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, fmt.Sprintf("page-%03d.html", i)),
+			fmt.Appendf(nil, "<!doctype html><title>page %d</title><p>page %d</p>\n", i, i), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "404.html"), []byte("<p>not here</p>\n"), 0o644))
+	return dir
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	res, err := http.Get(url)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(body)
+}
+
+// TestYAMLWorkerAssets: the first up uploads all 200 files, the second makes
+// zero calls, one changed file uploads exactly that file, the worker's URL
+// serves the files (and the 404 page), destroy leaves the emulator empty.
+func TestYAMLWorkerAssets(t *testing.T) {
+	requirePulumi(t)
+	emu := startEmulator(t)
+	site := writeSite(t, 200)
+	pt := newYAMLTest(t, filepath.Join(repoRoot(), "tests", "engine", "testdata", "assets-yaml"), emu)
+	pt.SetConfig(t, "siteDir", site)
+
+	emu.resetCounts(t)
+	up := pt.Up(t)
+	_, counts := emu.cloudflareCalls(t)
+	assert.Equal(t, 1, counts[assetSessionRoute], "%v", counts)
+	assert.Equal(t, 20, counts[assetUploadRoute], "200 files in buckets of 10: %v", counts)
+	assert.Equal(t, 1, counts[uploadRoute], "%v", counts)
+	inv := emu.inventory(t)
+	require.Len(t, inv.Workers, 1)
+	require.NotNil(t, inv.Workers[0].Assets)
+	assert.Equal(t, 200, inv.Workers[0].Assets.Files)
+	assert.Equal(t, 200, inv.AssetFiles)
+
+	url := up.Outputs["url"].Value.(string)
+	status, body := get(t, url+"/section-3/page-003")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, "<p>page 3</p>")
+	status, body = get(t, url+"/nowhere")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, body, "not here")
+
+	emu.resetCounts(t)
+	pt.Up(t)
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "an unchanged directory makes no call: %v", counts)
+
+	require.NoError(t, os.WriteFile(filepath.Join(site, "section-5", "page-005.html"), []byte("<p>changed</p>\n"), 0o644))
+	emu.resetCounts(t)
+	pt.Up(t)
+	_, counts = emu.cloudflareCalls(t)
+	assert.Equal(t, 1, counts[assetUploadRoute], "one changed file is one bucket: %v", counts)
+	assert.Equal(t, 201, emu.inventory(t).AssetFiles, "holding exactly one new file")
+	_, body = get(t, url+"/section-5/page-005")
+	assert.Contains(t, body, "changed")
+
+	pt.Destroy(t)
+	emu.requireEmpty(t)
+}
