@@ -42,7 +42,11 @@ echo "emulator: $emu_url"
 mkdir -p "$demo/project"
 cp -r "$root/examples/yaml/." "$demo/project/"
 cd "$demo/project"
-printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n' "$bin" >> Pulumi.yaml
+# The YAML language plugin likewise comes from the tool cache by path, so
+# Pulumi prints no "using pulumi-language-yaml from $PATH" warning either.
+yaml_plugin=$(command -v pulumi-language-yaml) || { echo "pulumi-language-yaml not found (run make pulumi-tools)" >&2; exit 1; }
+printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n  languages:\n    - name: yaml\n      path: %s\n' \
+  "$bin" "$(dirname "$yaml_plugin")" >> Pulumi.yaml
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
 pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"

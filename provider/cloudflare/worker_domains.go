@@ -30,6 +30,7 @@ type WorkerRoute struct {
 
 // Annotate documents a custom domain.
 func (d *CustomDomain) Annotate(a infer.Annotator) {
+	a.Describe(d, "A custom domain: a hostname the worker serves as its origin.")
 	a.Describe(&d.Hostname, "The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.")
 	a.Describe(&d.ZoneID, "The zone's ID. Exactly one of zoneId and zoneName is set.")
 	a.Describe(&d.ZoneName, "The zone's name (e.g. example.com), looked up in the account.")
@@ -37,6 +38,7 @@ func (d *CustomDomain) Annotate(a infer.Annotator) {
 
 // Annotate documents a route.
 func (r *WorkerRoute) Annotate(a infer.Annotator) {
+	a.Describe(r, "A zone route: a URL pattern the worker runs on.")
 	a.Describe(&r.Pattern, "The route pattern, e.g. example.com/api/*.")
 	a.Describe(&r.ZoneID, "The zone's ID. Exactly one of zoneId and zoneName is set.")
 	a.Describe(&r.ZoneName, "The zone's name, looked up in the account.")

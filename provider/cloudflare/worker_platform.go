@@ -62,6 +62,7 @@ type TailConsumer struct {
 
 // Annotate documents the settings.
 func (o *Observability) Annotate(a infer.Annotator) {
+	a.Describe(o, "Workers Logs and observability settings.")
 	a.Describe(&o.Enabled, "Turn Workers Logs on.")
 	a.Describe(&o.HeadSamplingRate, "Share of invocations sampled, 0 to 1 (Cloudflare's default 1).")
 	a.Describe(&o.Logs, "Persisted logs: enabled, invocation logs, their own sampling rate.")
@@ -69,6 +70,7 @@ func (o *Observability) Annotate(a infer.Annotator) {
 
 // Annotate documents the logs settings.
 func (l *ObservabilityLogs) Annotate(a infer.Annotator) {
+	a.Describe(l, "Workers Logs' persisted logs.")
 	a.Describe(&l.Enabled, "Persist the worker's logs.")
 	a.Describe(&l.InvocationLogs, "Log each invocation (request and outcome) as well. Defaults to true.")
 	a.Describe(&l.HeadSamplingRate, "Share of invocations whose logs are kept, 0 to 1.")
@@ -76,6 +78,7 @@ func (l *ObservabilityLogs) Annotate(a infer.Annotator) {
 
 // Annotate documents placement.
 func (pl *Placement) Annotate(a infer.Annotator) {
+	a.Describe(pl, "Where the worker runs: exactly one of mode (smart), region, host or hostname.")
 	a.Describe(&pl.Mode, "\"smart\": Cloudflare places the worker near the back ends it calls most.")
 	a.Describe(&pl.Region, "A cloud region to run near, e.g. \"aws:us-east-1\" or \"gcp:us-east4\".")
 	a.Describe(&pl.Host, "A host:port probed at layer 4 (e.g. a database) to run near.")
@@ -84,11 +87,13 @@ func (pl *Placement) Annotate(a infer.Annotator) {
 
 // Annotate documents the limits.
 func (l *ScriptLimits) Annotate(a infer.Annotator) {
+	a.Describe(l, "Resource limits per invocation.")
 	a.Describe(&l.CPUMs, "CPU time per invocation in milliseconds (1-300000; the plan's default when unset).")
 }
 
 // Annotate documents a tail consumer.
 func (t *TailConsumer) Annotate(a infer.Annotator) {
+	a.Describe(t, "A worker receiving this worker's tail events.")
 	a.Describe(&t.Service, "The tail worker's script name.")
 	a.Describe(&t.Environment, "Its environment, if any.")
 	a.Describe(&t.Namespace, "Its dispatch namespace, for a Workers for Platforms tail worker.")

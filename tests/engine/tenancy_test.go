@@ -296,8 +296,9 @@ func queueRecords(owner string, names ...string) []string {
 
 // TestQueueTenancy deploys two installations into ONE emulator account
 // whose names collide only at one queue: A (namePrefix oi-a, deploymentName
-// t, an extra queue x) and B (namePrefix oi, deploymentName t, an extra
-// queue a-x, adoptExisting: true): both extra queues are named oi-a-x-t.
+// tq (t would be read as a boolean), an extra queue x) and B (namePrefix oi,
+// deploymentName tq, an extra
+// queue a-x, adoptExisting: true): both extra queues are named oi-a-x-tq.
 // Queues carry no metadata; the account's ownership registry records A's.
 // B's up, with adoptExisting, is refused at that queue naming A's identity
 // (with --continue-on-error its other objects are created, its queues
@@ -308,10 +309,10 @@ func TestQueueTenancy(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")
-	const shared = "oi-a-x-t"
+	const shared = "oi-a-x-tq"
 
 	a := newInstallationTest(t, emu)
-	a.SetConfig(t, "deploymentName", "t")
+	a.SetConfig(t, "deploymentName", "tq")
 	editProgram(t, a, withSandbox(unmanagedSandbox+"      slack:\n        enabled: false\n"+
 		"      namePrefix: oi-a\n      queues: [x]\n"))
 	a.Up(t)
@@ -319,13 +320,13 @@ func TestQueueTenancy(t *testing.T) {
 	objectsA := cloudflareObjects(emu.inventory(t))
 	require.Contains(t, objectsA, "queue/"+shared)
 	queueA := objectsA["queue/"+shared].(emulator.QueueEntry)
-	recordsA := queueRecords(idA, shared, "oi-a-image-build-finalization-t", "oi-a-image-build-finalization-dlq-t")
+	recordsA := queueRecords(idA, shared, "oi-a-image-build-finalization-tq", "oi-a-image-build-finalization-dlq-tq")
 	require.Equal(t, recordsA, emu.registryRecords(t), "A's queues are recorded for A")
 
 	b := secondInstallation(t, emu, checkout, unmanagedSandbox+"      slack:\n        enabled: false\n"+
 		"      namePrefix: oi\n      queues: [a-x]\n      adoptExisting: true\n")
-	b.SetConfig(t, "deploymentName", "t")
-	ownB := []string{"oi-image-build-finalization-t", "oi-image-build-finalization-dlq-t"}
+	b.SetConfig(t, "deploymentName", "tq")
+	ownB := []string{"oi-image-build-finalization-tq", "oi-image-build-finalization-dlq-tq"}
 	upRefused := func() map[string]any {
 		t.Helper()
 		_, err := b.CurrentStack().Up(t.Context(), optup.ContinueOnError())
@@ -344,7 +345,7 @@ func TestQueueTenancy(t *testing.T) {
 		for _, q := range ownB {
 			assert.Contains(t, created, "queue/"+q, "B's own queues are created beside A's")
 		}
-		assert.Contains(t, created, "worker/oi-control-plane-t")
+		assert.Contains(t, created, "worker/oi-control-plane-tq")
 		want := append(queueRecords(idB, ownB...), recordsA...)
 		slices.Sort(want)
 		assert.Equal(t, want, emu.registryRecords(t), "B's queues recorded for B, A's shared queue still A's")

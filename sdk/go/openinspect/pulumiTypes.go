@@ -229,8 +229,11 @@ func (o AccessPtrOutput) UnsafeAllowAllUsers() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
 type AnalyticsBinding struct {
-	Binding string  `pulumi:"binding"`
+	// The name the worker writes through (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The dataset's name; Cloudflare uses the binding name when unset.
 	Dataset *string `pulumi:"dataset"`
 }
 
@@ -245,8 +248,11 @@ type AnalyticsBindingInput interface {
 	ToAnalyticsBindingOutputWithContext(context.Context) AnalyticsBindingOutput
 }
 
+// Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
 type AnalyticsBindingArgs struct {
-	Binding pulumi.StringInput    `pulumi:"binding"`
+	// The name the worker writes through (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The dataset's name; Cloudflare uses the binding name when unset.
 	Dataset pulumi.StringPtrInput `pulumi:"dataset"`
 }
 
@@ -287,6 +293,7 @@ func (i AnalyticsBindingArray) ToAnalyticsBindingArrayOutputWithContext(ctx cont
 	return pulumi.ToOutputWithContext(ctx, i).(AnalyticsBindingArrayOutput)
 }
 
+// Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
 type AnalyticsBindingOutput struct{ *pulumi.OutputState }
 
 func (AnalyticsBindingOutput) ElementType() reflect.Type {
@@ -301,10 +308,12 @@ func (o AnalyticsBindingOutput) ToAnalyticsBindingOutputWithContext(ctx context.
 	return o
 }
 
+// The name the worker writes through (env.<binding>).
 func (o AnalyticsBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v AnalyticsBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The dataset's name; Cloudflare uses the binding name when unset.
 func (o AnalyticsBindingOutput) Dataset() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v AnalyticsBinding) *string { return v.Dataset }).(pulumi.StringPtrOutput)
 }
@@ -396,6 +405,7 @@ func (o AppliedMigrationArrayOutput) Index(i pulumi.IntInput) AppliedMigrationOu
 	}).(AppliedMigrationOutput)
 }
 
+// A custom domain: a hostname the worker serves as its origin.
 type CustomDomain struct {
 	// The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
 	Hostname string `pulumi:"hostname"`
@@ -416,6 +426,7 @@ type CustomDomainInput interface {
 	ToCustomDomainOutputWithContext(context.Context) CustomDomainOutput
 }
 
+// A custom domain: a hostname the worker serves as its origin.
 type CustomDomainArgs struct {
 	// The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
 	Hostname pulumi.StringInput `pulumi:"hostname"`
@@ -462,6 +473,7 @@ func (i CustomDomainArray) ToCustomDomainArrayOutputWithContext(ctx context.Cont
 	return pulumi.ToOutputWithContext(ctx, i).(CustomDomainArrayOutput)
 }
 
+// A custom domain: a hostname the worker serves as its origin.
 type CustomDomainOutput struct{ *pulumi.OutputState }
 
 func (CustomDomainOutput) ElementType() reflect.Type {
@@ -836,9 +848,13 @@ func (o DaytonaSettingsPtrOutput) Target() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
 type DispatchBinding struct {
-	Binding         string  `pulumi:"binding"`
-	Namespace       string  `pulumi:"namespace"`
+	// The name the worker dispatches through (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The dispatch namespace's name.
+	Namespace string `pulumi:"namespace"`
+	// A worker that receives the dispatched scripts' outbound requests.
 	OutboundService *string `pulumi:"outboundService"`
 }
 
@@ -853,9 +869,13 @@ type DispatchBindingInput interface {
 	ToDispatchBindingOutputWithContext(context.Context) DispatchBindingOutput
 }
 
+// Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
 type DispatchBindingArgs struct {
-	Binding         pulumi.StringInput    `pulumi:"binding"`
-	Namespace       pulumi.StringInput    `pulumi:"namespace"`
+	// The name the worker dispatches through (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The dispatch namespace's name.
+	Namespace pulumi.StringInput `pulumi:"namespace"`
+	// A worker that receives the dispatched scripts' outbound requests.
 	OutboundService pulumi.StringPtrInput `pulumi:"outboundService"`
 }
 
@@ -896,6 +916,7 @@ func (i DispatchBindingArray) ToDispatchBindingArrayOutputWithContext(ctx contex
 	return pulumi.ToOutputWithContext(ctx, i).(DispatchBindingArrayOutput)
 }
 
+// Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
 type DispatchBindingOutput struct{ *pulumi.OutputState }
 
 func (DispatchBindingOutput) ElementType() reflect.Type {
@@ -910,14 +931,17 @@ func (o DispatchBindingOutput) ToDispatchBindingOutputWithContext(ctx context.Co
 	return o
 }
 
+// The name the worker dispatches through (env.<binding>).
 func (o DispatchBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v DispatchBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The dispatch namespace's name.
 func (o DispatchBindingOutput) Namespace() pulumi.StringOutput {
 	return o.ApplyT(func(v DispatchBinding) string { return v.Namespace }).(pulumi.StringOutput)
 }
 
+// A worker that receives the dispatched scripts' outbound requests.
 func (o DispatchBindingOutput) OutboundService() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v DispatchBinding) *string { return v.OutboundService }).(pulumi.StringPtrOutput)
 }
@@ -1060,10 +1084,14 @@ func (o DurableObjectBindingArrayOutput) Index(i pulumi.IntInput) DurableObjectB
 	}).(DurableObjectBindingOutput)
 }
 
+// Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
 type GenericBinding struct {
-	Binding    string                 `pulumi:"binding"`
+	// The name the worker reads it under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The binding's other properties, in the API's own (snake_case) names.
 	Properties map[string]interface{} `pulumi:"properties"`
-	Type       string                 `pulumi:"type"`
+	// The binding's type as Cloudflare's API names it (e.g. pipelines).
+	Type string `pulumi:"type"`
 }
 
 // GenericBindingInput is an input type that accepts GenericBindingArgs and GenericBindingOutput values.
@@ -1077,10 +1105,14 @@ type GenericBindingInput interface {
 	ToGenericBindingOutputWithContext(context.Context) GenericBindingOutput
 }
 
+// Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
 type GenericBindingArgs struct {
-	Binding    pulumi.StringInput `pulumi:"binding"`
-	Properties pulumi.MapInput    `pulumi:"properties"`
-	Type       pulumi.StringInput `pulumi:"type"`
+	// The name the worker reads it under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The binding's other properties, in the API's own (snake_case) names.
+	Properties pulumi.MapInput `pulumi:"properties"`
+	// The binding's type as Cloudflare's API names it (e.g. pipelines).
+	Type pulumi.StringInput `pulumi:"type"`
 }
 
 func (GenericBindingArgs) ElementType() reflect.Type {
@@ -1120,6 +1152,7 @@ func (i GenericBindingArray) ToGenericBindingArrayOutputWithContext(ctx context.
 	return pulumi.ToOutputWithContext(ctx, i).(GenericBindingArrayOutput)
 }
 
+// Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
 type GenericBindingOutput struct{ *pulumi.OutputState }
 
 func (GenericBindingOutput) ElementType() reflect.Type {
@@ -1134,14 +1167,17 @@ func (o GenericBindingOutput) ToGenericBindingOutputWithContext(ctx context.Cont
 	return o
 }
 
+// The name the worker reads it under (env.<binding>).
 func (o GenericBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v GenericBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The binding's other properties, in the API's own (snake_case) names.
 func (o GenericBindingOutput) Properties() pulumi.MapOutput {
 	return o.ApplyT(func(v GenericBinding) map[string]interface{} { return v.Properties }).(pulumi.MapOutput)
 }
 
+// The binding's type as Cloudflare's API names it (e.g. pipelines).
 func (o GenericBindingOutput) Type() pulumi.StringOutput {
 	return o.ApplyT(func(v GenericBinding) string { return v.Type }).(pulumi.StringOutput)
 }
@@ -1417,9 +1453,12 @@ func (o GithubBotPtrOutput) WebhookSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Binds a Hyperdrive configuration (a hyperdrive binding).
 type HyperdriveBinding struct {
+	// The name the worker connects through (env.<binding>).
 	Binding string `pulumi:"binding"`
-	Id      string `pulumi:"id"`
+	// The Hyperdrive configuration's ID.
+	Id string `pulumi:"id"`
 }
 
 // HyperdriveBindingInput is an input type that accepts HyperdriveBindingArgs and HyperdriveBindingOutput values.
@@ -1433,9 +1472,12 @@ type HyperdriveBindingInput interface {
 	ToHyperdriveBindingOutputWithContext(context.Context) HyperdriveBindingOutput
 }
 
+// Binds a Hyperdrive configuration (a hyperdrive binding).
 type HyperdriveBindingArgs struct {
+	// The name the worker connects through (env.<binding>).
 	Binding pulumi.StringInput `pulumi:"binding"`
-	Id      pulumi.StringInput `pulumi:"id"`
+	// The Hyperdrive configuration's ID.
+	Id pulumi.StringInput `pulumi:"id"`
 }
 
 func (HyperdriveBindingArgs) ElementType() reflect.Type {
@@ -1475,6 +1517,7 @@ func (i HyperdriveBindingArray) ToHyperdriveBindingArrayOutputWithContext(ctx co
 	return pulumi.ToOutputWithContext(ctx, i).(HyperdriveBindingArrayOutput)
 }
 
+// Binds a Hyperdrive configuration (a hyperdrive binding).
 type HyperdriveBindingOutput struct{ *pulumi.OutputState }
 
 func (HyperdriveBindingOutput) ElementType() reflect.Type {
@@ -1489,10 +1532,12 @@ func (o HyperdriveBindingOutput) ToHyperdriveBindingOutputWithContext(ctx contex
 	return o
 }
 
+// The name the worker connects through (env.<binding>).
 func (o HyperdriveBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v HyperdriveBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The Hyperdrive configuration's ID.
 func (o HyperdriveBindingOutput) Id() pulumi.StringOutput {
 	return o.ApplyT(func(v HyperdriveBinding) string { return v.Id }).(pulumi.StringOutput)
 }
@@ -1771,9 +1816,12 @@ func (o InstallationWorkerArrayOutput) Index(i pulumi.IntInput) InstallationWork
 	}).(InstallationWorkerOutput)
 }
 
+// A JSON value in the worker's env (a json binding).
 type JSONBinding struct {
-	Binding string      `pulumi:"binding"`
-	Value   interface{} `pulumi:"value"`
+	// The name the worker reads the value under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The value, any JSON (object, list, string, number or boolean).
+	Value interface{} `pulumi:"value"`
 }
 
 // JSONBindingInput is an input type that accepts JSONBindingArgs and JSONBindingOutput values.
@@ -1787,9 +1835,12 @@ type JSONBindingInput interface {
 	ToJSONBindingOutputWithContext(context.Context) JSONBindingOutput
 }
 
+// A JSON value in the worker's env (a json binding).
 type JSONBindingArgs struct {
+	// The name the worker reads the value under (env.<binding>).
 	Binding pulumi.StringInput `pulumi:"binding"`
-	Value   pulumi.Input       `pulumi:"value"`
+	// The value, any JSON (object, list, string, number or boolean).
+	Value pulumi.Input `pulumi:"value"`
 }
 
 func (JSONBindingArgs) ElementType() reflect.Type {
@@ -1829,6 +1880,7 @@ func (i JSONBindingArray) ToJSONBindingArrayOutputWithContext(ctx context.Contex
 	return pulumi.ToOutputWithContext(ctx, i).(JSONBindingArrayOutput)
 }
 
+// A JSON value in the worker's env (a json binding).
 type JSONBindingOutput struct{ *pulumi.OutputState }
 
 func (JSONBindingOutput) ElementType() reflect.Type {
@@ -1843,10 +1895,12 @@ func (o JSONBindingOutput) ToJSONBindingOutputWithContext(ctx context.Context) J
 	return o
 }
 
+// The name the worker reads the value under (env.<binding>).
 func (o JSONBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v JSONBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The value, any JSON (object, list, string, number or boolean).
 func (o JSONBindingOutput) Value() pulumi.AnyOutput {
 	return o.ApplyT(func(v JSONBinding) interface{} { return v.Value }).(pulumi.AnyOutput)
 }
@@ -2305,8 +2359,11 @@ func (o LogicalBindingArrayOutput) Index(i pulumi.IntInput) LogicalBindingOutput
 	}).(LogicalBindingOutput)
 }
 
+// Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
 type MTLSBinding struct {
-	Binding       string `pulumi:"binding"`
+	// The name the worker fetches through (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The uploaded certificate's ID.
 	CertificateId string `pulumi:"certificateId"`
 }
 
@@ -2321,8 +2378,11 @@ type MTLSBindingInput interface {
 	ToMTLSBindingOutputWithContext(context.Context) MTLSBindingOutput
 }
 
+// Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
 type MTLSBindingArgs struct {
-	Binding       pulumi.StringInput `pulumi:"binding"`
+	// The name the worker fetches through (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The uploaded certificate's ID.
 	CertificateId pulumi.StringInput `pulumi:"certificateId"`
 }
 
@@ -2363,6 +2423,7 @@ func (i MTLSBindingArray) ToMTLSBindingArrayOutputWithContext(ctx context.Contex
 	return pulumi.ToOutputWithContext(ctx, i).(MTLSBindingArrayOutput)
 }
 
+// Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
 type MTLSBindingOutput struct{ *pulumi.OutputState }
 
 func (MTLSBindingOutput) ElementType() reflect.Type {
@@ -2377,10 +2438,12 @@ func (o MTLSBindingOutput) ToMTLSBindingOutputWithContext(ctx context.Context) M
 	return o
 }
 
+// The name the worker fetches through (env.<binding>).
 func (o MTLSBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v MTLSBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The uploaded certificate's ID.
 func (o MTLSBindingOutput) CertificateId() pulumi.StringOutput {
 	return o.ApplyT(func(v MTLSBinding) string { return v.CertificateId }).(pulumi.StringOutput)
 }
@@ -2870,7 +2933,9 @@ func (o ModalSettingsPtrOutput) Workspace() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// A binding with nothing but its name (ai, browser, version_metadata).
 type NamedBinding struct {
+	// The name the worker reads it under (env.<binding>).
 	Binding string `pulumi:"binding"`
 }
 
@@ -2885,7 +2950,9 @@ type NamedBindingInput interface {
 	ToNamedBindingOutputWithContext(context.Context) NamedBindingOutput
 }
 
+// A binding with nothing but its name (ai, browser, version_metadata).
 type NamedBindingArgs struct {
+	// The name the worker reads it under (env.<binding>).
 	Binding pulumi.StringInput `pulumi:"binding"`
 }
 
@@ -2926,6 +2993,7 @@ func (i NamedBindingArray) ToNamedBindingArrayOutputWithContext(ctx context.Cont
 	return pulumi.ToOutputWithContext(ctx, i).(NamedBindingArrayOutput)
 }
 
+// A binding with nothing but its name (ai, browser, version_metadata).
 type NamedBindingOutput struct{ *pulumi.OutputState }
 
 func (NamedBindingOutput) ElementType() reflect.Type {
@@ -2940,6 +3008,7 @@ func (o NamedBindingOutput) ToNamedBindingOutputWithContext(ctx context.Context)
 	return o
 }
 
+// The name the worker reads it under (env.<binding>).
 func (o NamedBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v NamedBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
@@ -3123,6 +3192,7 @@ func (o OAuthClientPtrOutput) ClientSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Workers Logs and observability settings.
 type Observability struct {
 	// Turn Workers Logs on.
 	Enabled bool `pulumi:"enabled"`
@@ -3143,6 +3213,7 @@ type ObservabilityInput interface {
 	ToObservabilityOutputWithContext(context.Context) ObservabilityOutput
 }
 
+// Workers Logs and observability settings.
 type ObservabilityArgs struct {
 	// Turn Workers Logs on.
 	Enabled pulumi.BoolInput `pulumi:"enabled"`
@@ -3205,6 +3276,7 @@ func (i *observabilityPtrType) ToObservabilityPtrOutputWithContext(ctx context.C
 	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityPtrOutput)
 }
 
+// Workers Logs and observability settings.
 type ObservabilityOutput struct{ *pulumi.OutputState }
 
 func (ObservabilityOutput) ElementType() reflect.Type {
@@ -3298,6 +3370,7 @@ func (o ObservabilityPtrOutput) Logs() ObservabilityLogsPtrOutput {
 	}).(ObservabilityLogsPtrOutput)
 }
 
+// Workers Logs' persisted logs.
 type ObservabilityLogs struct {
 	// Persist the worker's logs.
 	Enabled bool `pulumi:"enabled"`
@@ -3318,6 +3391,7 @@ type ObservabilityLogsInput interface {
 	ToObservabilityLogsOutputWithContext(context.Context) ObservabilityLogsOutput
 }
 
+// Workers Logs' persisted logs.
 type ObservabilityLogsArgs struct {
 	// Persist the worker's logs.
 	Enabled pulumi.BoolInput `pulumi:"enabled"`
@@ -3380,6 +3454,7 @@ func (i *observabilityLogsPtrType) ToObservabilityLogsPtrOutputWithContext(ctx c
 	return pulumi.ToOutputWithContext(ctx, i).(ObservabilityLogsPtrOutput)
 }
 
+// Workers Logs' persisted logs.
 type ObservabilityLogsOutput struct{ *pulumi.OutputState }
 
 func (ObservabilityLogsOutput) ElementType() reflect.Type {
@@ -3473,6 +3548,7 @@ func (o ObservabilityLogsPtrOutput) InvocationLogs() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// Where the worker runs: exactly one of mode (smart), region, host or hostname.
 type Placement struct {
 	// A host:port probed at layer 4 (e.g. a database) to run near.
 	Host *string `pulumi:"host"`
@@ -3495,6 +3571,7 @@ type PlacementInput interface {
 	ToPlacementOutputWithContext(context.Context) PlacementOutput
 }
 
+// Where the worker runs: exactly one of mode (smart), region, host or hostname.
 type PlacementArgs struct {
 	// A host:port probed at layer 4 (e.g. a database) to run near.
 	Host pulumi.StringPtrInput `pulumi:"host"`
@@ -3559,6 +3636,7 @@ func (i *placementPtrType) ToPlacementPtrOutputWithContext(ctx context.Context) 
 	return pulumi.ToOutputWithContext(ctx, i).(PlacementPtrOutput)
 }
 
+// Where the worker runs: exactly one of mode (smart), region, host or hostname.
 type PlacementOutput struct{ *pulumi.OutputState }
 
 func (PlacementOutput) ElementType() reflect.Type {
@@ -4039,11 +4117,16 @@ func (o R2BindingArrayOutput) Index(i pulumi.IntInput) R2BindingOutput {
 	}).(R2BindingOutput)
 }
 
+// A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
 type RateLimitBinding struct {
-	Binding     string `pulumi:"binding"`
-	Limit       int    `pulumi:"limit"`
+	// The name the worker calls the limiter under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// How many requests a key may make per period.
+	Limit int `pulumi:"limit"`
+	// The limiter's namespace ID (a positive integer as text), unique in the account.
 	NamespaceId string `pulumi:"namespaceId"`
-	Period      int    `pulumi:"period"`
+	// The period in seconds: 10 or 60.
+	Period int `pulumi:"period"`
 }
 
 // RateLimitBindingInput is an input type that accepts RateLimitBindingArgs and RateLimitBindingOutput values.
@@ -4057,11 +4140,16 @@ type RateLimitBindingInput interface {
 	ToRateLimitBindingOutputWithContext(context.Context) RateLimitBindingOutput
 }
 
+// A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
 type RateLimitBindingArgs struct {
-	Binding     pulumi.StringInput `pulumi:"binding"`
-	Limit       pulumi.IntInput    `pulumi:"limit"`
+	// The name the worker calls the limiter under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// How many requests a key may make per period.
+	Limit pulumi.IntInput `pulumi:"limit"`
+	// The limiter's namespace ID (a positive integer as text), unique in the account.
 	NamespaceId pulumi.StringInput `pulumi:"namespaceId"`
-	Period      pulumi.IntInput    `pulumi:"period"`
+	// The period in seconds: 10 or 60.
+	Period pulumi.IntInput `pulumi:"period"`
 }
 
 func (RateLimitBindingArgs) ElementType() reflect.Type {
@@ -4101,6 +4189,7 @@ func (i RateLimitBindingArray) ToRateLimitBindingArrayOutputWithContext(ctx cont
 	return pulumi.ToOutputWithContext(ctx, i).(RateLimitBindingArrayOutput)
 }
 
+// A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
 type RateLimitBindingOutput struct{ *pulumi.OutputState }
 
 func (RateLimitBindingOutput) ElementType() reflect.Type {
@@ -4115,18 +4204,22 @@ func (o RateLimitBindingOutput) ToRateLimitBindingOutputWithContext(ctx context.
 	return o
 }
 
+// The name the worker calls the limiter under (env.<binding>).
 func (o RateLimitBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v RateLimitBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// How many requests a key may make per period.
 func (o RateLimitBindingOutput) Limit() pulumi.IntOutput {
 	return o.ApplyT(func(v RateLimitBinding) int { return v.Limit }).(pulumi.IntOutput)
 }
 
+// The limiter's namespace ID (a positive integer as text), unique in the account.
 func (o RateLimitBindingOutput) NamespaceId() pulumi.StringOutput {
 	return o.ApplyT(func(v RateLimitBinding) string { return v.NamespaceId }).(pulumi.StringOutput)
 }
 
+// The period in seconds: 10 or 60.
 func (o RateLimitBindingOutput) Period() pulumi.IntOutput {
 	return o.ApplyT(func(v RateLimitBinding) int { return v.Period }).(pulumi.IntOutput)
 }
@@ -4367,6 +4460,7 @@ func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Resource limits per invocation.
 type ScriptLimits struct {
 	// CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
 	CpuMs int `pulumi:"cpuMs"`
@@ -4383,6 +4477,7 @@ type ScriptLimitsInput interface {
 	ToScriptLimitsOutputWithContext(context.Context) ScriptLimitsOutput
 }
 
+// Resource limits per invocation.
 type ScriptLimitsArgs struct {
 	// CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
 	CpuMs pulumi.IntInput `pulumi:"cpuMs"`
@@ -4441,6 +4536,7 @@ func (i *scriptLimitsPtrType) ToScriptLimitsPtrOutputWithContext(ctx context.Con
 	return pulumi.ToOutputWithContext(ctx, i).(ScriptLimitsPtrOutput)
 }
 
+// Resource limits per invocation.
 type ScriptLimitsOutput struct{ *pulumi.OutputState }
 
 func (ScriptLimitsOutput) ElementType() reflect.Type {
@@ -4504,10 +4600,14 @@ func (o ScriptLimitsPtrOutput) CpuMs() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// Binds one secret of a Secrets Store (a secrets_store_secret binding).
 type SecretsStoreBinding struct {
-	Binding    string `pulumi:"binding"`
+	// The name the worker reads the secret under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The secret's name in that store.
 	SecretName string `pulumi:"secretName"`
-	StoreId    string `pulumi:"storeId"`
+	// The Secrets Store's ID.
+	StoreId string `pulumi:"storeId"`
 }
 
 // SecretsStoreBindingInput is an input type that accepts SecretsStoreBindingArgs and SecretsStoreBindingOutput values.
@@ -4521,10 +4621,14 @@ type SecretsStoreBindingInput interface {
 	ToSecretsStoreBindingOutputWithContext(context.Context) SecretsStoreBindingOutput
 }
 
+// Binds one secret of a Secrets Store (a secrets_store_secret binding).
 type SecretsStoreBindingArgs struct {
-	Binding    pulumi.StringInput `pulumi:"binding"`
+	// The name the worker reads the secret under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The secret's name in that store.
 	SecretName pulumi.StringInput `pulumi:"secretName"`
-	StoreId    pulumi.StringInput `pulumi:"storeId"`
+	// The Secrets Store's ID.
+	StoreId pulumi.StringInput `pulumi:"storeId"`
 }
 
 func (SecretsStoreBindingArgs) ElementType() reflect.Type {
@@ -4564,6 +4668,7 @@ func (i SecretsStoreBindingArray) ToSecretsStoreBindingArrayOutputWithContext(ct
 	return pulumi.ToOutputWithContext(ctx, i).(SecretsStoreBindingArrayOutput)
 }
 
+// Binds one secret of a Secrets Store (a secrets_store_secret binding).
 type SecretsStoreBindingOutput struct{ *pulumi.OutputState }
 
 func (SecretsStoreBindingOutput) ElementType() reflect.Type {
@@ -4578,14 +4683,17 @@ func (o SecretsStoreBindingOutput) ToSecretsStoreBindingOutputWithContext(ctx co
 	return o
 }
 
+// The name the worker reads the secret under (env.<binding>).
 func (o SecretsStoreBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v SecretsStoreBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The secret's name in that store.
 func (o SecretsStoreBindingOutput) SecretName() pulumi.StringOutput {
 	return o.ApplyT(func(v SecretsStoreBinding) string { return v.SecretName }).(pulumi.StringOutput)
 }
 
+// The Secrets Store's ID.
 func (o SecretsStoreBindingOutput) StoreId() pulumi.StringOutput {
 	return o.ApplyT(func(v SecretsStoreBinding) string { return v.StoreId }).(pulumi.StringOutput)
 }
@@ -4610,11 +4718,16 @@ func (o SecretsStoreBindingArrayOutput) Index(i pulumi.IntInput) SecretsStoreBin
 	}).(SecretsStoreBindingOutput)
 }
 
+// Sends email through Email Routing (a send_email binding).
 type SendEmailBinding struct {
+	// The addresses mail may be sent to.
 	AllowedDestinationAddresses []string `pulumi:"allowedDestinationAddresses"`
-	AllowedSenderAddresses      []string `pulumi:"allowedSenderAddresses"`
-	Binding                     string   `pulumi:"binding"`
-	DestinationAddress          *string  `pulumi:"destinationAddress"`
+	// The addresses mail may be sent from.
+	AllowedSenderAddresses []string `pulumi:"allowedSenderAddresses"`
+	// The name the worker sends through (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The only address mail may be sent to; not with allowedDestinationAddresses.
+	DestinationAddress *string `pulumi:"destinationAddress"`
 }
 
 // SendEmailBindingInput is an input type that accepts SendEmailBindingArgs and SendEmailBindingOutput values.
@@ -4628,11 +4741,16 @@ type SendEmailBindingInput interface {
 	ToSendEmailBindingOutputWithContext(context.Context) SendEmailBindingOutput
 }
 
+// Sends email through Email Routing (a send_email binding).
 type SendEmailBindingArgs struct {
+	// The addresses mail may be sent to.
 	AllowedDestinationAddresses pulumi.StringArrayInput `pulumi:"allowedDestinationAddresses"`
-	AllowedSenderAddresses      pulumi.StringArrayInput `pulumi:"allowedSenderAddresses"`
-	Binding                     pulumi.StringInput      `pulumi:"binding"`
-	DestinationAddress          pulumi.StringPtrInput   `pulumi:"destinationAddress"`
+	// The addresses mail may be sent from.
+	AllowedSenderAddresses pulumi.StringArrayInput `pulumi:"allowedSenderAddresses"`
+	// The name the worker sends through (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The only address mail may be sent to; not with allowedDestinationAddresses.
+	DestinationAddress pulumi.StringPtrInput `pulumi:"destinationAddress"`
 }
 
 func (SendEmailBindingArgs) ElementType() reflect.Type {
@@ -4672,6 +4790,7 @@ func (i SendEmailBindingArray) ToSendEmailBindingArrayOutputWithContext(ctx cont
 	return pulumi.ToOutputWithContext(ctx, i).(SendEmailBindingArrayOutput)
 }
 
+// Sends email through Email Routing (a send_email binding).
 type SendEmailBindingOutput struct{ *pulumi.OutputState }
 
 func (SendEmailBindingOutput) ElementType() reflect.Type {
@@ -4686,18 +4805,22 @@ func (o SendEmailBindingOutput) ToSendEmailBindingOutputWithContext(ctx context.
 	return o
 }
 
+// The addresses mail may be sent to.
 func (o SendEmailBindingOutput) AllowedDestinationAddresses() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v SendEmailBinding) []string { return v.AllowedDestinationAddresses }).(pulumi.StringArrayOutput)
 }
 
+// The addresses mail may be sent from.
 func (o SendEmailBindingOutput) AllowedSenderAddresses() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v SendEmailBinding) []string { return v.AllowedSenderAddresses }).(pulumi.StringArrayOutput)
 }
 
+// The name the worker sends through (env.<binding>).
 func (o SendEmailBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v SendEmailBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The only address mail may be sent to; not with allowedDestinationAddresses.
 func (o SendEmailBindingOutput) DestinationAddress() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v SendEmailBinding) *string { return v.DestinationAddress }).(pulumi.StringPtrOutput)
 }
@@ -5090,6 +5213,7 @@ func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapsh
 	}).(SupersededSnapshotOutput)
 }
 
+// A worker receiving this worker's tail events.
 type TailConsumer struct {
 	// Its environment, if any.
 	Environment *string `pulumi:"environment"`
@@ -5110,6 +5234,7 @@ type TailConsumerInput interface {
 	ToTailConsumerOutputWithContext(context.Context) TailConsumerOutput
 }
 
+// A worker receiving this worker's tail events.
 type TailConsumerArgs struct {
 	// Its environment, if any.
 	Environment pulumi.StringPtrInput `pulumi:"environment"`
@@ -5156,6 +5281,7 @@ func (i TailConsumerArray) ToTailConsumerArrayOutputWithContext(ctx context.Cont
 	return pulumi.ToOutputWithContext(ctx, i).(TailConsumerArrayOutput)
 }
 
+// A worker receiving this worker's tail events.
 type TailConsumerOutput struct{ *pulumi.OutputState }
 
 func (TailConsumerOutput) ElementType() reflect.Type {
@@ -5402,8 +5528,11 @@ func (o UpstreamPtrOutput) WorkerBundles() pulumi.StringMapOutput {
 	}).(pulumi.StringMapOutput)
 }
 
+// Binds a Vectorize index (a vectorize binding).
 type VectorizeBinding struct {
-	Binding   string `pulumi:"binding"`
+	// The name the worker queries the index under (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The Vectorize index's name.
 	IndexName string `pulumi:"indexName"`
 }
 
@@ -5418,8 +5547,11 @@ type VectorizeBindingInput interface {
 	ToVectorizeBindingOutputWithContext(context.Context) VectorizeBindingOutput
 }
 
+// Binds a Vectorize index (a vectorize binding).
 type VectorizeBindingArgs struct {
-	Binding   pulumi.StringInput `pulumi:"binding"`
+	// The name the worker queries the index under (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The Vectorize index's name.
 	IndexName pulumi.StringInput `pulumi:"indexName"`
 }
 
@@ -5460,6 +5592,7 @@ func (i VectorizeBindingArray) ToVectorizeBindingArrayOutputWithContext(ctx cont
 	return pulumi.ToOutputWithContext(ctx, i).(VectorizeBindingArrayOutput)
 }
 
+// Binds a Vectorize index (a vectorize binding).
 type VectorizeBindingOutput struct{ *pulumi.OutputState }
 
 func (VectorizeBindingOutput) ElementType() reflect.Type {
@@ -5474,10 +5607,12 @@ func (o VectorizeBindingOutput) ToVectorizeBindingOutputWithContext(ctx context.
 	return o
 }
 
+// The name the worker queries the index under (env.<binding>).
 func (o VectorizeBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v VectorizeBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The Vectorize index's name.
 func (o VectorizeBindingOutput) IndexName() pulumi.StringOutput {
 	return o.ApplyT(func(v VectorizeBinding) string { return v.IndexName }).(pulumi.StringOutput)
 }
@@ -6283,6 +6418,7 @@ func (o WorkerBindingsPtrOutput) Services() LogicalBindingArrayOutput {
 	}).(LogicalBindingArrayOutput)
 }
 
+// A zone route: a URL pattern the worker runs on.
 type WorkerRoute struct {
 	// The route pattern, e.g. example.com/api/*.
 	Pattern string `pulumi:"pattern"`
@@ -6303,6 +6439,7 @@ type WorkerRouteInput interface {
 	ToWorkerRouteOutputWithContext(context.Context) WorkerRouteOutput
 }
 
+// A zone route: a URL pattern the worker runs on.
 type WorkerRouteArgs struct {
 	// The route pattern, e.g. example.com/api/*.
 	Pattern pulumi.StringInput `pulumi:"pattern"`
@@ -6349,6 +6486,7 @@ func (i WorkerRouteArray) ToWorkerRouteArrayOutputWithContext(ctx context.Contex
 	return pulumi.ToOutputWithContext(ctx, i).(WorkerRouteArrayOutput)
 }
 
+// A zone route: a URL pattern the worker runs on.
 type WorkerRouteOutput struct{ *pulumi.OutputState }
 
 func (WorkerRouteOutput) ElementType() reflect.Type {
@@ -6398,11 +6536,16 @@ func (o WorkerRouteArrayOutput) Index(i pulumi.IntInput) WorkerRouteOutput {
 	}).(WorkerRouteOutput)
 }
 
+// Binds a Workflow (a workflow binding).
 type WorkflowBinding struct {
-	Binding      string  `pulumi:"binding"`
-	ClassName    *string `pulumi:"className"`
-	ScriptName   *string `pulumi:"scriptName"`
-	WorkflowName string  `pulumi:"workflowName"`
+	// The name the worker starts instances through (env.<binding>).
+	Binding string `pulumi:"binding"`
+	// The class implementing the Workflow, when this script implements it.
+	ClassName *string `pulumi:"className"`
+	// The script implementing the Workflow, when it is not this one.
+	ScriptName *string `pulumi:"scriptName"`
+	// The Workflow's name.
+	WorkflowName string `pulumi:"workflowName"`
 }
 
 // WorkflowBindingInput is an input type that accepts WorkflowBindingArgs and WorkflowBindingOutput values.
@@ -6416,11 +6559,16 @@ type WorkflowBindingInput interface {
 	ToWorkflowBindingOutputWithContext(context.Context) WorkflowBindingOutput
 }
 
+// Binds a Workflow (a workflow binding).
 type WorkflowBindingArgs struct {
-	Binding      pulumi.StringInput    `pulumi:"binding"`
-	ClassName    pulumi.StringPtrInput `pulumi:"className"`
-	ScriptName   pulumi.StringPtrInput `pulumi:"scriptName"`
-	WorkflowName pulumi.StringInput    `pulumi:"workflowName"`
+	// The name the worker starts instances through (env.<binding>).
+	Binding pulumi.StringInput `pulumi:"binding"`
+	// The class implementing the Workflow, when this script implements it.
+	ClassName pulumi.StringPtrInput `pulumi:"className"`
+	// The script implementing the Workflow, when it is not this one.
+	ScriptName pulumi.StringPtrInput `pulumi:"scriptName"`
+	// The Workflow's name.
+	WorkflowName pulumi.StringInput `pulumi:"workflowName"`
 }
 
 func (WorkflowBindingArgs) ElementType() reflect.Type {
@@ -6460,6 +6608,7 @@ func (i WorkflowBindingArray) ToWorkflowBindingArrayOutputWithContext(ctx contex
 	return pulumi.ToOutputWithContext(ctx, i).(WorkflowBindingArrayOutput)
 }
 
+// Binds a Workflow (a workflow binding).
 type WorkflowBindingOutput struct{ *pulumi.OutputState }
 
 func (WorkflowBindingOutput) ElementType() reflect.Type {
@@ -6474,18 +6623,22 @@ func (o WorkflowBindingOutput) ToWorkflowBindingOutputWithContext(ctx context.Co
 	return o
 }
 
+// The name the worker starts instances through (env.<binding>).
 func (o WorkflowBindingOutput) Binding() pulumi.StringOutput {
 	return o.ApplyT(func(v WorkflowBinding) string { return v.Binding }).(pulumi.StringOutput)
 }
 
+// The class implementing the Workflow, when this script implements it.
 func (o WorkflowBindingOutput) ClassName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v WorkflowBinding) *string { return v.ClassName }).(pulumi.StringPtrOutput)
 }
 
+// The script implementing the Workflow, when it is not this one.
 func (o WorkflowBindingOutput) ScriptName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v WorkflowBinding) *string { return v.ScriptName }).(pulumi.StringPtrOutput)
 }
 
+// The Workflow's name.
 func (o WorkflowBindingOutput) WorkflowName() pulumi.StringOutput {
 	return o.ApplyT(func(v WorkflowBinding) string { return v.WorkflowName }).(pulumi.StringOutput)
 }

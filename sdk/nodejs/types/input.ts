@@ -31,11 +31,23 @@ export interface AccessArgs {
     unsafeAllowAllUsers?: pulumi.Input<boolean | undefined>;
 }
 
+/**
+ * Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
+ */
 export interface AnalyticsBindingArgs {
+    /**
+     * The name the worker writes through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The dataset's name; Cloudflare uses the binding name when unset.
+     */
     dataset?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * A custom domain: a hostname the worker serves as its origin.
+ */
 export interface CustomDomainArgs {
     /**
      * The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
@@ -91,9 +103,21 @@ export interface DaytonaSettingsArgs {
     target?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
+ */
 export interface DispatchBindingArgs {
+    /**
+     * The name the worker dispatches through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The dispatch namespace's name.
+     */
     namespace: pulumi.Input<string>;
+    /**
+     * A worker that receives the dispatched scripts' outbound requests.
+     */
     outboundService?: pulumi.Input<string | undefined>;
 }
 
@@ -115,9 +139,21 @@ export interface DurableObjectBindingArgs {
     scriptName?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
+ */
 export interface GenericBindingArgs {
+    /**
+     * The name the worker reads it under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The binding's other properties, in the API's own (snake_case) names.
+     */
     properties?: pulumi.Input<{[key: string]: any} | undefined>;
+    /**
+     * The binding's type as Cloudflare's API names it (e.g. pipelines).
+     */
     type: pulumi.Input<string>;
 }
 
@@ -157,8 +193,17 @@ export interface GithubBotArgs {
     webhookSecret?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Binds a Hyperdrive configuration (a hyperdrive binding).
+ */
 export interface HyperdriveBindingArgs {
+    /**
+     * The name the worker connects through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The Hyperdrive configuration's ID.
+     */
     id: pulumi.Input<string>;
 }
 
@@ -206,8 +251,17 @@ export interface InstallationWorkerArgs {
     vars?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
 }
 
+/**
+ * A JSON value in the worker's env (a json binding).
+ */
 export interface JSONBindingArgs {
+    /**
+     * The name the worker reads the value under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The value, any JSON (object, list, string, number or boolean).
+     */
     value: any;
 }
 
@@ -265,8 +319,17 @@ export interface LogicalBindingArgs {
     target?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
+ */
 export interface MTLSBindingArgs {
+    /**
+     * The name the worker fetches through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The uploaded certificate's ID.
+     */
     certificateId: pulumi.Input<string>;
 }
 
@@ -320,7 +383,13 @@ export interface ModalSettingsArgs {
     workspace?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * A binding with nothing but its name (ai, browser, version_metadata).
+ */
 export interface NamedBindingArgs {
+    /**
+     * The name the worker reads it under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
 }
 
@@ -338,6 +407,9 @@ export interface OAuthClientArgs {
     clientSecret: pulumi.Input<string>;
 }
 
+/**
+ * Workers Logs and observability settings.
+ */
 export interface ObservabilityArgs {
     /**
      * Turn Workers Logs on.
@@ -353,6 +425,9 @@ export interface ObservabilityArgs {
     logs?: pulumi.Input<inputs.ObservabilityLogsArgs | undefined>;
 }
 
+/**
+ * Workers Logs' persisted logs.
+ */
 export interface ObservabilityLogsArgs {
     /**
      * Persist the worker's logs.
@@ -368,6 +443,9 @@ export interface ObservabilityLogsArgs {
     invocationLogs?: pulumi.Input<boolean | undefined>;
 }
 
+/**
+ * Where the worker runs: exactly one of mode (smart), region, host or hostname.
+ */
 export interface PlacementArgs {
     /**
      * A host:port probed at layer 4 (e.g. a database) to run near.
@@ -449,10 +527,25 @@ export interface R2BindingArgs {
     bucketName: pulumi.Input<string>;
 }
 
+/**
+ * A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
+ */
 export interface RateLimitBindingArgs {
+    /**
+     * The name the worker calls the limiter under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * How many requests a key may make per period.
+     */
     limit: pulumi.Input<number>;
+    /**
+     * The limiter's namespace ID (a positive integer as text), unique in the account.
+     */
     namespaceId: pulumi.Input<string>;
+    /**
+     * The period in seconds: 10 or 60.
+     */
     period: pulumi.Input<number>;
 }
 
@@ -482,6 +575,9 @@ export interface SandboxArgs {
     provider?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Resource limits per invocation.
+ */
 export interface ScriptLimitsArgs {
     /**
      * CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
@@ -489,16 +585,43 @@ export interface ScriptLimitsArgs {
     cpuMs: pulumi.Input<number>;
 }
 
+/**
+ * Binds one secret of a Secrets Store (a secrets_store_secret binding).
+ */
 export interface SecretsStoreBindingArgs {
+    /**
+     * The name the worker reads the secret under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The secret's name in that store.
+     */
     secretName: pulumi.Input<string>;
+    /**
+     * The Secrets Store's ID.
+     */
     storeId: pulumi.Input<string>;
 }
 
+/**
+ * Sends email through Email Routing (a send_email binding).
+ */
 export interface SendEmailBindingArgs {
+    /**
+     * The addresses mail may be sent to.
+     */
     allowedDestinationAddresses?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The addresses mail may be sent from.
+     */
     allowedSenderAddresses?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The name the worker sends through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The only address mail may be sent to; not with allowedDestinationAddresses.
+     */
     destinationAddress?: pulumi.Input<string | undefined>;
 }
 
@@ -542,6 +665,9 @@ export interface SlackArgs {
     triggersEnabled?: pulumi.Input<boolean | undefined>;
 }
 
+/**
+ * A worker receiving this worker's tail events.
+ */
 export interface TailConsumerArgs {
     /**
      * Its environment, if any.
@@ -579,8 +705,17 @@ export interface UpstreamArgs {
     workerBundles?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
 }
 
+/**
+ * Binds a Vectorize index (a vectorize binding).
+ */
 export interface VectorizeBindingArgs {
+    /**
+     * The name the worker queries the index under (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The Vectorize index's name.
+     */
     indexName: pulumi.Input<string>;
 }
 
@@ -690,6 +825,9 @@ export interface WorkerBindingsArgs {
     services?: pulumi.Input<pulumi.Input<inputs.LogicalBindingArgs>[] | undefined>;
 }
 
+/**
+ * A zone route: a URL pattern the worker runs on.
+ */
 export interface WorkerRouteArgs {
     /**
      * The route pattern, e.g. example.com/api/*.
@@ -705,9 +843,24 @@ export interface WorkerRouteArgs {
     zoneName?: pulumi.Input<string | undefined>;
 }
 
+/**
+ * Binds a Workflow (a workflow binding).
+ */
 export interface WorkflowBindingArgs {
+    /**
+     * The name the worker starts instances through (env.<binding>).
+     */
     binding: pulumi.Input<string>;
+    /**
+     * The class implementing the Workflow, when this script implements it.
+     */
     className?: pulumi.Input<string | undefined>;
+    /**
+     * The script implementing the Workflow, when it is not this one.
+     */
     scriptName?: pulumi.Input<string | undefined>;
+    /**
+     * The Workflow's name.
+     */
     workflowName: pulumi.Input<string>;
 }

@@ -5,8 +5,17 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+/**
+ * Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
+ */
 export interface AnalyticsBinding {
+    /**
+     * The name the worker writes through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The dataset's name; Cloudflare uses the binding name when unset.
+     */
     dataset?: string;
 }
 
@@ -32,6 +41,9 @@ export interface AppliedMigration {
     version: string;
 }
 
+/**
+ * A custom domain: a hostname the worker serves as its origin.
+ */
 export interface CustomDomain {
     /**
      * The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
@@ -61,9 +73,21 @@ export interface D1Binding {
     databaseId: string;
 }
 
+/**
+ * Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
+ */
 export interface DispatchBinding {
+    /**
+     * The name the worker dispatches through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The dispatch namespace's name.
+     */
     namespace: string;
+    /**
+     * A worker that receives the dispatched scripts' outbound requests.
+     */
     outboundService?: string;
 }
 
@@ -85,19 +109,49 @@ export interface DurableObjectBinding {
     scriptName?: string;
 }
 
+/**
+ * Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
+ */
 export interface GenericBinding {
+    /**
+     * The name the worker reads it under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The binding's other properties, in the API's own (snake_case) names.
+     */
     properties?: {[key: string]: any};
+    /**
+     * The binding's type as Cloudflare's API names it (e.g. pipelines).
+     */
     type: string;
 }
 
+/**
+ * Binds a Hyperdrive configuration (a hyperdrive binding).
+ */
 export interface HyperdriveBinding {
+    /**
+     * The name the worker connects through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The Hyperdrive configuration's ID.
+     */
     id: string;
 }
 
+/**
+ * A JSON value in the worker's env (a json binding).
+ */
 export interface JSONBinding {
+    /**
+     * The name the worker reads the value under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The value, any JSON (object, list, string, number or boolean).
+     */
     value: any;
 }
 
@@ -115,8 +169,17 @@ export interface KvBinding {
     namespaceId: string;
 }
 
+/**
+ * Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
+ */
 export interface MTLSBinding {
+    /**
+     * The name the worker fetches through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The uploaded certificate's ID.
+     */
     certificateId: string;
 }
 
@@ -134,10 +197,19 @@ export interface ModalSecret {
     values: {[key: string]: string};
 }
 
+/**
+ * A binding with nothing but its name (ai, browser, version_metadata).
+ */
 export interface NamedBinding {
+    /**
+     * The name the worker reads it under (env.<binding>).
+     */
     binding: string;
 }
 
+/**
+ * Workers Logs and observability settings.
+ */
 export interface Observability {
     /**
      * Turn Workers Logs on.
@@ -153,6 +225,9 @@ export interface Observability {
     logs?: outputs.ObservabilityLogs;
 }
 
+/**
+ * Workers Logs' persisted logs.
+ */
 export interface ObservabilityLogs {
     /**
      * Persist the worker's logs.
@@ -168,6 +243,9 @@ export interface ObservabilityLogs {
     invocationLogs?: boolean;
 }
 
+/**
+ * Where the worker runs: exactly one of mode (smart), region, host or hostname.
+ */
 export interface Placement {
     /**
      * A host:port probed at layer 4 (e.g. a database) to run near.
@@ -249,13 +327,31 @@ export interface R2Binding {
     bucketName: string;
 }
 
+/**
+ * A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
+ */
 export interface RateLimitBinding {
+    /**
+     * The name the worker calls the limiter under (env.<binding>).
+     */
     binding: string;
+    /**
+     * How many requests a key may make per period.
+     */
     limit: number;
+    /**
+     * The limiter's namespace ID (a positive integer as text), unique in the account.
+     */
     namespaceId: string;
+    /**
+     * The period in seconds: 10 or 60.
+     */
     period: number;
 }
 
+/**
+ * Resource limits per invocation.
+ */
 export interface ScriptLimits {
     /**
      * CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
@@ -263,16 +359,43 @@ export interface ScriptLimits {
     cpuMs: number;
 }
 
+/**
+ * Binds one secret of a Secrets Store (a secrets_store_secret binding).
+ */
 export interface SecretsStoreBinding {
+    /**
+     * The name the worker reads the secret under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The secret's name in that store.
+     */
     secretName: string;
+    /**
+     * The Secrets Store's ID.
+     */
     storeId: string;
 }
 
+/**
+ * Sends email through Email Routing (a send_email binding).
+ */
 export interface SendEmailBinding {
+    /**
+     * The addresses mail may be sent to.
+     */
     allowedDestinationAddresses?: string[];
+    /**
+     * The addresses mail may be sent from.
+     */
     allowedSenderAddresses?: string[];
+    /**
+     * The name the worker sends through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The only address mail may be sent to; not with allowedDestinationAddresses.
+     */
     destinationAddress?: string;
 }
 
@@ -308,6 +431,9 @@ export interface SupersededSnapshot {
     retiredAt: string;
 }
 
+/**
+ * A worker receiving this worker's tail events.
+ */
 export interface TailConsumer {
     /**
      * Its environment, if any.
@@ -323,8 +449,17 @@ export interface TailConsumer {
     service: string;
 }
 
+/**
+ * Binds a Vectorize index (a vectorize binding).
+ */
 export interface VectorizeBinding {
+    /**
+     * The name the worker queries the index under (env.<binding>).
+     */
     binding: string;
+    /**
+     * The Vectorize index's name.
+     */
     indexName: string;
 }
 
@@ -362,6 +497,9 @@ export interface WorkerAssets {
     runWorkerFirstRoutes?: string[];
 }
 
+/**
+ * A zone route: a URL pattern the worker runs on.
+ */
 export interface WorkerRoute {
     /**
      * The route pattern, e.g. example.com/api/*.
@@ -377,10 +515,25 @@ export interface WorkerRoute {
     zoneName?: string;
 }
 
+/**
+ * Binds a Workflow (a workflow binding).
+ */
 export interface WorkflowBinding {
+    /**
+     * The name the worker starts instances through (env.<binding>).
+     */
     binding: string;
+    /**
+     * The class implementing the Workflow, when this script implements it.
+     */
     className?: string;
+    /**
+     * The script implementing the Workflow, when it is not this one.
+     */
     scriptName?: string;
+    /**
+     * The Workflow's name.
+     */
     workflowName: string;
 }
 

@@ -220,14 +220,29 @@ class AccessArgs:
 
 
 class AnalyticsBindingArgsDict(TypedDict):
+    """
+    Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker writes through (env.<binding>).
+    """
     dataset: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The dataset's name; Cloudflare uses the binding name when unset.
+    """
 
 @pulumi.input_type
 class AnalyticsBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  dataset: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker writes through (env.<binding>).
+        :param pulumi.Input[_builtins.str] dataset: The dataset's name; Cloudflare uses the binding name when unset.
+        """
         pulumi.set(__self__, "binding", binding)
         if dataset is not None:
             pulumi.set(__self__, "dataset", dataset)
@@ -235,6 +250,9 @@ class AnalyticsBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker writes through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -244,6 +262,9 @@ class AnalyticsBindingArgs:
     @_builtins.property
     @pulumi.getter
     def dataset(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The dataset's name; Cloudflare uses the binding name when unset.
+        """
         return pulumi.get(self, "dataset")
 
     @dataset.setter
@@ -252,6 +273,9 @@ class AnalyticsBindingArgs:
 
 
 class CustomDomainArgsDict(TypedDict):
+    """
+    A custom domain: a hostname the worker serves as its origin.
+    """
     hostname: pulumi.Input[_builtins.str]
     """
     The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
@@ -272,6 +296,8 @@ class CustomDomainArgs:
                  zone_id: pulumi.Input[Optional[_builtins.str]] = None,
                  zone_name: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        A custom domain: a hostname the worker serves as its origin.
+
         :param pulumi.Input[_builtins.str] hostname: The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
         :param pulumi.Input[_builtins.str] zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
         :param pulumi.Input[_builtins.str] zone_name: The zone's name (e.g. example.com), looked up in the account.
@@ -486,9 +512,21 @@ class DaytonaSettingsArgs:
 
 
 class DispatchBindingArgsDict(TypedDict):
+    """
+    Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker dispatches through (env.<binding>).
+    """
     namespace: pulumi.Input[_builtins.str]
+    """
+    The dispatch namespace's name.
+    """
     outbound_service: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A worker that receives the dispatched scripts' outbound requests.
+    """
 
 @pulumi.input_type
 class DispatchBindingArgs:
@@ -496,6 +534,13 @@ class DispatchBindingArgs:
                  binding: pulumi.Input[_builtins.str],
                  namespace: pulumi.Input[_builtins.str],
                  outbound_service: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker dispatches through (env.<binding>).
+        :param pulumi.Input[_builtins.str] namespace: The dispatch namespace's name.
+        :param pulumi.Input[_builtins.str] outbound_service: A worker that receives the dispatched scripts' outbound requests.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "namespace", namespace)
         if outbound_service is not None:
@@ -504,6 +549,9 @@ class DispatchBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker dispatches through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -513,6 +561,9 @@ class DispatchBindingArgs:
     @_builtins.property
     @pulumi.getter
     def namespace(self) -> pulumi.Input[_builtins.str]:
+        """
+        The dispatch namespace's name.
+        """
         return pulumi.get(self, "namespace")
 
     @namespace.setter
@@ -522,6 +573,9 @@ class DispatchBindingArgs:
     @_builtins.property
     @pulumi.getter(name="outboundService")
     def outbound_service(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A worker that receives the dispatched scripts' outbound requests.
+        """
         return pulumi.get(self, "outbound_service")
 
     @outbound_service.setter
@@ -602,9 +656,21 @@ class DurableObjectBindingArgs:
 
 
 class GenericBindingArgsDict(TypedDict):
+    """
+    Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reads it under (env.<binding>).
+    """
     type: pulumi.Input[_builtins.str]
+    """
+    The binding's type as Cloudflare's API names it (e.g. pipelines).
+    """
     properties: NotRequired[pulumi.Input[Optional[Mapping[str, Any]]]]
+    """
+    The binding's other properties, in the API's own (snake_case) names.
+    """
 
 @pulumi.input_type
 class GenericBindingArgs:
@@ -612,6 +678,13 @@ class GenericBindingArgs:
                  binding: pulumi.Input[_builtins.str],
                  type: pulumi.Input[_builtins.str],
                  properties: pulumi.Input[Optional[Mapping[str, Any]]] = None):
+        """
+        Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reads it under (env.<binding>).
+        :param pulumi.Input[_builtins.str] type: The binding's type as Cloudflare's API names it (e.g. pipelines).
+        :param pulumi.Input[Mapping[str, Any]] properties: The binding's other properties, in the API's own (snake_case) names.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "type", type)
         if properties is not None:
@@ -620,6 +693,9 @@ class GenericBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reads it under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -629,6 +705,9 @@ class GenericBindingArgs:
     @_builtins.property
     @pulumi.getter
     def type(self) -> pulumi.Input[_builtins.str]:
+        """
+        The binding's type as Cloudflare's API names it (e.g. pipelines).
+        """
         return pulumi.get(self, "type")
 
     @type.setter
@@ -638,6 +717,9 @@ class GenericBindingArgs:
     @_builtins.property
     @pulumi.getter
     def properties(self) -> pulumi.Input[Optional[Mapping[str, Any]]]:
+        """
+        The binding's other properties, in the API's own (snake_case) names.
+        """
         return pulumi.get(self, "properties")
 
     @properties.setter
@@ -791,20 +873,38 @@ class GithubBotArgs:
 
 
 class HyperdriveBindingArgsDict(TypedDict):
+    """
+    Binds a Hyperdrive configuration (a hyperdrive binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker connects through (env.<binding>).
+    """
     id: pulumi.Input[_builtins.str]
+    """
+    The Hyperdrive configuration's ID.
+    """
 
 @pulumi.input_type
 class HyperdriveBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  id: pulumi.Input[_builtins.str]):
+        """
+        Binds a Hyperdrive configuration (a hyperdrive binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker connects through (env.<binding>).
+        :param pulumi.Input[_builtins.str] id: The Hyperdrive configuration's ID.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "id", id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker connects through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -814,6 +914,9 @@ class HyperdriveBindingArgs:
     @_builtins.property
     @pulumi.getter
     def id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Hyperdrive configuration's ID.
+        """
         return pulumi.get(self, "id")
 
     @id.setter
@@ -1007,20 +1110,38 @@ class InstallationWorkerArgs:
 
 
 class JSONBindingArgsDict(TypedDict):
+    """
+    A JSON value in the worker's env (a json binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reads the value under (env.<binding>).
+    """
     value: Any
+    """
+    The value, any JSON (object, list, string, number or boolean).
+    """
 
 @pulumi.input_type
 class JSONBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  value: Any):
+        """
+        A JSON value in the worker's env (a json binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reads the value under (env.<binding>).
+        :param Any value: The value, any JSON (object, list, string, number or boolean).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "value", value)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reads the value under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -1030,6 +1151,9 @@ class JSONBindingArgs:
     @_builtins.property
     @pulumi.getter
     def value(self) -> Any:
+        """
+        The value, any JSON (object, list, string, number or boolean).
+        """
         return pulumi.get(self, "value")
 
     @value.setter
@@ -1257,20 +1381,38 @@ class LogicalBindingArgs:
 
 
 class MTLSBindingArgsDict(TypedDict):
+    """
+    Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker fetches through (env.<binding>).
+    """
     certificate_id: pulumi.Input[_builtins.str]
+    """
+    The uploaded certificate's ID.
+    """
 
 @pulumi.input_type
 class MTLSBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  certificate_id: pulumi.Input[_builtins.str]):
+        """
+        Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker fetches through (env.<binding>).
+        :param pulumi.Input[_builtins.str] certificate_id: The uploaded certificate's ID.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "certificate_id", certificate_id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker fetches through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -1280,6 +1422,9 @@ class MTLSBindingArgs:
     @_builtins.property
     @pulumi.getter(name="certificateId")
     def certificate_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The uploaded certificate's ID.
+        """
         return pulumi.get(self, "certificate_id")
 
     @certificate_id.setter
@@ -1488,17 +1633,31 @@ class ModalSettingsArgs:
 
 
 class NamedBindingArgsDict(TypedDict):
+    """
+    A binding with nothing but its name (ai, browser, version_metadata).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reads it under (env.<binding>).
+    """
 
 @pulumi.input_type
 class NamedBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str]):
+        """
+        A binding with nothing but its name (ai, browser, version_metadata).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reads it under (env.<binding>).
+        """
         pulumi.set(__self__, "binding", binding)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reads it under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -1559,6 +1718,9 @@ class OAuthClientArgs:
 
 
 class ObservabilityArgsDict(TypedDict):
+    """
+    Workers Logs and observability settings.
+    """
     enabled: pulumi.Input[_builtins.bool]
     """
     Turn Workers Logs on.
@@ -1579,6 +1741,8 @@ class ObservabilityArgs:
                  head_sampling_rate: pulumi.Input[Optional[_builtins.float]] = None,
                  logs: pulumi.Input[Optional['ObservabilityLogsArgs']] = None):
         """
+        Workers Logs and observability settings.
+
         :param pulumi.Input[_builtins.bool] enabled: Turn Workers Logs on.
         :param pulumi.Input[_builtins.float] head_sampling_rate: Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
         :param pulumi.Input['ObservabilityLogsArgs'] logs: Persisted logs: enabled, invocation logs, their own sampling rate.
@@ -1627,6 +1791,9 @@ class ObservabilityArgs:
 
 
 class ObservabilityLogsArgsDict(TypedDict):
+    """
+    Workers Logs' persisted logs.
+    """
     enabled: pulumi.Input[_builtins.bool]
     """
     Persist the worker's logs.
@@ -1647,6 +1814,8 @@ class ObservabilityLogsArgs:
                  head_sampling_rate: pulumi.Input[Optional[_builtins.float]] = None,
                  invocation_logs: pulumi.Input[Optional[_builtins.bool]] = None):
         """
+        Workers Logs' persisted logs.
+
         :param pulumi.Input[_builtins.bool] enabled: Persist the worker's logs.
         :param pulumi.Input[_builtins.float] head_sampling_rate: Share of invocations whose logs are kept, 0 to 1.
         :param pulumi.Input[_builtins.bool] invocation_logs: Log each invocation (request and outcome) as well. Defaults to true.
@@ -1695,6 +1864,9 @@ class ObservabilityLogsArgs:
 
 
 class PlacementArgsDict(TypedDict):
+    """
+    Where the worker runs: exactly one of mode (smart), region, host or hostname.
+    """
     host: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     A host:port probed at layer 4 (e.g. a database) to run near.
@@ -1720,6 +1892,8 @@ class PlacementArgs:
                  mode: pulumi.Input[Optional[_builtins.str]] = None,
                  region: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        Where the worker runs: exactly one of mode (smart), region, host or hostname.
+
         :param pulumi.Input[_builtins.str] host: A host:port probed at layer 4 (e.g. a database) to run near.
         :param pulumi.Input[_builtins.str] hostname: A hostname probed at layer 7 (an API) to run near.
         :param pulumi.Input[_builtins.str] mode: "smart": Cloudflare places the worker near the back ends it calls most.
@@ -2041,10 +2215,25 @@ class R2BindingArgs:
 
 
 class RateLimitBindingArgsDict(TypedDict):
+    """
+    A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker calls the limiter under (env.<binding>).
+    """
     limit: pulumi.Input[_builtins.int]
+    """
+    How many requests a key may make per period.
+    """
     namespace_id: pulumi.Input[_builtins.str]
+    """
+    The limiter's namespace ID (a positive integer as text), unique in the account.
+    """
     period: pulumi.Input[_builtins.int]
+    """
+    The period in seconds: 10 or 60.
+    """
 
 @pulumi.input_type
 class RateLimitBindingArgs:
@@ -2053,6 +2242,14 @@ class RateLimitBindingArgs:
                  limit: pulumi.Input[_builtins.int],
                  namespace_id: pulumi.Input[_builtins.str],
                  period: pulumi.Input[_builtins.int]):
+        """
+        A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker calls the limiter under (env.<binding>).
+        :param pulumi.Input[_builtins.int] limit: How many requests a key may make per period.
+        :param pulumi.Input[_builtins.str] namespace_id: The limiter's namespace ID (a positive integer as text), unique in the account.
+        :param pulumi.Input[_builtins.int] period: The period in seconds: 10 or 60.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "limit", limit)
         pulumi.set(__self__, "namespace_id", namespace_id)
@@ -2061,6 +2258,9 @@ class RateLimitBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker calls the limiter under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -2070,6 +2270,9 @@ class RateLimitBindingArgs:
     @_builtins.property
     @pulumi.getter
     def limit(self) -> pulumi.Input[_builtins.int]:
+        """
+        How many requests a key may make per period.
+        """
         return pulumi.get(self, "limit")
 
     @limit.setter
@@ -2079,6 +2282,9 @@ class RateLimitBindingArgs:
     @_builtins.property
     @pulumi.getter(name="namespaceId")
     def namespace_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The limiter's namespace ID (a positive integer as text), unique in the account.
+        """
         return pulumi.get(self, "namespace_id")
 
     @namespace_id.setter
@@ -2088,6 +2294,9 @@ class RateLimitBindingArgs:
     @_builtins.property
     @pulumi.getter
     def period(self) -> pulumi.Input[_builtins.int]:
+        """
+        The period in seconds: 10 or 60.
+        """
         return pulumi.get(self, "period")
 
     @period.setter
@@ -2210,6 +2419,9 @@ class SandboxArgs:
 
 
 class ScriptLimitsArgsDict(TypedDict):
+    """
+    Resource limits per invocation.
+    """
     cpu_ms: pulumi.Input[_builtins.int]
     """
     CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
@@ -2220,6 +2432,8 @@ class ScriptLimitsArgs:
     def __init__(__self__, *,
                  cpu_ms: pulumi.Input[_builtins.int]):
         """
+        Resource limits per invocation.
+
         :param pulumi.Input[_builtins.int] cpu_ms: CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
         """
         pulumi.set(__self__, "cpu_ms", cpu_ms)
@@ -2238,9 +2452,21 @@ class ScriptLimitsArgs:
 
 
 class SecretsStoreBindingArgsDict(TypedDict):
+    """
+    Binds one secret of a Secrets Store (a secrets_store_secret binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker reads the secret under (env.<binding>).
+    """
     secret_name: pulumi.Input[_builtins.str]
+    """
+    The secret's name in that store.
+    """
     store_id: pulumi.Input[_builtins.str]
+    """
+    The Secrets Store's ID.
+    """
 
 @pulumi.input_type
 class SecretsStoreBindingArgs:
@@ -2248,6 +2474,13 @@ class SecretsStoreBindingArgs:
                  binding: pulumi.Input[_builtins.str],
                  secret_name: pulumi.Input[_builtins.str],
                  store_id: pulumi.Input[_builtins.str]):
+        """
+        Binds one secret of a Secrets Store (a secrets_store_secret binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker reads the secret under (env.<binding>).
+        :param pulumi.Input[_builtins.str] secret_name: The secret's name in that store.
+        :param pulumi.Input[_builtins.str] store_id: The Secrets Store's ID.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "secret_name", secret_name)
         pulumi.set(__self__, "store_id", store_id)
@@ -2255,6 +2488,9 @@ class SecretsStoreBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker reads the secret under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -2264,6 +2500,9 @@ class SecretsStoreBindingArgs:
     @_builtins.property
     @pulumi.getter(name="secretName")
     def secret_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The secret's name in that store.
+        """
         return pulumi.get(self, "secret_name")
 
     @secret_name.setter
@@ -2273,6 +2512,9 @@ class SecretsStoreBindingArgs:
     @_builtins.property
     @pulumi.getter(name="storeId")
     def store_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Secrets Store's ID.
+        """
         return pulumi.get(self, "store_id")
 
     @store_id.setter
@@ -2281,10 +2523,25 @@ class SecretsStoreBindingArgs:
 
 
 class SendEmailBindingArgsDict(TypedDict):
+    """
+    Sends email through Email Routing (a send_email binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker sends through (env.<binding>).
+    """
     allowed_destination_addresses: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    The addresses mail may be sent to.
+    """
     allowed_sender_addresses: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    The addresses mail may be sent from.
+    """
     destination_address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The only address mail may be sent to; not with allowedDestinationAddresses.
+    """
 
 @pulumi.input_type
 class SendEmailBindingArgs:
@@ -2293,6 +2550,14 @@ class SendEmailBindingArgs:
                  allowed_destination_addresses: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  allowed_sender_addresses: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  destination_address: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Sends email through Email Routing (a send_email binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker sends through (env.<binding>).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] allowed_destination_addresses: The addresses mail may be sent to.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] allowed_sender_addresses: The addresses mail may be sent from.
+        :param pulumi.Input[_builtins.str] destination_address: The only address mail may be sent to; not with allowedDestinationAddresses.
+        """
         pulumi.set(__self__, "binding", binding)
         if allowed_destination_addresses is not None:
             pulumi.set(__self__, "allowed_destination_addresses", allowed_destination_addresses)
@@ -2304,6 +2569,9 @@ class SendEmailBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker sends through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -2313,6 +2581,9 @@ class SendEmailBindingArgs:
     @_builtins.property
     @pulumi.getter(name="allowedDestinationAddresses")
     def allowed_destination_addresses(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The addresses mail may be sent to.
+        """
         return pulumi.get(self, "allowed_destination_addresses")
 
     @allowed_destination_addresses.setter
@@ -2322,6 +2593,9 @@ class SendEmailBindingArgs:
     @_builtins.property
     @pulumi.getter(name="allowedSenderAddresses")
     def allowed_sender_addresses(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The addresses mail may be sent from.
+        """
         return pulumi.get(self, "allowed_sender_addresses")
 
     @allowed_sender_addresses.setter
@@ -2331,6 +2605,9 @@ class SendEmailBindingArgs:
     @_builtins.property
     @pulumi.getter(name="destinationAddress")
     def destination_address(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The only address mail may be sent to; not with allowedDestinationAddresses.
+        """
         return pulumi.get(self, "destination_address")
 
     @destination_address.setter
@@ -2505,6 +2782,9 @@ class SlackArgs:
 
 
 class TailConsumerArgsDict(TypedDict):
+    """
+    A worker receiving this worker's tail events.
+    """
     service: pulumi.Input[_builtins.str]
     """
     The tail worker's script name.
@@ -2525,6 +2805,8 @@ class TailConsumerArgs:
                  environment: pulumi.Input[Optional[_builtins.str]] = None,
                  namespace: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        A worker receiving this worker's tail events.
+
         :param pulumi.Input[_builtins.str] service: The tail worker's script name.
         :param pulumi.Input[_builtins.str] environment: Its environment, if any.
         :param pulumi.Input[_builtins.str] namespace: Its dispatch namespace, for a Workers for Platforms tail worker.
@@ -2667,20 +2949,38 @@ class UpstreamArgs:
 
 
 class VectorizeBindingArgsDict(TypedDict):
+    """
+    Binds a Vectorize index (a vectorize binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker queries the index under (env.<binding>).
+    """
     index_name: pulumi.Input[_builtins.str]
+    """
+    The Vectorize index's name.
+    """
 
 @pulumi.input_type
 class VectorizeBindingArgs:
     def __init__(__self__, *,
                  binding: pulumi.Input[_builtins.str],
                  index_name: pulumi.Input[_builtins.str]):
+        """
+        Binds a Vectorize index (a vectorize binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker queries the index under (env.<binding>).
+        :param pulumi.Input[_builtins.str] index_name: The Vectorize index's name.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "index_name", index_name)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker queries the index under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -2690,6 +2990,9 @@ class VectorizeBindingArgs:
     @_builtins.property
     @pulumi.getter(name="indexName")
     def index_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Vectorize index's name.
+        """
         return pulumi.get(self, "index_name")
 
     @index_name.setter
@@ -3178,6 +3481,9 @@ class WorkerBindingsArgs:
 
 
 class WorkerRouteArgsDict(TypedDict):
+    """
+    A zone route: a URL pattern the worker runs on.
+    """
     pattern: pulumi.Input[_builtins.str]
     """
     The route pattern, e.g. example.com/api/*.
@@ -3198,6 +3504,8 @@ class WorkerRouteArgs:
                  zone_id: pulumi.Input[Optional[_builtins.str]] = None,
                  zone_name: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        A zone route: a URL pattern the worker runs on.
+
         :param pulumi.Input[_builtins.str] pattern: The route pattern, e.g. example.com/api/*.
         :param pulumi.Input[_builtins.str] zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
         :param pulumi.Input[_builtins.str] zone_name: The zone's name, looked up in the account.
@@ -3246,10 +3554,25 @@ class WorkerRouteArgs:
 
 
 class WorkflowBindingArgsDict(TypedDict):
+    """
+    Binds a Workflow (a workflow binding).
+    """
     binding: pulumi.Input[_builtins.str]
+    """
+    The name the worker starts instances through (env.<binding>).
+    """
     workflow_name: pulumi.Input[_builtins.str]
+    """
+    The Workflow's name.
+    """
     class_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The class implementing the Workflow, when this script implements it.
+    """
     script_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The script implementing the Workflow, when it is not this one.
+    """
 
 @pulumi.input_type
 class WorkflowBindingArgs:
@@ -3258,6 +3581,14 @@ class WorkflowBindingArgs:
                  workflow_name: pulumi.Input[_builtins.str],
                  class_name: pulumi.Input[Optional[_builtins.str]] = None,
                  script_name: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Binds a Workflow (a workflow binding).
+
+        :param pulumi.Input[_builtins.str] binding: The name the worker starts instances through (env.<binding>).
+        :param pulumi.Input[_builtins.str] workflow_name: The Workflow's name.
+        :param pulumi.Input[_builtins.str] class_name: The class implementing the Workflow, when this script implements it.
+        :param pulumi.Input[_builtins.str] script_name: The script implementing the Workflow, when it is not this one.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "workflow_name", workflow_name)
         if class_name is not None:
@@ -3268,6 +3599,9 @@ class WorkflowBindingArgs:
     @_builtins.property
     @pulumi.getter
     def binding(self) -> pulumi.Input[_builtins.str]:
+        """
+        The name the worker starts instances through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @binding.setter
@@ -3277,6 +3611,9 @@ class WorkflowBindingArgs:
     @_builtins.property
     @pulumi.getter(name="workflowName")
     def workflow_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Workflow's name.
+        """
         return pulumi.get(self, "workflow_name")
 
     @workflow_name.setter
@@ -3286,6 +3623,9 @@ class WorkflowBindingArgs:
     @_builtins.property
     @pulumi.getter(name="className")
     def class_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The class implementing the Workflow, when this script implements it.
+        """
         return pulumi.get(self, "class_name")
 
     @class_name.setter
@@ -3295,6 +3635,9 @@ class WorkflowBindingArgs:
     @_builtins.property
     @pulumi.getter(name="scriptName")
     def script_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The script implementing the Workflow, when it is not this one.
+        """
         return pulumi.get(self, "script_name")
 
     @script_name.setter

@@ -50,9 +50,18 @@ __all__ = [
 
 @pulumi.output_type
 class AnalyticsBinding(dict):
+    """
+    Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
+    """
     def __init__(__self__, *,
                  binding: _builtins.str,
                  dataset: Optional[_builtins.str] = None):
+        """
+        Writes to a Workers Analytics Engine dataset (an analytics_engine binding).
+
+        :param _builtins.str binding: The name the worker writes through (env.<binding>).
+        :param _builtins.str dataset: The dataset's name; Cloudflare uses the binding name when unset.
+        """
         pulumi.set(__self__, "binding", binding)
         if dataset is not None:
             pulumi.set(__self__, "dataset", dataset)
@@ -60,11 +69,17 @@ class AnalyticsBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker writes through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter
     def dataset(self) -> Optional[_builtins.str]:
+        """
+        The dataset's name; Cloudflare uses the binding name when unset.
+        """
         return pulumi.get(self, "dataset")
 
 
@@ -144,6 +159,9 @@ class AppliedMigration(dict):
 
 @pulumi.output_type
 class CustomDomain(dict):
+    """
+    A custom domain: a hostname the worker serves as its origin.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -168,6 +186,8 @@ class CustomDomain(dict):
                  zone_id: Optional[_builtins.str] = None,
                  zone_name: Optional[_builtins.str] = None):
         """
+        A custom domain: a hostname the worker serves as its origin.
+
         :param _builtins.str hostname: The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.
         :param _builtins.str zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
         :param _builtins.str zone_name: The zone's name (e.g. example.com), looked up in the account.
@@ -256,6 +276,9 @@ class D1Binding(dict):
 
 @pulumi.output_type
 class DispatchBinding(dict):
+    """
+    Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -277,6 +300,13 @@ class DispatchBinding(dict):
                  binding: _builtins.str,
                  namespace: _builtins.str,
                  outbound_service: Optional[_builtins.str] = None):
+        """
+        Binds a Workers for Platforms dispatch namespace (a dispatch_namespace binding).
+
+        :param _builtins.str binding: The name the worker dispatches through (env.<binding>).
+        :param _builtins.str namespace: The dispatch namespace's name.
+        :param _builtins.str outbound_service: A worker that receives the dispatched scripts' outbound requests.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "namespace", namespace)
         if outbound_service is not None:
@@ -285,16 +315,25 @@ class DispatchBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker dispatches through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter
     def namespace(self) -> _builtins.str:
+        """
+        The dispatch namespace's name.
+        """
         return pulumi.get(self, "namespace")
 
     @_builtins.property
     @pulumi.getter(name="outboundService")
     def outbound_service(self) -> Optional[_builtins.str]:
+        """
+        A worker that receives the dispatched scripts' outbound requests.
+        """
         return pulumi.get(self, "outbound_service")
 
 
@@ -365,10 +404,20 @@ class DurableObjectBinding(dict):
 
 @pulumi.output_type
 class GenericBinding(dict):
+    """
+    Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
+    """
     def __init__(__self__, *,
                  binding: _builtins.str,
                  type: _builtins.str,
                  properties: Optional[Mapping[str, Any]] = None):
+        """
+        Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
+
+        :param _builtins.str binding: The name the worker reads it under (env.<binding>).
+        :param _builtins.str type: The binding's type as Cloudflare's API names it (e.g. pipelines).
+        :param Mapping[str, Any] properties: The binding's other properties, in the API's own (snake_case) names.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "type", type)
         if properties is not None:
@@ -377,54 +426,93 @@ class GenericBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reads it under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter
     def type(self) -> _builtins.str:
+        """
+        The binding's type as Cloudflare's API names it (e.g. pipelines).
+        """
         return pulumi.get(self, "type")
 
     @_builtins.property
     @pulumi.getter
     def properties(self) -> Optional[Mapping[str, Any]]:
+        """
+        The binding's other properties, in the API's own (snake_case) names.
+        """
         return pulumi.get(self, "properties")
 
 
 @pulumi.output_type
 class HyperdriveBinding(dict):
+    """
+    Binds a Hyperdrive configuration (a hyperdrive binding).
+    """
     def __init__(__self__, *,
                  binding: _builtins.str,
                  id: _builtins.str):
+        """
+        Binds a Hyperdrive configuration (a hyperdrive binding).
+
+        :param _builtins.str binding: The name the worker connects through (env.<binding>).
+        :param _builtins.str id: The Hyperdrive configuration's ID.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "id", id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker connects through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter
     def id(self) -> _builtins.str:
+        """
+        The Hyperdrive configuration's ID.
+        """
         return pulumi.get(self, "id")
 
 
 @pulumi.output_type
 class JSONBinding(dict):
+    """
+    A JSON value in the worker's env (a json binding).
+    """
     def __init__(__self__, *,
                  binding: _builtins.str,
                  value: Any):
+        """
+        A JSON value in the worker's env (a json binding).
+
+        :param _builtins.str binding: The name the worker reads the value under (env.<binding>).
+        :param Any value: The value, any JSON (object, list, string, number or boolean).
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "value", value)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reads the value under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter
     def value(self) -> Any:
+        """
+        The value, any JSON (object, list, string, number or boolean).
+        """
         return pulumi.get(self, "value")
 
 
@@ -481,6 +569,9 @@ class KvBinding(dict):
 
 @pulumi.output_type
 class MTLSBinding(dict):
+    """
+    Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -501,17 +592,29 @@ class MTLSBinding(dict):
     def __init__(__self__, *,
                  binding: _builtins.str,
                  certificate_id: _builtins.str):
+        """
+        Presents an uploaded mTLS client certificate on the worker's requests (an mtls_certificate binding).
+
+        :param _builtins.str binding: The name the worker fetches through (env.<binding>).
+        :param _builtins.str certificate_id: The uploaded certificate's ID.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "certificate_id", certificate_id)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker fetches through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="certificateId")
     def certificate_id(self) -> _builtins.str:
+        """
+        The uploaded certificate's ID.
+        """
         return pulumi.get(self, "certificate_id")
 
 
@@ -551,18 +654,32 @@ class ModalSecret(dict):
 
 @pulumi.output_type
 class NamedBinding(dict):
+    """
+    A binding with nothing but its name (ai, browser, version_metadata).
+    """
     def __init__(__self__, *,
                  binding: _builtins.str):
+        """
+        A binding with nothing but its name (ai, browser, version_metadata).
+
+        :param _builtins.str binding: The name the worker reads it under (env.<binding>).
+        """
         pulumi.set(__self__, "binding", binding)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reads it under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
 
 @pulumi.output_type
 class Observability(dict):
+    """
+    Workers Logs and observability settings.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -585,6 +702,8 @@ class Observability(dict):
                  head_sampling_rate: Optional[_builtins.float] = None,
                  logs: Optional['outputs.ObservabilityLogs'] = None):
         """
+        Workers Logs and observability settings.
+
         :param _builtins.bool enabled: Turn Workers Logs on.
         :param _builtins.float head_sampling_rate: Share of invocations sampled, 0 to 1 (Cloudflare's default 1).
         :param 'ObservabilityLogs' logs: Persisted logs: enabled, invocation logs, their own sampling rate.
@@ -622,6 +741,9 @@ class Observability(dict):
 
 @pulumi.output_type
 class ObservabilityLogs(dict):
+    """
+    Workers Logs' persisted logs.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -646,6 +768,8 @@ class ObservabilityLogs(dict):
                  head_sampling_rate: Optional[_builtins.float] = None,
                  invocation_logs: Optional[_builtins.bool] = None):
         """
+        Workers Logs' persisted logs.
+
         :param _builtins.bool enabled: Persist the worker's logs.
         :param _builtins.float head_sampling_rate: Share of invocations whose logs are kept, 0 to 1.
         :param _builtins.bool invocation_logs: Log each invocation (request and outcome) as well. Defaults to true.
@@ -683,12 +807,17 @@ class ObservabilityLogs(dict):
 
 @pulumi.output_type
 class Placement(dict):
+    """
+    Where the worker runs: exactly one of mode (smart), region, host or hostname.
+    """
     def __init__(__self__, *,
                  host: Optional[_builtins.str] = None,
                  hostname: Optional[_builtins.str] = None,
                  mode: Optional[_builtins.str] = None,
                  region: Optional[_builtins.str] = None):
         """
+        Where the worker runs: exactly one of mode (smart), region, host or hostname.
+
         :param _builtins.str host: A host:port probed at layer 4 (e.g. a database) to run near.
         :param _builtins.str hostname: A hostname probed at layer 7 (an API) to run near.
         :param _builtins.str mode: "smart": Cloudflare places the worker near the back ends it calls most.
@@ -964,6 +1093,9 @@ class R2Binding(dict):
 
 @pulumi.output_type
 class RateLimitBinding(dict):
+    """
+    A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -986,6 +1118,14 @@ class RateLimitBinding(dict):
                  limit: _builtins.int,
                  namespace_id: _builtins.str,
                  period: _builtins.int):
+        """
+        A rate limiter: at most limit requests per period seconds for each key (a ratelimit binding).
+
+        :param _builtins.str binding: The name the worker calls the limiter under (env.<binding>).
+        :param _builtins.int limit: How many requests a key may make per period.
+        :param _builtins.str namespace_id: The limiter's namespace ID (a positive integer as text), unique in the account.
+        :param _builtins.int period: The period in seconds: 10 or 60.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "limit", limit)
         pulumi.set(__self__, "namespace_id", namespace_id)
@@ -994,26 +1134,41 @@ class RateLimitBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker calls the limiter under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter
     def limit(self) -> _builtins.int:
+        """
+        How many requests a key may make per period.
+        """
         return pulumi.get(self, "limit")
 
     @_builtins.property
     @pulumi.getter(name="namespaceId")
     def namespace_id(self) -> _builtins.str:
+        """
+        The limiter's namespace ID (a positive integer as text), unique in the account.
+        """
         return pulumi.get(self, "namespace_id")
 
     @_builtins.property
     @pulumi.getter
     def period(self) -> _builtins.int:
+        """
+        The period in seconds: 10 or 60.
+        """
         return pulumi.get(self, "period")
 
 
 @pulumi.output_type
 class ScriptLimits(dict):
+    """
+    Resource limits per invocation.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -1034,6 +1189,8 @@ class ScriptLimits(dict):
     def __init__(__self__, *,
                  cpu_ms: _builtins.int):
         """
+        Resource limits per invocation.
+
         :param _builtins.int cpu_ms: CPU time per invocation in milliseconds (1-300000; the plan's default when unset).
         """
         pulumi.set(__self__, "cpu_ms", cpu_ms)
@@ -1049,6 +1206,9 @@ class ScriptLimits(dict):
 
 @pulumi.output_type
 class SecretsStoreBinding(dict):
+    """
+    Binds one secret of a Secrets Store (a secrets_store_secret binding).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -1072,6 +1232,13 @@ class SecretsStoreBinding(dict):
                  binding: _builtins.str,
                  secret_name: _builtins.str,
                  store_id: _builtins.str):
+        """
+        Binds one secret of a Secrets Store (a secrets_store_secret binding).
+
+        :param _builtins.str binding: The name the worker reads the secret under (env.<binding>).
+        :param _builtins.str secret_name: The secret's name in that store.
+        :param _builtins.str store_id: The Secrets Store's ID.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "secret_name", secret_name)
         pulumi.set(__self__, "store_id", store_id)
@@ -1079,21 +1246,33 @@ class SecretsStoreBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker reads the secret under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="secretName")
     def secret_name(self) -> _builtins.str:
+        """
+        The secret's name in that store.
+        """
         return pulumi.get(self, "secret_name")
 
     @_builtins.property
     @pulumi.getter(name="storeId")
     def store_id(self) -> _builtins.str:
+        """
+        The Secrets Store's ID.
+        """
         return pulumi.get(self, "store_id")
 
 
 @pulumi.output_type
 class SendEmailBinding(dict):
+    """
+    Sends email through Email Routing (a send_email binding).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -1120,6 +1299,14 @@ class SendEmailBinding(dict):
                  allowed_destination_addresses: Optional[Sequence[_builtins.str]] = None,
                  allowed_sender_addresses: Optional[Sequence[_builtins.str]] = None,
                  destination_address: Optional[_builtins.str] = None):
+        """
+        Sends email through Email Routing (a send_email binding).
+
+        :param _builtins.str binding: The name the worker sends through (env.<binding>).
+        :param Sequence[_builtins.str] allowed_destination_addresses: The addresses mail may be sent to.
+        :param Sequence[_builtins.str] allowed_sender_addresses: The addresses mail may be sent from.
+        :param _builtins.str destination_address: The only address mail may be sent to; not with allowedDestinationAddresses.
+        """
         pulumi.set(__self__, "binding", binding)
         if allowed_destination_addresses is not None:
             pulumi.set(__self__, "allowed_destination_addresses", allowed_destination_addresses)
@@ -1131,21 +1318,33 @@ class SendEmailBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker sends through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="allowedDestinationAddresses")
     def allowed_destination_addresses(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        The addresses mail may be sent to.
+        """
         return pulumi.get(self, "allowed_destination_addresses")
 
     @_builtins.property
     @pulumi.getter(name="allowedSenderAddresses")
     def allowed_sender_addresses(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        The addresses mail may be sent from.
+        """
         return pulumi.get(self, "allowed_sender_addresses")
 
     @_builtins.property
     @pulumi.getter(name="destinationAddress")
     def destination_address(self) -> Optional[_builtins.str]:
+        """
+        The only address mail may be sent to; not with allowedDestinationAddresses.
+        """
         return pulumi.get(self, "destination_address")
 
 
@@ -1248,11 +1447,16 @@ class SupersededSnapshot(dict):
 
 @pulumi.output_type
 class TailConsumer(dict):
+    """
+    A worker receiving this worker's tail events.
+    """
     def __init__(__self__, *,
                  service: _builtins.str,
                  environment: Optional[_builtins.str] = None,
                  namespace: Optional[_builtins.str] = None):
         """
+        A worker receiving this worker's tail events.
+
         :param _builtins.str service: The tail worker's script name.
         :param _builtins.str environment: Its environment, if any.
         :param _builtins.str namespace: Its dispatch namespace, for a Workers for Platforms tail worker.
@@ -1290,6 +1494,9 @@ class TailConsumer(dict):
 
 @pulumi.output_type
 class VectorizeBinding(dict):
+    """
+    Binds a Vectorize index (a vectorize binding).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -1310,17 +1517,29 @@ class VectorizeBinding(dict):
     def __init__(__self__, *,
                  binding: _builtins.str,
                  index_name: _builtins.str):
+        """
+        Binds a Vectorize index (a vectorize binding).
+
+        :param _builtins.str binding: The name the worker queries the index under (env.<binding>).
+        :param _builtins.str index_name: The Vectorize index's name.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "index_name", index_name)
 
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker queries the index under (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="indexName")
     def index_name(self) -> _builtins.str:
+        """
+        The Vectorize index's name.
+        """
         return pulumi.get(self, "index_name")
 
 
@@ -1445,6 +1664,9 @@ class WorkerAssets(dict):
 
 @pulumi.output_type
 class WorkerRoute(dict):
+    """
+    A zone route: a URL pattern the worker runs on.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -1469,6 +1691,8 @@ class WorkerRoute(dict):
                  zone_id: Optional[_builtins.str] = None,
                  zone_name: Optional[_builtins.str] = None):
         """
+        A zone route: a URL pattern the worker runs on.
+
         :param _builtins.str pattern: The route pattern, e.g. example.com/api/*.
         :param _builtins.str zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
         :param _builtins.str zone_name: The zone's name, looked up in the account.
@@ -1506,6 +1730,9 @@ class WorkerRoute(dict):
 
 @pulumi.output_type
 class WorkflowBinding(dict):
+    """
+    Binds a Workflow (a workflow binding).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -1532,6 +1759,14 @@ class WorkflowBinding(dict):
                  workflow_name: _builtins.str,
                  class_name: Optional[_builtins.str] = None,
                  script_name: Optional[_builtins.str] = None):
+        """
+        Binds a Workflow (a workflow binding).
+
+        :param _builtins.str binding: The name the worker starts instances through (env.<binding>).
+        :param _builtins.str workflow_name: The Workflow's name.
+        :param _builtins.str class_name: The class implementing the Workflow, when this script implements it.
+        :param _builtins.str script_name: The script implementing the Workflow, when it is not this one.
+        """
         pulumi.set(__self__, "binding", binding)
         pulumi.set(__self__, "workflow_name", workflow_name)
         if class_name is not None:
@@ -1542,21 +1777,33 @@ class WorkflowBinding(dict):
     @_builtins.property
     @pulumi.getter
     def binding(self) -> _builtins.str:
+        """
+        The name the worker starts instances through (env.<binding>).
+        """
         return pulumi.get(self, "binding")
 
     @_builtins.property
     @pulumi.getter(name="workflowName")
     def workflow_name(self) -> _builtins.str:
+        """
+        The Workflow's name.
+        """
         return pulumi.get(self, "workflow_name")
 
     @_builtins.property
     @pulumi.getter(name="className")
     def class_name(self) -> Optional[_builtins.str]:
+        """
+        The class implementing the Workflow, when this script implements it.
+        """
         return pulumi.get(self, "class_name")
 
     @_builtins.property
     @pulumi.getter(name="scriptName")
     def script_name(self) -> Optional[_builtins.str]:
+        """
+        The script implementing the Workflow, when it is not this one.
+        """
         return pulumi.get(self, "script_name")
 
 
