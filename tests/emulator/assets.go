@@ -148,10 +148,14 @@ func (s *Server) assetsStartSession(w http.ResponseWriter, r *http.Request) {
 func (s *Server) assetsUpload(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	token, _, _ := bearer(r)
+	// A session's fields and its missing set are changed by concurrent
+	// bucket uploads (clients send several buckets at once): read them
+	// under s.mu only.
 	s.mu.Lock()
 	sess := s.assetSessions[token]
+	usable := sess != nil && !sess.complete && sess.account == acct && time.Now().Before(sess.expires)
 	s.mu.Unlock()
-	if sess == nil || sess.complete || sess.account != acct || !time.Now().Before(sess.expires) {
+	if !usable {
 		core.WriteError(w, core.NewAPIError(http.StatusUnauthorized, 10000, "Authentication error: the asset upload session is unknown or expired"))
 		return
 	}
@@ -180,7 +184,10 @@ func (s *Server) assetsUpload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		hash := part.FormName()
-		if !sess.missing[hash] {
+		s.mu.Lock()
+		requested := sess.missing[hash]
+		s.mu.Unlock()
+		if !requested {
 			core.WriteError(w, wkInvalid("hash %q was not requested by this upload session", hash))
 			return
 		}
