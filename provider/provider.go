@@ -5,6 +5,8 @@
 package provider
 
 import (
+	"context"
+
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
@@ -104,5 +106,24 @@ func New(opts ...Option) (p.Provider, error) {
 	if err != nil {
 		return p.Provider{}, err
 	}
-	return explainReplacements(prov), nil
+	return checkComponentInputs(explainReplacements(prov)), nil
+}
+
+// checkComponentInputs refuses a component input of the wrong kind (a YAML
+// number for a string) naming its field, before the SDK's decoding would
+// fail without one.
+func checkComponentInputs(inner p.Provider) p.Provider {
+	construct := inner.Construct
+	if construct == nil {
+		return inner
+	}
+	inner.Construct = func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
+		if req.Urn.Type().String() == installation.Token {
+			if err := installation.CheckInputKinds(req.Inputs); err != nil {
+				return p.ConstructResponse{}, err
+			}
+		}
+		return construct(ctx, req)
+	}
+	return inner
 }

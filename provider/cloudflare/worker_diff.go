@@ -161,7 +161,11 @@ func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, 
 			why = append(why, "an unfinished last upload")
 		default:
 			c.detailed[news.contentKey()] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-			why = append(why, "content or settings that differ from the last upload recorded (hash "+short(state.Hash)+")")
+			recorded := "hash " + short(state.Hash)
+			if strings.HasPrefix(state.Hash, "changed outside") { // set by Read: a sentence, never cut
+				recorded = state.Hash
+			}
+			why = append(why, "content or settings that differ from the last upload recorded ("+recorded+")")
 		}
 	}
 	if secretsHash != state.SecretsHash {

@@ -2,6 +2,7 @@ package installation
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/config"
@@ -159,7 +161,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 		default:
 			if info, err := os.Stat(script); err != nil || info.IsDir() {
 				how := ""
-				if cw != nil {
+				if cw != nil && !given { // the checkout's bundle is built there; a given path is the user's own
 					how = fmt.Sprintf(": build it at the checkout's root with `%s`", c.BuildCommand(w.Logical))
 				}
 				bad(path, "the bundle %s of worker %s is missing%s", script, w.Logical, how)
@@ -167,6 +169,8 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 				bad(path, "the bundle of worker %s %s", w.Logical, problem)
 			} else if problem := cloudflare.ScriptFileProblem(script); problem != "" {
 				bad(path, "the bundle of worker %s: %s", w.Logical, problem)
+			} else if problem := mainModuleProblem(script); problem != "" {
+				bad(path, "the bundle %s of worker %s %s", script, w.Logical, problem)
 			} else if cw != nil && !strings.HasPrefix(path, "workers[") {
 				verifyBundle(c, plan, w.Logical, path, script, emb != nil && checkout == emb.dir)
 			} else {
@@ -524,4 +528,26 @@ func gitHead(dir string) (head string, isGit bool, err error) {
 		}
 	}
 	return "", true, fmt.Errorf("%s points at %s, which has no commit yet", filepath.Join(gitDir, "HEAD"), ref)
+}
+
+// mainModuleProblem says why the file at path cannot be a Worker's main
+// module, or "". The component uploads every bundle as an ES module, which
+// Cloudflare runs only if it is text and exports its handlers (the default
+// export, or a Durable Object class); anything else (a stray file, a
+// symlink to /etc/passwd, a service-worker script) is refused here, before
+// the upload, by the structural reader the Durable Object check uses.
+func mainModuleProblem(path string) string {
+	src, err := os.ReadFile(path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("cannot be read: %v", err)
+	case !utf8.Valid(src) || bytes.IndexByte(src, 0) >= 0:
+		return "is not JavaScript text (it holds binary data): give the built ES module bundle"
+	}
+	ex := esm.Scan(string(src))
+	if len(ex.Names) == 0 && len(ex.StarFrom) == 0 {
+		return "is not an ES module: it has no top-level export (a Worker's main module exports its handlers, " +
+			"`export default { fetch }`); give the built ES module bundle"
+	}
+	return ""
 }

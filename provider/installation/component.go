@@ -10,6 +10,9 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
+// Token is the component's type token.
+const Token = "openinspect:index:OpenInspect"
+
 // OpenInspect is one complete Open-Inspect installation: the component
 // expands its spec into the Cloudflare resources, generated secrets, platform
 // secrets and the web UI on Kubernetes.
@@ -77,6 +80,7 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if s.limits, err = workerLimits(ctx.Context()); err != nil {
 		return nil, err
 	}
+	s.configModalEnvironment = providerConfig(ctx.Context()).ModalEnvironmentOr("")
 	emb, err := useEmbedded(ctx.Context(), s)
 	if err != nil {
 		return nil, err
@@ -86,7 +90,7 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 		return nil, err
 	}
 	comp := &OpenInspect{}
-	if err := ctx.RegisterComponentResource("openinspect:index:OpenInspect", name, comp, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Token, name, comp, opts...); err != nil {
 		return nil, err
 	}
 	if s.Web != nil && common.Deref(s.OpenInspectArgs.WebAppURL, "") == "" && common.Deref(s.Web.PublicURL, "") == "" {

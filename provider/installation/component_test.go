@@ -29,6 +29,7 @@ const testRepoKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 // requiredArgs is a spec with only the required inputs.
 func requiredArgs() OpenInspectArgs {
 	checkout, unverified := fixtureCheckout, true // the fixture's migrations are not the pin's
+	allowed := "octocat"
 	return OpenInspectArgs{
 		DeploymentName: "t1",
 		Upstream:       &UpstreamArgs{Checkout: &checkout, AllowUnverified: &unverified},
@@ -36,8 +37,13 @@ func requiredArgs() OpenInspectArgs {
 			PrivateKey: pulumi.String("-----BEGIN PRIVATE KEY-----")},
 		AnthropicAPIKey:          pulumi.String("anthropic"),
 		BrowserAuthSecret:        pulumi.String("browser-auth-secret-of-32-characters"),
-		TokenEncryptionKey:       pulumi.String("token-key"),
+		TokenEncryptionKey:       pulumi.String(testRepoKey),
 		RepoSecretsEncryptionKey: pulumi.String(testRepoKey),
+		// What upstream's gates require: the Slack bot's credentials (it is
+		// on by default), an allowlist and a sign-in provider.
+		Slack:       &SlackArgs{BotToken: pulumi.String("xoxb-test"), SigningSecret: pulumi.String("slack-signing")},
+		Access:      &AccessArgs{AllowedUsers: &allowed},
+		GithubOAuth: &OAuthArgs{ClientID: "oauth-client", ClientSecret: pulumi.String("oauth-secret")},
 	}
 }
 

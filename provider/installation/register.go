@@ -11,6 +11,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
+	"github.com/openinspect/pulumi-openinspect/provider/platform"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -219,7 +220,9 @@ func (b *installer) install(comp *OpenInspect) error {
 
 	if len(s.AppSecrets) > 0 {
 		secrets := pulumi.StringMap{}
-		maps.Copy(secrets, s.AppSecrets)
+		for k, v := range s.AppSecrets {
+			secrets[platform.AppSecretName(k)] = v // as the store keeps it, so refresh and prune agree
+		}
 		// Signed as the Slack bot: its key is always bound on the control
 		// plane, and bot signatures need no browser session.
 		if _, err := register(b, "AppSecrets", "app-secrets", pulumi.Map{

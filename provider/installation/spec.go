@@ -23,11 +23,16 @@ type spec struct {
 	// WebOrigin is the web UI's origin and WebOriginField the input it came
 	// from, for messages ("" when it is upstream's default).
 	WebOrigin, WebOriginField string
-	Upstream                  UpstreamArgs
-	Modal                     ModalArgs
-	Daytona                   DaytonaArgs
+	// WebOriginIsDefault: WebOrigin is upstream's default, made of the names.
+	WebOriginIsDefault bool
+	Upstream           UpstreamArgs
+	Modal              ModalArgs
+	Daytona            DaytonaArgs
 	// limits are the provider's Workers limits (nil: the defaults).
 	limits *config.WorkerLimits
+	// configModalEnvironment is the provider's modalEnvironment, which a
+	// managed Modal app without sandbox.modal.environment is deployed in.
+	configModalEnvironment string
 }
 
 // workerLimits are the limits the workers are checked against.
@@ -73,6 +78,7 @@ func normalize(a *OpenInspectArgs) *spec {
 	default:
 		// Upstream's default: the Vercel URL of the web app.
 		s.WebOrigin = fmt.Sprintf("https://%s-%s.vercel.app", s.Prefix, a.DeploymentName)
+		s.WebOriginIsDefault = true
 		if a.Web != nil {
 			s.WebOriginField = "web.publicUrl"
 		} else {

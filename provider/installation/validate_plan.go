@@ -37,12 +37,25 @@ func validatePlan(plan *installPlan, s *spec) []error {
 	for _, w := range plan.Workers {
 		names = append(names, plannedName{w.Name, cloudflare.ScriptNameProblem})
 	}
+	// The longer of the two given parts is the one to change; one message
+	// for the longest name says by how much, not one per resource.
+	field := "deploymentName"
+	if s.NamePrefix != nil && len(plan.Prefix) > len(plan.DeploymentName) {
+		field = "namePrefix"
+	}
+	longest := ""
 	for _, n := range names {
 		if len(n.name) > maxNameLength {
-			bad("deploymentName", "the name %q is %d characters; Cloudflare allows %d: shorten namePrefix or deploymentName", n.name, len(n.name), maxNameLength)
+			if len(n.name) > len(longest) {
+				longest = n.name
+			}
 		} else if problem := n.rule(n.name); problem != "" {
-			bad("deploymentName", "%s: change namePrefix or deploymentName", problem)
+			bad(field, "%s: change namePrefix or deploymentName", problem)
 		}
+	}
+	if longest != "" {
+		bad(field, "the name %q is %d characters; Cloudflare allows %d: shorten %s by %d (or the other part of the names)",
+			longest, len(longest), maxNameLength, field, len(longest)-maxNameLength)
 	}
 	logicals := func(list []plannedResource) []string {
 		out := make([]string, 0, len(list))

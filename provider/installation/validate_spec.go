@@ -23,6 +23,9 @@ import (
 var (
 	modalEnvironmentPattern = regexp.MustCompile(`^[^:/\\]+$`)
 	webSuffixPattern        = regexp.MustCompile(`^[a-z0-9-]*$`)
+	// appSecretKeyPattern is the key rule of upstream's secrets store, before
+	// it upper-cases the key.
+	appSecretKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)
 )
 
 func validateSpec(s *spec) []error {
@@ -78,7 +81,16 @@ func validateSpec(s *spec) []error {
 		}
 	}
 	errs = append(errs, validateSandbox(s)...)
-	if !validWebOrigin(s.WebOrigin) {
+	errs = append(errs, upstreamGates(s)...)
+	errs = append(errs, varSizeProblems(s)...)
+	if t := s.TakeOverFrom; t != nil && !platform.IsInstallationID(*t) {
+		errs.add("takeOverFrom", "%q is not an installation identity: give the other installation's installationId "+
+			"(oi and 32 hex digits, from its NameLock's state or the ownership message that named it)", *t)
+	}
+	// The default origin is made of the name parts: when they are invalid,
+	// their own problem is the one to fix.
+	namesValid := logicalNamePattern.MatchString(s.DeploymentName) && logicalNamePattern.MatchString(s.Prefix)
+	if (!s.WebOriginIsDefault || namesValid) && !validWebOrigin(s.WebOrigin) {
 		errs.add(s.WebOriginField, "%q must be an https origin, or http on localhost, 127.0.0.1 or [::1]: the control plane refuses anything else", s.WebOrigin)
 	}
 	for _, list := range []struct {
@@ -134,11 +146,24 @@ func validateSpec(s *spec) []error {
 	if len(s.AppSecrets) > platform.MaxAppSecrets {
 		errs.add("appSecrets", "%d secrets given; the store holds at most %d", len(s.AppSecrets), platform.MaxAppSecrets)
 	}
+	stored := map[string]string{} // the store's name -> the key given
 	for _, k := range slices.Sorted(maps.Keys(s.AppSecrets)) {
-		if problem := platform.AppSecretKeyProblem(k); problem != "" {
+		name := platform.AppSecretName(k)
+		switch problem := platform.AppSecretKeyProblem(name); {
+		case !appSecretKeyPattern.MatchString(k):
+			errs.add("appSecrets."+k, "%q is not a valid secret name: use letters, digits and '_', not starting with a digit, "+
+				"at most 256 characters (the store upper-cases it)", k)
+		case problem != "" && name != k:
+			errs.add("appSecrets."+k, "%s (the store upper-cases %s to %s)", problem, k, name)
+		case problem != "":
 			errs.add("appSecrets."+k, "%s", problem)
-		} else if s.AppSecrets[k] == nil {
+		case stored[name] != "":
+			errs.add("appSecrets."+k, "names the same secret as appSecrets.%s: the store upper-cases names, so both are %s", stored[name], name)
+		case s.AppSecrets[k] == nil:
 			errs.add("appSecrets."+k, "secret %s has no value", k)
+		}
+		if stored[name] == "" {
+			stored[name] = k
 		}
 	}
 	if s.Web != nil {
@@ -156,6 +181,11 @@ func validateSandbox(s *spec) problems {
 		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
 			"set it, or set sandbox.manage to false", s.SandboxProvider)
 	}
+	if env := s.configModalEnvironment; s.managesModal() && common.Deref(s.Modal.Environment, "") == "" && env != "" &&
+		(strings.TrimSpace(env) == "" || !modalEnvironmentPattern.MatchString(env)) {
+		errs.add("sandbox.modal.environment", "unset, so the provider's openinspect:modalEnvironment %q is used, which Modal refuses: "+
+			"it must be non-blank without ':', '/' or '\\'; set sandbox.modal.environment or fix the provider setting", env)
+	}
 	if s.Sandbox == nil {
 		return errs
 	}
@@ -163,8 +193,8 @@ func validateSandbox(s *spec) problems {
 		errs.add("sandbox.inactivityTimeoutMs", "must be positive, got %d", *t)
 	}
 	if s.Sandbox.Modal != nil {
-		if env := common.Deref(s.Modal.Environment, "main"); !modalEnvironmentPattern.MatchString(env) {
-			errs.add("sandbox.modal.environment", "%q must be non-empty without ':', '/' or '\\'", env)
+		if env := common.Deref(s.Modal.Environment, "main"); !modalEnvironmentPattern.MatchString(env) || strings.TrimSpace(env) == "" {
+			errs.add("sandbox.modal.environment", "%q must be non-blank without ':', '/' or '\\'", env)
 		}
 		if sfx := common.Deref(s.Modal.EnvironmentWebSuffix, ""); !webSuffixPattern.MatchString(sfx) {
 			errs.add("sandbox.modal.environmentWebSuffix", "%q: use lower-case letters, digits and '-'", sfx)

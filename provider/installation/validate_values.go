@@ -12,6 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
+	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/platform"
 )
 
@@ -27,6 +28,9 @@ type givenSecret struct {
 	path  string
 	value pulumi.StringInput
 	rule  func(v string) string
+	// store: the value goes to the control plane's secrets store, not into
+	// a Worker secret, so the Workers limit on one value does not apply.
+	store bool
 }
 
 // givenSecrets lists every secret input the spec sets, in field order.
@@ -34,16 +38,16 @@ func (s *spec) givenSecrets() []givenSecret {
 	var out []givenSecret
 	add := func(path string, v pulumi.StringInput, rule func(v string) string) {
 		if v != nil {
-			out = append(out, givenSecret{path, v, rule})
+			out = append(out, givenSecret{path: path, value: v, rule: rule})
 		}
 	}
 	a := s.OpenInspectArgs
 	add("githubApp.privateKey", a.GithubApp.PrivateKey, nil)
 	add("anthropicApiKey", a.AnthropicAPIKey, nil)
 	add("browserAuthSecret", a.BrowserAuthSecret, browserAuthSecretProblem)
-	add("tokenEncryptionKey", a.TokenEncryptionKey, nil)
+	add("tokenEncryptionKey", a.TokenEncryptionKey, encryptionKeyProblem)
 	add("repoSecretsEncryptionKey", a.RepoSecretsEncryptionKey, encryptionKeyProblem)
-	add("providerAccountsEncryptionKey", a.ProviderAccountsEncryptionKey, encryptionKeyProblem)
+	add("providerAccountsEncryptionKey", a.ProviderAccountsEncryptionKey, providerAccountsKeyProblem)
 	for _, o := range []struct {
 		path  string
 		oauth *OAuthArgs
@@ -74,6 +78,7 @@ func (s *spec) givenSecrets() []givenSecret {
 	for _, k := range slices.Sorted(maps.Keys(a.AppSecrets)) {
 		key := k
 		add("appSecrets."+k, a.AppSecrets[k], func(v string) string { return platform.AppSecretValueProblem(key, v) })
+		out[len(out)-1].store = true
 	}
 	return out
 }
@@ -94,6 +99,92 @@ func validateSecretValues(ctx context.Context, s *spec) []error {
 		}
 		if problem := secretValueProblem(g, v); problem != "" {
 			errs.add(g.path, "%s", problem)
+		} else if max := s.workerLimits().MaxVarBytes; !g.store && len(v) > max {
+			// Every secret input but appSecrets becomes a Worker secret. The
+			// size is not quoted: it is a hint about the value.
+			errs.add(g.path, "the value is over Cloudflare's %s limit for one Worker secret", config.FormatSize(int64(max)))
+		}
+	}
+	if total := appSecretsTotal(ctx, s); total > platform.MaxAppSecretsTotal {
+		errs.add("appSecrets", "the values together are over the store's %s limit for one scope", config.FormatSize(platform.MaxAppSecretsTotal))
+	}
+	return errs
+}
+
+// appSecretsTotal is the size of the appSecrets values known now.
+func appSecretsTotal(ctx context.Context, s *spec) int64 {
+	var total int64
+	for _, v := range s.AppSecrets {
+		if v == nil {
+			continue
+		}
+		if value, known, err := awaitString(ctx, v); err == nil && known {
+			total += int64(len(value))
+		}
+	}
+	return total
+}
+
+// plainValue is a plain (not secret) input that becomes a Worker var.
+type plainValue struct{ path, value string }
+
+// workerVarInputs lists the plain inputs that reach a Worker as a var.
+func (s *spec) workerVarInputs() []plainValue {
+	var out []plainValue
+	add := func(path string, v *string) {
+		if v != nil {
+			out = append(out, plainValue{path, *v})
+		}
+	}
+	a := s.OpenInspectArgs
+	add("appName", a.AppName)
+	add("githubApp.appId", &a.GithubApp.AppID)
+	add("githubApp.installationId", &a.GithubApp.InstallationID)
+	if x := a.Access; x != nil {
+		add("access.allowedUsers", x.AllowedUsers)
+		add("access.allowedEmailDomains", x.AllowedEmailDomains)
+		add("access.allowedEmails", x.AllowedEmails)
+		add("access.allowedGithubOrgs", x.AllowedGithubOrgs)
+	}
+	for _, o := range []struct {
+		path  string
+		oauth *OAuthArgs
+	}{{"githubOAuth", a.GithubOAuth}, {"googleOAuth", a.GoogleOAuth}} {
+		if o.oauth != nil {
+			add(o.path+".clientId", &o.oauth.ClientID)
+		}
+	}
+	if x := a.GithubBot; x != nil {
+		add("githubBot.username", x.Username)
+	}
+	if x := a.LinearBot; x != nil {
+		add("linearBot.clientId", x.ClientID)
+	}
+	add("sandbox.modal.workspace", s.Modal.Workspace)
+	add("sandbox.daytona.apiUrl", s.Daytona.APIURL)
+	add("sandbox.daytona.baseSnapshot", s.Daytona.BaseSnapshot)
+	add("sandbox.daytona.target", s.Daytona.Target)
+	if !s.WebOriginIsDefault {
+		add(s.WebOriginField, &s.WebOrigin)
+	}
+	for i, w := range a.Workers {
+		for _, k := range slices.Sorted(maps.Keys(w.Vars)) {
+			v := w.Vars[k]
+			add(fmt.Sprintf("workers[%d].vars.%s", i, k), &v)
+		}
+	}
+	return out
+}
+
+// varSizeProblems refuses a plain value over Cloudflare's limit for one
+// Worker var, which the Worker child would only refuse after the resources
+// registered before it exist.
+func varSizeProblems(s *spec) problems {
+	var errs problems
+	max := s.workerLimits().MaxVarBytes
+	for _, v := range s.workerVarInputs() {
+		if len(v.value) > max {
+			errs.add(v.path, "%d bytes: over Cloudflare's %s limit for one Worker var", len(v.value), config.FormatSize(int64(max)))
 		}
 	}
 	return errs
@@ -122,6 +213,20 @@ func awaitString(ctx context.Context, in pulumi.StringInput) (string, bool, erro
 	}
 	v, _ := res.Value.(string)
 	return v, true, nil
+}
+
+// providerAccountsKeyProblem: upstream's Terraform takes the provider-accounts
+// key only as padded standard base64 of exactly 32 bytes, and its control
+// plane refuses any other length when it first encrypts an account.
+func providerAccountsKeyProblem(v string) string {
+	if problem := encryptionKeyProblem(v); problem != "" {
+		return problem
+	}
+	k := strings.TrimSpace(v)
+	if raw, err := base64.StdEncoding.DecodeString(k); err != nil || len(raw) != 32 {
+		return "must be 32 bytes in padded standard base64 (44 characters ending in '='): `openssl rand -base64 32`"
+	}
+	return ""
 }
 
 // browserAuthSecretProblem: upstream's control plane refuses a browser-auth

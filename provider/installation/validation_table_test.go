@@ -40,9 +40,14 @@ func validSpec(checkout string) map[string]any {
 			"privateKey": secret("-----BEGIN PRIVATE KEY-----table")},
 		"anthropicApiKey":          secret("sk-ant-table-test"),
 		"browserAuthSecret":        secret("browser-auth-secret-with-at-least-32-characters"),
-		"tokenEncryptionKey":       secret("token-key"),
+		"tokenEncryptionKey":       secret(base64.StdEncoding.EncodeToString([]byte("token-encryption-key-of-32-bytes"))),
 		"repoSecretsEncryptionKey": secret(base64.StdEncoding.EncodeToString(make([]byte, 32))),
 		"sandbox":                  map[string]any{"manage": false},
+		// What upstream's gates require: the Slack bot's credentials (it is
+		// on by default), an allowlist and a sign-in provider.
+		"slack":       map[string]any{"botToken": secret("xoxb-table-test"), "signingSecret": secret("slack-signing-table")},
+		"access":      map[string]any{"allowedUsers": "octocat"},
+		"githubOAuth": map[string]any{"clientId": "oauth-client", "clientSecret": secret("oauth-secret-table")},
 	}
 }
 
@@ -72,6 +77,16 @@ func (r *registrations) reset() []string {
 	out := r.types
 	r.types = nil
 	return out
+}
+
+// tableCase is one invalid spec: modify breaks validSpec.
+type tableCase struct {
+	name    string
+	modify  func(m map[string]any)
+	want    string // the field path and the start of its problem
+	secret  string // a value that must not appear
+	preview bool
+	absent  string // a text that must not appear (a follow-on problem, a wrong hint)
 }
 
 // goValue matches what printing a Go value leaves in a message.
@@ -144,13 +159,7 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		return set("sandbox", map[string]any{"provider": "daytona", "manage": false, "daytona": d})
 	}
 
-	cases := []struct {
-		name    string
-		modify  func(m map[string]any)
-		want    string // the field path and the start of its problem
-		secret  string // a value that must not appear
-		preview bool
-	}{
+	cases := []tableCase{
 		// Secret values, awaited.
 		{"empty anthropic key", set("anthropicApiKey", secret("")), "anthropicApiKey: the secret is empty", "", false},
 		{"whitespace anthropic key", set("anthropicApiKey", secret("  \t ")), "anthropicApiKey: the secret is only whitespace", "", false},
@@ -205,7 +214,14 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			map[string]any{"binding": "bad-name", "target": "x"}}}}), `workers[0].bindings.queues[0].binding: "bad-name" is not a valid binding name`, "", false},
 		{"empty binding name", worker(map[string]any{"bindings": map[string]any{"kv": []any{
 			map[string]any{"binding": "", "target": "session-index"}}}}), "workers[0].bindings.kv[0].binding: required", "", false},
-		{"app secret key lower-case", set("appSecrets", map[string]any{"lower": secret("x")}), `appSecrets.lower: "lower" is not a valid secret name`, "", false},
+		{"app secret key with a hyphen", set("appSecrets", map[string]any{"lower-case": secret("x")}), `appSecrets.lower-case: "lower-case" is not a valid secret name`, "", false},
+		{"app secret key reserved in lower case", set("appSecrets", map[string]any{"sandbox_id": secret("x")}),
+			"appSecrets.sandbox_id: SANDBOX_ID is reserved for the sandbox runtime (the store upper-cases sandbox_id to SANDBOX_ID)", "", false},
+		{"app secret keys equal once upper-cased", set("appSecrets", map[string]any{"TOKEN": secret("a"), "token": secret("b")}),
+			"appSecrets.token: names the same secret as appSecrets.TOKEN", "", false},
+		{"app secrets over 64 KiB together", set("appSecrets", map[string]any{"A": secret(strings.Repeat("a", 16<<10)),
+			"B": secret(strings.Repeat("b", 16<<10)), "C": secret(strings.Repeat("c", 16<<10)), "D": secret(strings.Repeat("d", 16<<10)),
+			"E": secret("e")}), "appSecrets: the values together are over the store's 64 KiB limit", "", false},
 		{"app secret key reserved", set("appSecrets", map[string]any{"PATH": secret("x")}), "appSecrets.PATH: PATH is reserved", "", false},
 		{"too many app secrets", set("appSecrets", appSecrets), "appSecrets: 51 secrets given; the store holds at most 50", "", false},
 
@@ -273,7 +289,8 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"web image", set("web", map[string]any{"image": "", "namespace": "oi"}), "web.image: required", "", false},
 		{"web system namespace", set("web", map[string]any{"image": "web:1", "namespace": "kube-system"}), `web.namespace: "kube-system" is a system namespace`, "", false},
 	}
-	require.GreaterOrEqual(t, len(cases), 50)
+	cases = append(cases, gateCases(t, fixture, tmp, set, worker, upstream)...)
+	require.GreaterOrEqual(t, len(cases), 100)
 
 	construct := func(t *testing.T, spec map[string]any, preview bool) error {
 		t.Helper()
@@ -296,6 +313,9 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			assert.NotRegexp(t, goValue, msg, "a Go value is printed")
 			if tc.secret != "" {
 				assert.NotContains(t, msg, tc.secret, "the message quotes a secret")
+			}
+			if tc.absent != "" {
+				assert.NotContains(t, msg, tc.absent)
 			}
 			assert.Empty(t, rec.reset(), "nothing is registered")
 			assert.Zero(t, h.Emu.CloudflareCalls(), "no Cloudflare call: %v", h.Emu.Counts())

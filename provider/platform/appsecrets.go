@@ -96,6 +96,8 @@ var (
 const (
 	maxAppSecretValue = 16 << 10
 	MaxAppSecrets     = 50
+	// MaxAppSecretsTotal bounds the values of one scope together.
+	MaxAppSecretsTotal = 64 << 10
 )
 
 // Check validates everything before any call; messages name the field.
@@ -147,6 +149,10 @@ func AppSecretValueProblem(k, v string) string {
 	}
 	return ""
 }
+
+// AppSecretName is the name the store keeps key under: upstream's secrets
+// store accepts letters of either case and upper-cases them.
+func AppSecretName(key string) string { return strings.ToUpper(key) }
 
 // AppSecretKeyProblem says what is wrong with a key for the secrets store, or "".
 func AppSecretKeyProblem(k string) string {
