@@ -36,8 +36,14 @@ func main() {
 			BrowserAuthSecret:        cfg.RequireSecret("browserAuthSecret"),
 			TokenEncryptionKey:       cfg.RequireSecret("tokenEncryptionKey"),
 			RepoSecretsEncryptionKey: cfg.RequireSecret("repoSecretsEncryptionKey"),
-			Access:                   &openinspect.AccessArgs{AllowedUsers: pulumi.String(cfg.Get("allowedUsers"))},
-			AppSecrets:               pulumi.StringMap{"ANTHROPIC_API_KEY": cfg.RequireSecret("anthropicApiKey")},
+			// Upstream's gates: an allowlist, a sign-in provider, and the
+			// Slack bot's credentials (it is on by default).
+			Access: &openinspect.AccessArgs{AllowedUsers: pulumi.String(cfg.Require("allowedUsers"))},
+			GithubOAuth: &openinspect.OAuthClientArgs{ClientId: pulumi.String(cfg.Require("githubOAuthClientId")),
+				ClientSecret: cfg.RequireSecret("githubOAuthClientSecret")},
+			Slack: &openinspect.SlackArgs{BotToken: cfg.RequireSecret("slackBotToken"),
+				SigningSecret: cfg.RequireSecret("slackSigningSecret")},
+			AppSecrets: pulumi.StringMap{"ANTHROPIC_API_KEY": cfg.RequireSecret("anthropicApiKey")},
 		})
 		if err != nil {
 			return err

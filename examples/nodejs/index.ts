@@ -28,7 +28,11 @@ const installation = new openinspect.OpenInspect("openinspect", {
     browserAuthSecret: config.requireSecret("browserAuthSecret"),
     tokenEncryptionKey: config.requireSecret("tokenEncryptionKey"),
     repoSecretsEncryptionKey: config.requireSecret("repoSecretsEncryptionKey"),
-    access: { allowedUsers: config.get("allowedUsers") ?? "" },
+    // Upstream's gates: an allowlist, a sign-in provider, and the Slack
+    // bot's credentials (it is on by default).
+    access: { allowedUsers: config.require("allowedUsers") },
+    githubOAuth: { clientId: config.require("githubOAuthClientId"), clientSecret: config.requireSecret("githubOAuthClientSecret") },
+    slack: { botToken: config.requireSecret("slackBotToken"), signingSecret: config.requireSecret("slackSigningSecret") },
     appSecrets: { ANTHROPIC_API_KEY: anthropicApiKey },
 });
 

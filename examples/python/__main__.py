@@ -30,7 +30,17 @@ installation = oi.OpenInspect(
     browser_auth_secret=config.require_secret("browserAuthSecret"),
     token_encryption_key=config.require_secret("tokenEncryptionKey"),
     repo_secrets_encryption_key=config.require_secret("repoSecretsEncryptionKey"),
-    access=oi.AccessArgs(allowed_users=config.get("allowedUsers") or ""),
+    # Upstream's gates: an allowlist, a sign-in provider, and the Slack bot's
+    # credentials (it is on by default).
+    access=oi.AccessArgs(allowed_users=config.require("allowedUsers")),
+    github_o_auth=oi.OAuthClientArgs(
+        client_id=config.require("githubOAuthClientId"),
+        client_secret=config.require_secret("githubOAuthClientSecret"),
+    ),
+    slack=oi.SlackArgs(
+        bot_token=config.require_secret("slackBotToken"),
+        signing_secret=config.require_secret("slackSigningSecret"),
+    ),
     app_secrets={"ANTHROPIC_API_KEY": anthropic_api_key},
 )
 

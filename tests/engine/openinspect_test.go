@@ -36,7 +36,7 @@ var installationSecrets = map[string]string{
 	"anthropicApiKey":          anthropicKey,
 	"githubAppPrivateKey":      githubAppKey,
 	"browserAuthSecret":        "browser-auth-secret-with-at-least-32-characters",
-	"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==",
+	"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktb2YtMzItYnl0ZXM=",
 	"repoSecretsEncryptionKey": repoSecretsKey,
 }
 

@@ -119,7 +119,7 @@ func fullInstallation(b *testing.B) []benchRow {
 		"anthropicApiKey":              {Value: "sk-ant-bench-0123456789abcdef", Secret: true},
 		"githubAppPrivateKey":          {Value: "-----BEGIN PRIVATE KEY-----bench-key", Secret: true},
 		"browserAuthSecret":            {Value: "browser-auth-secret-with-at-least-32-characters", Secret: true},
-		"tokenEncryptionKey":           {Value: "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==", Secret: true},
+		"tokenEncryptionKey":           {Value: "dG9rZW4tZW5jcnlwdGlvbi1rZXktb2YtMzItYnl0ZXM=", Secret: true},
 		"repoSecretsEncryptionKey":     {Value: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", Secret: true},
 	} {
 		if err := stack.SetConfig(ctx, key, value); err != nil {
