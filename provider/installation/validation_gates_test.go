@@ -46,10 +46,15 @@ func gateCases(t *testing.T, fixture, tmp string, set func(string, any) func(map
 	// A checkout whose control-plane bundle is not an ES module.
 	notESM := filepath.Join(tmp, "not-esm-checkout")
 	require.NoError(t, os.CopyFS(notESM, os.DirFS(fixture)))
-	must(os.WriteFile(filepath.Join(notESM, "packages", "control-plane", "dist", "index.js"),
+	require.NoError(t, os.WriteFile(filepath.Join(notESM, "packages", "control-plane", "dist", "index.js"),
 		[]byte("module.exports = { fetch() {} };\n"), 0o644))
 	big := strings.Repeat("v", 5<<10+1)
 	bigSecret := "s3cr3t-" + strings.Repeat("q", 5<<10)
+	absentText["takeOverFrom not an identity"] = "{not-an-id!}"
+	absentText["64-character name prefix"] = "deploymentName:"
+	absentText["whitespace deployment name"] = "webAppUrl"
+	absentText["missing script of an upstream worker"] = "npm"
+	absentText["numeric deployment name"] = "failed to copy inputs"
 	return []tableCase{
 		// Upstream's plan-time refusals.
 		{name: "slack bot enabled by default without credentials", modify: without("slack"),
@@ -107,17 +112,17 @@ func gateCases(t *testing.T, fixture, tmp string, set func(string, any) func(map
 		{name: "slack token over 5 KB", modify: set("slack", map[string]any{"botToken": secret(bigSecret), "signingSecret": secret("sig")}),
 			want: "slack.botToken: the value is over Cloudflare's 5 KiB limit", secret: bigSecret[:40]},
 		{name: "takeOverFrom not an identity", modify: set("takeOverFrom", "not-an-id!"),
-			want: `takeOverFrom: "not-an-id!" is not an installation identity`, absent: "{not-an-id!}"},
+			want: `takeOverFrom: "not-an-id!" is not an installation identity`},
 		{name: "takeOverFrom in upper case", modify: set("takeOverFrom", "OI"+strings.Repeat("A", 32)),
 			want: "takeOverFrom: \"OI" + strings.Repeat("A", 32) + "\" is not an installation identity"},
 
 		// Messages.
-		{name: "64-character name prefix", modify: set("namePrefix", strings.Repeat("p", 64)), want: "namePrefix: the name", absent: "deploymentName:"},
-		{name: "whitespace deployment name", modify: set("deploymentName", "  "), want: `deploymentName: "  " is not a valid name part`, absent: "webAppUrl"},
+		{name: "64-character name prefix", modify: set("namePrefix", strings.Repeat("p", 64)), want: "namePrefix: the name"},
+		{name: "whitespace deployment name", modify: set("deploymentName", "  "), want: `deploymentName: "  " is not a valid name part`},
 		{name: "missing script of an upstream worker", modify: worker(map[string]any{"script": filepath.Join(tmp, "nope.js")}),
-			want: "workers[0].script: the bundle " + filepath.Join(tmp, "nope.js") + " of worker control-plane is missing", absent: "npm"},
+			want: "workers[0].script: the bundle " + filepath.Join(tmp, "nope.js") + " of worker control-plane is missing"},
 		{name: "numeric deployment name", modify: set("deploymentName", 123),
-			want: "deploymentName: must be a string, got the number 123: quote it", absent: "failed to copy inputs"},
+			want: "deploymentName: must be a string, got the number 123: quote it"},
 		{name: "numeric secret", modify: set("anthropicApiKey", property.New(4711.0).WithSecret(true)),
 			want: "anthropicApiKey: must be a string, got a number", secret: "4711"},
 		{name: "boolean as a string", modify: set("slack", map[string]any{"enabled": "yes"}), want: `slack.enabled: must be true or false, got a string`},
