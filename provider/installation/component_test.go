@@ -72,19 +72,82 @@ func mustPlan(t *testing.T, args OpenInspectArgs) *installPlan {
 	return plan
 }
 
-// holdsByDefault reads the contract's recorded default of a condition: the
-// data, not the evaluator, says what upstream creates with its defaults.
-func holdsByDefault(t *testing.T, c *upstream.Contract, when string) bool {
+// holdsFor says whether a condition holds for a spec that gives the inputs in
+// given (contract names, rendered values) and leaves every other input at its
+// default. A condition that reads none of the given inputs keeps the
+// contract's recorded default (the data, not the evaluator, says what
+// upstream creates with its defaults); one that does is
+// worked out from the given values, written here independently of the
+// planner's evaluator. entry is the source of the var or secret the
+// condition guards (nil for a resource or binding): "set" holds when that
+// source is a given, non-empty input.
+func holdsFor(t *testing.T, c *upstream.Contract, given map[string]string, when string, entry *upstream.Source) bool {
 	t.Helper()
 	if when == "" {
 		return true
 	}
 	cond, ok := c.Conditions[when]
 	require.True(t, ok, when)
-	if cond.Default == nil { // "set": only when the entry's own value is non-empty
-		return false
+	if cond.Test.Op == upstream.OpSet {
+		if entry == nil || entry.Input == "" {
+			return false
+		}
+		value, ok := given[entry.Input]
+		if entry.Trim {
+			value = strings.TrimSpace(value)
+		}
+		return ok && value != ""
 	}
-	return *cond.Default
+	if !readsGiven(t, c, given, when) {
+		require.NotNil(t, cond.Default, "condition %s has no recorded default", when)
+		return *cond.Default
+	}
+	value := given[cond.Test.Input]
+	switch cond.Test.Op {
+	case upstream.OpAlways:
+		return true
+	case upstream.OpIsTrue:
+		return value == "true"
+	case upstream.OpNonEmpty:
+		return value != ""
+	case upstream.OpNonBlank:
+		return strings.TrimSpace(value) != ""
+	case upstream.OpEquals:
+		return value == cond.Test.Value
+	case upstream.OpAllOf, upstream.OpAnyOf:
+		someHold, allHold := false, true
+		for _, sub := range cond.Test.Of {
+			h := holdsFor(t, c, given, sub, nil)
+			someHold, allHold = someHold || h, allHold && h
+		}
+		if cond.Test.Op == upstream.OpAllOf {
+			return allHold
+		}
+		return someHold
+	case upstream.OpNot:
+		require.Len(t, cond.Test.Of, 1, when)
+		return !holdsFor(t, c, given, cond.Test.Of[0], nil)
+	}
+	t.Fatalf("condition %s: op %q is not known to this test", when, cond.Test.Op)
+	return false
+}
+
+// readsGiven says whether a condition, directly or through the conditions it
+// combines, tests one of the given inputs. Derived values are not traced: a
+// test giving an input a derived value depends on must say so here.
+func readsGiven(t *testing.T, c *upstream.Contract, given map[string]string, when string) bool {
+	t.Helper()
+	cond, ok := c.Conditions[when]
+	require.True(t, ok, when)
+	if _, ok := given[cond.Test.Input]; ok && cond.Test.Input != "" {
+		return true
+	}
+	for _, sub := range cond.Test.Of {
+		if readsGiven(t, c, given, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func bindingNames(list []plannedBinding) []string {
@@ -102,24 +165,37 @@ func bindingNames(list []plannedBinding) []string {
 func TestDefaultExpansionMatchesContract(t *testing.T) {
 	c := loadContract(t)
 	plan := mustPlan(t, unmanaged(requiredArgs()))
-	requiredSecrets := map[string]bool{}
-	// The secrets upstream's gates make requiredArgs give.
-	gateInputs := map[string]bool{"slackBotToken": true, "slackSigningSecret": true, "githubClientSecret": true}
+	// What requiredArgs gives, in the contract's names: the required inputs
+	// and what upstream's gates make it give (Slack bot credentials, an
+	// allowlist, GitHub sign-in). Conditions are evaluated against these.
+	given := map[string]string{
+		"githubAppId": "1", "githubAppInstallationId": "2", "githubAppPrivateKey": "-----BEGIN PRIVATE KEY-----",
+		"anthropicApiKey": "anthropic", "browserAuthSecret": "browser-auth-secret-of-32-characters",
+		"tokenEncryptionKey": testRepoKey, "repoSecretsEncryptionKey": testRepoKey,
+		"slackBotToken": "xoxb-test", "slackSigningSecret": "slack-signing",
+		"allowedUsers":   "octocat",
+		"githubClientId": "oauth-client", "githubClientSecret": "oauth-secret",
+	}
+	for name := range given {
+		require.NotNil(t, c.Input(name), "given input %s is not in the contract", name)
+	}
 	for _, in := range c.Inputs {
-		if in.Required && in.Secret {
-			requiredSecrets[in.Name] = true
+		if in.Required {
+			_, ok := given[in.Name]
+			assert.True(t, ok, "required input %s missing from given: keep it in step with requiredArgs", in.Name)
 		}
 	}
+	holds := func(when string) bool { return holdsFor(t, c, given, when, nil) }
 
 	assert.Equal(t, "open-inspect-t1", plan.D1Name)
 	var kv, queues []string
 	for _, ns := range c.KVNamespaces {
-		if holdsByDefault(t, c, ns.When) {
+		if holds(ns.When) {
 			kv = append(kv, ns.Logical)
 		}
 	}
 	for _, q := range c.Queues {
-		if holdsByDefault(t, c, q.When) {
+		if holds(q.When) {
 			queues = append(queues, q.Logical)
 		}
 	}
@@ -134,7 +210,7 @@ func TestDefaultExpansionMatchesContract(t *testing.T) {
 
 	var workers []string
 	for _, cw := range c.Workers {
-		if !holdsByDefault(t, c, cw.When) {
+		if !holds(cw.When) {
 			continue
 		}
 		workers = append(workers, cw.Logical)
@@ -145,7 +221,7 @@ func TestDefaultExpansionMatchesContract(t *testing.T) {
 
 		var want struct{ d1, kv, r2, queues, services, objects []string }
 		add := func(into *[]string, binding, target, when string) {
-			if holdsByDefault(t, c, when) {
+			if holds(when) {
 				*into = append(*into, binding+"->"+target)
 			}
 		}
@@ -181,15 +257,13 @@ func TestDefaultExpansionMatchesContract(t *testing.T) {
 		}{{"vars", cw.Vars, w.Vars}, {"secrets", cw.Secrets, w.Secrets}} {
 			var wantNames []string
 			for _, e := range set.entries {
-				if !holdsByDefault(t, c, e.When) {
+				if !holdsFor(t, c, given, e.When, &e.Source) {
 					continue
 				}
-				if in := c.Input(e.Source.Input); in != nil && in.Secret && !requiredSecrets[in.Name] && !gateInputs[in.Name] {
-					continue // an optional secret nobody gave is not bound (see contractWorker)
-				}
-				if e.Source.Input == "githubClientId" {
-					wantNames = append(wantNames, e.Name) // given by requiredArgs for the sign-in gate
-					continue
+				if in := c.Input(e.Source.Input); in != nil && in.Secret {
+					if _, ok := given[in.Name]; !ok {
+						continue // an optional secret nobody gave is not bound (see contractWorker)
+					}
 				}
 				wantNames = append(wantNames, e.Name)
 			}
