@@ -27,6 +27,10 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 		args := installationArgs(name, checkout)
 		args.DeletionPolicy = policy
 		args.Slack = &openinspect.SlackArgs{Enabled: pulumi.Bool(slack)}
+		if slack { // upstream refuses the bot without its app's credentials
+			args.Slack.BotToken = pulumi.ToSecret(pulumi.String("xoxb-oi-test-placeholder")).(pulumi.StringOutput)
+			args.Slack.SigningSecret = pulumi.ToSecret(pulumi.String("oi-test-slack-signing")).(pulumi.StringOutput)
+		}
 		return openinspect.NewOpenInspect(ctx, name, args)
 	}
 	orphan := "Orphan"
@@ -130,6 +134,11 @@ func installationArgs(name, checkout string) *openinspect.OpenInspectArgs {
 		BrowserAuthSecret:        secret("browser-auth-secret-with-at-least-32-characters"),
 		TokenEncryptionKey:       secret(repoSecretsKey),
 		RepoSecretsEncryptionKey: secret(repoSecretsKey),
+		// What upstream's gates require: an allowlist (a reserved domain
+		// that admits no one) and a sign-in provider.
+		Access: &openinspect.AccessArgs{AllowedEmailDomains: pulumi.String("example.invalid")},
+		GithubOAuth: &openinspect.OAuthClientArgs{ClientId: pulumi.String("oi-test-oauth-client"),
+			ClientSecret: secret(anthropicKey)},
 		// The sandbox side is exercised by sandbox_test.go; two installations
 		// here would also need two Modal environments.
 		Sandbox: &openinspect.SandboxArgs{Manage: pulumi.Bool(false)},

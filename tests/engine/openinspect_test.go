@@ -38,6 +38,11 @@ var installationSecrets = map[string]string{
 	"browserAuthSecret":        "browser-auth-secret-with-at-least-32-characters",
 	"tokenEncryptionKey":       "dG9rZW4tZW5jcnlwdGlvbi1rZXktb2YtMzItYnl0ZXM=",
 	"repoSecretsEncryptionKey": repoSecretsKey,
+	// examples/yaml defaults these to demo placeholders; the tests set their
+	// own as secret config, as a real stack does.
+	"githubOAuthClientSecret": "oi-test-oauth-client-secret",
+	"slackBotToken":           "xoxb-oi-test-placeholder",
+	"slackSigningSecret":      "oi-test-slack-signing-secret",
 }
 
 // editProgram rewrites the copied program's Pulumi.yaml.

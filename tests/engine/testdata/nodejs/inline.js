@@ -63,7 +63,8 @@ async function program() {
         services: [{ binding: "CONTROL_PLANE", service: cpName }],
     });
     // A whole installation through the component, with only its required
-    // inputs (and the Slack bot off): the engine asks the provider to construct it.
+    // inputs, what upstream's gates require (an allowlist, a sign-in provider)
+    // and the Slack bot off: the engine asks the provider to construct it.
     const secret = pulumi.secret(env("OI_WORKER_SECRET"));
     const installation = new openinspect.OpenInspect("installation", {
         deploymentName: prefix,
@@ -71,8 +72,10 @@ async function program() {
         githubApp: { appId: "1", installationId: "2", privateKey: secret },
         anthropicApiKey: secret,
         browserAuthSecret: secret,
-        tokenEncryptionKey: secret,
+        tokenEncryptionKey: pulumi.secret(env("OI_REPO_KEY")), // an AES key, as upstream imports it
         repoSecretsEncryptionKey: pulumi.secret(env("OI_REPO_KEY")),
+        access: { allowedEmailDomains: "example.invalid" }, // reserved: admits no one
+        githubOAuth: { clientId: "oi-test-oauth-client", clientSecret: secret },
         slack: { enabled: false },
         // The sandbox side is exercised by sandbox_test.go; here only the SDK path.
         sandbox: { manage: false },

@@ -32,8 +32,9 @@ def program():
         services=[oi.ServiceBindingArgs(binding="CONTROL_PLANE", service="oi-py-control-plane")],
     )
     pulumi.export("url", cp.url)
-    # A whole installation through the component, with only its required inputs
-    # (and the Slack bot off): the engine asks the provider to construct it.
+    # A whole installation through the component, with only its required inputs,
+    # what upstream's gates require (an allowlist, a sign-in provider) and the
+    # Slack bot off: the engine asks the provider to construct it.
     secret = pulumi.Output.secret(os.environ["OI_SECRET"])
     installation = oi.OpenInspect(
         "installation",
@@ -42,8 +43,10 @@ def program():
         github_app=oi.GithubAppArgs(app_id="1", installation_id="2", private_key=secret),
         anthropic_api_key=secret,
         browser_auth_secret=secret,
-        token_encryption_key=secret,
+        token_encryption_key=pulumi.Output.secret(os.environ["OI_REPO_KEY"]),  # an AES key, as upstream imports it
         repo_secrets_encryption_key=pulumi.Output.secret(os.environ["OI_REPO_KEY"]),
+        access=oi.AccessArgs(allowed_email_domains="example.invalid"),  # reserved: admits no one
+        github_oauth=oi.OAuthClientArgs(client_id="oi-test-oauth-client", client_secret=secret),
         slack=oi.SlackArgs(enabled=False),
         # The sandbox side is exercised by sandbox_test.go; here only the SDK path.
         sandbox=oi.SandboxArgs(manage=False),
