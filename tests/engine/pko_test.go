@@ -276,8 +276,11 @@ var pkoCredentials = map[string]map[string]string{
 		"github-app-private-key":      githubAppKey,
 		"anthropic-api-key":           anthropicKey,
 		"browser-auth-secret":         "browser-auth-secret-with-at-least-32-characters",
-		"token-encryption-key":        "dG9rZW4tZW5jcnlwdGlvbi1rZXktMzItYnl0ZXMtbG9uZw==",
+		"token-encryption-key":        installationSecrets["tokenEncryptionKey"], // 32 bytes: an AES key
 		"repo-secrets-encryption-key": repoSecretsKey,
+		"github-oauth-client-secret":  installationSecrets["githubOAuthClientSecret"],
+		"slack-bot-token":             installationSecrets["slackBotToken"],
+		"slack-signing-secret":        installationSecrets["slackSigningSecret"],
 	},
 }
 
