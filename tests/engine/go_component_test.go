@@ -26,11 +26,12 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	installation := func(ctx *pulumi.Context, name string, policy *string, slack bool) (*openinspect.OpenInspect, error) {
 		args := installationArgs(name, checkout)
 		args.DeletionPolicy = policy
-		args.Slack = &openinspect.SlackArgs{Enabled: pulumi.Bool(slack)}
+		bot := &openinspect.SlackArgs{Enabled: pulumi.Bool(slack)}
 		if slack { // upstream refuses the bot without its app's credentials
-			args.Slack.BotToken = pulumi.ToSecret(pulumi.String("xoxb-oi-test-placeholder")).(pulumi.StringOutput)
-			args.Slack.SigningSecret = pulumi.ToSecret(pulumi.String("oi-test-slack-signing")).(pulumi.StringOutput)
+			bot.BotToken = pulumi.ToSecret(pulumi.String(installationSecrets["slackBotToken"])).(pulumi.StringOutput)
+			bot.SigningSecret = pulumi.ToSecret(pulumi.String(installationSecrets["slackSigningSecret"])).(pulumi.StringOutput)
 		}
+		args.Slack = bot
 		return openinspect.NewOpenInspect(ctx, name, args)
 	}
 	orphan := "Orphan"
@@ -138,7 +139,7 @@ func installationArgs(name, checkout string) *openinspect.OpenInspectArgs {
 		// that admits no one) and a sign-in provider.
 		Access: &openinspect.AccessArgs{AllowedEmailDomains: pulumi.String("example.invalid")},
 		GithubOAuth: &openinspect.OAuthClientArgs{ClientId: pulumi.String("oi-test-oauth-client"),
-			ClientSecret: secret(anthropicKey)},
+			ClientSecret: secret(installationSecrets["githubOAuthClientSecret"])},
 		// The sandbox side is exercised by sandbox_test.go; two installations
 		// here would also need two Modal environments.
 		Sandbox: &openinspect.SandboxArgs{Manage: pulumi.Bool(false)},
