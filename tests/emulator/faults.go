@@ -27,6 +27,7 @@ const (
 	FaultServerError    = core.FaultServerError
 	FaultDropConnection = core.FaultDropConnection
 	FaultHold           = core.FaultHold
+	FaultHoldResponse   = core.FaultHoldResponse
 )
 
 // InjectFault adds f; faults apply in the order injected. An invalid fault is

@@ -60,13 +60,11 @@ func (s *Core) API(pattern string, authorize func(http.ResponseWriter, *http.Req
 	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.Count(pattern, true)
-		if s.ApplyFaults(w, r, method, route) {
-			return
-		}
-		if !authorize(w, r) {
-			return
-		}
-		h(w, r)
+		s.ApplyFaults(w, r, method, route, func(w http.ResponseWriter, r *http.Request) {
+			if authorize(w, r) {
+				h(w, r)
+			}
+		})
 	})
 }
 
