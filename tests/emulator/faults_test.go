@@ -280,6 +280,8 @@ func TestFaultHoldResponse(t *testing.T) {
 		names = append(names, db.Name)
 	}
 	assert.ElementsMatch(t, []string{"answered", "unanswered"}, names, "the unanswered create's database stays")
-	assert.Panics(t, func() { s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHoldResponse}) },
+	assert.Panics(t, func() {
+		s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHoldResponse})
+	},
 		"hold_response is for Cloudflare v4 routes")
 }
