@@ -127,15 +127,17 @@ func TestCrashRecovery(t *testing.T) {
 			// account's ownership registry, written before the create,
 			// is what lets the recovery adopt it without adoptExisting.
 			// Two queues are created at once; either may be the held one.
-			name:       "pulumi killed during a queue create",
-			hold:       emulator.Fault{Route: queueCreate, Kind: emulator.FaultHoldResponse, Times: 1},
-			inFlight:   []string{"openinspect-queue-image-build-finalization"},
-			inFlightOr: []string{"openinspect-queue-image-build-finalization-dlq"},
+			name: "pulumi killed during a queue create",
+			hold: emulator.Fault{Route: queueCreate, Kind: emulator.FaultHoldResponse, Times: 1},
+			// The Slack bot, uploaded first, waits for the control plane,
+			// which waits for both queues.
+			inFlight:   []string{"openinspect-queue-image-build-finalization", "openinspect-worker-slack-bot"},
+			inFlightOr: []string{"openinspect-queue-image-build-finalization-dlq", "openinspect-worker-slack-bot"},
 			kill:       "pulumi",
 			atKill: func(t *testing.T, emu *emulatorProcess) {
 				assert.NotEmpty(t, emu.inventory(t).Queues, "the held create was served: its queue exists")
 			},
-			unrecorded: []string{"queue"},
+			unrecorded: []string{"queue", "worker"},
 			recovered:  []string{"records this installation"},
 		},
 		{
