@@ -285,3 +285,21 @@ func TestFaultHoldResponse(t *testing.T) {
 	},
 		"hold_response is for Cloudflare v4 routes")
 }
+
+// TestFaultBodyContains: a fault with body_contains acts on the one request
+// whose body names the object, among others on the same route.
+func TestFaultBodyContains(t *testing.T) {
+	s := start(t, emulator.Options{})
+	resp, body := do(t, http.MethodPost, s.URL()+"/__emulator/faults", "",
+		`{"route":"`+d1Create+`","kind":"server_error","status":503,"body_contains":"\"doomed\""}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
+	c := newClient(s, option.WithMaxRetries(0))
+	createDB(t, c, "spared")
+	_, err := c.D1.Database.New(context.Background(), d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("doomed")})
+	requireAPIError(t, err, http.StatusServiceUnavailable, 10001)
+	createDB(t, c, "doomed-not") // the quoted name does not match
+	assert.Len(t, s.Inventory().D1, 2)
+	assert.Panics(t, func() {
+		s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHold, BodyContains: "x"})
+	})
+}
