@@ -23,7 +23,7 @@ const (
 
 // newInstallationTest prepares examples/yaml, the installation users copy,
 // against a fresh emulator. edit rewrites the program's text first.
-func newInstallationTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiTest {
+func newInstallationTest(t tb, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
@@ -46,7 +46,7 @@ var installationSecrets = map[string]string{
 }
 
 // editProgram rewrites the copied program's Pulumi.yaml.
-func editProgram(t *testing.T, pt *pulumitest.PulumiTest, edit func(string) string) {
+func editProgram(t tb, pt *pulumitest.PulumiTest, edit func(string) string) {
 	t.Helper()
 	path := filepath.Join(pt.WorkingDir(), "Pulumi.yaml")
 	raw, err := os.ReadFile(path)

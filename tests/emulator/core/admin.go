@@ -20,7 +20,8 @@ func (s *Core) RegisterAdmin() {
 		_, _ = io.WriteString(w, "ok")
 	})
 	s.mux.HandleFunc("GET /__emulator/requests", func(w http.ResponseWriter, r *http.Request) {
-		WriteJSON(w, http.StatusOK, map[string]any{"counts": s.Counts(), "cloudflare_calls": s.CloudflareCalls()})
+		WriteJSON(w, http.StatusOK, map[string]any{"counts": s.Counts(), "cloudflare_calls": s.CloudflareCalls(),
+			"cloudflare_bytes": s.CloudflareBytes()})
 	})
 	s.mux.HandleFunc("DELETE /__emulator/requests", func(w http.ResponseWriter, r *http.Request) {
 		s.ResetCounts()
