@@ -509,11 +509,11 @@ func (a WorkerArgs) moduleDigests() ([][2]string, error) {
 		}
 		main = common.SHA256Hex(text)
 	default:
-		main = common.SHA256Hex([]byte(a.Content))
+		main = common.SHA256HexString(a.Content)
 	}
 	out := [][2]string{{a.mainModule(), main}}
 	for _, name := range slices.Sorted(maps.Keys(a.Modules)) {
-		out = append(out, [2]string{name, common.SHA256Hex([]byte(a.Modules[name]))})
+		out = append(out, [2]string{name, common.SHA256HexString(a.Modules[name])})
 	}
 	return out, nil
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"compress/gzip"
 	"fmt"
 	"strconv"
@@ -123,13 +122,14 @@ func (l WorkerLimits) SizeProblem(modules ...[]byte) string {
 	var size int64
 	how := ""
 	if l.Compressed {
-		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
+		// Only the compressed size matters: count it, keep nothing.
+		var counted byteCounter
+		zw := gzip.NewWriter(&counted)
 		for _, m := range modules {
-			_, _ = zw.Write(m) // a bytes.Buffer never fails
+			_, _ = zw.Write(m) // a counter never fails
 		}
 		_ = zw.Close()
-		size, how = int64(buf.Len()), " after gzip"
+		size, how = int64(counted), " after gzip"
 	} else {
 		for _, m := range modules {
 			size += int64(len(m))
@@ -140,4 +140,12 @@ func (l WorkerLimits) SizeProblem(modules ...[]byte) string {
 	}
 	return fmt.Sprintf("the Worker is %s%s; Cloudflare refuses Workers over %s (10027): see openinspect:workerSizeLimit",
 		FormatSize(size), how, FormatSize(l.MaxScriptBytes))
+}
+
+// byteCounter is an io.Writer that only counts what is written to it.
+type byteCounter int64
+
+func (c *byteCounter) Write(p []byte) (int, error) {
+	*c += byteCounter(len(p))
+	return len(p), nil
 }

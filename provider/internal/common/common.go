@@ -3,6 +3,7 @@ package common
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"reflect"
 	"strings"
 
@@ -42,6 +43,14 @@ func PulumiName(f reflect.StructField) string {
 func SHA256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// SHA256HexString is SHA256Hex of a string without copying it into a byte
+// slice first (a worker's module may be megabytes).
+func SHA256HexString(s string) string {
+	h := sha256.New()
+	_, _ = io.WriteString(h, s)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // IsUnknown reports whether an input is not yet known (a preview with values
