@@ -127,6 +127,10 @@ type workerContent struct {
 	Etag               string            `json:"etag"`
 
 	Assets *scriptAssets `json:"assets,omitempty"` // static assets served (assets.go)
+
+	// Placement and Limits are the version's settings (workers_settings.go).
+	Placement *placementJSON `json:"placement,omitempty"`
+	Limits    *limitsJSON    `json:"limits,omitempty"`
 }
 
 // workerVersion is one uploaded version. A deployed version's modules live
