@@ -832,6 +832,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
 	delete(s.st.AppSecrets, wkKey(acct, name))
+	s.domainsRemoveLocked(acct, name)
 	s.assetsCollectLocked(acct)
 	for _, q := range s.st.Queues {
 		if q.AccountID == acct {

@@ -82,7 +82,9 @@ func TestWorkerSettingsFromUpload(t *testing.T) {
 	env.into(t, &versions)
 	var v struct {
 		Resources struct {
-			Script        struct{ PlacementMode string `json:"placement_mode"` }
+			Script struct {
+				PlacementMode string `json:"placement_mode"`
+			}
 			ScriptRuntime struct{ Limits map[string]int } `json:"script_runtime"`
 		}
 	}
