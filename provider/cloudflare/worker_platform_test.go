@@ -85,7 +85,9 @@ func newLifecycle(t *testing.T, h *providertest.Harness, name string) *lifecycle
 	return &lifecycle{t: t, h: h, u: providertest.URN(cloudflare.WorkerToken, name)}
 }
 
-func (l *lifecycle) inputs(m M) property.Map { return checked(l.t, l.h, l.u, providertest.Props(l.t, m)) }
+func (l *lifecycle) inputs(m M) property.Map {
+	return checked(l.t, l.h, l.u, providertest.Props(l.t, m))
+}
 
 func (l *lifecycle) create(m M) {
 	l.t.Helper()
@@ -446,4 +448,32 @@ func bindingsByName(t *testing.T, h *providertest.Harness, script string) map[st
 		out[b.Name] = string(b.Raw)
 	}
 	return out
+}
+
+// pulumi import of a worker deployed elsewhere reads its platform settings
+// into the inputs (the ownership tag excluded), and they pass Check.
+func TestWorkerImportReadsPlatformSettings(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client := emuClient(t, h)
+	rate := 0.5
+	_, err := client.UploadScript(t.Context(), cfapi.ScriptUpload{Name: "oi-elsewhere", MainModule: "index.js",
+		Modules: []cfapi.Module{{Name: "index.js", Content: []byte(providertest.FixtureWorker)}},
+		Tags:    []string{"team:web"},
+		Config: cfapi.ScriptConfig{Observability: &cfapi.Observability{Enabled: true, HeadSamplingRate: &rate},
+			Placement: &cfapi.Placement{Hostname: "api.example.com"}, Limits: &cfapi.Limits{CPUMs: 40},
+			TailConsumers: []cfapi.TailConsumer{{Service: "oi-tail"}}, Logpush: true}})
+	require.NoError(t, err)
+	u := providertest.URN(cloudflare.WorkerToken, "imported")
+	read, err := h.Server.Read(p.ReadRequest{ID: "oi-elsewhere", Urn: u})
+	require.NoError(t, err)
+	in := read.Inputs
+	assert.Equal(t, 0.5, in.Get("observability").AsMap().Get("headSamplingRate").AsNumber())
+	assert.Equal(t, "api.example.com", in.Get("placement").AsMap().Get("hostname").AsString())
+	assert.Equal(t, 40.0, in.Get("limits").AsMap().Get("cpuMs").AsNumber())
+	assert.Equal(t, "oi-tail", in.Get("tailConsumers").AsArray().AsSlice()[0].AsMap().Get("service").AsString())
+	assert.True(t, in.Get("logpush").AsBool())
+	assert.Equal(t, []string{"team:web"}, providertest.Strings(in.Get("tags")))
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: in.Set("content", property.New(providertest.FixtureWorker))})
+	require.NoError(t, err)
+	assert.Empty(t, check.Failures)
 }

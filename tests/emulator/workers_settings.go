@@ -37,16 +37,22 @@ type limitsJSON struct {
 	CPUMs int `json:"cpu_ms"`
 }
 
+// observabilityLogsJSON is observability.logs; persist and destinations
+// (Workers Logs export) are kept as sent.
 type observabilityLogsJSON struct {
 	Enabled          bool     `json:"enabled"`
 	InvocationLogs   bool     `json:"invocation_logs"`
 	HeadSamplingRate *float64 `json:"head_sampling_rate,omitempty"`
+	Persist          *bool    `json:"persist,omitempty"`
+	Destinations     []string `json:"destinations,omitempty"`
 }
 
+// observabilityJSON is the observability setting; traces are kept as sent.
 type observabilityJSON struct {
 	Enabled          bool                   `json:"enabled"`
 	HeadSamplingRate *float64               `json:"head_sampling_rate,omitempty"`
 	Logs             *observabilityLogsJSON `json:"logs,omitempty"`
+	Traces           json.RawMessage        `json:"traces,omitempty"`
 }
 
 type tailConsumerJSON struct {

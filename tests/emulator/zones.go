@@ -141,6 +141,7 @@ func (s *Server) registerZones() {
 	s.api("GET "+routes+"/{route_id}", authToken, s.routeGet)
 	s.api("PUT "+routes+"/{route_id}", authToken, s.routeUpdate)
 	s.api("DELETE "+routes+"/{route_id}", authToken, s.routeDelete)
+	s.registerScriptRouting()
 	s.mux.HandleFunc("POST /__emulator/zones", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			AccountID string `json:"account_id"`

@@ -216,3 +216,60 @@ func TestZonesAndRoutingPersist(t *testing.T) {
 	assert.Len(t, inv.Routes, 1)
 	assert.Len(t, findZone(t, newClient(s2), "kept.example"), 1)
 }
+
+// The script-scoped routes and domains wrangler deploy uses: each PUT makes
+// its list the script's whole set.
+func TestScriptScopedRoutesAndDomains(t *testing.T) {
+	s := start(t, emulator.Options{Zones: map[string][]string{acct: {"example.com", "api.example.com"}}})
+	c := newClient(s)
+	mustUpload(t, c, "web", meta())
+	mustUpload(t, c, "other", meta())
+	zoneID, _ := s.ZoneID(acct, "example.com")
+	apiZone, _ := s.ZoneID(acct, "api.example.com")
+
+	status, env := api(t, s, http.MethodPut, scriptsPath+"web/routes", "application/json", jsonBody([]M{
+		{"pattern": "example.com/a/*", "zone_name": "example.com"}, {"pattern": "v1.api.example.com/*"}}))
+	require.Equal(t, http.StatusOK, status, "%v", env.Errors)
+	inv := s.Inventory()
+	require.Len(t, inv.Routes, 2)
+	zones := map[string]string{}
+	for _, r := range inv.Routes {
+		zones[r.Pattern] = r.ZoneID
+	}
+	assert.Equal(t, map[string]string{"example.com/a/*": zoneID, "v1.api.example.com/*": apiZone}, zones, "the longest zone wins")
+
+	status, _ = api(t, s, http.MethodPut, scriptsPath+"web/routes", "application/json", jsonBody([]M{{"pattern": "example.com/b/*"}}))
+	require.Equal(t, http.StatusOK, status)
+	status, env = api(t, s, http.MethodGet, scriptsPath+"web/routes", "", nil)
+	require.Equal(t, http.StatusOK, status)
+	var routes []M
+	env.into(t, &routes)
+	require.Len(t, routes, 1, "the PUT replaced the script's routes")
+	assert.Equal(t, "example.com/b/*", routes[0]["pattern"])
+	status, env = api(t, s, http.MethodPut, scriptsPath+"other/routes", "application/json", jsonBody([]M{{"pattern": "example.com/b/*"}}))
+	assert.Equal(t, http.StatusConflict, status)
+	assert.EqualValues(t, 10020, env.code())
+	status, _ = api(t, s, http.MethodPut, scriptsPath+"web/routes", "application/json", jsonBody([]M{{"pattern": "nowhere.org/*"}}))
+	assert.Equal(t, http.StatusBadRequest, status)
+
+	records := func(script string, body M) (int, envelopeOf) {
+		return api(t, s, http.MethodPut, scriptsPath+script+"/domains/records", "application/json", jsonBody(body))
+	}
+	status, env = records("web", M{"override_scope": true, "origins": []M{{"hostname": "app.example.com"}, {"hostname": "x.api.example.com"}}})
+	require.Equal(t, http.StatusOK, status, "%v", env.Errors)
+	var attached []M
+	env.into(t, &attached)
+	require.Len(t, attached, 2)
+	status, env = records("other", M{"override_scope": true, "origins": []M{{"hostname": "app.example.com"}}})
+	assert.Equal(t, http.StatusConflict, status)
+	assert.EqualValues(t, 100116, env.code())
+	status, _ = records("other", M{"override_scope": true, "override_existing_origin": true, "origins": []M{{"hostname": "app.example.com"}}})
+	require.Equal(t, http.StatusOK, status)
+	status, _ = records("web", M{"override_scope": true, "origins": []M{}})
+	require.Equal(t, http.StatusOK, status)
+	hosts := map[string]string{}
+	for _, d := range s.Inventory().Domains {
+		hosts[d.Hostname] = d.Service
+	}
+	assert.Equal(t, map[string]string{"app.example.com": "other"}, hosts, "override_scope detached web's remaining domain")
+}

@@ -81,6 +81,11 @@ func decodeSettings(raw []byte) (ScriptSettings, error) {
 		return ScriptSettings{}, err
 	}
 	placement := s.Placement
+	if placement != nil && placement.Mode == "targeted" && (placement.Region != "" || placement.Host != "" || placement.Hostname != "") {
+		// wrangler sends a hint as {mode: "targeted", region}: the same
+		// form as the bare hint the provider sends.
+		placement.Mode = ""
+	}
 	if placement != nil && *placement == (Placement{}) {
 		placement = nil // {} is no placement
 	}
