@@ -27,6 +27,7 @@ const (
 	FaultServerError    = core.FaultServerError
 	FaultDropConnection = core.FaultDropConnection
 	FaultHold           = core.FaultHold
+	FaultHoldResponse   = core.FaultHoldResponse
 )
 
 // InjectFault adds f; faults apply in the order injected. An invalid fault is
@@ -53,6 +54,10 @@ func (s *Server) CloudflareCalls() int { return s.core.CloudflareCalls() }
 // ResetCounts zeroes Counts and CloudflareCalls.
 func (s *Server) ResetCounts() { s.core.ResetCounts() }
 
+// CloudflareBytes is the response-body bytes Cloudflare routes sent since
+// the last ResetCounts (core.CloudflareBytes).
+func (s *Server) CloudflareBytes() int64 { return s.core.CloudflareBytes() }
+
 // checkFaultRoute is core's route check: a fault names a route of one of the
 // families served here.
 func checkFaultRoute(f Fault) (Fault, error) {
@@ -62,3 +67,13 @@ func checkFaultRoute(f Fault) (Fault, error) {
 	}
 	return modal.CheckFault(f)
 }
+
+// RateLimit is Cloudflare's per-token limit as the emulator enforces it
+// (core.RateLimit).
+type RateLimit = core.RateLimit
+
+// SetRateLimit enforces l on the Cloudflare routes from now on (core.SetRateLimit).
+func (s *Server) SetRateLimit(l RateLimit) error { return s.core.SetRateLimit(l) }
+
+// RateLimited is how many calls the enforced limit refused.
+func (s *Server) RateLimited() int { return s.core.RateLimited() }

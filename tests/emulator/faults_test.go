@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -238,4 +239,93 @@ func TestFaultHoldAdminAPI(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Equal(t, [][]map[string]any{{{"n": 1.0}, {"n": 2.0}}}, query(t, c, db.UUID, "SELECT n FROM t ORDER BY n"))
 	assert.Equal(t, emulator.HoldStats{Released: 2}, s.Holds())
+}
+
+// TestFaultHoldResponse: the request is served (the database exists while
+// the answer is held), the answer reaches a client that waited for the
+// release, and a client that went away first never gets one, while the
+// object it created stays: what a create leaves when its caller dies after
+// Cloudflare acted and before the answer arrived.
+func TestFaultHoldResponse(t *testing.T) {
+	s := start(t, emulator.Options{})
+	s.InjectFault(emulator.Fault{Route: d1Create, Kind: emulator.FaultHoldResponse, Times: 2})
+	create := func(ctx context.Context, name string, done chan<- error) {
+		_, err := newClient(s).D1.Database.New(ctx, d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F(name)})
+		done <- err
+	}
+
+	served := make(chan error, 1)
+	go create(context.Background(), "answered", served)
+	waitHeld(t, s, 1)
+	require.Eventually(t, func() bool { return len(s.Inventory().D1) == 1 }, 10*time.Second, 5*time.Millisecond,
+		"the held request was served before its answer was held")
+	select {
+	case err := <-served:
+		t.Fatalf("the answer arrived before its release: %v", err)
+	default:
+	}
+	s.ReleaseHolds()
+	require.NoError(t, <-served, "the released answer is the handler's")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	abandoned := make(chan error, 1)
+	go create(ctx, "unanswered", abandoned)
+	waitHeld(t, s, 1)
+	require.Eventually(t, func() bool { return len(s.Inventory().D1) == 2 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-abandoned, context.Canceled)
+	require.Eventually(t, func() bool { return s.Holds() == emulator.HoldStats{Released: 1, Abandoned: 1} }, 10*time.Second,
+		5*time.Millisecond, "the held answer noticed its client left: %+v", s.Holds())
+	var names []string
+	for _, db := range s.Inventory().D1 {
+		names = append(names, db.Name)
+	}
+	assert.ElementsMatch(t, []string{"answered", "unanswered"}, names, "the unanswered create's database stays")
+	assert.Panics(t, func() {
+		s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHoldResponse})
+	},
+		"hold_response is for Cloudflare v4 routes")
+}
+
+// TestFaultBodyContains: a fault with body_contains acts on the one request
+// whose body names the object, among others on the same route.
+func TestFaultBodyContains(t *testing.T) {
+	s := start(t, emulator.Options{})
+	resp, body := do(t, http.MethodPost, s.URL()+"/__emulator/faults", "",
+		`{"route":"`+d1Create+`","kind":"server_error","status":503,"body_contains":"\"doomed\""}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
+	c := newClient(s, option.WithMaxRetries(0))
+	createDB(t, c, "spared")
+	_, err := c.D1.Database.New(context.Background(), d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("doomed")})
+	requireAPIError(t, err, http.StatusServiceUnavailable, 10001)
+	createDB(t, c, "doomed-not") // the quoted name does not match
+	assert.Len(t, s.Inventory().D1, 2)
+	assert.Panics(t, func() {
+		s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHold, BodyContains: "x"})
+	})
+}
+
+// TestRateLimitAnswersAsCloudflare: past the enforced limit a call gets
+// Cloudflare's 429, code 971 and Retry-After; the admin API sets and
+// reports it, and {"requests": 0} turns it off.
+func TestRateLimitAnswersAsCloudflare(t *testing.T) {
+	s := start(t, emulator.Options{})
+	admin := s.URL() + "/__emulator/ratelimit"
+	resp, body := do(t, http.MethodPost, admin, "", `{"requests": 2, "window": "1h"}`)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode, body)
+	c := newClient(s, option.WithMaxRetries(0))
+	createDB(t, c, "one")
+	createDB(t, c, "two")
+	_, err := c.D1.Database.New(context.Background(), d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("three")})
+	apiErr := requireAPIError(t, err, http.StatusTooManyRequests, 971)
+	retry, convErr := strconv.Atoi(apiErr.Response.Header.Get("Retry-After"))
+	require.NoError(t, convErr)
+	assert.InDelta(t, 3600, retry, 5, "Retry-After: until the oldest call leaves the window")
+	_, body = do(t, http.MethodGet, admin, "", "")
+	assert.JSONEq(t, `{"requests": 2, "window": "1h0m0s", "refused": 1}`, body)
+	resp, _ = do(t, http.MethodPost, admin, "", `{"requests": 0}`)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	createDB(t, c, "three")
+	resp, body = do(t, http.MethodPost, admin, "", `{"requests": 5, "window": "-1s"}`)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 }

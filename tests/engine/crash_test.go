@@ -29,6 +29,7 @@ const (
 	d1CreateRoute   = "POST /client/v4/accounts/{account_id}/d1/database"
 	d1QueryRoute    = "POST /client/v4/accounts/{account_id}/d1/database/{database_id}/query"
 	appSecretsRoute = "PUT /__workers/{script_name}/secrets"
+	queueCreate     = "POST /client/v4/accounts/{account_id}/queues"
 )
 
 // crashCase is one kill point of a full installation's first `pulumi up`.
@@ -115,6 +116,25 @@ func TestCrashRecovery(t *testing.T) {
 				assert.Equal(t, []string{"open-inspect-slack-bot-engine"}, names, "only the first worker was uploaded")
 			},
 			unrecorded: []string{"worker"},
+			recovered:  []string{"records this installation"},
+		},
+		{
+			// Cloudflare has created the queue, its answer is held: the
+			// state never learns of it, and queues carry no metadata. The
+			// account's ownership registry, written before the create,
+			// is what lets the recovery adopt it without adoptExisting.
+			// Four queues are created at once: the hold picks one by name.
+			// The Slack bot, uploaded first, waits for the control plane,
+			// which waits for the queue.
+			name: "pulumi killed during a queue create",
+			hold: emulator.Fault{Route: queueCreate, Kind: emulator.FaultHoldResponse, Times: 1,
+				BodyContains: `-image-build-finalization-engine"`},
+			inFlight: []string{"openinspect-queue-image-build-finalization", "openinspect-worker-slack-bot"},
+			kill:     "pulumi",
+			atKill: func(t *testing.T, emu *emulatorProcess) {
+				assert.NotEmpty(t, emu.inventory(t).Queues, "the held create was served: its queue exists")
+			},
+			unrecorded: []string{"queue", "worker"},
 			recovered:  []string{"records this installation"},
 		},
 		{

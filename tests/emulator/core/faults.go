@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +36,13 @@ const (
 	// exactly what the real API leaves for a request that never arrived.
 	// Holds reports how many requests wait.
 	FaultHold FaultKind = "hold"
+	// FaultHoldResponse serves the request (its effect happens: the object
+	// exists), then withholds the answer the way FaultHold withholds the
+	// request: sent on release, dropped when the client went away first.
+	// Crash tests use it for the worst kill point of a create, the one
+	// after the cloud acted and before the client heard of it. Cloudflare
+	// v4 routes only.
+	FaultHoldResponse FaultKind = "hold_response"
 )
 
 // Fault makes matching Cloudflare requests misbehave, so tests can prove a
@@ -61,6 +71,10 @@ type Fault struct {
 	// After is how many matching requests pass untouched before the fault
 	// starts to act, e.g. After: 4 holds the fifth D1 query.
 	After int
+	// BodyContains, when set, matches only requests whose body contains it
+	// (Cloudflare v4 routes): one create among several in flight at once,
+	// e.g. a queue by its name.
+	BodyContains string
 
 	// release is what a held request waits on (set when a hold takes it).
 	release <-chan struct{}
@@ -69,20 +83,22 @@ type Fault struct {
 // FaultJSON is the admin API's wire form: durations as Go duration strings
 // ("250ms") because that is what a human types into curl.
 type FaultJSON struct {
-	Method     string    `json:"method,omitempty"`
-	Route      string    `json:"route,omitempty"`
-	Kind       FaultKind `json:"kind"`
-	Status     int       `json:"status,omitempty"`
-	Latency    string    `json:"latency,omitempty"`
-	RetryAfter string    `json:"retry_after,omitempty"`
-	Times      int       `json:"times,omitempty"`
-	After      int       `json:"after,omitempty"`
-	Remaining  *int      `json:"remaining,omitempty"`
+	Method       string    `json:"method,omitempty"`
+	Route        string    `json:"route,omitempty"`
+	Kind         FaultKind `json:"kind"`
+	Status       int       `json:"status,omitempty"`
+	Latency      string    `json:"latency,omitempty"`
+	RetryAfter   string    `json:"retry_after,omitempty"`
+	Times        int       `json:"times,omitempty"`
+	After        int       `json:"after,omitempty"`
+	BodyContains string    `json:"body_contains,omitempty"`
+	Remaining    *int      `json:"remaining,omitempty"`
 }
 
 // MarshalJSON renders durations as Go duration strings.
 func (f Fault) MarshalJSON() ([]byte, error) {
-	j := FaultJSON{Method: f.Method, Route: f.Route, Kind: f.Kind, Status: f.Status, Times: f.Times, After: f.After}
+	j := FaultJSON{Method: f.Method, Route: f.Route, Kind: f.Kind, Status: f.Status, Times: f.Times, After: f.After,
+		BodyContains: f.BodyContains}
 	if f.Latency != 0 {
 		j.Latency = f.Latency.String()
 	}
@@ -98,7 +114,8 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	out := Fault{Method: j.Method, Route: j.Route, Kind: j.Kind, Status: j.Status, Times: j.Times, After: j.After}
+	out := Fault{Method: j.Method, Route: j.Route, Kind: j.Kind, Status: j.Status, Times: j.Times, After: j.After,
+		BodyContains: j.BodyContains}
 	var err error
 	if j.Latency != "" {
 		if out.Latency, err = time.ParseDuration(j.Latency); err != nil {
@@ -128,6 +145,10 @@ func (s *Core) normalize(f Fault) (Fault, error) {
 			return f, fmt.Errorf("latency fault needs a positive latency")
 		}
 	case FaultRateLimit, FaultDropConnection, FaultHold:
+	case FaultHoldResponse:
+		if f.Route != "" && !IsCloudflarePath(f.Route) {
+			return f, fmt.Errorf("hold_response acts on Cloudflare v4 routes only, not %s", f.Route)
+		}
 	case FaultServerError:
 		if f.Status == 0 {
 			f.Status = http.StatusInternalServerError
@@ -139,13 +160,16 @@ func (s *Core) normalize(f Fault) (Fault, error) {
 		if s.extraKinds[f.Kind] {
 			break
 		}
-		return f, fmt.Errorf("unknown fault kind %q (want latency, rate_limit, server_error, drop or hold)", f.Kind)
+		return f, fmt.Errorf("unknown fault kind %q (want latency, rate_limit, server_error, drop, hold or hold_response)", f.Kind)
 	}
 	if f.Times < 0 {
 		return f, fmt.Errorf("times must be >= 0")
 	}
 	if f.After < 0 {
 		return f, fmt.Errorf("after must be >= 0")
+	}
+	if f.BodyContains != "" && f.Route != "" && !IsCloudflarePath(f.Route) {
+		return f, fmt.Errorf("body_contains matches Cloudflare v4 requests only, not %s", f.Route)
 	}
 	if s.checkFault == nil {
 		return f, nil
@@ -303,12 +327,19 @@ func (s *Core) ActiveFaults() []FaultJSON {
 // TakeFaults consumes the faults that apply to one request: every matching
 // latency fault (delays add up) and at most one terminal fault.
 func (s *Core) TakeFaults(method, route string) (delay time.Duration, terminal *Fault) {
+	return s.takeFaults(method, route, nil)
+}
+
+// takeFaults is TakeFaults for a request whose body is known (faults with
+// BodyContains match only such requests).
+func (s *Core) takeFaults(method, route string, body []byte) (delay time.Duration, terminal *Fault) {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	kept := s.faults[:0]
 	for _, f := range s.faults {
 		// "" matches Cloudflare routes only; /__workers/ routes are named.
-		matches := (f.Method == "" || f.Method == method) && (f.Route == route || f.Route == "" && IsCloudflarePath(route))
+		matches := (f.Method == "" || f.Method == method) && (f.Route == route || f.Route == "" && IsCloudflarePath(route)) &&
+			(f.BodyContains == "" || bytes.Contains(body, []byte(f.BodyContains)))
 		if matches && f.skip > 0 {
 			f.skip--
 			kept = append(kept, f)
@@ -320,7 +351,7 @@ func (s *Core) TakeFaults(method, route string) (delay time.Duration, terminal *
 				delay += f.Latency
 			} else {
 				t := f.Fault
-				if t.Kind == FaultHold {
+				if t.Kind == FaultHold || t.Kind == FaultHoldResponse {
 					// Counted as held from here, so a test polling Holds
 					// sees it as soon as the fault took the request.
 					t.release = s.holdGateLocked()
@@ -342,16 +373,78 @@ func (s *Core) TakeFaults(method, route string) (delay time.Duration, terminal *
 	return delay, terminal
 }
 
-// ApplyFaults acts on the faults for this request and reports whether the
-// request has been answered (or dropped) already.
-func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route string) bool {
-	delay, f := s.TakeFaults(r.Method, route)
+// ApplyFaults acts on the faults for this request and serves it with serve
+// unless a fault answered (or dropped) it.
+func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route string, serve http.HandlerFunc) {
+	var body []byte
+	if s.matchesBodies() && r.Body != nil && r.Body != http.NoBody {
+		// Read (and kept for the handler) only while a fault looks at bodies.
+		var err error
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody)); err != nil {
+			WriteError(w, NewAPIError(http.StatusRequestEntityTooLarge, 6007, "Malformed JSON in request body"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	delay, f := s.takeFaults(r.Method, route, body)
 	if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
 		// Routes registered for GET also serve HEAD; a fault aimed at GET
 		// should hit those too.
-		delay, f = s.TakeFaults(http.MethodGet, route)
+		delay, f = s.takeFaults(http.MethodGet, route, body)
 	}
-	return s.ServeFault(w, r, delay, f, CloudflareFaultAnswers)
+	if f != nil && f.Kind == FaultHoldResponse {
+		if waitOut(r, delay) {
+			s.serveThenHold(w, r, f, serve)
+		} else {
+			s.endHold(false)
+		}
+		return
+	}
+	if !s.ServeFault(w, r, delay, f, CloudflareFaultAnswers) {
+		serve(w, r)
+	}
+}
+
+// matchesBodies reports whether an active fault matches on request bodies.
+func (s *Core) matchesBodies() bool {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return slices.ContainsFunc(s.faults, func(f *activeFault) bool { return f.BodyContains != "" })
+}
+
+// serveThenHold serves the request into a recording, then holds the
+// recorded answer until the release, dropping it if the client went away.
+func (s *Core) serveThenHold(w http.ResponseWriter, r *http.Request, f *Fault, serve http.HandlerFunc) {
+	rec := httptest.NewRecorder()
+	serve(rec, r)
+	// What the handler left unread, so a closed HTTP/1 connection is noticed
+	// while the answer is held (see hold).
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}
+	r.Body = http.NoBody
+	if !s.hold(w, r, f.release) {
+		return
+	}
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// waitOut waits out a fault's latency, reporting false when the client went
+// away meanwhile.
+func waitOut(r *http.Request, delay time.Duration) bool {
+	if delay <= 0 {
+		return true
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // FaultAnswers writes a fault's response in the format of a family of routes.
@@ -383,14 +476,8 @@ func (s *Core) ServeFault(w http.ResponseWriter, r *http.Request, delay time.Dur
 		}
 		f = nil
 	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return true
-		}
+	if !waitOut(r, delay) {
+		return true
 	}
 	if f == nil {
 		return false
