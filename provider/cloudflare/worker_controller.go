@@ -445,6 +445,7 @@ func argsFromSettings(name string, s cfapi.ScriptSettings) WorkerArgs {
 			}
 		}
 	}
+	args.WorkerPlatform = platformFromSettings(args.WorkerPlatform, s)
 	return args
 }
 

@@ -237,3 +237,30 @@ func platformDiff(c *workerChanges, olds, news WorkerArgs) {
 	byKey(c, "routes", olds.Routes, news.Routes, func(r WorkerRoute) string { return r.Pattern }, &c.other)
 	moreBindingsDiff(c, olds.MoreBindings, news.MoreBindings)
 }
+
+// platformFromSettings adds what GET settings reports of the platform
+// inputs to an import's inputs: observability, placement, limits, tail
+// consumers, logpush and the user's tags (not the ownership tag). Domains
+// and routes are not in the settings; the program lists them.
+func platformFromSettings(pl WorkerPlatform, s cfapi.ScriptSettings) WorkerPlatform {
+	c := s.Config
+	pl.Observability = observabilityInput(c.Observability)
+	if c.Placement != nil {
+		pl.Placement = &Placement{Mode: c.Placement.Mode, Region: c.Placement.Region, Host: c.Placement.Host, Hostname: c.Placement.Hostname}
+	}
+	if c.Limits != nil && c.Limits.CPUMs > 0 {
+		pl.Limits = &ScriptLimits{CPUMs: c.Limits.CPUMs}
+	}
+	for _, t := range c.TailConsumers {
+		pl.TailConsumers = append(pl.TailConsumers, TailConsumer{Service: t.Service, Environment: t.Environment, Namespace: t.Namespace})
+	}
+	if c.Logpush {
+		pl.Logpush = new(true)
+	}
+	for _, t := range s.Tags {
+		if !strings.HasPrefix(t, ownerTagPrefix) {
+			pl.Tags = append(pl.Tags, t)
+		}
+	}
+	return pl
+}

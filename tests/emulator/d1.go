@@ -42,7 +42,8 @@ type d1JSON struct {
 	// CreatedInRegion is the region the database lives in: the location
 	// hint, or ENAM (the region queries report) without one. wrangler
 	// prints it after d1 create.
-	CreatedInRegion string `json:"created_in_region,omitempty"`
+	CreatedInRegion string  `json:"created_in_region,omitempty"`
+	Jurisdiction    *string `json:"jurisdiction"`
 }
 
 type d1ReadRepl struct {
@@ -50,11 +51,14 @@ type d1ReadRepl struct {
 }
 
 // d1ListJSON is the slimmer object in list results.
+// d1ListJSON is a list entry. Jurisdiction is null: the emulator creates
+// no database restricted to a jurisdiction ("eu", "fedramp").
 type d1ListJSON struct {
-	UUID      string `json:"uuid"`
-	Name      string `json:"name"`
-	CreatedAt string `json:"created_at"`
-	Version   string `json:"version"`
+	UUID         string  `json:"uuid"`
+	Name         string  `json:"name"`
+	CreatedAt    string  `json:"created_at"`
+	Version      string  `json:"version"`
+	Jurisdiction *string `json:"jurisdiction"`
 }
 
 // region is where the database is said to live: its location hint, upper

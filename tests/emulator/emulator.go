@@ -85,6 +85,11 @@ type Options struct {
 	// AssetSessionLifetime is how long asset upload and completion tokens
 	// last (assets.go); zero means an hour, as on Cloudflare.
 	AssetSessionLifetime time.Duration
+	// Zones are the zones each account has (zones.go), by account ID; the
+	// key "*" covers accounts not listed. Nil means DefaultZone
+	// (example.com) for every account. More can be added with AddZone or
+	// POST /__emulator/zones.
+	Zones map[string][]string
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -187,6 +192,10 @@ func New(opts Options) (*Server, error) {
 	}
 	dtOpts := daytona.Options{APIKeys: opts.DaytonaAPIKeys, BuildTime: opts.DaytonaBuildTime, Logf: opts.Logf}
 	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if err := s.seedZones(opts.Zones); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -306,6 +315,7 @@ func (s *Server) routes() {
 	s.registerWorkers()
 	s.registerAssets()
 	s.registerQueues()
+	s.registerZones()
 	s.registerControlPlane()
 	s.daytona.Register()
 	s.registerAdmin()

@@ -79,6 +79,21 @@ package emulator
 //	404   10217  workers.api.error.version_not_found                         assumed
 //	400   10021  deployment shares not adding up to 100, unknown strategy,
 //	             migrations in a version upload                              assumed
+//	400   10021  settings: placement not one of {mode: smart}, region,
+//	             host, hostname (with optional mode targeted); limits.cpu_ms
+//	             outside 1-300000; a sampling rate outside 0-1; a tail
+//	             consumer without service; PATCH settings not multipart or
+//	             carrying bindings / migrations                              assumed
+//	Zones, custom domains, routes (zones.go)
+//	404   1001   Invalid zone identifier (unknown or another account's)     assumed
+//	409   100116 Hostname 'X' already in use by other custom domain ...
+//	             'override_existing_origin' to override.                     observed (issue threads)
+//	400   100101 invalid hostname; 100102 no service; 100103 no zone;
+//	             100105 hostname not in the zone                            assumed
+//	404   100114 Domain not found                                            assumed
+//	400   10022  route pattern invalid or outside the zone                   assumed
+//	409   10020  route pattern already in the zone / on another script      assumed
+//	404   10005  workers.api.error.route_not_found                           assumed
 //	Cron syntax follows Cloudflare's documented table (verified), read as
 //	in cron.go: weekdays 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or
 //	JAN-DEC, plus L, LW, L-n, nW (day of month) and L, nL, n#k (day of week).

@@ -24,6 +24,7 @@ func (s *Server) registerKV() {
 	// Key names may contain '/' when the client does not escape them (the
 	// Go SDK does not), so the key is the rest of the path.
 	s.api("GET "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvGetValue)
+	s.api("GET "+base+"/{namespace_id}/metadata/{key_name...}", authAccount, s.kvGetMetadata)
 	s.api("PUT "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvPutValue)
 	s.api("DELETE "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvDeleteValue)
 	s.registerKVBulk()
@@ -268,6 +269,32 @@ func (s *Server) kvGetValue(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(val)))
 	_, _ = w.Write(val)
+}
+
+// kvGetMetadata is GET metadata/{key}: the key's metadata as its result
+// (null when the key has none), or 10009 for a missing or expired key.
+func (s *Server) kvGetMetadata(w http.ResponseWriter, r *http.Request) {
+	key, err := kvKeyName(r)
+	if err != nil {
+		core.WriteError(w, err)
+		return
+	}
+	s.mu.Lock()
+	ns, err := s.kvLookupLocked(r)
+	var meta json.RawMessage
+	if err == nil {
+		v, ok := ns.Values[key]
+		if !ok || v.expired(time.Now()) {
+			err = core.NewAPIError(http.StatusNotFound, 10009, "get: 'key not found'")
+		} else {
+			meta = append(json.RawMessage{}, v.Metadata...)
+		}
+	}
+	s.mu.Unlock()
+	if len(meta) == 0 {
+		meta = json.RawMessage("null")
+	}
+	core.Respond(w, err, meta)
 }
 
 // kvPutValue stores the raw body, or the "value" (and "metadata") parts of a

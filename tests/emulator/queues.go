@@ -23,6 +23,7 @@ func (s *Server) registerQueues() {
 	s.api("DELETE "+base+"/{queue_id}", authAccount, s.qDelete)
 	s.api("GET "+base+"/{queue_id}/consumers", authAccount, s.qListConsumers)
 	s.api("POST "+base+"/{queue_id}/consumers", authAccount, s.qAddConsumer)
+	s.api("GET "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qGetConsumer)
 	s.api("PUT "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qUpdateConsumer)
 	s.api("DELETE "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qDeleteConsumer)
 }
@@ -323,6 +324,24 @@ func (s *Server) qListConsumers(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		for _, c := range q.Consumers {
 			out = append(out, q.consumerJSON(c))
+		}
+	}
+	s.mu.Unlock()
+	core.Respond(w, err, out)
+}
+
+// qGetConsumer is GET consumers/{consumer_id}: one consumer, in the list's
+// shape.
+func (s *Server) qGetConsumer(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	q, err := s.queueLookupLocked(r)
+	var out consumerJSON
+	if err == nil {
+		i := slices.IndexFunc(q.Consumers, func(c *queueConsumer) bool { return c.ID == r.PathValue("consumer_id") })
+		if i < 0 {
+			err = consumerNotFound()
+		} else {
+			out = q.consumerJSON(q.Consumers[i])
 		}
 	}
 	s.mu.Unlock()

@@ -34,10 +34,14 @@ type r2BucketJSON struct {
 	CreationDate string `json:"creation_date"`
 	Location     string `json:"location"`
 	StorageClass string `json:"storage_class"`
+	// Jurisdiction is "default": the emulator has no EU or FedRAMP
+	// jurisdiction (buckets there are addressed with cf-r2-jurisdiction).
+	Jurisdiction string `json:"jurisdiction"`
 }
 
 func (b *r2Bucket) json() r2BucketJSON {
 	return r2BucketJSON{
+		Jurisdiction: "default",
 		Name:         b.Name,
 		CreationDate: b.CreationDate.UTC().Format("2006-01-02T15:04:05.000Z"),
 		Location:     b.Location,

@@ -37,6 +37,11 @@ type state struct {
 	AppSecrets map[string]map[string]*appSecret `json:"app_secrets"` // by wkKey(account, script), then key
 	// AssetBlobs are the uploaded static asset files (assets.go).
 	AssetBlobs map[string]*assetBlob `json:"asset_blobs,omitempty"` // by account + "/" + hash
+	// Zones, WorkerDomains and WorkerRoutes are zones.go's: the seeded and
+	// added zones, the custom domains and the zone routes.
+	Zones         map[string]*zone         `json:"zones,omitempty"`          // by zone ID
+	WorkerDomains map[string]*workerDomain `json:"worker_domains,omitempty"` // by domain ID
+	WorkerRoutes  map[string]*workerRoute  `json:"worker_routes,omitempty"`  // by route ID
 
 	// d1Imports are the files uploaded for D1 imports, by upload token,
 	// and d1Ingests each database's last ingest answer (for poll). Both
@@ -127,6 +132,10 @@ type workerContent struct {
 	Etag               string            `json:"etag"`
 
 	Assets *scriptAssets `json:"assets,omitempty"` // static assets served (assets.go)
+
+	// Placement and Limits are the version's settings (workers_settings.go).
+	Placement *placementJSON `json:"placement,omitempty"`
+	Limits    *limitsJSON    `json:"limits,omitempty"`
 }
 
 // workerVersion is one uploaded version. A deployed version's modules live
@@ -212,6 +221,9 @@ func newState() *state {
 
 		WorkersSubdomains: map[string]string{},
 		AppSecrets:        map[string]map[string]*appSecret{},
+		Zones:             map[string]*zone{},
+		WorkerDomains:     map[string]*workerDomain{},
+		WorkerRoutes:      map[string]*workerRoute{},
 	}
 }
 
@@ -255,6 +267,15 @@ func loadState(path string) (*state, error) {
 	}
 	if st.AppSecrets == nil {
 		st.AppSecrets = map[string]map[string]*appSecret{}
+	}
+	if st.Zones == nil {
+		st.Zones = map[string]*zone{}
+	}
+	if st.WorkerDomains == nil {
+		st.WorkerDomains = map[string]*workerDomain{}
+	}
+	if st.WorkerRoutes == nil {
+		st.WorkerRoutes = map[string]*workerRoute{}
 	}
 	for key, store := range st.AppSecrets {
 		for k, v := range store {
@@ -325,6 +346,11 @@ type Inventory struct {
 	Queues  []QueueEntry  `json:"queues"`
 	// AssetFiles counts the static asset files held, all accounts (assets.go).
 	AssetFiles int `json:"asset_files"`
+	// Domains and Routes are the Workers custom domains and zone routes
+	// (zones.go); the zones themselves are seeded, not deployed, and are
+	// not listed.
+	Domains []DomainEntry `json:"worker_domains"`
+	Routes  []RouteEntry  `json:"worker_routes"`
 
 	// Modal is the Modal side (package modal).
 	Modal   ModalInventory   `json:"modal"`
@@ -379,6 +405,7 @@ type QueueEntry struct {
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
 	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.AssetFiles == 0 &&
+		len(i.Domains) == 0 && len(i.Routes) == 0 &&
 		i.Modal.Empty() && i.Daytona.Empty()
 }
 
@@ -389,6 +416,7 @@ func (s *Server) Inventory() Inventory {
 	defer s.mu.Unlock()
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
 	inv.Daytona = s.daytona.Inventory()
+	inv.Domains, inv.Routes = s.routingInventoryLocked()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"regexp"
 	"slices"
 	"sort"
@@ -27,6 +29,8 @@ func (s *Server) registerWorkers() {
 	s.api("GET "+base+"/scripts/{script_name}", authAccount, s.wkContent)
 	s.api("DELETE "+base+"/scripts/{script_name}", authAccount, s.wkDelete)
 	s.api("GET "+base+"/scripts/{script_name}/settings", authAccount, s.wkSettings)
+	s.api("PATCH "+base+"/scripts/{script_name}/settings", authAccount, s.wkSettingsPatch)
+	s.api("GET "+base+"/scripts/{script_name}/content/v2", authAccount, s.wkContentV2)
 	s.api("GET "+base+"/scripts/{script_name}/schedules", authAccount, s.wkGetSchedules)
 	s.api("PUT "+base+"/scripts/{script_name}/schedules", authAccount, s.wkPutSchedules)
 	s.api("GET "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkGetScriptSubdomain)
@@ -144,10 +148,10 @@ type scriptMetadata struct {
 	KeepBindings       []string          `json:"keep_bindings"`
 	Migrations         *migrationSpec    `json:"migrations"`
 	Annotations        map[string]any    `json:"annotations"`
-	// Tags are the script's tags (cloudflare-go/v4 workers.ScriptUpdateParamsMetadata.Tags);
-	// an upload that carries them replaces the script's tags, one without
-	// them leaves them as they were.
-	Tags json.RawMessage `json:"tags"`
+	// settingsFields are placement, limits (the version's), observability,
+	// logpush, tail consumers and tags (the script's: an upload that
+	// carries one replaces it, one without it leaves it as it was).
+	settingsFields
 
 	Assets json.RawMessage `json:"assets"` // {jwt, config} (assets.go)
 }
@@ -162,6 +166,7 @@ type scriptUpload struct {
 	bindings []bindingSpec
 	raws     []json.RawMessage
 	etag     string
+	config   scriptConfig
 }
 
 // parseScriptUpload reads the multipart body and checks everything that does
@@ -288,6 +293,9 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 			}
 		}
 	}
+	if up.config, err = parseScriptConfig(meta.settingsFields); err != nil {
+		return nil, err
+	}
 	up.etag = scriptEtag(up.metaRaw, up.modules)
 	return up, nil
 }
@@ -326,22 +334,23 @@ func scriptEtag(meta []byte, mods []workerModule) string {
 // Version ID" (it is not the deployment's own ID, which GET deployments
 // lists).
 type wkUploadJSON struct {
-	ID               string   `json:"id"`
-	Tag              string   `json:"tag"`
-	Etag             string   `json:"etag"`
-	DeploymentID     string   `json:"deployment_id"`
-	CreatedOn        string   `json:"created_on"`
-	ModifiedOn       string   `json:"modified_on"`
-	HasModules       bool     `json:"has_modules"`
-	HasAssets        bool     `json:"has_assets"`
-	Handlers         []string `json:"handlers"`
-	LastDeployedFrom string   `json:"last_deployed_from"`
-	MigrationTag     string   `json:"migration_tag,omitempty"`
-	Logpush          bool     `json:"logpush"`
-	StartupTimeMs    int      `json:"startup_time_ms"`
-	UsageModel       string   `json:"usage_model"`
-	Placement        struct{} `json:"placement"`
-	TailConsumers    []any    `json:"tail_consumers"`
+	ID               string             `json:"id"`
+	Tag              string             `json:"tag"`
+	Etag             string             `json:"etag"`
+	DeploymentID     string             `json:"deployment_id"`
+	CreatedOn        string             `json:"created_on"`
+	ModifiedOn       string             `json:"modified_on"`
+	HasModules       bool               `json:"has_modules"`
+	HasAssets        bool               `json:"has_assets"`
+	Handlers         []string           `json:"handlers"`
+	LastDeployedFrom string             `json:"last_deployed_from"`
+	MigrationTag     string             `json:"migration_tag,omitempty"`
+	Logpush          bool               `json:"logpush"`
+	StartupTimeMs    int                `json:"startup_time_ms"`
+	UsageModel       string             `json:"usage_model"`
+	Placement        *placementJSON     `json:"placement,omitempty"`
+	PlacementMode    string             `json:"placement_mode,omitempty"`
+	TailConsumers    []tailConsumerJSON `json:"tail_consumers"`
 }
 
 func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
@@ -363,7 +372,9 @@ func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
 			ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, DeploymentID: v.ID,
 			CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
 			HasModules: ws.HasModules, Handlers: ws.handlers(), LastDeployedFrom: ws.LastDeployedFrom,
-			MigrationTag: ws.MigrationTag, StartupTimeMs: 1, UsageModel: "standard", TailConsumers: []any{},
+			MigrationTag: ws.MigrationTag, StartupTimeMs: 1, UsageModel: "standard",
+			Logpush: ws.logpush(), Placement: ws.Placement, PlacementMode: ws.placementMode(),
+			TailConsumers: ws.tailConsumers(), HasAssets: ws.Assets != nil,
 		}
 	}
 	s.mu.Unlock()
@@ -536,6 +547,7 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 		Modules: up.modules, Metadata: up.metaRaw, Bindings: raws,
 		CompatibilityDate: up.meta.CompatibilityDate, CompatibilityFlags: up.meta.CompatibilityFlags,
 		MigrationTag: tag, Classes: core.SortedKeys(classes), Etag: up.etag,
+		Placement: up.config.Placement, Limits: up.config.Limits,
 	}
 	if content.Modules == nil {
 		content.Modules = []workerModule{} // an assets-only worker: nil would mean "modules not kept"
@@ -557,12 +569,7 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 	message, _ := up.meta.Annotations["workers/message"].(string)
 	vtag, _ := up.meta.Annotations["workers/tag"].(string)
 	v := ws.addVersion(content, now, mode.source, trigger, message, vtag)
-	if len(up.meta.Tags) > 0 && string(up.meta.Tags) != "null" {
-		if ws.Settings == nil {
-			ws.Settings = map[string]json.RawMessage{}
-		}
-		ws.Settings["tags"] = up.meta.Tags
-	}
+	ws.applyScriptLevel(up.config)
 	ws.Uploads++
 	ws.ModifiedOn = now
 	if mode.deploy {
@@ -641,16 +648,29 @@ func (s *Server) wkLookupLocked(r *http.Request) (*workerScript, error) {
 	return ws, nil
 }
 
+// wkListJSON is one entry of GET workers/scripts, with the optional fields
+// Cloudflare's list returns (workers.Script and the API reference's list
+// item): tags, handlers, compatibility, placement and tail consumers.
 type wkListJSON struct {
-	ID           string `json:"id"`
-	Etag         string `json:"etag"`
-	CreatedOn    string `json:"created_on"`
-	ModifiedOn   string `json:"modified_on"`
-	HasModules   bool   `json:"has_modules"`
-	HasAssets    bool   `json:"has_assets"`
-	Logpush      bool   `json:"logpush"`
-	MigrationTag string `json:"migration_tag,omitempty"`
-	UsageModel   string `json:"usage_model"`
+	ID                 string             `json:"id"`
+	Tag                string             `json:"tag,omitempty"`
+	Etag               string             `json:"etag"`
+	CreatedOn          string             `json:"created_on"`
+	ModifiedOn         string             `json:"modified_on"`
+	HasModules         bool               `json:"has_modules"`
+	HasAssets          bool               `json:"has_assets"`
+	Handlers           []string           `json:"handlers"`
+	CompatibilityDate  string             `json:"compatibility_date,omitempty"`
+	CompatibilityFlags []string           `json:"compatibility_flags"`
+	LastDeployedFrom   string             `json:"last_deployed_from,omitempty"`
+	Logpush            bool               `json:"logpush"`
+	MigrationTag       string             `json:"migration_tag,omitempty"`
+	Observability      *observabilityJSON `json:"observability,omitempty"`
+	Placement          *placementJSON     `json:"placement,omitempty"`
+	PlacementMode      string             `json:"placement_mode,omitempty"`
+	Tags               []string           `json:"tags"`
+	TailConsumers      []tailConsumerJSON `json:"tail_consumers"`
+	UsageModel         string             `json:"usage_model"`
 }
 
 func (s *Server) wkList(w http.ResponseWriter, r *http.Request) {
@@ -660,14 +680,73 @@ func (s *Server) wkList(w http.ResponseWriter, r *http.Request) {
 	for _, ws := range s.st.Workers {
 		if ws.AccountID == acct {
 			out = append(out, wkListJSON{
-				ID: ws.Name, Etag: ws.Etag, CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
-				HasModules: ws.HasModules, MigrationTag: ws.MigrationTag, UsageModel: "standard",
+				ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
+				HasModules: ws.HasModules, HasAssets: ws.Assets != nil, Handlers: ws.handlers(),
+				CompatibilityDate: ws.CompatibilityDate, CompatibilityFlags: nonNilStrings(slices.Clone(ws.CompatibilityFlags)),
+				LastDeployedFrom: ws.LastDeployedFrom, Logpush: ws.logpush(), MigrationTag: ws.MigrationTag,
+				Observability: ws.observability(), Placement: ws.Placement, PlacementMode: ws.placementMode(),
+				Tags: ws.tags(), TailConsumers: ws.tailConsumers(), UsageModel: "standard",
 			})
 		}
 	}
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	core.WriteResult(w, out)
+}
+
+// wkContentV2 is GET content/v2: every module of the deployed version (or
+// of ?version=ID while the emulator keeps its modules) as multipart/form-
+// data, the main module named by the CF-Entrypoint header, outside the
+// envelope. wrangler reads it this way (`versions secret put`, init
+// --from-dash).
+func (s *Server) wkContentV2(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var content *workerContent
+	if err == nil {
+		content = &ws.workerContent
+		if id := r.URL.Query().Get("version"); id != "" && id != ws.liveVersionID() {
+			if v := ws.version(id); v == nil || v.Content.Modules == nil {
+				err = versionNotFound()
+			} else {
+				content = &v.Content
+			}
+		}
+	}
+	var mods []workerModule
+	var main string
+	if err == nil {
+		mods, main = slices.Clone(content.Modules), content.MainModule
+	}
+	s.mu.Unlock()
+	if err != nil {
+		core.WriteError(w, err)
+		return
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, m := range mods {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", fmt.Sprintf("form-data; name=%q; filename=%q", m.Name, m.Name))
+		ct := m.ContentType
+		if ct == "" {
+			ct = "application/javascript+module"
+		}
+		h.Set("Content-Type", ct)
+		pw, perr := mw.CreatePart(h)
+		if perr == nil {
+			_, perr = pw.Write(m.Content)
+		}
+		if perr != nil {
+			core.WriteError(w, core.NewAPIError(http.StatusInternalServerError, 10013, "could not encode the script content"))
+			return
+		}
+	}
+	_ = mw.Close()
+	w.Header().Set("Content-Type", mw.FormDataContentType())
+	w.Header().Set("CF-Entrypoint", main)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	_, _ = w.Write(buf.Bytes())
 }
 
 // wkContent serves the main module as uploaded, outside the envelope.
@@ -753,28 +832,13 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
 	delete(s.st.AppSecrets, wkKey(acct, name))
+	s.domainsRemoveLocked(acct, name)
 	s.assetsCollectLocked(acct)
 	for _, q := range s.st.Queues {
 		if q.AccountID == acct {
 			q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })
 		}
 	}
-}
-
-type wkSettingsJSON struct {
-	Bindings           []json.RawMessage `json:"bindings"`
-	CompatibilityDate  string            `json:"compatibility_date"`
-	CompatibilityFlags []string          `json:"compatibility_flags"`
-	Migrations         *wkMigrationsJSON `json:"migrations,omitempty"`
-	Logpush            bool              `json:"logpush"`
-	Placement          struct{}          `json:"placement"`
-	Tags               []string          `json:"tags"`
-	TailConsumers      []any             `json:"tail_consumers"`
-	UsageModel         string            `json:"usage_model"`
-}
-
-type wkMigrationsJSON struct {
-	NewTag string `json:"new_tag"`
 }
 
 // redactBinding drops the text of a secret_text binding; every other
@@ -794,30 +858,6 @@ func redactBinding(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return out
-}
-
-func (s *Server) wkSettings(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	ws, err := s.wkLookupLocked(r)
-	var out wkSettingsJSON
-	if err == nil {
-		out = wkSettingsJSON{
-			Bindings:           make([]json.RawMessage, len(ws.Bindings)),
-			CompatibilityDate:  ws.CompatibilityDate,
-			CompatibilityFlags: append([]string{}, ws.CompatibilityFlags...),
-			Tags:               ws.tags(),
-			TailConsumers:      []any{},
-			UsageModel:         "standard",
-		}
-		for i, raw := range ws.Bindings {
-			out.Bindings[i] = redactBinding(raw)
-		}
-		if ws.MigrationTag != "" {
-			out.Migrations = &wkMigrationsJSON{NewTag: ws.MigrationTag}
-		}
-	}
-	s.mu.Unlock()
-	core.Respond(w, err, out)
 }
 
 type wkCronJSON struct {

@@ -206,6 +206,10 @@ type versionRuntime struct {
 	UsageModel         string         `json:"usage_model"`
 }
 
+// defaultCPUMs is the CPU limit a version without limits reports (Workers
+// Paid's default, 30 s).
+const defaultCPUMs = 30000
+
 // authorEmail is who the emulator says made versions and deployments.
 const authorEmail = "emulator@openinspect.invalid"
 
@@ -236,11 +240,14 @@ func (ws *workerScript) versionJSON(v *workerVersion, detail bool) versionJSON {
 	}
 	res := &versionResources{
 		Bindings: make([]json.RawMessage, len(c.Bindings)),
-		Script:   versionScriptJSON{Etag: c.Etag, Handlers: handlers, LastDeployedFrom: v.Source},
+		Script:   versionScriptJSON{Etag: c.Etag, Handlers: handlers, LastDeployedFrom: v.Source, PlacementMode: c.placementMode()},
 		ScriptRuntime: versionRuntime{
 			CompatibilityDate: c.CompatibilityDate, CompatibilityFlags: nonNilStrings(c.CompatibilityFlags),
-			Limits: map[string]int{"cpu_ms": 30000}, MigrationTag: c.MigrationTag, UsageModel: "standard",
+			Limits: map[string]int{"cpu_ms": defaultCPUMs}, MigrationTag: c.MigrationTag, UsageModel: "standard",
 		},
+	}
+	if c.Limits != nil {
+		res.ScriptRuntime.Limits["cpu_ms"] = c.Limits.CPUMs
 	}
 	for i, raw := range c.Bindings {
 		res.Bindings[i] = redactBinding(raw)
@@ -435,16 +442,14 @@ func (s *Server) wkDeploymentCreate(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, out)
 }
 
-// scriptSettingKeys are the non-versioned settings PATCH script-settings
-// takes; the rest of a body is ignored.
-var scriptSettingKeys = []string{"logpush", "observability", "tags", "tail_consumers"}
-
+// scriptSettingsJSON is GET/PATCH script-settings: the script-level
+// settings only.
 func (ws *workerScript) scriptSettingsJSON() map[string]any {
-	out := map[string]any{"logpush": false, "observability": nil, "tags": []string{}, "tail_consumers": []any{}}
-	for _, k := range scriptSettingKeys {
-		if raw, ok := ws.Settings[k]; ok && string(raw) != "null" {
-			out[k] = raw
-		}
+	out := map[string]any{"logpush": ws.logpush(), "tags": ws.tags(), "tail_consumers": ws.tailConsumers()}
+	if o := ws.observability(); o != nil {
+		out["observability"] = o
+	} else {
+		out["observability"] = nil
 	}
 	return out
 }
@@ -469,9 +474,18 @@ func (s *Server) wkScriptSettingsGet(w http.ResponseWriter, r *http.Request) {
 	core.Respond(w, err, out)
 }
 
+// wkScriptSettingsPatch is PATCH script-settings (JSON): the script-level
+// settings present in the body change, each checked like an upload's; the
+// rest of the body is ignored.
 func (s *Server) wkScriptSettingsPatch(w http.ResponseWriter, r *http.Request) {
-	var body map[string]json.RawMessage
+	var body settingsFields
 	if err := core.DecodeJSON(w, r, &body); err != nil {
+		core.WriteError(w, err)
+		return
+	}
+	body.Placement, body.Limits = nil, nil // version settings: not this route's
+	cfg, err := parseScriptConfig(body)
+	if err != nil {
 		core.WriteError(w, err)
 		return
 	}
@@ -479,14 +493,7 @@ func (s *Server) wkScriptSettingsPatch(w http.ResponseWriter, r *http.Request) {
 	ws, err := s.wkLookupLocked(r)
 	var out map[string]any
 	if err == nil {
-		if ws.Settings == nil {
-			ws.Settings = map[string]json.RawMessage{}
-		}
-		for _, k := range scriptSettingKeys {
-			if raw, ok := body[k]; ok {
-				ws.Settings[k] = raw
-			}
-		}
+		ws.applyScriptLevel(cfg)
 		out = ws.scriptSettingsJSON()
 	}
 	s.mu.Unlock()

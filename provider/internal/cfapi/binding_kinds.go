@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
+	"strings"
 )
 
 // BindingKinds are the fields of the binding kinds beyond the eight
@@ -62,4 +64,50 @@ func (b Binding) MarshalJSON() ([]byte, error) {
 	merged := maps.Clone(b.Extra)
 	maps.Copy(merged, fields)
 	return json.Marshal(merged)
+}
+
+// bindingKeys are the JSON keys Binding models (its own fields and
+// BindingKinds'); any other key of a binding read back is Extra.
+var bindingKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	var collect func(t reflect.Type)
+	collect = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				collect(f.Type)
+				continue
+			}
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				keys[name] = true
+			}
+		}
+	}
+	collect(reflect.TypeFor[Binding]())
+	return keys
+}()
+
+// UnmarshalJSON reads a binding as the API returns it, keeping the
+// properties of a kind the provider does not model in Extra, so a generic
+// binding read back compares equal to the one sent.
+func (b *Binding) UnmarshalJSON(raw []byte) error {
+	type plain Binding
+	var p plain
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return err
+	}
+	for k, v := range fields {
+		if !bindingKeys[k] {
+			if p.Extra == nil {
+				p.Extra = map[string]any{}
+			}
+			p.Extra[k] = v
+		}
+	}
+	*b = Binding(p)
+	return nil
 }

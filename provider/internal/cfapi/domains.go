@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	cf "github.com/cloudflare/cloudflare-go/v4"
+	"github.com/cloudflare/cloudflare-go/v4/option"
 	"github.com/cloudflare/cloudflare-go/v4/workers"
 	"github.com/cloudflare/cloudflare-go/v4/zones"
 )
@@ -70,10 +71,14 @@ func domainOf(d workers.Domain) Domain {
 }
 
 // AttachDomain points hostname in zoneID at script's production
-// environment, replacing whatever it served.
+// environment, replacing whatever it served: Cloudflare refuses a hostname
+// serving another worker (409, 100116) unless override_existing_origin is
+// set, and the caller has already decided that this one may be taken
+// (ours, or adoptExisting). cloudflare-go v4.6 has no field for the option.
 func (c *Client) AttachDomain(ctx context.Context, hostname, zoneID, script string) (Domain, error) {
 	res, err := c.api.Workers.Domains.Update(ctx, workers.DomainUpdateParams{AccountID: cf.F(c.accountID),
-		Hostname: cf.F(hostname), ZoneID: cf.F(zoneID), Service: cf.F(script), Environment: cf.F("production")})
+		Hostname: cf.F(hostname), ZoneID: cf.F(zoneID), Service: cf.F(script), Environment: cf.F("production")},
+		option.WithJSONSet("override_existing_origin", true))
 	if err != nil {
 		return Domain{}, wrap(fmt.Sprintf("attach custom domain %q to worker %q", hostname, script), err)
 	}

@@ -81,13 +81,22 @@ func decodeSettings(raw []byte) (ScriptSettings, error) {
 		return ScriptSettings{}, err
 	}
 	placement := s.Placement
+	if placement != nil && placement.Mode == "targeted" && (placement.Region != "" || placement.Host != "" || placement.Hostname != "") {
+		// wrangler sends a hint as {mode: "targeted", region}: the same
+		// form as the bare hint the provider sends.
+		placement.Mode = ""
+	}
 	if placement != nil && *placement == (Placement{}) {
 		placement = nil // {} is no placement
+	}
+	limits := s.Limits
+	if limits != nil && limits.CPUMs == 0 {
+		limits = nil // {} is the plan's default, as an upload without limits
 	}
 	return ScriptSettings{
 		Bindings: s.Bindings, CompatibilityDate: s.CompatibilityDate, CompatibilityFlags: s.CompatibilityFlags,
 		MigrationTag: s.Migrations.NewTag, Tags: s.Tags,
-		Config: ScriptConfig{Observability: s.Observability, Placement: placement, Limits: s.Limits,
+		Config: ScriptConfig{Observability: s.Observability, Placement: placement, Limits: limits,
 			TailConsumers: s.TailConsumers, Logpush: s.Logpush},
 	}, nil
 }

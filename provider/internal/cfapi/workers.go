@@ -79,7 +79,9 @@ type scriptMetadata struct {
 	CompatibilityFlags []string   `json:"compatibility_flags,omitempty"`
 	Bindings           []Binding  `json:"bindings"`
 	Migrations         *Migration `json:"migrations,omitempty"`
-	Tags               []string   `json:"tags,omitempty"`
+	// Tags are always sent: tags are a script-level setting that an upload
+	// without them leaves in place, so dropping the last tag must send [].
+	Tags []string `json:"tags"`
 
 	Assets *ScriptAssets `json:"assets,omitempty"`
 	ScriptConfig
@@ -99,7 +101,7 @@ func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err erro
 		CompatibilityFlags: u.CompatibilityFlags,
 		Bindings:           nonNil(u.Bindings),
 		Migrations:         u.Migrations,
-		Tags:               u.Tags,
+		Tags:               nonNilTags(u.Tags),
 		Assets:             u.Assets,
 		ScriptConfig:       u.Config.withDefaults(),
 	})
@@ -128,6 +130,13 @@ func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err erro
 		return "", nil, err
 	}
 	return mw.FormDataContentType(), buf.Bytes(), nil
+}
+
+func nonNilTags(t []string) []string {
+	if t == nil {
+		return []string{}
+	}
+	return t
 }
 
 func nonNil(b []Binding) []Binding {

@@ -74,3 +74,27 @@ func TestAPIErrorNamesOperationAndCodes(t *testing.T) {
 	assert.False(t, IsNotFound(err))
 	assert.True(t, IsNotFound(&APIError{StatusCode: 404}))
 }
+
+// A binding of a kind the provider does not model reads back with its
+// properties in Extra, equal to the one sent; modelled keys stay typed.
+func TestBindingRoundTripKeepsUnmodelledProperties(t *testing.T) {
+	sent := Binding{Type: "pipelines", Name: "PIPE", BindingKinds: BindingKinds{Extra: map[string]any{"pipeline": "p", "n": 2.0}}}
+	raw, err := json.Marshal(sent)
+	require.NoError(t, err)
+	var got Binding
+	require.NoError(t, json.Unmarshal(raw, &got))
+	assert.Equal(t, sent, got)
+
+	var typed Binding
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"analytics_engine","name":"E","dataset":"d"}`), &typed))
+	assert.Equal(t, "d", typed.Dataset)
+	assert.Nil(t, typed.Extra, "modelled keys are not Extra")
+}
+
+// Every upload states its tags, [] included: an upload without tags would
+// leave the script's previous tags in place.
+func TestScriptUploadAlwaysSendsTags(t *testing.T) {
+	_, body, err := ScriptUpload{Name: "w", MainModule: "index.js", Modules: []Module{{Name: "index.js", Content: []byte("export default {}")}}}.MultipartBody()
+	require.NoError(t, err)
+	assert.Contains(t, string(body), `"tags":[]`)
+}

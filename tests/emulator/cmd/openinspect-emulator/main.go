@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
@@ -43,6 +44,7 @@ func main() {
 	workersPlan := flag.String("workers-plan", "paid", "the Workers plan whose limits uploads are refused by: free or paid")
 	sizeLimit := flag.Int64("worker-size-limit", 0, "the largest Worker in bytes (default: the plan's 64 MiB)")
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
+	zones := flag.String("zones", emulator.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
@@ -62,13 +64,19 @@ func main() {
 	}
 	daytona.WorkerLimits.MaxScriptBytes = *sizeLimit
 	daytona.WorkerLimits.Compressed = *sizeCompressed
+	daytona.Zones = map[string][]string{"*": {}}
+	for _, z := range strings.Split(*zones, ",") {
+		if z = strings.TrimSpace(z); z != "" {
+			daytona.Zones["*"] = append(daytona.Zones["*"], z)
+		}
+	}
 	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, modalToken, *verbose, daytona); err != nil {
 		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-// daytona carries the Daytona fields and the worker limits of Options.
+// daytona carries the Daytona fields, the worker limits and the zones of Options.
 func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool, daytona emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
@@ -82,7 +90,7 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, mod
 	}
 	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
 		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime,
-		WorkerLimits: daytona.WorkerLimits}
+		WorkerLimits: daytona.WorkerLimits, Zones: daytona.Zones}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf

@@ -17,6 +17,7 @@ import (
 	"github.com/cloudflare/cloudflare-go/v4/d1"
 	"github.com/cloudflare/cloudflare-go/v4/option"
 	"github.com/cloudflare/cloudflare-go/v4/workers"
+	"github.com/cloudflare/cloudflare-go/v4/zones"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
@@ -75,7 +76,8 @@ func TestBinary(t *testing.T) {
 		t.Errorf("addr file left behind after exit: %v", err)
 	}
 
-	url, stop = runBinary(t, bin, "-data-dir", dataDir, "-addr-file", addrFile, "-token", token, "-workers-subdomain", "from-flag")
+	url, stop = runBinary(t, bin, "-data-dir", dataDir, "-addr-file", addrFile, "-token", token, "-workers-subdomain", "from-flag",
+		"-zones", "example.com, flag.example")
 	defer stop()
 	c = cloudflare.NewClient(option.WithBaseURL(url+"/client/v4/"), option.WithAPIToken(token), option.WithMaxRetries(0))
 	got, err := c.D1.Database.Get(context.Background(), db.UUID, d1.DatabaseGetParams{AccountID: cloudflare.F(emulator.DefaultAccountID)})
@@ -91,6 +93,13 @@ func TestBinary(t *testing.T) {
 	}
 	if sub.Subdomain != "from-flag" {
 		t.Errorf("workers.dev subdomain %q, want the -workers-subdomain value", sub.Subdomain)
+	}
+	zs, err := c.Zones.List(context.Background(), zones.ZoneListParams{Name: cloudflare.F("flag.example")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(zs.Result) != 1 || zs.Result[0].Account.ID != emulator.DefaultAccountID {
+		t.Errorf("zones named by -zones: %+v", zs.Result)
 	}
 }
 
