@@ -65,7 +65,7 @@ export class OpenInspect extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly upstreamVerification: pulumi.Output<{[key: string]: string}>;
     /**
-     * Where the web UI runs: kubernetes (web is set) or none.
+     * Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
      */
     declare public /*out*/ readonly webPlatform: pulumi.Output<string>;
     /**

@@ -36,7 +36,7 @@ type OpenInspect struct {
 	UpstreamCommit pulumi.StringOutput `pulumi:"upstreamCommit"`
 	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
 	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
-	// Where the web UI runs: kubernetes (web is set) or none.
+	// Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
 	WebPlatform pulumi.StringOutput `pulumi:"webPlatform"`
 	// URL of the web UI.
 	WebUrl pulumi.StringOutput `pulumi:"webUrl"`
@@ -356,7 +356,7 @@ func (o OpenInspectOutput) UpstreamVerification() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringMapOutput { return v.UpstreamVerification }).(pulumi.StringMapOutput)
 }
 
-// Where the web UI runs: kubernetes (web is set) or none.
+// Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
 func (o OpenInspectOutput) WebPlatform() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.WebPlatform }).(pulumi.StringOutput)
 }

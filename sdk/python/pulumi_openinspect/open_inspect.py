@@ -769,7 +769,7 @@ class OpenInspect(pulumi.ComponentResource):
     @pulumi.getter(name="webPlatform")
     def web_platform(self) -> pulumi.Output[_builtins.str]:
         """
-        Where the web UI runs: kubernetes (web is set) or none.
+        Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
         """
         return pulumi.get(self, "web_platform")
 
