@@ -252,7 +252,9 @@ func TestWebOnCloudflareValidation(t *testing.T) {
 		{"hostname", func(a *OpenInspectArgs) {
 			a.Web.CustomDomain = &web.CustomDomain{Hostname: "https://x.example.com/", ZoneID: strings.Repeat("0", 32)}
 		}, []string{`web.customDomain.hostname: "https://x.example.com/" is not a lower-case hostname`}},
-		{"zone", func(a *OpenInspectArgs) { a.Web.CustomDomain = &web.CustomDomain{Hostname: "x.example.com", ZoneID: "example.com"} },
+		{"zone", func(a *OpenInspectArgs) {
+			a.Web.CustomDomain = &web.CustomDomain{Hostname: "x.example.com", ZoneID: "example.com"}
+		},
 			[]string{`web.customDomain.zoneId: "example.com" is not a Cloudflare zone ID`}},
 		{"bundle dir missing", func(a *OpenInspectArgs) { a.Web.BundleDir = &missing }, []string{"web.bundleDir: the web build directory " + missing + " is missing"}},
 		{"bundle dir without manifest", func(a *OpenInspectArgs) { a.Web.BundleDir = &empty }, []string{"web.bundleDir: the web build in " + empty, "openinspect-web.json"}},
