@@ -149,9 +149,9 @@ type openInspectArgs struct {
 	TokenEncryptionKey string `pulumi:"tokenEncryptionKey"`
 	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
 	Upstream *Upstream `pulumi:"upstream"`
-	// Run the web UI on Kubernetes.
+	// Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
 	Web *Web `pulumi:"web"`
-	// Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+	// Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
 	WebAppUrl *string `pulumi:"webAppUrl"`
 	// Additional workers, or changes to upstream's (matched by logical name).
 	Workers []InstallationWorker `pulumi:"workers"`
@@ -211,9 +211,9 @@ type OpenInspectArgs struct {
 	TokenEncryptionKey pulumi.StringInput
 	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
 	Upstream UpstreamPtrInput
-	// Run the web UI on Kubernetes.
+	// Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
 	Web WebPtrInput
-	// Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+	// Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
 	WebAppUrl *string
 	// Additional workers, or changes to upstream's (matched by logical name).
 	Workers InstallationWorkerArrayInput
