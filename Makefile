@@ -68,6 +68,7 @@ test: test-tools lint
 FUZZTIME ?= 20s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzValidation$$' -fuzztime $(FUZZTIME) ./provider/installation/
+	go test -run '^$$' -fuzz '^FuzzUpstreamGates$$' -fuzztime $(FUZZTIME) ./provider/installation/
 	go test -run '^$$' -fuzz '^FuzzParseMigrations$$' -fuzztime $(FUZZTIME) ./provider/cloudflare/
 	go test -run '^$$' -fuzz '^FuzzMultipartBody$$' -fuzztime $(FUZZTIME) ./provider/internal/cfapi/
 	go test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./provider/esm/

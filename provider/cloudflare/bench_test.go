@@ -1,9 +1,11 @@
 package cloudflare_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
 	"github.com/openinspect/pulumi-openinspect/tests/migrationset"
 	p "github.com/pulumi/pulumi-go-provider"
@@ -54,4 +56,40 @@ func BenchmarkD1MigrationsApply(b *testing.B) {
 		calls += h.Emu.CloudflareCalls()
 	}
 	b.ReportMetric(float64(calls)/float64(n), "api-calls/op")
+}
+
+// BenchmarkWorkerRefreshAccountSize refreshes one worker (crons, a queue
+// consumer) in an account that also holds 10, then 500, other scripts, and
+// reports the calls and response bytes per refresh: both stay the same,
+// because every read addresses the script by name (issue 23's constant-cost
+// reads); a read that listed the account's scripts would grow with it.
+func BenchmarkWorkerRefreshAccountSize(b *testing.B) {
+	for _, others := range []int{10, 500} {
+		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
+			h := providertest.NewHarness(b)
+			client, tg := newTargets(b, h)
+			u := providertest.URN(cloudflare.WorkerToken, "w")
+			inputs := providertest.Props(b, map[string]any{"name": "oi-refreshed", "content": providertest.FixtureWorker,
+				"crons": []any{"0 * * * *"}, "queueConsumers": providertest.List(map[string]any{"queueId": tg.queueID})})
+			created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range others {
+				if _, err := client.UploadScript(b.Context(), cfapi.ScriptUpload{Name: fmt.Sprintf("oi-other-%03d", i), MainModule: "index.js",
+					Modules: []cfapi.Module{{Name: "index.js", Content: []byte(providertest.FixtureWorker)}}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			h.Emu.ResetCounts()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: inputs}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(h.Emu.CloudflareCalls())/float64(b.N), "api-calls/op")
+			b.ReportMetric(float64(h.Emu.CloudflareBytes())/float64(b.N), "resp-bytes/op")
+		})
+	}
 }

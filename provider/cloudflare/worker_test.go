@@ -28,7 +28,7 @@ type targets struct {
 	db, kv, bucket, queueID, queueName string
 }
 
-func newTargets(t *testing.T, h *providertest.Harness) (*cfapi.Client, targets) {
+func newTargets(t testing.TB, h *providertest.Harness) (*cfapi.Client, targets) {
 	t.Helper()
 	client, err := cfapi.New(cfapi.Options{APIToken: emulator.DefaultToken,
 		AccountID: emulator.DefaultAccountID, BaseURL: h.Emu.CloudflareBaseURL()})

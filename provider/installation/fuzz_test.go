@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -42,6 +43,85 @@ func FuzzValidation(f *testing.F) {
 			worker, varKey, secretKey, cronExpr, script}, "\x00"), secretValue)
 		if quoted && strings.Contains(msg, secretValue) {
 			t.Fatalf("the message quotes the secret value: %s", msg)
+		}
+	})
+}
+
+// FuzzUpstreamGates fuzzes the inputs upstream's plan-time gates read: which
+// bots are on and which of their credentials are given, the allowlists, the
+// sign-in providers and the token encryption key. Beyond never panicking and
+// naming a field per problem, the access gate must refuse exactly the specs
+// whose allowlists are all blank (read here with strings.FieldsFunc, not the
+// component's own reader) and that do not set unsafeAllowAllUsers, and no
+// message may quote a credential.
+func FuzzUpstreamGates(f *testing.F) {
+	f.Add(uint16(0), "octocat", "", "", "", "")
+	f.Add(uint16(0b1111_1111_1111), " , ", ",,", "", "example.com", "short")
+	f.Add(uint16(0b0000_0101_0110), "", "", "a@b.example", "", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	f.Add(uint16(0b1010_1010_1010), "\t", "org", "", " ", "not base64!")
+	f.Add(uint16(0b0000_0000_0001), " ", ", ,", "", "\u00a0", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	f.Fuzz(func(t *testing.T, flags uint16, users, orgs, emails, domains, tokenKey string) {
+		bit := func(i int) bool { return flags&(1<<i) != 0 }
+		const credential = "credential-value-under-test"
+		args := requiredArgs()
+		args.TokenEncryptionKey = pulumi.String(tokenKey)
+		slackOn := !bit(0)
+		args.Slack = &SlackArgs{Enabled: &slackOn}
+		if bit(1) {
+			args.Slack.BotToken = pulumi.String(credential)
+		}
+		if bit(2) {
+			args.Slack.SigningSecret = pulumi.String(credential)
+		}
+		ghOn, ghUser := bit(3), "bot[bot]"
+		args.GithubBot = &GithubBotArgs{Enabled: &ghOn}
+		if bit(4) {
+			args.GithubBot.WebhookSecret = pulumi.String(credential)
+			args.GithubBot.Username = &ghUser
+		}
+		linearOn, clientID := bit(5), "linear-client"
+		args.LinearBot = &LinearBotArgs{Enabled: &linearOn}
+		if bit(6) {
+			args.LinearBot.ClientID = &clientID
+			args.LinearBot.ClientSecret = pulumi.String(credential)
+			args.LinearBot.WebhookSecret = pulumi.String(credential)
+		}
+		unsafeAll := bit(7)
+		args.Access = &AccessArgs{AllowedUsers: &users, AllowedGithubOrgs: &orgs, AllowedEmails: &emails,
+			AllowedEmailDomains: &domains, UnsafeAllowAllUsers: &unsafeAll}
+		if !bit(8) {
+			args.GithubOAuth = nil
+		}
+		if bit(9) {
+			args.GoogleOAuth = &OAuthArgs{ClientID: "google-client", ClientSecret: pulumi.String(credential)}
+		}
+		s := normalize(&args)
+		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+			for _, line := range strings.Split(msg, "\n")[1:] {
+				if field, _, ok := strings.Cut(strings.TrimSpace(line), ": "); !ok || field == "" {
+					t.Fatalf("a problem without its field: %q", line)
+				}
+			}
+			if strings.Contains(msg, credential) || (len(tokenKey) >= 12 && strings.Contains(msg, tokenKey)) {
+				t.Fatalf("the message quotes a credential: %s", msg)
+			}
+		}
+		blank := func(list string) bool {
+			return len(strings.FieldsFunc(list, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })) == 0
+		}
+		noAllowlist := blank(users) && blank(orgs) && blank(emails) && blank(domains)
+		if refused := strings.Contains(msg, "\n  access: "); refused != (noAllowlist && !unsafeAll) {
+			t.Fatalf("access gate: refused=%v for users=%q orgs=%q emails=%q domains=%q unsafe=%v:\n%s",
+				refused, users, orgs, emails, domains, unsafeAll, msg)
+		}
+		if slackOn && !(bit(1) && bit(2)) && !strings.Contains(msg, "slack.") {
+			t.Fatalf("the Slack bot is on without its credentials and no slack field is named:\n%s", msg)
+		}
+		if !bit(8) && !bit(9) && !strings.Contains(msg, "githubOAuth: ") {
+			t.Fatalf("no sign-in provider and githubOAuth is not named:\n%s", msg)
 		}
 	})
 }

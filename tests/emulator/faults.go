@@ -27,6 +27,7 @@ const (
 	FaultServerError    = core.FaultServerError
 	FaultDropConnection = core.FaultDropConnection
 	FaultHold           = core.FaultHold
+	FaultHoldResponse   = core.FaultHoldResponse
 )
 
 // InjectFault adds f; faults apply in the order injected. An invalid fault is
@@ -52,6 +53,10 @@ func (s *Server) CloudflareCalls() int { return s.core.CloudflareCalls() }
 
 // ResetCounts zeroes Counts and CloudflareCalls.
 func (s *Server) ResetCounts() { s.core.ResetCounts() }
+
+// CloudflareBytes is the response-body bytes Cloudflare routes sent since
+// the last ResetCounts (core.CloudflareBytes).
+func (s *Server) CloudflareBytes() int64 { return s.core.CloudflareBytes() }
 
 // checkFaultRoute is core's route check: a fault names a route of one of the
 // families served here.

@@ -239,3 +239,49 @@ func TestFaultHoldAdminAPI(t *testing.T) {
 	assert.Equal(t, [][]map[string]any{{{"n": 1.0}, {"n": 2.0}}}, query(t, c, db.UUID, "SELECT n FROM t ORDER BY n"))
 	assert.Equal(t, emulator.HoldStats{Released: 2}, s.Holds())
 }
+
+// TestFaultHoldResponse: the request is served (the database exists while
+// the answer is held), the answer reaches a client that waited for the
+// release, and a client that went away first never gets one, while the
+// object it created stays: what a create leaves when its caller dies after
+// Cloudflare acted and before the answer arrived.
+func TestFaultHoldResponse(t *testing.T) {
+	s := start(t, emulator.Options{})
+	s.InjectFault(emulator.Fault{Route: d1Create, Kind: emulator.FaultHoldResponse, Times: 2})
+	create := func(ctx context.Context, name string, done chan<- error) {
+		_, err := newClient(s).D1.Database.New(ctx, d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F(name)})
+		done <- err
+	}
+
+	served := make(chan error, 1)
+	go create(context.Background(), "answered", served)
+	waitHeld(t, s, 1)
+	require.Eventually(t, func() bool { return len(s.Inventory().D1) == 1 }, 10*time.Second, 5*time.Millisecond,
+		"the held request was served before its answer was held")
+	select {
+	case err := <-served:
+		t.Fatalf("the answer arrived before its release: %v", err)
+	default:
+	}
+	s.ReleaseHolds()
+	require.NoError(t, <-served, "the released answer is the handler's")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	abandoned := make(chan error, 1)
+	go create(ctx, "unanswered", abandoned)
+	waitHeld(t, s, 1)
+	require.Eventually(t, func() bool { return len(s.Inventory().D1) == 2 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-abandoned, context.Canceled)
+	require.Eventually(t, func() bool { return s.Holds() == emulator.HoldStats{Released: 1, Abandoned: 1} }, 10*time.Second,
+		5*time.Millisecond, "the held answer noticed its client left: %+v", s.Holds())
+	var names []string
+	for _, db := range s.Inventory().D1 {
+		names = append(names, db.Name)
+	}
+	assert.ElementsMatch(t, []string{"answered", "unanswered"}, names, "the unanswered create's database stays")
+	assert.Panics(t, func() {
+		s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHoldResponse})
+	},
+		"hold_response is for Cloudflare v4 routes")
+}

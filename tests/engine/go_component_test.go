@@ -89,8 +89,14 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 
 	// A new stack finds beta's names taken: refused until adopted on purpose.
 	adopt := false
-	resurrect := newInlineStack(t, "go-resurrect", func(ctx *pulumi.Context) error {
+	// beta as it was deployed: without the Slack bot.
+	betaArgs := func() *openinspect.OpenInspectArgs {
 		args := installationArgs("beta", checkout)
+		args.Slack = &openinspect.SlackArgs{Enabled: pulumi.Bool(false)}
+		return args
+	}
+	resurrect := newInlineStack(t, "go-resurrect", func(ctx *pulumi.Context) error {
+		args := betaArgs()
 		args.AdoptExisting = &adopt
 		_, err := openinspect.NewOpenInspect(ctx, "beta", args)
 		return err
@@ -111,7 +117,7 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	// The same stack, as a user would re-run it: what its refused runs
 	// created (a namespace beta never had) records this stack's identity.
 	resurrect.Workspace().SetProgram(func(ctx *pulumi.Context) error {
-		args := installationArgs("beta", checkout)
+		args := betaArgs()
 		args.AdoptExisting, args.TakeOverFrom = &adopt, &from
 		_, err := openinspect.NewOpenInspect(ctx, "beta", args)
 		return err

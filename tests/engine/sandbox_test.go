@@ -95,6 +95,14 @@ func (e *emulatorProcess) d1(t *testing.T, databaseID, sql string, params ...any
 // withSandbox adds a sandbox block to the component.
 func withSandbox(block string) func(string) string {
 	return func(program string) string {
+		// A block turning the Slack bot off merges into the program's own
+		// slack entry (which gives the bot's credentials): a YAML mapping
+		// takes each key once.
+		const slackOff = "      slack:\n        enabled: false\n"
+		if strings.Contains(block, slackOff) && strings.Contains(program, "      slack:\n") {
+			block = strings.Replace(block, slackOff, "", 1)
+			program = strings.Replace(program, "      slack:\n", slackOff, 1)
+		}
 		return strings.Replace(program, componentProperties, componentProperties+block, 1)
 	}
 }

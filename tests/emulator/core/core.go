@@ -21,6 +21,7 @@ type Core struct {
 	statsMu     sync.Mutex
 	counts      map[string]int
 	unmatchedCF int
+	bytesOut    int64 // response bodies of Cloudflare v4 routes, for benchmarks
 	faults      []*activeFault
 	holds       holdGate // FaultHold's requests (faults.go)
 
@@ -60,13 +61,15 @@ func (s *Core) API(pattern string, authorize func(http.ResponseWriter, *http.Req
 	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.Count(pattern, true)
-		if s.ApplyFaults(w, r, method, route) {
-			return
-		}
-		if !authorize(w, r) {
-			return
-		}
-		h(w, r)
+		s.ApplyFaults(w, r, method, route, func(w http.ResponseWriter, r *http.Request) {
+			cw := &countingWriter{ResponseWriter: w}
+			if authorize(cw, r) {
+				h(cw, r)
+			}
+			s.statsMu.Lock()
+			s.bytesOut += cw.n
+			s.statsMu.Unlock()
+		})
 	})
 }
 
@@ -143,13 +146,38 @@ func (s *Core) CloudflareCalls() int {
 	return n
 }
 
-// ResetCounts zeroes Counts and CloudflareCalls.
+// CloudflareBytes is how many response-body bytes the Cloudflare v4 routes
+// sent since the last ResetCounts: what a client transferred, for the
+// benchmarks that show a read's cost not growing with the account.
+func (s *Core) CloudflareBytes() int64 {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return s.bytesOut
+}
+
+// ResetCounts zeroes Counts, CloudflareCalls and CloudflareBytes.
 func (s *Core) ResetCounts() {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	s.counts = map[string]int{}
 	s.unmatchedCF = 0
+	s.bytesOut = 0
 }
+
+// countingWriter counts the body bytes a handler writes; Unwrap keeps
+// http.ResponseController (flush, hijack) working through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // IsCloudflarePath reports whether p is under the emulated Cloudflare API (as
 // opposed to the admin API), which decides what CloudflareCalls counts.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +35,13 @@ const (
 	// exactly what the real API leaves for a request that never arrived.
 	// Holds reports how many requests wait.
 	FaultHold FaultKind = "hold"
+	// FaultHoldResponse serves the request (its effect happens: the object
+	// exists), then withholds the answer the way FaultHold withholds the
+	// request: sent on release, dropped when the client went away first.
+	// Crash tests use it for the worst kill point of a create, the one
+	// after the cloud acted and before the client heard of it. Cloudflare
+	// v4 routes only.
+	FaultHoldResponse FaultKind = "hold_response"
 )
 
 // Fault makes matching Cloudflare requests misbehave, so tests can prove a
@@ -128,6 +137,10 @@ func (s *Core) normalize(f Fault) (Fault, error) {
 			return f, fmt.Errorf("latency fault needs a positive latency")
 		}
 	case FaultRateLimit, FaultDropConnection, FaultHold:
+	case FaultHoldResponse:
+		if f.Route != "" && !IsCloudflarePath(f.Route) {
+			return f, fmt.Errorf("hold_response acts on Cloudflare v4 routes only, not %s", f.Route)
+		}
 	case FaultServerError:
 		if f.Status == 0 {
 			f.Status = http.StatusInternalServerError
@@ -139,7 +152,7 @@ func (s *Core) normalize(f Fault) (Fault, error) {
 		if s.extraKinds[f.Kind] {
 			break
 		}
-		return f, fmt.Errorf("unknown fault kind %q (want latency, rate_limit, server_error, drop or hold)", f.Kind)
+		return f, fmt.Errorf("unknown fault kind %q (want latency, rate_limit, server_error, drop, hold or hold_response)", f.Kind)
 	}
 	if f.Times < 0 {
 		return f, fmt.Errorf("times must be >= 0")
@@ -320,7 +333,7 @@ func (s *Core) TakeFaults(method, route string) (delay time.Duration, terminal *
 				delay += f.Latency
 			} else {
 				t := f.Fault
-				if t.Kind == FaultHold {
+				if t.Kind == FaultHold || t.Kind == FaultHoldResponse {
 					// Counted as held from here, so a test polling Holds
 					// sees it as soon as the fault took the request.
 					t.release = s.holdGateLocked()
@@ -342,16 +355,61 @@ func (s *Core) TakeFaults(method, route string) (delay time.Duration, terminal *
 	return delay, terminal
 }
 
-// ApplyFaults acts on the faults for this request and reports whether the
-// request has been answered (or dropped) already.
-func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route string) bool {
+// ApplyFaults acts on the faults for this request and serves it with serve
+// unless a fault answered (or dropped) it.
+func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route string, serve http.HandlerFunc) {
 	delay, f := s.TakeFaults(r.Method, route)
 	if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
 		// Routes registered for GET also serve HEAD; a fault aimed at GET
 		// should hit those too.
 		delay, f = s.TakeFaults(http.MethodGet, route)
 	}
-	return s.ServeFault(w, r, delay, f, CloudflareFaultAnswers)
+	if f != nil && f.Kind == FaultHoldResponse {
+		if waitOut(r, delay) {
+			s.serveThenHold(w, r, f, serve)
+		} else {
+			s.endHold(false)
+		}
+		return
+	}
+	if !s.ServeFault(w, r, delay, f, CloudflareFaultAnswers) {
+		serve(w, r)
+	}
+}
+
+// serveThenHold serves the request into a recording, then holds the
+// recorded answer until the release, dropping it if the client went away.
+func (s *Core) serveThenHold(w http.ResponseWriter, r *http.Request, f *Fault, serve http.HandlerFunc) {
+	rec := httptest.NewRecorder()
+	serve(rec, r)
+	// What the handler left unread, so a closed HTTP/1 connection is noticed
+	// while the answer is held (see hold).
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}
+	r.Body = http.NoBody
+	if !s.hold(w, r, f.release) {
+		return
+	}
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// waitOut waits out a fault's latency, reporting false when the client went
+// away meanwhile.
+func waitOut(r *http.Request, delay time.Duration) bool {
+	if delay <= 0 {
+		return true
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // FaultAnswers writes a fault's response in the format of a family of routes.
@@ -383,14 +441,8 @@ func (s *Core) ServeFault(w http.ResponseWriter, r *http.Request, delay time.Dur
 		}
 		f = nil
 	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return true
-		}
+	if !waitOut(r, delay) {
+		return true
 	}
 	if f == nil {
 		return false

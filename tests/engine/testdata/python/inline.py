@@ -46,7 +46,7 @@ def program():
         token_encryption_key=pulumi.Output.secret(os.environ["OI_REPO_KEY"]),  # an AES key, as upstream imports it
         repo_secrets_encryption_key=pulumi.Output.secret(os.environ["OI_REPO_KEY"]),
         access=oi.AccessArgs(allowed_email_domains="example.invalid"),  # reserved: admits no one
-        github_oauth=oi.OAuthClientArgs(client_id="oi-test-oauth-client", client_secret=secret),
+        github_o_auth=oi.OAuthClientArgs(client_id="oi-test-oauth-client", client_secret=secret),
         slack=oi.SlackArgs(enabled=False),
         # The sandbox side is exercised by sandbox_test.go; here only the SDK path.
         sandbox=oi.SandboxArgs(manage=False),
