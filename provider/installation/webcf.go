@@ -11,6 +11,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/webbuild"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
@@ -25,7 +26,7 @@ const (
 	webLogical = "web"
 	// webBuildPath is where a checkout (or the embedded artefacts) holds
 	// the placeholder OpenNext build, with its webbuild manifest.
-	webBuildPath = "packages/web/.open-next"
+	webBuildPath = artefacts.WebBuildDir
 	// webCompatibilityDate is upstream's web's, not the other workers'.
 	webCompatibilityDate = "2025-08-15"
 	// The web's bindings: its assets, the control plane (service binding),

@@ -281,3 +281,31 @@ func TestWebOnCloudflareValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestWebOnCloudflareFromEmbeddedArtefacts: with no upstream input the web
+// build comes from the artefacts the plugin embeds (the release step puts
+// the checkout's placeholder build in the set); web.bundleDir wins over it.
+func TestWebOnCloudflareFromEmbeddedArtefacts(t *testing.T) {
+	fixtureSet(t)
+	args := cloudflareWeb(requiredArgs())
+	args.Upstream = nil
+	s := normalize(&args)
+	emb, err := useEmbedded(t.Context(), s)
+	require.NoError(t, err)
+	require.NotNil(t, emb)
+	plan, err := planInstallation(loadContract(t), s, emb)
+	require.NoError(t, err)
+	require.NotNil(t, plan.Web)
+	assert.Equal(t, filepath.Join(emb.dir, "packages", "web", ".open-next"), plan.Web.Build)
+	assert.Equal(t, "the embedded artefacts", plan.Web.BuildField)
+
+	own := filepath.Join(fixtureCheckout, webBuildPath)
+	args.Web.BundleDir = &own
+	s = normalize(&args)
+	emb, err = useEmbedded(t.Context(), s)
+	require.NoError(t, err)
+	plan, err = planInstallation(loadContract(t), s, emb)
+	require.NoError(t, err)
+	assert.Equal(t, own, plan.Web.Build)
+	assert.Equal(t, "web.bundleDir", plan.Web.BuildField)
+}
