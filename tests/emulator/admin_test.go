@@ -27,7 +27,16 @@ func TestAdminAPI(t *testing.T) {
 	createDB(t, c, "via-sdk")
 	resp, body = do(t, http.MethodGet, admin+"requests", "", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.JSONEq(t, `{"counts":{"`+d1Create+`":1},"cloudflare_calls":1}`, body)
+	var requests struct {
+		Counts          map[string]int `json:"counts"`
+		CloudflareCalls int            `json:"cloudflare_calls"`
+		CloudflareBytes int64          `json:"cloudflare_bytes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &requests))
+	assert.Equal(t, map[string]int{d1Create: 1}, requests.Counts)
+	assert.Equal(t, 1, requests.CloudflareCalls)
+	assert.Positive(t, requests.CloudflareBytes, "the create's answer was counted")
+	assert.Equal(t, s.CloudflareBytes(), requests.CloudflareBytes)
 
 	resp, _ = do(t, http.MethodDelete, admin+"requests", "", "")
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)

@@ -67,3 +67,13 @@ func checkFaultRoute(f Fault) (Fault, error) {
 	}
 	return modal.CheckFault(f)
 }
+
+// RateLimit is Cloudflare's per-token limit as the emulator enforces it
+// (core.RateLimit).
+type RateLimit = core.RateLimit
+
+// SetRateLimit enforces l on the Cloudflare routes from now on (core.SetRateLimit).
+func (s *Server) SetRateLimit(l RateLimit) error { return s.core.SetRateLimit(l) }
+
+// RateLimited is how many calls the enforced limit refused.
+func (s *Server) RateLimited() int { return s.core.RateLimited() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -284,4 +285,47 @@ func TestFaultHoldResponse(t *testing.T) {
 		s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHoldResponse})
 	},
 		"hold_response is for Cloudflare v4 routes")
+}
+
+// TestFaultBodyContains: a fault with body_contains acts on the one request
+// whose body names the object, among others on the same route.
+func TestFaultBodyContains(t *testing.T) {
+	s := start(t, emulator.Options{})
+	resp, body := do(t, http.MethodPost, s.URL()+"/__emulator/faults", "",
+		`{"route":"`+d1Create+`","kind":"server_error","status":503,"body_contains":"\"doomed\""}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
+	c := newClient(s, option.WithMaxRetries(0))
+	createDB(t, c, "spared")
+	_, err := c.D1.Database.New(context.Background(), d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("doomed")})
+	requireAPIError(t, err, http.StatusServiceUnavailable, 10001)
+	createDB(t, c, "doomed-not") // the quoted name does not match
+	assert.Len(t, s.Inventory().D1, 2)
+	assert.Panics(t, func() {
+		s.InjectFault(emulator.Fault{Route: "PUT /__workers/{script_name}/secrets", Kind: emulator.FaultHold, BodyContains: "x"})
+	})
+}
+
+// TestRateLimitAnswersAsCloudflare: past the enforced limit a call gets
+// Cloudflare's 429, code 971 and Retry-After; the admin API sets and
+// reports it, and {"requests": 0} turns it off.
+func TestRateLimitAnswersAsCloudflare(t *testing.T) {
+	s := start(t, emulator.Options{})
+	admin := s.URL() + "/__emulator/ratelimit"
+	resp, body := do(t, http.MethodPost, admin, "", `{"requests": 2, "window": "1h"}`)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode, body)
+	c := newClient(s, option.WithMaxRetries(0))
+	createDB(t, c, "one")
+	createDB(t, c, "two")
+	_, err := c.D1.Database.New(context.Background(), d1.DatabaseNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("three")})
+	apiErr := requireAPIError(t, err, http.StatusTooManyRequests, 971)
+	retry, convErr := strconv.Atoi(apiErr.Response.Header.Get("Retry-After"))
+	require.NoError(t, convErr)
+	assert.InDelta(t, 3600, retry, 5, "Retry-After: until the oldest call leaves the window")
+	_, body = do(t, http.MethodGet, admin, "", "")
+	assert.JSONEq(t, `{"requests": 2, "window": "1h0m0s", "refused": 1}`, body)
+	resp, _ = do(t, http.MethodPost, admin, "", `{"requests": 0}`)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	createDB(t, c, "three")
+	resp, body = do(t, http.MethodPost, admin, "", `{"requests": 5, "window": "-1s"}`)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 }

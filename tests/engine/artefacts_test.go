@@ -91,7 +91,7 @@ func TestOpenInspectRefusesUnverifiedMigrations(t *testing.T) {
 	assert.Zero(t, calls, "a refused spec makes no call: %v", counts)
 }
 
-func setInstallationSecrets(t *testing.T, stack *auto.Stack) {
+func setInstallationSecrets(t tb, stack *auto.Stack) {
 	t.Helper()
 	for key, value := range installationSecrets {
 		require.NoError(t, stack.SetConfig(t.Context(), key, auto.ConfigValue{Value: value, Secret: true}))

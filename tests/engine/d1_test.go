@@ -52,7 +52,7 @@ func TestYAMLD1Lifecycle(t *testing.T) {
 
 // configureStack points the openinspect provider at the emulator, with the
 // token stored as a secret.
-func configureStack(t *testing.T, stack *auto.Stack, emu *emulatorProcess) {
+func configureStack(t tb, stack *auto.Stack, emu *emulatorProcess) {
 	t.Helper()
 	ctx := t.Context()
 	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareApiToken", auto.ConfigValue{Value: emulatorToken, Secret: true}))

@@ -67,6 +67,19 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+// tb is what the harness helpers need of a test or a benchmark: testing.TB
+// plus Deadline, which pulumitest asks for (*testing.T has it; a benchmark
+// goes through benchTB).
+type tb interface {
+	testing.TB
+	Deadline() (time.Time, bool)
+}
+
+// benchTB lets a benchmark use the harness: it has no deadline.
+type benchTB struct{ *testing.B }
+
+func (benchTB) Deadline() (time.Time, bool) { return time.Time{}, false }
+
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
@@ -74,7 +87,7 @@ func repoRoot() string {
 
 // requirePulumi fails (never skips) when the CLI is missing: these tests are
 // part of CI, and `make tools` provides the CLI offline.
-func requirePulumi(t *testing.T) {
+func requirePulumi(t tb) {
 	t.Helper()
 	for _, tool := range []string{"pulumi", "pulumi-language-yaml"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -89,14 +102,14 @@ type emulatorProcess struct {
 	cmd *exec.Cmd
 }
 
-func startEmulator(t *testing.T) *emulatorProcess {
+func startEmulator(t tb) *emulatorProcess {
 	t.Helper()
 	return startEmulatorWith(t, os.Stderr)
 }
 
 // startEmulatorWith starts the emulator writing its output to out, with
 // extra command-line flags (e.g. -v, its request log).
-func startEmulatorWith(t *testing.T, out io.Writer, flags ...string) *emulatorProcess {
+func startEmulatorWith(t tb, out io.Writer, flags ...string) *emulatorProcess {
 	t.Helper()
 	dir := t.TempDir()
 	addrFile := filepath.Join(dir, "addr")
@@ -124,7 +137,7 @@ func startEmulatorWith(t *testing.T, out io.Writer, flags ...string) *emulatorPr
 
 func (e *emulatorProcess) cloudflareBaseURL() string { return e.url + "/client/v4/" }
 
-func (e *emulatorProcess) admin(t *testing.T, method, path string, out any) {
+func (e *emulatorProcess) admin(t tb, method, path string, out any) {
 	t.Helper()
 	req, err := http.NewRequest(method, e.url+"/__emulator/"+path, nil)
 	require.NoError(t, err)
@@ -137,9 +150,9 @@ func (e *emulatorProcess) admin(t *testing.T, method, path string, out any) {
 	}
 }
 
-func (e *emulatorProcess) resetCounts(t *testing.T) { e.admin(t, http.MethodDelete, "requests", nil) }
+func (e *emulatorProcess) resetCounts(t tb) { e.admin(t, http.MethodDelete, "requests", nil) }
 
-func (e *emulatorProcess) cloudflareCalls(t *testing.T) (int, map[string]int) {
+func (e *emulatorProcess) cloudflareCalls(t tb) (int, map[string]int) {
 	var body struct {
 		Counts          map[string]int `json:"counts"`
 		CloudflareCalls int            `json:"cloudflare_calls"`
@@ -219,13 +232,13 @@ func requireNoOpPreview(t *testing.T, stack auto.Stack, emu *emulatorProcess) {
 }
 
 // newYAMLTest copies a YAML program and configures its stack for an emulator.
-func newYAMLTest(t *testing.T, dir string, emu *emulatorProcess) *pulumitest.PulumiTest {
+func newYAMLTest(t tb, dir string, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
 	return newYAMLTestWith(t, dir, emu, binDir)
 }
 
 // newYAMLTestWith is newYAMLTest with the provider plugin from pluginDir.
-func newYAMLTestWith(t *testing.T, dir string, emu *emulatorProcess, pluginDir string) *pulumitest.PulumiTest {
+func newYAMLTestWith(t tb, dir string, emu *emulatorProcess, pluginDir string) *pulumitest.PulumiTest {
 	t.Helper()
 	pt := pulumitest.NewPulumiTest(t, dir,
 		opttest.LocalProviderPath("openinspect", pluginDir),

@@ -23,7 +23,7 @@ const (
 
 // newInstallationTest prepares examples/yaml, the installation users copy,
 // against a fresh emulator. edit rewrites the program's text first.
-func newInstallationTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiTest {
+func newInstallationTest(t tb, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
 	pt := newInstallationWithWebTest(t, emu)
 	// The web on Cloudflare has its own tests (web_cloudflare_test.go); the
@@ -59,7 +59,7 @@ var installationSecrets = map[string]string{
 }
 
 // editProgram rewrites the copied program's Pulumi.yaml.
-func editProgram(t *testing.T, pt *pulumitest.PulumiTest, edit func(string) string) {
+func editProgram(t tb, pt *pulumitest.PulumiTest, edit func(string) string) {
 	t.Helper()
 	path := filepath.Join(pt.WorkingDir(), "Pulumi.yaml")
 	raw, err := os.ReadFile(path)

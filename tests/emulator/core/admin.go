@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 )
 
 // RegisterAdmin mounts the core of the test-control API under /__emulator/:
@@ -19,7 +20,8 @@ func (s *Core) RegisterAdmin() {
 		_, _ = io.WriteString(w, "ok")
 	})
 	s.mux.HandleFunc("GET /__emulator/requests", func(w http.ResponseWriter, r *http.Request) {
-		WriteJSON(w, http.StatusOK, map[string]any{"counts": s.Counts(), "cloudflare_calls": s.CloudflareCalls()})
+		WriteJSON(w, http.StatusOK, map[string]any{"counts": s.Counts(), "cloudflare_calls": s.CloudflareCalls(),
+			"cloudflare_bytes": s.CloudflareBytes()})
 	})
 	s.mux.HandleFunc("DELETE /__emulator/requests", func(w http.ResponseWriter, r *http.Request) {
 		s.ResetCounts()
@@ -50,6 +52,40 @@ func (s *Core) RegisterAdmin() {
 	s.mux.HandleFunc("DELETE /__emulator/faults", func(w http.ResponseWriter, r *http.Request) {
 		s.ClearFaults()
 		w.WriteHeader(http.StatusNoContent)
+	})
+	// {"requests": 1200, "window": "5m"} enforces Cloudflare's limit per
+	// token ({} uses Cloudflare's figures, {"requests": 0} turns it off);
+	// GET reports it and how many calls it refused.
+	s.mux.HandleFunc("POST /__emulator/ratelimit", func(w http.ResponseWriter, r *http.Request) {
+		var j struct {
+			Requests *int   `json:"requests"`
+			Window   string `json:"window"`
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err == nil && len(body) > 0 {
+			err = json.Unmarshal(body, &j)
+		}
+		l := RateLimit{Requests: CloudflareRateLimitRequests, Window: CloudflareRateLimitWindow}
+		if j.Requests != nil {
+			l.Requests = *j.Requests
+		}
+		if err == nil && j.Window != "" {
+			l.Window, err = time.ParseDuration(j.Window)
+		}
+		if err == nil {
+			err = s.SetRateLimit(l)
+		}
+		if err != nil {
+			AdminError(w, http.StatusBadRequest, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("GET /__emulator/ratelimit", func(w http.ResponseWriter, r *http.Request) {
+		s.limiter.mu.Lock()
+		l := s.limiter.limit
+		s.limiter.mu.Unlock()
+		WriteJSON(w, http.StatusOK, map[string]any{"requests": l.Requests, "window": l.Window.String(), "refused": s.RateLimited()})
 	})
 	s.mux.HandleFunc("/__emulator/", func(w http.ResponseWriter, r *http.Request) {
 		AdminError(w, http.StatusNotFound, errors.New("no admin route "+r.Method+" "+r.URL.Path))

@@ -25,6 +25,8 @@ type Core struct {
 	faults      []*activeFault
 	holds       holdGate // FaultHold's requests (faults.go)
 
+	limiter rateLimiter // Cloudflare's per-token rate limit, when enforced
+
 	// checkFault and extraKinds are set while the families are wired up,
 	// before the first request, and only read afterwards.
 	checkFault func(Fault) (Fault, error)
@@ -61,6 +63,11 @@ func (s *Core) API(pattern string, authorize func(http.ResponseWriter, *http.Req
 	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.Count(pattern, true)
+		token, _, _ := Bearer(r)
+		if wait := s.admitRate(token); wait > 0 {
+			writeRateLimited(w, wait)
+			return
+		}
 		s.ApplyFaults(w, r, method, route, func(w http.ResponseWriter, r *http.Request) {
 			cw := &countingWriter{ResponseWriter: w}
 			if authorize(cw, r) {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,10 @@ type Fault struct {
 	// After is how many matching requests pass untouched before the fault
 	// starts to act, e.g. After: 4 holds the fifth D1 query.
 	After int
+	// BodyContains, when set, matches only requests whose body contains it
+	// (Cloudflare v4 routes): one create among several in flight at once,
+	// e.g. a queue by its name.
+	BodyContains string
 
 	// release is what a held request waits on (set when a hold takes it).
 	release <-chan struct{}
@@ -78,20 +83,22 @@ type Fault struct {
 // FaultJSON is the admin API's wire form: durations as Go duration strings
 // ("250ms") because that is what a human types into curl.
 type FaultJSON struct {
-	Method     string    `json:"method,omitempty"`
-	Route      string    `json:"route,omitempty"`
-	Kind       FaultKind `json:"kind"`
-	Status     int       `json:"status,omitempty"`
-	Latency    string    `json:"latency,omitempty"`
-	RetryAfter string    `json:"retry_after,omitempty"`
-	Times      int       `json:"times,omitempty"`
-	After      int       `json:"after,omitempty"`
-	Remaining  *int      `json:"remaining,omitempty"`
+	Method       string    `json:"method,omitempty"`
+	Route        string    `json:"route,omitempty"`
+	Kind         FaultKind `json:"kind"`
+	Status       int       `json:"status,omitempty"`
+	Latency      string    `json:"latency,omitempty"`
+	RetryAfter   string    `json:"retry_after,omitempty"`
+	Times        int       `json:"times,omitempty"`
+	After        int       `json:"after,omitempty"`
+	BodyContains string    `json:"body_contains,omitempty"`
+	Remaining    *int      `json:"remaining,omitempty"`
 }
 
 // MarshalJSON renders durations as Go duration strings.
 func (f Fault) MarshalJSON() ([]byte, error) {
-	j := FaultJSON{Method: f.Method, Route: f.Route, Kind: f.Kind, Status: f.Status, Times: f.Times, After: f.After}
+	j := FaultJSON{Method: f.Method, Route: f.Route, Kind: f.Kind, Status: f.Status, Times: f.Times, After: f.After,
+		BodyContains: f.BodyContains}
 	if f.Latency != 0 {
 		j.Latency = f.Latency.String()
 	}
@@ -107,7 +114,8 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	out := Fault{Method: j.Method, Route: j.Route, Kind: j.Kind, Status: j.Status, Times: j.Times, After: j.After}
+	out := Fault{Method: j.Method, Route: j.Route, Kind: j.Kind, Status: j.Status, Times: j.Times, After: j.After,
+		BodyContains: j.BodyContains}
 	var err error
 	if j.Latency != "" {
 		if out.Latency, err = time.ParseDuration(j.Latency); err != nil {
@@ -159,6 +167,9 @@ func (s *Core) normalize(f Fault) (Fault, error) {
 	}
 	if f.After < 0 {
 		return f, fmt.Errorf("after must be >= 0")
+	}
+	if f.BodyContains != "" && f.Route != "" && !IsCloudflarePath(f.Route) {
+		return f, fmt.Errorf("body_contains matches Cloudflare v4 requests only, not %s", f.Route)
 	}
 	if s.checkFault == nil {
 		return f, nil
@@ -316,12 +327,19 @@ func (s *Core) ActiveFaults() []FaultJSON {
 // TakeFaults consumes the faults that apply to one request: every matching
 // latency fault (delays add up) and at most one terminal fault.
 func (s *Core) TakeFaults(method, route string) (delay time.Duration, terminal *Fault) {
+	return s.takeFaults(method, route, nil)
+}
+
+// takeFaults is TakeFaults for a request whose body is known (faults with
+// BodyContains match only such requests).
+func (s *Core) takeFaults(method, route string, body []byte) (delay time.Duration, terminal *Fault) {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	kept := s.faults[:0]
 	for _, f := range s.faults {
 		// "" matches Cloudflare routes only; /__workers/ routes are named.
-		matches := (f.Method == "" || f.Method == method) && (f.Route == route || f.Route == "" && IsCloudflarePath(route))
+		matches := (f.Method == "" || f.Method == method) && (f.Route == route || f.Route == "" && IsCloudflarePath(route)) &&
+			(f.BodyContains == "" || bytes.Contains(body, []byte(f.BodyContains)))
 		if matches && f.skip > 0 {
 			f.skip--
 			kept = append(kept, f)
@@ -358,11 +376,21 @@ func (s *Core) TakeFaults(method, route string) (delay time.Duration, terminal *
 // ApplyFaults acts on the faults for this request and serves it with serve
 // unless a fault answered (or dropped) it.
 func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route string, serve http.HandlerFunc) {
-	delay, f := s.TakeFaults(r.Method, route)
+	var body []byte
+	if s.matchesBodies() && r.Body != nil && r.Body != http.NoBody {
+		// Read (and kept for the handler) only while a fault looks at bodies.
+		var err error
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody)); err != nil {
+			WriteError(w, NewAPIError(http.StatusRequestEntityTooLarge, 6007, "Malformed JSON in request body"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	delay, f := s.takeFaults(r.Method, route, body)
 	if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
 		// Routes registered for GET also serve HEAD; a fault aimed at GET
 		// should hit those too.
-		delay, f = s.TakeFaults(http.MethodGet, route)
+		delay, f = s.takeFaults(http.MethodGet, route, body)
 	}
 	if f != nil && f.Kind == FaultHoldResponse {
 		if waitOut(r, delay) {
@@ -375,6 +403,13 @@ func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route
 	if !s.ServeFault(w, r, delay, f, CloudflareFaultAnswers) {
 		serve(w, r)
 	}
+}
+
+// matchesBodies reports whether an active fault matches on request bodies.
+func (s *Core) matchesBodies() bool {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return slices.ContainsFunc(s.faults, func(f *activeFault) bool { return f.BodyContains != "" })
 }
 
 // serveThenHold serves the request into a recording, then holds the
