@@ -36,7 +36,7 @@ func newInstallationTest(t tb, emu *emulatorProcess) *pulumitest.PulumiTest {
 const webOnCloudflare = "      web:\n        platform: cloudflare\n"
 
 // newInstallationWithWebTest is examples/yaml as it is, web UI included.
-func newInstallationWithWebTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiTest {
+func newInstallationWithWebTest(t tb, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
