@@ -62,6 +62,27 @@ func webWorker(t *testing.T, inv emulator.Inventory) emulator.WorkerEntry {
 	return emulator.WorkerEntry{}
 }
 
+// renderedKeys reads the server-actions key and the preview-mode signing
+// key out of the one rendered web module under the provider's cache.
+func renderedKeys(t *testing.T, cacheDir string) [2]string {
+	t.Helper()
+	modules, err := filepath.Glob(filepath.Join(cacheDir, "web", "*", "worker.js"))
+	require.NoError(t, err)
+	require.Len(t, modules, 1, "one rendering of the web")
+	raw, err := os.ReadFile(modules[0])
+	require.NoError(t, err)
+	var keys [2]string
+	for i, re := range []*regexp.Regexp{
+		regexp.MustCompile(`encryptionKey\\": \\"([A-Za-z0-9+/]{43}=)`),
+		regexp.MustCompile(`"previewModeSigningKey": "([0-9a-f]{64})"`),
+	} {
+		m := re.FindSubmatch(raw)
+		require.NotNil(t, m, "%s in %s", re, modules[0])
+		keys[i] = string(m[1])
+	}
+	return keys
+}
+
 // scriptTags are the src of every <script> in a page.
 var scriptTags = regexp.MustCompile(`<script src="([^"]+)"`)
 
@@ -77,7 +98,8 @@ func TestOpenInspectWebOnCloudflare(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationWithWebTest(t, emu)
-	pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
+	cacheDir := t.TempDir()
+	pt.SetConfig(t, "openinspect:cacheDir", cacheDir)
 
 	emu.resetCounts(t)
 	up := pt.Up(t)
@@ -107,6 +129,17 @@ func TestOpenInspectWebOnCloudflare(t *testing.T) {
 	assert.Equal(t, emu.url+"/__workers/"+controlPlaneScript, bindings["CONTROL_PLANE_URL"]["text"])
 	assert.Equal(t, webURL, emu.workerBindings(t, controlPlaneScript)["WEB_APP_URL"]["text"],
 		"the control plane's web origin is the web Worker's URL")
+
+	// The installation's own Next keys are in the module it uploaded (the
+	// fixture's worker inlines them as the real build does), not the
+	// build's, and never in the state.
+	keys := renderedKeys(t, cacheDir)
+	manifest, err := webbuild.ReadManifest(os.DirFS(fixtureWebBuild()))
+	require.NoError(t, err)
+	assert.NotEqual(t, manifest.BuildSecrets.ServerActionsEncryptionKey, keys[0])
+	assert.NotEqual(t, manifest.BuildSecrets.PreviewModeSigningKey, keys[1])
+	requireNoPlaintext(t, pt.CurrentStack(), keys[0])
+	requireNoPlaintext(t, pt.CurrentStack(), keys[1])
 
 	status, page := get(t, webURL)
 	require.Equal(t, http.StatusOK, status, "%s", page)
