@@ -71,6 +71,13 @@ for key in browserAuthSecret tokenEncryptionKey repoSecretsEncryptionKey; do
   pulumi config get "$key" >/dev/null 2>&1 || pulumi config set --secret "$key" "$(head -c 32 /dev/urandom | base64)"
 done
 pulumi up --yes --skip-preview --suppress-progress
+# The web UI runs on the emulator's Workers (webUrl is its workers.dev stand-in,
+# <emulator>/__workers/<web worker>): ask it for the prerendered page.
+web_url=$(pulumi stack output webUrl)
+web_status=$(curl -s -o /dev/null -w '%{http_code}' "$web_url" || true)
+echo
+echo "web: GET $web_url answered ${web_status:-nothing}"
+[ "$web_status" = 200 ] || { echo "the web UI did not answer; see $demo/emulator.log" >&2; exit 1; }
 echo
 echo "outputs:"
 pulumi stack output --json

@@ -185,7 +185,8 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.DeletionPolicy, "Delete (default) removes everything on destroy; Orphan leaves every remote resource in place and only forgets it.")
 	an.Describe(&a.Upstream, "Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses "+
 		"the artefacts embedded in the plugin, built from the pinned commit by the release step.")
-	an.Describe(&a.WebAppURL, "Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.")
+	an.Describe(&a.WebAppURL, "Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or "+
+		"the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.")
 	an.Describe(&a.GithubApp, "The GitHub App used for repository access.")
 	an.Describe(&a.AnthropicAPIKey, "Anthropic API key for the bots.")
 	an.Describe(&a.BrowserAuthSecret, "Signs browser-auth state and cookies; at least 32 characters.")
@@ -205,7 +206,7 @@ func (a *OpenInspectArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Queues, "Additional queues, by logical name.")
 	an.Describe(&a.Workers, "Additional workers, or changes to upstream's (matched by logical name).")
 	an.Describe(&a.AppSecrets, "Global secrets seeded into the control plane's store (what sandboxes receive as environment). Keys removed here are pruned; keys added elsewhere are left alone. Give each value as a secret (secret config, `pulumi.ToSecret`): the map itself is not marked secret, so its keys stay readable and can be validated before anything is deployed; every value is stored as a secret by the resources it reaches.")
-	an.Describe(&a.Web, "Run the web UI on Kubernetes.")
+	an.Describe(&a.Web, "Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.")
 }
 
 // Annotate documents the artifact locations.

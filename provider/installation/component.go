@@ -6,6 +6,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
@@ -63,7 +64,7 @@ func (o *OpenInspect) Annotate(a infer.Annotator) {
 	a.Describe(&o.KvNamespaceIDs, "KV namespace ID by logical name (session-index, slack-kv, github-kv, linear-kv, and any extra namespace).")
 	a.Describe(&o.ModalHealthURL, "The Modal app's health endpoint (https://<workspace>[-<environment suffix>]--open-inspect-api-health.modal.run) "+
 		"when the installation deploys the Modal app; empty otherwise.")
-	a.Describe(&o.WebPlatform, "Where the web UI runs: kubernetes (web is set) or none.")
+	a.Describe(&o.WebPlatform, "Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).")
 }
 
 // NewOpenInspect runs the pipeline: normalize the spec (defaults applied
@@ -93,7 +94,7 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if err := ctx.RegisterComponentResource(Token, name, comp, opts...); err != nil {
 		return nil, err
 	}
-	if s.Web != nil && common.Deref(s.OpenInspectArgs.WebAppURL, "") == "" && common.Deref(s.Web.PublicURL, "") == "" {
+	if s.Web != nil && s.Web.OnPlatform() == web.PlatformKubernetes && common.Deref(s.OpenInspectArgs.WebAppURL, "") == "" && common.Deref(s.Web.PublicURL, "") == "" {
 		// The in-cluster URL is not an origin browsers reach, and the control
 		// plane refuses plain http beyond loopback.
 		_ = ctx.Log.Warn(fmt.Sprintf("web.publicUrl is not set, so the control plane's WEB_APP_URL stays %s "+
@@ -133,6 +134,7 @@ func planInstallation(contract *upstream.Contract, s *spec, emb *embedded, value
 	}
 	errs := validatePlan(plan, s)
 	errs = append(errs, resolveArtifacts(contract, plan, s, emb)...)
+	errs = append(errs, resolveWeb(plan, s, emb)...)
 	if len(errs) == 0 {
 		errs = checkWorkerBundles(plan, s)
 	}

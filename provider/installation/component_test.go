@@ -703,6 +703,8 @@ func fixtureSet(t *testing.T) *artefacts.Set {
 			files = append(files, artefacts.File{Path: rel, Kind: artefacts.KindMigration})
 		case strings.HasPrefix(rel, "packages/modal-infra/") || strings.HasPrefix(rel, "packages/sandbox-runtime/"):
 			files = append(files, artefacts.File{Path: rel, Kind: artefacts.KindSandbox})
+		case strings.HasPrefix(rel, artefacts.WebBuildDir+"/"):
+			files = append(files, artefacts.File{Path: rel, Kind: artefacts.KindWeb})
 		}
 		return nil
 	})

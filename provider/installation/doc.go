@@ -3,7 +3,9 @@
 // stage: the arguments (args.go), the spec normalized with its defaults,
 // validation of the spec, the plan from the upstream contract, artefacts
 // resolved and verified, validation of the plan, and registration of the
-// children (register.go); web/ places the web UI on Kubernetes.
+// children (register.go); web/ places the web UI on Kubernetes, and
+// webcf.go registers it as a Worker with static assets on Cloudflare, from
+// the placeholder build webbuild/ makes right for the installation.
 //
 // Children are registered by token with untyped inputs (the generated SDK is
 // built from this provider, so using it here would be circular). It imports

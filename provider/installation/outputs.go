@@ -16,6 +16,7 @@ const (
 // Web platforms the webPlatform output reports.
 const (
 	webPlatformKubernetes = "kubernetes"
+	webPlatformCloudflare = "cloudflare"
 	webPlatformNone       = "none"
 )
 
@@ -40,7 +41,10 @@ func (b *installer) reportOutputs(comp *OpenInspect) {
 		comp.ModalHealthURL = b.modal.HealthURL
 	}
 	platform := webPlatformNone
-	if b.spec.Web != nil {
+	switch {
+	case b.plan.Web != nil:
+		platform = webPlatformCloudflare
+	case b.spec.Web != nil:
 		platform = webPlatformKubernetes
 	}
 	comp.WebPlatform = pulumi.String(platform).ToStringOutput()

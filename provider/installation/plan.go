@@ -115,6 +115,8 @@ type installPlan struct {
 	Modal         *plannedModal
 	Snapshot      *plannedSnapshot
 	SandboxSource string
+	// Web is the web UI's Worker on Cloudflare (web.platform cloudflare).
+	Web *plannedWeb
 	// Verification is what resolveArtifacts checked (the upstreamVerification
 	// output); Warnings are what it found but does not refuse, one line per
 	// condition; Details are the per-file findings behind them, logged at
@@ -159,6 +161,15 @@ func (p *installPlan) worker(logical string) *plannedWorker {
 		}
 	}
 	return nil
+}
+
+// scriptName is a worker's script name: a planned worker's, or the web
+// Worker's, which is not one of Workers (it has no contract entry or bundle).
+func (p *installPlan) scriptName(logical string) string {
+	if w := p.worker(logical); w != nil {
+		return w.Name
+	}
+	return p.resourceName(logical)
 }
 
 func (p *installPlan) resourceName(logical string) string {
@@ -258,6 +269,8 @@ type planner struct {
 	plan     *installPlan
 	// generated collects the generated secrets values refer to.
 	generated map[string]bool
+	// webFromWorker: webAppUrl is the web Worker's URL (spec.WebFromWorker).
+	webFromWorker bool
 }
 
 // Stage 3: the plan. buildPlan expands a validated spec into the
@@ -291,7 +304,7 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 		values.Derived["modalEnvironmentWebSuffix"] = *sfx
 	}
 	plan.AppIconURL = values.Inputs["appIconUrl"]
-	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}}
+	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}, webFromWorker: s.WebFromWorker}
 	if err := pl.resources(s); err != nil {
 		return nil, err
 	}
@@ -598,7 +611,13 @@ func (pl *planner) ref(s upstream.Source, worker string) (valueRef, error) {
 				target = worker
 			}
 			return valueRef{kind: refWorkerURL, text: target, form: urlFull}, nil
-		case "deploymentName", "appName", "sandboxProvider", "webAppUrl", "modalEnvironmentWebSuffix":
+		case "webAppUrl":
+			if pl.webFromWorker {
+				return valueRef{kind: refWorkerURL, text: webLogical, form: urlFull}, nil
+			}
+			v, err := c.Resolve(s, pl.values)
+			return literal(v), err
+		case "deploymentName", "appName", "sandboxProvider", "modalEnvironmentWebSuffix":
 			v, err := c.Resolve(s, pl.values)
 			return literal(v), err
 		}

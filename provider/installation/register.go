@@ -192,6 +192,9 @@ func (b *installer) install(comp *OpenInspect) error {
 	for _, w := range plan.Workers {
 		scripts = append(scripts, pulumi.String(w.Name))
 	}
+	if plan.Web != nil && plan.Web.workersDev() {
+		scripts = append(scripts, pulumi.String(plan.Web.Name))
+	}
 	if b.urls, err = register(b, "WorkerUrls", "worker-urls", pulumi.Map{"scripts": scripts}, &workerUrlsChild{}); err != nil {
 		return err
 	}
@@ -236,7 +239,14 @@ func (b *installer) install(comp *OpenInspect) error {
 	}
 
 	webURL := pulumi.String(plan.WebAppURL).ToStringOutput()
-	if s.Web != nil {
+	if plan.Web != nil {
+		if err := b.webOnCloudflare(workers[controlPlane], controlPlaneURL, adopt); err != nil {
+			return err
+		}
+		if s.WebFromWorker {
+			webURL = b.workerURL(webLogical, urlFull)
+		}
+	} else if s.Web != nil {
 		deployed, err := web.Deploy(ctx, b.name, s.Web, web.Inputs{
 			Installation:      lock.InstallationID,
 			Name:              plan.resourceName("web"), // validatePlan checks pull secrets against it
@@ -462,7 +472,7 @@ func (b *installer) value(w *plannedWorker, ref valueRef) pulumi.StringInput {
 
 // workerURL is a worker's URL, host or WebSocket URL, known before the worker exists.
 func (b *installer) workerURL(logical string, form urlForm) pulumi.StringOutput {
-	script := b.plan.worker(logical).Name
+	script := b.plan.scriptName(logical)
 	full := b.urls.Urls.MapIndex(pulumi.String(script))
 	return full.ApplyT(func(s string) (string, error) {
 		switch form {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
@@ -25,9 +26,13 @@ type spec struct {
 	WebOrigin, WebOriginField string
 	// WebOriginIsDefault: WebOrigin is upstream's default, made of the names.
 	WebOriginIsDefault bool
-	Upstream           UpstreamArgs
-	Modal              ModalArgs
-	Daytona            DaytonaArgs
+	// WebFromWorker: the web runs on Cloudflare without a custom domain or
+	// webAppUrl, so its origin is the web Worker's workers.dev URL, known
+	// only once WorkerUrls read the account (WebOrigin is empty then).
+	WebFromWorker bool
+	Upstream      UpstreamArgs
+	Modal         ModalArgs
+	Daytona       DaytonaArgs
 	// limits are the provider's Workers limits (nil: the defaults).
 	limits *config.WorkerLimits
 	// configModalEnvironment is the provider's modalEnvironment, which a
@@ -73,6 +78,11 @@ func normalize(a *OpenInspectArgs) *spec {
 	switch {
 	case common.Deref(a.WebAppURL, "") != "":
 		s.WebOrigin, s.WebOriginField = *a.WebAppURL, "webAppUrl"
+	case a.Web != nil && a.Web.OnPlatform() == web.PlatformCloudflare && a.Web.CustomDomain != nil:
+		s.WebOrigin, s.WebOriginField = "https://"+a.Web.CustomDomain.Hostname, "web.customDomain.hostname"
+	case a.Web != nil && a.Web.OnPlatform() == web.PlatformCloudflare:
+		// Upstream: https://<web worker>.<subdomain>.workers.dev.
+		s.WebFromWorker, s.WebOriginIsDefault, s.WebOriginField = true, true, "web"
 	case a.Web != nil && common.Deref(a.Web.PublicURL, "") != "":
 		s.WebOrigin, s.WebOriginField = *a.Web.PublicURL, "web.publicUrl"
 	default:

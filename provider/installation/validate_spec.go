@@ -90,7 +90,7 @@ func validateSpec(s *spec) []error {
 	// The default origin is made of the name parts: when they are invalid,
 	// their own problem is the one to fix.
 	namesValid := logicalNamePattern.MatchString(s.DeploymentName) && logicalNamePattern.MatchString(s.Prefix)
-	if (!s.WebOriginIsDefault || namesValid) && !validWebOrigin(s.WebOrigin) {
+	if !s.WebFromWorker && (!s.WebOriginIsDefault || namesValid) && !validWebOrigin(s.WebOrigin) {
 		errs.add(s.WebOriginField, "%q must be an https origin, or http on localhost, 127.0.0.1 or [::1]: the control plane refuses anything else", s.WebOrigin)
 	}
 	for _, list := range []struct {

@@ -65,7 +65,7 @@ export class OpenInspect extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly upstreamVerification: pulumi.Output<{[key: string]: string}>;
     /**
-     * Where the web UI runs: kubernetes (web is set) or none.
+     * Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
      */
     declare public /*out*/ readonly webPlatform: pulumi.Output<string>;
     /**
@@ -283,11 +283,11 @@ export interface OpenInspectArgs {
      */
     upstream?: pulumi.Input<inputs.UpstreamArgs | undefined>;
     /**
-     * Run the web UI on Kubernetes.
+     * Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
      */
     web?: pulumi.Input<inputs.WebArgs | undefined>;
     /**
-     * Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+     * Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
      */
     webAppUrl?: string;
     /**

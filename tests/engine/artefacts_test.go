@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,8 @@ func buildEmbeddingPlugin(t *testing.T) string {
 	return plugins
 }
 
-// The full installation deploys with no upstream input from the artefacts
-// the plugin embeds, and says so in upstreamVerification.
+// The full installation, web UI included, deploys with no upstream input
+// from the artefacts the plugin embeds, and says so in upstreamVerification.
 func TestOpenInspectFromEmbeddedArtefacts(t *testing.T) {
 	requirePulumi(t)
 	plugins := buildEmbeddingPlugin(t)
@@ -63,7 +64,12 @@ func TestOpenInspectFromEmbeddedArtefacts(t *testing.T) {
 	assert.Contains(t, verification["source"], "embedded in the plugin")
 	assert.Contains(t, verification["bundle.control-plane"], "embedded")
 	assert.Contains(t, verification["migrations"], "from the embedded artefacts")
-	require.Len(t, emu.inventory(t).Workers, 2)
+	// The control plane, the Slack bot and the web, whose build the set
+	// holds too (the release step took the fixture's placeholder build).
+	require.Len(t, emu.inventory(t).Workers, 3)
+	status, page := get(t, up.Outputs["webUrl"].Value.(string))
+	assert.Equal(t, http.StatusOK, status, "%s", page)
+	assert.Contains(t, page, "<title>Open-Inspect</title>")
 	requireSteadyState(t, pt, emu)
 	pt.Destroy(t)
 	emu.requireEmpty(t)

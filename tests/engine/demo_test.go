@@ -34,7 +34,8 @@ var warningLine = regexp.MustCompile(`^\s*warning: `)
 // PYENV_ROOT, `pyenv`). Its output has at most one warning line per real
 // condition, none about a plugin taken from $PATH, and ends with the
 // outputs, upstreamVerification carrying the per-file detail the one
-// migrations line points at.
+// migrations line points at; the web UI (on Cloudflare) answered the webUrl
+// printed.
 func TestDemoScriptOutput(t *testing.T) {
 	requirePulumi(t)
 	// Found here as the provider will find it inside the script; failing
@@ -78,6 +79,10 @@ func TestDemoScriptOutput(t *testing.T) {
 	}
 	assert.Equal(t, 1, perCondition["unverified migrations"], "the fixture's unverified migrations are announced once:\n%s", out)
 
+	// The web UI on the emulator's Workers answered the printed webUrl
+	// while the emulator ran (the script asks it before it stops).
+	assert.Regexp(t, `(?m)^web: GET http://127\.0\.0\.1:\d+/__workers/open-inspect-web-demo answered 200$`, out)
+
 	_, jsonPart, ok := strings.Cut(out, "\noutputs:\n")
 	require.True(t, ok, "the script prints the outputs:\n%s", out)
 	var outputs map[string]any
@@ -85,6 +90,8 @@ func TestDemoScriptOutput(t *testing.T) {
 	for _, key := range []string{"controlPlaneUrl", "webUrl", "databaseId", "workerNames", "upstreamCommit"} {
 		assert.NotEmpty(t, outputs[key], "output %s", key)
 	}
+	webURL, _ := outputs["webUrl"].(string)
+	assert.Contains(t, out, "web: GET "+webURL+" answered 200", "the webUrl printed is the one that answered")
 	verification, ok := outputs["upstreamVerification"].(map[string]any)
 	require.True(t, ok, "upstreamVerification: %v", outputs["upstreamVerification"])
 	assert.Contains(t, verification["migrations"], "UNVERIFIED")

@@ -25,6 +25,19 @@ const (
 // against a fresh emulator. edit rewrites the program's text first.
 func newInstallationTest(t tb, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
+	pt := newInstallationWithWebTest(t, emu)
+	// The web on Cloudflare has its own tests (web_cloudflare_test.go); the
+	// others deploy the rest of the installation, as they count its workers.
+	editProgram(t, pt, func(program string) string { return strings.Replace(program, webOnCloudflare, "", 1) })
+	return pt
+}
+
+// webOnCloudflare is examples/yaml's web part.
+const webOnCloudflare = "      web:\n        platform: cloudflare\n"
+
+// newInstallationWithWebTest is examples/yaml as it is, web UI included.
+func newInstallationWithWebTest(t tb, emu *emulatorProcess) *pulumitest.PulumiTest {
+	t.Helper()
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
 	setInstallationSecrets(t, pt.CurrentStack())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -14,11 +15,16 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
 )
 
-// Args places the web UI (upstream's Next.js `packages/web`, as a container
-// image) on Kubernetes.
+// Args places the web UI: upstream's Next.js `packages/web` as a container
+// image on Kubernetes (platform kubernetes, the default), or upstream's
+// OpenNext build as a Worker with static assets (platform cloudflare, which
+// the installation package registers; this package only checks its fields).
 type Args struct {
-	Image            string             `pulumi:"image"`
-	Namespace        string             `pulumi:"namespace"`
+	Platform         *string            `pulumi:"platform,optional"`
+	BundleDir        *string            `pulumi:"bundleDir,optional"`
+	CustomDomain     *CustomDomain      `pulumi:"customDomain,optional"`
+	Image            string             `pulumi:"image,optional"`
+	Namespace        string             `pulumi:"namespace,optional"`
 	NamespaceMode    *string            `pulumi:"namespaceMode,optional"`
 	Kubeconfig       pulumi.StringInput `pulumi:"kubeconfig,optional" provider:"secret"`
 	Replicas         *int               `pulumi:"replicas,optional"`
@@ -28,18 +34,43 @@ type Args struct {
 	Env              map[string]string  `pulumi:"env,optional"`
 }
 
+// CustomDomain is the hostname the web Worker serves as its origin.
+type CustomDomain struct {
+	Hostname string `pulumi:"hostname"`
+	ZoneID   string `pulumi:"zoneId"`
+}
+
+// Annotate documents the custom domain.
+func (d *CustomDomain) Annotate(a infer.Annotator) {
+	a.SetToken("index", "WebCustomDomain")
+	a.Describe(d, "A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).")
+	a.Describe(&d.Hostname, "The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is "+
+		"turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).")
+	a.Describe(&d.ZoneID, "The ID (32 hex digits) of the Cloudflare zone the hostname is in.")
+}
+
 // Annotate documents the web inputs.
 func (w *Args) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Web")
-	a.Describe(w, "The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret "+
-		"holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: "+
-		"pulumi-openinspect` and `openinspect.dev/installation: <installation>`.")
-	a.Describe(&w.Image, "The web UI container image: upstream `packages/web` built with `output: \"standalone\"` and "+
+	a.Describe(w, "The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a "+
+		"ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels "+
+		"`app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. "+
+		"On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> "+
+		"with static assets, made right for this installation without building anything.")
+	a.Describe(&w.Platform, "kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, "+
+		"as upstream's web_platform \"cloudflare\": its NEXT_PUBLIC_* values are substituted into the placeholder build for this "+
+		"installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); "+
+		"only bundleDir and customDomain apply.")
+	a.Describe(&w.BundleDir, "Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding "+
+		"openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, "+
+		"or of the artefacts embedded in the plugin.")
+	a.Describe(&w.CustomDomain, "Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.")
+	a.Describe(&w.Image, "Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: \"standalone\"` and "+
 		"with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, "+
 		"`NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at "+
 		"build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, "+
 		"SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.")
-	a.Describe(&w.Namespace, "The namespace the web UI runs in (a DNS-1123 label).")
+	a.Describe(&w.Namespace, "Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).")
 	a.Describe(&w.NamespaceMode, "`managed` (default): the installation creates the namespace, labels it as its own, "+
 		"admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. "+
 		"A namespace that already exists is refused unless it carries this installation's "+
@@ -139,6 +170,56 @@ var webPullSecretTypes = map[string]bool{
 	"kubernetes.io/dockercfg":        true,
 }
 
+// The platforms the web UI runs on.
+const (
+	PlatformKubernetes = "kubernetes"
+	PlatformCloudflare = "cloudflare"
+)
+
+// OnPlatform is the platform the spec places the web on (kubernetes when
+// unset, as before platform existed).
+func (w *Args) OnPlatform() string {
+	if w.Platform == nil || *w.Platform == "" {
+		return PlatformKubernetes
+	}
+	return *w.Platform
+}
+
+var (
+	// hostnamePattern is a DNS name of at least two labels, lower case.
+	hostnamePattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	zoneIDPattern   = regexp.MustCompile(`^[0-9a-f]{32}$`)
+)
+
+// validateCloudflare checks the fields of platform cloudflare and refuses
+// the Kubernetes-only ones, which would otherwise be silently ignored.
+func (w *Args) validateCloudflare(add func(field, format string, args ...any)) {
+	k8sOnly := []struct {
+		field string
+		set   bool
+	}{
+		{"image", w.Image != ""}, {"namespace", w.Namespace != ""}, {"namespaceMode", w.NamespaceMode != nil},
+		{"kubeconfig", w.Kubeconfig != nil}, {"replicas", w.Replicas != nil}, {"port", w.Port != nil},
+		{"publicUrl", w.PublicURL != nil}, {"imagePullSecrets", len(w.ImagePullSecrets) > 0}, {"env", len(w.Env) > 0},
+	}
+	for _, f := range k8sOnly {
+		if f.set {
+			add(f.field, "only for platform %q; remove it (platform is %q)", PlatformKubernetes, PlatformCloudflare)
+		}
+	}
+	if w.BundleDir != nil && strings.TrimSpace(*w.BundleDir) == "" {
+		add("bundleDir", "empty: give the directory of the OpenNext build, or leave bundleDir out")
+	}
+	if d := w.CustomDomain; d != nil {
+		if !hostnamePattern.MatchString(d.Hostname) {
+			add("customDomain.hostname", "%q is not a lower-case hostname of at least two labels (no scheme, path, port or wildcard)", d.Hostname)
+		}
+		if !zoneIDPattern.MatchString(d.ZoneID) {
+			add("customDomain.zoneId", "%q is not a Cloudflare zone ID (32 lower-case hex digits)", d.ZoneID)
+		}
+	}
+}
+
 func (w *Args) mode() string {
 	if w.NamespaceMode == nil || *w.NamespaceMode == "" {
 		return webNamespaceManaged
@@ -170,6 +251,21 @@ func Validate(prefix string, w *Args) []error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{prefix, field}, args...)...))
+	}
+	switch w.OnPlatform() {
+	case PlatformCloudflare:
+		w.validateCloudflare(add)
+		return errs
+	case PlatformKubernetes:
+		if w.BundleDir != nil {
+			add("bundleDir", "only for platform %q", PlatformCloudflare)
+		}
+		if w.CustomDomain != nil {
+			add("customDomain", "only for platform %q; on Kubernetes your ingress serves the hostname (set publicUrl)", PlatformCloudflare)
+		}
+	default:
+		add("platform", "must be %q or %q, got %q", PlatformKubernetes, PlatformCloudflare, *w.Platform)
+		return errs
 	}
 
 	if strings.TrimSpace(w.Image) == "" {

@@ -43,6 +43,13 @@ const (
 	KindBundle    = "bundle"    // a worker's built ES module bundle
 	KindMigration = "migration" // a D1 migration file
 	KindSandbox   = "sandbox"   // a source file of the Modal app or the sandbox runtime
+	KindWeb       = "web"       // a file of the web UI's placeholder OpenNext build (under WebBuildDir)
+)
+
+// WebBuildDir is where a checkout, and so a set, holds the web UI's
+// placeholder OpenNext build with its manifest (openinspect-web.json).
+const (
+	WebBuildDir = "packages/web/.open-next"
 )
 
 // ErrNothingEmbedded is what Embedded returns for a plugin built without the
@@ -154,8 +161,10 @@ func (m *Manifest) check() error {
 		switch {
 		case seen[f.Path]:
 			return fmt.Errorf("files[%d]: %s is listed twice", i, f.Path)
-		case f.Kind != KindBundle && f.Kind != KindMigration && f.Kind != KindSandbox:
-			return fmt.Errorf("files[%d]: kind %q is not bundle, migration or sandbox", i, f.Kind)
+		case f.Kind != KindBundle && f.Kind != KindMigration && f.Kind != KindSandbox && f.Kind != KindWeb:
+			return fmt.Errorf("files[%d]: kind %q is not bundle, migration, sandbox or web", i, f.Kind)
+		case f.Kind == KindWeb && !strings.HasPrefix(f.Path, WebBuildDir+"/"):
+			return fmt.Errorf("files[%d]: a web file lies under %s", i, WebBuildDir)
 		case (f.Kind == KindBundle) != (f.Worker != ""):
 			return fmt.Errorf("files[%d]: a bundle names its worker, and only a bundle does", i)
 		case !sha256Pattern.MatchString(f.SHA256):
@@ -196,8 +205,12 @@ func (s *Set) Summary() string {
 	if !s.Manifest.Verified {
 		verified = "NOT verified against contract.json (a test or development build)"
 	}
-	return fmt.Sprintf("upstream %s: %d bundles, %d migrations, %d sandbox source files (%d bytes, %d compressed), %s; manifest sha256 %s",
-		s.Manifest.UpstreamCommit, counts[KindBundle], counts[KindMigration], counts[KindSandbox], size, len(s.archive), verified, s.digest)
+	web := ""
+	if n := counts[KindWeb]; n > 0 {
+		web = fmt.Sprintf(", %d web build files", n)
+	}
+	return fmt.Sprintf("upstream %s: %d bundles, %d migrations, %d sandbox source files%s (%d bytes, %d compressed), %s; manifest sha256 %s",
+		s.Manifest.UpstreamCommit, counts[KindBundle], counts[KindMigration], counts[KindSandbox], web, size, len(s.archive), verified, s.digest)
 }
 
 // Files are the set's files of one kind, in path order.

@@ -36,7 +36,7 @@ type OpenInspect struct {
 	UpstreamCommit pulumi.StringOutput `pulumi:"upstreamCommit"`
 	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
 	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
-	// Where the web UI runs: kubernetes (web is set) or none.
+	// Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
 	WebPlatform pulumi.StringOutput `pulumi:"webPlatform"`
 	// URL of the web UI.
 	WebUrl pulumi.StringOutput `pulumi:"webUrl"`
@@ -149,9 +149,9 @@ type openInspectArgs struct {
 	TokenEncryptionKey string `pulumi:"tokenEncryptionKey"`
 	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
 	Upstream *Upstream `pulumi:"upstream"`
-	// Run the web UI on Kubernetes.
+	// Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
 	Web *Web `pulumi:"web"`
-	// Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+	// Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
 	WebAppUrl *string `pulumi:"webAppUrl"`
 	// Additional workers, or changes to upstream's (matched by logical name).
 	Workers []InstallationWorker `pulumi:"workers"`
@@ -211,9 +211,9 @@ type OpenInspectArgs struct {
 	TokenEncryptionKey pulumi.StringInput
 	// Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
 	Upstream UpstreamPtrInput
-	// Run the web UI on Kubernetes.
+	// Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
 	Web WebPtrInput
-	// Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+	// Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
 	WebAppUrl *string
 	// Additional workers, or changes to upstream's (matched by logical name).
 	Workers InstallationWorkerArrayInput
@@ -356,7 +356,7 @@ func (o OpenInspectOutput) UpstreamVerification() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringMapOutput { return v.UpstreamVerification }).(pulumi.StringMapOutput)
 }
 
-// Where the web UI runs: kubernetes (web is set) or none.
+// Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
 func (o OpenInspectOutput) WebPlatform() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.WebPlatform }).(pulumi.StringOutput)
 }

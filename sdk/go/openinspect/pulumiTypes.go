@@ -5637,20 +5637,26 @@ func (o VectorizeBindingArrayOutput) Index(i pulumi.IntInput) VectorizeBindingOu
 	}).(VectorizeBindingOutput)
 }
 
-// The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
 type Web struct {
+	// Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
+	BundleDir *string `pulumi:"bundleDir"`
+	// Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
+	CustomDomain *WebCustomDomain `pulumi:"customDomain"`
 	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 	Env map[string]string `pulumi:"env"`
-	// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
-	Image string `pulumi:"image"`
+	// Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+	Image *string `pulumi:"image"`
 	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
 	ImagePullSecrets []ImagePullSecret `pulumi:"imagePullSecrets"`
 	// The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
 	Kubeconfig *string `pulumi:"kubeconfig"`
-	// The namespace the web UI runs in (a DNS-1123 label).
-	Namespace string `pulumi:"namespace"`
+	// Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
+	Namespace *string `pulumi:"namespace"`
 	// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
 	NamespaceMode *string `pulumi:"namespaceMode"`
+	// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+	Platform *string `pulumi:"platform"`
 	// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
 	Port *int `pulumi:"port"`
 	// The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
@@ -5670,20 +5676,26 @@ type WebInput interface {
 	ToWebOutputWithContext(context.Context) WebOutput
 }
 
-// The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
 type WebArgs struct {
+	// Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
+	BundleDir pulumi.StringPtrInput `pulumi:"bundleDir"`
+	// Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
+	CustomDomain WebCustomDomainPtrInput `pulumi:"customDomain"`
 	// Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 	Env pulumi.StringMapInput `pulumi:"env"`
-	// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
-	Image pulumi.StringInput `pulumi:"image"`
+	// Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+	Image pulumi.StringPtrInput `pulumi:"image"`
 	// Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
 	ImagePullSecrets ImagePullSecretArrayInput `pulumi:"imagePullSecrets"`
 	// The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
 	Kubeconfig pulumi.StringPtrInput `pulumi:"kubeconfig"`
-	// The namespace the web UI runs in (a DNS-1123 label).
-	Namespace pulumi.StringInput `pulumi:"namespace"`
+	// Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
+	Namespace pulumi.StringPtrInput `pulumi:"namespace"`
 	// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
 	NamespaceMode pulumi.StringPtrInput `pulumi:"namespaceMode"`
+	// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+	Platform pulumi.StringPtrInput `pulumi:"platform"`
 	// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
 	Port pulumi.IntPtrInput `pulumi:"port"`
 	// The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
@@ -5745,7 +5757,7 @@ func (i *webPtrType) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput
 	return pulumi.ToOutputWithContext(ctx, i).(WebPtrOutput)
 }
 
-// The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
 type WebOutput struct{ *pulumi.OutputState }
 
 func (WebOutput) ElementType() reflect.Type {
@@ -5770,14 +5782,24 @@ func (o WebOutput) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput {
 	}).(WebPtrOutput)
 }
 
+// Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
+func (o WebOutput) BundleDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Web) *string { return v.BundleDir }).(pulumi.StringPtrOutput)
+}
+
+// Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
+func (o WebOutput) CustomDomain() WebCustomDomainPtrOutput {
+	return o.ApplyT(func(v Web) *WebCustomDomain { return v.CustomDomain }).(WebCustomDomainPtrOutput)
+}
+
 // Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 func (o WebOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v Web) map[string]string { return v.Env }).(pulumi.StringMapOutput)
 }
 
-// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
-func (o WebOutput) Image() pulumi.StringOutput {
-	return o.ApplyT(func(v Web) string { return v.Image }).(pulumi.StringOutput)
+// Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+func (o WebOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Web) *string { return v.Image }).(pulumi.StringPtrOutput)
 }
 
 // Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
@@ -5790,14 +5812,19 @@ func (o WebOutput) Kubeconfig() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Web) *string { return v.Kubeconfig }).(pulumi.StringPtrOutput)
 }
 
-// The namespace the web UI runs in (a DNS-1123 label).
-func (o WebOutput) Namespace() pulumi.StringOutput {
-	return o.ApplyT(func(v Web) string { return v.Namespace }).(pulumi.StringOutput)
+// Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
+func (o WebOutput) Namespace() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Web) *string { return v.Namespace }).(pulumi.StringPtrOutput)
 }
 
 // `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
 func (o WebOutput) NamespaceMode() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Web) *string { return v.NamespaceMode }).(pulumi.StringPtrOutput)
+}
+
+// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+func (o WebOutput) Platform() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Web) *string { return v.Platform }).(pulumi.StringPtrOutput)
 }
 
 // The port the web container listens on (`PORT`) and the Service exposes (default 3000).
@@ -5839,6 +5866,26 @@ func (o WebPtrOutput) Elem() WebOutput {
 	}).(WebOutput)
 }
 
+// Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
+func (o WebPtrOutput) BundleDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Web) *string {
+		if v == nil {
+			return nil
+		}
+		return v.BundleDir
+	}).(pulumi.StringPtrOutput)
+}
+
+// Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
+func (o WebPtrOutput) CustomDomain() WebCustomDomainPtrOutput {
+	return o.ApplyT(func(v *Web) *WebCustomDomain {
+		if v == nil {
+			return nil
+		}
+		return v.CustomDomain
+	}).(WebCustomDomainPtrOutput)
+}
+
 // Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
 func (o WebPtrOutput) Env() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *Web) map[string]string {
@@ -5849,13 +5896,13 @@ func (o WebPtrOutput) Env() pulumi.StringMapOutput {
 	}).(pulumi.StringMapOutput)
 }
 
-// The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+// Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
 func (o WebPtrOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Web) *string {
 		if v == nil {
 			return nil
 		}
-		return &v.Image
+		return v.Image
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -5879,13 +5926,13 @@ func (o WebPtrOutput) Kubeconfig() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// The namespace the web UI runs in (a DNS-1123 label).
+// Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
 func (o WebPtrOutput) Namespace() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Web) *string {
 		if v == nil {
 			return nil
 		}
-		return &v.Namespace
+		return v.Namespace
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -5896,6 +5943,16 @@ func (o WebPtrOutput) NamespaceMode() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.NamespaceMode
+	}).(pulumi.StringPtrOutput)
+}
+
+// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+func (o WebPtrOutput) Platform() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Web) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Platform
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -5927,6 +5984,165 @@ func (o WebPtrOutput) Replicas() pulumi.IntPtrOutput {
 		}
 		return v.Replicas
 	}).(pulumi.IntPtrOutput)
+}
+
+// A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).
+type WebCustomDomain struct {
+	// The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+	Hostname string `pulumi:"hostname"`
+	// The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+	ZoneId string `pulumi:"zoneId"`
+}
+
+// WebCustomDomainInput is an input type that accepts WebCustomDomainArgs and WebCustomDomainOutput values.
+// You can construct a concrete instance of `WebCustomDomainInput` via:
+//
+//	WebCustomDomainArgs{...}
+type WebCustomDomainInput interface {
+	pulumi.Input
+
+	ToWebCustomDomainOutput() WebCustomDomainOutput
+	ToWebCustomDomainOutputWithContext(context.Context) WebCustomDomainOutput
+}
+
+// A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).
+type WebCustomDomainArgs struct {
+	// The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+	Hostname pulumi.StringInput `pulumi:"hostname"`
+	// The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+	ZoneId pulumi.StringInput `pulumi:"zoneId"`
+}
+
+func (WebCustomDomainArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*WebCustomDomain)(nil)).Elem()
+}
+
+func (i WebCustomDomainArgs) ToWebCustomDomainOutput() WebCustomDomainOutput {
+	return i.ToWebCustomDomainOutputWithContext(context.Background())
+}
+
+func (i WebCustomDomainArgs) ToWebCustomDomainOutputWithContext(ctx context.Context) WebCustomDomainOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebCustomDomainOutput)
+}
+
+func (i WebCustomDomainArgs) ToWebCustomDomainPtrOutput() WebCustomDomainPtrOutput {
+	return i.ToWebCustomDomainPtrOutputWithContext(context.Background())
+}
+
+func (i WebCustomDomainArgs) ToWebCustomDomainPtrOutputWithContext(ctx context.Context) WebCustomDomainPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebCustomDomainOutput).ToWebCustomDomainPtrOutputWithContext(ctx)
+}
+
+// WebCustomDomainPtrInput is an input type that accepts WebCustomDomainArgs, WebCustomDomainPtr and WebCustomDomainPtrOutput values.
+// You can construct a concrete instance of `WebCustomDomainPtrInput` via:
+//
+//	        WebCustomDomainArgs{...}
+//
+//	or:
+//
+//	        nil
+type WebCustomDomainPtrInput interface {
+	pulumi.Input
+
+	ToWebCustomDomainPtrOutput() WebCustomDomainPtrOutput
+	ToWebCustomDomainPtrOutputWithContext(context.Context) WebCustomDomainPtrOutput
+}
+
+type webCustomDomainPtrType WebCustomDomainArgs
+
+func WebCustomDomainPtr(v *WebCustomDomainArgs) WebCustomDomainPtrInput {
+	return (*webCustomDomainPtrType)(v)
+}
+
+func (*webCustomDomainPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**WebCustomDomain)(nil)).Elem()
+}
+
+func (i *webCustomDomainPtrType) ToWebCustomDomainPtrOutput() WebCustomDomainPtrOutput {
+	return i.ToWebCustomDomainPtrOutputWithContext(context.Background())
+}
+
+func (i *webCustomDomainPtrType) ToWebCustomDomainPtrOutputWithContext(ctx context.Context) WebCustomDomainPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebCustomDomainPtrOutput)
+}
+
+// A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).
+type WebCustomDomainOutput struct{ *pulumi.OutputState }
+
+func (WebCustomDomainOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WebCustomDomain)(nil)).Elem()
+}
+
+func (o WebCustomDomainOutput) ToWebCustomDomainOutput() WebCustomDomainOutput {
+	return o
+}
+
+func (o WebCustomDomainOutput) ToWebCustomDomainOutputWithContext(ctx context.Context) WebCustomDomainOutput {
+	return o
+}
+
+func (o WebCustomDomainOutput) ToWebCustomDomainPtrOutput() WebCustomDomainPtrOutput {
+	return o.ToWebCustomDomainPtrOutputWithContext(context.Background())
+}
+
+func (o WebCustomDomainOutput) ToWebCustomDomainPtrOutputWithContext(ctx context.Context) WebCustomDomainPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v WebCustomDomain) *WebCustomDomain {
+		return &v
+	}).(WebCustomDomainPtrOutput)
+}
+
+// The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+func (o WebCustomDomainOutput) Hostname() pulumi.StringOutput {
+	return o.ApplyT(func(v WebCustomDomain) string { return v.Hostname }).(pulumi.StringOutput)
+}
+
+// The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+func (o WebCustomDomainOutput) ZoneId() pulumi.StringOutput {
+	return o.ApplyT(func(v WebCustomDomain) string { return v.ZoneId }).(pulumi.StringOutput)
+}
+
+type WebCustomDomainPtrOutput struct{ *pulumi.OutputState }
+
+func (WebCustomDomainPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**WebCustomDomain)(nil)).Elem()
+}
+
+func (o WebCustomDomainPtrOutput) ToWebCustomDomainPtrOutput() WebCustomDomainPtrOutput {
+	return o
+}
+
+func (o WebCustomDomainPtrOutput) ToWebCustomDomainPtrOutputWithContext(ctx context.Context) WebCustomDomainPtrOutput {
+	return o
+}
+
+func (o WebCustomDomainPtrOutput) Elem() WebCustomDomainOutput {
+	return o.ApplyT(func(v *WebCustomDomain) WebCustomDomain {
+		if v != nil {
+			return *v
+		}
+		var ret WebCustomDomain
+		return ret
+	}).(WebCustomDomainOutput)
+}
+
+// The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+func (o WebCustomDomainPtrOutput) Hostname() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebCustomDomain) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Hostname
+	}).(pulumi.StringPtrOutput)
+}
+
+// The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+func (o WebCustomDomainPtrOutput) ZoneId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebCustomDomain) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.ZoneId
+	}).(pulumi.StringPtrOutput)
 }
 
 // Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.
@@ -6743,6 +6959,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*VectorizeBindingArrayInput)(nil)).Elem(), VectorizeBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebPtrInput)(nil)).Elem(), WebArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WebCustomDomainInput)(nil)).Elem(), WebCustomDomainArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WebCustomDomainPtrInput)(nil)).Elem(), WebCustomDomainArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsInput)(nil)).Elem(), WorkerAssetsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsPtrInput)(nil)).Elem(), WorkerAssetsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsInput)(nil)).Elem(), WorkerBindingsArgs{})
@@ -6834,6 +7052,8 @@ func init() {
 	pulumi.RegisterOutputType(VectorizeBindingArrayOutput{})
 	pulumi.RegisterOutputType(WebOutput{})
 	pulumi.RegisterOutputType(WebPtrOutput{})
+	pulumi.RegisterOutputType(WebCustomDomainOutput{})
+	pulumi.RegisterOutputType(WebCustomDomainPtrOutput{})
 	pulumi.RegisterOutputType(WorkerAssetsOutput{})
 	pulumi.RegisterOutputType(WorkerAssetsPtrOutput{})
 	pulumi.RegisterOutputType(WorkerBindingsOutput{})

@@ -720,17 +720,25 @@ export interface VectorizeBindingArgs {
 }
 
 /**
- * The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+ * The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
  */
 export interface WebArgs {
+    /**
+     * Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
+     */
+    bundleDir?: pulumi.Input<string | undefined>;
+    /**
+     * Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
+     */
+    customDomain?: pulumi.Input<inputs.WebCustomDomainArgs | undefined>;
     /**
      * Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
      */
     env?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
-     * The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+     * Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
      */
-    image: pulumi.Input<string>;
+    image?: pulumi.Input<string | undefined>;
     /**
      * Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
      */
@@ -740,13 +748,17 @@ export interface WebArgs {
      */
     kubeconfig?: pulumi.Input<string | undefined>;
     /**
-     * The namespace the web UI runs in (a DNS-1123 label).
+     * Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
      */
-    namespace: pulumi.Input<string>;
+    namespace?: pulumi.Input<string | undefined>;
     /**
      * `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
      */
     namespaceMode?: pulumi.Input<string | undefined>;
+    /**
+     * kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+     */
+    platform?: pulumi.Input<string | undefined>;
     /**
      * The port the web container listens on (`PORT`) and the Service exposes (default 3000).
      */
@@ -759,6 +771,20 @@ export interface WebArgs {
      * The number of web pods (default 1).
      */
     replicas?: pulumi.Input<number | undefined>;
+}
+
+/**
+ * A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).
+ */
+export interface WebCustomDomainArgs {
+    /**
+     * The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+     */
+    hostname: pulumi.Input<string>;
+    /**
+     * The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+     */
+    zoneId: pulumi.Input<string>;
 }
 
 /**

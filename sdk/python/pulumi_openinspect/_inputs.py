@@ -95,6 +95,8 @@ __all__ = [
     'VectorizeBindingArgsDict',
     'WebArgs',
     'WebArgsDict',
+    'WebCustomDomainArgs',
+    'WebCustomDomainArgsDict',
     'WorkerAssetsArgs',
     'WorkerAssetsArgsDict',
     'WorkerBindingsArgs',
@@ -3002,19 +3004,23 @@ class VectorizeBindingArgs:
 
 class WebArgsDict(TypedDict):
     """
-    The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+    The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
     """
-    image: pulumi.Input[_builtins.str]
+    bundle_dir: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+    Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
     """
-    namespace: pulumi.Input[_builtins.str]
+    custom_domain: NotRequired[pulumi.Input[Optional['WebCustomDomainArgsDict']]]
     """
-    The namespace the web UI runs in (a DNS-1123 label).
+    Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
     """
     env: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
     Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+    """
+    image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
     """
     image_pull_secrets: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgsDict']]]]]
     """
@@ -3024,9 +3030,17 @@ class WebArgsDict(TypedDict):
     """
     The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
     """
+    namespace: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
+    """
     namespace_mode: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+    """
+    platform: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
     """
     port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -3044,38 +3058,52 @@ class WebArgsDict(TypedDict):
 @pulumi.input_type
 class WebArgs:
     def __init__(__self__, *,
-                 image: pulumi.Input[_builtins.str],
-                 namespace: pulumi.Input[_builtins.str],
+                 bundle_dir: pulumi.Input[Optional[_builtins.str]] = None,
+                 custom_domain: pulumi.Input[Optional['WebCustomDomainArgs']] = None,
                  env: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 image: pulumi.Input[Optional[_builtins.str]] = None,
                  image_pull_secrets: pulumi.Input[Optional[Sequence[pulumi.Input['ImagePullSecretArgs']]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
+                 namespace: pulumi.Input[Optional[_builtins.str]] = None,
                  namespace_mode: pulumi.Input[Optional[_builtins.str]] = None,
+                 platform: pulumi.Input[Optional[_builtins.str]] = None,
                  port: pulumi.Input[Optional[_builtins.int]] = None,
                  public_url: pulumi.Input[Optional[_builtins.str]] = None,
                  replicas: pulumi.Input[Optional[_builtins.int]] = None):
         """
-        The web UI on Kubernetes: a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret. Every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`.
+        The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
 
-        :param pulumi.Input[_builtins.str] image: The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
-        :param pulumi.Input[_builtins.str] namespace: The namespace the web UI runs in (a DNS-1123 label).
+        :param pulumi.Input[_builtins.str] bundle_dir: Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
+        :param pulumi.Input['WebCustomDomainArgs'] custom_domain: Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] env: Extra environment variables for the web container. The names the installation sets itself (CONTROL_PLANE_URL, SANDBOX_PROVIDER, NEXT_PUBLIC_WS_URL, NEXT_PUBLIC_SANDBOX_PROVIDER, NEXT_PUBLIC_APP_NAME, NEXT_PUBLIC_APP_ICON_URL, SERVICE_AUTH_SECRET, PORT, HOSTNAME) are refused.
+        :param pulumi.Input[_builtins.str] image: Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
         :param pulumi.Input[Sequence[pulumi.Input['ImagePullSecretArgs']]] image_pull_secrets: Existing `kubernetes.io/dockerconfigjson` Secrets in other namespaces, copied (same name, type and data, ownership labels added) into the web namespace and referenced by the pods.
         :param pulumi.Input[_builtins.str] kubeconfig: The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
+        :param pulumi.Input[_builtins.str] namespace: Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
         :param pulumi.Input[_builtins.str] namespace_mode: `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
+        :param pulumi.Input[_builtins.str] platform: kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
         :param pulumi.Input[_builtins.int] port: The port the web container listens on (`PORT`) and the Service exposes (default 3000).
         :param pulumi.Input[_builtins.str] public_url: The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
         :param pulumi.Input[_builtins.int] replicas: The number of web pods (default 1).
         """
-        pulumi.set(__self__, "image", image)
-        pulumi.set(__self__, "namespace", namespace)
+        if bundle_dir is not None:
+            pulumi.set(__self__, "bundle_dir", bundle_dir)
+        if custom_domain is not None:
+            pulumi.set(__self__, "custom_domain", custom_domain)
         if env is not None:
             pulumi.set(__self__, "env", env)
+        if image is not None:
+            pulumi.set(__self__, "image", image)
         if image_pull_secrets is not None:
             pulumi.set(__self__, "image_pull_secrets", image_pull_secrets)
         if kubeconfig is not None:
             pulumi.set(__self__, "kubeconfig", kubeconfig)
+        if namespace is not None:
+            pulumi.set(__self__, "namespace", namespace)
         if namespace_mode is not None:
             pulumi.set(__self__, "namespace_mode", namespace_mode)
+        if platform is not None:
+            pulumi.set(__self__, "platform", platform)
         if port is not None:
             pulumi.set(__self__, "port", port)
         if public_url is not None:
@@ -3084,28 +3112,28 @@ class WebArgs:
             pulumi.set(__self__, "replicas", replicas)
 
     @_builtins.property
-    @pulumi.getter
-    def image(self) -> pulumi.Input[_builtins.str]:
+    @pulumi.getter(name="bundleDir")
+    def bundle_dir(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+        Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
         """
-        return pulumi.get(self, "image")
+        return pulumi.get(self, "bundle_dir")
 
-    @image.setter
-    def image(self, value: pulumi.Input[_builtins.str]):
-        pulumi.set(self, "image", value)
+    @bundle_dir.setter
+    def bundle_dir(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "bundle_dir", value)
 
     @_builtins.property
-    @pulumi.getter
-    def namespace(self) -> pulumi.Input[_builtins.str]:
+    @pulumi.getter(name="customDomain")
+    def custom_domain(self) -> pulumi.Input[Optional['WebCustomDomainArgs']]:
         """
-        The namespace the web UI runs in (a DNS-1123 label).
+        Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
         """
-        return pulumi.get(self, "namespace")
+        return pulumi.get(self, "custom_domain")
 
-    @namespace.setter
-    def namespace(self, value: pulumi.Input[_builtins.str]):
-        pulumi.set(self, "namespace", value)
+    @custom_domain.setter
+    def custom_domain(self, value: pulumi.Input[Optional['WebCustomDomainArgs']]):
+        pulumi.set(self, "custom_domain", value)
 
     @_builtins.property
     @pulumi.getter
@@ -3118,6 +3146,18 @@ class WebArgs:
     @env.setter
     def env(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "env", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: "standalone"` and with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, `NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at build time, so the environment the container gets (the same names, plus CONTROL_PLANE_URL, SANDBOX_PROVIDER and SERVICE_AUTH_SECRET, which the server code reads at run time) cannot change them.
+        """
+        return pulumi.get(self, "image")
+
+    @image.setter
+    def image(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "image", value)
 
     @_builtins.property
     @pulumi.getter(name="imagePullSecrets")
@@ -3144,6 +3184,18 @@ class WebArgs:
         pulumi.set(self, "kubeconfig", value)
 
     @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
+        """
+        return pulumi.get(self, "namespace")
+
+    @namespace.setter
+    def namespace(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "namespace", value)
+
+    @_builtins.property
     @pulumi.getter(name="namespaceMode")
     def namespace_mode(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -3154,6 +3206,18 @@ class WebArgs:
     @namespace_mode.setter
     def namespace_mode(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "namespace_mode", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def platform(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+        """
+        return pulumi.get(self, "platform")
+
+    @platform.setter
+    def platform(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "platform", value)
 
     @_builtins.property
     @pulumi.getter
@@ -3190,6 +3254,58 @@ class WebArgs:
     @replicas.setter
     def replicas(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "replicas", value)
+
+
+class WebCustomDomainArgsDict(TypedDict):
+    """
+    A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).
+    """
+    hostname: pulumi.Input[_builtins.str]
+    """
+    The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+    """
+    zone_id: pulumi.Input[_builtins.str]
+    """
+    The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+    """
+
+@pulumi.input_type
+class WebCustomDomainArgs:
+    def __init__(__self__, *,
+                 hostname: pulumi.Input[_builtins.str],
+                 zone_id: pulumi.Input[_builtins.str]):
+        """
+        A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).
+
+        :param pulumi.Input[_builtins.str] hostname: The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+        :param pulumi.Input[_builtins.str] zone_id: The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+        """
+        pulumi.set(__self__, "hostname", hostname)
+        pulumi.set(__self__, "zone_id", zone_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> pulumi.Input[_builtins.str]:
+        """
+        The hostname, e.g. inspect.example.com: attached to the web Worker, whose workers.dev URL is turned off; https://<hostname> becomes the installation's web URL (the control plane's WEB_APP_URL).
+        """
+        return pulumi.get(self, "hostname")
+
+    @hostname.setter
+    def hostname(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "hostname", value)
+
+    @_builtins.property
+    @pulumi.getter(name="zoneId")
+    def zone_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The ID (32 hex digits) of the Cloudflare zone the hostname is in.
+        """
+        return pulumi.get(self, "zone_id")
+
+    @zone_id.setter
+    def zone_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "zone_id", value)
 
 
 class WorkerAssetsArgsDict(TypedDict):

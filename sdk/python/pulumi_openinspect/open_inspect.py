@@ -78,8 +78,8 @@ class OpenInspectArgs:
         :param pulumi.Input['SlackArgs'] slack: The Slack bot (enabled by default).
         :param _builtins.str take_over_from: The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
         :param pulumi.Input['UpstreamArgs'] upstream: Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
-        :param pulumi.Input['WebArgs'] web: Run the web UI on Kubernetes.
-        :param _builtins.str web_app_url: Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+        :param pulumi.Input['WebArgs'] web: Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
+        :param _builtins.str web_app_url: Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
         :param pulumi.Input[Sequence[pulumi.Input['InstallationWorkerArgs']]] workers: Additional workers, or changes to upstream's (matched by logical name).
         """
         pulumi.set(__self__, "anthropic_api_key", anthropic_api_key)
@@ -453,7 +453,7 @@ class OpenInspectArgs:
     @pulumi.getter
     def web(self) -> pulumi.Input[Optional['WebArgs']]:
         """
-        Run the web UI on Kubernetes.
+        Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
         """
         return pulumi.get(self, "web")
 
@@ -465,7 +465,7 @@ class OpenInspectArgs:
     @pulumi.getter(name="webAppUrl")
     def web_app_url(self) -> Optional[_builtins.str]:
         """
-        Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+        Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
         """
         return pulumi.get(self, "web_app_url")
 
@@ -553,8 +553,8 @@ class OpenInspect(pulumi.ComponentResource):
         :param _builtins.str take_over_from: The identity (installationId) of another installation whose Cloudflare objects under this installation's names are taken over, with a warning: for moving an installation into a new stack, since that installation's destroy could still delete them.
         :param pulumi.Input[_builtins.str] token_encryption_key: Key that encrypts stored tokens (32 random bytes, base64).
         :param pulumi.Input[Union['UpstreamArgs', 'UpstreamArgsDict']] upstream: Overrides for the upstream artefacts (worker bundles, migrations, sandbox sources). Without it the component uses the artefacts embedded in the plugin, built from the pinned commit by the release step.
-        :param pulumi.Input[Union['WebArgs', 'WebArgsDict']] web: Run the web UI on Kubernetes.
-        :param _builtins.str web_app_url: Origin of the web UI (https, or http on loopback). Defaults to web.publicUrl, else upstream's Vercel URL.
+        :param pulumi.Input[Union['WebArgs', 'WebArgsDict']] web: Run the web UI: as a Worker with static assets on Cloudflare (platform cloudflare), or on Kubernetes.
+        :param _builtins.str web_app_url: Origin of the web UI (https, or http on loopback). Defaults to where web runs: https://<web.customDomain.hostname> or the web Worker's workers.dev URL (platform cloudflare), or web.publicUrl (kubernetes); without web, upstream's Vercel URL.
         :param pulumi.Input[Sequence[pulumi.Input[Union['InstallationWorkerArgs', 'InstallationWorkerArgsDict']]]] workers: Additional workers, or changes to upstream's (matched by logical name).
         """
         ...
@@ -769,7 +769,7 @@ class OpenInspect(pulumi.ComponentResource):
     @pulumi.getter(name="webPlatform")
     def web_platform(self) -> pulumi.Output[_builtins.str]:
         """
-        Where the web UI runs: kubernetes (web is set) or none.
+        Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
         """
         return pulumi.get(self, "web_platform")
 

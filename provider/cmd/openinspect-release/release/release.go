@@ -200,7 +200,7 @@ func build(ctx context.Context, o Options, steps []upstream.BuildStep, tree stri
 // collect lists what the set holds: each worker's bundle, every migration
 // file, and the files of the Modal app, the Daytona builder and the sandbox
 // runtime (tests left out), plus the single files the Modal change
-// detection names.
+// detection names, and the web UI's placeholder build when the tree has one.
 func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 	var files []artefacts.File
 	for _, w := range c.Workers {
@@ -236,6 +236,23 @@ func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 		}
 		if info, err := os.Stat(filepath.Join(tree, filepath.FromSlash(p))); err == nil && info.Mode().IsRegular() {
 			files = append(files, artefacts.File{Path: p, Kind: artefacts.KindSandbox})
+		}
+	}
+	// The web UI's placeholder build, when the tree holds one (a fixture
+	// tree, or a release whose web build ran): every file of it.
+	if _, err := os.Stat(filepath.Join(tree, filepath.FromSlash(artefacts.WebBuildDir), "openinspect-web.json")); err == nil {
+		err := filepath.WalkDir(filepath.Join(tree, filepath.FromSlash(artefacts.WebBuildDir)), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			rel, err := filepath.Rel(tree, p)
+			if err == nil {
+				files = append(files, artefacts.File{Path: filepath.ToSlash(rel), Kind: artefacts.KindWeb})
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("the web build: %w", err)
 		}
 	}
 	return files, nil
