@@ -1,6 +1,7 @@
 package installation
 
 import (
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -147,6 +148,8 @@ type InstallationWorkerArgs struct {
 	Vars     map[string]string             `pulumi:"vars,optional"`
 	Secrets  map[string]pulumi.StringInput `pulumi:"secrets,optional"`
 	Crons    []string                      `pulumi:"crons,optional"`
+	// Observability replaces upstream's Workers Logs setting for this worker.
+	Observability *cloudflare.Observability `pulumi:"observability,optional"`
 }
 
 // WorkerBindingsArgs are a worker's bindings by logical name.
@@ -335,6 +338,7 @@ func (w *InstallationWorkerArgs) Annotate(a infer.Annotator) {
 	a.Describe(&w.Vars, "Plain-text variables; win over defaults and sandbox injection.")
 	a.Describe(&w.Secrets, "Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.")
 	a.Describe(&w.Crons, "Cron triggers; when given they replace the defaults.")
+	a.Describe(&w.Observability, "Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.")
 }
 
 // Annotate documents a binding by logical name.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
@@ -94,6 +95,9 @@ type plannedWorker struct {
 	UserSecrets map[string]pulumi.StringInput
 	Crons       []string
 	Consumers   []upstream.QueueConsumer
+	// Observability is the worker's Workers Logs setting: upstream's for
+	// every worker unless its entry gives one; nil leaves it off.
+	Observability *cloudflare.Observability
 }
 
 // installPlan is the whole installation as plain data: what the component
@@ -485,7 +489,7 @@ func (pl *planner) workers(a *spec) error {
 		w := plan.worker(entry.Name)
 		if w == nil {
 			w = &plannedWorker{Logical: entry.Name, Name: plan.resourceName(entry.Name),
-				Vars: map[string]valueRef{}, Secrets: map[string]valueRef{}}
+				Vars: map[string]valueRef{}, Secrets: map[string]valueRef{}, Observability: upstreamObservability(pl.contract)}
 			plan.Workers = append(plan.Workers, w)
 		}
 		mergeWorker(w, entry)
@@ -496,10 +500,11 @@ func (pl *planner) workers(a *spec) error {
 // contractWorker expands one upstream worker with the conditions that hold.
 func (pl *planner) contractWorker(cw *upstream.Worker) (*plannedWorker, error) {
 	w := &plannedWorker{
-		Logical: cw.Logical,
-		Name:    pl.plan.resourceName(cw.Logical),
-		Vars:    map[string]valueRef{},
-		Secrets: map[string]valueRef{},
+		Logical:       cw.Logical,
+		Name:          pl.plan.resourceName(cw.Logical),
+		Vars:          map[string]valueRef{},
+		Secrets:       map[string]valueRef{},
+		Observability: upstreamObservability(pl.contract),
 	}
 	var bindErr error
 	add := func(into *[]plannedBinding, binding, target, when string) {
@@ -672,4 +677,20 @@ func mergeWorker(w *plannedWorker, entry InstallationWorkerArgs) {
 	if entry.Crons != nil {
 		w.Crons = slices.Clone(entry.Crons)
 	}
+	if entry.Observability != nil {
+		o := *entry.Observability
+		w.Observability = &o
+	}
+}
+
+// upstreamObservability is the Workers Logs setting upstream's worker
+// module gives every worker (nil when the contract records none).
+func upstreamObservability(c *upstream.Contract) *cloudflare.Observability {
+	o := c.Compatibility.Observability
+	if o == nil {
+		return nil
+	}
+	return &cloudflare.Observability{Enabled: o.Enabled, HeadSamplingRate: new(o.HeadSamplingRate),
+		Logs: &cloudflare.ObservabilityLogs{Enabled: o.Logs.Enabled, HeadSamplingRate: new(o.Logs.HeadSamplingRate),
+			InvocationLogs: new(o.Logs.InvocationLogs)}}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
@@ -426,7 +427,7 @@ func (b *installer) workerProps(w *plannedWorker, db *d1Child, adopt pulumi.Bool
 	for k, ref := range w.Secrets {
 		secrets[k] = b.value(w, ref)
 	}
-	return pulumi.Map{
+	props := pulumi.Map{
 		"name":               pulumi.String(w.Name),
 		"script":             pulumi.NewFileAsset(w.Script),
 		"mainModule":         pulumi.String(mainModule),
@@ -445,6 +446,30 @@ func (b *installer) workerProps(w *plannedWorker, db *d1Child, adopt pulumi.Bool
 		"vars":               vars,
 		"secrets":            pulumi.ToSecret(secrets),
 	}
+	if o := w.Observability; o != nil {
+		props["observability"] = observabilityInput(*o)
+	}
+	return props
+}
+
+// observabilityInput is a worker's Workers Logs setting as the Worker
+// child's input.
+func observabilityInput(o cloudflare.Observability) pulumi.Map {
+	m := pulumi.Map{"enabled": pulumi.Bool(o.Enabled)}
+	if o.HeadSamplingRate != nil {
+		m["headSamplingRate"] = pulumi.Float64(*o.HeadSamplingRate)
+	}
+	if l := o.Logs; l != nil {
+		logs := pulumi.Map{"enabled": pulumi.Bool(l.Enabled)}
+		if l.HeadSamplingRate != nil {
+			logs["headSamplingRate"] = pulumi.Float64(*l.HeadSamplingRate)
+		}
+		if l.InvocationLogs != nil {
+			logs["invocationLogs"] = pulumi.Bool(*l.InvocationLogs)
+		}
+		m["logs"] = logs
+	}
+	return m
 }
 
 // value materialises a value reference.

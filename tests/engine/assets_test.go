@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,9 +43,11 @@ func get(t *testing.T, url string) (int, string) {
 	return res.StatusCode, string(body)
 }
 
-// TestYAMLWorkerAssets: the first up uploads all 200 files, the second makes
-// zero calls, one changed file uploads exactly that file, the worker's URL
-// serves the files (and the 404 page), destroy leaves the emulator empty.
+// TestYAMLWorkerAssets: a worker with 200 assets, a custom domain and
+// Workers Logs. The first up uploads all 200 files, attaches the hostname
+// and turns the logs on; the second makes zero calls; one changed file
+// uploads exactly that file; the worker's URL serves the files (and the 404
+// page); removing the domain detaches it; destroy leaves the emulator empty.
 func TestYAMLWorkerAssets(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
@@ -62,6 +66,11 @@ func TestYAMLWorkerAssets(t *testing.T) {
 	require.NotNil(t, inv.Workers[0].Assets)
 	assert.Equal(t, 200, inv.Workers[0].Assets.Files)
 	assert.Equal(t, 200, inv.AssetFiles)
+	require.Len(t, inv.Domains, 1, "the custom domain is attached")
+	assert.Equal(t, "site.example.com", inv.Domains[0].Hostname)
+	assert.Equal(t, inv.Workers[0].Name, inv.Domains[0].Service)
+	assert.JSONEq(t, `{"enabled": true, "head_sampling_rate": 1, "logs": {"enabled": true, "invocation_logs": true, "head_sampling_rate": 1}}`,
+		scriptObservability(t, emu, inv.Workers[0].Name), "Workers Logs as the program states them")
 
 	url := up.Outputs["url"].Value.(string)
 	status, body := get(t, url+"/section-3/page-003")
@@ -85,6 +94,35 @@ func TestYAMLWorkerAssets(t *testing.T) {
 	_, body = get(t, url+"/section-5/page-005")
 	assert.Contains(t, body, "changed")
 
+	editProgram(t, pt, func(program string) string {
+		return strings.Replace(program, "      domains:\n        - hostname: site.example.com\n          zoneName: example.com\n", "", 1)
+	})
+	emu.resetCounts(t)
+	pt.Up(t)
+	assert.Empty(t, emu.inventory(t).Domains, "the dropped domain is detached")
+	_, counts = emu.cloudflareCalls(t)
+	assert.Zero(t, counts[assetUploadRoute], "no asset moves with the domain: %v", counts)
+
 	pt.Destroy(t)
 	emu.requireEmpty(t)
+}
+
+// scriptObservability is the observability block of a script's settings,
+// read through the Cloudflare API as any client reads it.
+func scriptObservability(t *testing.T, emu *emulatorProcess, script string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, emu.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/workers/scripts/"+script+"/settings", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+emulatorToken)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var envelope struct {
+		Result struct {
+			Observability json.RawMessage `json:"observability"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&envelope))
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	return string(envelope.Result.Observability)
 }

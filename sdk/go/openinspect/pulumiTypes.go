@@ -1679,6 +1679,8 @@ type InstallationWorker struct {
 	Crons []string `pulumi:"crons"`
 	// Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
 	Name string `pulumi:"name"`
+	// Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.
+	Observability *Observability `pulumi:"observability"`
 	// Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
 	Script *string `pulumi:"script"`
 	// Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
@@ -1706,6 +1708,8 @@ type InstallationWorkerArgs struct {
 	Crons pulumi.StringArrayInput `pulumi:"crons"`
 	// Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
 	Name pulumi.StringInput `pulumi:"name"`
+	// Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.
+	Observability ObservabilityPtrInput `pulumi:"observability"`
 	// Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
 	Script pulumi.StringPtrInput `pulumi:"script"`
 	// Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
@@ -1779,6 +1783,11 @@ func (o InstallationWorkerOutput) Crons() pulumi.StringArrayOutput {
 // Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
 func (o InstallationWorkerOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v InstallationWorker) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.
+func (o InstallationWorkerOutput) Observability() ObservabilityPtrOutput {
+	return o.ApplyT(func(v InstallationWorker) *Observability { return v.Observability }).(ObservabilityPtrOutput)
 }
 
 // Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.

@@ -238,6 +238,10 @@ export interface InstallationWorkerArgs {
      */
     name: pulumi.Input<string>;
     /**
+     * Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.
+     */
+    observability?: pulumi.Input<inputs.ObservabilityArgs | undefined>;
+    /**
      * Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
      */
     script?: pulumi.Input<string | undefined>;

@@ -994,6 +994,10 @@ class InstallationWorkerArgsDict(TypedDict):
     """
     Cron triggers; when given they replace the defaults.
     """
+    observability: NotRequired[pulumi.Input[Optional['ObservabilityArgsDict']]]
+    """
+    Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.
+    """
     script: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
@@ -1013,6 +1017,7 @@ class InstallationWorkerArgs:
                  name: pulumi.Input[_builtins.str],
                  bindings: pulumi.Input[Optional['WorkerBindingsArgs']] = None,
                  crons: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 observability: pulumi.Input[Optional['ObservabilityArgs']] = None,
                  script: pulumi.Input[Optional[_builtins.str]] = None,
                  secrets: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  vars: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
@@ -1022,6 +1027,7 @@ class InstallationWorkerArgs:
         :param pulumi.Input[_builtins.str] name: Logical worker name, e.g. control-plane; the script is <namePrefix>-<name>-<deploymentName>.
         :param pulumi.Input['WorkerBindingsArgs'] bindings: Bindings by logical name, added to (or replacing, by binding name) the defaults.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] crons: Cron triggers; when given they replace the defaults.
+        :param pulumi.Input['ObservabilityArgs'] observability: Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.
         :param pulumi.Input[_builtins.str] script: Path of the built ESM bundle; wins over upstream.workerBundles and the checkout.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] secrets: Secret variables; win over defaults and sandbox injection. Give each value as a secret (the map itself is not marked secret so its keys can be validated); the worker stores them as secrets.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] vars: Plain-text variables; win over defaults and sandbox injection.
@@ -1031,6 +1037,8 @@ class InstallationWorkerArgs:
             pulumi.set(__self__, "bindings", bindings)
         if crons is not None:
             pulumi.set(__self__, "crons", crons)
+        if observability is not None:
+            pulumi.set(__self__, "observability", observability)
         if script is not None:
             pulumi.set(__self__, "script", script)
         if secrets is not None:
@@ -1073,6 +1081,18 @@ class InstallationWorkerArgs:
     @crons.setter
     def crons(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "crons", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def observability(self) -> pulumi.Input[Optional['ObservabilityArgs']]:
+        """
+        Workers Logs for this worker; when given it replaces upstream's setting (on, head sampling 1, invocation logs), which every worker gets otherwise.
+        """
+        return pulumi.get(self, "observability")
+
+    @observability.setter
+    def observability(self, value: pulumi.Input[Optional['ObservabilityArgs']]):
+        pulumi.set(self, "observability", value)
 
     @_builtins.property
     @pulumi.getter
