@@ -69,7 +69,7 @@ func TestYAMLWorkerAssets(t *testing.T) {
 	require.Len(t, inv.Domains, 1, "the custom domain is attached")
 	assert.Equal(t, "site.example.com", inv.Domains[0].Hostname)
 	assert.Equal(t, inv.Workers[0].Name, inv.Domains[0].Service)
-	assert.JSONEq(t, `{"enabled": true, "head_sampling_rate": 1, "logs": {"enabled": true, "invocation_logs": true, "head_sampling_rate": 1}}`,
+	assert.JSONEq(t, `{"enabled": true, "head_sampling_rate": 1, "logs": {"enabled": true, "invocation_logs": true}}`,
 		scriptObservability(t, emu, inv.Workers[0].Name), "Workers Logs as the program states them")
 
 	url := up.Outputs["url"].Value.(string)
