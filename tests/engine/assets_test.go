@@ -107,22 +107,12 @@ func TestYAMLWorkerAssets(t *testing.T) {
 	emu.requireEmpty(t)
 }
 
-// scriptObservability is the observability block of a script's settings,
-// read through the Cloudflare API as any client reads it.
+// scriptObservability is the observability block of a script's settings.
 func scriptObservability(t *testing.T, emu *emulatorProcess, script string) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, emu.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/workers/scripts/"+script+"/settings", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+emulatorToken)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	var envelope struct {
-		Result struct {
-			Observability json.RawMessage `json:"observability"`
-		} `json:"result"`
+	var settings struct {
+		Observability json.RawMessage `json:"observability"`
 	}
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&envelope))
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	return string(envelope.Result.Observability)
+	emu.scriptSettings(t, script, &settings)
+	return string(settings.Observability)
 }

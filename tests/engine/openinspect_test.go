@@ -83,6 +83,21 @@ func withoutExtraKV(program string) string {
 // Cloudflare API, as the provider uploaded them.
 func (e *emulatorProcess) workerBindings(t *testing.T, script string) map[string]map[string]any {
 	t.Helper()
+	var settings struct {
+		Bindings []map[string]any `json:"bindings"`
+	}
+	e.scriptSettings(t, script, &settings)
+	out := map[string]map[string]any{}
+	for _, b := range settings.Bindings {
+		out[b["name"].(string)] = b
+	}
+	return out
+}
+
+// scriptSettings decodes a script's settings (GET .../settings, the
+// envelope's result) into out, read as any Cloudflare client reads them.
+func (e *emulatorProcess) scriptSettings(t *testing.T, script string, out any) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, e.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/workers/scripts/"+script+"/settings", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+emulatorToken)
@@ -90,17 +105,10 @@ func (e *emulatorProcess) workerBindings(t *testing.T, script string) map[string
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var body struct {
-		Result struct {
-			Bindings []map[string]any `json:"bindings"`
-		} `json:"result"`
-	}
+	body := struct {
+		Result any `json:"result"`
+	}{Result: out}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-	out := map[string]map[string]any{}
-	for _, b := range body.Result.Bindings {
-		out[b["name"].(string)] = b
-	}
-	return out
 }
 
 // TestOpenInspectInstallation deploys the full default installation from the
