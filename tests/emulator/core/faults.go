@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -272,13 +271,11 @@ func (s *Core) holdGateLocked() <-chan struct{} {
 // served after the release. HTTP/2 (Modal's gRPC) notices a closed
 // connection at once and is left streaming.
 func (s *Core) hold(w http.ResponseWriter, r *http.Request, release <-chan struct{}) bool {
-	if r.ProtoMajor < 2 && r.Body != nil && r.Body != http.NoBody {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-		if err != nil {
+	if r.ProtoMajor < 2 {
+		if _, err := bufferBody(w, r); err != nil {
 			s.endHold(false)
 			return false
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	select {
 	case <-release:
@@ -377,14 +374,12 @@ func (s *Core) takeFaults(method, route string, body []byte) (delay time.Duratio
 // unless a fault answered (or dropped) it.
 func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route string, serve http.HandlerFunc) {
 	var body []byte
-	if s.matchesBodies() && r.Body != nil && r.Body != http.NoBody {
-		// Read (and kept for the handler) only while a fault looks at bodies.
+	if s.matchesBodies() { // read only while a fault looks at bodies
 		var err error
-		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody)); err != nil {
+		if body, err = bufferBody(w, r); err != nil {
 			WriteError(w, NewAPIError(http.StatusRequestEntityTooLarge, 6007, "Malformed JSON in request body"))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	delay, f := s.takeFaults(r.Method, route, body)
 	if r.Method == http.MethodHead && method == http.MethodGet && delay == 0 && f == nil {
@@ -403,6 +398,20 @@ func (s *Core) ApplyFaults(w http.ResponseWriter, r *http.Request, method, route
 	if !s.ServeFault(w, r, delay, f, CloudflareFaultAnswers) {
 		serve(w, r)
 	}
+}
+
+// bufferBody reads the request body to its end (bounded by MaxBody) and
+// puts it back for the handler; nil for a request without one.
+func bufferBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
 }
 
 // matchesBodies reports whether an active fault matches on request bodies.
@@ -459,7 +468,7 @@ var CloudflareFaultAnswers = FaultAnswers{
 		if f.RetryAfter%time.Second != 0 {
 			w.Header().Set("Retry-After-Ms", strconv.FormatInt(f.RetryAfter.Milliseconds(), 10))
 		}
-		WriteError(w, NewAPIError(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed"))
+		WriteError(w, errRateLimited())
 	},
 	ServerError: func(w http.ResponseWriter, f *Fault) {
 		WriteError(w, NewAPIError(f.Status, 10001, "We encountered an internal error. Please try again."))
@@ -485,7 +494,7 @@ func (s *Core) ServeFault(w http.ResponseWriter, r *http.Request, delay time.Dur
 	switch f.Kind {
 	case FaultRateLimit:
 		if f.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
+			setRetryAfter(w, f.RetryAfter)
 		}
 		answers.RateLimited(w, f)
 	case FaultServerError:

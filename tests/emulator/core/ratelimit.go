@@ -85,6 +85,17 @@ func (s *Core) admitRate(token string) time.Duration {
 
 // writeRateLimited answers as Cloudflare does past its limit.
 func writeRateLimited(w http.ResponseWriter, wait time.Duration) {
+	setRetryAfter(w, wait)
+	WriteError(w, errRateLimited())
+}
+
+// errRateLimited is Cloudflare's error past its rate limit (an injected
+// rate_limit fault answers with it too).
+func errRateLimited() error {
+	return NewAPIError(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed")
+}
+
+// setRetryAfter advertises wait in whole seconds, rounded up.
+func setRetryAfter(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	WriteError(w, NewAPIError(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed"))
 }
