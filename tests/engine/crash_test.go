@@ -483,10 +483,7 @@ func (e *emulatorProcess) injectFault(t *testing.T, f emulator.Fault) {
 	t.Helper()
 	body, err := json.Marshal(f)
 	require.NoError(t, err)
-	resp, err := http.Post(e.url+"/__emulator/faults", "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	require.Equal(t, http.StatusCreated, e.postAdmin(t, "faults", body))
 }
 
 func (e *emulatorProcess) holds(t *testing.T) emulator.HoldStats {

@@ -107,7 +107,7 @@ func runFleet(t benchTB, n, parallel int) fleetRow {
 		}
 		return err
 	})
-	postJSON(t, emu, "ratelimit", "{}") // Cloudflare's own limit, per token
+	require.Less(t, emu.postAdmin(t, "ratelimit", []byte("{}")), 300) // Cloudflare's own limit, per token
 	row.refresh = fleetRun(t, emu, stacks, parallel, func(ctx context.Context, pt *pulumitest.PulumiTest) error {
 		_, err := pt.CurrentStack().Refresh(ctx, optrefresh.ExpectNoChanges())
 		return err
@@ -117,7 +117,7 @@ func runFleet(t benchTB, n, parallel int) fleetRow {
 	}
 	emu.admin(t, http.MethodGet, "ratelimit", &limit)
 	row.refused = limit.Refused
-	postJSON(t, emu, "ratelimit", `{"requests": 0}`)
+	require.Less(t, emu.postAdmin(t, "ratelimit", []byte(`{"requests": 0}`)), 300)
 	fleetRun(t, emu, stacks, parallel, func(ctx context.Context, pt *pulumitest.PulumiTest) error {
 		// In parallel here; pulumitest's own destroy at cleanup then finds
 		// nothing left.
@@ -151,19 +151,6 @@ func fleetRun(t benchTB, emu *emulatorProcess, stacks []*pulumitest.PulumiTest, 
 	for i, err := range errs {
 		require.NoError(t, err, "installation f%d", i)
 	}
-	var body struct {
-		CloudflareCalls int   `json:"cloudflare_calls"`
-		CloudflareBytes int64 `json:"cloudflare_bytes"`
-	}
-	emu.admin(t, http.MethodGet, "requests", &body)
-	return fleetPhase{calls: body.CloudflareCalls, bytes: body.CloudflareBytes, wall: wall}
-}
-
-// postJSON POSTs body to an admin route.
-func postJSON(t tb, emu *emulatorProcess, path, body string) {
-	t.Helper()
-	resp, err := http.Post(emu.url+"/__emulator/"+path, "application/json", strings.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Less(t, resp.StatusCode, 300, "POST %s %s", path, body)
+	stats := emu.requests(t)
+	return fleetPhase{calls: stats.CloudflareCalls, bytes: stats.CloudflareBytes, wall: wall}
 }

@@ -152,13 +152,31 @@ func (e *emulatorProcess) admin(t tb, method, path string, out any) {
 
 func (e *emulatorProcess) resetCounts(t tb) { e.admin(t, http.MethodDelete, "requests", nil) }
 
+// requestStats is the admin API's GET requests answer.
+type requestStats struct {
+	Counts          map[string]int `json:"counts"`
+	CloudflareCalls int            `json:"cloudflare_calls"`
+	CloudflareBytes int64          `json:"cloudflare_bytes"`
+}
+
+func (e *emulatorProcess) requests(t tb) requestStats {
+	var stats requestStats
+	e.admin(t, http.MethodGet, "requests", &stats)
+	return stats
+}
+
 func (e *emulatorProcess) cloudflareCalls(t tb) (int, map[string]int) {
-	var body struct {
-		Counts          map[string]int `json:"counts"`
-		CloudflareCalls int            `json:"cloudflare_calls"`
-	}
-	e.admin(t, http.MethodGet, "requests", &body)
-	return body.CloudflareCalls, body.Counts
+	stats := e.requests(t)
+	return stats.CloudflareCalls, stats.Counts
+}
+
+// postAdmin POSTs a JSON body to an admin route and returns the status.
+func (e *emulatorProcess) postAdmin(t tb, path string, body []byte) int {
+	t.Helper()
+	resp, err := http.Post(e.url+"/__emulator/"+path, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	return resp.StatusCode
 }
 
 // inventory returns what exists in the emulator, without the account's
