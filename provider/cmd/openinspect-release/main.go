@@ -43,6 +43,7 @@ func main() {
 	flag.StringVar(&o.Record, "record", "", "record this build's digests in this contract.json instead of checking against it")
 	flag.BoolVar(&o.Unverified, "unverified", false, "build a set that is not checked against the recorded digests (test fixtures)")
 	flag.BoolVar(&o.Prebuilt, "prebuilt", false, "take the bundles the source holds instead of building (fixture trees; needs -unverified)")
+	flag.BoolVar(&o.NoWeb, "no-web", false, "skip the web UI's placeholder build (a quicker set without the web)")
 	flag.StringVar(&o.NPM, "npm", "npm", "the npm command")
 	flag.StringVar(&o.Node, "node", "node", "the node command")
 	flag.Parse()

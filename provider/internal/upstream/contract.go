@@ -613,6 +613,53 @@ type Artefacts struct {
 	Migrations map[string]string `json:"migrations"`
 	// Bundles are the reference bundles, by logical worker.
 	Bundles map[string]BundleDigest `json:"bundles"`
+	// Web is how the web UI's placeholder build is made and what it yields;
+	// absent, the release step builds no web.
+	Web *WebArtefact `json:"web,omitempty"`
+}
+
+// WebArtefact is the web UI's placeholder OpenNext build: upstream's
+// build:cloudflare run once at the pin with a placeholder for every value
+// upstream inlines at build time, bundled as wrangler bundles it, its
+// per-build keys replaced by fixed stand-ins so that two builds are
+// byte-identical (each installation gets its own keys when deployed).
+type WebArtefact struct {
+	// Package is the web's workspace package.
+	Package string `json:"package"`
+	// Install and Build run at the checkout root (Build with the
+	// placeholders in the environment); Bundle runs in Package, wrangler's
+	// dry-run deploy of the package's own config, with -outdir appended.
+	Install string `json:"install"`
+	Build   string `json:"build"`
+	Bundle  string `json:"bundle"`
+	// Placeholders maps each inlined NEXT_PUBLIC_* variable to the value the
+	// build is made with.
+	Placeholders map[string]string `json:"placeholders"`
+	// Fonts are what next/font/google is given instead of fetching Google
+	// Fonts at build time: the npm package holding the same typefaces, and
+	// for each stylesheet URL the build asks for, the family and the file of
+	// the package it is served from. Google's files change without notice;
+	// a pinned package keeps the build reproducible and offline.
+	Fonts WebFonts `json:"fonts"`
+	// SHA256, Files and Bytes are the recorded result: the SHA-256 of every
+	// output path with its content's SHA-256 (webbuild's digest), the file
+	// count and the total size.
+	SHA256 string `json:"sha256"`
+	Files  int    `json:"files"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// WebFonts are the build's stand-in for Google Fonts.
+type WebFonts struct {
+	Package     string                 `json:"package"`
+	Stylesheets map[string]WebFontFace `json:"stylesheets"`
+}
+
+// WebFontFace is one stylesheet's single variable face.
+type WebFontFace struct {
+	Family string `json:"family"`
+	File   string `json:"file"`
+	Weight string `json:"weight"`
 }
 
 // BundleDigest is a reference bundle's SHA-256 and size.

@@ -41,6 +41,9 @@ type Options struct {
 	// Prebuilt takes the bundles the source already holds instead of
 	// building them (a fixture tree with no npm project); needs Unverified.
 	Prebuilt bool
+	// NoWeb skips the web UI's placeholder build (contract artefacts.web),
+	// for a quicker set of the workers alone; the set then has no web.
+	NoWeb bool
 	// NPM and Node are the commands to build with.
 	NPM, Node string
 	// Log receives progress lines.
@@ -70,6 +73,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.Record != "" && o.Unverified {
 		return nil, fmt.Errorf("-record and -unverified contradict each other")
+	}
+	if o.Record != "" && o.NoWeb && c.Artefacts.Web != nil {
+		return nil, fmt.Errorf("-record needs the web build the contract records; drop -no-web")
 	}
 	work := o.Work
 	if work == "" {
@@ -106,6 +112,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		for _, s := range steps {
 			m.Build = append(m.Build, s.String())
 		}
+		web := c.Artefacts.Web
+		if o.NoWeb {
+			web = nil
+		}
+		var fonts string
+		if web != nil {
+			m.Build = append(m.Build, web.Install, "npm run build --workspace "+c.Artefacts.SharedPackage, web.Build, web.Bundle)
+			if fonts, err = installFonts(ctx, o, web.Fonts, work); err != nil {
+				return nil, err
+			}
+		}
 		trees = nil
 		for i := range 2 {
 			tree := filepath.Join(work, fmt.Sprintf("build%d", i+1))
@@ -118,6 +135,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			began := time.Now()
 			if err := build(ctx, o, steps, tree); err != nil {
 				return nil, err
+			}
+			if web != nil {
+				if err := buildWebLogged(ctx, o, c, web, tree, fonts); err != nil {
+					return nil, err
+				}
 			}
 			res.Builds = append(res.Builds, time.Since(began))
 			o.Log("build %d: %s", i+1, time.Since(began).Round(time.Second))
@@ -133,6 +155,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := sameBundles(files, trees[0], trees[1]); err != nil {
 			return nil, err
 		}
+		if err := sameWeb(files, trees[0], trees[1]); err != nil {
+			return nil, err
+		}
 	}
 	facts, err := digests(files, trees[0], m.Toolchain, c.Artefacts)
 	if err != nil {
@@ -143,7 +168,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := record(o.Record, facts); err != nil {
 			return nil, err
 		}
-		o.Log("recorded %d migrations and %d bundles in %s", len(facts.Migrations), len(facts.Bundles), o.Record)
+		o.Log("recorded %d migrations, %d bundles and the web build in %s", len(facts.Migrations), len(facts.Bundles), o.Record)
 	case !o.Unverified:
 		if err := compare(c.Artefacts, facts); err != nil {
 			return nil, err
@@ -307,6 +332,14 @@ func sameBundles(files []artefacts.File, a, b string) error {
 // digests are the facts of this build, shaped like the contract's section.
 func digests(files []artefacts.File, tree string, toolchain map[string]string, recorded upstream.Artefacts) (upstream.Artefacts, error) {
 	out := recorded
+	if recorded.Web != nil {
+		web := *recorded.Web
+		var err error
+		if web.SHA256, web.Files, web.Bytes, err = webDigest(files, tree); err != nil {
+			return out, err
+		}
+		out.Web = &web
+	}
 	out.Toolchain = toolchain
 	out.Migrations = map[string]string{}
 	out.Bundles = map[string]upstream.BundleDigest{}
@@ -343,6 +376,11 @@ func compare(want, got upstream.Artefacts) error {
 		if w, g := want.Bundles[worker], got.Bundles[worker]; w != g {
 			problems = append(problems, fmt.Sprintf("bundle of %s has sha256 %s (%d bytes), recorded %s (%d bytes)", worker, g.SHA256, g.Bytes, w.SHA256, w.Bytes))
 		}
+	}
+	// A set built without its web (-no-web) has no web digest to compare.
+	if want.Web != nil && got.Web != nil && got.Web.SHA256 != "" && got.Web.SHA256 != want.Web.SHA256 {
+		problems = append(problems, fmt.Sprintf("the web build has digest %s (%d files, %d bytes), recorded %s (%d files, %d bytes)",
+			got.Web.SHA256, got.Web.Files, got.Web.Bytes, want.Web.SHA256, want.Web.Files, want.Web.Bytes))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("this build does not match the digests recorded in contract.json (built with node %s, npm %s; recorded with node %s, npm %s):\n  %s",

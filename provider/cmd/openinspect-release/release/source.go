@@ -70,6 +70,11 @@ func copyTree(src, dest string) error {
 
 // run runs a command in dir, its output into log (or the error when nil).
 func run(ctx context.Context, dir string, log io.Writer, name string, args ...string) error {
+	return runEnv(ctx, dir, log, nil, name, args...)
+}
+
+// runEnv is run with env added to the environment.
+func runEnv(ctx context.Context, dir string, log io.Writer, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	var buf bytes.Buffer
@@ -77,7 +82,7 @@ func run(ctx context.Context, dir string, log io.Writer, name string, args ...st
 		log = &buf
 	}
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "CI=1", "npm_config_update_notifier=false", "npm_config_fund=false")
+	cmd.Env = append(append(os.Environ(), "CI=1", "npm_config_update_notifier=false", "npm_config_fund=false"), env...)
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(buf.String())
 		if msg != "" {
