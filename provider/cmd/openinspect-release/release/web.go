@@ -170,7 +170,7 @@ func readJSON(file string, v any) error {
 func assembleWeb(tree, bundle string, m *webbuild.Manifest, commit string) error {
 	stand := webStandIns(commit)
 	replace := map[string]string{
-		m.BuildID:                                 stand.BuildID,
+		m.BuildID: stand.BuildID,
 		m.BuildSecrets.ServerActionsEncryptionKey: stand.BuildSecrets.ServerActionsEncryptionKey,
 		m.BuildSecrets.PreviewModeID:              stand.BuildSecrets.PreviewModeID,
 		m.BuildSecrets.PreviewModeSigningKey:      stand.BuildSecrets.PreviewModeSigningKey,
