@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,12 @@ func buildWeb(ctx context.Context, o Options, c *upstream.Contract, w *upstream.
 	if err := os.WriteFile(mock, stylesheets, 0o644); err != nil {
 		return err
 	}
-	env := []string{"NEXT_TELEMETRY_DISABLED=1", "WRANGLER_SEND_METRICS=false", "NEXT_FONT_GOOGLE_MOCKED_RESPONSES=" + mock}
+	// One libuv worker thread: OpenNext inlines the server's manifests in the
+	// order an unsorted glob finds them, which with Node's default four fs
+	// threads differs from run to run (seen at the pin); with one, the walk
+	// completes in the order it was asked for and two builds are identical.
+	env := []string{"NEXT_TELEMETRY_DISABLED=1", "WRANGLER_SEND_METRICS=false", "UV_THREADPOOL_SIZE=1",
+		"NEXT_FONT_GOOGLE_MOCKED_RESPONSES=" + mock}
 	for _, name := range slices.Sorted(maps.Keys(w.Placeholders)) {
 		env = append(env, name+"="+w.Placeholders[name])
 	}
@@ -81,7 +87,11 @@ func buildWeb(ctx context.Context, o Options, c *upstream.Contract, w *upstream.
 	if err != nil {
 		return err
 	}
-	return assembleWeb(tree, bundle, m, o.Commit)
+	built, err := time.Parse(time.RFC3339, c.Upstream.CommitDate)
+	if err != nil {
+		return fmt.Errorf("contract upstream.commitDate: %w", err)
+	}
+	return assembleWeb(tree, bundle, m, o.Commit, built)
 }
 
 // serveFonts serves the font package's files on a loopback port and returns
@@ -161,15 +171,28 @@ func readJSON(file string, v any) error {
 	return nil
 }
 
+// webBuildRoot stands in for the build tree's absolute path, which Next
+// records in the server's configuration (outputFileTracingRoot, appDir):
+// the bundle then reads as if built at this path wherever the release ran.
+const webBuildRoot = "/background-agents"
+
+// buildTimestamp is the build time OpenNext inlines for its cache's
+// lastModified.
+var buildTimestamp = regexp.MustCompile(`__BUILD_TIMESTAMP_MS__: ?[0-9]+`)
+
 // assembleWeb replaces the package's .open-next with the placeholder build:
-// the bundled worker, the static assets and the manifest, with the build's
-// random BUILD_ID and keys replaced everywhere (contents and paths) by fixed
-// stand-ins of the same shape derived from the commit, so that two builds
-// are byte-identical. The stand-ins are as public as the build's own were;
+// the bundled worker, the static assets and the manifest, with what differs
+// from build to build made fixed so that two builds are byte-identical: the
+// build's random BUILD_ID and keys replaced everywhere (contents and paths)
+// by stand-ins of the same shape derived from the commit, the tree's path by
+// webBuildRoot, the build time by the commit's (as SOURCE_DATE_EPOCH does
+// for other builds). The stand-ins are as public as the build's own were;
 // webbuild replaces them with each installation's.
-func assembleWeb(tree, bundle string, m *webbuild.Manifest, commit string) error {
+func assembleWeb(tree, bundle string, m *webbuild.Manifest, commit string, built time.Time) error {
 	stand := webStandIns(commit)
+	timestamp := fmt.Sprintf("__BUILD_TIMESTAMP_MS__: %d", built.UnixMilli())
 	replace := map[string]string{
+		tree:      webBuildRoot,
 		m.BuildID: stand.BuildID,
 		m.BuildSecrets.ServerActionsEncryptionKey: stand.BuildSecrets.ServerActionsEncryptionKey,
 		m.BuildSecrets.PreviewModeID:              stand.BuildSecrets.PreviewModeID,
@@ -198,7 +221,8 @@ func assembleWeb(tree, bundle string, m *webbuild.Manifest, commit string) error
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(to, []byte(r.Replace(string(raw))), 0o644)
+		fixed := buildTimestamp.ReplaceAllLiteralString(r.Replace(string(raw)), timestamp)
+		return os.WriteFile(to, []byte(fixed), 0o644)
 	}
 	if err := copyFile(filepath.Join(bundle, "worker.js"), filepath.Join(dst, m.Worker)); err != nil {
 		return fmt.Errorf("the web bundle: %w", err)

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,7 +50,7 @@ case "$*" in
   echo "self.__BUILD_MANIFEST={buildId:\"$id\"};" > ".open-next/assets/_next/static/$id/_buildManifest.js"
   echo "const app=\"$NEXT_PUBLIC_APP_NAME\";const ws=\"$NEXT_PUBLIC_WS_URL\";" > .open-next/assets/_next/static/chunks/0a1b2c3d4e5f6a7b.js
   echo "<!doctype html><title>$NEXT_PUBLIC_APP_NAME</title>" > .open-next/assets/index.html
-  echo "export default {buildId:\"$id\",keys:[\"$k1\",\"$k2\",\"$k3\",\"$k4\"],icon:\"$NEXT_PUBLIC_APP_ICON_URL\",sandbox:\"$NEXT_PUBLIC_SANDBOX_PROVIDER\"};" > .open-next/worker.js
+  echo "export default {buildId:\"$id\",keys:[\"$k1\",\"$k2\",\"$k3\",\"$k4\"],icon:\"$NEXT_PUBLIC_APP_ICON_URL\",sandbox:\"$NEXT_PUBLIC_SANDBOX_PROVIDER\",appDir:\"$PWD\",threads:$UV_THREADPOOL_SIZE,__BUILD_TIMESTAMP_MS__: $(date +%s%N | cut -c1-13)};" > .open-next/worker.js
   mkdir -p .open-next/cache/"$id" && echo "{}" > .open-next/cache/"$id"/index.cache ;;
 *"deploy --dry-run"*)
   out=$(echo "$*" | sed 's/.*--outdir \([^ ]*\).*/\1/')
@@ -56,8 +58,8 @@ case "$*" in
 esac
 `
 
-// A release run builds the web twice with random per-build values and
-// yields one byte-identical placeholder build: the bundled worker, the
+// A release run builds the web twice, in two trees, with random per-build
+// values and build times, and yields one byte-identical placeholder build: the bundled worker, the
 // assets (not OpenNext's prerender cache) and a manifest carrying the
 // contract's placeholders and stand-ins derived from the commit, which
 // webbuild then renders for an installation.
@@ -107,6 +109,10 @@ func TestReleaseBuildsTheWebPlaceholderBuild(t *testing.T) {
 	assert.Equal(t, stand.BuildID, m.BuildID)
 	worker, err := os.ReadFile(filepath.Join(build, "worker.js"))
 	require.NoError(t, err)
+	assert.Contains(t, string(worker), `appDir:"/background-agents/packages/web",threads:1,`, "the tree's path is the stand-in; one fs thread")
+	built, err := time.Parse(time.RFC3339, c.Upstream.CommitDate)
+	require.NoError(t, err)
+	assert.Contains(t, string(worker), fmt.Sprintf("__BUILD_TIMESTAMP_MS__: %d}", built.UnixMilli()), "the build time is the commit's")
 	for _, key := range []string{stand.BuildID, m.BuildSecrets.PreviewModeID, m.BuildSecrets.PreviewModeSigningKey,
 		m.BuildSecrets.PreviewModeEncryptionKey, m.BuildSecrets.ServerActionsEncryptionKey} {
 		assert.Contains(t, string(worker), key, "the build's random values are replaced by the stand-ins")
