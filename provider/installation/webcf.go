@@ -6,6 +6,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -231,5 +233,55 @@ func renderWeb(build, root string, in webbuild.Installation) (string, error) {
 			return "", fmt.Errorf("web: %w", errors.Join(err, statErr))
 		}
 	}
+	now := time.Now()
+	if err := os.Chtimes(final, now, now); err != nil {
+		return "", fmt.Errorf("web: %w", err)
+	}
+	pruneRenderedWeb(root, now)
 	return final, nil
+}
+
+// webRenderKept is how long a rendering nobody used stays in the cache. A
+// rendering is about the size of the build (tens of MB for upstream's web)
+// and every changed value makes a new one, so the directory would only grow;
+// each use marks its own as used, and any pruned one is rendered again, byte
+// for byte, when it is next needed (the output is a function of the build
+// and the installation's values). Unfinished renderings (a killed plugin)
+// go after an hour.
+const (
+	webRenderKept       = 7 * 24 * time.Hour
+	webRenderUnfinished = time.Hour
+)
+
+// pruneRenderedWeb removes the renderings under root unused for
+// webRenderKept, and unfinished ones. It is best effort: a directory another
+// plugin is renaming or using is left to the next run.
+func pruneRenderedWeb(root string, now time.Time) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		age := now.Sub(info.ModTime())
+		if (strings.HasPrefix(e.Name(), ".render-") && age > webRenderUnfinished) || (isDigest(e.Name()) && age > webRenderKept) {
+			_ = os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+}
+
+// isDigest says whether name is a rendering's name (a hex SHA-256).
+func isDigest(name string) bool {
+	if len(name) != 64 {
+		return false
+	}
+	for _, r := range name {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
 }

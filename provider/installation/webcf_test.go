@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -308,4 +309,50 @@ func TestWebOnCloudflareFromEmbeddedArtefacts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, own, plan.Web.Build)
 	assert.Equal(t, "web.bundleDir", plan.Web.BuildField)
+}
+
+// Rendering marks its own directory as used and removes renderings unused
+// for a week and unfinished ones older than an hour, nothing else; a pruned
+// rendering comes back byte for byte when it is needed again.
+func TestRenderWebPrunesUnusedRenderings(t *testing.T) {
+	root := t.TempDir()
+	build := filepath.Join(fixtureCheckout, webBuildPath)
+	secrets, err := webbuild.GenerateSecrets(strings.NewReader(strings.Repeat("s", 256)))
+	require.NoError(t, err)
+	in := webbuild.Installation{Values: webbuild.Values{WSURL: "wss://cp.example.workers.dev", SandboxProvider: "modal", AppName: "A"}, Secrets: secrets}
+	first, err := renderWeb(build, root, in)
+	require.NoError(t, err)
+	worker, err := os.ReadFile(filepath.Join(first, "worker.js"))
+	require.NoError(t, err)
+
+	old := time.Now().Add(-8 * 24 * time.Hour)
+	recent := time.Now().Add(-2 * time.Hour)
+	mk := func(name string, at time.Time) string {
+		p := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(p, 0o700))
+		require.NoError(t, os.Chtimes(p, at, at))
+		return p
+	}
+	stale := mk(strings.Repeat("a", 64), old)
+	inUse := mk(strings.Repeat("b", 64), recent)
+	crashed := mk(".render-123", recent)
+	unfinished := mk(".render-456", time.Now())
+	foreign := mk("not-a-rendering", old)
+	require.NoError(t, os.Chtimes(first, old, old)) // unused for a week, but rendered again now
+
+	again, err := renderWeb(build, root, in)
+	require.NoError(t, err)
+	assert.Equal(t, first, again)
+	for _, gone := range []string{stale, crashed} {
+		assert.NoDirExists(t, gone)
+	}
+	for _, kept := range []string{inUse, unfinished, foreign, again} {
+		assert.DirExists(t, kept)
+	}
+	require.NoError(t, os.RemoveAll(again))
+	third, err := renderWeb(build, root, in)
+	require.NoError(t, err)
+	rerendered, err := os.ReadFile(filepath.Join(third, "worker.js"))
+	require.NoError(t, err)
+	assert.Equal(t, worker, rerendered)
 }
