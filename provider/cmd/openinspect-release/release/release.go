@@ -310,23 +310,40 @@ func sandboxFiles(tree, dir string) ([]string, error) {
 
 // sameBundles fails unless both builds produced byte-identical bundles.
 func sameBundles(files []artefacts.File, a, b string) error {
+	diff, err := differing(files, artefacts.KindBundle, a, b)
+	if err != nil || len(diff) == 0 {
+		return err
+	}
+	d := diff[0]
+	return fmt.Errorf("worker %s: the two builds differ (%s: sha256 %s and %s): the build is not reproducible", d.file.Worker, d.file.Path, d.a, d.b)
+}
+
+// difference is one file whose bytes differ between two trees.
+type difference struct {
+	file artefacts.File
+	a, b string // its SHA-256 in each
+}
+
+// differing lists the files of kind that differ between trees a and b.
+func differing(files []artefacts.File, kind string, a, b string) ([]difference, error) {
+	var out []difference
 	for _, f := range files {
-		if f.Kind != artefacts.KindBundle {
+		if f.Kind != kind {
 			continue
 		}
 		sa, _, err := artefacts.FileSHA256(filepath.Join(a, filepath.FromSlash(f.Path)))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sb, _, err := artefacts.FileSHA256(filepath.Join(b, filepath.FromSlash(f.Path)))
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("the two builds differ: %s is only in the first: %w", f.Path, err)
 		}
 		if sa != sb {
-			return fmt.Errorf("worker %s: the two builds differ (%s: sha256 %s and %s): the build is not reproducible", f.Worker, f.Path, sa, sb)
+			out = append(out, difference{f, sa, sb})
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // digests are the facts of this build, shaped like the contract's section.

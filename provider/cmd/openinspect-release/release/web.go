@@ -1,7 +1,6 @@
 package release
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -306,29 +304,18 @@ func webDigest(files []artefacts.File, tree string) (sum string, count int, size
 	return hex.EncodeToString(h.Sum(nil)), len(paths), size, nil
 }
 
-// sameWeb fails unless both trees hold the same web files, byte for byte.
+// sameWeb fails unless both trees hold the same web files, byte for byte,
+// naming the first few that differ.
 func sameWeb(files []artefacts.File, a, b string) error {
-	var first bytes.Buffer
-	for _, f := range files {
-		if f.Kind != artefacts.KindWeb {
-			continue
-		}
-		sa, _, err := artefacts.FileSHA256(filepath.Join(a, filepath.FromSlash(f.Path)))
-		if err != nil {
-			return err
-		}
-		sb, _, err := artefacts.FileSHA256(filepath.Join(b, filepath.FromSlash(f.Path)))
-		if err != nil {
-			return fmt.Errorf("the web builds differ: %s is only in the first: %w", f.Path, err)
-		}
-		if sa != sb && first.Len() < 2000 {
-			fmt.Fprintf(&first, "\n  %s: sha256 %s and %s", path.Base(f.Path), sa, sb)
-		}
+	diff, err := differing(files, artefacts.KindWeb, a, b)
+	if err != nil || len(diff) == 0 {
+		return err
 	}
-	if first.Len() > 0 {
-		return fmt.Errorf("the two web builds differ: the build is not reproducible:%s", first.String())
+	var list strings.Builder
+	for _, d := range diff[:min(len(diff), 10)] {
+		fmt.Fprintf(&list, "\n  %s: sha256 %s and %s", strings.TrimPrefix(d.file.Path, artefacts.WebBuildDir+"/"), d.a, d.b)
 	}
-	return nil
+	return fmt.Errorf("the two web builds differ in %d files: the build is not reproducible:%s", len(diff), list.String())
 }
 
 // installFonts installs the font package from the npm registry into work
