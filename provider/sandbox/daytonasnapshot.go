@@ -16,9 +16,9 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/daytonaapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -151,7 +151,7 @@ func runtimeDir(source string) (string, error) {
 	if source == "" {
 		return "", errors.New("required: an Open-Inspect checkout")
 	}
-	root, err := modaldeploy.CheckoutRoot(source)
+	root, err := builder.CheckoutRoot(source)
 	if err != nil {
 		return "", err
 	}
