@@ -5222,6 +5222,59 @@ func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapsh
 	}).(SupersededSnapshotOutput)
 }
 
+// A template a newer build replaced, kept for the grace period.
+type SupersededTemplate struct {
+	// The template's name.
+	Name string `pulumi:"name"`
+	// When it was replaced (RFC 3339).
+	RetiredAt string `pulumi:"retiredAt"`
+}
+
+// A template a newer build replaced, kept for the grace period.
+type SupersededTemplateOutput struct{ *pulumi.OutputState }
+
+func (SupersededTemplateOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SupersededTemplate)(nil)).Elem()
+}
+
+func (o SupersededTemplateOutput) ToSupersededTemplateOutput() SupersededTemplateOutput {
+	return o
+}
+
+func (o SupersededTemplateOutput) ToSupersededTemplateOutputWithContext(ctx context.Context) SupersededTemplateOutput {
+	return o
+}
+
+// The template's name.
+func (o SupersededTemplateOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v SupersededTemplate) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// When it was replaced (RFC 3339).
+func (o SupersededTemplateOutput) RetiredAt() pulumi.StringOutput {
+	return o.ApplyT(func(v SupersededTemplate) string { return v.RetiredAt }).(pulumi.StringOutput)
+}
+
+type SupersededTemplateArrayOutput struct{ *pulumi.OutputState }
+
+func (SupersededTemplateArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SupersededTemplate)(nil)).Elem()
+}
+
+func (o SupersededTemplateArrayOutput) ToSupersededTemplateArrayOutput() SupersededTemplateArrayOutput {
+	return o
+}
+
+func (o SupersededTemplateArrayOutput) ToSupersededTemplateArrayOutputWithContext(ctx context.Context) SupersededTemplateArrayOutput {
+	return o
+}
+
+func (o SupersededTemplateArrayOutput) Index(i pulumi.IntInput) SupersededTemplateOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SupersededTemplate {
+		return vs[0].([]SupersededTemplate)[vs[1].(int)]
+	}).(SupersededTemplateOutput)
+}
+
 // A worker receiving this worker's tail events.
 type TailConsumer struct {
 	// Its environment, if any.
@@ -7053,6 +7106,8 @@ func init() {
 	pulumi.RegisterOutputType(SlackPtrOutput{})
 	pulumi.RegisterOutputType(SupersededSnapshotOutput{})
 	pulumi.RegisterOutputType(SupersededSnapshotArrayOutput{})
+	pulumi.RegisterOutputType(SupersededTemplateOutput{})
+	pulumi.RegisterOutputType(SupersededTemplateArrayOutput{})
 	pulumi.RegisterOutputType(TailConsumerOutput{})
 	pulumi.RegisterOutputType(TailConsumerArrayOutput{})
 	pulumi.RegisterOutputType(UpstreamOutput{})

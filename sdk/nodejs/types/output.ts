@@ -432,6 +432,20 @@ export interface SupersededSnapshot {
 }
 
 /**
+ * A template a newer build replaced, kept for the grace period.
+ */
+export interface SupersededTemplate {
+    /**
+     * The template's name.
+     */
+    name: string;
+    /**
+     * When it was replaced (RFC 3339).
+     */
+    retiredAt: string;
+}
+
+/**
  * A worker receiving this worker's tail events.
  */
 export interface TailConsumer {
