@@ -249,6 +249,14 @@ func planTemplate(args E2bTemplateArgs) (templatePlan, error) {
 	return pl, nil
 }
 
+// E2bTemplateName is the name an E2bTemplate with these inputs gives its
+// template, from local files alone: the installation hands it to the
+// control plane, which is uploaded before the template is built.
+func E2bTemplateName(source, namePrefix string, cpu, memoryMB *int) (string, error) {
+	pl, err := planTemplate(E2bTemplateArgs{Source: source, NamePrefix: namePrefix, CPU: cpu, MemoryMB: memoryMB})
+	return pl.name, err
+}
+
 func (e *E2bTemplate) now() time.Time {
 	if e.Now != nil {
 		return e.Now()
