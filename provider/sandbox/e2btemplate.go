@@ -73,13 +73,6 @@ type E2bTemplateArgs struct {
 	KeepOnDelete       bool    `pulumi:"keepOnDelete,optional"`
 }
 
-// SupersededTemplate is a template a newer build replaced, kept until its
-// grace period ends.
-type SupersededTemplate struct {
-	Name      string `pulumi:"name"`
-	RetiredAt string `pulumi:"retiredAt"`
-}
-
 // E2bTemplateState is what the provider records.
 type E2bTemplateState struct {
 	E2bTemplateArgs
@@ -90,7 +83,7 @@ type E2bTemplateState struct {
 	E2bID      string               `pulumi:"e2bTemplateId"`
 	Status     string               `pulumi:"status"`
 	Built      bool                 `pulumi:"built"`
-	Superseded []SupersededTemplate `pulumi:"superseded,optional"`
+	Superseded []SupersededSnapshot `pulumi:"superseded,optional"`
 }
 
 var (
@@ -125,13 +118,6 @@ func (a *E2bTemplateArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.GracePeriodSeconds, "How long a superseded template is kept before a later up deletes it (default 86400, a day).")
 	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions' sandboxes are killed on delete.")
 	an.Describe(&a.KeepOnDelete, "Keep the templates and sandboxes on delete (the installation's Orphan policy) and say what was kept.")
-}
-
-// Annotate documents a superseded template.
-func (s *SupersededTemplate) Annotate(a infer.Annotator) {
-	a.Describe(s, "A template a newer build replaced, kept for the grace period.")
-	a.Describe(&s.Name, "The template's name.")
-	a.Describe(&s.RetiredAt, "When it was replaced (RFC 3339).")
 }
 
 // Annotate documents the outputs.
@@ -264,23 +250,11 @@ func (e *E2bTemplate) now() time.Time {
 	return time.Now()
 }
 
-func e2bGrace(a E2bTemplateArgs) time.Duration {
-	if a.GracePeriodSeconds == nil {
-		return defaultGracePeriod
-	}
-	return time.Duration(*a.GracePeriodSeconds) * time.Second
-}
+func e2bGrace(a E2bTemplateArgs) time.Duration { return graceOf(a.GracePeriodSeconds) }
 
 // expired are the superseded templates whose grace period ended.
 func (e *E2bTemplate) expired(state E2bTemplateState, grace time.Duration) []string {
-	var out []string
-	for _, s := range state.Superseded {
-		retired, err := time.Parse(time.RFC3339, s.RetiredAt)
-		if err != nil || !e.now().Before(retired.Add(grace)) {
-			out = append(out, s.Name)
-		}
-	}
-	return out
+	return expiredAt(state.Superseded, e.now(), grace)
 }
 
 const e2bReady = "ready"
@@ -445,7 +419,7 @@ func (e *E2bTemplate) Update(ctx context.Context, req infer.UpdateRequest[E2bTem
 		err := e.ensure(ctx, plan, &state)
 		if previous != "" && previous != plan.name && previousBuilt && (err == nil || previousReady) {
 			// Sessions keep using the old one until its grace period ends.
-			state.Superseded = appendSupersededTemplate(state.Superseded, previous, e.now())
+			state.Superseded = appendSuperseded(state.Superseded, previous, e.now())
 		}
 		if err != nil {
 			return infer.UpdateResponse[E2bTemplateState]{Output: state},
@@ -462,17 +436,10 @@ func (e *E2bTemplate) Update(ctx context.Context, req infer.UpdateRequest[E2bTem
 			if err := client.DeleteTemplate(ctx, name); err != nil {
 				return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
 			}
-			state.Superseded = slices.DeleteFunc(state.Superseded, func(s SupersededTemplate) bool { return s.Name == name })
+			state.Superseded = slices.DeleteFunc(state.Superseded, func(s SupersededSnapshot) bool { return s.Name == name })
 		}
 	}
 	return infer.UpdateResponse[E2bTemplateState]{Output: state}, nil
-}
-
-func appendSupersededTemplate(list []SupersededTemplate, name string, at time.Time) []SupersededTemplate {
-	if slices.ContainsFunc(list, func(s SupersededTemplate) bool { return s.Name == name }) {
-		return list
-	}
-	return append(list, SupersededTemplate{Name: name, RetiredAt: at.UTC().Format(time.RFC3339)})
 }
 
 // Read refreshes the template's build status and forgets superseded ones
@@ -498,7 +465,7 @@ func (*E2bTemplate) Read(ctx context.Context, req infer.ReadRequest[E2bTemplateA
 	} else {
 		state.E2bID, state.Status = "", "missing"
 	}
-	state.Superseded = slices.DeleteFunc(slices.Clone(state.Superseded), func(s SupersededTemplate) bool { _, found := byName[s.Name]; return !found })
+	state.Superseded = slices.DeleteFunc(slices.Clone(state.Superseded), func(s SupersededSnapshot) bool { _, found := byName[s.Name]; return !found })
 	return infer.ReadResponse[E2bTemplateArgs, E2bTemplateState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
 }
 

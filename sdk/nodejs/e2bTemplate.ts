@@ -107,7 +107,7 @@ export class E2bTemplate extends pulumi.CustomResource {
     /**
      * Replaced templates still kept.
      */
-    declare public /*out*/ readonly superseded: pulumi.Output<outputs.SupersededTemplate[] | undefined>;
+    declare public /*out*/ readonly superseded: pulumi.Output<outputs.SupersededSnapshot[] | undefined>;
     /**
      * Use this existing template and build nothing (upstream's e2b_template_id).
      */

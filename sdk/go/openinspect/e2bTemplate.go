@@ -47,7 +47,7 @@ type E2bTemplate struct {
 	// The template's latest build status as last seen (ready once built).
 	Status pulumi.StringOutput `pulumi:"status"`
 	// Replaced templates still kept.
-	Superseded SupersededTemplateArrayOutput `pulumi:"superseded"`
+	Superseded SupersededSnapshotArrayOutput `pulumi:"superseded"`
 	// Use this existing template and build nothing (upstream's e2b_template_id).
 	TemplateId pulumi.StringPtrOutput `pulumi:"templateId"`
 }
@@ -318,8 +318,8 @@ func (o E2bTemplateOutput) Status() pulumi.StringOutput {
 }
 
 // Replaced templates still kept.
-func (o E2bTemplateOutput) Superseded() SupersededTemplateArrayOutput {
-	return o.ApplyT(func(v *E2bTemplate) SupersededTemplateArrayOutput { return v.Superseded }).(SupersededTemplateArrayOutput)
+func (o E2bTemplateOutput) Superseded() SupersededSnapshotArrayOutput {
+	return o.ApplyT(func(v *E2bTemplate) SupersededSnapshotArrayOutput { return v.Superseded }).(SupersededSnapshotArrayOutput)
 }
 
 // Use this existing template and build nothing (upstream's e2b_template_id).

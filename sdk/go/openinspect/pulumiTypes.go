@@ -5423,15 +5423,15 @@ func (o SlackPtrOutput) TriggersEnabled() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// A snapshot a newer recipe replaced, kept for the grace period.
+// A snapshot or template a newer build replaced, kept for the grace period.
 type SupersededSnapshot struct {
-	// The snapshot's name.
+	// Its name.
 	Name string `pulumi:"name"`
 	// When it was replaced (RFC 3339).
 	RetiredAt string `pulumi:"retiredAt"`
 }
 
-// A snapshot a newer recipe replaced, kept for the grace period.
+// A snapshot or template a newer build replaced, kept for the grace period.
 type SupersededSnapshotOutput struct{ *pulumi.OutputState }
 
 func (SupersededSnapshotOutput) ElementType() reflect.Type {
@@ -5446,7 +5446,7 @@ func (o SupersededSnapshotOutput) ToSupersededSnapshotOutputWithContext(ctx cont
 	return o
 }
 
-// The snapshot's name.
+// Its name.
 func (o SupersededSnapshotOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v SupersededSnapshot) string { return v.Name }).(pulumi.StringOutput)
 }
@@ -5474,59 +5474,6 @@ func (o SupersededSnapshotArrayOutput) Index(i pulumi.IntInput) SupersededSnapsh
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SupersededSnapshot {
 		return vs[0].([]SupersededSnapshot)[vs[1].(int)]
 	}).(SupersededSnapshotOutput)
-}
-
-// A template a newer build replaced, kept for the grace period.
-type SupersededTemplate struct {
-	// The template's name.
-	Name string `pulumi:"name"`
-	// When it was replaced (RFC 3339).
-	RetiredAt string `pulumi:"retiredAt"`
-}
-
-// A template a newer build replaced, kept for the grace period.
-type SupersededTemplateOutput struct{ *pulumi.OutputState }
-
-func (SupersededTemplateOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*SupersededTemplate)(nil)).Elem()
-}
-
-func (o SupersededTemplateOutput) ToSupersededTemplateOutput() SupersededTemplateOutput {
-	return o
-}
-
-func (o SupersededTemplateOutput) ToSupersededTemplateOutputWithContext(ctx context.Context) SupersededTemplateOutput {
-	return o
-}
-
-// The template's name.
-func (o SupersededTemplateOutput) Name() pulumi.StringOutput {
-	return o.ApplyT(func(v SupersededTemplate) string { return v.Name }).(pulumi.StringOutput)
-}
-
-// When it was replaced (RFC 3339).
-func (o SupersededTemplateOutput) RetiredAt() pulumi.StringOutput {
-	return o.ApplyT(func(v SupersededTemplate) string { return v.RetiredAt }).(pulumi.StringOutput)
-}
-
-type SupersededTemplateArrayOutput struct{ *pulumi.OutputState }
-
-func (SupersededTemplateArrayOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*[]SupersededTemplate)(nil)).Elem()
-}
-
-func (o SupersededTemplateArrayOutput) ToSupersededTemplateArrayOutput() SupersededTemplateArrayOutput {
-	return o
-}
-
-func (o SupersededTemplateArrayOutput) ToSupersededTemplateArrayOutputWithContext(ctx context.Context) SupersededTemplateArrayOutput {
-	return o
-}
-
-func (o SupersededTemplateArrayOutput) Index(i pulumi.IntInput) SupersededTemplateOutput {
-	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SupersededTemplate {
-		return vs[0].([]SupersededTemplate)[vs[1].(int)]
-	}).(SupersededTemplateOutput)
 }
 
 // A worker receiving this worker's tail events.
@@ -7364,8 +7311,6 @@ func init() {
 	pulumi.RegisterOutputType(SlackPtrOutput{})
 	pulumi.RegisterOutputType(SupersededSnapshotOutput{})
 	pulumi.RegisterOutputType(SupersededSnapshotArrayOutput{})
-	pulumi.RegisterOutputType(SupersededTemplateOutput{})
-	pulumi.RegisterOutputType(SupersededTemplateArrayOutput{})
 	pulumi.RegisterOutputType(TailConsumerOutput{})
 	pulumi.RegisterOutputType(TailConsumerArrayOutput{})
 	pulumi.RegisterOutputType(UpstreamOutput{})

@@ -418,25 +418,11 @@ export interface ServiceBinding {
 }
 
 /**
- * A snapshot a newer recipe replaced, kept for the grace period.
+ * A snapshot or template a newer build replaced, kept for the grace period.
  */
 export interface SupersededSnapshot {
     /**
-     * The snapshot's name.
-     */
-    name: string;
-    /**
-     * When it was replaced (RFC 3339).
-     */
-    retiredAt: string;
-}
-
-/**
- * A template a newer build replaced, kept for the grace period.
- */
-export interface SupersededTemplate {
-    /**
-     * The template's name.
+     * Its name.
      */
     name: string;
     /**

@@ -447,7 +447,7 @@ class E2bTemplate(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def superseded(self) -> pulumi.Output[Optional[Sequence['outputs.SupersededTemplate']]]:
+    def superseded(self) -> pulumi.Output[Optional[Sequence['outputs.SupersededSnapshot']]]:
         """
         Replaced templates still kept.
         """

@@ -41,7 +41,6 @@ __all__ = [
     'SendEmailBinding',
     'ServiceBinding',
     'SupersededSnapshot',
-    'SupersededTemplate',
     'TailConsumer',
     'VectorizeBinding',
     'WorkerAssets',
@@ -1398,7 +1397,7 @@ class ServiceBinding(dict):
 @pulumi.output_type
 class SupersededSnapshot(dict):
     """
-    A snapshot a newer recipe replaced, kept for the grace period.
+    A snapshot or template a newer build replaced, kept for the grace period.
     """
     @staticmethod
     def __key_warning(key: str):
@@ -1421,9 +1420,9 @@ class SupersededSnapshot(dict):
                  name: _builtins.str,
                  retired_at: _builtins.str):
         """
-        A snapshot a newer recipe replaced, kept for the grace period.
+        A snapshot or template a newer build replaced, kept for the grace period.
 
-        :param _builtins.str name: The snapshot's name.
+        :param _builtins.str name: Its name.
         :param _builtins.str retired_at: When it was replaced (RFC 3339).
         """
         pulumi.set(__self__, "name", name)
@@ -1433,58 +1432,7 @@ class SupersededSnapshot(dict):
     @pulumi.getter
     def name(self) -> _builtins.str:
         """
-        The snapshot's name.
-        """
-        return pulumi.get(self, "name")
-
-    @_builtins.property
-    @pulumi.getter(name="retiredAt")
-    def retired_at(self) -> _builtins.str:
-        """
-        When it was replaced (RFC 3339).
-        """
-        return pulumi.get(self, "retired_at")
-
-
-@pulumi.output_type
-class SupersededTemplate(dict):
-    """
-    A template a newer build replaced, kept for the grace period.
-    """
-    @staticmethod
-    def __key_warning(key: str):
-        suggest = None
-        if key == "retiredAt":
-            suggest = "retired_at"
-
-        if suggest:
-            pulumi.log.warn(f"Key '{key}' not found in SupersededTemplate. Access the value via the '{suggest}' property getter instead.")
-
-    def __getitem__(self, key: str) -> Any:
-        SupersededTemplate.__key_warning(key)
-        return super().__getitem__(key)
-
-    def get(self, key: str, default = None) -> Any:
-        SupersededTemplate.__key_warning(key)
-        return super().get(key, default)
-
-    def __init__(__self__, *,
-                 name: _builtins.str,
-                 retired_at: _builtins.str):
-        """
-        A template a newer build replaced, kept for the grace period.
-
-        :param _builtins.str name: The template's name.
-        :param _builtins.str retired_at: When it was replaced (RFC 3339).
-        """
-        pulumi.set(__self__, "name", name)
-        pulumi.set(__self__, "retired_at", retired_at)
-
-    @_builtins.property
-    @pulumi.getter
-    def name(self) -> _builtins.str:
-        """
-        The template's name.
+        Its name.
         """
         return pulumi.get(self, "name")
 

@@ -1,9 +1,7 @@
 package e2b
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
@@ -52,7 +50,7 @@ func (s *Service) registerAdmin() {
 			Name   string `json:"name"`
 			Reason string `json:"reason"`
 		}
-		if err := adminDecode(w, r, &body); err != nil {
+		if err := core.AdminDecode(w, r, &body); err != nil {
 			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
@@ -69,7 +67,7 @@ func (s *Service) registerAdmin() {
 	})
 	s.mux.HandleFunc("POST "+base+"/sandboxes", func(w http.ResponseWriter, r *http.Request) {
 		var spec SandboxSpec
-		if err := adminDecode(w, r, &spec); err != nil {
+		if err := core.AdminDecode(w, r, &spec); err != nil {
 			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
@@ -84,15 +82,4 @@ func (s *Service) registerAdmin() {
 		}
 		core.WriteJSON(w, http.StatusCreated, map[string]string{"sandboxID": id})
 	})
-}
-
-func adminDecode(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if len(body) == 0 {
-		return nil
-	}
-	return json.Unmarshal(body, v)
 }
