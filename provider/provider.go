@@ -100,6 +100,7 @@ func New(opts ...Option) (p.Provider, error) {
 			infer.Resource(&platform.NameLock{}),
 			infer.Resource(r.modalApp),
 			infer.Resource(r.snapshot),
+			infer.Resource(&sandbox.E2bTemplate{}),
 		).
 		WithComponents(infer.ComponentF(installation.NewOpenInspect)).
 		Build()

@@ -112,6 +112,7 @@ type SandboxArgs struct {
 	InactivityTimeoutMs *int         `pulumi:"inactivityTimeoutMs,optional"`
 	Modal               *ModalArgs   `pulumi:"modal,optional"`
 	Daytona             *DaytonaArgs `pulumi:"daytona,optional"`
+	E2B                 *E2BArgs     `pulumi:"e2b,optional"`
 }
 
 // ModalArgs are the Modal settings the control plane needs.
@@ -130,6 +131,18 @@ type DaytonaArgs struct {
 	Target       *string            `pulumi:"target,optional"`
 	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
 	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
+// E2BArgs are the E2B settings: one API key for the template build and
+// the control plane.
+type E2BArgs struct {
+	APIURL     *string            `pulumi:"apiUrl,optional"`
+	APIKey     pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	TemplateID *string            `pulumi:"templateId,optional"`
+	CPU        *int               `pulumi:"cpu,optional"`
+	MemoryMB   *int               `pulumi:"memoryMb,optional"`
+	// TemplateGracePeriodSeconds is how long a superseded template is kept.
+	TemplateGracePeriodSeconds *int `pulumi:"templateGracePeriodSeconds,optional"`
 }
 
 // MediaArgs configures the media bucket.
@@ -286,15 +299,31 @@ func (l *LinearBotArgs) Annotate(a infer.Annotator) {
 // Annotate documents the sandbox settings.
 func (s *SandboxArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Sandbox")
-	a.Describe(s, "The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.")
-	a.Describe(&s.Provider, "modal (default) or daytona.")
+	a.Describe(s, "The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.")
+	a.Describe(&s.Provider, "modal (default), daytona or e2b.")
 	a.Describe(&s.Manage, "Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, "+
 		"deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no "+
-		"baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. "+
+		"baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an "+
+		"E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. "+
 		"false only configures the control plane, for a sandbox side deployed by other means.")
 	a.Describe(&s.InactivityTimeoutMs, "Idle milliseconds before a sandbox with no clients is snapshotted and stopped.")
 	a.Describe(&s.Modal, "Modal settings; required when provider is modal.")
 	a.Describe(&s.Daytona, "Daytona settings; required when provider is daytona.")
+	a.Describe(&s.E2B, "E2B settings; required when provider is e2b.")
+}
+
+// Annotate documents the E2B settings.
+func (e *E2BArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "E2bSettings")
+	a.Describe(e, "E2B settings of the installation: the API and its key (used by both the template build and the control plane), "+
+		"and the template sessions start from.")
+	a.Describe(&e.APIURL, "E2B REST API base URL (default https://api.e2b.app).")
+	a.Describe(&e.APIKey, "E2B API key.")
+	a.Describe(&e.TemplateID, "An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through an E2bTemplate child.")
+	a.Describe(&e.CPU, "vCPUs of the built template (default 2).")
+	a.Describe(&e.MemoryMB, "Memory of the built template in MB, an even number (default 4096).")
+	a.Describe(&e.TemplateGracePeriodSeconds, "How long a superseded template is kept before a later up deletes it (default a day).")
 }
 
 // Annotate documents the Modal settings.

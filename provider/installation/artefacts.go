@@ -207,7 +207,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 		}
 		plan.MigrationsDir = dir
 	}
-	if checkout != "" && (plan.Modal != nil || plan.Snapshot != nil) {
+	if checkout != "" && (plan.Modal != nil || plan.Snapshot != nil || plan.E2BTemplate != nil) {
 		plan.SandboxSource = checkout
 		for _, rel := range sandboxSources(c, plan) {
 			source := filepath.Join(checkout, filepath.FromSlash(rel))
@@ -411,6 +411,9 @@ func sandboxSources(c *upstream.Contract, plan *installPlan) []string {
 	}
 	if plan.Snapshot != nil {
 		out = append(out, c.Sandbox.Daytona.Snapshot.RuntimeSource)
+	}
+	if plan.E2BTemplate != nil {
+		out = append(out, "packages/e2b-infra/build-template.py", "packages/e2b-infra/uv.lock", "packages/sandbox-runtime/src")
 	}
 	return out
 }

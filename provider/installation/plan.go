@@ -50,6 +50,10 @@ const (
 	sandboxEnvironment = "deployedEnvironment"
 	sandboxWebSuffix   = "webSuffix"
 	sandboxSnapshot    = "name"
+	// sandboxE2BTemplate is the E2bTemplate's name, computed from local
+	// files by the installation itself: the template builds after the
+	// control plane is uploaded, so the control plane cannot wait for it.
+	sandboxE2BTemplate = "e2bTemplateName"
 )
 
 // urlForm is which form of a worker URL a value takes.
@@ -118,6 +122,7 @@ type installPlan struct {
 	// deploys its sandbox side; SandboxSource is the checkout they read.
 	Modal         *plannedModal
 	Snapshot      *plannedSnapshot
+	E2BTemplate   *plannedE2BTemplate
 	SandboxSource string
 	// Web is the web UI's Worker on Cloudflare (web.platform cloudflare).
 	Web *plannedWeb
@@ -150,6 +155,13 @@ type plannedModalSecret struct {
 // plannedSnapshot is the DaytonaSnapshot child.
 type plannedSnapshot struct {
 	NamePrefix         string
+	GracePeriodSeconds *int
+}
+
+// plannedE2BTemplate is the E2bTemplate child.
+type plannedE2BTemplate struct {
+	NamePrefix         string
+	CPU, MemoryMB      *int
 	GracePeriodSeconds *int
 }
 
@@ -257,6 +269,11 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 			str("daytonaBaseSnapshot", d.BaseSnapshot)
 			str("daytonaTarget", d.Target)
 			secret("daytonaApiKey", d.APIKey)
+		}
+		if e := x.E2B; e != nil {
+			str("e2bApiUrl", e.APIURL)
+			str("e2bTemplateId", e.TemplateID)
+			secret("e2bApiKey", e.APIKey)
 		}
 	}
 	if x := a.Media; x != nil {
@@ -380,6 +397,12 @@ func (pl *planner) sandbox(s *spec) error {
 			GracePeriodSeconds: s.Daytona.SnapshotGracePeriodSeconds}
 		if _, explicit := s.explicitValue(controlPlane, "DAYTONA_BASE_SNAPSHOT"); !explicit {
 			cp.Vars["DAYTONA_BASE_SNAPSHOT"] = valueRef{kind: refSandbox, text: sandboxSnapshot}
+		}
+	case s.buildsE2BTemplate():
+		plan.E2BTemplate = &plannedE2BTemplate{NamePrefix: plan.resourceName("sandbox"), CPU: s.E2B.CPU, MemoryMB: s.E2B.MemoryMB,
+			GracePeriodSeconds: s.E2B.TemplateGracePeriodSeconds}
+		if _, explicit := s.explicitValue(controlPlane, "E2B_TEMPLATE_ID"); !explicit {
+			cp.Vars["E2B_TEMPLATE_ID"] = valueRef{kind: refSandbox, text: sandboxE2BTemplate}
 		}
 	}
 	return nil

@@ -36,6 +36,8 @@ type installer struct {
 	queues    map[string]*queueChild
 	modal     *modalAppChild
 	snapshot  *snapshotChild
+	e2b       *e2bTemplateChild
+	e2bName   string     // the E2bTemplate's name, known before it is built
 	owner     pulumi.Map // the ownership inputs: owner (the identity) and takeOverFrom
 }
 
@@ -101,6 +103,11 @@ type (
 		pulumi.CustomResourceState
 		Name  pulumi.StringOutput `pulumi:"name"`
 		State pulumi.StringOutput `pulumi:"state"`
+	}
+	e2bTemplateChild struct {
+		pulumi.CustomResourceState
+		Name   pulumi.StringOutput `pulumi:"name"`
+		Status pulumi.StringOutput `pulumi:"status"`
 	}
 )
 
@@ -221,6 +228,9 @@ func (b *installer) install(comp *OpenInspect) error {
 		hashes[w.Logical] = worker.Hash
 	}
 	controlPlaneURL := b.workerURL(controlPlane, urlFull)
+	if err := b.e2bTemplate(comp, lock, db, workers[controlPlane], orphan); err != nil {
+		return err
+	}
 
 	if len(s.AppSecrets) > 0 {
 		secrets := pulumi.StringMap{}
@@ -325,8 +335,40 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 		}
 		b.snapshot = &snapshotChild{}
 		err = b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, b.snapshot, opts...)
+	case plan.E2BTemplate != nil:
+		// Registered after the control plane (e2bTemplate); its name is known now.
+		t := plan.E2BTemplate
+		b.e2bName, err = sandbox.E2bTemplateName(plan.SandboxSource, t.NamePrefix, t.CPU, t.MemoryMB)
 	}
 	return err
+}
+
+// e2bTemplate registers the E2bTemplate child, as upstream orders it: after
+// the control plane is uploaded (a new control plane boots an old
+// template, never the reverse). Its key is the one the control plane gets.
+func (b *installer) e2bTemplate(comp *OpenInspect, lock pulumi.Resource, db *d1Child, cp pulumi.Resource, orphan bool) error {
+	t := b.plan.E2BTemplate
+	if t == nil {
+		return nil
+	}
+	props := pulumi.Map{
+		"source":       pulumi.String(b.plan.SandboxSource),
+		"namePrefix":   pulumi.String(t.NamePrefix),
+		"apiKey":       pulumi.ToSecret(b.plan.SecretInputs["e2bApiKey"]),
+		"d1DatabaseId": db.DatabaseID,
+		"keepOnDelete": pulumi.Bool(orphan),
+	}
+	if u := common.Deref(b.spec.E2B.APIURL, ""); u != "" {
+		props["apiUrl"] = pulumi.String(u)
+	}
+	for key, v := range map[string]*int{"cpu": t.CPU, "memoryMb": t.MemoryMB, "gracePeriodSeconds": t.GracePeriodSeconds} {
+		if v != nil {
+			props[key] = pulumi.Int(*v)
+		}
+	}
+	b.e2b = &e2bTemplateChild{}
+	return b.ctx.RegisterResource(sandbox.E2bTemplateToken, b.child("e2b-template"), props, b.e2b,
+		pulumi.Parent(comp), pulumi.DependsOn([]pulumi.Resource{lock, cp}))
 }
 
 // sandboxOutput is an output of the sandbox child by its name.
@@ -340,6 +382,8 @@ func (b *installer) sandboxOutput(name string) pulumi.StringOutput {
 		return b.modal.WebSuffix
 	case sandboxSnapshot:
 		return b.snapshot.Name
+	case sandboxE2BTemplate:
+		return pulumi.String(b.e2bName).ToStringOutput()
 	}
 	panic("installation: no sandbox output " + name) // the planner only names the four above
 }
@@ -353,10 +397,12 @@ func (b *installer) sandboxStatus() pulumi.StringOutput {
 			b.modal.AppID, b.modal.DeployedEnvironment, b.modal.Workspace, b.modal.Health)
 	case b.snapshot != nil:
 		return pulumi.Sprintf("daytona: base snapshot %s (%s)", b.snapshot.Name, b.snapshot.State)
+	case b.e2b != nil:
+		return pulumi.Sprintf("e2b: template %s (%s)", b.e2b.Name, b.e2b.Status)
 	}
 	cp := plan.worker(controlPlane)
 	var injected []string
-	for _, prefix := range []string{"MODAL_", "DAYTONA_"} {
+	for _, prefix := range []string{"MODAL_", "DAYTONA_", "E2B_"} {
 		for _, set := range []map[string]valueRef{cp.Vars, cp.Secrets} {
 			for k := range set {
 				if strings.HasPrefix(k, prefix) {

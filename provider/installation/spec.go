@@ -18,7 +18,7 @@ type spec struct {
 	Prefix          string
 	DeletionPolicy  string // Delete or Orphan
 	Adopt           bool
-	SandboxProvider string // modal (upstream's default) or daytona
+	SandboxProvider string // modal (upstream's default), daytona or e2b
 	// ManageSandbox: the installation deploys its sandbox side itself.
 	ManageSandbox bool
 	// WebOrigin is the web UI's origin and WebOriginField the input it came
@@ -33,6 +33,7 @@ type spec struct {
 	Upstream      UpstreamArgs
 	Modal         ModalArgs
 	Daytona       DaytonaArgs
+	E2B           E2BArgs
 	// limits are the provider's Workers limits (nil: the defaults).
 	limits *config.WorkerLimits
 	// configModalEnvironment is the provider's modalEnvironment, which a
@@ -74,6 +75,9 @@ func normalize(a *OpenInspectArgs) *spec {
 		if x.Daytona != nil {
 			s.Daytona = *x.Daytona
 		}
+		if x.E2B != nil {
+			s.E2B = *x.E2B
+		}
 	}
 	switch {
 	case common.Deref(a.WebAppURL, "") != "":
@@ -104,6 +108,11 @@ func (s *spec) managesModal() bool { return s.ManageSandbox && s.SandboxProvider
 
 func (s *spec) buildsSnapshot() bool {
 	return s.ManageSandbox && s.SandboxProvider == "daytona" && common.Deref(s.Daytona.BaseSnapshot, "") == ""
+}
+
+// buildsE2BTemplate: an E2bTemplate child builds the installation's template.
+func (s *spec) buildsE2BTemplate() bool {
+	return s.ManageSandbox && s.SandboxProvider == "e2b" && common.Deref(s.E2B.TemplateID, "") == ""
 }
 
 // explicitValue reports whether a worker entry of the spec sets name as a

@@ -174,10 +174,10 @@ func validateSpec(s *spec) []error {
 
 func validateSandbox(s *spec) problems {
 	var errs problems
-	if s.SandboxProvider != "modal" && s.SandboxProvider != "daytona" {
-		errs.add("sandbox.provider", "must be modal or daytona, got %q", s.SandboxProvider)
+	if s.SandboxProvider != "modal" && s.SandboxProvider != "daytona" && s.SandboxProvider != "e2b" {
+		errs.add("sandbox.provider", "must be modal, daytona or e2b, got %q", s.SandboxProvider)
 	}
-	if (s.managesModal() || s.buildsSnapshot()) && common.Deref(s.Upstream.Checkout, "") == "" {
+	if (s.managesModal() || s.buildsSnapshot() || s.buildsE2BTemplate()) && common.Deref(s.Upstream.Checkout, "") == "" {
 		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
 			"set it, or set sandbox.manage to false", s.SandboxProvider)
 	}
@@ -225,6 +225,36 @@ func validateSandbox(s *spec) problems {
 		if g := d.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
 			errs.add("sandbox.daytona.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
 		}
+	}
+	if s.SandboxProvider == "e2b" {
+		errs = append(errs, validateE2B(s)...)
+	}
+	return errs
+}
+
+// validateE2B checks the E2B settings the build and the control plane share.
+func validateE2B(s *spec) problems {
+	var errs problems
+	e := s.E2B
+	if u := common.Deref(e.APIURL, ""); u != "" {
+		if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
+			errs.add("sandbox.e2b.apiUrl", "%q is not an http(s) URL", u)
+		}
+	}
+	if e.APIKey == nil {
+		errs.add("sandbox.e2b.apiKey", "required with the e2b provider (the template build and the control plane both use it)")
+	}
+	if !s.ManageSandbox && common.Deref(e.TemplateID, "") == "" {
+		errs.add("sandbox.e2b.templateId", "required when sandbox.manage is false (otherwise the installation builds its own)")
+	}
+	if c := e.CPU; c != nil && (*c < 1 || *c > 8) {
+		errs.add("sandbox.e2b.cpu", "must be between 1 and 8, got %d", *c)
+	}
+	if m := e.MemoryMB; m != nil && (*m < 512 || *m%2 != 0) {
+		errs.add("sandbox.e2b.memoryMb", "must be an even number of at least 512, got %d", *m)
+	}
+	if g := e.TemplateGracePeriodSeconds; g != nil && *g < 0 {
+		errs.add("sandbox.e2b.templateGracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
 	return errs
 }

@@ -282,7 +282,15 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"checkout not a directory", upstream(map[string]any{"checkout": outside}), fmt.Sprintf("upstream.checkout: %q is not a directory", outside), "", false},
 
 		// Sandbox and web.
-		{"sandbox provider", set("sandbox", map[string]any{"provider": "e2b", "manage": false}), `sandbox.provider: must be modal or daytona, got "e2b"`, "", false},
+		{"sandbox provider", set("sandbox", map[string]any{"provider": "vercel", "manage": false}), `sandbox.provider: must be modal, daytona or e2b, got "vercel"`, "", false},
+		{"e2b without api key", set("sandbox", map[string]any{"provider": "e2b", "manage": false, "e2b": map[string]any{"templateId": "t"}}),
+			"sandbox.e2b.apiKey: required with the e2b provider", "", false},
+		{"e2b unmanaged without template", set("sandbox", map[string]any{"provider": "e2b", "manage": false, "e2b": map[string]any{"apiKey": secret("e2b_00")}}),
+			"sandbox.e2b.templateId: required when sandbox.manage is false", "", false},
+		{"e2b odd memory", set("sandbox", map[string]any{"provider": "e2b", "manage": false, "e2b": map[string]any{"apiKey": secret("e2b_00"), "templateId": "t", "memoryMb": 4097}}),
+			"sandbox.e2b.memoryMb: must be an even number of at least 512, got 4097", "", false},
+		{"e2b api url scheme", set("sandbox", map[string]any{"provider": "e2b", "manage": false, "e2b": map[string]any{"apiKey": secret("e2b_00"), "templateId": "t", "apiUrl": "ftp://e2b.example"}}),
+			`sandbox.e2b.apiUrl: "ftp://e2b.example" is not an http(s) URL`, "", false},
 		{"daytona without api url", daytona(map[string]any{"apiKey": secret("k"), "baseSnapshot": "s"}), "sandbox.daytona.apiUrl: required", "", false},
 		{"daytona api url scheme", daytona(map[string]any{"apiUrl": "ftp://daytona.example", "apiKey": secret("k"), "baseSnapshot": "s"}),
 			`sandbox.daytona.apiUrl: "ftp://daytona.example" is not an http(s) URL`, "", false},

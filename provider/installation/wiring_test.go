@@ -2,6 +2,7 @@ package installation
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,9 +55,12 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 	withSecrets.AppSecrets = map[string]pulumi.StringInput{"GH_TOKEN": pulumi.String("x")}
 	daytona := requiredArgs()
 	daytona.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{APIURL: &api, APIKey: pulumi.String("k")}}
+	e2bProvider, e2bAPI := "e2b", "https://e2b.example"
+	e2b := requiredArgs()
+	e2b.Sandbox = &SandboxArgs{Provider: &e2bProvider, E2B: &E2BArgs{APIURL: &e2bAPI, APIKey: pulumi.String("e2b_00")}}
 
 	seen := map[string]bool{}
-	for _, args := range []OpenInspectArgs{withSecrets, daytona} {
+	for _, args := range []OpenInspectArgs{withSecrets, daytona, e2b} {
 		mocks := &recordingMocks{}
 		require.NoError(t, runWithMocks(mocks, args))
 		for _, r := range mocks.registered() {
@@ -66,12 +70,16 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 			schema, ok := resources[r.TypeToken]
 			require.True(t, ok, "%s is registered but not in schema.json", r.TypeToken)
 			seen[r.TypeToken] = true
+			if r.TypeToken == "openinspect:index:E2bTemplate" {
+				// Upstream's order: the template builds after the control plane is uploaded.
+				assert.Contains(t, fmt.Sprint(r.RegisterRPC.GetDependencies()), "worker-control-plane", "the E2B template waits for the control plane")
+			}
 			for key := range r.Inputs {
 				assert.True(t, schema.inputs[string(key)], "%s passes %q, which is not an input in schema.json", r.TypeToken, key)
 			}
 		}
 	}
-	assert.Len(t, seen, 12, "every openinspect child is covered: %v", seen)
+	assert.Len(t, seen, 13, "every openinspect child is covered: %v", seen)
 
 	// The outputs the component reads from each child.
 	for token, child := range map[string]any{
@@ -80,6 +88,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 		"openinspect:index:Queue": queueChild{}, "openinspect:index:Worker": workerChild{},
 		"openinspect:index:GeneratedSecret": generatedSecretChild{}, "openinspect:index:WorkerUrls": workerUrlsChild{},
 		"openinspect:index:ModalApp": modalAppChild{}, "openinspect:index:DaytonaSnapshot": snapshotChild{},
+		"openinspect:index:E2bTemplate": e2bTemplateChild{},
 	} {
 		typ := reflect.TypeOf(child)
 		for i := range typ.NumField() {

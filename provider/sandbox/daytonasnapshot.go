@@ -16,9 +16,9 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/daytonaapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -97,8 +97,8 @@ func (a *DaytonaSnapshotArgs) Annotate(an infer.Annotator) {
 
 // Annotate documents a superseded snapshot.
 func (s *SupersededSnapshot) Annotate(a infer.Annotator) {
-	a.Describe(s, "A snapshot a newer recipe replaced, kept for the grace period.")
-	a.Describe(&s.Name, "The snapshot's name.")
+	a.Describe(s, "A snapshot or template a newer build replaced, kept for the grace period.")
+	a.Describe(&s.Name, "Its name.")
 	a.Describe(&s.RetiredAt, "When it was replaced (RFC 3339).")
 }
 
@@ -151,7 +151,7 @@ func runtimeDir(source string) (string, error) {
 	if source == "" {
 		return "", errors.New("required: an Open-Inspect checkout")
 	}
-	root, err := modaldeploy.CheckoutRoot(source)
+	root, err := builder.CheckoutRoot(source)
 	if err != nil {
 		return "", err
 	}
@@ -264,19 +264,27 @@ func (d *DaytonaSnapshot) now() time.Time {
 	return time.Now()
 }
 
-func gracePeriod(a DaytonaSnapshotArgs) time.Duration {
-	if a.GracePeriodSeconds == nil {
+func gracePeriod(a DaytonaSnapshotArgs) time.Duration { return graceOf(a.GracePeriodSeconds) }
+
+// graceOf is a grace period in seconds, defaultGracePeriod when unset.
+func graceOf(seconds *int) time.Duration {
+	if seconds == nil {
 		return defaultGracePeriod
 	}
-	return time.Duration(*a.GracePeriodSeconds) * time.Second
+	return time.Duration(*seconds) * time.Second
 }
 
 // expired are the superseded snapshots whose grace period ended.
 func (d *DaytonaSnapshot) expired(state DaytonaSnapshotState, grace time.Duration) []string {
+	return expiredAt(state.Superseded, d.now(), grace)
+}
+
+// expiredAt are the superseded images whose grace period ended by now.
+func expiredAt(list []SupersededSnapshot, now time.Time, grace time.Duration) []string {
 	var out []string
-	for _, s := range state.Superseded {
+	for _, s := range list {
 		retired, err := time.Parse(time.RFC3339, s.RetiredAt)
-		if err != nil || !d.now().Before(retired.Add(grace)) {
+		if err != nil || !now.Before(retired.Add(grace)) {
 			out = append(out, s.Name)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
@@ -197,7 +198,7 @@ func modalAppDir(source string) (string, error) {
 	if source == "" {
 		return "", fmt.Errorf("required: an Open-Inspect checkout (or its packages/modal-infra)")
 	}
-	root, err := modaldeploy.CheckoutRoot(source)
+	root, err := builder.CheckoutRoot(source)
 	if err != nil {
 		return "", err
 	}
@@ -231,7 +232,7 @@ func planModal(args ModalAppArgs) (modalPlan, error) {
 	if err != nil {
 		return modalPlan{}, fmt.Errorf("source: %w", err)
 	}
-	digest, err := modaldeploy.SourceDigest(dir, c.Sandbox.Modal.ChangeDetection)
+	digest, err := builder.SourceDigest(dir, c.Sandbox.Modal.ChangeDetection)
 	if err != nil {
 		return modalPlan{}, err
 	}

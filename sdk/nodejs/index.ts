@@ -25,6 +25,11 @@ export type DaytonaSnapshot = import("./daytonaSnapshot").DaytonaSnapshot;
 export const DaytonaSnapshot: typeof import("./daytonaSnapshot").DaytonaSnapshot = null as any;
 utilities.lazyLoad(exports, ["DaytonaSnapshot"], () => require("./daytonaSnapshot"));
 
+export { E2bTemplateArgs } from "./e2bTemplate";
+export type E2bTemplate = import("./e2bTemplate").E2bTemplate;
+export const E2bTemplate: typeof import("./e2bTemplate").E2bTemplate = null as any;
+utilities.lazyLoad(exports, ["E2bTemplate"], () => require("./e2bTemplate"));
+
 export { GeneratedSecretArgs } from "./generatedSecret";
 export type GeneratedSecret = import("./generatedSecret").GeneratedSecret;
 export const GeneratedSecret: typeof import("./generatedSecret").GeneratedSecret = null as any;
@@ -97,6 +102,8 @@ const _module = {
                 return new D1Migrations(name, <any>undefined, { urn })
             case "openinspect:index:DaytonaSnapshot":
                 return new DaytonaSnapshot(name, <any>undefined, { urn })
+            case "openinspect:index:E2bTemplate":
+                return new E2bTemplate(name, <any>undefined, { urn })
             case "openinspect:index:GeneratedSecret":
                 return new GeneratedSecret(name, <any>undefined, { urn })
             case "openinspect:index:KvNamespace":

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"net"
 	"net/http"
@@ -79,6 +80,12 @@ type Options struct {
 	// pending, the rest building). Zero means DefaultDaytonaBuildTime;
 	// InstantDaytonaBuilds (negative) finishes builds within the request.
 	DaytonaBuildTime time.Duration
+	// E2BAPIKeys maps each accepted E2B API key to its team. Nil means
+	// DefaultE2BAPIKey -> DefaultE2BTeamID.
+	E2BAPIKeys map[string]string
+	// E2BBuildTime is how long a template build runs. Zero means
+	// DefaultE2BBuildTime.
+	E2BBuildTime time.Duration
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
@@ -121,6 +128,8 @@ type Server struct {
 	modal *modal.Service // the Modal API (package modal), with its own lock and file
 
 	daytona *daytona.Service // Daytona API and object storage (package daytona), own lock and file
+
+	e2b *e2b.Service // E2B API (package e2b), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -192,6 +201,10 @@ func New(opts Options) (*Server, error) {
 	}
 	dtOpts := daytona.Options{APIKeys: opts.DaytonaAPIKeys, BuildTime: opts.DaytonaBuildTime, Logf: opts.Logf}
 	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.e2b, err = e2b.New(e2b.Options{APIKeys: opts.E2BAPIKeys, BuildTime: opts.E2BBuildTime}, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -318,6 +331,7 @@ func (s *Server) routes() {
 	s.registerZones()
 	s.registerControlPlane()
 	s.daytona.Register()
+	s.e2b.Register()
 	s.registerAdmin()
 	s.modal.Register()
 	s.mux.HandleFunc("/", s.core.Unmatched)

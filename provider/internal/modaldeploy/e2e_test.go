@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
@@ -195,8 +196,8 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 
 	// The CLI's other commands a person would reach for work too.
 	cli := func(args ...string) string {
-		cmd := exec.CommandContext(ctx, venvPython(res.Venv), append([]string{"-m", "modal"}, args...)...)
-		cmd.Dir, cmd.Env = t.TempDir(), r.childEnv(res.Venv, target)
+		cmd := exec.CommandContext(ctx, builder.Venv{Dir: res.Venv}.Python(), append([]string{"-m", "modal"}, args...)...)
+		cmd.Dir, cmd.Env = t.TempDir(), append(builder.BaseEnv(), r.childEnv(builder.Venv{Dir: res.Venv}, target)...)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "modal %s: %s", strings.Join(args, " "), out)
 		return string(out)
@@ -258,8 +259,8 @@ func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
 	defer cancel()
 	py, err := pyfind.Version(ctx, python)
 	require.NoError(t, err)
-	warm := &Runner{Python: python, CacheDir: shared}
-	_, err = warm.uv(ctx, py) // make sure there is a uv to borrow
+	warm := &builder.Runner{Python: python, CacheDir: shared}
+	_, err = warm.UV(ctx, py) // make sure there is a uv to borrow
 	require.NoError(t, err)
 
 	cache := t.TempDir()
@@ -268,7 +269,7 @@ func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(shared, uvDir), filepath.Join(cache, uvDir)))
 	require.NoError(t, os.Symlink(filepath.Join(shared, "uv-cache"), filepath.Join(cache, "uv-cache")))
 
-	r := &Runner{Python: python, CacheDir: cache}
+	r := &builder.Runner{Python: python, CacheDir: cache}
 	type result struct {
 		venv string
 		err  error
@@ -276,8 +277,8 @@ func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
 	results := make(chan result, 2)
 	for range 2 {
 		go func() {
-			venv, _, err := r.environment(ctx, app)
-			results <- result{venv, err}
+			venv, err := r.Environment(ctx, app)
+			results <- result{venv.Dir, err}
 		}()
 	}
 	a, b := <-results, <-results
@@ -291,7 +292,7 @@ func TestConcurrentBuildsShareOneEnvironment(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	assert.ElementsMatch(t, []string{uvDir, "uv-cache", filepath.Base(a.venv)}, names, "one environment, no leftovers")
-	out, err := exec.CommandContext(ctx, venvPython(a.venv), "-c", "import modal, sandbox_runtime; print(modal.__version__)").CombinedOutput()
+	out, err := exec.CommandContext(ctx, builder.Venv{Dir: a.venv}.Python(), "-c", "import modal, sandbox_runtime; print(modal.__version__)").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "1.4.3", strings.TrimSpace(string(out)))
 }

@@ -29,6 +29,8 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &D1Migrations{}
 	case "openinspect:index:DaytonaSnapshot":
 		r = &DaytonaSnapshot{}
+	case "openinspect:index:E2bTemplate":
+		r = &E2bTemplate{}
 	case "openinspect:index:GeneratedSecret":
 		r = &GeneratedSecret{}
 	case "openinspect:index:KvNamespace":

@@ -1084,6 +1084,241 @@ func (o DurableObjectBindingArrayOutput) Index(i pulumi.IntInput) DurableObjectB
 	}).(DurableObjectBindingOutput)
 }
 
+// E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
+type E2bSettings struct {
+	// E2B API key.
+	ApiKey *string `pulumi:"apiKey"`
+	// E2B REST API base URL (default https://api.e2b.app).
+	ApiUrl *string `pulumi:"apiUrl"`
+	// vCPUs of the built template (default 2).
+	Cpu *int `pulumi:"cpu"`
+	// Memory of the built template in MB, an even number (default 4096).
+	MemoryMb *int `pulumi:"memoryMb"`
+	// How long a superseded template is kept before a later up deletes it (default a day).
+	TemplateGracePeriodSeconds *int `pulumi:"templateGracePeriodSeconds"`
+	// An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+	TemplateId *string `pulumi:"templateId"`
+}
+
+// E2bSettingsInput is an input type that accepts E2bSettingsArgs and E2bSettingsOutput values.
+// You can construct a concrete instance of `E2bSettingsInput` via:
+//
+//	E2bSettingsArgs{...}
+type E2bSettingsInput interface {
+	pulumi.Input
+
+	ToE2bSettingsOutput() E2bSettingsOutput
+	ToE2bSettingsOutputWithContext(context.Context) E2bSettingsOutput
+}
+
+// E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
+type E2bSettingsArgs struct {
+	// E2B API key.
+	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
+	// E2B REST API base URL (default https://api.e2b.app).
+	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
+	// vCPUs of the built template (default 2).
+	Cpu pulumi.IntPtrInput `pulumi:"cpu"`
+	// Memory of the built template in MB, an even number (default 4096).
+	MemoryMb pulumi.IntPtrInput `pulumi:"memoryMb"`
+	// How long a superseded template is kept before a later up deletes it (default a day).
+	TemplateGracePeriodSeconds pulumi.IntPtrInput `pulumi:"templateGracePeriodSeconds"`
+	// An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+	TemplateId pulumi.StringPtrInput `pulumi:"templateId"`
+}
+
+func (E2bSettingsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*E2bSettings)(nil)).Elem()
+}
+
+func (i E2bSettingsArgs) ToE2bSettingsOutput() E2bSettingsOutput {
+	return i.ToE2bSettingsOutputWithContext(context.Background())
+}
+
+func (i E2bSettingsArgs) ToE2bSettingsOutputWithContext(ctx context.Context) E2bSettingsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(E2bSettingsOutput)
+}
+
+func (i E2bSettingsArgs) ToE2bSettingsPtrOutput() E2bSettingsPtrOutput {
+	return i.ToE2bSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i E2bSettingsArgs) ToE2bSettingsPtrOutputWithContext(ctx context.Context) E2bSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(E2bSettingsOutput).ToE2bSettingsPtrOutputWithContext(ctx)
+}
+
+// E2bSettingsPtrInput is an input type that accepts E2bSettingsArgs, E2bSettingsPtr and E2bSettingsPtrOutput values.
+// You can construct a concrete instance of `E2bSettingsPtrInput` via:
+//
+//	        E2bSettingsArgs{...}
+//
+//	or:
+//
+//	        nil
+type E2bSettingsPtrInput interface {
+	pulumi.Input
+
+	ToE2bSettingsPtrOutput() E2bSettingsPtrOutput
+	ToE2bSettingsPtrOutputWithContext(context.Context) E2bSettingsPtrOutput
+}
+
+type e2bSettingsPtrType E2bSettingsArgs
+
+func E2bSettingsPtr(v *E2bSettingsArgs) E2bSettingsPtrInput {
+	return (*e2bSettingsPtrType)(v)
+}
+
+func (*e2bSettingsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**E2bSettings)(nil)).Elem()
+}
+
+func (i *e2bSettingsPtrType) ToE2bSettingsPtrOutput() E2bSettingsPtrOutput {
+	return i.ToE2bSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i *e2bSettingsPtrType) ToE2bSettingsPtrOutputWithContext(ctx context.Context) E2bSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(E2bSettingsPtrOutput)
+}
+
+// E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
+type E2bSettingsOutput struct{ *pulumi.OutputState }
+
+func (E2bSettingsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*E2bSettings)(nil)).Elem()
+}
+
+func (o E2bSettingsOutput) ToE2bSettingsOutput() E2bSettingsOutput {
+	return o
+}
+
+func (o E2bSettingsOutput) ToE2bSettingsOutputWithContext(ctx context.Context) E2bSettingsOutput {
+	return o
+}
+
+func (o E2bSettingsOutput) ToE2bSettingsPtrOutput() E2bSettingsPtrOutput {
+	return o.ToE2bSettingsPtrOutputWithContext(context.Background())
+}
+
+func (o E2bSettingsOutput) ToE2bSettingsPtrOutputWithContext(ctx context.Context) E2bSettingsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v E2bSettings) *E2bSettings {
+		return &v
+	}).(E2bSettingsPtrOutput)
+}
+
+// E2B API key.
+func (o E2bSettingsOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v E2bSettings) *string { return v.ApiKey }).(pulumi.StringPtrOutput)
+}
+
+// E2B REST API base URL (default https://api.e2b.app).
+func (o E2bSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v E2bSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
+}
+
+// vCPUs of the built template (default 2).
+func (o E2bSettingsOutput) Cpu() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v E2bSettings) *int { return v.Cpu }).(pulumi.IntPtrOutput)
+}
+
+// Memory of the built template in MB, an even number (default 4096).
+func (o E2bSettingsOutput) MemoryMb() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v E2bSettings) *int { return v.MemoryMb }).(pulumi.IntPtrOutput)
+}
+
+// How long a superseded template is kept before a later up deletes it (default a day).
+func (o E2bSettingsOutput) TemplateGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v E2bSettings) *int { return v.TemplateGracePeriodSeconds }).(pulumi.IntPtrOutput)
+}
+
+// An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+func (o E2bSettingsOutput) TemplateId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v E2bSettings) *string { return v.TemplateId }).(pulumi.StringPtrOutput)
+}
+
+type E2bSettingsPtrOutput struct{ *pulumi.OutputState }
+
+func (E2bSettingsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**E2bSettings)(nil)).Elem()
+}
+
+func (o E2bSettingsPtrOutput) ToE2bSettingsPtrOutput() E2bSettingsPtrOutput {
+	return o
+}
+
+func (o E2bSettingsPtrOutput) ToE2bSettingsPtrOutputWithContext(ctx context.Context) E2bSettingsPtrOutput {
+	return o
+}
+
+func (o E2bSettingsPtrOutput) Elem() E2bSettingsOutput {
+	return o.ApplyT(func(v *E2bSettings) E2bSettings {
+		if v != nil {
+			return *v
+		}
+		var ret E2bSettings
+		return ret
+	}).(E2bSettingsOutput)
+}
+
+// E2B API key.
+func (o E2bSettingsPtrOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *E2bSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiKey
+	}).(pulumi.StringPtrOutput)
+}
+
+// E2B REST API base URL (default https://api.e2b.app).
+func (o E2bSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *E2bSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// vCPUs of the built template (default 2).
+func (o E2bSettingsPtrOutput) Cpu() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *E2bSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.Cpu
+	}).(pulumi.IntPtrOutput)
+}
+
+// Memory of the built template in MB, an even number (default 4096).
+func (o E2bSettingsPtrOutput) MemoryMb() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *E2bSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MemoryMb
+	}).(pulumi.IntPtrOutput)
+}
+
+// How long a superseded template is kept before a later up deletes it (default a day).
+func (o E2bSettingsPtrOutput) TemplateGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *E2bSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.TemplateGracePeriodSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+// An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+func (o E2bSettingsPtrOutput) TemplateId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *E2bSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.TemplateId
+	}).(pulumi.StringPtrOutput)
+}
+
 // Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
 type GenericBinding struct {
 	// The name the worker reads it under (env.<binding>).
@@ -4253,17 +4488,19 @@ func (o RateLimitBindingArrayOutput) Index(i pulumi.IntInput) RateLimitBindingOu
 	}).(RateLimitBindingOutput)
 }
 
-// The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type Sandbox struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona *DaytonaSettings `pulumi:"daytona"`
+	// E2B settings; required when provider is e2b.
+	E2b *E2bSettings `pulumi:"e2b"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs *int `pulumi:"inactivityTimeoutMs"`
-	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 	Manage *bool `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal *ModalSettings `pulumi:"modal"`
-	// modal (default) or daytona.
+	// modal (default), daytona or e2b.
 	Provider *string `pulumi:"provider"`
 }
 
@@ -4278,17 +4515,19 @@ type SandboxInput interface {
 	ToSandboxOutputWithContext(context.Context) SandboxOutput
 }
 
-// The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxArgs struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona DaytonaSettingsPtrInput `pulumi:"daytona"`
+	// E2B settings; required when provider is e2b.
+	E2b E2bSettingsPtrInput `pulumi:"e2b"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs pulumi.IntPtrInput `pulumi:"inactivityTimeoutMs"`
-	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 	Manage pulumi.BoolPtrInput `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal ModalSettingsPtrInput `pulumi:"modal"`
-	// modal (default) or daytona.
+	// modal (default), daytona or e2b.
 	Provider pulumi.StringPtrInput `pulumi:"provider"`
 }
 
@@ -4345,7 +4584,7 @@ func (i *sandboxPtrType) ToSandboxPtrOutputWithContext(ctx context.Context) Sand
 	return pulumi.ToOutputWithContext(ctx, i).(SandboxPtrOutput)
 }
 
-// The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxOutput struct{ *pulumi.OutputState }
 
 func (SandboxOutput) ElementType() reflect.Type {
@@ -4375,12 +4614,17 @@ func (o SandboxOutput) Daytona() DaytonaSettingsPtrOutput {
 	return o.ApplyT(func(v Sandbox) *DaytonaSettings { return v.Daytona }).(DaytonaSettingsPtrOutput)
 }
 
+// E2B settings; required when provider is e2b.
+func (o SandboxOutput) E2b() E2bSettingsPtrOutput {
+	return o.ApplyT(func(v Sandbox) *E2bSettings { return v.E2b }).(E2bSettingsPtrOutput)
+}
+
 // Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 func (o SandboxOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Sandbox) *int { return v.InactivityTimeoutMs }).(pulumi.IntPtrOutput)
 }
 
-// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 func (o SandboxOutput) Manage() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Sandbox) *bool { return v.Manage }).(pulumi.BoolPtrOutput)
 }
@@ -4390,7 +4634,7 @@ func (o SandboxOutput) Modal() ModalSettingsPtrOutput {
 	return o.ApplyT(func(v Sandbox) *ModalSettings { return v.Modal }).(ModalSettingsPtrOutput)
 }
 
-// modal (default) or daytona.
+// modal (default), daytona or e2b.
 func (o SandboxOutput) Provider() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Sandbox) *string { return v.Provider }).(pulumi.StringPtrOutput)
 }
@@ -4429,6 +4673,16 @@ func (o SandboxPtrOutput) Daytona() DaytonaSettingsPtrOutput {
 	}).(DaytonaSettingsPtrOutput)
 }
 
+// E2B settings; required when provider is e2b.
+func (o SandboxPtrOutput) E2b() E2bSettingsPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *E2bSettings {
+		if v == nil {
+			return nil
+		}
+		return v.E2b
+	}).(E2bSettingsPtrOutput)
+}
+
 // Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 func (o SandboxPtrOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Sandbox) *int {
@@ -4439,7 +4693,7 @@ func (o SandboxPtrOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 func (o SandboxPtrOutput) Manage() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Sandbox) *bool {
 		if v == nil {
@@ -4459,7 +4713,7 @@ func (o SandboxPtrOutput) Modal() ModalSettingsPtrOutput {
 	}).(ModalSettingsPtrOutput)
 }
 
-// modal (default) or daytona.
+// modal (default), daytona or e2b.
 func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Sandbox) *string {
 		if v == nil {
@@ -5169,15 +5423,15 @@ func (o SlackPtrOutput) TriggersEnabled() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// A snapshot a newer recipe replaced, kept for the grace period.
+// A snapshot or template a newer build replaced, kept for the grace period.
 type SupersededSnapshot struct {
-	// The snapshot's name.
+	// Its name.
 	Name string `pulumi:"name"`
 	// When it was replaced (RFC 3339).
 	RetiredAt string `pulumi:"retiredAt"`
 }
 
-// A snapshot a newer recipe replaced, kept for the grace period.
+// A snapshot or template a newer build replaced, kept for the grace period.
 type SupersededSnapshotOutput struct{ *pulumi.OutputState }
 
 func (SupersededSnapshotOutput) ElementType() reflect.Type {
@@ -5192,7 +5446,7 @@ func (o SupersededSnapshotOutput) ToSupersededSnapshotOutputWithContext(ctx cont
 	return o
 }
 
-// The snapshot's name.
+// Its name.
 func (o SupersededSnapshotOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v SupersededSnapshot) string { return v.Name }).(pulumi.StringOutput)
 }
@@ -6903,6 +7157,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*DispatchBindingArrayInput)(nil)).Elem(), DispatchBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingInput)(nil)).Elem(), DurableObjectBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*DurableObjectBindingArrayInput)(nil)).Elem(), DurableObjectBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*E2bSettingsInput)(nil)).Elem(), E2bSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*E2bSettingsPtrInput)(nil)).Elem(), E2bSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GenericBindingInput)(nil)).Elem(), GenericBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GenericBindingArrayInput)(nil)).Elem(), GenericBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GithubAppInput)(nil)).Elem(), GithubAppArgs{})
@@ -6994,6 +7250,8 @@ func init() {
 	pulumi.RegisterOutputType(DispatchBindingArrayOutput{})
 	pulumi.RegisterOutputType(DurableObjectBindingOutput{})
 	pulumi.RegisterOutputType(DurableObjectBindingArrayOutput{})
+	pulumi.RegisterOutputType(E2bSettingsOutput{})
+	pulumi.RegisterOutputType(E2bSettingsPtrOutput{})
 	pulumi.RegisterOutputType(GenericBindingOutput{})
 	pulumi.RegisterOutputType(GenericBindingArrayOutput{})
 	pulumi.RegisterOutputType(GithubAppOutput{})

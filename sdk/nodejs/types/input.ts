@@ -140,6 +140,36 @@ export interface DurableObjectBindingArgs {
 }
 
 /**
+ * E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
+ */
+export interface E2bSettingsArgs {
+    /**
+     * E2B API key.
+     */
+    apiKey?: pulumi.Input<string | undefined>;
+    /**
+     * E2B REST API base URL (default https://api.e2b.app).
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
+    /**
+     * vCPUs of the built template (default 2).
+     */
+    cpu?: pulumi.Input<number | undefined>;
+    /**
+     * Memory of the built template in MB, an even number (default 4096).
+     */
+    memoryMb?: pulumi.Input<number | undefined>;
+    /**
+     * How long a superseded template is kept before a later up deletes it (default a day).
+     */
+    templateGracePeriodSeconds?: pulumi.Input<number | undefined>;
+    /**
+     * An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+     */
+    templateId?: pulumi.Input<string | undefined>;
+}
+
+/**
  * Any binding kind, for kinds this provider does not model: its type, its name and the properties Cloudflare's API takes for it, sent verbatim.
  */
 export interface GenericBindingArgs {
@@ -554,7 +584,7 @@ export interface RateLimitBindingArgs {
 }
 
 /**
- * The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+ * The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
  */
 export interface SandboxArgs {
     /**
@@ -562,11 +592,15 @@ export interface SandboxArgs {
      */
     daytona?: pulumi.Input<inputs.DaytonaSettingsArgs | undefined>;
     /**
+     * E2B settings; required when provider is e2b.
+     */
+    e2b?: pulumi.Input<inputs.E2bSettingsArgs | undefined>;
+    /**
      * Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
      */
     inactivityTimeoutMs?: pulumi.Input<number | undefined>;
     /**
-     * Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+     * Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
      */
     manage?: pulumi.Input<boolean | undefined>;
     /**
@@ -574,7 +608,7 @@ export interface SandboxArgs {
      */
     modal?: pulumi.Input<inputs.ModalSettingsArgs | undefined>;
     /**
-     * modal (default) or daytona.
+     * modal (default), daytona or e2b.
      */
     provider?: pulumi.Input<string | undefined>;
 }

@@ -418,11 +418,11 @@ export interface ServiceBinding {
 }
 
 /**
- * A snapshot a newer recipe replaced, kept for the grace period.
+ * A snapshot or template a newer build replaced, kept for the grace period.
  */
 export interface SupersededSnapshot {
     /**
-     * The snapshot's name.
+     * Its name.
      */
     name: string;
     /**

@@ -10,6 +10,7 @@ from .app_secrets import *
 from .d1_database import *
 from .d1_migrations import *
 from .daytona_snapshot import *
+from .e2b_template import *
 from .generated_secret import *
 from .kv_namespace import *
 from .modal_app import *
@@ -42,6 +43,7 @@ _utilities.register(
    "openinspect:index:D1Database": "D1Database",
    "openinspect:index:D1Migrations": "D1Migrations",
    "openinspect:index:DaytonaSnapshot": "DaytonaSnapshot",
+   "openinspect:index:E2bTemplate": "E2bTemplate",
    "openinspect:index:GeneratedSecret": "GeneratedSecret",
    "openinspect:index:KvNamespace": "KvNamespace",
    "openinspect:index:ModalApp": "ModalApp",

@@ -29,6 +29,8 @@ __all__ = [
     'DispatchBindingArgsDict',
     'DurableObjectBindingArgs',
     'DurableObjectBindingArgsDict',
+    'E2bSettingsArgs',
+    'E2bSettingsArgsDict',
     'GenericBindingArgs',
     'GenericBindingArgsDict',
     'GithubAppArgs',
@@ -655,6 +657,140 @@ class DurableObjectBindingArgs:
     @script_name.setter
     def script_name(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "script_name", value)
+
+
+class E2bSettingsArgsDict(TypedDict):
+    """
+    E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
+    """
+    api_key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    E2B API key.
+    """
+    api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    E2B REST API base URL (default https://api.e2b.app).
+    """
+    cpu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    vCPUs of the built template (default 2).
+    """
+    memory_mb: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Memory of the built template in MB, an even number (default 4096).
+    """
+    template_grace_period_seconds: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How long a superseded template is kept before a later up deletes it (default a day).
+    """
+    template_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+    """
+
+@pulumi.input_type
+class E2bSettingsArgs:
+    def __init__(__self__, *,
+                 api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 cpu: pulumi.Input[Optional[_builtins.int]] = None,
+                 memory_mb: pulumi.Input[Optional[_builtins.int]] = None,
+                 template_grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
+                 template_id: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
+
+        :param pulumi.Input[_builtins.str] api_key: E2B API key.
+        :param pulumi.Input[_builtins.str] api_url: E2B REST API base URL (default https://api.e2b.app).
+        :param pulumi.Input[_builtins.int] cpu: vCPUs of the built template (default 2).
+        :param pulumi.Input[_builtins.int] memory_mb: Memory of the built template in MB, an even number (default 4096).
+        :param pulumi.Input[_builtins.int] template_grace_period_seconds: How long a superseded template is kept before a later up deletes it (default a day).
+        :param pulumi.Input[_builtins.str] template_id: An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+        """
+        if api_key is not None:
+            pulumi.set(__self__, "api_key", api_key)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+        if cpu is not None:
+            pulumi.set(__self__, "cpu", cpu)
+        if memory_mb is not None:
+            pulumi.set(__self__, "memory_mb", memory_mb)
+        if template_grace_period_seconds is not None:
+            pulumi.set(__self__, "template_grace_period_seconds", template_grace_period_seconds)
+        if template_id is not None:
+            pulumi.set(__self__, "template_id", template_id)
+
+    @_builtins.property
+    @pulumi.getter(name="apiKey")
+    def api_key(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        E2B API key.
+        """
+        return pulumi.get(self, "api_key")
+
+    @api_key.setter
+    def api_key(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_key", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        E2B REST API base URL (default https://api.e2b.app).
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def cpu(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        vCPUs of the built template (default 2).
+        """
+        return pulumi.get(self, "cpu")
+
+    @cpu.setter
+    def cpu(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "cpu", value)
+
+    @_builtins.property
+    @pulumi.getter(name="memoryMb")
+    def memory_mb(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Memory of the built template in MB, an even number (default 4096).
+        """
+        return pulumi.get(self, "memory_mb")
+
+    @memory_mb.setter
+    def memory_mb(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "memory_mb", value)
+
+    @_builtins.property
+    @pulumi.getter(name="templateGracePeriodSeconds")
+    def template_grace_period_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How long a superseded template is kept before a later up deletes it (default a day).
+        """
+        return pulumi.get(self, "template_grace_period_seconds")
+
+    @template_grace_period_seconds.setter
+    def template_grace_period_seconds(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "template_grace_period_seconds", value)
+
+    @_builtins.property
+    @pulumi.getter(name="templateId")
+    def template_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an E2bTemplate child.
+        """
+        return pulumi.get(self, "template_id")
+
+    @template_id.setter
+    def template_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "template_id", value)
 
 
 class GenericBindingArgsDict(TypedDict):
@@ -2328,11 +2464,15 @@ class RateLimitBindingArgs:
 
 class SandboxArgsDict(TypedDict):
     """
-    The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+    The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
     """
     daytona: NotRequired[pulumi.Input[Optional['DaytonaSettingsArgsDict']]]
     """
     Daytona settings; required when provider is daytona.
+    """
+    e2b: NotRequired[pulumi.Input[Optional['E2bSettingsArgsDict']]]
+    """
+    E2B settings; required when provider is e2b.
     """
     inactivity_timeout_ms: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -2340,7 +2480,7 @@ class SandboxArgsDict(TypedDict):
     """
     manage: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+    Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
     """
     modal: NotRequired[pulumi.Input[Optional['ModalSettingsArgsDict']]]
     """
@@ -2348,28 +2488,32 @@ class SandboxArgsDict(TypedDict):
     """
     provider: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    modal (default) or daytona.
+    modal (default), daytona or e2b.
     """
 
 @pulumi.input_type
 class SandboxArgs:
     def __init__(__self__, *,
                  daytona: pulumi.Input[Optional['DaytonaSettingsArgs']] = None,
+                 e2b: pulumi.Input[Optional['E2bSettingsArgs']] = None,
                  inactivity_timeout_ms: pulumi.Input[Optional[_builtins.int]] = None,
                  manage: pulumi.Input[Optional[_builtins.bool]] = None,
                  modal: pulumi.Input[Optional['ModalSettingsArgs']] = None,
                  provider: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        The sandbox provider sessions run in (Modal or Daytona): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+        The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 
         :param pulumi.Input['DaytonaSettingsArgs'] daytona: Daytona settings; required when provider is daytona.
+        :param pulumi.Input['E2bSettingsArgs'] e2b: E2B settings; required when provider is e2b.
         :param pulumi.Input[_builtins.int] inactivity_timeout_ms: Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
-        :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+        :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
         :param pulumi.Input['ModalSettingsArgs'] modal: Modal settings; required when provider is modal.
-        :param pulumi.Input[_builtins.str] provider: modal (default) or daytona.
+        :param pulumi.Input[_builtins.str] provider: modal (default), daytona or e2b.
         """
         if daytona is not None:
             pulumi.set(__self__, "daytona", daytona)
+        if e2b is not None:
+            pulumi.set(__self__, "e2b", e2b)
         if inactivity_timeout_ms is not None:
             pulumi.set(__self__, "inactivity_timeout_ms", inactivity_timeout_ms)
         if manage is not None:
@@ -2392,6 +2536,18 @@ class SandboxArgs:
         pulumi.set(self, "daytona", value)
 
     @_builtins.property
+    @pulumi.getter
+    def e2b(self) -> pulumi.Input[Optional['E2bSettingsArgs']]:
+        """
+        E2B settings; required when provider is e2b.
+        """
+        return pulumi.get(self, "e2b")
+
+    @e2b.setter
+    def e2b(self, value: pulumi.Input[Optional['E2bSettingsArgs']]):
+        pulumi.set(self, "e2b", value)
+
+    @_builtins.property
     @pulumi.getter(name="inactivityTimeoutMs")
     def inactivity_timeout_ms(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
@@ -2407,7 +2563,7 @@ class SandboxArgs:
     @pulumi.getter
     def manage(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot. Both need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+        Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
         """
         return pulumi.get(self, "manage")
 
@@ -2431,7 +2587,7 @@ class SandboxArgs:
     @pulumi.getter
     def provider(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        modal (default) or daytona.
+        modal (default), daytona or e2b.
         """
         return pulumi.get(self, "provider")
 

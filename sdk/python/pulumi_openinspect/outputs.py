@@ -1397,7 +1397,7 @@ class ServiceBinding(dict):
 @pulumi.output_type
 class SupersededSnapshot(dict):
     """
-    A snapshot a newer recipe replaced, kept for the grace period.
+    A snapshot or template a newer build replaced, kept for the grace period.
     """
     @staticmethod
     def __key_warning(key: str):
@@ -1420,9 +1420,9 @@ class SupersededSnapshot(dict):
                  name: _builtins.str,
                  retired_at: _builtins.str):
         """
-        A snapshot a newer recipe replaced, kept for the grace period.
+        A snapshot or template a newer build replaced, kept for the grace period.
 
-        :param _builtins.str name: The snapshot's name.
+        :param _builtins.str name: Its name.
         :param _builtins.str retired_at: When it was replaced (RFC 3339).
         """
         pulumi.set(__self__, "name", name)
@@ -1432,7 +1432,7 @@ class SupersededSnapshot(dict):
     @pulumi.getter
     def name(self) -> _builtins.str:
         """
-        The snapshot's name.
+        Its name.
         """
         return pulumi.get(self, "name")
 

@@ -96,3 +96,16 @@ func (s *Core) RegisterAdmin() {
 func AdminError(w http.ResponseWriter, status int, err error) {
 	WriteJSON(w, status, map[string]string{"error": err.Error()})
 }
+
+// AdminDecode reads an admin request's JSON body (at most 1 MiB) into v; an
+// empty body leaves v as it is.
+func AdminDecode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	return json.Unmarshal(body, v)
+}

@@ -1,11 +1,9 @@
 package daytona
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
-	"io"
 	"net/http"
 	"time"
 )
@@ -88,7 +86,7 @@ func (s *Service) registerDaytonaAdmin() {
 			Name   string `json:"name"`
 			Reason string `json:"reason"`
 		}
-		if err := adminDecode(w, r, &body); err != nil {
+		if err := core.AdminDecode(w, r, &body); err != nil {
 			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
@@ -105,7 +103,7 @@ func (s *Service) registerDaytonaAdmin() {
 	})
 	s.mux.HandleFunc("POST "+base+"/sandboxes", func(w http.ResponseWriter, r *http.Request) {
 		var spec SandboxSpec
-		if err := adminDecode(w, r, &spec); err != nil {
+		if err := core.AdminDecode(w, r, &spec); err != nil {
 			core.AdminError(w, http.StatusBadRequest, err)
 			return
 		}
@@ -127,15 +125,4 @@ func (s *Service) registerDaytonaAdmin() {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-}
-
-func adminDecode(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if len(body) == 0 {
-		return nil
-	}
-	return json.Unmarshal(body, v)
 }

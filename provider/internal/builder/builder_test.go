@@ -1,4 +1,4 @@
-package modaldeploy
+package builder
 
 import (
 	"context"
@@ -103,19 +103,19 @@ func TestVenvKeyFollowsLocalPackages(t *testing.T) {
 	assert.Equal(t, filepath.Join(root, "packages/sandbox-runtime"), locals[0].Dir)
 
 	py := semver.MustParse("3.12.1")
-	k1, err := venvKey(app, py)
+	k1, err := VenvKey(app, py)
 	require.NoError(t, err)
-	k2, err := venvKey(app, semver.MustParse("3.13.0"))
+	k2, err := VenvKey(app, semver.MustParse("3.13.0"))
 	require.NoError(t, err)
 	assert.NotEqual(t, k1, k2, "another interpreter, another environment")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "packages/sandbox-runtime/src/sandbox_runtime/entrypoint.py"), []byte("changed\n"), 0o644))
-	k3, err := venvKey(app, py)
+	k3, err := VenvKey(app, py)
 	require.NoError(t, err)
 	assert.NotEqual(t, k1, k3, "the installed copy of a local package must not go stale")
 }
 
 func TestRedactAndTail(t *testing.T) {
-	assert.Equal(t, "token [redacted] and [redacted]", redactAll("token as-secret-1 and as-secret-1-longer", []string{"as-secret-1", "as-secret-1-longer", "x"}))
+	assert.Equal(t, "token [redacted] and [redacted]", RedactAll("token as-secret-1 and as-secret-1-longer", []string{"as-secret-1", "as-secret-1-longer", "x"}))
 	w := &tailWriter{max: 2}
 	_, _ = w.Write([]byte("one\ntwo\r\nthree\n\nfou"))
 	_, _ = w.Write([]byte("r"))
@@ -127,13 +127,15 @@ func TestStepFailureQuotesRedactedOutput(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("needs sh")
 	}
-	r := &Runner{OutputLines: 3}
-	err := r.step(context.Background(), "deploy", t.TempDir(), os.Environ(), Target{TokenSecret: "as-very-secret"},
-		"sh", "-c", `echo start; echo "token $0" >&2; echo last; exit 3`, "as-very-secret")
+	var streamed []string
+	r := &Runner{Label: "e2b", OutputLines: 3, Redact: []string{"as-very-secret"}, Progress: func(s string) { streamed = append(streamed, s) }}
+	err := r.Run(context.Background(), Step{Name: "deploy", Dir: t.TempDir(), Stream: true,
+		Args: []string{"sh", "-c", `echo start; echo "token $0" >&2; echo last; exit 3`, "as-very-secret"}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "modaldeploy: deploy failed: exit status 3")
+	assert.Contains(t, err.Error(), "e2b: deploy failed: exit status 3")
 	assert.Contains(t, err.Error(), "token [redacted]\nlast")
 	assert.NotContains(t, err.Error(), "as-very-secret")
+	assert.Equal(t, []string{"e2b: start", "e2b: token [redacted]", "e2b: last"}, streamed, "each line streamed as progress, redacted")
 }
 
 func TestCancelKillsTheProcessGroup(t *testing.T) {
@@ -146,7 +148,7 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, cancel)
 	r := &Runner{}
 	t0 := time.Now()
-	err := r.quiet(ctx, "sleeper", dir, os.Environ(), "sh", "-c", `sleep 30 & echo $! > `+pidFile+`; wait`)
+	err := r.Run(ctx, Step{Name: "sleeper", Dir: dir, Args: []string{"sh", "-c", `sleep 30 & echo $! > ` + pidFile + `; wait`}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cancelled")
 	assert.Less(t, time.Since(t0), 10*time.Second)
@@ -166,4 +168,35 @@ func gone(pid string) bool {
 		return true
 	}
 	return exec.Command("kill", "-0", pid).Run() != nil
+}
+
+func TestStepEnvironmentIsReduced(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs sh")
+	}
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "developer-credential")
+	t.Setenv("PYTHONPATH", "/elsewhere")
+	t.Setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
+	t.Setenv("HOME", "/home/builder-test")
+	var lines []string
+	r := &Runner{Progress: func(s string) { lines = append(lines, s) }}
+	err := r.Run(context.Background(), Step{Name: "env", Dir: t.TempDir(), Stream: true, Env: []string{"E2B_TEMPLATE_ID=tpl", "HOME=/home/own"},
+		Args: []string{"sh", "-c", `env | sort`}})
+	require.NoError(t, err)
+	out := strings.Join(lines, "\n")
+	assert.Contains(t, out, "builder: E2B_TEMPLATE_ID=tpl", "the builder's own variables")
+	assert.Contains(t, out, "builder: PIP_INDEX_URL=http://127.0.0.1:1/simple", "how to reach the registry")
+	assert.Contains(t, out, "builder: HOME=/home/own", "the step's value wins")
+	assert.NotContains(t, out, "developer-credential")
+	assert.NotContains(t, out, "PYTHONPATH")
+}
+
+func TestStepTimeoutIsReported(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs sh")
+	}
+	r := &Runner{Label: "e2b", Timeout: 200 * time.Millisecond}
+	err := r.Run(context.Background(), Step{Name: "python build-template.py", Dir: t.TempDir(), Args: []string{"sh", "-c", "echo building; sleep 30"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "e2b: python build-template.py failed: timed out after 200ms; its last output:\nbuilding")
 }

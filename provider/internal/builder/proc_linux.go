@@ -1,6 +1,6 @@
 //go:build linux
 
-package modaldeploy
+package builder
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package modaldeploy
+package builder
 
 import (
 	"crypto/sha256"
@@ -40,7 +40,7 @@ func SourceDigest(dir string, patterns []string) (string, error) {
 	for _, p := range patterns {
 		matched, err := expand(root, p)
 		if err != nil {
-			return "", fmt.Errorf("modaldeploy: digest of %s: %w", p, err)
+			return "", fmt.Errorf("builder: digest of %s: %w", p, err)
 		}
 		if len(matched) == 0 {
 			fmt.Fprintf(h, "absent %s\x00", p)
@@ -52,7 +52,7 @@ func SourceDigest(dir string, patterns []string) (string, error) {
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		sum, err := fileSum(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
-			return "", fmt.Errorf("modaldeploy: digest: %w", err)
+			return "", fmt.Errorf("builder: digest: %w", err)
 		}
 		fmt.Fprintf(h, "file %s %s\x00", name, sum)
 	}
@@ -64,7 +64,7 @@ func SourceDigest(dir string, patterns []string) (string, error) {
 func CheckoutRoot(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("modaldeploy: %w", err)
+		return "", fmt.Errorf("builder: %w", err)
 	}
 	if st, err := os.Stat(filepath.Join(abs, "packages")); err == nil && st.IsDir() {
 		return abs, nil
@@ -72,7 +72,7 @@ func CheckoutRoot(dir string) (string, error) {
 	if filepath.Base(filepath.Dir(abs)) == "packages" {
 		return filepath.Dir(filepath.Dir(abs)), nil
 	}
-	return "", fmt.Errorf("modaldeploy: %s is neither an Open-Inspect checkout (no packages/) nor a package inside one", dir)
+	return "", fmt.Errorf("builder: %s is neither an Open-Inspect checkout (no packages/) nor a package inside one", dir)
 }
 
 // skipped are files a digest ignores: caches the sources' own use writes.
@@ -187,7 +187,7 @@ func localPackages(appDir string, lock []byte) ([]localPackage, error) {
 		} `toml:"package"`
 	}
 	if err := toml.Unmarshal(lock, &parsed); err != nil {
-		return nil, fmt.Errorf("modaldeploy: parse uv.lock: %w", err)
+		return nil, fmt.Errorf("builder: parse uv.lock: %w", err)
 	}
 	var out []localPackage
 	for _, p := range parsed.Package {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package modaldeploy
+package builder
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 
 // helperEnv makes the test binary act as a provider that starts a deploy
 // step and is then killed (see TestMain).
-const helperEnv = "MODALDEPLOY_TEST_KILLED_PARENT"
+const helperEnv = "BUILDER_TEST_KILLED_PARENT"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(helperEnv); dir != "" {
@@ -39,8 +39,8 @@ func killedParent(dir string) {
 	go func() {
 		// A stand-in for `modal deploy`: records its pid, then runs long.
 		r := &Runner{}
-		err := r.quiet(context.Background(), "long child", dir, os.Environ(), "/bin/sh", "-c",
-			"echo $$ > child.pid.tmp && mv child.pid.tmp child.pid && exec sleep 300")
+		err := r.Run(context.Background(), Step{Name: "long child", Dir: dir, Args: []string{"/bin/sh", "-c",
+			"echo $$ > child.pid.tmp && mv child.pid.tmp child.pid && exec sleep 300"}})
 		fmt.Fprintln(os.Stderr, "child ended before the parent was killed:", err)
 		os.Exit(3)
 	}()

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package modaldeploy
+package builder
 
 import (
 	"os/exec"

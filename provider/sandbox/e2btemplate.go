@@ -1,0 +1,539 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/e2bapi"
+)
+
+// E2bTemplate is an installation's E2B sandbox template, built by
+// upstream's own builder (packages/e2b-infra/build-template.py, with the
+// e2b SDK its uv.lock pins) under a name made from a digest of everything
+// that build reads, so a new build never replaces the template running
+// sandboxes use.
+type E2bTemplate struct {
+	// Now is the clock superseded templates' grace periods are measured
+	// with; nil means time.Now.
+	Now func() time.Time
+	// Timeout bounds the builder (default builder.DefaultTimeout).
+	Timeout time.Duration
+}
+
+// E2bTemplateToken is the E2bTemplate resource's type token.
+const E2bTemplateToken = "openinspect:index:E2bTemplate"
+
+// E2B template defaults: upstream's e2b_template_cpu and
+// e2b_template_memory_mb.
+const (
+	defaultE2BCPU      = 2
+	defaultE2BMemoryMB = 4096
+)
+
+// e2bBuilderDir and e2bRuntimeDir are where the build reads, relative to
+// a checkout root.
+const (
+	e2bBuilderDir = "packages/e2b-infra"
+	e2bRuntimeDir = "packages/sandbox-runtime/src"
+	e2bBuilder    = "build-template.py"
+)
+
+// e2bSessionMetadata is the sandbox metadata key holding the session a
+// sandbox belongs to (inferred from upstream's provider, which writes
+// session, sandbox and repository keys).
+const e2bSessionMetadata = "sessionId"
+
+// E2bTemplateArgs are the inputs of an E2bTemplate.
+type E2bTemplateArgs struct {
+	Source             string  `pulumi:"source"`
+	NamePrefix         string  `pulumi:"namePrefix"`
+	APIURL             string  `pulumi:"apiUrl,optional"`
+	APIKey             string  `pulumi:"apiKey" provider:"secret"`
+	TemplateID         *string `pulumi:"templateId,optional"`
+	CPU                *int    `pulumi:"cpu,optional"`
+	MemoryMB           *int    `pulumi:"memoryMb,optional"`
+	GracePeriodSeconds *int    `pulumi:"gracePeriodSeconds,optional"`
+	D1DatabaseID       string  `pulumi:"d1DatabaseId,optional"`
+	KeepOnDelete       bool    `pulumi:"keepOnDelete,optional"`
+}
+
+// E2bTemplateState is what the provider records.
+type E2bTemplateState struct {
+	E2bTemplateArgs
+	// Name is the template sessions start from: <namePrefix>-<first 12 of
+	// digest>, or templateId when given.
+	Name       string               `pulumi:"name"`
+	Digest     string               `pulumi:"digest"`
+	E2bID      string               `pulumi:"e2bTemplateId"`
+	Status     string               `pulumi:"status"`
+	Built      bool                 `pulumi:"built"`
+	Superseded []SupersededSnapshot `pulumi:"superseded,optional"`
+}
+
+var (
+	_ infer.ExplicitDependencies[E2bTemplateArgs, E2bTemplateState] = (*E2bTemplate)(nil)
+	_ infer.CustomCheck[E2bTemplateArgs]                            = (*E2bTemplate)(nil)
+	_ infer.CustomDiff[E2bTemplateArgs, E2bTemplateState]           = (*E2bTemplate)(nil)
+	_ infer.CustomUpdate[E2bTemplateArgs, E2bTemplateState]         = (*E2bTemplate)(nil)
+	_ infer.CustomRead[E2bTemplateArgs, E2bTemplateState]           = (*E2bTemplate)(nil)
+	_ infer.CustomDelete[E2bTemplateState]                          = (*E2bTemplate)(nil)
+)
+
+// Annotate documents the resource.
+func (e *E2bTemplate) Annotate(a infer.Annotator) {
+	a.Describe(e, "An installation's E2B sandbox template, built by upstream's own builder ("+e2bBuilderDir+"/"+e2bBuilder+
+		", run with the e2b SDK its uv.lock pins, in a cached environment) from the checkout. It is named "+
+		"<namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new template first "+
+		"and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as "+
+		"progress; a failed build fails with the builder's own message and the next up retries it. With templateId "+
+		"nothing is built.\n\nOn delete, the sandboxes of the installation's templates and of the sessions its D1 "+
+		"database records are killed and the templates it built are deleted; another installation's are never touched.")
+}
+
+// Annotate documents the inputs.
+func (a *E2bTemplateArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.Source, "An Open-Inspect checkout root holding "+e2bBuilderDir+" and the sandbox runtime.")
+	an.Describe(&a.NamePrefix, "The first part of every template name, unique to the installation (lowercase letters, digits, '-', '_').")
+	an.Describe(&a.APIURL, "E2B REST API base URL (default "+e2bapi.DefaultAPIURL+").")
+	an.Describe(&a.APIKey, "E2B API key.")
+	an.Describe(&a.TemplateID, "Use this existing template and build nothing (upstream's e2b_template_id).")
+	an.Describe(&a.CPU, "vCPUs of the template's sandboxes (default 2).")
+	an.Describe(&a.MemoryMB, "Memory of the template's sandboxes in MB, an even number (default 4096).")
+	an.Describe(&a.GracePeriodSeconds, "How long a superseded template is kept before a later up deletes it (default 86400, a day).")
+	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions' sandboxes are killed on delete.")
+	an.Describe(&a.KeepOnDelete, "Keep the templates and sandboxes on delete (the installation's Orphan policy) and say what was kept.")
+}
+
+// Annotate documents the outputs.
+func (s *E2bTemplateState) Annotate(a infer.Annotator) {
+	a.Describe(&s.Name, "The template's name (the control plane's E2B_TEMPLATE_ID).")
+	a.Describe(&s.Digest, "SHA-256 of the builder, the runtime and the template's size; empty with templateId.")
+	a.Describe(&s.E2bID, "E2B's ID of the template.")
+	a.Describe(&s.Status, "The template's latest build status as last seen (ready once built).")
+	a.Describe(&s.Built, "Whether this resource built the template (false with templateId).")
+	a.Describe(&s.Superseded, "Replaced templates still kept.")
+}
+
+// WireDependencies makes the name and digest known in a preview: both come
+// from local files, so E2B_TEMPLATE_ID is known before anything is built.
+func (*E2bTemplate) WireDependencies(f infer.FieldSelector, args *E2bTemplateArgs, state *E2bTemplateState) {
+	f.OutputField(&state.Name).AlwaysKnown()
+	f.OutputField(&state.Digest).AlwaysKnown()
+	f.OutputField(state).DependsOn(f.InputField(args))
+}
+
+var e2bPrefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,80}$`)
+
+// Check validates the inputs before any remote call.
+func (*E2bTemplate) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[E2bTemplateArgs], error) {
+	args, failures, err := infer.DefaultCheck[E2bTemplateArgs](ctx, req.NewInputs)
+	if err != nil {
+		return infer.CheckResponse[E2bTemplateArgs]{}, err
+	}
+	bad := func(property, format string, a ...any) {
+		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
+	}
+	override := common.Deref(args.TemplateID, "")
+	if override == "" && !common.IsUnknown(req.NewInputs, "source") {
+		if _, err := e2bBuilderRoot(args.Source); err != nil {
+			bad("source", "%v", err)
+		}
+	}
+	if !common.IsUnknown(req.NewInputs, "namePrefix") && !e2bPrefixPattern.MatchString(args.NamePrefix) {
+		bad("namePrefix", "%q: use lowercase letters, digits, '_' and '-' (at most 81), starting with a letter or digit", args.NamePrefix)
+	}
+	if !common.IsUnknown(req.NewInputs, "apiKey") && strings.TrimSpace(args.APIKey) == "" {
+		bad("apiKey", "required: an E2B API key")
+	}
+	if !common.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+		if _, err := e2bapi.New(args.APIURL, "x"); err != nil {
+			bad("apiUrl", "%q is not an http(s) URL", args.APIURL)
+		}
+	}
+	if c := args.CPU; c != nil && (*c < 1 || *c > 8) {
+		bad("cpu", "must be between 1 and 8, got %d", *c)
+	}
+	if m := args.MemoryMB; m != nil && (*m < 512 || *m%2 != 0) {
+		bad("memoryMb", "must be an even number of at least 512, got %d", *m)
+	}
+	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
+		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
+	}
+	return infer.CheckResponse[E2bTemplateArgs]{Inputs: args, Failures: failures}, nil
+}
+
+// e2bBuilderRoot is the checkout root holding the builder and the runtime.
+func e2bBuilderRoot(source string) (string, error) {
+	if source == "" {
+		return "", errors.New("required: an Open-Inspect checkout")
+	}
+	root, err := builder.CheckoutRoot(source)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range []string{e2bBuilderDir + "/" + e2bBuilder, e2bBuilderDir + "/uv.lock"} {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err != nil {
+			return "", fmt.Errorf("%s is missing: the E2B builder is upstream's %s", filepath.Join(root, filepath.FromSlash(f)), f)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(root, filepath.FromSlash(e2bRuntimeDir))); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("%s is missing: the sandbox runtime is upstream's %s", filepath.Join(root, filepath.FromSlash(e2bRuntimeDir)), e2bRuntimeDir)
+	}
+	return root, nil
+}
+
+// e2bDigestPatterns are the files the build reads: the builder's own top
+// level (not a .venv, nor the runtime copy upstream's script stages beside
+// itself) and the runtime.
+var e2bDigestPatterns = []string{
+	e2bBuilderDir + "/*.py", e2bBuilderDir + "/*.Dockerfile", e2bBuilderDir + "/*.sh",
+	e2bBuilderDir + "/pyproject.toml", e2bBuilderDir + "/uv.lock", e2bRuntimeDir + "/**",
+}
+
+// templatePlan is what a build would make.
+type templatePlan struct {
+	root, name, digest string
+	cpu, memoryMB      int
+	override           bool
+}
+
+// planTemplate names the template: the override, or the prefix and a
+// digest of the builder's directory, the runtime and the size.
+func planTemplate(args E2bTemplateArgs) (templatePlan, error) {
+	pl := templatePlan{cpu: common.Deref(args.CPU, defaultE2BCPU), memoryMB: common.Deref(args.MemoryMB, defaultE2BMemoryMB)}
+	if id := common.Deref(args.TemplateID, ""); id != "" {
+		pl.name, pl.override = id, true
+		return pl, nil
+	}
+	root, err := e2bBuilderRoot(args.Source)
+	if err != nil {
+		return pl, fmt.Errorf("source: %w", err)
+	}
+	files, err := builder.SourceDigest(root, e2bDigestPatterns)
+	if err != nil {
+		return pl, fmt.Errorf("source: %w", err)
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00cpu %d\x00memory %d", files, pl.cpu, pl.memoryMB)))
+	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
+	pl.name = args.NamePrefix + "-" + pl.digest[:12]
+	return pl, nil
+}
+
+// E2bTemplateName is the name an E2bTemplate with these inputs gives its
+// template, from local files alone: the installation hands it to the
+// control plane, which is uploaded before the template is built.
+func E2bTemplateName(source, namePrefix string, cpu, memoryMB *int) (string, error) {
+	pl, err := planTemplate(E2bTemplateArgs{Source: source, NamePrefix: namePrefix, CPU: cpu, MemoryMB: memoryMB})
+	return pl.name, err
+}
+
+func (e *E2bTemplate) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func e2bGrace(a E2bTemplateArgs) time.Duration { return graceOf(a.GracePeriodSeconds) }
+
+// expired are the superseded templates whose grace period ended.
+func (e *E2bTemplate) expired(state E2bTemplateState, grace time.Duration) []string {
+	return expiredAt(state.Superseded, e.now(), grace)
+}
+
+const e2bReady = "ready"
+
+// Diff decides from state and local files alone (no E2B call): a new
+// digest rebuilds, an unfinished build retries, an ended grace period
+// collects.
+func (e *E2bTemplate) Diff(ctx context.Context, req infer.DiffRequest[E2bTemplateArgs, E2bTemplateState]) (infer.DiffResponse, error) {
+	olds, news := req.State, req.Inputs
+	plan, err := planTemplate(news)
+	if err != nil {
+		return infer.DiffResponse{}, err
+	}
+	log := p.GetLogger(ctx)
+	detailed := map[string]p.PropertyDiff{}
+	switch {
+	case plan.name != olds.Name && plan.override:
+		detailed["templateId"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	case plan.name != olds.Name:
+		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+		log.Infof("e2b template: rebuild as %s: digest %s -> %s; %s is kept for %s", plan.name,
+			short(olds.Digest), short(plan.digest), olds.Name, e2bGrace(news))
+	case !plan.override && olds.Status != e2bReady:
+		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+		log.Infof("e2b template %s: build pending (last seen %q)", plan.name, olds.Status)
+	}
+	if names := e.expired(olds, e2bGrace(news)); len(names) > 0 {
+		detailed["superseded"] = p.PropertyDiff{Kind: p.Update}
+		log.Infof("e2b template: grace period over, deleting %s", strings.Join(names, ", "))
+	}
+	for key, changed := range map[string]bool{
+		"source":             olds.Source != news.Source,
+		"apiUrl":             olds.APIURL != news.APIURL,
+		"apiKey":             olds.APIKey != news.APIKey,
+		"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+		"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
+		"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
+		"namePrefix":         olds.NamePrefix != news.NamePrefix,
+	} {
+		if _, set := detailed[key]; changed && !set {
+			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+		}
+	}
+	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+}
+
+// Create builds the template (or takes the override). In a preview it
+// only names it.
+func (e *E2bTemplate) Create(ctx context.Context, req infer.CreateRequest[E2bTemplateArgs]) (infer.CreateResponse[E2bTemplateState], error) {
+	override := common.Deref(req.Inputs.TemplateID, "")
+	if req.DryRun && override == "" && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
+		return infer.CreateResponse[E2bTemplateState]{Output: E2bTemplateState{E2bTemplateArgs: req.Inputs}}, nil
+	}
+	plan, err := planTemplate(req.Inputs)
+	if err != nil {
+		return infer.CreateResponse[E2bTemplateState]{}, err
+	}
+	state := E2bTemplateState{E2bTemplateArgs: req.Inputs, Name: plan.name, Digest: plan.digest}
+	if req.DryRun {
+		return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state}, nil
+	}
+	if err := e.ensure(ctx, plan, &state); err != nil {
+		// Record what exists so the next up retries rather than finding a stranger.
+		return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state},
+			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+	}
+	return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state}, nil
+}
+
+// ensure makes plan's template exist: the override is looked up, anything
+// else built by the builder; state records what was seen.
+func (e *E2bTemplate) ensure(ctx context.Context, plan templatePlan, state *E2bTemplateState) error {
+	client, err := e2bapi.New(state.APIURL, state.APIKey)
+	if err != nil {
+		return err
+	}
+	if plan.override {
+		t, found, err := client.TemplateByName(ctx, plan.name)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("templateId: E2B has no template %q", plan.name)
+		}
+		state.E2bID, state.Status, state.Built = t.ID, t.BuildStatus, false
+		return nil
+	}
+	state.Built = true
+	state.Status = "building"
+	if err := e.runBuilder(ctx, plan, state); err != nil {
+		state.Status = "error"
+		return err
+	}
+	t, found, err := client.TemplateByName(ctx, plan.name)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("e2b template %q does not exist after %s succeeded", plan.name, e2bBuilder)
+	}
+	state.E2bID, state.Status = t.ID, t.BuildStatus
+	if t.BuildStatus != e2bReady {
+		return fmt.Errorf("e2b template %q is %s after %s succeeded", plan.name, t.BuildStatus, e2bBuilder)
+	}
+	p.GetLogger(ctx).Infof("e2b template %s is ready (%s)", plan.name, t.ID)
+	return nil
+}
+
+// runBuilder runs upstream's build-template.py with its locked SDK.
+func (e *E2bTemplate) runBuilder(ctx context.Context, plan templatePlan, state *E2bTemplateState) error {
+	cfg := config.FromContext(ctx)
+	python, err := cfg.Python()
+	if err != nil {
+		return err
+	}
+	cache, err := cfg.CacheRoot()
+	if err != nil {
+		return err
+	}
+	log := p.GetLogger(ctx)
+	r := &builder.Runner{Label: "e2b", Python: python, CacheDir: filepath.Join(cache, "e2b-venvs"),
+		Progress: func(s string) { log.InfoStatus(s) }, Redact: []string{state.APIKey}, Timeout: e.Timeout}
+	dir := filepath.Join(plan.root, filepath.FromSlash(e2bBuilderDir))
+	venv, err := r.Environment(ctx, dir)
+	if err != nil {
+		return err
+	}
+	apiURL := state.APIURL
+	if apiURL == "" {
+		apiURL = e2bapi.DefaultAPIURL
+	}
+	log.InfoStatusf("e2b: building template %s", plan.name)
+	return r.Run(ctx, builder.Step{Name: "python " + e2bBuilder, Dir: dir, Stream: true,
+		Env: append(venv.Env(),
+			"E2B_API_URL="+apiURL,
+			"E2B_API_KEY="+state.APIKey,
+			"E2B_TEMPLATE_ID="+plan.name,
+			"E2B_TEMPLATE_CPU="+strconv.Itoa(plan.cpu),
+			"E2B_TEMPLATE_MEMORY_MB="+strconv.Itoa(plan.memoryMB),
+			"COLUMNS=200",
+		),
+		Args: []string{venv.Python(), e2bBuilder}})
+}
+
+// Update builds the new template when the digest moved (or the last build
+// did not finish), retiring the old one only once the new one is ready,
+// then deletes what outlived its grace period.
+func (e *E2bTemplate) Update(ctx context.Context, req infer.UpdateRequest[E2bTemplateArgs, E2bTemplateState]) (infer.UpdateResponse[E2bTemplateState], error) {
+	plan, err := planTemplate(req.Inputs)
+	if err != nil {
+		return infer.UpdateResponse[E2bTemplateState]{}, err
+	}
+	state := req.State
+	state.E2bTemplateArgs = req.Inputs
+	if req.DryRun {
+		state.Name, state.Digest = plan.name, plan.digest
+		return infer.UpdateResponse[E2bTemplateState]{Output: state}, nil
+	}
+	if plan.name != state.Name || state.Status != e2bReady {
+		previous, previousReady, previousBuilt := state.Name, state.Status == e2bReady, state.Built
+		state.Name, state.Digest, state.E2bID = plan.name, plan.digest, ""
+		err := e.ensure(ctx, plan, &state)
+		if previous != "" && previous != plan.name && previousBuilt && (err == nil || previousReady) {
+			// Sessions keep using the old one until its grace period ends.
+			state.Superseded = appendSuperseded(state.Superseded, previous, e.now())
+		}
+		if err != nil {
+			return infer.UpdateResponse[E2bTemplateState]{Output: state},
+				fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+		}
+	}
+	if names := e.expired(state, e2bGrace(req.Inputs)); len(names) > 0 {
+		client, err := e2bapi.New(state.APIURL, state.APIKey)
+		if err != nil {
+			return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
+		}
+		for _, name := range names {
+			p.GetLogger(ctx).InfoStatusf("e2b: deleting superseded template %s", name)
+			if err := client.DeleteTemplate(ctx, name); err != nil {
+				return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
+			}
+			state.Superseded = slices.DeleteFunc(state.Superseded, func(s SupersededSnapshot) bool { return s.Name == name })
+		}
+	}
+	return infer.UpdateResponse[E2bTemplateState]{Output: state}, nil
+}
+
+// Read refreshes the template's build status and forgets superseded ones
+// deleted elsewhere; a missing template is rebuilt by the next up.
+func (*E2bTemplate) Read(ctx context.Context, req infer.ReadRequest[E2bTemplateArgs, E2bTemplateState]) (infer.ReadResponse[E2bTemplateArgs, E2bTemplateState], error) {
+	state := req.State
+	client, err := e2bapi.New(state.APIURL, state.APIKey)
+	if err != nil {
+		return infer.ReadResponse[E2bTemplateArgs, E2bTemplateState]{}, err
+	}
+	list, err := client.Templates(ctx)
+	if err != nil {
+		return infer.ReadResponse[E2bTemplateArgs, E2bTemplateState]{}, err
+	}
+	byName := map[string]e2bapi.Template{}
+	for _, t := range list {
+		for _, n := range t.Names {
+			byName[n] = t
+		}
+	}
+	if t, found := byName[state.Name]; found {
+		state.E2bID, state.Status = t.ID, t.BuildStatus
+	} else {
+		state.E2bID, state.Status = "", "missing"
+	}
+	state.Superseded = slices.DeleteFunc(slices.Clone(state.Superseded), func(s SupersededSnapshot) bool { _, found := byName[s.Name]; return !found })
+	return infer.ReadResponse[E2bTemplateArgs, E2bTemplateState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
+}
+
+// Delete kills the installation's sandboxes and deletes the templates it
+// built (never an override), or says what it keeps.
+func (*E2bTemplate) Delete(ctx context.Context, req infer.DeleteRequest[E2bTemplateState]) (infer.DeleteResponse, error) {
+	state := req.State
+	var names []string
+	if state.Built && state.Name != "" {
+		names = append(names, state.Name)
+	}
+	for _, s := range state.Superseded {
+		names = append(names, s.Name)
+	}
+	log := p.GetLogger(ctx)
+	if state.KeepOnDelete {
+		log.Warningf("e2b templates %s and the installation's sandboxes kept (deletion policy Orphan)", strings.Join(names, ", "))
+		return infer.DeleteResponse{}, nil
+	}
+	client, err := e2bapi.New(state.APIURL, state.APIKey)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	sessions := map[string]bool{}
+	if state.D1DatabaseID != "" {
+		recorded, err := recordedSessions(ctx, state.D1DatabaseID)
+		if err != nil {
+			return infer.DeleteResponse{}, err
+		}
+		for _, s := range recorded {
+			sessions[s] = true
+		}
+	}
+	list, err := client.Templates(ctx)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	own := map[string]bool{} // E2B IDs of the templates this installation built
+	for _, t := range list {
+		for _, n := range t.Names {
+			if slices.Contains(names, n) {
+				own[t.ID] = true
+			}
+		}
+	}
+	sandboxes, err := client.Sandboxes(ctx, nil)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	killed := 0
+	for _, sb := range sandboxes {
+		// A sandbox of a template this installation built is its own (the
+		// template's name is), and blocks the template's deletion; so is one
+		// of a session its database records.
+		if !own[sb.TemplateID] && !sessions[sb.Metadata[e2bSessionMetadata]] {
+			continue
+		}
+		if err := client.KillSandbox(ctx, sb.ID); err != nil {
+			return infer.DeleteResponse{}, err
+		}
+		killed++
+	}
+	for _, name := range names {
+		log.InfoStatusf("e2b: deleting template %s", name)
+		if err := client.DeleteTemplate(ctx, name); err != nil {
+			return infer.DeleteResponse{}, err
+		}
+	}
+	log.Infof("e2b: %d sandboxes killed and %d templates deleted", killed, len(names))
+	return infer.DeleteResponse{}, nil
+}
