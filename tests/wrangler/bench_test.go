@@ -192,13 +192,15 @@ func sideBySide(b *testing.B) {
 	}
 
 	if bin, err := exec.LookPath("pulumi-resource-openinspect"); err == nil {
-		emu.ResetCounts()
-		rss, wall, err := pluginRSS(bin, emu)
-		if err != nil {
-			b.Fatal(err)
+		for _, fromFiles := range []bool{true, false} {
+			emu.ResetCounts()
+			m, err := pluginRSS(bin, emu, fromFiles, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows = append(rows, benchRow{op: pluginRSSOp(fromFiles), latency: "0 ms", path: "plugin", calls: emu.CloudflareCalls(), wall: m.wall,
+				note: m.note()})
 		}
-		rows = append(rows, benchRow{op: "five 5 MB Workers, concurrent Creates", latency: "0 ms", path: "plugin", calls: emu.CloudflareCalls(), wall: wall,
-			note: fmt.Sprintf("peak RSS %.1f MiB (plugin binary, VmHWM)", float64(rss)/(1<<20))})
 	} else {
 		rows = append(rows, benchRow{op: "five 5 MB Workers, concurrent Creates", latency: "0 ms", path: "plugin",
 			note: "not run: pulumi-resource-openinspect is not on PATH (make bench builds it into bin/)"})
