@@ -463,20 +463,24 @@ func scriptText(s *types.AssetOrArchive) ([]byte, error) {
 	return b, nil
 }
 
-// uploadModules are modules() as the upload sends them: a file asset's
-// bundle is named by its path and streamed from disk into the request,
-// never held in memory.
+// uploadModules are modules() as the upload sends them, without a copy: a
+// file asset's bundle is named by its path and streamed from disk into the
+// request, an inline one is sent from the input's string.
 func (a WorkerArgs) uploadModules() ([]cfapi.Module, error) {
-	if a.Script == nil || a.assetsOnly() {
-		return a.modules()
+	if a.assetsOnly() {
+		return nil, nil
 	}
-	path, err := scriptPath(a.Script)
-	if err != nil || path == "" {
-		return a.modules()
+	main := cfapi.Module{Name: a.mainModule(), Text: a.Content}
+	if a.Script != nil {
+		path, err := scriptPath(a.Script)
+		if err != nil {
+			return nil, err
+		}
+		main.Text, main.Path = a.Script.Asset.Text, path
 	}
-	out := []cfapi.Module{{Name: a.mainModule(), Path: path}}
+	out := []cfapi.Module{main}
 	for _, name := range slices.Sorted(maps.Keys(a.Modules)) {
-		out = append(out, cfapi.Module{Name: name, Content: []byte(a.Modules[name])})
+		out = append(out, cfapi.Module{Name: name, Text: a.Modules[name]})
 	}
 	return out, nil
 }

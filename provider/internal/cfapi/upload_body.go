@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/cloudflare/cloudflare-go/v4/option"
 )
@@ -66,7 +67,7 @@ func (u ScriptUpload) uploadBody(meta []byte) (*uploadBody, error) {
 // size is the module's length: its content's, or its file's now.
 func (m *Module) size() (int64, error) {
 	if m.Path == "" {
-		return int64(len(m.Content)), nil
+		return int64(len(m.Content) + len(m.Text)), nil
 	}
 	info, err := os.Stat(m.Path)
 	if err != nil {
@@ -141,7 +142,11 @@ func (r *bodyReader) start(s *bodySegment) error {
 		return nil
 	}
 	r.module, r.left = s, s.size
-	if s.module.Path == "" {
+	switch {
+	case s.module.Text != "":
+		r.current = strings.NewReader(s.module.Text)
+		return nil
+	case s.module.Path == "":
 		r.current = bytes.NewReader(s.module.Content)
 		return nil
 	}

@@ -15,7 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A module named by its path is streamed from the file: the request has a
+// A module named by its path is streamed from the file (and one given as
+// Text from its string): the request has a
 // Content-Length (not chunked), carries exactly MultipartBody's bytes, and
 // is sent whole again when Cloudflare answers 429 (the retry re-reads the
 // file).
@@ -25,7 +26,7 @@ func TestUploadScriptStreamsModuleFileAndRetries(t *testing.T) {
 	code := "export default { fetch() { return new Response('" + strings.Repeat("x", 300_000) + "') } }"
 	require.NoError(t, os.WriteFile(bundle, []byte(code), 0o644))
 	up := ScriptUpload{Name: "w", MainModule: "index.js", CompatibilityDate: "2025-01-01",
-		Modules: []Module{{Name: "index.js", Path: bundle}, {Name: "lib.txt", Content: []byte("hello")}}}
+		Modules: []Module{{Name: "index.js", Path: bundle}, {Name: "lib.txt", Text: "hello"}}}
 	wantType, want, err := ScriptUpload{Name: "w", MainModule: "index.js", CompatibilityDate: "2025-01-01",
 		Modules: []Module{{Name: "index.js", Content: []byte(code)}, {Name: "lib.txt", Content: []byte("hello")}}}.MultipartBody()
 	require.NoError(t, err)

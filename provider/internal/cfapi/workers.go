@@ -49,11 +49,13 @@ type Migration struct {
 	DeletedClasses   []string `json:"deleted_classes,omitempty"`
 }
 
-// Module is one file of an ES module worker: its content, or the file it
-// is read from while the upload is sent (Path set, Content unused).
+// Module is one file of an ES module worker. Its source is one of Content;
+// Text, the input's string sent as it is (no copy of a bundle given inline);
+// or Path, a file read while the upload is sent.
 type Module struct {
 	Name    string
 	Content []byte
+	Text    string
 	Path    string
 }
 
