@@ -102,7 +102,7 @@ func (*KvNamespace) Create(ctx context.Context, req infer.CreateRequest[KvNamesp
 			return client.CreateNamespace(ctx, req.Inputs.Title)
 		},
 		taken: func(err error) bool { return cfapi.HasCode(err, cfapi.CodeNamespaceTitleTaken) },
-		id: func(ns cfapi.Namespace) string { return ns.ID },
+		id:    func(ns cfapi.Namespace) string { return ns.ID },
 		evidence: func(ctx context.Context, ns cfapi.Namespace) (string, bool, error) {
 			return kvEvidence(ctx, client, ns.ID)
 		},
