@@ -101,7 +101,8 @@ func (*KvNamespace) Create(ctx context.Context, req infer.CreateRequest[KvNamesp
 		create: func(ctx context.Context) (cfapi.Namespace, error) {
 			return client.CreateNamespace(ctx, req.Inputs.Title)
 		},
-		id: func(ns cfapi.Namespace) string { return ns.ID },
+		taken: func(err error) bool { return cfapi.HasCode(err, cfapi.CodeNamespaceTitleTaken) },
+		id:    func(ns cfapi.Namespace) string { return ns.ID },
 		evidence: func(ctx context.Context, ns cfapi.Namespace) (string, bool, error) {
 			return kvEvidence(ctx, client, ns.ID)
 		},

@@ -207,6 +207,13 @@ type claim[T any] struct {
 	// one other than this installation refuses the create. It replaces mark
 	// after a create. nil for kinds that carry their own evidence.
 	reserve func(context.Context) (holder string, err error)
+	// taken, for kinds without reserve whose create refuses a name in use,
+	// reports that refusal. The create is then tried first and the account
+	// searched only when the name is taken, so a create costs no listing
+	// of the account (whose size is every other installation's). Same
+	// outcome as finding first: a free name is created and recorded, a
+	// taken one goes through the found object's evidence.
+	taken func(error) bool
 }
 
 // adoptHint is what to do about an unowned object in the way: the inputs
@@ -217,6 +224,15 @@ const adoptHint = "set adoptExisting: true on the OpenInspect component (or on t
 // run returns the object and whether it was adopted rather than created.
 func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 	var zero T
+	if c.taken != nil && c.reserve == nil {
+		created, err := c.create(ctx)
+		if err == nil {
+			return created, false, c.record(ctx, created)
+		}
+		if !c.taken(err) {
+			return zero, false, err
+		}
+	}
 	existing, found, err := c.find(ctx)
 	if err != nil {
 		return zero, false, err

@@ -313,14 +313,31 @@ func ScriptFileProblem(path string) string {
 }
 
 func scriptProblem(s *types.AssetOrArchive) string {
-	text, err := scriptText(s)
+	size, err := scriptSize(s)
 	switch {
 	case err != nil:
 		return err.Error()
-	case len(text) == 0:
+	case size == 0:
 		return "the script asset is empty"
 	}
 	return ""
+}
+
+// scriptSize is the main module's length, read from the file system for a
+// file (the bundle is not read to find it).
+func scriptSize(s *types.AssetOrArchive) (int64, error) {
+	path, err := scriptPath(s)
+	if err != nil || path == "" {
+		return int64(len(s.Asset.Text)), err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading script %s: %w", path, err)
+	}
+	if info.IsDir() {
+		return 0, fmt.Errorf("reading script %s: it is a directory", path)
+	}
+	return info.Size(), nil
 }
 
 // validate returns every problem with the inputs, each naming its field.
@@ -418,23 +435,54 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 
 // --- hashing and the upload ---------------------------------------------------
 
-// scriptText reads the main module from a text or file asset.
-func scriptText(s *types.AssetOrArchive) ([]byte, error) {
+// scriptPath is the file of a file asset, "" for a text asset.
+func scriptPath(s *types.AssetOrArchive) (string, error) {
 	if s.Asset == nil {
-		return nil, fmt.Errorf("the script must be an asset (a file or a string), not an archive")
+		return "", fmt.Errorf("the script must be an asset (a file or a string), not an archive")
 	}
 	a := s.Asset
 	switch {
 	case a.IsText():
-		return []byte(a.Text), nil
+		return "", nil
 	case a.IsPath():
-		b, err := os.ReadFile(a.Path)
-		if err != nil {
-			return nil, fmt.Errorf("reading script %s: %w", a.Path, err)
-		}
-		return b, nil
+		return a.Path, nil
 	}
-	return nil, fmt.Errorf("the script asset must be a file or a string, not a remote URI")
+	return "", fmt.Errorf("the script asset must be a file or a string, not a remote URI")
+}
+
+// scriptText reads the main module from a text or file asset.
+func scriptText(s *types.AssetOrArchive) ([]byte, error) {
+	path, err := scriptPath(s)
+	if err != nil || path == "" {
+		return []byte(s.Asset.Text), err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading script %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// uploadModules are modules() as the upload sends them, without a copy: a
+// file asset's bundle is named by its path and streamed from disk into the
+// request, an inline one is sent from the input's string.
+func (a WorkerArgs) uploadModules() ([]cfapi.Module, error) {
+	if a.assetsOnly() {
+		return nil, nil
+	}
+	main := cfapi.Module{Name: a.mainModule(), Text: a.Content}
+	if a.Script != nil {
+		path, err := scriptPath(a.Script)
+		if err != nil {
+			return nil, err
+		}
+		main.Text, main.Path = a.Script.Asset.Text, path
+	}
+	out := []cfapi.Module{main}
+	for _, name := range slices.Sorted(maps.Keys(a.Modules)) {
+		out = append(out, cfapi.Module{Name: name, Text: a.Modules[name]})
+	}
+	return out, nil
 }
 
 // modules returns the upload's modules, the main module first.
@@ -503,11 +551,15 @@ func (a WorkerArgs) moduleDigests() ([][2]string, error) {
 	case a.Script != nil && a.Script.Asset != nil && a.Script.Asset.Hash != "":
 		main = a.Script.Asset.Hash
 	case a.Script != nil:
-		text, err := scriptText(a.Script)
+		path, err := scriptPath(a.Script)
 		if err != nil {
 			return nil, err
 		}
-		main = common.SHA256Hex(text)
+		if path == "" {
+			main = common.SHA256HexString(a.Script.Asset.Text)
+		} else if main, err = common.SHA256HexFile(path); err != nil {
+			return nil, err
+		}
 	default:
 		main = common.SHA256HexString(a.Content)
 	}

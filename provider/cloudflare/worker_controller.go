@@ -183,7 +183,7 @@ func (w *Worker) deploy(ctx context.Context, client *cfapi.Client, args WorkerAr
 // upload sends the script with its migrations, recovering from a moved
 // migration tag and from service binding targets that do not exist yet.
 func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerArgs, state *WorkerState) (cfapi.Script, error) {
-	modules, err := args.modules()
+	modules, err := args.uploadModules()
 	if err != nil {
 		return cfapi.Script{}, err
 	}

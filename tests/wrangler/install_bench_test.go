@@ -16,9 +16,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"text/tabwriter"
 	"time"
 
 	"github.com/pulumi/providertest/pulumitest"
@@ -64,10 +66,26 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// BenchmarkFullInstallation is the side-by-side table's full-installation
+// rows alone, with the breakdown: `go test -run '^$' -bench FullInstallation
+// -benchtime 1x ./tests/wrangler/` (needs make pulumi-tools and make provider).
+func BenchmarkFullInstallation(b *testing.B) {
+	for b.Loop() {
+		var rows []benchRow
+		for _, lat := range []time.Duration{0, 50 * time.Millisecond} {
+			rows = append(rows, fullInstallation(b, lat)...)
+		}
+		printTable(rows)
+	}
+}
+
 // fullInstallation returns the installation's row and its critical path's,
-// or one row saying why it did not run.
-func fullInstallation(b *testing.B) []benchRow {
+// with latency injected on every Cloudflare call, or one row saying why it
+// did not run. With latency it also prints the breakdown: when each child's
+// calls started and ended, so which waits on which shows.
+func fullInstallation(b *testing.B, latency time.Duration) []benchRow {
 	const op = "full installation (pulumi up, examples/yaml)"
+	label := fmt.Sprintf("%d ms", latency.Milliseconds())
 	path := os.Getenv("PATH") + string(os.PathListSeparator) + toolchain.BinDir()
 	b.Setenv("PATH", path)
 	var missing []string
@@ -83,7 +101,7 @@ func fullInstallation(b *testing.B) []benchRow {
 		missing = append(missing, plugin)
 	}
 	if len(missing) > 0 {
-		return []benchRow{{op: op, latency: "0 ms", path: "engine",
+		return []benchRow{{op: op, latency: label, path: "engine",
 			note: "not run: " + strings.Join(missing, ", ") + " missing (make pulumi-tools, make provider)"}}
 	}
 
@@ -130,34 +148,128 @@ func fullInstallation(b *testing.B) []benchRow {
 			b.Fatal(err)
 		}
 	}
+	if latency > 0 {
+		emu.InjectFault(emulator.Fault{Kind: emulator.FaultLatency, Latency: latency})
+	}
 	emu.ResetCounts()
 	start := time.Now()
 	pt.Up(benchPT{b})
 	wall := time.Since(start)
 	calls := emu.CloudflareCalls()
 
-	// The chain: D1 create -> migrations -> the control plane's upload.
-	var d1Start, cpEnd time.Time
+	// The chain nothing overlaps: the control plane's upload needs the D1
+	// database migrated and the sandbox (Modal) deployed, whose URL it
+	// carries; the web worker binds the control plane and is uploaded after
+	// it. The critical path runs from the up's first call to the web's
+	// upload; its gate is whichever of the migrations and the sandbox ends
+	// last before the control plane's upload starts.
+	var first, d1Start, migEnd, sandboxEnd, cpStart, cpEnd, webEnd time.Time
 	migrations := 0
 	log.mu.Lock()
 	for _, e := range log.entries {
+		if first.IsZero() || e.start.Before(first) {
+			first = e.start
+		}
 		switch {
 		case e.method == "POST" && strings.HasSuffix(e.path, "/d1/database") && d1Start.IsZero():
 			d1Start = e.start
 		case e.method == "POST" && strings.HasSuffix(e.path, "/query"):
 			migrations++
+			migEnd = later(migEnd, e.end)
 		case e.method == "PUT" && strings.HasSuffix(e.path, "/workers/scripts/open-inspect-control-plane-bench"):
-			cpEnd = e.end
+			cpStart, cpEnd = e.start, e.end
+		case e.method == "PUT" && strings.HasSuffix(e.path, "/workers/scripts/open-inspect-web-bench"):
+			webEnd = e.end
+		}
+	}
+	for _, e := range log.entries {
+		if strings.HasPrefix(e.path, "/modal.") && !cpStart.IsZero() && e.end.Before(cpStart) {
+			sandboxEnd = later(sandboxEnd, e.end)
 		}
 	}
 	log.mu.Unlock()
-	rows := []benchRow{{op: op, latency: "0 ms", path: "engine", calls: calls, wall: wall,
+	rows := []benchRow{{op: op, latency: label, path: "engine", calls: calls, wall: wall,
 		note: "engine start, plugin, every resource"}}
-	if d1Start.IsZero() || cpEnd.IsZero() {
-		return append(rows, benchRow{op: "  critical path inside it", latency: "0 ms", path: "engine", note: "not found in the request log"})
+	if d1Start.IsZero() || cpEnd.IsZero() || webEnd.IsZero() {
+		return append(rows, benchRow{op: "  critical path inside it", latency: label, path: "engine", note: "not found in the request log"})
 	}
-	critical := cpEnd.Sub(d1Start)
-	return append(rows, benchRow{op: "  critical path inside it", latency: "0 ms", path: "engine", wall: critical,
-		note: fmt.Sprintf("D1 create -> migrations (%d D1 queries) -> control-plane upload; %.0f%% of the up", migrations,
-			100*critical.Seconds()/wall.Seconds())})
+	if latency > 0 {
+		printBreakdown(log.children(start), label)
+	}
+	gate, gateName := migEnd, "migrations"
+	if sandboxEnd.After(migEnd) {
+		gate, gateName = sandboxEnd, "sandbox deploy"
+	}
+	at := func(t time.Time) string { return t.Sub(first).Round(10 * time.Millisecond).String() }
+	critical := webEnd.Sub(first)
+	return append(rows, benchRow{op: "  critical path inside it", latency: label, path: "engine", wall: critical,
+		note: fmt.Sprintf("first call -> D1 + %d queries done at %s, sandbox (Modal) at %s -> control-plane upload %s-%s (gated by the %s, waited %s) -> web upload done %s; the up is %.1fx it",
+			migrations, at(migEnd), at(sandboxEnd), at(cpStart), at(cpEnd), gateName, cpStart.Sub(gate).Round(time.Millisecond), at(webEnd),
+			wall.Seconds()/critical.Seconds())})
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// child is one resource's calls in the request log: what it addresses
+// (workers/scripts/NAME, d1/database/ID, queues/ID, ...), when its first
+// call started and its last ended, relative to the up's start.
+type child struct {
+	key        string
+	calls      int
+	start, end time.Duration
+}
+
+// children groups the log's Cloudflare calls by the object they address.
+func (l *requestLog) children(upStart time.Time) []child {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	byKey := map[string]*child{}
+	var order []*child
+	for _, e := range l.entries {
+		var key string
+		if rest, ok := strings.CutPrefix(e.path, "/client/v4/accounts/"); ok {
+			parts := strings.Split(rest, "/")[1:] // after the account ID
+			n := min(len(parts), 3)
+			if len(parts) >= 2 && parts[0] == "storage" {
+				n = min(len(parts), 4) // storage/kv/namespaces/ID
+			}
+			key = strings.Join(parts[:n], "/")
+		} else {
+			// Not Cloudflare (Modal's API, a worker's URL): no latency there.
+			parts := strings.Split(strings.TrimPrefix(e.path, "/"), "/")
+			key = "(not Cloudflare) /" + strings.Join(parts[:min(len(parts), 2)], "/")
+		}
+		c := byKey[key]
+		if c == nil {
+			c = &child{key: key, start: e.start.Sub(upStart)}
+			byKey[key] = c
+			order = append(order, c)
+		}
+		c.calls++
+		c.start = min(c.start, e.start.Sub(upStart))
+		c.end = max(c.end, e.end.Sub(upStart))
+	}
+	out := make([]child, 0, len(order))
+	for _, c := range order {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+// printBreakdown prints each child's span: a child that starts when another
+// ends is waiting on it (a dependency in the program's graph).
+func printBreakdown(children []child, label string) {
+	fmt.Printf("\nFull installation at %s per call: each child's Cloudflare calls, from the up's start\n\n", label)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "first call\tlast ends\tcalls\tchild")
+	for _, c := range children {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.start.Round(time.Millisecond), c.end.Round(time.Millisecond), c.calls, c.key)
+	}
+	_ = tw.Flush()
 }

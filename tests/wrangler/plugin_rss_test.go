@@ -13,16 +13,21 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -57,12 +62,61 @@ func bundle5MBBytes(seed int64) []byte {
 	return append(out, suffix...)
 }
 
-// pluginRSS runs the plugin binary bin against emu and returns its peak RSS
-// and the wall time of the five creates.
-func pluginRSS(bin string, emu *emulator.Server) (int64, time.Duration, error) {
+// pluginMemory is what pluginRSS measures of the plugin process.
+type pluginMemory struct {
+	// idle is the resident set after Configure, before any Create, and
+	// idleFile the part of it that is pages of the binary file itself
+	// (RssFile: code and read-only data the kernel maps in, shared and
+	// reclaimable, not heap).
+	idle, idleFile int64
+	// peak is VmHWM after the five creates.
+	peak int64
+	wall time.Duration
+}
+
+func (m pluginMemory) note() string {
+	return fmt.Sprintf("peak RSS %.1f MiB (plugin binary, VmHWM); idle %.1f MiB, of which %.1f MiB pages of the binary file",
+		mib(m.peak), mib(m.idle), mib(m.idleFile))
+}
+
+// pluginRSSOp names the measurement in the table.
+func pluginRSSOp(fromFiles bool) string {
+	if fromFiles {
+		return "five 5 MB Workers (script: file assets), concurrent Creates"
+	}
+	return "five 5 MB Workers (content: inline), concurrent Creates"
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// BenchmarkPluginRSS is the side-by-side table's plugin row alone, for
+// working on the upload path's memory: `go test -run '^$' -bench PluginRSS
+// -benchtime 1x ./tests/wrangler/` with bin/ on PATH (make provider).
+func BenchmarkPluginRSS(b *testing.B) {
+	bin, err := exec.LookPath("pulumi-resource-openinspect")
+	if err != nil {
+		b.Fatalf("the plugin binary is not on PATH (make provider builds it into bin/): %v", err)
+	}
+	for b.Loop() {
+		for _, fromFiles := range []bool{true, false} {
+			emu := startEmulator(b)
+			m, err := pluginRSS(bin, emu, fromFiles, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Printf("%s: %s, wall %s\n", pluginRSSOp(fromFiles), m.note(), m.wall.Round(time.Millisecond))
+		}
+	}
+}
+
+// pluginRSS runs the plugin binary bin against emu and returns its idle and
+// peak RSS and the wall time of the five creates. fromFiles sends each
+// bundle as a file asset written under dir, otherwise inline as content.
+func pluginRSS(bin string, emu *emulator.Server, fromFiles bool, dir string) (pluginMemory, error) {
+	var m pluginMemory
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	srv := grpc.NewServer()
 	pulumirpc.RegisterEngineServer(srv, fakeEngine{})
@@ -73,12 +127,12 @@ func pluginRSS(bin string, emu *emulator.Server) (int64, time.Duration, error) {
 	cmd.Env = append(os.Environ(), "PULUMI_DEBUG_GRPC=")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
@@ -94,16 +148,16 @@ func pluginRSS(bin string, emu *emulator.Server) (int64, time.Duration, error) {
 	// The plugin prints its port as its first line.
 	portLine, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
-		return 0, 0, fmt.Errorf("plugin did not print its port: %w: %s", err, stderr.String())
+		return m, fmt.Errorf("plugin did not print its port: %w: %s", err, stderr.String())
 	}
 	port, err := strconv.Atoi(strings.TrimSpace(portLine))
 	if err != nil {
-		return 0, 0, fmt.Errorf("plugin printed %q, not a port", portLine)
+		return m, fmt.Errorf("plugin printed %q, not a port", portLine)
 	}
 	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer conn.Close()
 	prov := pulumirpc.NewResourceProviderClient(conn)
@@ -117,29 +171,53 @@ func pluginRSS(bin string, emu *emulator.Server) (int64, time.Duration, error) {
 	}
 	args, err := structpb.NewStruct(cfg)
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	if _, err := prov.Configure(ctx, &pulumirpc.ConfigureRequest{Args: args,
 		AcceptSecrets: true, AcceptResources: true}); err != nil {
-		return 0, 0, fmt.Errorf("configure: %w: %s", err, stderr.String())
+		return m, fmt.Errorf("configure: %w: %s", err, stderr.String())
+	}
+	if m.idle, err = procStatus(cmd.Process.Pid, "VmRSS"); err != nil {
+		return m, err
+	}
+	if m.idleFile, err = procStatus(cmd.Process.Pid, "RssFile"); err != nil {
+		return m, err
 	}
 
-	bundles := make([]string, 5)
-	for i := range bundles {
-		bundles[i] = string(bundle5MBBytes(int64(i)))
+	// Each Worker's code input: the bundle inline, or a file asset as the
+	// installation passes its bundles (the engine sends the path and the
+	// hash it computed, not the content).
+	code := make([]map[string]any, 5)
+	for i := range code {
+		bundle := bundle5MBBytes(int64(i))
+		if !fromFiles {
+			code[i] = map[string]any{"content": string(bundle)}
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("bundle-%d.js", i))
+		if err := os.WriteFile(path, bundle, 0o644); err != nil {
+			return m, err
+		}
+		file, err := asset.FromPath(path)
+		if err != nil {
+			return m, err
+		}
+		code[i] = map[string]any{"script": file.Serialize()}
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
-	errs := make(chan error, len(bundles))
-	for i, content := range bundles {
+	errs := make(chan error, len(code))
+	for i, input := range code {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			name := fmt.Sprintf("plugin-rss-%d", i)
-			props, err := structpb.NewStruct(map[string]any{
-				"name": name, "content": content, "compatibilityDate": "2025-01-01",
+			name := fmt.Sprintf("plugin-rss-%s-%d", slices.Collect(maps.Keys(input))[0], i)
+			inputs := map[string]any{
+				"name": name, "compatibilityDate": "2025-01-01",
 				"vars": map[string]any{"MODE": "rss"}, "workersDev": false,
-			})
+			}
+			maps.Copy(inputs, input)
+			props, err := structpb.NewStruct(inputs)
 			if err != nil {
 				errs <- err
 				return
@@ -155,27 +233,30 @@ func pluginRSS(bin string, emu *emulator.Server) (int64, time.Duration, error) {
 	}
 	wg.Wait()
 	close(errs)
-	wall := time.Since(start)
+	m.wall = time.Since(start)
 	for err := range errs {
 		if err != nil {
-			return 0, wall, fmt.Errorf("create: %w: %s", err, stderr.String())
+			return m, fmt.Errorf("create: %w: %s", err, stderr.String())
 		}
 	}
-	hwm, err := vmHWM(cmd.Process.Pid)
-	return hwm, wall, err
+	m.peak, err = vmHWM(cmd.Process.Pid)
+	return m, err
 }
 
 // vmHWM reads a process's peak resident set size from /proc.
-func vmHWM(pid int) (int64, error) {
+func vmHWM(pid int) (int64, error) { return procStatus(pid, "VmHWM") }
+
+// procStatus reads one size field (kB in the file) of /proc/pid/status, in bytes.
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }

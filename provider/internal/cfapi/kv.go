@@ -17,6 +17,10 @@ type Namespace struct {
 	Title string
 }
 
+// CodeNamespaceTitleTaken is Workers KV's refusal of a title the account
+// already has ("a namespace with this account ID and title already exists").
+const CodeNamespaceTitleTaken = 10014
+
 // CreateNamespace creates a KV namespace titled title.
 func (c *Client) CreateNamespace(ctx context.Context, title string) (Namespace, error) {
 	ns, err := c.api.KV.Namespaces.New(ctx, kv.NamespaceNewParams{AccountID: cf.F(c.accountID), Title: cf.F(title)})

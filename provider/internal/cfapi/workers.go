@@ -49,10 +49,14 @@ type Migration struct {
 	DeletedClasses   []string `json:"deleted_classes,omitempty"`
 }
 
-// Module is one file of an ES module worker.
+// Module is one file of an ES module worker. Its source is one of Content;
+// Text, the input's string sent as it is (no copy of a bundle given inline);
+// or Path, a file read while the upload is sent.
 type Module struct {
 	Name    string
 	Content []byte
+	Text    string
+	Path    string
 }
 
 // ScriptUpload is everything one script upload carries.
@@ -87,10 +91,8 @@ type scriptMetadata struct {
 	ScriptConfig
 }
 
-// MultipartBody builds the multipart/form-data body of a script upload: the
-// metadata part, then one part per module. cloudflare-go v4 cannot send file
-// parts itself, so the body is built here and handed to the typed method.
-func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err error) {
+// metadata is the upload's metadata part.
+func (u ScriptUpload) metadata() ([]byte, error) {
 	main := u.MainModule
 	if len(u.Modules) == 0 {
 		main = "" // an assets-only worker
@@ -106,30 +108,37 @@ func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err erro
 		ScriptConfig:       u.Config.withDefaults(),
 	})
 	if err != nil {
-		return "", nil, fmt.Errorf("encoding script metadata: %w", err)
+		return nil, fmt.Errorf("encoding script metadata: %w", err)
 	}
-	// Sized up front: growing by doubling to a 5 MB bundle would leave
-	// about as much again in discarded buffers per upload, which is what
-	// the plugin's peak memory with concurrent uploads is made of.
-	size := len(meta) + 512
-	for _, m := range u.Modules {
-		size += len(m.Content) + len(m.Name)*2 + 256
+	return meta, nil
+}
+
+// body is the upload's multipart/form-data body: the metadata part, then
+// one part per module. cloudflare-go v4 cannot send file parts itself, so
+// the body is built here and handed to the typed method.
+func (u ScriptUpload) body() (*uploadBody, error) {
+	meta, err := u.metadata()
+	if err != nil {
+		return nil, err
 	}
+	return u.uploadBody(meta)
+}
+
+// MultipartBody is the upload's body in one buffer, exactly the bytes
+// UploadScript streams.
+func (u ScriptUpload) MultipartBody() (contentType string, body []byte, err error) {
+	b, err := u.body()
+	if err != nil {
+		return "", nil, err
+	}
+	r, _ := b.open()
+	defer r.Close()
 	var buf bytes.Buffer
-	buf.Grow(size)
-	mw := multipart.NewWriter(&buf)
-	if err := writePart(mw, "metadata", "", "application/json", meta); err != nil {
+	buf.Grow(int(b.size))
+	if _, err := buf.ReadFrom(r); err != nil {
 		return "", nil, err
 	}
-	for _, m := range u.Modules {
-		if err := writePart(mw, m.Name, m.Name, moduleContentType(m.Name), m.Content); err != nil {
-			return "", nil, err
-		}
-	}
-	if err := mw.Close(); err != nil {
-		return "", nil, err
-	}
-	return mw.FormDataContentType(), buf.Bytes(), nil
+	return b.contentType, buf.Bytes(), nil
 }
 
 func nonNilTags(t []string) []string {
@@ -189,12 +198,12 @@ type Script struct {
 
 // UploadScript creates or replaces a script with all its bindings.
 func (c *Client) UploadScript(ctx context.Context, u ScriptUpload) (Script, error) {
-	contentType, body, err := u.MultipartBody()
+	body, err := u.body()
 	if err != nil {
 		return Script{}, err
 	}
 	res, err := c.api.Workers.Scripts.Update(ctx, u.Name, workers.ScriptUpdateParams{AccountID: cf.F(c.accountID)},
-		option.WithRequestBody(contentType, body))
+		option.WithRequestBody(body.contentType, []byte{}), option.WithMiddleware(body.attach))
 	if err != nil {
 		return Script{}, wrap(fmt.Sprintf("upload worker %q", u.Name), err)
 	}

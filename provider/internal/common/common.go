@@ -3,7 +3,9 @@ package common
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 
@@ -51,6 +53,21 @@ func SHA256HexString(s string) string {
 	h := sha256.New()
 	_, _ = io.WriteString(h, s)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SHA256HexFile is SHA256Hex of a file's content, hashed as it is read
+// rather than after reading it whole.
+func SHA256HexFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // IsUnknown reports whether an input is not yet known (a preview with values
