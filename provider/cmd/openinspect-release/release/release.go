@@ -223,8 +223,8 @@ func build(ctx context.Context, o Options, steps []upstream.BuildStep, tree stri
 }
 
 // collect lists what the set holds: each worker's bundle, every migration
-// file, and the files of the Modal app, the Daytona builder and the sandbox
-// runtime (tests left out), plus the single files the Modal change
+// file, and the files of the Modal app, the Daytona and E2B builders and the
+// sandbox runtime (tests left out), plus the single files the Modal change
 // detection names, and the web UI's placeholder build when the tree has one.
 func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 	var files []artefacts.File
@@ -243,7 +243,8 @@ func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 	}
 	runtimePkg := strings.Join(strings.SplitN(c.Sandbox.Daytona.Snapshot.RuntimeSource, "/", 3)[:2], "/")
 	required := map[string]bool{c.Sandbox.Modal.Package: true, runtimePkg: true}
-	for _, dir := range []string{c.Sandbox.Modal.Package, runtimePkg, c.Sandbox.Daytona.Package} {
+	// packages/e2b-infra holds upstream's E2B builder, which E2bTemplate runs.
+	for _, dir := range []string{c.Sandbox.Modal.Package, runtimePkg, c.Sandbox.Daytona.Package, "packages/e2b-infra"} {
 		found, err := sandboxFiles(tree, dir)
 		if err != nil {
 			return nil, err
