@@ -55,9 +55,11 @@ const (
 )
 
 // e2bSessionMetadata is the sandbox metadata key holding the session a
-// sandbox belongs to (inferred from upstream's provider, which writes
-// session, sandbox and repository keys).
-const e2bSessionMetadata = "sessionId"
+// sandbox belongs to: upstream's E2B provider writes openinspect_framework,
+// openinspect_session_id, openinspect_expected_sandbox_id and
+// openinspect_repo (packages/control-plane/src/sandbox/providers/
+// e2b-provider.ts at the pin), the same keys as its Daytona labels.
+const e2bSessionMetadata = "openinspect_session_id"
 
 // E2bTemplateArgs are the inputs of an E2bTemplate.
 type E2bTemplateArgs struct {

@@ -44,3 +44,8 @@ func (s *Server) ClearE2BBuildFailures() { s.e2b.ClearBuildFailures() }
 func (s *Server) CreateE2BSandbox(spec E2BSandboxSpec) (string, error) {
 	return s.e2b.CreateSandbox(spec)
 }
+
+// CreateE2BTemplate adds a template made elsewhere (e2b.Service.CreateTemplate).
+func (s *Server) CreateE2BTemplate(team, name string) (string, error) {
+	return s.e2b.CreateTemplate(team, name)
+}

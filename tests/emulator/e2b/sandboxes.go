@@ -135,3 +135,22 @@ func (s *Service) CreateSandbox(spec SandboxSpec) (string, error) {
 	}
 	return id, s.save()
 }
+
+// CreateTemplate adds a template with no build under name for team ("" =
+// DefaultTeamID), as one made elsewhere (upstream's own script, another
+// installation) would be, and returns its ID; an existing one is returned
+// as it is.
+func (s *Service) CreateTemplate(team, name string) (string, error) {
+	if team == "" {
+		team = DefaultTeamID
+	}
+	now := time.Now().UTC()
+	s.mu.Lock()
+	t := s.lookupLocked(team, name)
+	if t == nil {
+		t = &template{ID: newTemplateID(), Team: team, Name: name, CreatedAt: now, UpdatedAt: now}
+		s.st.Templates[t.ID] = t
+	}
+	s.mu.Unlock()
+	return t.ID, s.save()
+}
