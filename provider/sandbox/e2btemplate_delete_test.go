@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +62,65 @@ func TestE2bTemplateOverrideDeletesOnlyItsSessionsSandboxes(t *testing.T) {
 	require.Len(t, inv.Templates, 1, "the template it did not build stays")
 	assert.Equal(t, "shared-base", inv.Templates[0].Name)
 	assert.Empty(t, inv.Templates[0].Builds)
+}
+
+// Two installations' templates in one E2B team: deleting one removes its
+// built template (current and superseded) and the sandboxes started from
+// them or recorded as its sessions, and leaves the other's template and
+// sandboxes as they were; deleting the other then empties the team.
+func TestE2bTemplateDeleteLeavesAnotherInstallation(t *testing.T) {
+	h := providertest.NewHarnessWith(t, emulator.Options{})
+	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
+	type installation struct {
+		state     property.Map
+		sandboxes []string
+	}
+	install := func(prefix, session string) installation {
+		current, old := prefix+"-0123456789ab", prefix+"-ba9876543210"
+		var in installation
+		for _, name := range []string{current, old} {
+			id, err := h.Emu.CreateE2BTemplate("", name)
+			require.NoError(t, err)
+			sb, err := h.Emu.CreateE2BSandbox(emulator.E2BSandboxSpec{Template: id})
+			require.NoError(t, err)
+			in.sandboxes = append(in.sandboxes, sb)
+		}
+		// A session's sandbox started from a template this installation did
+		// not build (a manual override earlier in its life).
+		_, err := h.Emu.CreateE2BTemplate("", prefix+"-manual")
+		require.NoError(t, err)
+		sb, err := h.Emu.CreateE2BSandbox(emulator.E2BSandboxSpec{Template: prefix + "-manual",
+			Metadata: map[string]string{"openinspect_session_id": session}})
+		require.NoError(t, err)
+		in.sandboxes = append(in.sandboxes, sb)
+		in.state = providertest.Props(t, map[string]any{
+			"source": ".", "namePrefix": prefix, "apiUrl": h.Emu.E2BAPIURL(), "apiKey": emulator.DefaultE2BAPIKey,
+			"d1DatabaseId": sessionsDB(t, h, session), "name": current, "digest": "0123456789ab", "e2bTemplateId": "",
+			"status": "ready", "built": true,
+			"superseded": []any{map[string]any{"name": old, "retiredAt": "2026-12-01T00:00:00Z"}},
+		})
+		return in
+	}
+	a, b := install("oi-a-sandbox", "s-a"), install("oi-b-sandbox", "s-b")
+	inventory := func() (templates, sandboxes []string) {
+		inv := h.Emu.Inventory().E2B
+		for _, tpl := range inv.Templates {
+			templates = append(templates, tpl.Name)
+		}
+		for _, sb := range inv.Sandboxes {
+			sandboxes = append(sandboxes, sb.ID)
+		}
+		return templates, sandboxes
+	}
+
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: "a", Urn: u, Properties: a.state}))
+	templates, sandboxes := inventory()
+	assert.ElementsMatch(t, []string{"oi-a-sandbox-manual", "oi-b-sandbox-0123456789ab", "oi-b-sandbox-ba9876543210", "oi-b-sandbox-manual"}, templates,
+		"a's built templates are gone, its manual one stays, b's are untouched")
+	assert.ElementsMatch(t, b.sandboxes, sandboxes, "only b's sandboxes are left")
+
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: "b", Urn: u, Properties: b.state}))
+	templates, sandboxes = inventory()
+	assert.ElementsMatch(t, []string{"oi-a-sandbox-manual", "oi-b-sandbox-manual"}, templates)
+	assert.Empty(t, sandboxes)
 }
