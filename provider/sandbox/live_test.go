@@ -20,9 +20,13 @@ import (
 //	OI_LIVE_MODAL=1 MODAL_TOKEN_ID=... MODAL_TOKEN_SECRET=... MODAL_ENVIRONMENT=oi-live \
 //	  go test ./provider/sandbox/ -run Live -v
 //	OI_LIVE_DAYTONA=1 DAYTONA_API_KEY=... [DAYTONA_API_URL=...] go test ./provider/sandbox/ -run Live -v
+//	OI_LIVE_E2B=1 E2B_API_KEY=e2b_... [E2B_API_URL=...] [OI_LIVE_UPSTREAM_CHECKOUT=/src/background-agents] \
+//	  go test ./provider/sandbox/ -run Live -v
 //
-// Use a Modal environment of its own (the app name is upstream's, fixed)
-// and a Daytona organization where a test snapshot may be built.
+// Use a Modal environment of its own (the app name is upstream's, fixed),
+// a Daytona organization where a test snapshot may be built, and an E2B team
+// where a test template may be built (from upstream's builder in
+// OI_LIVE_UPSTREAM_CHECKOUT, else the fixture's).
 
 // liveServer is a provider configured from the environment, as `pulumi`
 // would configure it for a stack with credentials in env vars.
@@ -69,4 +73,35 @@ func TestLiveDaytonaSnapshot(t *testing.T) {
 		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
 	})
 	assert.Equal(t, "active", created.Properties.Get("state").AsString())
+}
+
+func TestLiveE2bTemplate(t *testing.T) {
+	h := liveServer(t, "OI_LIVE_E2B", "E2B_API_KEY")
+	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"pythonPath": property.New(toolchain.Python(t)),
+		"cacheDir":   property.New(toolchain.CacheDir()),
+	})}))
+	source := os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT")
+	if source == "" {
+		source = providertest.FixtureCheckout(t)
+	}
+	apiURL := os.Getenv("E2B_API_URL")
+	if apiURL == "" {
+		apiURL = "https://api.e2b.app"
+	}
+	u := providertest.URN(sandbox.E2bTemplateToken, "live")
+	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
+		"apiUrl": apiURL, "apiKey": os.Getenv("E2B_API_KEY")})
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
+	})
+	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
 }
