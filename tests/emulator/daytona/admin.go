@@ -16,34 +16,15 @@ const dtDefaultFailure = "\x00default"
 // reason as its errorReason and last log line. An empty reason reads like a
 // RUN step that exited 1. Calls queue up: each build consumes one.
 // Arranged failures live in memory only; a restart forgets them.
-func (s *Service) FailNextBuild(reason string) {
-	if reason == "" {
-		reason = dtDefaultFailure
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failNext = append(s.failNext, reason)
-}
+func (s *Service) FailNextBuild(reason string) { s.failures.FailNext(reason) }
 
 // FailBuilds makes every build of a snapshot called name fail until
 // ClearBuildFailures. An empty reason reads like a RUN step that
 // exited 1.
-func (s *Service) FailBuilds(name, reason string) {
-	if reason == "" {
-		reason = dtDefaultFailure
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failNames[name] = reason
-}
+func (s *Service) FailBuilds(name, reason string) { s.failures.FailNamed(name, reason) }
 
 // ClearBuildFailures forgets every arranged build failure.
-func (s *Service) ClearBuildFailures() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failNext = nil
-	s.failNames = map[string]string{}
-}
+func (s *Service) ClearBuildFailures() { s.failures.Clear() }
 
 // ErrNoSuchSnapshot is returned for a snapshot name the organization
 // does not have.
@@ -81,26 +62,7 @@ func (s *Service) DeactivateSnapshot(org, name string) error {
 // driving the standalone binary.
 func (s *Service) registerDaytonaAdmin() {
 	const base = "/__emulator/daytona"
-	s.mux.HandleFunc("POST "+base+"/build-failures", func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Name   string `json:"name"`
-			Reason string `json:"reason"`
-		}
-		if err := core.AdminDecode(w, r, &body); err != nil {
-			core.AdminError(w, http.StatusBadRequest, err)
-			return
-		}
-		if body.Name == "" {
-			s.FailNextBuild(body.Reason)
-		} else {
-			s.FailBuilds(body.Name, body.Reason)
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	s.mux.HandleFunc("DELETE "+base+"/build-failures", func(w http.ResponseWriter, r *http.Request) {
-		s.ClearBuildFailures()
-		w.WriteHeader(http.StatusNoContent)
-	})
+	s.failures.Register(s.mux, base)
 	s.mux.HandleFunc("POST "+base+"/sandboxes", func(w http.ResponseWriter, r *http.Request) {
 		var spec SandboxSpec
 		if err := core.AdminDecode(w, r, &spec); err != nil {

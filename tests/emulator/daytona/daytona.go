@@ -85,11 +85,10 @@ type Service struct {
 	buildTime time.Duration     // < 0: instant
 	stateFile *core.StateFile   // daytona.json
 	logf      func(format string, args ...any)
+	failures  *core.BuildFailures
 
-	mu        sync.Mutex
-	st        *daytonaState
-	failNext  []string          // reasons, consumed one per build
-	failNames map[string]string // snapshot name -> reason, until cleared
+	mu sync.Mutex
+	st *daytonaState
 }
 
 // daytonaState is what daytona.json holds.
@@ -187,7 +186,7 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 		bt = DefaultBuildTime
 	}
 	d := &Service{core: c, mux: c.Mux(), keys: keys, buildTime: bt, stateFile: core.NewStateFile(filepath.Join(dataDir, daytonaStateFile), ".daytona-*.json", "Daytona state"), logf: opts.Logf,
-		failNames: map[string]string{}}
+		failures: core.NewBuildFailures(dtDefaultFailure)}
 	st, err := loadDaytonaState(d.stateFile.Path())
 	if err != nil {
 		return nil, err

@@ -211,7 +211,7 @@ func (d *Service) createSnapshot(org string, body dtCreateSnapshotBody, now time
 			sn.Entrypoint = []string{"sleep", "infinity"}
 		}
 		sn.Logs = []string{"Pulling image " + sn.ImageName, "Pulled image " + sn.ImageName}
-		if reason := d.takeFailureLocked(name); reason != "" {
+		if reason := d.failures.Take(name); reason != "" {
 			if reason == dtDefaultFailure {
 				reason = "failed to pull image " + sn.ImageName + ": manifest unknown"
 			}
@@ -297,20 +297,6 @@ func entrypointFromDockerfile(dockerfile string) []string {
 		}
 	}
 	return []string{"sleep", "infinity"}
-}
-
-// takeFailureLocked returns the reason a build of name must fail for, as
-// arranged through FailNextBuild or FailBuilds, or "".
-func (d *Service) takeFailureLocked(name string) string {
-	if reason, ok := d.failNames[name]; ok {
-		return reason
-	}
-	if len(d.failNext) > 0 {
-		reason := d.failNext[0]
-		d.failNext = d.failNext[1:]
-		return reason
-	}
-	return ""
 }
 
 // dockerInstructions are the Dockerfile instructions BuildKit knows.
@@ -409,7 +395,7 @@ func (d *Service) planBuildLocked(org string, sn *dtSnapshot) (logs []string, fa
 		}
 	}
 
-	reason := d.takeFailureLocked(sn.Name)
+	reason := d.failures.Take(sn.Name)
 	failAt := -1
 	if reason != "" {
 		// An arranged failure hits the last RUN, where builds really fail.

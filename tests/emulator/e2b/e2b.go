@@ -71,10 +71,10 @@ type Service struct {
 	buildTime time.Duration
 	stateFile *core.StateFile
 
-	mu        sync.Mutex
-	st        *state
-	failNext  []string          // reasons, consumed one per build
-	failNames map[string]string // template name -> reason, until cleared
+	failures *core.BuildFailures
+
+	mu sync.Mutex
+	st *state
 }
 
 type state struct {
@@ -168,7 +168,7 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 	if bt <= 0 {
 		bt = DefaultBuildTime
 	}
-	s := &Service{core: c, mux: c.Mux(), keys: keys, buildTime: bt, failNames: map[string]string{},
+	s := &Service{core: c, mux: c.Mux(), keys: keys, buildTime: bt, failures: core.NewBuildFailures(defaultFailure),
 		stateFile: core.NewStateFile(filepath.Join(dataDir, stateFileName), ".e2b-*.json", "E2B state")}
 	st, err := load(s.stateFile.Path())
 	if err != nil {

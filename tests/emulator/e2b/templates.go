@@ -350,12 +350,7 @@ func (s *Service) planLocked(t *template, b *build, now time.Time) {
 		base = "template " + b.FromTemplate
 	}
 	b.Logs = []logEntry{{Timestamp: at(0), Level: "info", Message: "[base] FROM " + base, Step: "base"}}
-	reason := ""
-	if len(s.failNext) > 0 {
-		reason, s.failNext = s.failNext[0], s.failNext[1:]
-	} else if r, ok := s.failNames[t.Name]; ok {
-		reason = r
-	}
+	reason := s.failures.Take(t.Name)
 	failAt := -1
 	for i, st := range b.Steps {
 		if st.Type == "COPY" && s.st.Files[t.ID+"/"+st.FilesHash] == nil && reason == "" {
