@@ -25,6 +25,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"net"
 	"net/http"
 	"os"
@@ -86,6 +87,12 @@ type Options struct {
 	// E2BBuildTime is how long a template build runs. Zero means
 	// DefaultE2BBuildTime.
 	E2BBuildTime time.Duration
+	// OpenComputerAPIKeys maps each accepted OpenComputer API key to its
+	// org. Nil means DefaultOpenComputerAPIKey -> DefaultOpenComputerOrgID.
+	OpenComputerAPIKeys map[string]string
+	// OpenComputerBuildTime is how long a snapshot build runs. Zero means
+	// DefaultOpenComputerBuildTime.
+	OpenComputerBuildTime time.Duration
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
@@ -130,6 +137,8 @@ type Server struct {
 	daytona *daytona.Service // Daytona API and object storage (package daytona), own lock and file
 
 	e2b *e2b.Service // E2B API (package e2b), own lock and file
+
+	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -205,6 +214,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if s.e2b, err = e2b.New(e2b.Options{APIKeys: opts.E2BAPIKeys, BuildTime: opts.E2BBuildTime}, s.dataDir, s.core); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.opencomputer, err = opencomputer.New(opencomputer.Options{APIKeys: opts.OpenComputerAPIKeys, BuildTime: opts.OpenComputerBuildTime}, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -332,6 +345,7 @@ func (s *Server) routes() {
 	s.registerControlPlane()
 	s.daytona.Register()
 	s.e2b.Register()
+	s.opencomputer.Register()
 	s.registerAdmin()
 	s.modal.Register()
 	s.mux.HandleFunc("/", s.core.Unmatched)

@@ -356,6 +356,8 @@ type Inventory struct {
 	Modal   ModalInventory   `json:"modal"`
 	Daytona DaytonaInventory `json:"daytona"` // package daytona
 	E2B     E2BInventory     `json:"e2b"`     // package e2b
+	// OpenComputer is the OpenComputer side (package opencomputer).
+	OpenComputer OpenComputerInventory `json:"opencomputer"`
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -407,7 +409,7 @@ type QueueEntry struct {
 func (i Inventory) Empty() bool {
 	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.AssetFiles == 0 &&
 		len(i.Domains) == 0 && len(i.Routes) == 0 &&
-		i.Modal.Empty() && i.Daytona.Empty() && i.E2B.Empty()
+		i.Modal.Empty() && i.Daytona.Empty() && i.E2B.Empty() && i.OpenComputer.Empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
@@ -418,6 +420,7 @@ func (s *Server) Inventory() Inventory {
 	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
+	inv.OpenComputer = s.opencomputer.Inventory()
 	inv.Domains, inv.Routes = s.routingInventoryLocked()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
