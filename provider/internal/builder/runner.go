@@ -111,12 +111,13 @@ var baseKeys = []string{
 	"SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
 }
 
-// BaseEnv is the caller's environment reduced to baseKeys and PIP_*.
+// BaseEnv is the caller's environment reduced to baseKeys, PIP_* and
+// npm's settings (npm_config_*, which registry and certificate npm uses).
 func BaseEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(baseKeys, k) || strings.HasPrefix(k, "PIP_") {
+		if slices.Contains(baseKeys, k) || strings.HasPrefix(k, "PIP_") || strings.HasPrefix(strings.ToLower(k), "npm_config_") {
 			out = append(out, kv)
 		}
 	}
