@@ -4,7 +4,7 @@
 //	config/        the provider configuration, env fallbacks, client factories
 //	cloudflare/    D1Database, D1Migrations, KvNamespace, R2Bucket, Queue, Worker, WorkerUrls
 //	platform/      AppSecrets, GeneratedSecret, NameLock
-//	sandbox/       ModalApp, DaytonaSnapshot, E2bTemplate
+//	sandbox/       ModalApp, DaytonaSnapshot, E2bTemplate, OpenComputerSnapshot
 //	installation/  the OpenInspect component; web/ its web UI on Kubernetes
 //	esm/           the exports of an ES module, read without running it (a
 //	               leaf the emulator shares, so both refuse by one rule)

@@ -40,6 +40,7 @@ type resources struct {
 	worker   *cloudflare.Worker
 	modalApp *sandbox.ModalApp
 	snapshot *sandbox.DaytonaSnapshot
+	oc       *sandbox.OpenComputerSnapshot
 }
 
 // WithWorker serves w for the Worker resource.
@@ -53,16 +54,22 @@ func WithDaytonaSnapshot(d *sandbox.DaytonaSnapshot) Option {
 	return func(r *resources) { r.snapshot = d }
 }
 
+// WithOpenComputerSnapshot serves o for the OpenComputerSnapshot resource.
+func WithOpenComputerSnapshot(o *sandbox.OpenComputerSnapshot) Option {
+	return func(r *resources) { r.oc = o }
+}
+
 // New builds the provider with every resource and the provider configuration.
 func New(opts ...Option) (p.Provider, error) {
-	r := resources{worker: &cloudflare.Worker{}, modalApp: &sandbox.ModalApp{}, snapshot: &sandbox.DaytonaSnapshot{}}
+	r := resources{worker: &cloudflare.Worker{}, modalApp: &sandbox.ModalApp{}, snapshot: &sandbox.DaytonaSnapshot{},
+		oc: &sandbox.OpenComputerSnapshot{}}
 	for _, o := range opts {
 		o(&r)
 	}
 	prov, err := infer.NewProviderBuilder().
 		WithDisplayName("Open-Inspect").
-		WithDescription("Stands up a complete Open-Inspect (background-agents) installation on Cloudflare, Modal or Daytona, and Kubernetes.").
-		WithKeywords("open-inspect", "cloudflare", "modal", "daytona", "kubernetes", "category/cloud").
+		WithDescription("Stands up a complete Open-Inspect (background-agents) installation on Cloudflare, Modal, Daytona, E2B or OpenComputer, and Kubernetes.").
+		WithKeywords("open-inspect", "cloudflare", "modal", "daytona", "e2b", "opencomputer", "kubernetes", "category/cloud").
 		WithHomepage("https://github.com/openinspect/pulumi-openinspect").
 		WithRepository("https://github.com/openinspect/pulumi-openinspect").
 		WithPublisher("openinspect").
@@ -101,6 +108,7 @@ func New(opts ...Option) (p.Provider, error) {
 			infer.Resource(r.modalApp),
 			infer.Resource(r.snapshot),
 			infer.Resource(&sandbox.E2bTemplate{}),
+			infer.Resource(r.oc),
 		).
 		WithComponents(infer.ComponentF(installation.NewOpenInspect)).
 		Build()

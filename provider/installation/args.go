@@ -113,6 +113,7 @@ type SandboxArgs struct {
 	Modal               *ModalArgs   `pulumi:"modal,optional"`
 	Daytona             *DaytonaArgs `pulumi:"daytona,optional"`
 	E2B                 *E2BArgs     `pulumi:"e2b,optional"`
+	OpenComputer        *OpenComputerArgs `pulumi:"opencomputer,optional"`
 }
 
 // ModalArgs are the Modal settings the control plane needs.
@@ -143,6 +144,17 @@ type E2BArgs struct {
 	MemoryMB   *int               `pulumi:"memoryMb,optional"`
 	// TemplateGracePeriodSeconds is how long a superseded template is kept.
 	TemplateGracePeriodSeconds *int `pulumi:"templateGracePeriodSeconds,optional"`
+}
+
+// OpenComputerArgs are the OpenComputer settings: one API URL and key for
+// the snapshot build and the control plane.
+type OpenComputerArgs struct {
+	APIURL          *string            `pulumi:"apiUrl,optional"`
+	APIKey          pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	Template        *string            `pulumi:"template,optional"`
+	BuilderMemoryMB *int               `pulumi:"builderMemoryMb,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
 }
 
 // MediaArgs configures the media bucket.
@@ -299,17 +311,32 @@ func (l *LinearBotArgs) Annotate(a infer.Annotator) {
 // Annotate documents the sandbox settings.
 func (s *SandboxArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Sandbox")
-	a.Describe(s, "The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.")
-	a.Describe(&s.Provider, "modal (default), daytona or e2b.")
+	a.Describe(s, "The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.")
+	a.Describe(&s.Provider, "modal (default), daytona, e2b or opencomputer.")
 	a.Describe(&s.Manage, "Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, "+
 		"deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no "+
 		"baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an "+
-		"E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. "+
+		"E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an "+
+		"OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. "+
 		"false only configures the control plane, for a sandbox side deployed by other means.")
 	a.Describe(&s.InactivityTimeoutMs, "Idle milliseconds before a sandbox with no clients is snapshotted and stopped.")
 	a.Describe(&s.Modal, "Modal settings; required when provider is modal.")
 	a.Describe(&s.Daytona, "Daytona settings; required when provider is daytona.")
 	a.Describe(&s.E2B, "E2B settings; required when provider is e2b.")
+	a.Describe(&s.OpenComputer, "OpenComputer settings; required when provider is opencomputer.")
+}
+
+// Annotate documents the OpenComputer settings.
+func (o *OpenComputerArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "OpenComputerSettings")
+	a.Describe(o, "OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), "+
+		"and the snapshot sessions boot from.")
+	a.Describe(&o.APIURL, "OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).")
+	a.Describe(&o.APIKey, "OpenComputer API key.")
+	a.Describe(&o.Template, "An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through an OpenComputerSnapshot child.")
+	a.Describe(&o.BuilderMemoryMB, "Memory of the snapshot build's builder VM in MB (default 8192).")
+	a.Describe(&o.SnapshotGracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default a day).")
 }
 
 // Annotate documents the E2B settings.

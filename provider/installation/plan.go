@@ -54,6 +54,9 @@ const (
 	// files by the installation itself: the template builds after the
 	// control plane is uploaded, so the control plane cannot wait for it.
 	sandboxE2BTemplate = "e2bTemplateName"
+	// sandboxOpenComputer is the OpenComputerSnapshot's name output: the
+	// control plane is uploaded once the snapshot it names is ready.
+	sandboxOpenComputer = "openComputerSnapshotName"
 )
 
 // urlForm is which form of a worker URL a value takes.
@@ -123,6 +126,7 @@ type installPlan struct {
 	Modal         *plannedModal
 	Snapshot      *plannedSnapshot
 	E2BTemplate   *plannedE2BTemplate
+	OpenComputer  *plannedOpenComputer
 	SandboxSource string
 	// Web is the web UI's Worker on Cloudflare (web.platform cloudflare).
 	Web *plannedWeb
@@ -162,6 +166,13 @@ type plannedSnapshot struct {
 type plannedE2BTemplate struct {
 	NamePrefix         string
 	CPU, MemoryMB      *int
+	GracePeriodSeconds *int
+}
+
+// plannedOpenComputer is the OpenComputerSnapshot child.
+type plannedOpenComputer struct {
+	NamePrefix         string
+	BuilderMemoryMB    *int
 	GracePeriodSeconds *int
 }
 
@@ -274,6 +285,11 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 			str("e2bApiUrl", e.APIURL)
 			str("e2bTemplateId", e.TemplateID)
 			secret("e2bApiKey", e.APIKey)
+		}
+		if o := x.OpenComputer; o != nil {
+			str("opencomputerApiUrl", o.APIURL)
+			str("opencomputerTemplate", o.Template)
+			secret("opencomputerApiKey", o.APIKey)
 		}
 	}
 	if x := a.Media; x != nil {
@@ -404,6 +420,16 @@ func (pl *planner) sandbox(s *spec) error {
 		if _, explicit := s.explicitValue(controlPlane, "E2B_TEMPLATE_ID"); !explicit {
 			cp.Vars["E2B_TEMPLATE_ID"] = valueRef{kind: refSandbox, text: sandboxE2BTemplate}
 		}
+	case s.buildsOpenComputerSnapshot():
+		o := s.OpenComputer
+		plan.OpenComputer = &plannedOpenComputer{NamePrefix: plan.resourceName("sandbox"), BuilderMemoryMB: o.BuilderMemoryMB,
+			GracePeriodSeconds: o.SnapshotGracePeriodSeconds}
+		if _, explicit := s.explicitValue(controlPlane, "OPENCOMPUTER_TEMPLATE"); !explicit {
+			cp.Vars["OPENCOMPUTER_TEMPLATE"] = valueRef{kind: refSandbox, text: sandboxOpenComputer}
+		}
+	}
+	if v, ok := cp.Vars["OPENCOMPUTER_TEMPLATE"]; ok && v.kind == refSandbox && v.text == sandboxOpenComputer && plan.OpenComputer == nil {
+		return fmt.Errorf("sandbox.opencomputer.template: required when the installation builds no OpenComputer snapshot")
 	}
 	return nil
 }
@@ -645,6 +671,10 @@ func (pl *planner) ref(s upstream.Source, worker string) (valueRef, error) {
 			}
 			v, err := c.Resolve(s, pl.values)
 			return literal(v), err
+		case "opencomputerSnapshotName":
+			// The managed snapshot's name (upstream's module output); sandbox
+			// checks that an OpenComputerSnapshot child builds it.
+			return valueRef{kind: refSandbox, text: sandboxOpenComputer}, nil
 		case "deploymentName", "appName", "sandboxProvider", "modalEnvironmentWebSuffix":
 			v, err := c.Resolve(s, pl.values)
 			return literal(v), err

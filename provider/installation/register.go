@@ -38,6 +38,7 @@ type installer struct {
 	snapshot  *snapshotChild
 	e2b       *e2bTemplateChild
 	e2bName   string     // the E2bTemplate's name, known before it is built
+	oc        *openComputerChild
 	owner     pulumi.Map // the ownership inputs: owner (the identity) and takeOverFrom
 }
 
@@ -103,6 +104,11 @@ type (
 		pulumi.CustomResourceState
 		Name  pulumi.StringOutput `pulumi:"name"`
 		State pulumi.StringOutput `pulumi:"state"`
+	}
+	openComputerChild struct {
+		pulumi.CustomResourceState
+		Name   pulumi.StringOutput `pulumi:"name"`
+		Status pulumi.StringOutput `pulumi:"status"`
 	}
 	e2bTemplateChild struct {
 		pulumi.CustomResourceState
@@ -335,6 +341,22 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 		}
 		b.snapshot = &snapshotChild{}
 		err = b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, b.snapshot, opts...)
+	case plan.OpenComputer != nil:
+		o := plan.OpenComputer
+		props := pulumi.Map{
+			"source":       pulumi.String(plan.SandboxSource),
+			"namePrefix":   pulumi.String(o.NamePrefix),
+			"apiUrl":       pulumi.String(common.Deref(b.spec.OpenComputer.APIURL, "")),
+			"apiKey":       pulumi.ToSecret(plan.SecretInputs["opencomputerApiKey"]),
+			"keepOnDelete": pulumi.Bool(orphan),
+		}
+		for key, v := range map[string]*int{"builderMemoryMb": o.BuilderMemoryMB, "gracePeriodSeconds": o.GracePeriodSeconds} {
+			if v != nil {
+				props[key] = pulumi.Int(*v)
+			}
+		}
+		b.oc = &openComputerChild{}
+		err = b.ctx.RegisterResource(sandbox.OpenComputerSnapshotToken, b.child("opencomputer-snapshot"), props, b.oc, opts...)
 	case plan.E2BTemplate != nil:
 		// Registered after the control plane (e2bTemplate); its name is known now.
 		t := plan.E2BTemplate
@@ -384,6 +406,8 @@ func (b *installer) sandboxOutput(name string) pulumi.StringOutput {
 		return b.snapshot.Name
 	case sandboxE2BTemplate:
 		return pulumi.String(b.e2bName).ToStringOutput()
+	case sandboxOpenComputer:
+		return b.oc.Name
 	}
 	panic("installation: no sandbox output " + name) // the planner only names the four above
 }
@@ -399,10 +423,12 @@ func (b *installer) sandboxStatus() pulumi.StringOutput {
 		return pulumi.Sprintf("daytona: base snapshot %s (%s)", b.snapshot.Name, b.snapshot.State)
 	case b.e2b != nil:
 		return pulumi.Sprintf("e2b: template %s (%s)", b.e2b.Name, b.e2b.Status)
+	case b.oc != nil:
+		return pulumi.Sprintf("opencomputer: snapshot %s (%s)", b.oc.Name, b.oc.Status)
 	}
 	cp := plan.worker(controlPlane)
 	var injected []string
-	for _, prefix := range []string{"MODAL_", "DAYTONA_", "E2B_"} {
+	for _, prefix := range []string{"MODAL_", "DAYTONA_", "E2B_", "OPENCOMPUTER_"} {
 		for _, set := range []map[string]valueRef{cp.Vars, cp.Secrets} {
 			for k := range set {
 				if strings.HasPrefix(k, prefix) {

@@ -18,7 +18,7 @@ type spec struct {
 	Prefix          string
 	DeletionPolicy  string // Delete or Orphan
 	Adopt           bool
-	SandboxProvider string // modal (upstream's default), daytona or e2b
+	SandboxProvider string // modal (upstream's default), daytona, e2b or opencomputer
 	// ManageSandbox: the installation deploys its sandbox side itself.
 	ManageSandbox bool
 	// WebOrigin is the web UI's origin and WebOriginField the input it came
@@ -34,6 +34,7 @@ type spec struct {
 	Modal         ModalArgs
 	Daytona       DaytonaArgs
 	E2B           E2BArgs
+	OpenComputer  OpenComputerArgs
 	// limits are the provider's Workers limits (nil: the defaults).
 	limits *config.WorkerLimits
 	// configModalEnvironment is the provider's modalEnvironment, which a
@@ -78,6 +79,9 @@ func normalize(a *OpenInspectArgs) *spec {
 		if x.E2B != nil {
 			s.E2B = *x.E2B
 		}
+		if x.OpenComputer != nil {
+			s.OpenComputer = *x.OpenComputer
+		}
 	}
 	switch {
 	case common.Deref(a.WebAppURL, "") != "":
@@ -113,6 +117,12 @@ func (s *spec) buildsSnapshot() bool {
 // buildsE2BTemplate: an E2bTemplate child builds the installation's template.
 func (s *spec) buildsE2BTemplate() bool {
 	return s.ManageSandbox && s.SandboxProvider == "e2b" && common.Deref(s.E2B.TemplateID, "") == ""
+}
+
+// buildsOpenComputerSnapshot: an OpenComputerSnapshot child builds the
+// installation's snapshot.
+func (s *spec) buildsOpenComputerSnapshot() bool {
+	return s.ManageSandbox && s.SandboxProvider == "opencomputer" && common.Deref(s.OpenComputer.Template, "") == ""
 }
 
 // explicitValue reports whether a worker entry of the spec sets name as a

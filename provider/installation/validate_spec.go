@@ -14,6 +14,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/ocapi"
 	"github.com/openinspect/pulumi-openinspect/provider/platform"
 )
 
@@ -174,10 +175,10 @@ func validateSpec(s *spec) []error {
 
 func validateSandbox(s *spec) problems {
 	var errs problems
-	if s.SandboxProvider != "modal" && s.SandboxProvider != "daytona" && s.SandboxProvider != "e2b" {
-		errs.add("sandbox.provider", "must be modal, daytona or e2b, got %q", s.SandboxProvider)
+	if !slices.Contains([]string{"modal", "daytona", "e2b", "opencomputer"}, s.SandboxProvider) {
+		errs.add("sandbox.provider", "must be modal, daytona, e2b or opencomputer, got %q", s.SandboxProvider)
 	}
-	if (s.managesModal() || s.buildsSnapshot() || s.buildsE2BTemplate()) && common.Deref(s.Upstream.Checkout, "") == "" {
+	if (s.managesModal() || s.buildsSnapshot() || s.buildsE2BTemplate() || s.buildsOpenComputerSnapshot()) && common.Deref(s.Upstream.Checkout, "") == "" {
 		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
 			"set it, or set sandbox.manage to false", s.SandboxProvider)
 	}
@@ -228,6 +229,34 @@ func validateSandbox(s *spec) problems {
 	}
 	if s.SandboxProvider == "e2b" {
 		errs = append(errs, validateE2B(s)...)
+	}
+	if s.SandboxProvider == "opencomputer" {
+		errs = append(errs, validateOpenComputer(s)...)
+	}
+	return errs
+}
+
+// validateOpenComputer checks the OpenComputer settings the build and the
+// control plane share.
+func validateOpenComputer(s *spec) problems {
+	var errs problems
+	o := s.OpenComputer
+	if u := common.Deref(o.APIURL, ""); u == "" {
+		errs.add("sandbox.opencomputer.apiUrl", "required with the opencomputer provider, ending in /api (e.g. https://app.opencomputer.dev/api)")
+	} else if err := ocapi.CheckAPIURL(u); err != nil {
+		errs.add("sandbox.opencomputer.apiUrl", "%v", err)
+	}
+	if o.APIKey == nil {
+		errs.add("sandbox.opencomputer.apiKey", "required with the opencomputer provider (the snapshot build and the control plane both use it)")
+	}
+	if !s.ManageSandbox && common.Deref(o.Template, "") == "" {
+		errs.add("sandbox.opencomputer.template", "required when sandbox.manage is false (otherwise the installation builds its own)")
+	}
+	if m := o.BuilderMemoryMB; m != nil && *m < 1024 {
+		errs.add("sandbox.opencomputer.builderMemoryMb", "must be at least 1024, got %d", *m)
+	}
+	if g := o.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
+		errs.add("sandbox.opencomputer.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
 	return errs
 }

@@ -71,6 +71,7 @@ func (s *spec) givenSecrets() []givenSecret {
 	add("sandbox.modal.apiSecret", s.Modal.APISecret, nil)
 	add("sandbox.daytona.apiKey", s.Daytona.APIKey, nil)
 	add("sandbox.e2b.apiKey", s.E2B.APIKey, nil)
+	add("sandbox.opencomputer.apiKey", s.OpenComputer.APIKey, nil)
 	for i, w := range a.Workers {
 		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
 			add(fmt.Sprintf("workers[%d].secrets.%s", i, k), w.Secrets[k], nil)
@@ -167,6 +168,8 @@ func (s *spec) workerVarInputs() []plainValue {
 	add("sandbox.daytona.target", s.Daytona.Target)
 	add("sandbox.e2b.apiUrl", s.E2B.APIURL)
 	add("sandbox.e2b.templateId", s.E2B.TemplateID)
+	add("sandbox.opencomputer.apiUrl", s.OpenComputer.APIURL)
+	add("sandbox.opencomputer.template", s.OpenComputer.Template)
 	if !s.WebOriginIsDefault {
 		add(s.WebOriginField, &s.WebOrigin)
 	}

@@ -58,9 +58,12 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 	e2bProvider, e2bAPI := "e2b", "https://e2b.example"
 	e2b := requiredArgs()
 	e2b.Sandbox = &SandboxArgs{Provider: &e2bProvider, E2B: &E2BArgs{APIURL: &e2bAPI, APIKey: pulumi.String("e2b_00")}}
+	ocProvider, ocAPI := "opencomputer", "https://oc.example/api"
+	oc := requiredArgs()
+	oc.Sandbox = &SandboxArgs{Provider: &ocProvider, OpenComputer: &OpenComputerArgs{APIURL: &ocAPI, APIKey: pulumi.String("oc_00")}}
 
 	seen := map[string]bool{}
-	for _, args := range []OpenInspectArgs{withSecrets, daytona, e2b} {
+	for _, args := range []OpenInspectArgs{withSecrets, daytona, e2b, oc} {
 		mocks := &recordingMocks{}
 		require.NoError(t, runWithMocks(mocks, args))
 		for _, r := range mocks.registered() {
@@ -79,7 +82,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 			}
 		}
 	}
-	assert.Len(t, seen, 13, "every openinspect child is covered: %v", seen)
+	assert.Len(t, seen, 14, "every openinspect child is covered: %v", seen)
 
 	// The outputs the component reads from each child.
 	for token, child := range map[string]any{
@@ -88,7 +91,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 		"openinspect:index:Queue": queueChild{}, "openinspect:index:Worker": workerChild{},
 		"openinspect:index:GeneratedSecret": generatedSecretChild{}, "openinspect:index:WorkerUrls": workerUrlsChild{},
 		"openinspect:index:ModalApp": modalAppChild{}, "openinspect:index:DaytonaSnapshot": snapshotChild{},
-		"openinspect:index:E2bTemplate": e2bTemplateChild{},
+		"openinspect:index:E2bTemplate": e2bTemplateChild{}, "openinspect:index:OpenComputerSnapshot": openComputerChild{},
 	} {
 		typ := reflect.TypeOf(child)
 		for i := range typ.NumField() {

@@ -50,6 +50,11 @@ export type NameLock = import("./nameLock").NameLock;
 export const NameLock: typeof import("./nameLock").NameLock = null as any;
 utilities.lazyLoad(exports, ["NameLock"], () => require("./nameLock"));
 
+export { OpenComputerSnapshotArgs } from "./openComputerSnapshot";
+export type OpenComputerSnapshot = import("./openComputerSnapshot").OpenComputerSnapshot;
+export const OpenComputerSnapshot: typeof import("./openComputerSnapshot").OpenComputerSnapshot = null as any;
+utilities.lazyLoad(exports, ["OpenComputerSnapshot"], () => require("./openComputerSnapshot"));
+
 export { OpenInspectArgs } from "./openInspect";
 export type OpenInspect = import("./openInspect").OpenInspect;
 export const OpenInspect: typeof import("./openInspect").OpenInspect = null as any;
@@ -112,6 +117,8 @@ const _module = {
                 return new ModalApp(name, <any>undefined, { urn })
             case "openinspect:index:NameLock":
                 return new NameLock(name, <any>undefined, { urn })
+            case "openinspect:index:OpenComputerSnapshot":
+                return new OpenComputerSnapshot(name, <any>undefined, { urn })
             case "openinspect:index:OpenInspect":
                 return new OpenInspect(name, <any>undefined, { urn })
             case "openinspect:index:Queue":

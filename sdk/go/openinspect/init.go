@@ -39,6 +39,8 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &ModalApp{}
 	case "openinspect:index:NameLock":
 		r = &NameLock{}
+	case "openinspect:index:OpenComputerSnapshot":
+		r = &OpenComputerSnapshot{}
 	case "openinspect:index:OpenInspect":
 		r = &OpenInspect{}
 	case "openinspect:index:Queue":

@@ -3792,6 +3792,222 @@ func (o ObservabilityLogsPtrOutput) InvocationLogs() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
+type OpenComputerSettings struct {
+	// OpenComputer API key.
+	ApiKey *string `pulumi:"apiKey"`
+	// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+	ApiUrl *string `pulumi:"apiUrl"`
+	// Memory of the snapshot build's builder VM in MB (default 8192).
+	BuilderMemoryMb *int `pulumi:"builderMemoryMb"`
+	// How long a superseded snapshot is kept before a later up deletes it (default a day).
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds"`
+	// An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+	Template *string `pulumi:"template"`
+}
+
+// OpenComputerSettingsInput is an input type that accepts OpenComputerSettingsArgs and OpenComputerSettingsOutput values.
+// You can construct a concrete instance of `OpenComputerSettingsInput` via:
+//
+//	OpenComputerSettingsArgs{...}
+type OpenComputerSettingsInput interface {
+	pulumi.Input
+
+	ToOpenComputerSettingsOutput() OpenComputerSettingsOutput
+	ToOpenComputerSettingsOutputWithContext(context.Context) OpenComputerSettingsOutput
+}
+
+// OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
+type OpenComputerSettingsArgs struct {
+	// OpenComputer API key.
+	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
+	// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
+	// Memory of the snapshot build's builder VM in MB (default 8192).
+	BuilderMemoryMb pulumi.IntPtrInput `pulumi:"builderMemoryMb"`
+	// How long a superseded snapshot is kept before a later up deletes it (default a day).
+	SnapshotGracePeriodSeconds pulumi.IntPtrInput `pulumi:"snapshotGracePeriodSeconds"`
+	// An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+	Template pulumi.StringPtrInput `pulumi:"template"`
+}
+
+func (OpenComputerSettingsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OpenComputerSettings)(nil)).Elem()
+}
+
+func (i OpenComputerSettingsArgs) ToOpenComputerSettingsOutput() OpenComputerSettingsOutput {
+	return i.ToOpenComputerSettingsOutputWithContext(context.Background())
+}
+
+func (i OpenComputerSettingsArgs) ToOpenComputerSettingsOutputWithContext(ctx context.Context) OpenComputerSettingsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OpenComputerSettingsOutput)
+}
+
+func (i OpenComputerSettingsArgs) ToOpenComputerSettingsPtrOutput() OpenComputerSettingsPtrOutput {
+	return i.ToOpenComputerSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i OpenComputerSettingsArgs) ToOpenComputerSettingsPtrOutputWithContext(ctx context.Context) OpenComputerSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OpenComputerSettingsOutput).ToOpenComputerSettingsPtrOutputWithContext(ctx)
+}
+
+// OpenComputerSettingsPtrInput is an input type that accepts OpenComputerSettingsArgs, OpenComputerSettingsPtr and OpenComputerSettingsPtrOutput values.
+// You can construct a concrete instance of `OpenComputerSettingsPtrInput` via:
+//
+//	        OpenComputerSettingsArgs{...}
+//
+//	or:
+//
+//	        nil
+type OpenComputerSettingsPtrInput interface {
+	pulumi.Input
+
+	ToOpenComputerSettingsPtrOutput() OpenComputerSettingsPtrOutput
+	ToOpenComputerSettingsPtrOutputWithContext(context.Context) OpenComputerSettingsPtrOutput
+}
+
+type openComputerSettingsPtrType OpenComputerSettingsArgs
+
+func OpenComputerSettingsPtr(v *OpenComputerSettingsArgs) OpenComputerSettingsPtrInput {
+	return (*openComputerSettingsPtrType)(v)
+}
+
+func (*openComputerSettingsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OpenComputerSettings)(nil)).Elem()
+}
+
+func (i *openComputerSettingsPtrType) ToOpenComputerSettingsPtrOutput() OpenComputerSettingsPtrOutput {
+	return i.ToOpenComputerSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i *openComputerSettingsPtrType) ToOpenComputerSettingsPtrOutputWithContext(ctx context.Context) OpenComputerSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OpenComputerSettingsPtrOutput)
+}
+
+// OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
+type OpenComputerSettingsOutput struct{ *pulumi.OutputState }
+
+func (OpenComputerSettingsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OpenComputerSettings)(nil)).Elem()
+}
+
+func (o OpenComputerSettingsOutput) ToOpenComputerSettingsOutput() OpenComputerSettingsOutput {
+	return o
+}
+
+func (o OpenComputerSettingsOutput) ToOpenComputerSettingsOutputWithContext(ctx context.Context) OpenComputerSettingsOutput {
+	return o
+}
+
+func (o OpenComputerSettingsOutput) ToOpenComputerSettingsPtrOutput() OpenComputerSettingsPtrOutput {
+	return o.ToOpenComputerSettingsPtrOutputWithContext(context.Background())
+}
+
+func (o OpenComputerSettingsOutput) ToOpenComputerSettingsPtrOutputWithContext(ctx context.Context) OpenComputerSettingsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OpenComputerSettings) *OpenComputerSettings {
+		return &v
+	}).(OpenComputerSettingsPtrOutput)
+}
+
+// OpenComputer API key.
+func (o OpenComputerSettingsOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OpenComputerSettings) *string { return v.ApiKey }).(pulumi.StringPtrOutput)
+}
+
+// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+func (o OpenComputerSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OpenComputerSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
+}
+
+// Memory of the snapshot build's builder VM in MB (default 8192).
+func (o OpenComputerSettingsOutput) BuilderMemoryMb() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v OpenComputerSettings) *int { return v.BuilderMemoryMb }).(pulumi.IntPtrOutput)
+}
+
+// How long a superseded snapshot is kept before a later up deletes it (default a day).
+func (o OpenComputerSettingsOutput) SnapshotGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v OpenComputerSettings) *int { return v.SnapshotGracePeriodSeconds }).(pulumi.IntPtrOutput)
+}
+
+// An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+func (o OpenComputerSettingsOutput) Template() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OpenComputerSettings) *string { return v.Template }).(pulumi.StringPtrOutput)
+}
+
+type OpenComputerSettingsPtrOutput struct{ *pulumi.OutputState }
+
+func (OpenComputerSettingsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OpenComputerSettings)(nil)).Elem()
+}
+
+func (o OpenComputerSettingsPtrOutput) ToOpenComputerSettingsPtrOutput() OpenComputerSettingsPtrOutput {
+	return o
+}
+
+func (o OpenComputerSettingsPtrOutput) ToOpenComputerSettingsPtrOutputWithContext(ctx context.Context) OpenComputerSettingsPtrOutput {
+	return o
+}
+
+func (o OpenComputerSettingsPtrOutput) Elem() OpenComputerSettingsOutput {
+	return o.ApplyT(func(v *OpenComputerSettings) OpenComputerSettings {
+		if v != nil {
+			return *v
+		}
+		var ret OpenComputerSettings
+		return ret
+	}).(OpenComputerSettingsOutput)
+}
+
+// OpenComputer API key.
+func (o OpenComputerSettingsPtrOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OpenComputerSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiKey
+	}).(pulumi.StringPtrOutput)
+}
+
+// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+func (o OpenComputerSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OpenComputerSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// Memory of the snapshot build's builder VM in MB (default 8192).
+func (o OpenComputerSettingsPtrOutput) BuilderMemoryMb() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *OpenComputerSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.BuilderMemoryMb
+	}).(pulumi.IntPtrOutput)
+}
+
+// How long a superseded snapshot is kept before a later up deletes it (default a day).
+func (o OpenComputerSettingsPtrOutput) SnapshotGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *OpenComputerSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.SnapshotGracePeriodSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+// An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+func (o OpenComputerSettingsPtrOutput) Template() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OpenComputerSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Template
+	}).(pulumi.StringPtrOutput)
+}
+
 // Where the worker runs: exactly one of mode (smart), region, host or hostname.
 type Placement struct {
 	// A host:port probed at layer 4 (e.g. a database) to run near.
@@ -4488,7 +4704,7 @@ func (o RateLimitBindingArrayOutput) Index(i pulumi.IntInput) RateLimitBindingOu
 	}).(RateLimitBindingOutput)
 }
 
-// The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type Sandbox struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona *DaytonaSettings `pulumi:"daytona"`
@@ -4496,11 +4712,13 @@ type Sandbox struct {
 	E2b *E2bSettings `pulumi:"e2b"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs *int `pulumi:"inactivityTimeoutMs"`
-	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 	Manage *bool `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal *ModalSettings `pulumi:"modal"`
-	// modal (default), daytona or e2b.
+	// OpenComputer settings; required when provider is opencomputer.
+	Opencomputer *OpenComputerSettings `pulumi:"opencomputer"`
+	// modal (default), daytona, e2b or opencomputer.
 	Provider *string `pulumi:"provider"`
 }
 
@@ -4515,7 +4733,7 @@ type SandboxInput interface {
 	ToSandboxOutputWithContext(context.Context) SandboxOutput
 }
 
-// The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxArgs struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona DaytonaSettingsPtrInput `pulumi:"daytona"`
@@ -4523,11 +4741,13 @@ type SandboxArgs struct {
 	E2b E2bSettingsPtrInput `pulumi:"e2b"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs pulumi.IntPtrInput `pulumi:"inactivityTimeoutMs"`
-	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 	Manage pulumi.BoolPtrInput `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal ModalSettingsPtrInput `pulumi:"modal"`
-	// modal (default), daytona or e2b.
+	// OpenComputer settings; required when provider is opencomputer.
+	Opencomputer OpenComputerSettingsPtrInput `pulumi:"opencomputer"`
+	// modal (default), daytona, e2b or opencomputer.
 	Provider pulumi.StringPtrInput `pulumi:"provider"`
 }
 
@@ -4584,7 +4804,7 @@ func (i *sandboxPtrType) ToSandboxPtrOutputWithContext(ctx context.Context) Sand
 	return pulumi.ToOutputWithContext(ctx, i).(SandboxPtrOutput)
 }
 
-// The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxOutput struct{ *pulumi.OutputState }
 
 func (SandboxOutput) ElementType() reflect.Type {
@@ -4624,7 +4844,7 @@ func (o SandboxOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Sandbox) *int { return v.InactivityTimeoutMs }).(pulumi.IntPtrOutput)
 }
 
-// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 func (o SandboxOutput) Manage() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Sandbox) *bool { return v.Manage }).(pulumi.BoolPtrOutput)
 }
@@ -4634,7 +4854,12 @@ func (o SandboxOutput) Modal() ModalSettingsPtrOutput {
 	return o.ApplyT(func(v Sandbox) *ModalSettings { return v.Modal }).(ModalSettingsPtrOutput)
 }
 
-// modal (default), daytona or e2b.
+// OpenComputer settings; required when provider is opencomputer.
+func (o SandboxOutput) Opencomputer() OpenComputerSettingsPtrOutput {
+	return o.ApplyT(func(v Sandbox) *OpenComputerSettings { return v.Opencomputer }).(OpenComputerSettingsPtrOutput)
+}
+
+// modal (default), daytona, e2b or opencomputer.
 func (o SandboxOutput) Provider() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Sandbox) *string { return v.Provider }).(pulumi.StringPtrOutput)
 }
@@ -4693,7 +4918,7 @@ func (o SandboxPtrOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 func (o SandboxPtrOutput) Manage() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Sandbox) *bool {
 		if v == nil {
@@ -4713,7 +4938,17 @@ func (o SandboxPtrOutput) Modal() ModalSettingsPtrOutput {
 	}).(ModalSettingsPtrOutput)
 }
 
-// modal (default), daytona or e2b.
+// OpenComputer settings; required when provider is opencomputer.
+func (o SandboxPtrOutput) Opencomputer() OpenComputerSettingsPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *OpenComputerSettings {
+		if v == nil {
+			return nil
+		}
+		return v.Opencomputer
+	}).(OpenComputerSettingsPtrOutput)
+}
+
+// modal (default), daytona, e2b or opencomputer.
 func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Sandbox) *string {
 		if v == nil {
@@ -7194,6 +7429,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ObservabilityPtrInput)(nil)).Elem(), ObservabilityArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ObservabilityLogsInput)(nil)).Elem(), ObservabilityLogsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ObservabilityLogsPtrInput)(nil)).Elem(), ObservabilityLogsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OpenComputerSettingsInput)(nil)).Elem(), OpenComputerSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OpenComputerSettingsPtrInput)(nil)).Elem(), OpenComputerSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlacementInput)(nil)).Elem(), PlacementArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlacementPtrInput)(nil)).Elem(), PlacementArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingInput)(nil)).Elem(), QueueBindingArgs{})
@@ -7287,6 +7524,8 @@ func init() {
 	pulumi.RegisterOutputType(ObservabilityPtrOutput{})
 	pulumi.RegisterOutputType(ObservabilityLogsOutput{})
 	pulumi.RegisterOutputType(ObservabilityLogsPtrOutput{})
+	pulumi.RegisterOutputType(OpenComputerSettingsOutput{})
+	pulumi.RegisterOutputType(OpenComputerSettingsPtrOutput{})
 	pulumi.RegisterOutputType(PlacementOutput{})
 	pulumi.RegisterOutputType(PlacementPtrOutput{})
 	pulumi.RegisterOutputType(QueueBindingOutput{})

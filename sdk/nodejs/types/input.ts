@@ -478,6 +478,32 @@ export interface ObservabilityLogsArgs {
 }
 
 /**
+ * OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
+ */
+export interface OpenComputerSettingsArgs {
+    /**
+     * OpenComputer API key.
+     */
+    apiKey?: pulumi.Input<string | undefined>;
+    /**
+     * OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
+    /**
+     * Memory of the snapshot build's builder VM in MB (default 8192).
+     */
+    builderMemoryMb?: pulumi.Input<number | undefined>;
+    /**
+     * How long a superseded snapshot is kept before a later up deletes it (default a day).
+     */
+    snapshotGracePeriodSeconds?: pulumi.Input<number | undefined>;
+    /**
+     * An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+     */
+    template?: pulumi.Input<string | undefined>;
+}
+
+/**
  * Where the worker runs: exactly one of mode (smart), region, host or hostname.
  */
 export interface PlacementArgs {
@@ -584,7 +610,7 @@ export interface RateLimitBindingArgs {
 }
 
 /**
- * The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+ * The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
  */
 export interface SandboxArgs {
     /**
@@ -600,7 +626,7 @@ export interface SandboxArgs {
      */
     inactivityTimeoutMs?: pulumi.Input<number | undefined>;
     /**
-     * Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+     * Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
      */
     manage?: pulumi.Input<boolean | undefined>;
     /**
@@ -608,7 +634,11 @@ export interface SandboxArgs {
      */
     modal?: pulumi.Input<inputs.ModalSettingsArgs | undefined>;
     /**
-     * modal (default), daytona or e2b.
+     * OpenComputer settings; required when provider is opencomputer.
+     */
+    opencomputer?: pulumi.Input<inputs.OpenComputerSettingsArgs | undefined>;
+    /**
+     * modal (default), daytona, e2b or opencomputer.
      */
     provider?: pulumi.Input<string | undefined>;
 }

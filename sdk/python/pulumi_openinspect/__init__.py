@@ -15,6 +15,7 @@ from .generated_secret import *
 from .kv_namespace import *
 from .modal_app import *
 from .name_lock import *
+from .open_computer_snapshot import *
 from .open_inspect import *
 from .provider import *
 from .queue import *
@@ -48,6 +49,7 @@ _utilities.register(
    "openinspect:index:KvNamespace": "KvNamespace",
    "openinspect:index:ModalApp": "ModalApp",
    "openinspect:index:NameLock": "NameLock",
+   "openinspect:index:OpenComputerSnapshot": "OpenComputerSnapshot",
    "openinspect:index:OpenInspect": "OpenInspect",
    "openinspect:index:Queue": "Queue",
    "openinspect:index:R2Bucket": "R2Bucket",

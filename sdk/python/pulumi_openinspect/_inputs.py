@@ -67,6 +67,8 @@ __all__ = [
     'ObservabilityArgsDict',
     'ObservabilityLogsArgs',
     'ObservabilityLogsArgsDict',
+    'OpenComputerSettingsArgs',
+    'OpenComputerSettingsArgsDict',
     'PlacementArgs',
     'PlacementArgsDict',
     'QueueBindingArgs',
@@ -2021,6 +2023,120 @@ class ObservabilityLogsArgs:
         pulumi.set(self, "invocation_logs", value)
 
 
+class OpenComputerSettingsArgsDict(TypedDict):
+    """
+    OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
+    """
+    api_key: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    OpenComputer API key.
+    """
+    api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+    """
+    builder_memory_mb: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Memory of the snapshot build's builder VM in MB (default 8192).
+    """
+    snapshot_grace_period_seconds: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How long a superseded snapshot is kept before a later up deletes it (default a day).
+    """
+    template: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+    """
+
+@pulumi.input_type
+class OpenComputerSettingsArgs:
+    def __init__(__self__, *,
+                 api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 builder_memory_mb: pulumi.Input[Optional[_builtins.int]] = None,
+                 snapshot_grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
+                 template: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
+
+        :param pulumi.Input[_builtins.str] api_key: OpenComputer API key.
+        :param pulumi.Input[_builtins.str] api_url: OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+        :param pulumi.Input[_builtins.int] builder_memory_mb: Memory of the snapshot build's builder VM in MB (default 8192).
+        :param pulumi.Input[_builtins.int] snapshot_grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default a day).
+        :param pulumi.Input[_builtins.str] template: An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+        """
+        if api_key is not None:
+            pulumi.set(__self__, "api_key", api_key)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+        if builder_memory_mb is not None:
+            pulumi.set(__self__, "builder_memory_mb", builder_memory_mb)
+        if snapshot_grace_period_seconds is not None:
+            pulumi.set(__self__, "snapshot_grace_period_seconds", snapshot_grace_period_seconds)
+        if template is not None:
+            pulumi.set(__self__, "template", template)
+
+    @_builtins.property
+    @pulumi.getter(name="apiKey")
+    def api_key(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        OpenComputer API key.
+        """
+        return pulumi.get(self, "api_key")
+
+    @api_key.setter
+    def api_key(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_key", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
+
+    @_builtins.property
+    @pulumi.getter(name="builderMemoryMb")
+    def builder_memory_mb(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Memory of the snapshot build's builder VM in MB (default 8192).
+        """
+        return pulumi.get(self, "builder_memory_mb")
+
+    @builder_memory_mb.setter
+    def builder_memory_mb(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "builder_memory_mb", value)
+
+    @_builtins.property
+    @pulumi.getter(name="snapshotGracePeriodSeconds")
+    def snapshot_grace_period_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How long a superseded snapshot is kept before a later up deletes it (default a day).
+        """
+        return pulumi.get(self, "snapshot_grace_period_seconds")
+
+    @snapshot_grace_period_seconds.setter
+    def snapshot_grace_period_seconds(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "snapshot_grace_period_seconds", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def template(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
+        """
+        return pulumi.get(self, "template")
+
+    @template.setter
+    def template(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "template", value)
+
+
 class PlacementArgsDict(TypedDict):
     """
     Where the worker runs: exactly one of mode (smart), region, host or hostname.
@@ -2464,7 +2580,7 @@ class RateLimitBindingArgs:
 
 class SandboxArgsDict(TypedDict):
     """
-    The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+    The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
     """
     daytona: NotRequired[pulumi.Input[Optional['DaytonaSettingsArgsDict']]]
     """
@@ -2480,15 +2596,19 @@ class SandboxArgsDict(TypedDict):
     """
     manage: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+    Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
     """
     modal: NotRequired[pulumi.Input[Optional['ModalSettingsArgsDict']]]
     """
     Modal settings; required when provider is modal.
     """
+    opencomputer: NotRequired[pulumi.Input[Optional['OpenComputerSettingsArgsDict']]]
+    """
+    OpenComputer settings; required when provider is opencomputer.
+    """
     provider: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    modal (default), daytona or e2b.
+    modal (default), daytona, e2b or opencomputer.
     """
 
 @pulumi.input_type
@@ -2499,16 +2619,18 @@ class SandboxArgs:
                  inactivity_timeout_ms: pulumi.Input[Optional[_builtins.int]] = None,
                  manage: pulumi.Input[Optional[_builtins.bool]] = None,
                  modal: pulumi.Input[Optional['ModalSettingsArgs']] = None,
+                 opencomputer: pulumi.Input[Optional['OpenComputerSettingsArgs']] = None,
                  provider: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        The sandbox provider sessions run in (Modal, Daytona or E2B): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+        The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 
         :param pulumi.Input['DaytonaSettingsArgs'] daytona: Daytona settings; required when provider is daytona.
         :param pulumi.Input['E2bSettingsArgs'] e2b: E2B settings; required when provider is e2b.
         :param pulumi.Input[_builtins.int] inactivity_timeout_ms: Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
-        :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+        :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
         :param pulumi.Input['ModalSettingsArgs'] modal: Modal settings; required when provider is modal.
-        :param pulumi.Input[_builtins.str] provider: modal (default), daytona or e2b.
+        :param pulumi.Input['OpenComputerSettingsArgs'] opencomputer: OpenComputer settings; required when provider is opencomputer.
+        :param pulumi.Input[_builtins.str] provider: modal (default), daytona, e2b or opencomputer.
         """
         if daytona is not None:
             pulumi.set(__self__, "daytona", daytona)
@@ -2520,6 +2642,8 @@ class SandboxArgs:
             pulumi.set(__self__, "manage", manage)
         if modal is not None:
             pulumi.set(__self__, "modal", modal)
+        if opencomputer is not None:
+            pulumi.set(__self__, "opencomputer", opencomputer)
         if provider is not None:
             pulumi.set(__self__, "provider", provider)
 
@@ -2563,7 +2687,7 @@ class SandboxArgs:
     @pulumi.getter
     def manage(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+        Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
         """
         return pulumi.get(self, "manage")
 
@@ -2585,9 +2709,21 @@ class SandboxArgs:
 
     @_builtins.property
     @pulumi.getter
+    def opencomputer(self) -> pulumi.Input[Optional['OpenComputerSettingsArgs']]:
+        """
+        OpenComputer settings; required when provider is opencomputer.
+        """
+        return pulumi.get(self, "opencomputer")
+
+    @opencomputer.setter
+    def opencomputer(self, value: pulumi.Input[Optional['OpenComputerSettingsArgs']]):
+        pulumi.set(self, "opencomputer", value)
+
+    @_builtins.property
+    @pulumi.getter
     def provider(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        modal (default), daytona or e2b.
+        modal (default), daytona, e2b or opencomputer.
         """
         return pulumi.get(self, "provider")
 

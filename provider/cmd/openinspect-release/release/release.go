@@ -243,8 +243,9 @@ func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 	}
 	runtimePkg := strings.Join(strings.SplitN(c.Sandbox.Daytona.Snapshot.RuntimeSource, "/", 3)[:2], "/")
 	required := map[string]bool{c.Sandbox.Modal.Package: true, runtimePkg: true}
-	// packages/e2b-infra holds upstream's E2B builder, which E2bTemplate runs.
-	for _, dir := range []string{c.Sandbox.Modal.Package, runtimePkg, c.Sandbox.Daytona.Package, "packages/e2b-infra"} {
+	// packages/e2b-infra and packages/opencomputer-infra hold upstream's E2B
+	// and OpenComputer builders, which E2bTemplate and OpenComputerSnapshot run.
+	for _, dir := range []string{c.Sandbox.Modal.Package, runtimePkg, c.Sandbox.Daytona.Package, "packages/e2b-infra", "packages/opencomputer-infra"} {
 		found, err := sandboxFiles(tree, dir)
 		if err != nil {
 			return nil, err

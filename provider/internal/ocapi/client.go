@@ -1,0 +1,129 @@
+// Package ocapi is the small part of OpenComputer's REST API the provider
+// calls itself: reading, listing and deleting snapshots. Snapshots are built
+// by upstream's builder (build-template.ts with @opencomputer/sdk), never
+// here. Routes are the SDK's (0.12.4, whose Snapshots code is 0.9.1's):
+// under an API URL ending in /api, header X-API-Key.
+package ocapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client calls one OpenComputer API with one key.
+type Client struct {
+	base string
+	key  string
+	http *http.Client
+}
+
+// New returns a client for apiURL, which must end in /api (as upstream's
+// control plane requires of OPENCOMPUTER_API_URL).
+func New(apiURL, apiKey string) (*Client, error) {
+	if strings.TrimSpace(apiKey) == "" {
+		return nil, errors.New("opencomputer: an API key is required")
+	}
+	if err := CheckAPIURL(apiURL); err != nil {
+		return nil, fmt.Errorf("opencomputer: %w", err)
+	}
+	return &Client{base: strings.TrimRight(apiURL, "/"), key: apiKey, http: &http.Client{Timeout: time.Minute}}, nil
+}
+
+// CheckAPIURL accepts an http(s) URL whose path ends in /api.
+func CheckAPIURL(apiURL string) error {
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", apiURL)
+	}
+	if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api") {
+		return fmt.Errorf("%q must end in /api: upstream's control plane calls <url>/sandboxes and <url>/snapshots as given", apiURL)
+	}
+	return nil
+}
+
+// APIError is an answer other than the expected one.
+type APIError struct {
+	Method, Path string
+	Status       int
+	Message      string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("opencomputer: %s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		return 0, fmt.Errorf("opencomputer: %w", err)
+	}
+	req.Header.Set("X-API-Key", c.key)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("opencomputer: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("opencomputer: %s %s: %w", method, path, err)
+	}
+	for _, s := range ok {
+		if resp.StatusCode == s {
+			if out != nil && len(body) > 0 {
+				if err := json.Unmarshal(body, out); err != nil {
+					return s, fmt.Errorf("opencomputer: %s %s: decoding the answer: %w", method, path, err)
+				}
+			}
+			return s, nil
+		}
+	}
+	var e struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(body, &e)
+	msg := e.Error
+	if msg == "" {
+		msg = e.Message
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return resp.StatusCode, &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: msg}
+}
+
+// Snapshot is a snapshot as the API answers it.
+type Snapshot struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Status      string `json:"status"` // building | ready | failed
+	ContentHash string `json:"contentHash"`
+}
+
+// Snapshots lists the org's snapshots.
+func (c *Client) Snapshots(ctx context.Context) ([]Snapshot, error) {
+	var out []Snapshot
+	_, err := c.do(ctx, http.MethodGet, "/snapshots", &out, http.StatusOK)
+	return out, err
+}
+
+// Snapshot reads one snapshot by name; found is false when there is none
+// (or, as the API answers it, while it is still building).
+func (c *Client) Snapshot(ctx context.Context, name string) (snap Snapshot, found bool, err error) {
+	status, err := c.do(ctx, http.MethodGet, "/snapshots/"+url.PathEscape(name), &snap, http.StatusOK, http.StatusNotFound)
+	return snap, err == nil && status == http.StatusOK, err
+}
+
+// DeleteSnapshot deletes a snapshot by name; one already gone is no error.
+func (c *Client) DeleteSnapshot(ctx context.Context, name string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/snapshots/"+url.PathEscape(name), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
+	return err
+}

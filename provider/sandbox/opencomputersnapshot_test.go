@@ -1,0 +1,174 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+)
+
+// ocCheckout copies the fixture OpenComputer builder and runtime into a
+// checkout of their own, so a test can change them.
+func ocCheckout(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join(providertest.FixtureCheckout(t), "packages")
+	root := t.TempDir()
+	for _, pkg := range []string{"opencomputer-infra", "sandbox-runtime"} {
+		require.NoError(t, os.CopyFS(filepath.Join(root, "packages", pkg), os.DirFS(filepath.Join(src, pkg))))
+	}
+	return root
+}
+
+func ocSnapshotNames(h *providertest.Harness) []string {
+	var out []string
+	for _, s := range h.Emu.Inventory().OpenComputer.Snapshots {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// TestOpenComputerSnapshotLifecycle runs upstream's builder shape (the
+// fixture, bundled and run with the pinned SDK) through the resource: a
+// preview names the snapshot without a call, up builds it, an unchanged
+// diff makes no call, a changed runtime builds a second one while the first
+// survives its grace period, a failed build fails with the builder's
+// message and the next update retries it, and two installations in one org
+// are deleted one at a time, each leaving the other's snapshots.
+func TestOpenComputerSnapshotLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs @opencomputer/sdk and esbuild from npm on a cold cache; -short skips it")
+	}
+	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	h := providertest.NewHarnessWith(t, emulator.Options{OpenComputerBuildTime: 50 * time.Millisecond},
+		provider.WithOpenComputerSnapshot(&sandbox.OpenComputerSnapshot{Now: clk.Now}))
+	checkout := ocCheckout(t)
+	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
+	inputsFor := func(prefix string) property.Map {
+		return providertest.Props(t, map[string]any{"source": checkout, "namePrefix": prefix,
+			"apiUrl": h.Emu.OpenComputerAPIURL(), "apiKey": emulator.DefaultOpenComputerAPIKey, "builderMemoryMb": 4096})
+	}
+	inputs := inputsFor("oi-a-sandbox")
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	require.NoError(t, err)
+	name := preview.Properties.Get("name").AsString()
+	assert.Regexp(t, `^oi-a-sandbox-[0-9a-f]{16}$`, name)
+	assert.Zero(t, h.Emu.OpenComputerCalls(), "a preview names the snapshot without a call")
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	state := created.Properties
+	assert.Equal(t, name, state.Get("name").AsString(), "the preview's name is the built one")
+	assert.Equal(t, "ready", state.Get("status").AsString())
+	assert.True(t, state.Get("built").AsBool())
+	assert.NotEmpty(t, state.Get("contentHash").AsString())
+	snaps := h.Emu.Inventory().OpenComputer.Snapshots
+	require.Len(t, snaps, 1)
+	assert.Equal(t, 4096, snaps[0].BuilderMemoryMB)
+	assert.Contains(t, snaps[0].Files, "/home/sandbox/app/sandbox_runtime/entrypoint.py", "the builder inlined the runtime")
+
+	h.Emu.ResetCounts()
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
+	assert.Zero(t, h.Emu.OpenComputerCalls())
+
+	// A changed runtime builds a second snapshot; the first stays.
+	entry := filepath.Join(checkout, "packages", "sandbox-runtime", "src", "sandbox_runtime", "entrypoint.py")
+	b, err := os.ReadFile(entry)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(entry, append(b, []byte("\n# v2\n")...), 0o644))
+	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]p.PropertyDiff{"source": {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
+
+	// The build fails first: the builder's own message, nothing superseded
+	// yet, and the next update builds it.
+	h.Emu.FailNextOpenComputerBuild("step 3: pip exited with status 1")
+	failed, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "opencomputer: node build-template failed")
+	assert.Contains(t, err.Error(), "pip exited with status 1")
+	assert.NotContains(t, err.Error(), emulator.DefaultOpenComputerAPIKey)
+	state = failed.Properties
+	assert.Equal(t, "failed", state.Get("status").AsString())
+	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	assert.True(t, diff.HasChanges, "a failed build is retried")
+	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	state = updated.Properties
+	second := state.Get("name").AsString()
+	assert.NotEqual(t, name, second)
+	assert.Equal(t, "ready", state.Get("status").AsString())
+	assert.ElementsMatch(t, []string{name, second}, ocSnapshotNames(h), "the old snapshot survives the rebuild")
+	superseded := state.Get("superseded").AsArray().AsSlice()
+	require.Len(t, superseded, 1)
+	assert.Equal(t, name, superseded[0].AsMap().Get("name").AsString())
+
+	// After the grace period the next up deletes the old one.
+	clk.advance(25 * time.Hour)
+	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Contains(t, diff.DetailedDiff, "superseded")
+	updated, err = h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	stateA := updated.Properties
+	assert.Equal(t, []string{second}, ocSnapshotNames(h))
+
+	// A second installation in the same org, then teardown one at a time.
+	other, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputsFor("oi-b-sandbox")})
+	require.NoError(t, err)
+	stateB := other.Properties
+	require.Len(t, ocSnapshotNames(h), 2)
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: stateA}))
+	assert.Equal(t, []string{stateB.Get("name").AsString()}, ocSnapshotNames(h), "only a's snapshot is deleted")
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: other.ID, Urn: u, Properties: stateB}))
+	assert.Empty(t, ocSnapshotNames(h))
+}
+
+// A given template builds nothing and is never deleted; a missing one is
+// refused by name.
+func TestOpenComputerSnapshotTemplateOverride(t *testing.T) {
+	h := providertest.NewHarnessWith(t, emulator.Options{})
+	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
+	inputs := providertest.Props(t, map[string]any{"source": "", "namePrefix": "oi-prod-sandbox",
+		"apiUrl": h.Emu.OpenComputerAPIURL(), "apiKey": emulator.DefaultOpenComputerAPIKey, "template": "team-base"})
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+	_, err = h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `template: OpenComputer has no snapshot "team-base"`)
+	assert.Empty(t, ocSnapshotNames(h), "nothing was built")
+}
+
+func TestOpenComputerSnapshotCheckNamesTheField(t *testing.T) {
+	h := providertest.NewHarnessWith(t, emulator.Options{})
+	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: providertest.Props(t, map[string]any{
+		"source": t.TempDir(), "namePrefix": "Bad_Prefix", "apiUrl": "https://oc.example", "apiKey": " ", "builderMemoryMb": 100,
+	})})
+	require.NoError(t, err)
+	var fields []string
+	for _, f := range check.Failures {
+		fields = append(fields, f.Property)
+	}
+	slices.Sort(fields)
+	assert.Equal(t, []string{"apiKey", "apiUrl", "builderMemoryMb", "namePrefix", "source"}, fields, "%v", check.Failures)
+	assert.Zero(t, h.Emu.OpenComputerCalls())
+}
