@@ -107,12 +107,12 @@ type LinearBotArgs struct {
 
 // SandboxArgs selects and configures the sandbox provider.
 type SandboxArgs struct {
-	Provider            *string      `pulumi:"provider,optional"`
-	Manage              *bool        `pulumi:"manage,optional"`
-	InactivityTimeoutMs *int         `pulumi:"inactivityTimeoutMs,optional"`
-	Modal               *ModalArgs   `pulumi:"modal,optional"`
-	Daytona             *DaytonaArgs `pulumi:"daytona,optional"`
-	E2B                 *E2BArgs     `pulumi:"e2b,optional"`
+	Provider            *string           `pulumi:"provider,optional"`
+	Manage              *bool             `pulumi:"manage,optional"`
+	InactivityTimeoutMs *int              `pulumi:"inactivityTimeoutMs,optional"`
+	Modal               *ModalArgs        `pulumi:"modal,optional"`
+	Daytona             *DaytonaArgs      `pulumi:"daytona,optional"`
+	E2B                 *E2BArgs          `pulumi:"e2b,optional"`
 	OpenComputer        *OpenComputerArgs `pulumi:"opencomputer,optional"`
 }
 

@@ -37,7 +37,7 @@ type installer struct {
 	modal     *modalAppChild
 	snapshot  *snapshotChild
 	e2b       *e2bTemplateChild
-	e2bName   string     // the E2bTemplate's name, known before it is built
+	e2bName   string // the E2bTemplate's name, known before it is built
 	oc        *openComputerChild
 	owner     pulumi.Map // the ownership inputs: owner (the identity) and takeOverFrom
 }
