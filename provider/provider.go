@@ -41,6 +41,7 @@ type resources struct {
 	modalApp *sandbox.ModalApp
 	snapshot *sandbox.DaytonaSnapshot
 	oc       *sandbox.OpenComputerSnapshot
+	vercel   *sandbox.VercelSnapshot
 }
 
 // WithWorker serves w for the Worker resource.
@@ -59,17 +60,22 @@ func WithOpenComputerSnapshot(o *sandbox.OpenComputerSnapshot) Option {
 	return func(r *resources) { r.oc = o }
 }
 
+// WithVercelSnapshot serves v for the VercelSnapshot resource.
+func WithVercelSnapshot(v *sandbox.VercelSnapshot) Option {
+	return func(r *resources) { r.vercel = v }
+}
+
 // New builds the provider with every resource and the provider configuration.
 func New(opts ...Option) (p.Provider, error) {
 	r := resources{worker: &cloudflare.Worker{}, modalApp: &sandbox.ModalApp{}, snapshot: &sandbox.DaytonaSnapshot{},
-		oc: &sandbox.OpenComputerSnapshot{}}
+		oc: &sandbox.OpenComputerSnapshot{}, vercel: &sandbox.VercelSnapshot{}}
 	for _, o := range opts {
 		o(&r)
 	}
 	prov, err := infer.NewProviderBuilder().
 		WithDisplayName("Open-Inspect").
-		WithDescription("Stands up a complete Open-Inspect (background-agents) installation on Cloudflare, Modal, Daytona, E2B or OpenComputer, and Kubernetes.").
-		WithKeywords("open-inspect", "cloudflare", "modal", "daytona", "e2b", "opencomputer", "kubernetes", "category/cloud").
+		WithDescription("Stands up a complete Open-Inspect (background-agents) installation on Cloudflare, Modal, Daytona, E2B, Vercel Sandbox or OpenComputer, and Kubernetes.").
+		WithKeywords("open-inspect", "cloudflare", "modal", "daytona", "e2b", "vercel", "opencomputer", "kubernetes", "category/cloud").
 		WithHomepage("https://github.com/openinspect/pulumi-openinspect").
 		WithRepository("https://github.com/openinspect/pulumi-openinspect").
 		WithPublisher("openinspect").
@@ -109,6 +115,7 @@ func New(opts ...Option) (p.Provider, error) {
 			infer.Resource(r.snapshot),
 			infer.Resource(&sandbox.E2bTemplate{}),
 			infer.Resource(r.oc),
+			infer.Resource(r.vercel),
 		).
 		WithComponents(infer.ComponentF(installation.NewOpenInspect)).
 		Build()

@@ -114,6 +114,7 @@ type SandboxArgs struct {
 	Daytona             *DaytonaArgs      `pulumi:"daytona,optional"`
 	E2B                 *E2BArgs          `pulumi:"e2b,optional"`
 	OpenComputer        *OpenComputerArgs `pulumi:"opencomputer,optional"`
+	Vercel              *VercelArgs       `pulumi:"vercel,optional"`
 }
 
 // ModalArgs are the Modal settings the control plane needs.
@@ -154,6 +155,20 @@ type OpenComputerArgs struct {
 	Template        *string            `pulumi:"template,optional"`
 	BuilderMemoryMB *int               `pulumi:"builderMemoryMb,optional"`
 	// SnapshotGracePeriodSeconds is how long a superseded snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
+// VercelArgs are the Vercel Sandbox settings: one token and project for the
+// base-snapshot build and the control plane.
+type VercelArgs struct {
+	Token                pulumi.StringInput `pulumi:"token,optional" provider:"secret"`
+	ProjectID            *string            `pulumi:"projectId,optional"`
+	TeamID               *string            `pulumi:"teamId,optional"`
+	APIURL               *string            `pulumi:"apiUrl,optional"`
+	Runtime              *string            `pulumi:"runtime,optional"`
+	SnapshotExpirationMs *int               `pulumi:"snapshotExpirationMs,optional"`
+	BaseSnapshotID       *string            `pulumi:"baseSnapshotId,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
 	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
 }
 
@@ -311,19 +326,37 @@ func (l *LinearBotArgs) Annotate(a infer.Annotator) {
 // Annotate documents the sandbox settings.
 func (s *SandboxArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "Sandbox")
-	a.Describe(s, "The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.")
-	a.Describe(&s.Provider, "modal (default), daytona, e2b or opencomputer.")
+	a.Describe(s, "The sandbox provider sessions run in (Modal, Daytona, E2B, Vercel Sandbox or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.")
+	a.Describe(&s.Provider, "modal (default), daytona, e2b, vercel or opencomputer.")
 	a.Describe(&s.Manage, "Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, "+
 		"deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no "+
 		"baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an "+
 		"E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an "+
-		"OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. "+
+		"OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a "+
+		"VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. "+
 		"false only configures the control plane, for a sandbox side deployed by other means.")
 	a.Describe(&s.InactivityTimeoutMs, "Idle milliseconds before a sandbox with no clients is snapshotted and stopped.")
 	a.Describe(&s.Modal, "Modal settings; required when provider is modal.")
 	a.Describe(&s.Daytona, "Daytona settings; required when provider is daytona.")
 	a.Describe(&s.E2B, "E2B settings; required when provider is e2b.")
 	a.Describe(&s.OpenComputer, "OpenComputer settings; required when provider is opencomputer.")
+	a.Describe(&s.Vercel, "Vercel Sandbox settings; required when provider is vercel.")
+}
+
+// Annotate documents the Vercel Sandbox settings.
+func (v *VercelArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "VercelSandboxSettings")
+	a.Describe(v, "Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build "+
+		"and the control plane), and the snapshot sessions start from.")
+	a.Describe(&v.Token, "Vercel token for the Sandbox API (upstream's vercel_sandbox_token).")
+	a.Describe(&v.ProjectID, "The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).")
+	a.Describe(&v.TeamID, "The Vercel team, when the project belongs to one.")
+	a.Describe(&v.APIURL, "Sandbox API base URL (default https://vercel.com/api).")
+	a.Describe(&v.Runtime, "Sandbox runtime (default node24): node22, node24 or python3.13.")
+	a.Describe(&v.SnapshotExpirationMs, "Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.")
+	a.Describe(&v.BaseSnapshotID, "An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage "+
+		"is not false) the installation builds its own through a VercelSnapshot child.")
+	a.Describe(&v.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
 }
 
 // Annotate documents the OpenComputer settings.

@@ -207,7 +207,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 		}
 		plan.MigrationsDir = dir
 	}
-	if checkout != "" && (plan.Modal != nil || plan.Snapshot != nil || plan.E2BTemplate != nil || plan.OpenComputer != nil) {
+	if checkout != "" && (plan.Modal != nil || plan.Snapshot != nil || plan.E2BTemplate != nil || plan.OpenComputer != nil || plan.Vercel != nil) {
 		plan.SandboxSource = checkout
 		for _, rel := range sandboxSources(c, plan) {
 			source := filepath.Join(checkout, filepath.FromSlash(rel))
@@ -414,6 +414,9 @@ func sandboxSources(c *upstream.Contract, plan *installPlan) []string {
 	}
 	if plan.E2BTemplate != nil {
 		out = append(out, "packages/e2b-infra/build-template.py", "packages/e2b-infra/uv.lock", "packages/sandbox-runtime/src")
+	}
+	if plan.Vercel != nil {
+		out = append(out, "packages/control-plane/package.json", "packages/sandbox-runtime/src")
 	}
 	if plan.OpenComputer != nil {
 		out = append(out, "packages/opencomputer-infra/package.json", "packages/opencomputer-infra/src/build-template.ts", "packages/sandbox-runtime/src")

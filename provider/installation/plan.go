@@ -57,6 +57,9 @@ const (
 	// sandboxOpenComputer is the OpenComputerSnapshot's name output: the
 	// control plane is uploaded once the snapshot it names is ready.
 	sandboxOpenComputer = "openComputerSnapshotName"
+	// sandboxVercel is the VercelSnapshot's name output (the build
+	// sandbox's name, which the control plane resolves to the snapshot).
+	sandboxVercel = "vercelBaseSnapshotName"
 )
 
 // urlForm is which form of a worker URL a value takes.
@@ -127,6 +130,7 @@ type installPlan struct {
 	Snapshot      *plannedSnapshot
 	E2BTemplate   *plannedE2BTemplate
 	OpenComputer  *plannedOpenComputer
+	Vercel        *plannedVercel
 	SandboxSource string
 	// Web is the web UI's Worker on Cloudflare (web.platform cloudflare).
 	Web *plannedWeb
@@ -173,6 +177,12 @@ type plannedE2BTemplate struct {
 type plannedOpenComputer struct {
 	NamePrefix         string
 	BuilderMemoryMB    *int
+	GracePeriodSeconds *int
+}
+
+// plannedVercel is the VercelSnapshot child.
+type plannedVercel struct {
+	NamePrefix         string
 	GracePeriodSeconds *int
 }
 
@@ -285,6 +295,17 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 			str("e2bApiUrl", e.APIURL)
 			str("e2bTemplateId", e.TemplateID)
 			secret("e2bApiKey", e.APIKey)
+		}
+		if v := x.Vercel; v != nil {
+			secret("vercelSandboxToken", v.Token)
+			str("vercelSandboxProjectId", v.ProjectID)
+			str("vercelSandboxTeamId", v.TeamID)
+			str("vercelSandboxApiBaseUrl", v.APIURL)
+			str("vercelSandboxRuntime", v.Runtime)
+			str("vercelBaseSnapshotId", v.BaseSnapshotID)
+			if v.SnapshotExpirationMs != nil {
+				plain["vercelSnapshotExpirationMs"] = strconv.Itoa(*v.SnapshotExpirationMs)
+			}
 		}
 		if o := x.OpenComputer; o != nil {
 			str("opencomputerApiUrl", o.APIURL)
@@ -427,6 +448,15 @@ func (pl *planner) sandbox(s *spec) error {
 		if _, explicit := s.explicitValue(controlPlane, "OPENCOMPUTER_TEMPLATE"); !explicit {
 			cp.Vars["OPENCOMPUTER_TEMPLATE"] = valueRef{kind: refSandbox, text: sandboxOpenComputer}
 		}
+	}
+	if s.buildsVercelSnapshot() {
+		plan.Vercel = &plannedVercel{NamePrefix: plan.resourceName("sandbox-base"), GracePeriodSeconds: s.Vercel.SnapshotGracePeriodSeconds}
+		if _, explicit := s.explicitValue(controlPlane, "VERCEL_BASE_SNAPSHOT_NAME"); !explicit {
+			cp.Vars["VERCEL_BASE_SNAPSHOT_NAME"] = valueRef{kind: refSandbox, text: sandboxVercel}
+		}
+	}
+	if v, ok := cp.Vars["VERCEL_BASE_SNAPSHOT_NAME"]; ok && v.kind == refSandbox && v.text == sandboxVercel && plan.Vercel == nil {
+		return fmt.Errorf("sandbox.vercel.baseSnapshotId: required when the installation builds no Vercel base snapshot")
 	}
 	if v, ok := cp.Vars["OPENCOMPUTER_TEMPLATE"]; ok && v.kind == refSandbox && v.text == sandboxOpenComputer && plan.OpenComputer == nil {
 		return fmt.Errorf("sandbox.opencomputer.template: required when the installation builds no OpenComputer snapshot")
@@ -671,6 +701,10 @@ func (pl *planner) ref(s upstream.Source, worker string) (valueRef, error) {
 			}
 			v, err := c.Resolve(s, pl.values)
 			return literal(v), err
+		case "vercelBaseSnapshotName":
+			// The managed base snapshot's sandbox name; sandbox checks that a
+			// VercelSnapshot child builds it.
+			return valueRef{kind: refSandbox, text: sandboxVercel}, nil
 		case "opencomputerSnapshotName":
 			// The managed snapshot's name (upstream's module output); sandbox
 			// checks that an OpenComputerSnapshot child builds it.

@@ -39,6 +39,7 @@ type installer struct {
 	e2b       *e2bTemplateChild
 	e2bName   string // the E2bTemplate's name, known before it is built
 	oc        *openComputerChild
+	vercel    *vercelChild
 	owner     pulumi.Map // the ownership inputs: owner (the identity) and takeOverFrom
 }
 
@@ -104,6 +105,12 @@ type (
 		pulumi.CustomResourceState
 		Name  pulumi.StringOutput `pulumi:"name"`
 		State pulumi.StringOutput `pulumi:"state"`
+	}
+	vercelChild struct {
+		pulumi.CustomResourceState
+		Name             pulumi.StringOutput `pulumi:"name"`
+		VercelSnapshotID pulumi.StringOutput `pulumi:"vercelSnapshotId"`
+		Status           pulumi.StringOutput `pulumi:"status"`
 	}
 	openComputerChild struct {
 		pulumi.CustomResourceState
@@ -341,6 +348,25 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 		}
 		b.snapshot = &snapshotChild{}
 		err = b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, b.snapshot, opts...)
+	case plan.Vercel != nil:
+		x := b.spec.Vercel
+		props := pulumi.Map{
+			"source":       pulumi.String(plan.SandboxSource),
+			"namePrefix":   pulumi.String(plan.Vercel.NamePrefix),
+			"token":        pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"]),
+			"projectId":    pulumi.String(common.Deref(x.ProjectID, "")),
+			"keepOnDelete": pulumi.Bool(orphan),
+		}
+		for key, v := range map[string]*string{"teamId": x.TeamID, "apiUrl": x.APIURL, "runtime": x.Runtime} {
+			if common.Deref(v, "") != "" {
+				props[key] = pulumi.String(*v)
+			}
+		}
+		if g := plan.Vercel.GracePeriodSeconds; g != nil {
+			props["gracePeriodSeconds"] = pulumi.Int(*g)
+		}
+		b.vercel = &vercelChild{}
+		err = b.ctx.RegisterResource(sandbox.VercelSnapshotToken, b.child("vercel-snapshot"), props, b.vercel, opts...)
 	case plan.OpenComputer != nil:
 		o := plan.OpenComputer
 		props := pulumi.Map{
@@ -408,6 +434,8 @@ func (b *installer) sandboxOutput(name string) pulumi.StringOutput {
 		return pulumi.String(b.e2bName).ToStringOutput()
 	case sandboxOpenComputer:
 		return b.oc.Name
+	case sandboxVercel:
+		return b.vercel.Name
 	}
 	panic("installation: no sandbox output " + name) // the planner only names the four above
 }
@@ -423,12 +451,14 @@ func (b *installer) sandboxStatus() pulumi.StringOutput {
 		return pulumi.Sprintf("daytona: base snapshot %s (%s)", b.snapshot.Name, b.snapshot.State)
 	case b.e2b != nil:
 		return pulumi.Sprintf("e2b: template %s (%s)", b.e2b.Name, b.e2b.Status)
+	case b.vercel != nil:
+		return pulumi.Sprintf("vercel: base snapshot %s of sandbox %s (%s)", b.vercel.VercelSnapshotID, b.vercel.Name, b.vercel.Status)
 	case b.oc != nil:
 		return pulumi.Sprintf("opencomputer: snapshot %s (%s)", b.oc.Name, b.oc.Status)
 	}
 	cp := plan.worker(controlPlane)
 	var injected []string
-	for _, prefix := range []string{"MODAL_", "DAYTONA_", "E2B_", "OPENCOMPUTER_"} {
+	for _, prefix := range []string{"MODAL_", "DAYTONA_", "E2B_", "OPENCOMPUTER_", "VERCEL_"} {
 		for _, set := range []map[string]valueRef{cp.Vars, cp.Secrets} {
 			for k := range set {
 				if strings.HasPrefix(k, prefix) {

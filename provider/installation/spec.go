@@ -18,7 +18,7 @@ type spec struct {
 	Prefix          string
 	DeletionPolicy  string // Delete or Orphan
 	Adopt           bool
-	SandboxProvider string // modal (upstream's default), daytona, e2b or opencomputer
+	SandboxProvider string // modal (upstream's default), daytona, e2b, vercel or opencomputer
 	// ManageSandbox: the installation deploys its sandbox side itself.
 	ManageSandbox bool
 	// WebOrigin is the web UI's origin and WebOriginField the input it came
@@ -35,6 +35,7 @@ type spec struct {
 	Daytona       DaytonaArgs
 	E2B           E2BArgs
 	OpenComputer  OpenComputerArgs
+	Vercel        VercelArgs
 	// limits are the provider's Workers limits (nil: the defaults).
 	limits *config.WorkerLimits
 	// configModalEnvironment is the provider's modalEnvironment, which a
@@ -82,6 +83,9 @@ func normalize(a *OpenInspectArgs) *spec {
 		if x.OpenComputer != nil {
 			s.OpenComputer = *x.OpenComputer
 		}
+		if x.Vercel != nil {
+			s.Vercel = *x.Vercel
+		}
 	}
 	switch {
 	case common.Deref(a.WebAppURL, "") != "":
@@ -123,6 +127,12 @@ func (s *spec) buildsE2BTemplate() bool {
 // installation's snapshot.
 func (s *spec) buildsOpenComputerSnapshot() bool {
 	return s.ManageSandbox && s.SandboxProvider == "opencomputer" && common.Deref(s.OpenComputer.Template, "") == ""
+}
+
+// buildsVercelSnapshot: a VercelSnapshot child builds the installation's
+// base snapshot.
+func (s *spec) buildsVercelSnapshot() bool {
+	return s.ManageSandbox && s.SandboxProvider == "vercel" && common.Deref(s.Vercel.BaseSnapshotID, "") == ""
 }
 
 // explicitValue reports whether a worker entry of the spec sets name as a

@@ -15,6 +15,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/ocapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/vercelapi"
 	"github.com/openinspect/pulumi-openinspect/provider/platform"
 )
 
@@ -175,10 +176,11 @@ func validateSpec(s *spec) []error {
 
 func validateSandbox(s *spec) problems {
 	var errs problems
-	if !slices.Contains([]string{"modal", "daytona", "e2b", "opencomputer"}, s.SandboxProvider) {
-		errs.add("sandbox.provider", "must be modal, daytona, e2b or opencomputer, got %q", s.SandboxProvider)
+	if !slices.Contains([]string{"modal", "daytona", "e2b", "vercel", "opencomputer"}, s.SandboxProvider) {
+		errs.add("sandbox.provider", "must be modal, daytona, e2b, vercel or opencomputer, got %q", s.SandboxProvider)
 	}
-	if (s.managesModal() || s.buildsSnapshot() || s.buildsE2BTemplate() || s.buildsOpenComputerSnapshot()) && common.Deref(s.Upstream.Checkout, "") == "" {
+	if (s.managesModal() || s.buildsSnapshot() || s.buildsE2BTemplate() || s.buildsOpenComputerSnapshot() || s.buildsVercelSnapshot()) &&
+		common.Deref(s.Upstream.Checkout, "") == "" {
 		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
 			"set it, or set sandbox.manage to false", s.SandboxProvider)
 	}
@@ -232,6 +234,40 @@ func validateSandbox(s *spec) problems {
 	}
 	if s.SandboxProvider == "opencomputer" {
 		errs = append(errs, validateOpenComputer(s)...)
+	}
+	if s.SandboxProvider == "vercel" {
+		errs = append(errs, validateVercel(s)...)
+	}
+	return errs
+}
+
+// validateVercel checks the Vercel Sandbox settings the build and the
+// control plane share.
+func validateVercel(s *spec) problems {
+	var errs problems
+	x := s.Vercel
+	if x.Token == nil {
+		errs.add("sandbox.vercel.token", "required with the vercel provider (the base-snapshot build and the control plane both use it)")
+	}
+	if strings.TrimSpace(common.Deref(x.ProjectID, "")) == "" {
+		errs.add("sandbox.vercel.projectId", "required with the vercel provider (every Sandbox API call is scoped by project)")
+	}
+	if u := common.Deref(x.APIURL, ""); u != "" {
+		if err := vercelapi.CheckAPIURL(u); err != nil {
+			errs.add("sandbox.vercel.apiUrl", "%v", err)
+		}
+	}
+	if r := x.Runtime; r != nil && !slices.Contains([]string{"node22", "node24", "python3.13"}, *r) {
+		errs.add("sandbox.vercel.runtime", "%q: one of node22, node24, python3.13", *r)
+	}
+	if e := x.SnapshotExpirationMs; e != nil && *e < 0 {
+		errs.add("sandbox.vercel.snapshotExpirationMs", "must be 0 (never) or more, got %d", *e)
+	}
+	if !s.ManageSandbox && common.Deref(x.BaseSnapshotID, "") == "" {
+		errs.add("sandbox.vercel.baseSnapshotId", "required when sandbox.manage is false (otherwise the installation builds its own)")
+	}
+	if g := x.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
+		errs.add("sandbox.vercel.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
 	return errs
 }

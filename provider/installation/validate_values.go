@@ -72,6 +72,7 @@ func (s *spec) givenSecrets() []givenSecret {
 	add("sandbox.daytona.apiKey", s.Daytona.APIKey, nil)
 	add("sandbox.e2b.apiKey", s.E2B.APIKey, nil)
 	add("sandbox.opencomputer.apiKey", s.OpenComputer.APIKey, nil)
+	add("sandbox.vercel.token", s.Vercel.Token, nil)
 	for i, w := range a.Workers {
 		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
 			add(fmt.Sprintf("workers[%d].secrets.%s", i, k), w.Secrets[k], nil)
@@ -170,6 +171,10 @@ func (s *spec) workerVarInputs() []plainValue {
 	add("sandbox.e2b.templateId", s.E2B.TemplateID)
 	add("sandbox.opencomputer.apiUrl", s.OpenComputer.APIURL)
 	add("sandbox.opencomputer.template", s.OpenComputer.Template)
+	add("sandbox.vercel.projectId", s.Vercel.ProjectID)
+	add("sandbox.vercel.teamId", s.Vercel.TeamID)
+	add("sandbox.vercel.apiUrl", s.Vercel.APIURL)
+	add("sandbox.vercel.baseSnapshotId", s.Vercel.BaseSnapshotID)
 	if !s.WebOriginIsDefault {
 		add(s.WebOriginField, &s.WebOrigin)
 	}

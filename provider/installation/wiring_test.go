@@ -61,9 +61,12 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 	ocProvider, ocAPI := "opencomputer", "https://oc.example/api"
 	oc := requiredArgs()
 	oc.Sandbox = &SandboxArgs{Provider: &ocProvider, OpenComputer: &OpenComputerArgs{APIURL: &ocAPI, APIKey: pulumi.String("oc_00")}}
+	vercelProvider, vercelProject := "vercel", "prj_wiring"
+	vercel := requiredArgs()
+	vercel.Sandbox = &SandboxArgs{Provider: &vercelProvider, Vercel: &VercelArgs{Token: pulumi.String("vt_00"), ProjectID: &vercelProject}}
 
 	seen := map[string]bool{}
-	for _, args := range []OpenInspectArgs{withSecrets, daytona, e2b, oc} {
+	for _, args := range []OpenInspectArgs{withSecrets, daytona, e2b, oc, vercel} {
 		mocks := &recordingMocks{}
 		require.NoError(t, runWithMocks(mocks, args))
 		for _, r := range mocks.registered() {
@@ -82,7 +85,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 			}
 		}
 	}
-	assert.Len(t, seen, 14, "every openinspect child is covered: %v", seen)
+	assert.Len(t, seen, 15, "every openinspect child is covered: %v", seen)
 
 	// The outputs the component reads from each child.
 	for token, child := range map[string]any{
@@ -92,6 +95,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 		"openinspect:index:GeneratedSecret": generatedSecretChild{}, "openinspect:index:WorkerUrls": workerUrlsChild{},
 		"openinspect:index:ModalApp": modalAppChild{}, "openinspect:index:DaytonaSnapshot": snapshotChild{},
 		"openinspect:index:E2bTemplate": e2bTemplateChild{}, "openinspect:index:OpenComputerSnapshot": openComputerChild{},
+		"openinspect:index:VercelSnapshot": vercelChild{},
 	} {
 		typ := reflect.TypeOf(child)
 		for i := range typ.NumField() {

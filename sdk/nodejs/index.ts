@@ -75,6 +75,11 @@ export type R2Bucket = import("./r2bucket").R2Bucket;
 export const R2Bucket: typeof import("./r2bucket").R2Bucket = null as any;
 utilities.lazyLoad(exports, ["R2Bucket"], () => require("./r2bucket"));
 
+export { VercelSnapshotArgs } from "./vercelSnapshot";
+export type VercelSnapshot = import("./vercelSnapshot").VercelSnapshot;
+export const VercelSnapshot: typeof import("./vercelSnapshot").VercelSnapshot = null as any;
+utilities.lazyLoad(exports, ["VercelSnapshot"], () => require("./vercelSnapshot"));
+
 export { WorkerArgs } from "./worker";
 export type Worker = import("./worker").Worker;
 export const Worker: typeof import("./worker").Worker = null as any;
@@ -125,6 +130,8 @@ const _module = {
                 return new Queue(name, <any>undefined, { urn })
             case "openinspect:index:R2Bucket":
                 return new R2Bucket(name, <any>undefined, { urn })
+            case "openinspect:index:VercelSnapshot":
+                return new VercelSnapshot(name, <any>undefined, { urn })
             case "openinspect:index:Worker":
                 return new Worker(name, <any>undefined, { urn })
             case "openinspect:index:WorkerUrls":

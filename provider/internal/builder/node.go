@@ -30,10 +30,15 @@ func (e NodeEnv) Bin(name string) string {
 }
 
 // Env is what a step running in the environment adds to BaseEnv: its
-// executables first on PATH.
+// executables first on PATH, and its packages on NODE_PATH, where esbuild
+// and Node look for a bare import that no node_modules above the importing
+// file provides (a checkout that was never installed).
 func (e NodeEnv) Env() []string {
-	return []string{"PATH=" + filepath.Join(e.Dir, "node_modules", ".bin") + string(os.PathListSeparator) +
-		filepath.Dir(e.Node) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	return []string{
+		"PATH=" + filepath.Join(e.Dir, "node_modules", ".bin") + string(os.PathListSeparator) +
+			filepath.Dir(e.Node) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"NODE_PATH=" + filepath.Join(e.Dir, "node_modules"),
+	}
 }
 
 // exactPin is name@version with an exact version: a range would make the

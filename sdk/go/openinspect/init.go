@@ -47,6 +47,8 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &Queue{}
 	case "openinspect:index:R2Bucket":
 		r = &R2Bucket{}
+	case "openinspect:index:VercelSnapshot":
+		r = &VercelSnapshot{}
 	case "openinspect:index:Worker":
 		r = &Worker{}
 	case "openinspect:index:WorkerUrls":

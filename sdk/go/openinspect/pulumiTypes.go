@@ -4704,7 +4704,7 @@ func (o RateLimitBindingArrayOutput) Index(i pulumi.IntInput) RateLimitBindingOu
 	}).(RateLimitBindingOutput)
 }
 
-// The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona, E2B, Vercel Sandbox or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type Sandbox struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona *DaytonaSettings `pulumi:"daytona"`
@@ -4712,14 +4712,16 @@ type Sandbox struct {
 	E2b *E2bSettings `pulumi:"e2b"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs *int `pulumi:"inactivityTimeoutMs"`
-	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 	Manage *bool `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal *ModalSettings `pulumi:"modal"`
 	// OpenComputer settings; required when provider is opencomputer.
 	Opencomputer *OpenComputerSettings `pulumi:"opencomputer"`
-	// modal (default), daytona, e2b or opencomputer.
+	// modal (default), daytona, e2b, vercel or opencomputer.
 	Provider *string `pulumi:"provider"`
+	// Vercel Sandbox settings; required when provider is vercel.
+	Vercel *VercelSandboxSettings `pulumi:"vercel"`
 }
 
 // SandboxInput is an input type that accepts SandboxArgs and SandboxOutput values.
@@ -4733,7 +4735,7 @@ type SandboxInput interface {
 	ToSandboxOutputWithContext(context.Context) SandboxOutput
 }
 
-// The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona, E2B, Vercel Sandbox or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxArgs struct {
 	// Daytona settings; required when provider is daytona.
 	Daytona DaytonaSettingsPtrInput `pulumi:"daytona"`
@@ -4741,14 +4743,16 @@ type SandboxArgs struct {
 	E2b E2bSettingsPtrInput `pulumi:"e2b"`
 	// Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
 	InactivityTimeoutMs pulumi.IntPtrInput `pulumi:"inactivityTimeoutMs"`
-	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+	// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 	Manage pulumi.BoolPtrInput `pulumi:"manage"`
 	// Modal settings; required when provider is modal.
 	Modal ModalSettingsPtrInput `pulumi:"modal"`
 	// OpenComputer settings; required when provider is opencomputer.
 	Opencomputer OpenComputerSettingsPtrInput `pulumi:"opencomputer"`
-	// modal (default), daytona, e2b or opencomputer.
+	// modal (default), daytona, e2b, vercel or opencomputer.
 	Provider pulumi.StringPtrInput `pulumi:"provider"`
+	// Vercel Sandbox settings; required when provider is vercel.
+	Vercel VercelSandboxSettingsPtrInput `pulumi:"vercel"`
 }
 
 func (SandboxArgs) ElementType() reflect.Type {
@@ -4804,7 +4808,7 @@ func (i *sandboxPtrType) ToSandboxPtrOutputWithContext(ctx context.Context) Sand
 	return pulumi.ToOutputWithContext(ctx, i).(SandboxPtrOutput)
 }
 
-// The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+// The sandbox provider sessions run in (Modal, Daytona, E2B, Vercel Sandbox or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 type SandboxOutput struct{ *pulumi.OutputState }
 
 func (SandboxOutput) ElementType() reflect.Type {
@@ -4844,7 +4848,7 @@ func (o SandboxOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Sandbox) *int { return v.InactivityTimeoutMs }).(pulumi.IntPtrOutput)
 }
 
-// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 func (o SandboxOutput) Manage() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Sandbox) *bool { return v.Manage }).(pulumi.BoolPtrOutput)
 }
@@ -4859,9 +4863,14 @@ func (o SandboxOutput) Opencomputer() OpenComputerSettingsPtrOutput {
 	return o.ApplyT(func(v Sandbox) *OpenComputerSettings { return v.Opencomputer }).(OpenComputerSettingsPtrOutput)
 }
 
-// modal (default), daytona, e2b or opencomputer.
+// modal (default), daytona, e2b, vercel or opencomputer.
 func (o SandboxOutput) Provider() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Sandbox) *string { return v.Provider }).(pulumi.StringPtrOutput)
+}
+
+// Vercel Sandbox settings; required when provider is vercel.
+func (o SandboxOutput) Vercel() VercelSandboxSettingsPtrOutput {
+	return o.ApplyT(func(v Sandbox) *VercelSandboxSettings { return v.Vercel }).(VercelSandboxSettingsPtrOutput)
 }
 
 type SandboxPtrOutput struct{ *pulumi.OutputState }
@@ -4918,7 +4927,7 @@ func (o SandboxPtrOutput) InactivityTimeoutMs() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+// Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
 func (o SandboxPtrOutput) Manage() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Sandbox) *bool {
 		if v == nil {
@@ -4948,7 +4957,7 @@ func (o SandboxPtrOutput) Opencomputer() OpenComputerSettingsPtrOutput {
 	}).(OpenComputerSettingsPtrOutput)
 }
 
-// modal (default), daytona, e2b or opencomputer.
+// modal (default), daytona, e2b, vercel or opencomputer.
 func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Sandbox) *string {
 		if v == nil {
@@ -4956,6 +4965,16 @@ func (o SandboxPtrOutput) Provider() pulumi.StringPtrOutput {
 		}
 		return v.Provider
 	}).(pulumi.StringPtrOutput)
+}
+
+// Vercel Sandbox settings; required when provider is vercel.
+func (o SandboxPtrOutput) Vercel() VercelSandboxSettingsPtrOutput {
+	return o.ApplyT(func(v *Sandbox) *VercelSandboxSettings {
+		if v == nil {
+			return nil
+		}
+		return v.Vercel
+	}).(VercelSandboxSettingsPtrOutput)
 }
 
 // Resource limits per invocation.
@@ -6133,6 +6152,279 @@ func (o VectorizeBindingArrayOutput) Index(i pulumi.IntInput) VectorizeBindingOu
 	return pulumi.All(o, i).ApplyT(func(vs []interface{}) VectorizeBinding {
 		return vs[0].([]VectorizeBinding)[vs[1].(int)]
 	}).(VectorizeBindingOutput)
+}
+
+// Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
+type VercelSandboxSettings struct {
+	// Sandbox API base URL (default https://vercel.com/api).
+	ApiUrl *string `pulumi:"apiUrl"`
+	// An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+	BaseSnapshotId *string `pulumi:"baseSnapshotId"`
+	// The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+	ProjectId *string `pulumi:"projectId"`
+	// Sandbox runtime (default node24): node22, node24 or python3.13.
+	Runtime *string `pulumi:"runtime"`
+	// Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+	SnapshotExpirationMs *int `pulumi:"snapshotExpirationMs"`
+	// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds"`
+	// The Vercel team, when the project belongs to one.
+	TeamId *string `pulumi:"teamId"`
+	// Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+	Token *string `pulumi:"token"`
+}
+
+// VercelSandboxSettingsInput is an input type that accepts VercelSandboxSettingsArgs and VercelSandboxSettingsOutput values.
+// You can construct a concrete instance of `VercelSandboxSettingsInput` via:
+//
+//	VercelSandboxSettingsArgs{...}
+type VercelSandboxSettingsInput interface {
+	pulumi.Input
+
+	ToVercelSandboxSettingsOutput() VercelSandboxSettingsOutput
+	ToVercelSandboxSettingsOutputWithContext(context.Context) VercelSandboxSettingsOutput
+}
+
+// Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
+type VercelSandboxSettingsArgs struct {
+	// Sandbox API base URL (default https://vercel.com/api).
+	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
+	// An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+	BaseSnapshotId pulumi.StringPtrInput `pulumi:"baseSnapshotId"`
+	// The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+	ProjectId pulumi.StringPtrInput `pulumi:"projectId"`
+	// Sandbox runtime (default node24): node22, node24 or python3.13.
+	Runtime pulumi.StringPtrInput `pulumi:"runtime"`
+	// Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+	SnapshotExpirationMs pulumi.IntPtrInput `pulumi:"snapshotExpirationMs"`
+	// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+	SnapshotGracePeriodSeconds pulumi.IntPtrInput `pulumi:"snapshotGracePeriodSeconds"`
+	// The Vercel team, when the project belongs to one.
+	TeamId pulumi.StringPtrInput `pulumi:"teamId"`
+	// Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+	Token pulumi.StringPtrInput `pulumi:"token"`
+}
+
+func (VercelSandboxSettingsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*VercelSandboxSettings)(nil)).Elem()
+}
+
+func (i VercelSandboxSettingsArgs) ToVercelSandboxSettingsOutput() VercelSandboxSettingsOutput {
+	return i.ToVercelSandboxSettingsOutputWithContext(context.Background())
+}
+
+func (i VercelSandboxSettingsArgs) ToVercelSandboxSettingsOutputWithContext(ctx context.Context) VercelSandboxSettingsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VercelSandboxSettingsOutput)
+}
+
+func (i VercelSandboxSettingsArgs) ToVercelSandboxSettingsPtrOutput() VercelSandboxSettingsPtrOutput {
+	return i.ToVercelSandboxSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i VercelSandboxSettingsArgs) ToVercelSandboxSettingsPtrOutputWithContext(ctx context.Context) VercelSandboxSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VercelSandboxSettingsOutput).ToVercelSandboxSettingsPtrOutputWithContext(ctx)
+}
+
+// VercelSandboxSettingsPtrInput is an input type that accepts VercelSandboxSettingsArgs, VercelSandboxSettingsPtr and VercelSandboxSettingsPtrOutput values.
+// You can construct a concrete instance of `VercelSandboxSettingsPtrInput` via:
+//
+//	        VercelSandboxSettingsArgs{...}
+//
+//	or:
+//
+//	        nil
+type VercelSandboxSettingsPtrInput interface {
+	pulumi.Input
+
+	ToVercelSandboxSettingsPtrOutput() VercelSandboxSettingsPtrOutput
+	ToVercelSandboxSettingsPtrOutputWithContext(context.Context) VercelSandboxSettingsPtrOutput
+}
+
+type vercelSandboxSettingsPtrType VercelSandboxSettingsArgs
+
+func VercelSandboxSettingsPtr(v *VercelSandboxSettingsArgs) VercelSandboxSettingsPtrInput {
+	return (*vercelSandboxSettingsPtrType)(v)
+}
+
+func (*vercelSandboxSettingsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**VercelSandboxSettings)(nil)).Elem()
+}
+
+func (i *vercelSandboxSettingsPtrType) ToVercelSandboxSettingsPtrOutput() VercelSandboxSettingsPtrOutput {
+	return i.ToVercelSandboxSettingsPtrOutputWithContext(context.Background())
+}
+
+func (i *vercelSandboxSettingsPtrType) ToVercelSandboxSettingsPtrOutputWithContext(ctx context.Context) VercelSandboxSettingsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VercelSandboxSettingsPtrOutput)
+}
+
+// Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
+type VercelSandboxSettingsOutput struct{ *pulumi.OutputState }
+
+func (VercelSandboxSettingsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*VercelSandboxSettings)(nil)).Elem()
+}
+
+func (o VercelSandboxSettingsOutput) ToVercelSandboxSettingsOutput() VercelSandboxSettingsOutput {
+	return o
+}
+
+func (o VercelSandboxSettingsOutput) ToVercelSandboxSettingsOutputWithContext(ctx context.Context) VercelSandboxSettingsOutput {
+	return o
+}
+
+func (o VercelSandboxSettingsOutput) ToVercelSandboxSettingsPtrOutput() VercelSandboxSettingsPtrOutput {
+	return o.ToVercelSandboxSettingsPtrOutputWithContext(context.Background())
+}
+
+func (o VercelSandboxSettingsOutput) ToVercelSandboxSettingsPtrOutputWithContext(ctx context.Context) VercelSandboxSettingsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v VercelSandboxSettings) *VercelSandboxSettings {
+		return &v
+	}).(VercelSandboxSettingsPtrOutput)
+}
+
+// Sandbox API base URL (default https://vercel.com/api).
+func (o VercelSandboxSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
+}
+
+// An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+func (o VercelSandboxSettingsOutput) BaseSnapshotId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *string { return v.BaseSnapshotId }).(pulumi.StringPtrOutput)
+}
+
+// The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+func (o VercelSandboxSettingsOutput) ProjectId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *string { return v.ProjectId }).(pulumi.StringPtrOutput)
+}
+
+// Sandbox runtime (default node24): node22, node24 or python3.13.
+func (o VercelSandboxSettingsOutput) Runtime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *string { return v.Runtime }).(pulumi.StringPtrOutput)
+}
+
+// Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+func (o VercelSandboxSettingsOutput) SnapshotExpirationMs() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *int { return v.SnapshotExpirationMs }).(pulumi.IntPtrOutput)
+}
+
+// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+func (o VercelSandboxSettingsOutput) SnapshotGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *int { return v.SnapshotGracePeriodSeconds }).(pulumi.IntPtrOutput)
+}
+
+// The Vercel team, when the project belongs to one.
+func (o VercelSandboxSettingsOutput) TeamId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *string { return v.TeamId }).(pulumi.StringPtrOutput)
+}
+
+// Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+func (o VercelSandboxSettingsOutput) Token() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VercelSandboxSettings) *string { return v.Token }).(pulumi.StringPtrOutput)
+}
+
+type VercelSandboxSettingsPtrOutput struct{ *pulumi.OutputState }
+
+func (VercelSandboxSettingsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**VercelSandboxSettings)(nil)).Elem()
+}
+
+func (o VercelSandboxSettingsPtrOutput) ToVercelSandboxSettingsPtrOutput() VercelSandboxSettingsPtrOutput {
+	return o
+}
+
+func (o VercelSandboxSettingsPtrOutput) ToVercelSandboxSettingsPtrOutputWithContext(ctx context.Context) VercelSandboxSettingsPtrOutput {
+	return o
+}
+
+func (o VercelSandboxSettingsPtrOutput) Elem() VercelSandboxSettingsOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) VercelSandboxSettings {
+		if v != nil {
+			return *v
+		}
+		var ret VercelSandboxSettings
+		return ret
+	}).(VercelSandboxSettingsOutput)
+}
+
+// Sandbox API base URL (default https://vercel.com/api).
+func (o VercelSandboxSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+func (o VercelSandboxSettingsPtrOutput) BaseSnapshotId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.BaseSnapshotId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+func (o VercelSandboxSettingsPtrOutput) ProjectId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ProjectId
+	}).(pulumi.StringPtrOutput)
+}
+
+// Sandbox runtime (default node24): node22, node24 or python3.13.
+func (o VercelSandboxSettingsPtrOutput) Runtime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Runtime
+	}).(pulumi.StringPtrOutput)
+}
+
+// Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+func (o VercelSandboxSettingsPtrOutput) SnapshotExpirationMs() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.SnapshotExpirationMs
+	}).(pulumi.IntPtrOutput)
+}
+
+// How long a superseded base snapshot is kept before a later up deletes it (default a day).
+func (o VercelSandboxSettingsPtrOutput) SnapshotGracePeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *int {
+		if v == nil {
+			return nil
+		}
+		return v.SnapshotGracePeriodSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+// The Vercel team, when the project belongs to one.
+func (o VercelSandboxSettingsPtrOutput) TeamId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.TeamId
+	}).(pulumi.StringPtrOutput)
+}
+
+// Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+func (o VercelSandboxSettingsPtrOutput) Token() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelSandboxSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Token
+	}).(pulumi.StringPtrOutput)
 }
 
 // The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
@@ -7459,6 +7751,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*UpstreamPtrInput)(nil)).Elem(), UpstreamArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*VectorizeBindingInput)(nil)).Elem(), VectorizeBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*VectorizeBindingArrayInput)(nil)).Elem(), VectorizeBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*VercelSandboxSettingsInput)(nil)).Elem(), VercelSandboxSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*VercelSandboxSettingsPtrInput)(nil)).Elem(), VercelSandboxSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebPtrInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebCustomDomainInput)(nil)).Elem(), WebCustomDomainArgs{})
@@ -7556,6 +7850,8 @@ func init() {
 	pulumi.RegisterOutputType(UpstreamPtrOutput{})
 	pulumi.RegisterOutputType(VectorizeBindingOutput{})
 	pulumi.RegisterOutputType(VectorizeBindingArrayOutput{})
+	pulumi.RegisterOutputType(VercelSandboxSettingsOutput{})
+	pulumi.RegisterOutputType(VercelSandboxSettingsPtrOutput{})
 	pulumi.RegisterOutputType(WebOutput{})
 	pulumi.RegisterOutputType(WebPtrOutput{})
 	pulumi.RegisterOutputType(WebCustomDomainOutput{})

@@ -610,7 +610,7 @@ export interface RateLimitBindingArgs {
 }
 
 /**
- * The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+ * The sandbox provider sessions run in (Modal, Daytona, E2B, Vercel Sandbox or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
  */
 export interface SandboxArgs {
     /**
@@ -626,7 +626,7 @@ export interface SandboxArgs {
      */
     inactivityTimeoutMs?: pulumi.Input<number | undefined>;
     /**
-     * Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+     * Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
      */
     manage?: pulumi.Input<boolean | undefined>;
     /**
@@ -638,9 +638,13 @@ export interface SandboxArgs {
      */
     opencomputer?: pulumi.Input<inputs.OpenComputerSettingsArgs | undefined>;
     /**
-     * modal (default), daytona, e2b or opencomputer.
+     * modal (default), daytona, e2b, vercel or opencomputer.
      */
     provider?: pulumi.Input<string | undefined>;
+    /**
+     * Vercel Sandbox settings; required when provider is vercel.
+     */
+    vercel?: pulumi.Input<inputs.VercelSandboxSettingsArgs | undefined>;
 }
 
 /**
@@ -785,6 +789,44 @@ export interface VectorizeBindingArgs {
      * The Vectorize index's name.
      */
     indexName: pulumi.Input<string>;
+}
+
+/**
+ * Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
+ */
+export interface VercelSandboxSettingsArgs {
+    /**
+     * Sandbox API base URL (default https://vercel.com/api).
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
+    /**
+     * An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+     */
+    baseSnapshotId?: pulumi.Input<string | undefined>;
+    /**
+     * The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+     */
+    projectId?: pulumi.Input<string | undefined>;
+    /**
+     * Sandbox runtime (default node24): node22, node24 or python3.13.
+     */
+    runtime?: pulumi.Input<string | undefined>;
+    /**
+     * Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+     */
+    snapshotExpirationMs?: pulumi.Input<number | undefined>;
+    /**
+     * How long a superseded base snapshot is kept before a later up deletes it (default a day).
+     */
+    snapshotGracePeriodSeconds?: pulumi.Input<number | undefined>;
+    /**
+     * The Vercel team, when the project belongs to one.
+     */
+    teamId?: pulumi.Input<string | undefined>;
+    /**
+     * Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+     */
+    token?: pulumi.Input<string | undefined>;
 }
 
 /**

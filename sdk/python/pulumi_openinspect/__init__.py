@@ -20,6 +20,7 @@ from .open_inspect import *
 from .provider import *
 from .queue import *
 from .r2_bucket import *
+from .vercel_snapshot import *
 from .worker import *
 from .worker_urls import *
 from ._inputs import *
@@ -53,6 +54,7 @@ _utilities.register(
    "openinspect:index:OpenInspect": "OpenInspect",
    "openinspect:index:Queue": "Queue",
    "openinspect:index:R2Bucket": "R2Bucket",
+   "openinspect:index:VercelSnapshot": "VercelSnapshot",
    "openinspect:index:Worker": "Worker",
    "openinspect:index:WorkerUrls": "WorkerUrls"
   }

@@ -97,6 +97,8 @@ __all__ = [
     'UpstreamArgsDict',
     'VectorizeBindingArgs',
     'VectorizeBindingArgsDict',
+    'VercelSandboxSettingsArgs',
+    'VercelSandboxSettingsArgsDict',
     'WebArgs',
     'WebArgsDict',
     'WebCustomDomainArgs',
@@ -2580,7 +2582,7 @@ class RateLimitBindingArgs:
 
 class SandboxArgsDict(TypedDict):
     """
-    The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+    The sandbox provider sessions run in (Modal, Daytona, E2B, Vercel Sandbox or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
     """
     daytona: NotRequired[pulumi.Input[Optional['DaytonaSettingsArgsDict']]]
     """
@@ -2596,7 +2598,7 @@ class SandboxArgsDict(TypedDict):
     """
     manage: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+    Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
     """
     modal: NotRequired[pulumi.Input[Optional['ModalSettingsArgsDict']]]
     """
@@ -2608,7 +2610,11 @@ class SandboxArgsDict(TypedDict):
     """
     provider: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    modal (default), daytona, e2b or opencomputer.
+    modal (default), daytona, e2b, vercel or opencomputer.
+    """
+    vercel: NotRequired[pulumi.Input[Optional['VercelSandboxSettingsArgsDict']]]
+    """
+    Vercel Sandbox settings; required when provider is vercel.
     """
 
 @pulumi.input_type
@@ -2620,17 +2626,19 @@ class SandboxArgs:
                  manage: pulumi.Input[Optional[_builtins.bool]] = None,
                  modal: pulumi.Input[Optional['ModalSettingsArgs']] = None,
                  opencomputer: pulumi.Input[Optional['OpenComputerSettingsArgs']] = None,
-                 provider: pulumi.Input[Optional[_builtins.str]] = None):
+                 provider: pulumi.Input[Optional[_builtins.str]] = None,
+                 vercel: pulumi.Input[Optional['VercelSandboxSettingsArgs']] = None):
         """
-        The sandbox provider sessions run in (Modal, Daytona, E2B or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
+        The sandbox provider sessions run in (Modal, Daytona, E2B, Vercel Sandbox or OpenComputer): its settings, added to the control plane's vars and secrets, and whether the installation deploys the sandbox side itself.
 
         :param pulumi.Input['DaytonaSettingsArgs'] daytona: Daytona settings; required when provider is daytona.
         :param pulumi.Input['E2bSettingsArgs'] e2b: E2B settings; required when provider is e2b.
         :param pulumi.Input[_builtins.int] inactivity_timeout_ms: Idle milliseconds before a sandbox with no clients is snapshotted and stopped.
-        :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+        :param pulumi.Input[_builtins.bool] manage: Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
         :param pulumi.Input['ModalSettingsArgs'] modal: Modal settings; required when provider is modal.
         :param pulumi.Input['OpenComputerSettingsArgs'] opencomputer: OpenComputer settings; required when provider is opencomputer.
-        :param pulumi.Input[_builtins.str] provider: modal (default), daytona, e2b or opencomputer.
+        :param pulumi.Input[_builtins.str] provider: modal (default), daytona, e2b, vercel or opencomputer.
+        :param pulumi.Input['VercelSandboxSettingsArgs'] vercel: Vercel Sandbox settings; required when provider is vercel.
         """
         if daytona is not None:
             pulumi.set(__self__, "daytona", daytona)
@@ -2646,6 +2654,8 @@ class SandboxArgs:
             pulumi.set(__self__, "opencomputer", opencomputer)
         if provider is not None:
             pulumi.set(__self__, "provider", provider)
+        if vercel is not None:
+            pulumi.set(__self__, "vercel", vercel)
 
     @_builtins.property
     @pulumi.getter
@@ -2687,7 +2697,7 @@ class SandboxArgs:
     @pulumi.getter
     def manage(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
+        Deploy the sandbox side too (default true): with modal, a ModalApp child writes the named secrets, deploys upstream's Modal app and wires its workspace and web suffix into the control plane; with daytona and no baseSnapshot, a DaytonaSnapshot child builds the digest-named base snapshot; with e2b and no templateId, an E2bTemplate child builds the digest-named template with upstream's builder; with opencomputer and no template, an OpenComputerSnapshot child builds the digest-named snapshot with upstream's builder; with vercel and no baseSnapshotId, a VercelSnapshot child builds the base snapshot of a digest-named sandbox with upstream's builder. All need upstream.checkout. false only configures the control plane, for a sandbox side deployed by other means.
         """
         return pulumi.get(self, "manage")
 
@@ -2723,13 +2733,25 @@ class SandboxArgs:
     @pulumi.getter
     def provider(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        modal (default), daytona, e2b or opencomputer.
+        modal (default), daytona, e2b, vercel or opencomputer.
         """
         return pulumi.get(self, "provider")
 
     @provider.setter
     def provider(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "provider", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def vercel(self) -> pulumi.Input[Optional['VercelSandboxSettingsArgs']]:
+        """
+        Vercel Sandbox settings; required when provider is vercel.
+        """
+        return pulumi.get(self, "vercel")
+
+    @vercel.setter
+    def vercel(self, value: pulumi.Input[Optional['VercelSandboxSettingsArgs']]):
+        pulumi.set(self, "vercel", value)
 
 
 class ScriptLimitsArgsDict(TypedDict):
@@ -3312,6 +3334,180 @@ class VectorizeBindingArgs:
     @index_name.setter
     def index_name(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "index_name", value)
+
+
+class VercelSandboxSettingsArgsDict(TypedDict):
+    """
+    Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
+    """
+    api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Sandbox API base URL (default https://vercel.com/api).
+    """
+    base_snapshot_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+    """
+    project_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+    """
+    runtime: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Sandbox runtime (default node24): node22, node24 or python3.13.
+    """
+    snapshot_expiration_ms: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+    """
+    snapshot_grace_period_seconds: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    How long a superseded base snapshot is kept before a later up deletes it (default a day).
+    """
+    team_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The Vercel team, when the project belongs to one.
+    """
+    token: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+    """
+
+@pulumi.input_type
+class VercelSandboxSettingsArgs:
+    def __init__(__self__, *,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 base_snapshot_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 project_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 runtime: pulumi.Input[Optional[_builtins.str]] = None,
+                 snapshot_expiration_ms: pulumi.Input[Optional[_builtins.int]] = None,
+                 snapshot_grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
+                 team_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 token: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
+
+        :param pulumi.Input[_builtins.str] api_url: Sandbox API base URL (default https://vercel.com/api).
+        :param pulumi.Input[_builtins.str] base_snapshot_id: An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+        :param pulumi.Input[_builtins.str] project_id: The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+        :param pulumi.Input[_builtins.str] runtime: Sandbox runtime (default node24): node22, node24 or python3.13.
+        :param pulumi.Input[_builtins.int] snapshot_expiration_ms: Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+        :param pulumi.Input[_builtins.int] snapshot_grace_period_seconds: How long a superseded base snapshot is kept before a later up deletes it (default a day).
+        :param pulumi.Input[_builtins.str] team_id: The Vercel team, when the project belongs to one.
+        :param pulumi.Input[_builtins.str] token: Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+        """
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+        if base_snapshot_id is not None:
+            pulumi.set(__self__, "base_snapshot_id", base_snapshot_id)
+        if project_id is not None:
+            pulumi.set(__self__, "project_id", project_id)
+        if runtime is not None:
+            pulumi.set(__self__, "runtime", runtime)
+        if snapshot_expiration_ms is not None:
+            pulumi.set(__self__, "snapshot_expiration_ms", snapshot_expiration_ms)
+        if snapshot_grace_period_seconds is not None:
+            pulumi.set(__self__, "snapshot_grace_period_seconds", snapshot_grace_period_seconds)
+        if team_id is not None:
+            pulumi.set(__self__, "team_id", team_id)
+        if token is not None:
+            pulumi.set(__self__, "token", token)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Sandbox API base URL (default https://vercel.com/api).
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
+
+    @_builtins.property
+    @pulumi.getter(name="baseSnapshotId")
+    def base_snapshot_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
+        """
+        return pulumi.get(self, "base_snapshot_id")
+
+    @base_snapshot_id.setter
+    def base_snapshot_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "base_snapshot_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="projectId")
+    def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
+        """
+        return pulumi.get(self, "project_id")
+
+    @project_id.setter
+    def project_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "project_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def runtime(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Sandbox runtime (default node24): node22, node24 or python3.13.
+        """
+        return pulumi.get(self, "runtime")
+
+    @runtime.setter
+    def runtime(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "runtime", value)
+
+    @_builtins.property
+    @pulumi.getter(name="snapshotExpirationMs")
+    def snapshot_expiration_ms(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.
+        """
+        return pulumi.get(self, "snapshot_expiration_ms")
+
+    @snapshot_expiration_ms.setter
+    def snapshot_expiration_ms(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "snapshot_expiration_ms", value)
+
+    @_builtins.property
+    @pulumi.getter(name="snapshotGracePeriodSeconds")
+    def snapshot_grace_period_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        How long a superseded base snapshot is kept before a later up deletes it (default a day).
+        """
+        return pulumi.get(self, "snapshot_grace_period_seconds")
+
+    @snapshot_grace_period_seconds.setter
+    def snapshot_grace_period_seconds(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "snapshot_grace_period_seconds", value)
+
+    @_builtins.property
+    @pulumi.getter(name="teamId")
+    def team_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The Vercel team, when the project belongs to one.
+        """
+        return pulumi.get(self, "team_id")
+
+    @team_id.setter
+    def team_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "team_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def token(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
+        """
+        return pulumi.get(self, "token")
+
+    @token.setter
+    def token(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "token", value)
 
 
 class WebArgsDict(TypedDict):
