@@ -22,12 +22,15 @@ import (
 //	OI_LIVE_DAYTONA=1 DAYTONA_API_KEY=... [DAYTONA_API_URL=...] go test ./provider/sandbox/ -run Live -v
 //	OI_LIVE_E2B=1 E2B_API_KEY=e2b_... [E2B_API_URL=...] [OI_LIVE_UPSTREAM_CHECKOUT=/src/background-agents] \
 //	  go test ./provider/sandbox/ -run Live -v
+//	OI_LIVE_VERCEL=1 VERCEL_TOKEN=... VERCEL_PROJECT_ID=prj_... [VERCEL_TEAM_ID=...] [VERCEL_SANDBOX_API_BASE_URL=...] \
+//	  [OI_LIVE_UPSTREAM_CHECKOUT=/src/background-agents] go test ./provider/sandbox/ -run Live -v
 //	OI_LIVE_OPENCOMPUTER=1 OPENCOMPUTER_API_KEY=... [OPENCOMPUTER_API_URL=https://.../api] \
 //	  [OI_LIVE_UPSTREAM_CHECKOUT=/src/background-agents] go test ./provider/sandbox/ -run Live -v
 //
 // Use a Modal environment of its own (the app name is upstream's, fixed),
 // a Daytona organization where a test snapshot may be built, an E2B team
-// where a test template may be built, and an OpenComputer org where a test
+// where a test template may be built, a Vercel project where a test base
+// snapshot may be built, and an OpenComputer org where a test
 // snapshot may be built (from upstream's builders in
 // OI_LIVE_UPSTREAM_CHECKOUT, else the fixtures').
 
@@ -134,6 +137,33 @@ func TestLiveOpenComputerSnapshot(t *testing.T) {
 		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
 	})
 	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
+}
+
+func TestLiveVercelSnapshot(t *testing.T) {
+	h := liveServer(t, "OI_LIVE_VERCEL", "VERCEL_TOKEN", "VERCEL_PROJECT_ID")
+	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"cacheDir": property.New(toolchain.CacheDir()),
+	})}))
+	source := os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT")
+	if source == "" {
+		source = providertest.FixtureCheckout(t)
+	}
+	u := providertest.URN(sandbox.VercelSnapshotToken, "live")
+	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
+		"apiUrl": os.Getenv("VERCEL_SANDBOX_API_BASE_URL"), "token": os.Getenv("VERCEL_TOKEN"),
+		"projectId": os.Getenv("VERCEL_PROJECT_ID"), "teamId": os.Getenv("VERCEL_TEAM_ID")})
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
+	})
+	assert.Equal(t, "created", created.Properties.Get("status").AsString())
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges)
