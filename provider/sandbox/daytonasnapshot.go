@@ -356,7 +356,7 @@ func (d *DaytonaSnapshot) Create(ctx context.Context, req infer.CreateRequest[Da
 		// The snapshot may exist in some state: record it so the next up
 		// finishes (or rebuilds) it rather than finding a stranger.
 		return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state},
-			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			initFailed(err)
 	}
 	return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state}, nil
 }
@@ -411,7 +411,7 @@ func (d *DaytonaSnapshot) Update(ctx context.Context, req infer.UpdateRequest[Da
 				state.Superseded = appendSuperseded(state.Superseded, previous, d.now())
 			}
 			return infer.UpdateResponse[DaytonaSnapshotState]{Output: state},
-				fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+				initFailed(err)
 		}
 		if previous != "" && previous != plan.name {
 			state.Superseded = appendSuperseded(state.Superseded, previous, d.now())

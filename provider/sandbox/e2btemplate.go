@@ -252,14 +252,13 @@ func (e *E2bTemplate) now() time.Time {
 	return time.Now()
 }
 
-func e2bGrace(a E2bTemplateArgs) time.Duration { return graceOf(a.GracePeriodSeconds) }
-
-// expired are the superseded templates whose grace period ended.
-func (e *E2bTemplate) expired(state E2bTemplateState, grace time.Duration) []string {
-	return expiredAt(state.Superseded, e.now(), grace)
-}
-
 const e2bReady = "ready"
+
+var e2bKind = imageKind{Label: "e2b template", Ready: e2bReady, OverrideKey: "templateId"}
+
+func (s *E2bTemplateState) record() imageRecord {
+	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built, Superseded: &s.Superseded}
+}
 
 // Diff decides from state and local files alone (no E2B call): a new
 // digest rebuilds, an unfinished build retries, an ended grace period
@@ -270,37 +269,18 @@ func (e *E2bTemplate) Diff(ctx context.Context, req infer.DiffRequest[E2bTemplat
 	if err != nil {
 		return infer.DiffResponse{}, err
 	}
-	log := p.GetLogger(ctx)
-	detailed := map[string]p.PropertyDiff{}
-	switch {
-	case plan.name != olds.Name && plan.override:
-		detailed["templateId"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-	case plan.name != olds.Name:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("e2b template: rebuild as %s: digest %s -> %s; %s is kept for %s", plan.name,
-			short(olds.Digest), short(plan.digest), olds.Name, e2bGrace(news))
-	case !plan.override && olds.Status != e2bReady:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("e2b template %s: build pending (last seen %q)", plan.name, olds.Status)
-	}
-	if names := e.expired(olds, e2bGrace(news)); len(names) > 0 {
-		detailed["superseded"] = p.PropertyDiff{Kind: p.Update}
-		log.Infof("e2b template: grace period over, deleting %s", strings.Join(names, ", "))
-	}
-	for key, changed := range map[string]bool{
-		"source":             olds.Source != news.Source,
-		"apiUrl":             olds.APIURL != news.APIURL,
-		"apiKey":             olds.APIKey != news.APIKey,
-		"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
-		"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
-		"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-		"namePrefix":         olds.NamePrefix != news.NamePrefix,
-	} {
-		if _, set := detailed[key]; changed && !set {
-			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		}
-	}
-	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+	return e2bKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, Override: plan.override,
+		OverrideChanged: plan.name != olds.Name, OldName: olds.Name, OldDigest: olds.Digest, OldStatus: olds.Status,
+		Superseded: olds.Superseded, Now: e.now(), Grace: graceOf(news.GracePeriodSeconds),
+		Changed: map[string]bool{
+			"source":             olds.Source != news.Source,
+			"apiUrl":             olds.APIURL != news.APIURL,
+			"apiKey":             olds.APIKey != news.APIKey,
+			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
+			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
+			"namePrefix":         olds.NamePrefix != news.NamePrefix,
+		}}), nil
 }
 
 // Create builds the template (or takes the override). In a preview it
@@ -321,7 +301,7 @@ func (e *E2bTemplate) Create(ctx context.Context, req infer.CreateRequest[E2bTem
 	if err := e.ensure(ctx, plan, &state); err != nil {
 		// Record what exists so the next up retries rather than finding a stranger.
 		return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state},
-			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			initFailed(err)
 	}
 	return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state}, nil
 }
@@ -416,32 +396,21 @@ func (e *E2bTemplate) Update(ctx context.Context, req infer.UpdateRequest[E2bTem
 		return infer.UpdateResponse[E2bTemplateState]{Output: state}, nil
 	}
 	if plan.name != state.Name || state.Status != e2bReady {
-		previous, previousReady, previousBuilt := state.Name, state.Status == e2bReady, state.Built
-		state.Name, state.Digest, state.E2bID = plan.name, plan.digest, ""
-		err := e.ensure(ctx, plan, &state)
-		if previous != "" && previous != plan.name && previousBuilt && (err == nil || previousReady) {
-			// Sessions keep using the old one until its grace period ends.
-			state.Superseded = appendSuperseded(state.Superseded, previous, e.now())
-		}
+		err := e2bKind.replace(state.record(), plan.name, plan.digest, e.now(), func() error {
+			state.E2bID = ""
+			return e.ensure(ctx, plan, &state)
+		})
 		if err != nil {
-			return infer.UpdateResponse[E2bTemplateState]{Output: state},
-				fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			return infer.UpdateResponse[E2bTemplateState]{Output: state}, initFailed(err)
 		}
 	}
-	if names := e.expired(state, e2bGrace(req.Inputs)); len(names) > 0 {
-		client, err := e2bapi.New(state.APIURL, state.APIKey)
-		if err != nil {
-			return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
-		}
-		for _, name := range names {
-			p.GetLogger(ctx).InfoStatusf("e2b: deleting superseded template %s", name)
-			if err := client.DeleteTemplate(ctx, name); err != nil {
-				return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
-			}
-			state.Superseded = slices.DeleteFunc(state.Superseded, func(s SupersededSnapshot) bool { return s.Name == name })
-		}
+	client, err := e2bapi.New(state.APIURL, state.APIKey)
+	if err != nil {
+		return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
 	}
-	return infer.UpdateResponse[E2bTemplateState]{Output: state}, nil
+	err = e2bKind.collect(ctx, state.record(), e.now(), graceOf(req.Inputs.GracePeriodSeconds),
+		func(name string) error { return client.DeleteTemplate(ctx, name) })
+	return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
 }
 
 // Read refreshes the template's build status and forgets superseded ones
@@ -475,13 +444,7 @@ func (*E2bTemplate) Read(ctx context.Context, req infer.ReadRequest[E2bTemplateA
 // built (never an override), or says what it keeps.
 func (*E2bTemplate) Delete(ctx context.Context, req infer.DeleteRequest[E2bTemplateState]) (infer.DeleteResponse, error) {
 	state := req.State
-	var names []string
-	if state.Built && state.Name != "" {
-		names = append(names, state.Name)
-	}
-	for _, s := range state.Superseded {
-		names = append(names, s.Name)
-	}
+	names := state.record().owned()
 	log := p.GetLogger(ctx)
 	if state.KeepOnDelete {
 		log.Warningf("e2b templates %s and the installation's sandboxes kept (deletion policy Orphan)", strings.Join(names, ", "))

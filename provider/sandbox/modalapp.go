@@ -362,7 +362,7 @@ func (m *ModalApp) Create(ctx context.Context, req infer.CreateRequest[ModalAppA
 	if err != nil && len(state.SecretHashes) > 0 {
 		// Secrets exist remotely: keep them in state so the next up finishes.
 		return infer.CreateResponse[ModalAppState]{ID: plan.appName, Output: state},
-			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			initFailed(err)
 	}
 	return infer.CreateResponse[ModalAppState]{ID: plan.appName, Output: state}, err
 }
@@ -402,7 +402,7 @@ func (m *ModalApp) Update(ctx context.Context, req infer.UpdateRequest[ModalAppA
 	state, err = m.converge(ctx, cfg, client, plan, state)
 	if err != nil {
 		return infer.UpdateResponse[ModalAppState]{Output: state},
-			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			initFailed(err)
 	}
 	return infer.UpdateResponse[ModalAppState]{Output: state}, nil
 }

@@ -241,6 +241,12 @@ func (o *OpenComputerSnapshot) now() time.Time {
 
 const ocReady = "ready"
 
+var ocKind = imageKind{Label: "opencomputer snapshot", Ready: ocReady, OverrideKey: "template"}
+
+func (s *OpenComputerSnapshotState) record() imageRecord {
+	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built, Superseded: &s.Superseded}
+}
+
 // Diff decides from state and local files alone (no OpenComputer call).
 func (o *OpenComputerSnapshot) Diff(ctx context.Context, req infer.DiffRequest[OpenComputerSnapshotArgs, OpenComputerSnapshotState]) (infer.DiffResponse, error) {
 	olds, news := req.State, req.Inputs
@@ -248,37 +254,17 @@ func (o *OpenComputerSnapshot) Diff(ctx context.Context, req infer.DiffRequest[O
 	if err != nil {
 		return infer.DiffResponse{}, err
 	}
-	log := p.GetLogger(ctx)
-	grace := graceOf(news.GracePeriodSeconds)
-	detailed := map[string]p.PropertyDiff{}
-	switch {
-	case plan.name != olds.Name && plan.override:
-		detailed["template"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-	case plan.name != olds.Name:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("opencomputer snapshot: rebuild as %s: digest %s -> %s; %s is kept for %s", plan.name,
-			short(olds.Digest), short(plan.digest), olds.Name, grace)
-	case !plan.override && olds.Status != ocReady:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("opencomputer snapshot %s: build pending (last seen %q)", plan.name, olds.Status)
-	}
-	if names := expiredAt(olds.Superseded, o.now(), grace); len(names) > 0 {
-		detailed["superseded"] = p.PropertyDiff{Kind: p.Update}
-		log.Infof("opencomputer snapshot: grace period over, deleting %s", strings.Join(names, ", "))
-	}
-	for key, changed := range map[string]bool{
-		"source":             olds.Source != news.Source,
-		"apiUrl":             olds.APIURL != news.APIURL,
-		"apiKey":             olds.APIKey != news.APIKey,
-		"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
-		"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-		"namePrefix":         olds.NamePrefix != news.NamePrefix,
-	} {
-		if _, set := detailed[key]; changed && !set {
-			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		}
-	}
-	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+	return ocKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, Override: plan.override,
+		OverrideChanged: plan.name != olds.Name, OldName: olds.Name, OldDigest: olds.Digest, OldStatus: olds.Status,
+		Superseded: olds.Superseded, Now: o.now(), Grace: graceOf(news.GracePeriodSeconds),
+		Changed: map[string]bool{
+			"source":             olds.Source != news.Source,
+			"apiUrl":             olds.APIURL != news.APIURL,
+			"apiKey":             olds.APIKey != news.APIKey,
+			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
+			"namePrefix":         olds.NamePrefix != news.NamePrefix,
+		}}), nil
 }
 
 // Create builds the snapshot (or takes the override). In a preview it only
@@ -299,7 +285,7 @@ func (o *OpenComputerSnapshot) Create(ctx context.Context, req infer.CreateReque
 	if err := o.ensure(ctx, plan, &state); err != nil {
 		// Record what exists so the next up retries rather than finding a stranger.
 		return infer.CreateResponse[OpenComputerSnapshotState]{ID: plan.name, Output: state},
-			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			initFailed(err)
 	}
 	return infer.CreateResponse[OpenComputerSnapshotState]{ID: plan.name, Output: state}, nil
 }
@@ -393,32 +379,21 @@ func (o *OpenComputerSnapshot) Update(ctx context.Context, req infer.UpdateReque
 		return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, nil
 	}
 	if plan.name != state.Name || state.Status != ocReady {
-		previous, previousReady, previousBuilt := state.Name, state.Status == ocReady, state.Built
-		state.Name, state.Digest, state.SnapshotID, state.ContentHash = plan.name, plan.digest, "", ""
-		err := o.ensure(ctx, plan, &state)
-		if previous != "" && previous != plan.name && previousBuilt && (err == nil || previousReady) {
-			// Sessions keep booting the old one until its grace period ends.
-			state.Superseded = appendSuperseded(state.Superseded, previous, o.now())
-		}
+		err := ocKind.replace(state.record(), plan.name, plan.digest, o.now(), func() error {
+			state.SnapshotID, state.ContentHash = "", ""
+			return o.ensure(ctx, plan, &state)
+		})
 		if err != nil {
-			return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state},
-				fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, initFailed(err)
 		}
 	}
-	if names := expiredAt(state.Superseded, o.now(), graceOf(req.Inputs.GracePeriodSeconds)); len(names) > 0 {
-		client, err := ocapi.New(state.APIURL, state.APIKey)
-		if err != nil {
-			return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, err
-		}
-		for _, name := range names {
-			p.GetLogger(ctx).InfoStatusf("opencomputer: deleting superseded snapshot %s", name)
-			if err := client.DeleteSnapshot(ctx, name); err != nil {
-				return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, err
-			}
-			state.Superseded = slices.DeleteFunc(state.Superseded, func(s SupersededSnapshot) bool { return s.Name == name })
-		}
+	client, err := ocapi.New(state.APIURL, state.APIKey)
+	if err != nil {
+		return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, err
 	}
-	return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, nil
+	err = ocKind.collect(ctx, state.record(), o.now(), graceOf(req.Inputs.GracePeriodSeconds),
+		func(name string) error { return client.DeleteSnapshot(ctx, name) })
+	return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, err
 }
 
 // Read refreshes the snapshot's status and forgets superseded ones deleted
@@ -451,13 +426,7 @@ func (*OpenComputerSnapshot) Read(ctx context.Context, req infer.ReadRequest[Ope
 // running ones, and they stop with their sessions.
 func (*OpenComputerSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[OpenComputerSnapshotState]) (infer.DeleteResponse, error) {
 	state := req.State
-	var names []string
-	if state.Built && state.Name != "" {
-		names = append(names, state.Name)
-	}
-	for _, s := range state.Superseded {
-		names = append(names, s.Name)
-	}
+	names := state.record().owned()
 	log := p.GetLogger(ctx)
 	if len(names) == 0 {
 		return infer.DeleteResponse{}, nil

@@ -261,6 +261,12 @@ func (v *VercelSnapshot) now() time.Time {
 
 const vercelCreated = "created"
 
+var vercelKind = imageKind{Label: "vercel snapshot", Ready: vercelCreated, OverrideKey: "snapshotId"}
+
+func (s *VercelSnapshotState) record() imageRecord {
+	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built, Superseded: &s.Superseded}
+}
+
 // Diff decides from state and local files alone (no Vercel call).
 func (v *VercelSnapshot) Diff(ctx context.Context, req infer.DiffRequest[VercelSnapshotArgs, VercelSnapshotState]) (infer.DiffResponse, error) {
 	olds, news := req.State, req.Inputs
@@ -268,39 +274,19 @@ func (v *VercelSnapshot) Diff(ctx context.Context, req infer.DiffRequest[VercelS
 	if err != nil {
 		return infer.DiffResponse{}, err
 	}
-	log := p.GetLogger(ctx)
-	grace := graceOf(news.GracePeriodSeconds)
-	detailed := map[string]p.PropertyDiff{}
-	switch {
-	case plan.override != "" && plan.override != olds.VercelSnapshotID:
-		detailed["snapshotId"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-	case plan.override == "" && plan.name != olds.Name:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("vercel snapshot: rebuild from %s: digest %s -> %s; %s is kept for %s", plan.name,
-			short(olds.Digest), short(plan.digest), olds.Name, grace)
-	case plan.override == "" && olds.Status != vercelCreated:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("vercel snapshot %s: build pending (last seen %q)", plan.name, olds.Status)
-	}
-	if names := expiredAt(olds.Superseded, v.now(), grace); len(names) > 0 {
-		detailed["superseded"] = p.PropertyDiff{Kind: p.Update}
-		log.Infof("vercel snapshot: grace period over, deleting the snapshots of %s", strings.Join(names, ", "))
-	}
-	for key, changed := range map[string]bool{
-		"source":             olds.Source != news.Source,
-		"apiUrl":             olds.APIURL != news.APIURL,
-		"token":              olds.Token != news.Token,
-		"projectId":          olds.ProjectID != news.ProjectID,
-		"teamId":             olds.TeamID != news.TeamID,
-		"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
-		"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-		"namePrefix":         olds.NamePrefix != news.NamePrefix,
-	} {
-		if _, set := detailed[key]; changed && !set {
-			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		}
-	}
-	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+	return vercelKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, Override: plan.override != "",
+		OverrideChanged: plan.override != olds.VercelSnapshotID, OldName: olds.Name, OldDigest: olds.Digest, OldStatus: olds.Status,
+		Superseded: olds.Superseded, Now: v.now(), Grace: graceOf(news.GracePeriodSeconds),
+		Changed: map[string]bool{
+			"source":             olds.Source != news.Source,
+			"apiUrl":             olds.APIURL != news.APIURL,
+			"token":              olds.Token != news.Token,
+			"projectId":          olds.ProjectID != news.ProjectID,
+			"teamId":             olds.TeamID != news.TeamID,
+			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
+			"namePrefix":         olds.NamePrefix != news.NamePrefix,
+		}}), nil
 }
 
 // Create builds the snapshot (or takes the override). In a preview it only
@@ -325,7 +311,7 @@ func (v *VercelSnapshot) Create(ctx context.Context, req infer.CreateRequest[Ver
 	if err := v.ensure(ctx, plan, &state); err != nil {
 		// Record what exists so the next up retries rather than finding a stranger.
 		return infer.CreateResponse[VercelSnapshotState]{ID: id, Output: state},
-			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			initFailed(err)
 	}
 	return infer.CreateResponse[VercelSnapshotState]{ID: id, Output: state}, nil
 }
@@ -477,32 +463,21 @@ func (v *VercelSnapshot) Update(ctx context.Context, req infer.UpdateRequest[Ver
 	rebuild := plan.name != state.Name || state.Status != vercelCreated ||
 		(plan.override != "" && plan.override != state.VercelSnapshotID)
 	if rebuild {
-		previous, previousReady, previousBuilt := state.Name, state.Status == vercelCreated, state.Built
-		state.Name, state.Digest, state.VercelSnapshotID = plan.name, plan.digest, ""
-		err := v.ensure(ctx, plan, &state)
-		if previous != "" && previous != plan.name && previousBuilt && (err == nil || previousReady) {
-			// Sessions keep starting from the old one until its grace period ends.
-			state.Superseded = appendSuperseded(state.Superseded, previous, v.now())
-		}
+		err := vercelKind.replace(state.record(), plan.name, plan.digest, v.now(), func() error {
+			state.VercelSnapshotID = ""
+			return v.ensure(ctx, plan, &state)
+		})
 		if err != nil {
-			return infer.UpdateResponse[VercelSnapshotState]{Output: state},
-				fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+			return infer.UpdateResponse[VercelSnapshotState]{Output: state}, initFailed(err)
 		}
 	}
-	if names := expiredAt(state.Superseded, v.now(), graceOf(req.Inputs.GracePeriodSeconds)); len(names) > 0 {
-		client, err := vercelapi.New(state.APIURL, state.Token, state.ProjectID, state.TeamID)
-		if err != nil {
-			return infer.UpdateResponse[VercelSnapshotState]{Output: state}, err
-		}
-		for _, name := range names {
-			p.GetLogger(ctx).InfoStatusf("vercel: deleting the superseded snapshots of %s", name)
-			if err := deleteBuild(ctx, client, name); err != nil {
-				return infer.UpdateResponse[VercelSnapshotState]{Output: state}, err
-			}
-			state.Superseded = slices.DeleteFunc(state.Superseded, func(s SupersededSnapshot) bool { return s.Name == name })
-		}
+	client, err := vercelapi.New(state.APIURL, state.Token, state.ProjectID, state.TeamID)
+	if err != nil {
+		return infer.UpdateResponse[VercelSnapshotState]{Output: state}, err
 	}
-	return infer.UpdateResponse[VercelSnapshotState]{Output: state}, nil
+	err = vercelKind.collect(ctx, state.record(), v.now(), graceOf(req.Inputs.GracePeriodSeconds),
+		func(name string) error { return deleteBuild(ctx, client, name) })
+	return infer.UpdateResponse[VercelSnapshotState]{Output: state}, err
 }
 
 // deleteBuild deletes every snapshot taken from a build sandbox, then the
@@ -554,13 +529,7 @@ func (*VercelSnapshot) Read(ctx context.Context, req infer.ReadRequest[VercelSna
 // (never an override) and the sandboxes, or says what it keeps.
 func (*VercelSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[VercelSnapshotState]) (infer.DeleteResponse, error) {
 	state := req.State
-	var names []string
-	if state.Built && state.Name != "" {
-		names = append(names, state.Name)
-	}
-	for _, s := range state.Superseded {
-		names = append(names, s.Name)
-	}
+	names := state.record().owned()
 	if len(names) == 0 {
 		return infer.DeleteResponse{}, nil
 	}
