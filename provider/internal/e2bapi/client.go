@@ -9,22 +9,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/restjson"
 )
 
 // DefaultAPIURL is E2B's API.
 const DefaultAPIURL = "https://api.e2b.app"
 
 // Client calls one E2B API with one key.
-type Client struct {
-	base string
-	key  string
-	http *http.Client
-}
+type Client struct{ api *restjson.Client }
 
 // New returns a client for apiURL ("" = DefaultAPIURL).
 func New(apiURL, apiKey string) (*Client, error) {
@@ -38,57 +34,21 @@ func New(apiURL, apiKey string) (*Client, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("e2b: API URL %q is not an http(s) URL", apiURL)
 	}
-	return &Client{base: strings.TrimRight(apiURL, "/"), key: apiKey, http: &http.Client{Timeout: time.Minute}}, nil
+	header := http.Header{"X-Api-Key": {apiKey}, "Accept": {"application/json"}}
+	return &Client{api: restjson.New("e2b", strings.TrimRight(apiURL, "/"), header, message)}, nil
 }
 
-// APIError is an answer other than the expected one; E2B's body is
-// {code, message}.
-type APIError struct {
-	Method, Path string
-	Status       int
-	Message      string
-}
-
-func (e *APIError) Error() string {
-	return fmt.Sprintf("e2b: %s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
-}
-
-// do sends a request and decodes a JSON answer into out (when not nil)
-// if the status is one of ok.
-func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
-	if err != nil {
-		return 0, fmt.Errorf("e2b: %w", err)
-	}
-	req.Header.Set("X-API-Key", c.key)
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("e2b: %s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("e2b: %s %s: %w", method, path, err)
-	}
-	for _, s := range ok {
-		if resp.StatusCode == s {
-			if out != nil && len(body) > 0 {
-				if err := json.Unmarshal(body, out); err != nil {
-					return s, fmt.Errorf("e2b: %s %s: decoding the answer: %w", method, path, err)
-				}
-			}
-			return s, nil
-		}
-	}
+// message reads E2B's error body, {code, message}.
+func message(body []byte) string {
 	var e struct {
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(body, &e)
-	if e.Message == "" {
-		e.Message = http.StatusText(resp.StatusCode)
-	}
-	return resp.StatusCode, &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: e.Message}
+	return e.Message
+}
+
+func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
+	return c.api.Do(ctx, method, path, out, ok...)
 }
 
 // Template is a template as GET /templates lists it.

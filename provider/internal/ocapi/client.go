@@ -10,19 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/restjson"
 )
 
 // Client calls one OpenComputer API with one key.
-type Client struct {
-	base string
-	key  string
-	http *http.Client
-}
+type Client struct{ api *restjson.Client }
 
 // New returns a client for apiURL, which must end in /api (as upstream's
 // control plane requires of OPENCOMPUTER_API_URL).
@@ -33,7 +29,8 @@ func New(apiURL, apiKey string) (*Client, error) {
 	if err := CheckAPIURL(apiURL); err != nil {
 		return nil, fmt.Errorf("opencomputer: %w", err)
 	}
-	return &Client{base: strings.TrimRight(apiURL, "/"), key: apiKey, http: &http.Client{Timeout: time.Minute}}, nil
+	header := http.Header{"X-Api-Key": {apiKey}, "Accept": {"application/json"}}
+	return &Client{api: restjson.New("opencomputer", strings.TrimRight(apiURL, "/"), header, message)}, nil
 }
 
 // CheckAPIURL accepts an http(s) URL whose path ends in /api.
@@ -48,56 +45,21 @@ func CheckAPIURL(apiURL string) error {
 	return nil
 }
 
-// APIError is an answer other than the expected one.
-type APIError struct {
-	Method, Path string
-	Status       int
-	Message      string
-}
-
-func (e *APIError) Error() string {
-	return fmt.Sprintf("opencomputer: %s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
-}
-
-func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
-	if err != nil {
-		return 0, fmt.Errorf("opencomputer: %w", err)
-	}
-	req.Header.Set("X-API-Key", c.key)
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("opencomputer: %s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("opencomputer: %s %s: %w", method, path, err)
-	}
-	for _, s := range ok {
-		if resp.StatusCode == s {
-			if out != nil && len(body) > 0 {
-				if err := json.Unmarshal(body, out); err != nil {
-					return s, fmt.Errorf("opencomputer: %s %s: decoding the answer: %w", method, path, err)
-				}
-			}
-			return s, nil
-		}
-	}
+// message reads OpenComputer's error body, {error} (or {message}).
+func message(body []byte) string {
 	var e struct {
 		Error   string `json:"error"`
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(body, &e)
-	msg := e.Error
-	if msg == "" {
-		msg = e.Message
+	if e.Error != "" {
+		return e.Error
 	}
-	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
-	}
-	return resp.StatusCode, &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: msg}
+	return e.Message
+}
+
+func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
+	return c.api.Do(ctx, method, path, out, ok...)
 }
 
 // Snapshot is a snapshot as the API answers it.

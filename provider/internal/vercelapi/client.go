@@ -13,11 +13,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/restjson"
 )
 
 // DefaultAPIURL is Vercel's API (upstream's VERCEL_SANDBOX_API_BASE_URL default).
@@ -25,8 +25,8 @@ const DefaultAPIURL = "https://vercel.com/api"
 
 // Client calls one project's Sandbox API with one token.
 type Client struct {
-	base, token, project, team string
-	http                       *http.Client
+	api           *restjson.Client
+	project, team string
 }
 
 // New returns a client for apiURL ("" = DefaultAPIURL).
@@ -43,8 +43,8 @@ func New(apiURL, token, projectID, teamID string) (*Client, error) {
 	if err := CheckAPIURL(apiURL); err != nil {
 		return nil, fmt.Errorf("vercel: %w", err)
 	}
-	return &Client{base: strings.TrimRight(apiURL, "/"), token: token, project: projectID, team: teamID,
-		http: &http.Client{Timeout: time.Minute}}, nil
+	header := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}}
+	return &Client{api: restjson.New("vercel", strings.TrimRight(apiURL, "/"), header, message), project: projectID, team: teamID}, nil
 }
 
 // CheckAPIURL accepts an http(s) URL.
@@ -56,18 +56,18 @@ func CheckAPIURL(apiURL string) error {
 	return nil
 }
 
-// APIError is an answer other than the expected one; Vercel's body is
-// {error: {code, message}}.
-type APIError struct {
-	Method, Path string
-	Status       int
-	Message      string
+// message reads Vercel's error body, {error: {code, message}}.
+func message(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return e.Error.Message
 }
 
-func (e *APIError) Error() string {
-	return fmt.Sprintf("vercel: %s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
-}
-
+// do adds the team to the query, as upstream's client does for every call.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, out any, ok ...int) (int, error) {
 	if q == nil {
 		q = url.Values{}
@@ -75,46 +75,10 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, out 
 	if c.team != "" {
 		q.Set("teamId", c.team)
 	}
-	full := c.base + path
 	if len(q) > 0 {
-		full += "?" + q.Encode()
+		path += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, full, nil)
-	if err != nil {
-		return 0, fmt.Errorf("vercel: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("vercel: %s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("vercel: %s %s: %w", method, path, err)
-	}
-	for _, s := range ok {
-		if resp.StatusCode == s {
-			if out != nil && len(body) > 0 {
-				if err := json.Unmarshal(body, out); err != nil {
-					return s, fmt.Errorf("vercel: %s %s: decoding the answer: %w", method, path, err)
-				}
-			}
-			return s, nil
-		}
-	}
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &e)
-	msg := e.Error.Message
-	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
-	}
-	return resp.StatusCode, &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: msg}
+	return c.api.Do(ctx, method, path, out, ok...)
 }
 
 // Snapshot is a snapshot as the API lists it.

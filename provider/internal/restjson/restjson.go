@@ -1,0 +1,94 @@
+// Package restjson is the one way the provider calls a sandbox platform's
+// JSON REST API itself (E2B, OpenComputer, Vercel Sandbox): fixed headers,
+// a bounded body, the answer decoded only for the statuses the caller
+// expects, and any other answer an *Error carrying the platform's own
+// message.
+package restjson
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Client calls one API.
+type Client struct {
+	// API names the platform in errors ("e2b").
+	API string
+	// Base is the API's URL, without a trailing slash.
+	Base string
+	// Header is sent with every request (the credentials among them).
+	Header http.Header
+	// Message reads the platform's message from an error body ("" when it
+	// has none); nil means the body is not read for one.
+	Message func(body []byte) string
+	// HTTP is the client requests go through; nil means one with a
+	// minute's timeout.
+	HTTP *http.Client
+}
+
+// New returns a client for base with header.
+func New(api, base string, header http.Header, message func([]byte) string) *Client {
+	return &Client{API: api, Base: base, Header: header, Message: message, HTTP: &http.Client{Timeout: time.Minute}}
+}
+
+// Error is an answer other than the expected ones.
+type Error struct {
+	API, Method, Path string
+	Status            int
+	Message           string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s %s: %d %s", e.API, e.Method, e.Path, e.Status, e.Message)
+}
+
+// maxBody bounds what is read of an answer.
+const maxBody = 16 << 20
+
+// Do sends a request without a body to path (query included) and, when the
+// status is one of ok, decodes a JSON answer into out (when not nil).
+func (c *Client) Do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", c.API, err)
+	}
+	for k, vs := range c.Header {
+		req.Header[k] = vs
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %s %s: %w", c.API, method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("%s: %s %s: %w", c.API, method, path, err)
+	}
+	for _, s := range ok {
+		if resp.StatusCode != s {
+			continue
+		}
+		if out != nil && len(body) > 0 {
+			if err := json.Unmarshal(body, out); err != nil {
+				return s, fmt.Errorf("%s: %s %s: decoding the answer: %w", c.API, method, path, err)
+			}
+		}
+		return s, nil
+	}
+	msg := ""
+	if c.Message != nil {
+		msg = c.Message(body)
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return resp.StatusCode, &Error{API: c.API, Method: method, Path: path, Status: resp.StatusCode, Message: msg}
+}

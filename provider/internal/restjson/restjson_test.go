@@ -1,0 +1,61 @@
+package restjson
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDoDecodesExpectedAnswersAndQuotesThePlatformOnOthers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "k" {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"message":"invalid key"}`))
+			return
+		}
+		switch r.URL.Path {
+		case "/thing":
+			_, _ = w.Write([]byte(`{"name":"a"}`))
+		case "/gone":
+			w.WriteHeader(http.StatusNotFound)
+		default:
+			w.WriteHeader(http.StatusTeapot)
+			_, _ = w.Write([]byte(`not json`))
+		}
+	}))
+	defer srv.Close()
+	message := func(body []byte) string {
+		var e struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(body, &e)
+		return e.Message
+	}
+	c := New("demo", srv.URL, http.Header{"X-Api-Key": {"k"}}, message)
+	ctx := context.Background()
+
+	var got struct{ Name string }
+	status, err := c.Do(ctx, http.MethodGet, "/thing", &got, http.StatusOK)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "a", got.Name)
+
+	status, err = c.Do(ctx, http.MethodDelete, "/gone", nil, http.StatusNoContent, http.StatusNotFound)
+	require.NoError(t, err, "an expected status with no body")
+	assert.Equal(t, http.StatusNotFound, status)
+
+	_, err = c.Do(ctx, http.MethodGet, "/other", nil, http.StatusOK)
+	var apiErr *Error
+	require.True(t, errors.As(err, &apiErr))
+	assert.Equal(t, "demo: GET /other: 418 I'm a teapot", err.Error(), "no platform message: the status text")
+
+	bad := New("demo", srv.URL, http.Header{"X-Api-Key": {"wrong"}}, message)
+	_, err = bad.Do(ctx, http.MethodGet, "/thing", nil, http.StatusOK)
+	assert.EqualError(t, err, "demo: GET /thing: 401 invalid key")
+}
