@@ -29,20 +29,6 @@ func withE2B(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "e2bApiKey", auto.ConfigValue{Value: emulator.DefaultE2BAPIKey, Secret: true}))
 }
 
-// e2bCalls counts the E2B requests since the last reset.
-func (e *emulatorProcess) e2bCalls(t *testing.T) (int, map[string]int) {
-	t.Helper()
-	_, counts := e.cloudflareCalls(t)
-	n, calls := 0, map[string]int{}
-	for route, c := range counts {
-		if strings.Contains(route, " /e2b/") {
-			n += c
-			calls[route] = c
-		}
-	}
-	return n, calls
-}
-
 // TestE2BInstallation deploys an installation with the e2b provider: the
 // fixture builder (the real e2b SDK, run by the provider's builder runner)
 // builds the digest-named template after the control plane is uploaded,
@@ -82,7 +68,7 @@ func TestE2BInstallation(t *testing.T) {
 
 	emu.resetCounts(t)
 	assertpreview.HasNoChanges(t, pt.Preview(t))
-	calls, counts := emu.e2bCalls(t)
+	calls, counts := emu.callsUnder(t, "/e2b/")
 	assert.Zero(t, calls, "a no-op preview makes no E2B call: %v", counts)
 
 	// A changed runtime whose build fails: the up fails with the builder's

@@ -31,20 +31,6 @@ func withOpenComputer(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProc
 		auto.ConfigValue{Value: emulator.DefaultOpenComputerAPIKey, Secret: true}))
 }
 
-// openComputerCalls counts the OpenComputer requests since the last reset.
-func (e *emulatorProcess) openComputerCalls(t *testing.T) (int, map[string]int) {
-	t.Helper()
-	_, counts := e.cloudflareCalls(t)
-	n, calls := 0, map[string]int{}
-	for route, c := range counts {
-		if strings.Contains(route, " /opencomputer/") {
-			n += c
-			calls[route] = c
-		}
-	}
-	return n, calls
-}
-
 // TestOpenComputerInstallation deploys an installation with the
 // opencomputer provider: the fixture builder (bundled by its own esbuild
 // script and run with Node and the real @opencomputer/sdk by the builder
@@ -82,7 +68,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 
 	emu.resetCounts(t)
 	assertpreview.HasNoChanges(t, pt.Preview(t))
-	calls, counts := emu.openComputerCalls(t)
+	calls, counts := emu.callsUnder(t, "/opencomputer/")
 	assert.Zero(t, calls, "a no-op preview makes no OpenComputer call: %v", counts)
 
 	// A changed runtime whose build fails: the up fails with the builder's

@@ -61,10 +61,24 @@ func touchRuntime(t *testing.T, checkout string) {
 // sandboxCalls counts the Modal (gRPC) and Daytona requests since the last reset.
 func (e *emulatorProcess) sandboxCalls(t *testing.T) (int, map[string]int) {
 	t.Helper()
+	return e.callsWhere(t, func(route string) bool {
+		return strings.HasPrefix(route, "grpc ") || strings.Contains(route, "/daytona/")
+	})
+}
+
+// callsUnder counts the requests since the last reset to one sandbox
+// family's routes, served under prefix ("/e2b/").
+func (e *emulatorProcess) callsUnder(t *testing.T, prefix string) (int, map[string]int) {
+	t.Helper()
+	return e.callsWhere(t, func(route string) bool { return strings.Contains(route, " "+prefix) })
+}
+
+func (e *emulatorProcess) callsWhere(t *testing.T, match func(route string) bool) (int, map[string]int) {
+	t.Helper()
 	_, counts := e.cloudflareCalls(t)
 	n, calls := 0, map[string]int{}
 	for route, c := range counts {
-		if strings.HasPrefix(route, "grpc ") || strings.Contains(route, "/daytona/") {
+		if match(route) {
 			n += c
 			calls[route] = c
 		}
