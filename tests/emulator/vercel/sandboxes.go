@@ -237,6 +237,13 @@ func (s *Service) createSandbox(w http.ResponseWriter, r *http.Request, team str
 	if req.Resources != nil {
 		sb.VCPUs = req.Resources.VCPUs
 	}
+	// [] and none mean the same; the state file keeps neither.
+	if len(sb.Ports) == 0 {
+		sb.Ports = nil
+	}
+	if len(sb.Tags) == 0 {
+		sb.Tags = nil
+	}
 	ss := &session{ID: newID("sbx_sess"), Team: team, Project: req.ProjectID, Sandbox: req.Name, Status: statusRunning,
 		CreatedAt: now, TimeoutMs: timeout, SourceSnapshotID: source}
 	s.st.Sessions[ss.ID] = ss
