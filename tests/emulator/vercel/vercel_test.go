@@ -340,10 +340,12 @@ func TestRequestErrors(t *testing.T) {
 		return b
 	}
 	for name, req := range map[string]map[string]any{
-		"no project":    bad(func(b map[string]any) { delete(b, "projectId") }),
-		"no name":       bad(func(b map[string]any) { delete(b, "name") }),
-		"runtime":       bad(func(b map[string]any) { b["runtime"] = "node18" }),
-		"six tags":      bad(func(b map[string]any) { b["tags"] = map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"} }),
+		"no project": bad(func(b map[string]any) { delete(b, "projectId") }),
+		"no name":    bad(func(b map[string]any) { delete(b, "name") }),
+		"runtime":    bad(func(b map[string]any) { b["runtime"] = "node18" }),
+		"six tags": bad(func(b map[string]any) {
+			b["tags"] = map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
+		}),
 		"vcpus":         bad(func(b map[string]any) { b["resources"] = map[string]int{"vcpus": 3} }),
 		"timeout":       bad(func(b map[string]any) { b["timeout"] = -1 }),
 		"source type":   bad(func(b map[string]any) { b["source"] = map[string]string{"type": "git", "snapshotId": "snap_x"} }),
@@ -353,7 +355,9 @@ func TestRequestErrors(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, status, "%s: %v", name, body)
 		assert.Equal(t, "bad_request", errorCode(t, body), name)
 	}
-	status, body = a.callAs("tok-a", "POST", "/v2/sandboxes", bad(func(b map[string]any) { b["tags"] = map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"} }))
+	status, body = a.callAs("tok-a", "POST", "/v2/sandboxes", bad(func(b map[string]any) {
+		b["tags"] = map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"}
+	}))
 	require.Equal(t, http.StatusOK, status, "five tags are allowed: %v", body)
 	sid := body["session"].(map[string]any)["id"].(string)
 	status, body = a.callAs("tok-a", "POST", "/v2/sandboxes", bad(func(b map[string]any) {
