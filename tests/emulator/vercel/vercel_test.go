@@ -547,3 +547,21 @@ func TestFaultsAnswerInVercelsShape(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, 2, a.core.Counts()["POST "+vercel.APIPrefix+"/v2/sandboxes"])
 }
+
+// TestSessionTimeout: a session past its timeout is stopped, as on Vercel:
+// it runs nothing more and its sandbox's name starts a new session instead
+// of conflicting.
+func TestSessionTimeout(t *testing.T) {
+	a := serve(t, t.TempDir(), vercel.Options{})
+	req := createBody("short-lived")
+	req["timeout"] = 1
+	status, body := a.call("POST", "/v2/sandboxes", req)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	sid := body["session"].(map[string]any)["id"].(string)
+	require.Eventually(t, func() bool { return a.session(sid).Status == "stopped" }, 5*time.Second, time.Millisecond)
+	status, _ = a.call("POST", "/v2/sandboxes/sessions/"+sid+"/cmd", map[string]any{"command": "true"})
+	assert.Equal(t, http.StatusGone, status)
+	status, body = a.call("POST", "/v2/sandboxes", createBody("short-lived"))
+	require.Equal(t, http.StatusOK, status, "the timed-out sandbox's name is free: %v", body)
+	assert.Len(t, a.svc.Inventory().Sandboxes[0].Sessions, 2)
+}
