@@ -250,7 +250,8 @@ func (s *Service) createSandbox(w http.ResponseWriter, r *http.Request, team str
 	sb.Sessions = append(sb.Sessions, ss.ID)
 	routes := []map[string]any{}
 	for _, p := range sb.Ports {
-		sub := fmt.Sprintf("%s-%d", ss.ID, p)
+		// A DNS label: the session ID without its underscores, and the port.
+		sub := fmt.Sprintf("%s-%d", strings.ReplaceAll(ss.ID, "_", "-"), p)
 		routes = append(routes, map[string]any{"url": "https://" + sub + ".vercel.run", "subdomain": sub, "port": p})
 	}
 	out := map[string]any{"sandbox": s.metadataLocked(sb, now), "session": ss.json(now), "routes": routes}

@@ -288,8 +288,16 @@ func TestSandboxLifecycle(t *testing.T) {
 	require.Len(t, inv.Snapshots, 1)
 	assert.Equal(t, "openinspect-base-0123456789abcdef", inv.Snapshots[0].SandboxName)
 
-	status, body = a.call("POST", "/v2/sandboxes", createBody("unrelated"))
+	withPort := createBody("unrelated")
+	withPort["ports"] = []int{3000}
+	status, body = a.call("POST", "/v2/sandboxes", withPort)
 	require.Equal(t, http.StatusOK, status, "%v", body)
+	routes := body["routes"].([]any)
+	require.Len(t, routes, 1, "one route per port")
+	rt := routes[0].(map[string]any)
+	assert.EqualValues(t, 3000, rt["port"])
+	assert.Regexp(t, `^[a-z0-9-]+$`, rt["subdomain"], "a DNS label")
+	assert.Equal(t, "https://"+rt["subdomain"].(string)+".vercel.run", rt["url"])
 	status, body = a.call("GET", "/v2/sandboxes?project="+project+"&namePrefix=openinspect-base-", nil)
 	require.Equal(t, http.StatusOK, status)
 	sandboxes := body["sandboxes"].([]any)
