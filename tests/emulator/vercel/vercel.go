@@ -9,6 +9,12 @@
 // milliseconds and enum values are the ones it parses; the facts are in
 // /work/shared/design/sandbox-notes.md, "Vercel Sandbox".
 //
+// A call that needs a running session answers 410 once it is stopped (by
+// stop, snapshot, delete or its timeout). Nothing runs: a command takes
+// Options.CommandTime and exits 0, except the first command after an
+// fs/write (upstream's bootstrap), which exits 1 when a build failure is
+// arranged (core.BuildFailures, by sandbox name or for the next one).
+//
 // Everything is served under Prefix: VERCEL_SANDBOX_API_BASE_URL is the
 // emulator's URL plus APIPrefix. Every route is counted and takes faults
 // through the emulator core; the bearer token names the team, and every
@@ -220,7 +226,7 @@ func (s *Service) route(pattern string, h func(w http.ResponseWriter, r *http.Re
 		}
 		tok, _, _ := core.Bearer(r)
 		team, known := s.tokens[tok]
-		if tok == "" || !known {
+		if !known {
 			writeError(w, errorf(http.StatusUnauthorized, "forbidden", "Not authorized: the bearer token is missing or invalid"))
 			return
 		}
