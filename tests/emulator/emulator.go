@@ -26,6 +26,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 	"net"
 	"net/http"
 	"os"
@@ -93,6 +94,13 @@ type Options struct {
 	// OpenComputerBuildTime is how long a snapshot build runs. Zero means
 	// DefaultOpenComputerBuildTime.
 	OpenComputerBuildTime time.Duration
+	// VercelTokens maps each accepted Vercel bearer token to its team ID.
+	// Nil means DefaultVercelToken -> DefaultVercelTeamID.
+	VercelTokens map[string]string
+	// VercelCommandTime is how long every Vercel Sandbox command runs (what
+	// a wait:true command's answer takes). Zero means
+	// DefaultVercelCommandTime.
+	VercelCommandTime time.Duration
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
@@ -139,6 +147,8 @@ type Server struct {
 	e2b *e2b.Service // E2B API (package e2b), own lock and file
 
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
+
+	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -218,6 +228,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if s.opencomputer, err = opencomputer.New(opencomputer.Options{APIKeys: opts.OpenComputerAPIKeys, BuildTime: opts.OpenComputerBuildTime}, s.dataDir, s.core); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.vercel, err = vercel.New(vercel.Options{Tokens: opts.VercelTokens, CommandTime: opts.VercelCommandTime}, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -346,6 +360,7 @@ func (s *Server) routes() {
 	s.daytona.Register()
 	s.e2b.Register()
 	s.opencomputer.Register()
+	s.vercel.Register()
 	s.registerAdmin()
 	s.modal.Register()
 	s.mux.HandleFunc("/", s.core.Unmatched)

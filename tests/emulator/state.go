@@ -358,6 +358,8 @@ type Inventory struct {
 	E2B     E2BInventory     `json:"e2b"`     // package e2b
 	// OpenComputer is the OpenComputer side (package opencomputer).
 	OpenComputer OpenComputerInventory `json:"opencomputer"`
+	// Vercel is the Vercel Sandbox side (package vercel).
+	Vercel VercelInventory `json:"vercel"`
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -409,7 +411,7 @@ type QueueEntry struct {
 func (i Inventory) Empty() bool {
 	return len(i.D1) == 0 && len(i.KV) == 0 && len(i.R2) == 0 && len(i.Workers) == 0 && len(i.Queues) == 0 && i.AssetFiles == 0 &&
 		len(i.Domains) == 0 && len(i.Routes) == 0 &&
-		i.Modal.Empty() && i.Daytona.Empty() && i.E2B.Empty() && i.OpenComputer.Empty()
+		i.Modal.Empty() && i.Daytona.Empty() && i.E2B.Empty() && i.OpenComputer.Empty() && i.Vercel.Empty()
 }
 
 // Inventory returns a snapshot sorted by account, then name.
@@ -421,6 +423,7 @@ func (s *Server) Inventory() Inventory {
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
 	inv.OpenComputer = s.opencomputer.Inventory()
+	inv.Vercel = s.vercel.Inventory()
 	inv.Domains, inv.Routes = s.routingInventoryLocked()
 	for _, db := range s.st.D1 {
 		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})

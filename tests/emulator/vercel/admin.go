@@ -1,0 +1,76 @@
+package vercel
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+)
+
+// FailNextBuild makes the next bootstrap command (the first command after an
+// fs/write, in any sandbox) exit 1 with reason; calls queue up. Arranged
+// failures live in memory only.
+func (s *Service) FailNextBuild(reason string) { s.failures.FailNext(reason) }
+
+// FailBuilds makes every bootstrap command in the sandbox called name fail
+// until ClearBuildFailures.
+func (s *Service) FailBuilds(name, reason string) { s.failures.FailNamed(name, reason) }
+
+// ClearBuildFailures forgets every arranged build failure.
+func (s *Service) ClearBuildFailures() { s.failures.Clear() }
+
+// ErrBadSnapshotSpec is CreateSnapshot's error for a spec without a project
+// or sandbox name.
+var ErrBadSnapshotSpec = errors.New("emulator: a Vercel snapshot needs a project and a sandbox name")
+
+// CreateSnapshot adds a created snapshot directly, as if the sandbox called
+// sandboxName in project had been snapshotted elsewhere (no session of it
+// exists here), and returns its ID; team "" is DefaultTeamID. Provider
+// tests use it for a snapshot the provider did not build.
+func (s *Service) CreateSnapshot(team, project, sandboxName string) (string, error) {
+	if team == "" {
+		team = DefaultTeamID
+	}
+	if project == "" || sandboxName == "" {
+		return "", ErrBadSnapshotSpec
+	}
+	now := nowMillis()
+	s.mu.Lock()
+	sn := &snapshot{ID: newID("snap"), Team: team, Project: project, Sandbox: sandboxName, SourceSessionID: newID("sbx_sess"),
+		Status: snapshotCreated, CreatedAt: now, UpdatedAt: now, Seq: s.nextSeqLocked(), Direct: true}
+	s.st.Snapshots[sn.ID] = sn
+	s.mu.Unlock()
+	if err := s.save(); err != nil {
+		return "", err
+	}
+	return sn.ID, nil
+}
+
+// registerAdmin adds the test controls under /__emulator/vercel/ (plain
+// JSON, no token, never counted): build failures as for every sandbox
+// family, and POST snapshots {team?, project, sandboxName} -> 201 {id}.
+func (s *Service) registerAdmin() {
+	const base = "/__emulator/vercel"
+	s.failures.Register(s.mux, base)
+	s.mux.HandleFunc("POST "+base+"/snapshots", func(w http.ResponseWriter, r *http.Request) {
+		var spec struct {
+			Team        string `json:"team"`
+			Project     string `json:"project"`
+			SandboxName string `json:"sandboxName"`
+		}
+		if err := core.AdminDecode(w, r, &spec); err != nil {
+			core.AdminError(w, http.StatusBadRequest, err)
+			return
+		}
+		id, err := s.CreateSnapshot(spec.Team, spec.Project, spec.SandboxName)
+		if err != nil {
+			status := http.StatusInternalServerError
+			if errors.Is(err, ErrBadSnapshotSpec) {
+				status = http.StatusBadRequest
+			}
+			core.AdminError(w, status, err)
+			return
+		}
+		core.WriteJSON(w, http.StatusCreated, map[string]string{"id": id})
+	})
+}
