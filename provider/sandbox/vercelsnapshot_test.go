@@ -1,0 +1,173 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+)
+
+// vercelCheckout copies the fixture control plane (its Vercel builder) and
+// runtime into a checkout of their own, so a test can change them.
+func vercelCheckout(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join(providertest.FixtureCheckout(t), "packages")
+	root := t.TempDir()
+	for _, pkg := range []string{"control-plane", "sandbox-runtime"} {
+		require.NoError(t, os.CopyFS(filepath.Join(root, "packages", pkg), os.DirFS(filepath.Join(src, pkg))))
+	}
+	return root
+}
+
+// vercelBuilds are the sandbox names of the project's created snapshots.
+func vercelBuilds(h *providertest.Harness, project string) []string {
+	var out []string
+	for _, s := range h.Emu.Inventory().Vercel.Snapshots {
+		if s.Project == project && s.Status == "created" && !slices.Contains(out, s.SandboxName) {
+			out = append(out, s.SandboxName)
+		}
+	}
+	return out
+}
+
+// TestVercelSnapshotLifecycle runs the fixture builder (shaped like
+// upstream's, bundled by its package's own esbuild script and run with
+// Node) through the resource: a preview names the build sandbox without a
+// call, up builds the snapshot (the runtime uploaded as a tar.gz, the
+// bootstrap run, the snapshot taken and never expiring), an unchanged diff
+// makes no call, a changed runtime builds a second one while the first
+// survives its grace period, a failed build fails with the builder's own
+// message and the next update retries it, and two installations in one
+// project are deleted one at a time, each leaving the other's.
+func TestVercelSnapshotLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs esbuild and zod from npm on a cold cache; -short skips it")
+	}
+	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	h := providertest.NewHarnessWith(t, emulator.Options{VercelCommandTime: 20 * time.Millisecond},
+		provider.WithVercelSnapshot(&sandbox.VercelSnapshot{Now: clk.Now}))
+	checkout := vercelCheckout(t)
+	const project = "prj_openinspect_test"
+	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
+	inputsFor := func(prefix string) property.Map {
+		return providertest.Props(t, map[string]any{"source": checkout, "namePrefix": prefix,
+			"apiUrl": h.Emu.VercelAPIURL(), "token": emulator.DefaultVercelToken, "projectId": project})
+	}
+	inputs := inputsFor("oi-a-sandbox-base")
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	require.NoError(t, err)
+	name := preview.Properties.Get("name").AsString()
+	assert.Regexp(t, `^oi-a-sandbox-base-[0-9a-f]{16}$`, name)
+	assert.Zero(t, h.Emu.VercelCalls(), "a preview names the build sandbox without a call")
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	state := created.Properties
+	assert.Equal(t, name, state.Get("name").AsString(), "the preview's name is the built one")
+	assert.Equal(t, "created", state.Get("status").AsString())
+	assert.True(t, state.Get("built").AsBool())
+	inv := h.Emu.Inventory().Vercel
+	require.Len(t, inv.Snapshots, 1)
+	snap := inv.Snapshots[0]
+	assert.Equal(t, snap.ID, state.Get("vercelSnapshotId").AsString(), "the ID the builder wrote to --output")
+	assert.Equal(t, name, snap.SandboxName)
+	assert.Zero(t, snap.ExpiresAt, "upstream's base snapshot never expires")
+	require.Len(t, inv.Sandboxes, 1)
+	sb := inv.Sandboxes[0]
+	assert.Equal(t, "node24", sb.Runtime)
+	assert.Equal(t, "open-inspect", sb.Tags["openinspect_framework"])
+	require.NotEmpty(t, sb.Sessions)
+	session := sb.Sessions[len(sb.Sessions)-1]
+	assert.Contains(t, session.Files, "/tmp/open-inspect-runtime/packages/sandbox-runtime/src/sandbox_runtime/entrypoint.py",
+		"the runtime was uploaded as a tar.gz: %v", session.Files)
+	assert.Len(t, session.Commands, 2, "the directory preparation, then the bootstrap")
+
+	h.Emu.ResetCounts()
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
+	assert.Zero(t, h.Emu.VercelCalls())
+
+	// A changed runtime: the first build fails with the builder's message.
+	entry := filepath.Join(checkout, "packages", "sandbox-runtime", "src", "sandbox_runtime", "entrypoint.py")
+	b, err := os.ReadFile(entry)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(entry, append(b, []byte("\n# v2\n")...), 0o644))
+	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]p.PropertyDiff{"source": {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
+	h.Emu.FailNextVercelBuild("pip: no matching distribution (arranged by the test)")
+	failed, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "vercel: node vercel-base-snapshot failed")
+	assert.Contains(t, err.Error(), "Vercel base runtime bootstrap failed with exit code 1")
+	assert.NotContains(t, err.Error(), emulator.DefaultVercelToken)
+	state = failed.Properties
+	assert.Equal(t, "failed", state.Get("status").AsString())
+
+	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	state = updated.Properties
+	second := state.Get("name").AsString()
+	assert.NotEqual(t, name, second)
+	assert.Equal(t, "created", state.Get("status").AsString())
+	assert.ElementsMatch(t, []string{name, second}, vercelBuilds(h, project), "the old snapshot survives the rebuild")
+	superseded := state.Get("superseded").AsArray().AsSlice()
+	require.Len(t, superseded, 1)
+	assert.Equal(t, name, superseded[0].AsMap().Get("name").AsString())
+
+	clk.advance(25 * time.Hour)
+	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	assert.Contains(t, diff.DetailedDiff, "superseded")
+	updated, err = h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	require.NoError(t, err)
+	stateA := updated.Properties
+	assert.Equal(t, []string{second}, vercelBuilds(h, project))
+
+	other, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputsFor("oi-b-sandbox-base")})
+	require.NoError(t, err)
+	stateB := other.Properties
+	require.Len(t, vercelBuilds(h, project), 2)
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: stateA}))
+	assert.Equal(t, []string{stateB.Get("name").AsString()}, vercelBuilds(h, project), "only a's snapshots are deleted")
+	var sandboxes []string
+	for _, sb := range h.Emu.Inventory().Vercel.Sandboxes {
+		sandboxes = append(sandboxes, sb.Name)
+	}
+	assert.Equal(t, []string{stateB.Get("name").AsString()}, sandboxes, "a's build sandboxes are deleted, b's stays")
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: other.ID, Urn: u, Properties: stateB}))
+	assert.True(t, h.Emu.Inventory().Vercel.Empty(), "%+v", h.Emu.Inventory().Vercel)
+}
+
+func TestVercelSnapshotCheckNamesTheField(t *testing.T) {
+	h := providertest.NewHarnessWith(t, emulator.Options{})
+	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: providertest.Props(t, map[string]any{
+		"source": t.TempDir(), "namePrefix": "Bad_Prefix", "apiUrl": "ftp://vercel.example", "token": " ",
+		"projectId": "", "runtime": "node18",
+	})})
+	require.NoError(t, err)
+	var fields []string
+	for _, f := range check.Failures {
+		fields = append(fields, f.Property)
+	}
+	slices.Sort(fields)
+	assert.Equal(t, []string{"apiUrl", "namePrefix", "projectId", "runtime", "source", "token"}, fields, "%v", check.Failures)
+	assert.Zero(t, h.Emu.VercelCalls())
+}
