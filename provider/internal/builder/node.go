@@ -55,6 +55,14 @@ func (r *Runner) NodeEnvironment(ctx context.Context, node string, pins []string
 	if r.CacheDir == "" {
 		return NodeEnv{}, fmt.Errorf("%s: the builder runner needs CacheDir", r.label())
 	}
+	deps := map[string]string{}
+	for _, pin := range pins {
+		if !exactPin.MatchString(pin) {
+			return NodeEnv{}, fmt.Errorf("%s: %q is not a package pinned to an exact version (name@1.2.3)", r.label(), pin)
+		}
+		at := strings.LastIndex(pin, "@")
+		deps[pin[:at]] = pin[at+1:]
+	}
 	if node == "" {
 		found, err := exec.LookPath("node")
 		if err != nil {
@@ -69,14 +77,6 @@ func (r *Runner) NodeEnvironment(ctx context.Context, node string, pins []string
 			return NodeEnv{}, fmt.Errorf("%s: npm is needed beside %s to install the builder's packages", r.label(), node)
 		}
 		npm = found
-	}
-	deps := map[string]string{}
-	for _, pin := range pins {
-		if !exactPin.MatchString(pin) {
-			return NodeEnv{}, fmt.Errorf("%s: %q is not a package pinned to an exact version (name@1.2.3)", r.label(), pin)
-		}
-		at := strings.LastIndex(pin, "@")
-		deps[pin[:at]] = pin[at+1:]
 	}
 	nodeVersion, err := toolVersion(ctx, node)
 	if err != nil {
