@@ -17,6 +17,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/ocapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/vercelapi"
 	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
 
 // Stage 2: everything that needs no expansion, checked before any resource
@@ -257,8 +258,8 @@ func validateVercel(s *spec) problems {
 			errs.add("sandbox.vercel.apiUrl", "%v", err)
 		}
 	}
-	if r := x.Runtime; r != nil && !slices.Contains([]string{"node22", "node24", "python3.13"}, *r) {
-		errs.add("sandbox.vercel.runtime", "%q: one of node22, node24, python3.13", *r)
+	if r := x.Runtime; r != nil && !slices.Contains(sandbox.VercelRuntimes, *r) {
+		errs.add("sandbox.vercel.runtime", "%q: one of %s", *r, strings.Join(sandbox.VercelRuntimes, ", "))
 	}
 	if e := x.SnapshotExpirationMs; e != nil && *e < 0 {
 		errs.add("sandbox.vercel.snapshotExpirationMs", "must be 0 (never) or more, got %d", *e)

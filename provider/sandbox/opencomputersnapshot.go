@@ -225,13 +225,6 @@ func planOCSnapshot(args OpenComputerSnapshotArgs) (ocPlan, error) {
 	return pl, nil
 }
 
-// OpenComputerSnapshotName is the name an OpenComputerSnapshot with these
-// inputs gives its snapshot, from local files alone.
-func OpenComputerSnapshotName(source, namePrefix string, builderMemoryMB *int) (string, error) {
-	pl, err := planOCSnapshot(OpenComputerSnapshotArgs{Source: source, NamePrefix: namePrefix, BuilderMemoryMB: builderMemoryMB})
-	return pl.name, err
-}
-
 func (o *OpenComputerSnapshot) now() time.Time {
 	if o.Now != nil {
 		return o.Now()

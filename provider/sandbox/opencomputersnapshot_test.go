@@ -18,13 +18,13 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
-// ocCheckout copies the fixture OpenComputer builder and runtime into a
-// checkout of their own, so a test can change them.
-func ocCheckout(t *testing.T) string {
+// fixturePackages copies the named fixture packages into a checkout of
+// their own, so a test can change them.
+func fixturePackages(t *testing.T, pkgs ...string) string {
 	t.Helper()
 	src := filepath.Join(providertest.FixtureCheckout(t), "packages")
 	root := t.TempDir()
-	for _, pkg := range []string{"opencomputer-infra", "sandbox-runtime"} {
+	for _, pkg := range pkgs {
 		require.NoError(t, os.CopyFS(filepath.Join(root, "packages", pkg), os.DirFS(filepath.Join(src, pkg))))
 	}
 	return root
@@ -52,7 +52,7 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	h := providertest.NewHarnessWith(t, emulator.Options{OpenComputerBuildTime: 50 * time.Millisecond},
 		provider.WithOpenComputerSnapshot(&sandbox.OpenComputerSnapshot{Now: clk.Now}))
-	checkout := ocCheckout(t)
+	checkout := fixturePackages(t, "opencomputer-infra", "sandbox-runtime")
 	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
 	inputsFor := func(prefix string) property.Map {
 		return providertest.Props(t, map[string]any{"source": checkout, "namePrefix": prefix,

@@ -145,8 +145,8 @@ func (*VercelSnapshot) WireDependencies(f infer.FieldSelector, args *VercelSnaps
 // digits and '-' and cuts at 96; the digest takes 17.
 var vercelPrefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,78}$`)
 
-// vercelRuntimes are the Sandbox runtimes Vercel offers.
-var vercelRuntimes = []string{"node22", "node24", "python3.13"}
+// VercelRuntimes are the Sandbox runtimes Vercel offers.
+var VercelRuntimes = []string{"node22", "node24", "python3.13"}
 
 // Check validates the inputs before any remote call.
 func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[VercelSnapshotArgs], error) {
@@ -176,8 +176,8 @@ func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer
 			bad("apiUrl", "%v", err)
 		}
 	}
-	if r := args.Runtime; r != nil && !slices.Contains(vercelRuntimes, *r) {
-		bad("runtime", "%q: one of %s", *r, strings.Join(vercelRuntimes, ", "))
+	if r := args.Runtime; r != nil && !slices.Contains(VercelRuntimes, *r) {
+		bad("runtime", "%q: one of %s", *r, strings.Join(VercelRuntimes, ", "))
 	}
 	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
@@ -243,13 +243,6 @@ func planVercelSnapshot(args VercelSnapshotArgs) (vercelPlan, error) {
 	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
 	pl.name = args.NamePrefix + "-" + pl.digest[:16]
 	return pl, nil
-}
-
-// VercelSnapshotName is the build sandbox name a VercelSnapshot with these
-// inputs uses, from local files alone.
-func VercelSnapshotName(source, namePrefix string, runtime *string) (string, error) {
-	pl, err := planVercelSnapshot(VercelSnapshotArgs{Source: source, NamePrefix: namePrefix, Runtime: runtime})
-	return pl.name, err
 }
 
 func (v *VercelSnapshot) now() time.Time {

@@ -18,18 +18,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
-// vercelCheckout copies the fixture control plane (its Vercel builder) and
-// runtime into a checkout of their own, so a test can change them.
-func vercelCheckout(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join(providertest.FixtureCheckout(t), "packages")
-	root := t.TempDir()
-	for _, pkg := range []string{"control-plane", "sandbox-runtime"} {
-		require.NoError(t, os.CopyFS(filepath.Join(root, "packages", pkg), os.DirFS(filepath.Join(src, pkg))))
-	}
-	return root
-}
-
 // vercelBuilds are the sandbox names of the project's created snapshots.
 func vercelBuilds(h *providertest.Harness, project string) []string {
 	var out []string
@@ -57,7 +45,7 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	h := providertest.NewHarnessWith(t, emulator.Options{VercelCommandTime: 20 * time.Millisecond},
 		provider.WithVercelSnapshot(&sandbox.VercelSnapshot{Now: clk.Now}))
-	checkout := vercelCheckout(t)
+	checkout := fixturePackages(t, "control-plane", "sandbox-runtime") // the control plane holds the Vercel builder
 	const project = "prj_openinspect_test"
 	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
 	inputsFor := func(prefix string) property.Map {
