@@ -11,11 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
@@ -80,10 +81,7 @@ type benchTB struct{ *testing.B }
 
 func (benchTB) Deadline() (time.Time, bool) { return time.Time{}, false }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return reporoot.Dir() }
 
 // requirePulumi fails (never skips) when the CLI is missing: these tests are
 // part of CI, and `make tools` provides the CLI offline.

@@ -3,10 +3,10 @@ package release
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,10 +28,7 @@ type goreleaser struct {
 	} `yaml:"archives"`
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return reporoot.Dir() }
 
 // TestReleaseLdflagsSetTheVersion builds the plugin with the ldflags the
 // release uses and asks the binary for its version, so a renamed package or

@@ -15,13 +15,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/opttest"
@@ -61,10 +62,7 @@ type benchPT struct{ *testing.B }
 
 func (benchPT) Deadline() (time.Time, bool) { return time.Time{}, false }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return reporoot.Dir() }
 
 // BenchmarkFullInstallation is the side-by-side table's full-installation
 // rows alone, with the breakdown: `go test -run '^$' -bench FullInstallation

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 
 	"github.com/blang/semver"
 	p "github.com/pulumi/pulumi-go-provider"
@@ -146,10 +147,7 @@ func (h *Harness) EnableModalDeploys(t testing.TB) {
 // FixtureCheckout is the fixture upstream checkout (tests/fixtures/upstream).
 func FixtureCheckout(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", "..", "..", "tests", "fixtures", "upstream"))
-	require.NoError(t, err)
-	return dir
+	return filepath.Join(reporoot.Dir(), "tests", "fixtures", "upstream")
 }
 
 // Client is a Cloudflare client on the harness's emulator account, for
