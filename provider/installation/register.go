@@ -355,6 +355,7 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 			"namePrefix":   pulumi.String(plan.Vercel.NamePrefix),
 			"token":        pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"]),
 			"projectId":    pulumi.String(common.Deref(x.ProjectID, "")),
+			"d1DatabaseId": db.DatabaseID,
 			"keepOnDelete": pulumi.Bool(orphan),
 		}
 		for key, v := range map[string]*string{"teamId": x.TeamID, "apiUrl": x.APIURL, "runtime": x.Runtime} {

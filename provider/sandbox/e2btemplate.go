@@ -54,13 +54,6 @@ const (
 	e2bBuilder    = "build-template.py"
 )
 
-// e2bSessionMetadata is the sandbox metadata key holding the session a
-// sandbox belongs to: upstream's E2B provider writes openinspect_framework,
-// openinspect_session_id, openinspect_expected_sandbox_id and
-// openinspect_repo (packages/control-plane/src/sandbox/providers/
-// e2b-provider.ts at the pin), the same keys as its Daytona labels.
-const e2bSessionMetadata = "openinspect_session_id"
-
 // E2bTemplateArgs are the inputs of an E2bTemplate.
 type E2bTemplateArgs struct {
 	Source             string  `pulumi:"source"`
@@ -485,7 +478,7 @@ func (*E2bTemplate) Delete(ctx context.Context, req infer.DeleteRequest[E2bTempl
 		// A sandbox of a template this installation built is its own (the
 		// template's name is), and blocks the template's deletion; so is one
 		// of a session its database records.
-		if !own[sb.TemplateID] && !sessions[sb.Metadata[e2bSessionMetadata]] {
+		if !own[sb.TemplateID] && !sessions[sb.Metadata[sessionLabel]] {
 			continue
 		}
 		if err := client.KillSandbox(ctx, sb.ID); err != nil {

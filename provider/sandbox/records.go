@@ -14,6 +14,13 @@ import (
 // exactly what is recorded there, so another installation sharing the Modal
 // workspace or Daytona organization is never touched.
 
+// sessionLabel names the session a sandbox belongs to. Upstream's control
+// plane puts openinspect_framework, openinspect_session_id,
+// openinspect_expected_sandbox_id and openinspect_repo on every session
+// sandbox: as E2B metadata, Vercel tags, Daytona labels and OpenComputer
+// metadata (packages/control-plane/src/sandbox/providers/ at the pin).
+const sessionLabel = "openinspect_session_id"
+
 // recordedImages are the provider image IDs the installation recorded for
 // provider ("modal", "daytona"). No database means nothing is known.
 func recordedImages(ctx context.Context, databaseID, provider string) ([]string, error) {

@@ -49,7 +49,23 @@ const (
 	// checkout (and in the release set, built at the pin), it is run as is.
 	vercelBundle  = vercelPackage + "/dist/vercel-base-snapshot.js"
 	vercelRuntime = "packages/sandbox-runtime"
+	// VercelProviderDir holds the client and bootstrap the builder drives.
+	VercelProviderDir = vercelPackage + "/src/sandbox/providers/vercel"
+	// VercelManifest is the package manifest holding the bundling script.
+	VercelManifest = vercelPackage + "/package.json"
+	// VercelBuildScript is that script's name.
+	VercelBuildScript = vercelScript
 )
+
+// VercelBuildStep is the release's build of the bundle, upstream's own
+// script, run at the checkout root after the workers' build.
+var VercelBuildStep = []string{"npm", "run", vercelScript, "--workspace", vercelPackage}
+
+// VercelReleaseFiles are the single files of the control plane package the
+// release set carries beside VercelProviderDir: the builder, its bundle
+// (when the release built one) and the manifest, so that an installation
+// on Vercel needs no checkout.
+var VercelReleaseFiles = []string{vercelBuilder, vercelBundle, VercelManifest}
 
 // VercelPins are the packages upstream's builder is bundled with when the
 // checkout holds no bundle and no installed node_modules: esbuild and zod
@@ -72,6 +88,7 @@ type VercelSnapshotArgs struct {
 	Runtime            *string `pulumi:"runtime,optional"`
 	SnapshotID         *string `pulumi:"snapshotId,optional"`
 	GracePeriodSeconds *int    `pulumi:"gracePeriodSeconds,optional"`
+	D1DatabaseID       string  `pulumi:"d1DatabaseId,optional"`
 	KeepOnDelete       bool    `pulumi:"keepOnDelete,optional"`
 }
 
@@ -106,8 +123,9 @@ func (v *VercelSnapshot) Annotate(a infer.Annotator) {
 		"reads>, the name the control plane finds the snapshot by. A changed builder or runtime builds a new snapshot "+
 		"first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is "+
 		"reported as progress; a failed build fails with the builder's own message and the next up retries it. With "+
-		"snapshotId nothing is built.\n\nOn delete, the snapshots taken from this resource's build sandboxes and those "+
-		"sandboxes are deleted, in its project only; another installation's are never touched.")
+		"snapshotId nothing is built.\n\nOn delete, the sandboxes of the sessions its D1 database records (by their "+
+		sessionLabel+" tag), the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, "+
+		"in its project only; another installation's are never touched.")
 }
 
 // Annotate documents the inputs.
@@ -121,7 +139,8 @@ func (a *VercelSnapshotArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Runtime, "The build sandbox's runtime (default node24).")
 	an.Describe(&a.SnapshotID, "Use this existing snapshot and build nothing (upstream's vercel_base_snapshot_id).")
 	an.Describe(&a.GracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).")
-	an.Describe(&a.KeepOnDelete, "Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.")
+	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions' sandboxes (found by their "+sessionLabel+" tag) are deleted on delete.")
+	an.Describe(&a.KeepOnDelete, "Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.")
 }
 
 // Annotate documents the outputs.
@@ -216,7 +235,7 @@ func vercelBuilderRoot(source string) (string, error) {
 // package manifest holding the bundling script.
 var vercelDigestPatterns = []string{
 	vercelRuntime + "/pyproject.toml", vercelRuntime + "/src/**",
-	vercelBuilder, vercelPackage + "/src/sandbox/providers/vercel/**", vercelBundle, vercelPackage + "/package.json",
+	vercelBuilder, VercelProviderDir + "/**", vercelBundle, VercelManifest,
 }
 
 // vercelPlan is what a build would make.
@@ -518,20 +537,29 @@ func (*VercelSnapshot) Read(ctx context.Context, req infer.ReadRequest[VercelSna
 	return infer.ReadResponse[VercelSnapshotArgs, VercelSnapshotState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
 }
 
-// Delete deletes the snapshots of the build sandboxes this resource made
-// (never an override) and the sandboxes, or says what it keeps.
+// Delete deletes the sandboxes of the sessions the installation's D1
+// records, then the snapshots of the build sandboxes this resource made
+// (never an override's) and those sandboxes, or says what it keeps.
 func (*VercelSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[VercelSnapshotState]) (infer.DeleteResponse, error) {
 	state := req.State
 	names := state.record().owned()
-	if len(names) == 0 {
-		return infer.DeleteResponse{}, nil
-	}
 	log := p.GetLogger(ctx)
 	if state.KeepOnDelete {
-		log.Warningf("vercel snapshots of %s kept (deletion policy Orphan)", strings.Join(names, ", "))
+		log.Warningf("vercel snapshots of %s and the installation's session sandboxes kept (deletion policy Orphan)", strings.Join(names, ", "))
+		return infer.DeleteResponse{}, nil
+	}
+	sessions, err := recordedSessions(ctx, state.D1DatabaseID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if len(names) == 0 && len(sessions) == 0 {
 		return infer.DeleteResponse{}, nil
 	}
 	client, err := vercelapi.New(state.APIURL, state.Token, state.ProjectID, state.TeamID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	deleted, err := deleteSessionSandboxes(ctx, client, sessions)
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}
@@ -541,6 +569,30 @@ func (*VercelSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[Verce
 			return infer.DeleteResponse{}, err
 		}
 	}
-	log.Infof("vercel: the snapshots of %d build sandboxes deleted", len(names))
+	log.Infof("vercel: %d session sandboxes deleted, and the snapshots of %d build sandboxes", deleted, len(names))
 	return infer.DeleteResponse{}, nil
+}
+
+// deleteSessionSandboxes deletes the project's sandboxes tagged with one of
+// the sessions; the tag is the only thing that ties a sandbox to an
+// installation (upstream names it after the sandbox ID it chose, and the
+// framework tag is every installation's).
+func deleteSessionSandboxes(ctx context.Context, client *vercelapi.Client, sessions []string) (int, error) {
+	deleted := 0
+	for _, session := range sessions {
+		sandboxes, err := client.SandboxesTagged(ctx, sessionLabel, session)
+		if err != nil {
+			return deleted, err
+		}
+		for _, sb := range sandboxes {
+			if sb.Tags[sessionLabel] != session {
+				continue // the filter is the API's; the tag is checked here too
+			}
+			if err := client.DeleteSandbox(ctx, sb.Name); err != nil {
+				return deleted, err
+			}
+			deleted++
+		}
+	}
+	return deleted, nil
 }

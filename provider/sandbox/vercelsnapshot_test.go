@@ -1,6 +1,9 @@
 package sandbox_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,4 +161,69 @@ func TestVercelSnapshotCheckNamesTheField(t *testing.T) {
 	slices.Sort(fields)
 	assert.Equal(t, []string{"apiUrl", "namePrefix", "projectId", "runtime", "source", "token"}, fields, "%v", check.Failures)
 	assert.Zero(t, h.Emu.VercelCalls())
+}
+
+// createVercelSandbox creates a named sandbox in project through the API,
+// tagged as upstream's control plane tags a session's.
+func createVercelSandbox(t *testing.T, h *providertest.Harness, project, name string, tags map[string]string) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"projectId": project, "name": name, "runtime": "node24", "tags": tags})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, h.Emu.VercelAPIURL()+"/v2/sandboxes", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+emulator.DefaultVercelToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+}
+
+// A VercelSnapshot using an existing snapshot (snapshotId) builds nothing
+// and, on delete, deletes only the sandboxes of the sessions its
+// installation's D1 records, found by upstream's openinspect_session_id
+// tag, never the snapshot it did not build nor another installation's
+// sandboxes in the same project.
+func TestVercelSnapshotOverrideDeletesOnlyItsSessionsSandboxes(t *testing.T) {
+	h := providertest.NewHarnessWith(t, emulator.Options{})
+	const project = "prj_shared"
+	dbID := sessionsDB(t, h, "s-mine")
+	shared, err := h.Emu.CreateVercelSnapshot(emulator.DefaultVercelTeamID, project, "someone-elses-build")
+	require.NoError(t, err)
+	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
+	inputs := providertest.Props(t, map[string]any{
+		"source": filepath.Join("..", "..", "tests", "fixtures", "upstream"), "namePrefix": "oi-a-sandbox-base",
+		"apiUrl": h.Emu.VercelAPIURL(), "token": emulator.DefaultVercelToken, "projectId": project,
+		"snapshotId": shared, "d1DatabaseId": dbID,
+	})
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	require.NoError(t, err)
+	assert.False(t, created.Properties.Get("built").AsBool())
+
+	tagged := func(session string) map[string]string {
+		tags := map[string]string{"openinspect_framework": "open-inspect"}
+		if session != "" {
+			tags["openinspect_session_id"] = session
+		}
+		return tags
+	}
+	createVercelSandbox(t, h, project, "sbx-mine", tagged("s-mine"))
+	createVercelSandbox(t, h, project, "sbx-theirs", tagged("s-theirs"))
+	createVercelSandbox(t, h, project, "sbx-untagged", tagged(""))
+	h.Emu.ResetCounts()
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
+
+	var left []string
+	for _, sb := range h.Emu.Inventory().Vercel.Sandboxes {
+		left = append(left, sb.Name)
+	}
+	assert.ElementsMatch(t, []string{"sbx-theirs", "sbx-untagged"}, left,
+		"only the sandbox of a session this installation recorded is deleted")
+	snaps := h.Emu.Inventory().Vercel.Snapshots
+	require.Len(t, snaps, 1)
+	assert.Equal(t, shared, snaps[0].ID, "an override's snapshot is never deleted")
+	assert.Equal(t, 2, h.Emu.VercelCalls(), "one tagged list for the one recorded session, one delete")
 }

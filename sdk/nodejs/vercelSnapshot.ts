@@ -9,7 +9,7 @@ import * as utilities from "./utilities";
 /**
  * An installation's Vercel Sandbox base snapshot, built by upstream's own builder (packages/control-plane/scripts/build-vercel-base-snapshot.ts, run with Node: its built bundle packages/control-plane/dist/vercel-base-snapshot.js when the checkout has one, else bundled by the package's build:vercel-base-snapshot script in a cached environment) from a sandbox named <namePrefix>-<digest of everything the build reads>, the name the control plane finds the snapshot by. A changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With snapshotId nothing is built.
  *
- * On delete, the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
+ * On delete, the sandboxes of the sessions its D1 database records (by their openinspect_session_id tag), the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
  */
 export class VercelSnapshot extends pulumi.CustomResource {
     /**
@@ -57,6 +57,10 @@ export class VercelSnapshot extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly built: pulumi.Output<boolean>;
     /**
+     * The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+     */
+    declare public readonly d1DatabaseId: pulumi.Output<string | undefined>;
+    /**
      * SHA-256 of the builder, its client, the bundle if any, the pins, the runtime and the sandbox runtime; empty with snapshotId.
      */
     declare public /*out*/ readonly digest: pulumi.Output<string>;
@@ -65,7 +69,7 @@ export class VercelSnapshot extends pulumi.CustomResource {
      */
     declare public readonly gracePeriodSeconds: pulumi.Output<number | undefined>;
     /**
-     * Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+     * Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
      */
     declare public readonly keepOnDelete: pulumi.Output<boolean | undefined>;
     /**
@@ -137,6 +141,7 @@ export class VercelSnapshot extends pulumi.CustomResource {
                 throw new Error("Missing required property 'token'");
             }
             resourceInputs["apiUrl"] = args?.apiUrl;
+            resourceInputs["d1DatabaseId"] = args?.d1DatabaseId;
             resourceInputs["gracePeriodSeconds"] = args?.gracePeriodSeconds;
             resourceInputs["keepOnDelete"] = args?.keepOnDelete;
             resourceInputs["namePrefix"] = args?.namePrefix;
@@ -155,6 +160,7 @@ export class VercelSnapshot extends pulumi.CustomResource {
         } else {
             resourceInputs["apiUrl"] = undefined /*out*/;
             resourceInputs["built"] = undefined /*out*/;
+            resourceInputs["d1DatabaseId"] = undefined /*out*/;
             resourceInputs["digest"] = undefined /*out*/;
             resourceInputs["gracePeriodSeconds"] = undefined /*out*/;
             resourceInputs["keepOnDelete"] = undefined /*out*/;
@@ -186,11 +192,15 @@ export interface VercelSnapshotArgs {
      */
     apiUrl?: pulumi.Input<string | undefined>;
     /**
+     * The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+     */
+    d1DatabaseId?: pulumi.Input<string | undefined>;
+    /**
      * How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
      */
     gracePeriodSeconds?: pulumi.Input<number | undefined>;
     /**
-     * Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+     * Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
      */
     keepOnDelete?: pulumi.Input<boolean | undefined>;
     /**

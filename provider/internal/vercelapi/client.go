@@ -1,6 +1,7 @@
 // Package vercelapi is the small part of the Vercel Sandbox REST API the
 // provider calls itself: listing and deleting a project's base snapshots
-// and the sandboxes they were taken from. Snapshots are built by
+// and the sandboxes they were taken from, and finding sessions' sandboxes
+// by tag. Snapshots are built by
 // upstream's builder (the control plane's build-vercel-base-snapshot
 // script), never here. Routes are those of upstream's fetch client
 // (packages/control-plane/src/sandbox/providers/vercel/client.ts at the
@@ -115,4 +116,25 @@ func (c *Client) DeleteSandbox(ctx context.Context, name string) error {
 	_, err := c.do(ctx, http.MethodDelete, "/v2/sandboxes/"+url.PathEscape(name), url.Values{"project": {c.project}}, nil,
 		http.StatusOK, http.StatusNoContent, http.StatusNotFound)
 	return err
+}
+
+// Sandbox is a named sandbox as the API lists it.
+type Sandbox struct {
+	Name string            `json:"name"`
+	Tags map[string]string `json:"tags"`
+}
+
+// maxListLimit is the most sandboxes one list answers (the API's cap).
+const maxListLimit = 50
+
+// SandboxesTagged lists the project's sandboxes carrying the tag key:value,
+// the one tag filter the API supports. Upstream names one sandbox per
+// session, so a page of 50 holds a session's.
+func (c *Client) SandboxesTagged(ctx context.Context, key, value string) ([]Sandbox, error) {
+	q := url.Values{"project": {c.project}, "tags": {key + ":" + value}, "limit": {fmt.Sprint(maxListLimit)}}
+	var out struct {
+		Sandboxes []Sandbox `json:"sandboxes"`
+	}
+	_, err := c.do(ctx, http.MethodGet, "/v2/sandboxes", q, &out, http.StatusOK)
+	return out.Sandboxes, err
 }

@@ -14,7 +14,7 @@ import (
 
 // An installation's Vercel Sandbox base snapshot, built by upstream's own builder (packages/control-plane/scripts/build-vercel-base-snapshot.ts, run with Node: its built bundle packages/control-plane/dist/vercel-base-snapshot.js when the checkout has one, else bundled by the package's build:vercel-base-snapshot script in a cached environment) from a sandbox named <namePrefix>-<digest of everything the build reads>, the name the control plane finds the snapshot by. A changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With snapshotId nothing is built.
 //
-// On delete, the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
+// On delete, the sandboxes of the sessions its D1 database records (by their openinspect_session_id tag), the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
 type VercelSnapshot struct {
 	pulumi.CustomResourceState
 
@@ -22,11 +22,13 @@ type VercelSnapshot struct {
 	ApiUrl pulumi.StringPtrOutput `pulumi:"apiUrl"`
 	// Whether this resource built the snapshot (false with snapshotId).
 	Built pulumi.BoolOutput `pulumi:"built"`
+	// The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+	D1DatabaseId pulumi.StringPtrOutput `pulumi:"d1DatabaseId"`
 	// SHA-256 of the builder, its client, the bundle if any, the pins, the runtime and the sandbox runtime; empty with snapshotId.
 	Digest pulumi.StringOutput `pulumi:"digest"`
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
 	GracePeriodSeconds pulumi.IntPtrOutput `pulumi:"gracePeriodSeconds"`
-	// Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+	// Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete pulumi.BoolPtrOutput `pulumi:"keepOnDelete"`
 	// The build sandbox's name (the control plane's VERCEL_BASE_SNAPSHOT_NAME); empty with snapshotId.
 	Name pulumi.StringOutput `pulumi:"name"`
@@ -119,9 +121,11 @@ func VercelSnapshotExists(ctx *pulumi.Context,
 type vercelSnapshotArgs struct {
 	// Vercel Sandbox API base URL (default https://vercel.com/api).
 	ApiUrl *string `pulumi:"apiUrl"`
+	// The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+	D1DatabaseId *string `pulumi:"d1DatabaseId"`
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
 	GracePeriodSeconds *int `pulumi:"gracePeriodSeconds"`
-	// Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+	// Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete *bool `pulumi:"keepOnDelete"`
 	// The first part of every build sandbox's name, unique to the installation (lowercase letters, digits, '-').
 	NamePrefix string `pulumi:"namePrefix"`
@@ -143,9 +147,11 @@ type vercelSnapshotArgs struct {
 type VercelSnapshotArgs struct {
 	// Vercel Sandbox API base URL (default https://vercel.com/api).
 	ApiUrl pulumi.StringPtrInput
+	// The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+	D1DatabaseId pulumi.StringPtrInput
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
 	GracePeriodSeconds pulumi.IntPtrInput
-	// Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+	// Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
 	KeepOnDelete pulumi.BoolPtrInput
 	// The first part of every build sandbox's name, unique to the installation (lowercase letters, digits, '-').
 	NamePrefix pulumi.StringInput
@@ -260,6 +266,11 @@ func (o VercelSnapshotOutput) Built() pulumi.BoolOutput {
 	return o.ApplyT(func(v *VercelSnapshot) pulumi.BoolOutput { return v.Built }).(pulumi.BoolOutput)
 }
 
+// The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+func (o VercelSnapshotOutput) D1DatabaseId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelSnapshot) pulumi.StringPtrOutput { return v.D1DatabaseId }).(pulumi.StringPtrOutput)
+}
+
 // SHA-256 of the builder, its client, the bundle if any, the pins, the runtime and the sandbox runtime; empty with snapshotId.
 func (o VercelSnapshotOutput) Digest() pulumi.StringOutput {
 	return o.ApplyT(func(v *VercelSnapshot) pulumi.StringOutput { return v.Digest }).(pulumi.StringOutput)
@@ -270,7 +281,7 @@ func (o VercelSnapshotOutput) GracePeriodSeconds() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VercelSnapshot) pulumi.IntPtrOutput { return v.GracePeriodSeconds }).(pulumi.IntPtrOutput)
 }
 
-// Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+// Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
 func (o VercelSnapshotOutput) KeepOnDelete() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *VercelSnapshot) pulumi.BoolPtrOutput { return v.KeepOnDelete }).(pulumi.BoolPtrOutput)
 }

@@ -25,6 +25,7 @@ class VercelSnapshotArgs:
                  source: pulumi.Input[_builtins.str],
                  token: pulumi.Input[_builtins.str],
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  runtime: pulumi.Input[Optional[_builtins.str]] = None,
@@ -38,8 +39,9 @@ class VercelSnapshotArgs:
         :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root holding packages/control-plane and the sandbox runtime.
         :param pulumi.Input[_builtins.str] token: Vercel token for the Sandbox API.
         :param pulumi.Input[_builtins.str] api_url: Vercel Sandbox API base URL (default https://vercel.com/api).
+        :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
         :param pulumi.Input[_builtins.int] grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
-        :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+        :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
         :param pulumi.Input[_builtins.str] runtime: The build sandbox's runtime (default node24).
         :param pulumi.Input[_builtins.str] snapshot_id: Use this existing snapshot and build nothing (upstream's vercel_base_snapshot_id).
         :param pulumi.Input[_builtins.str] team_id: The Vercel team, when the project belongs to one.
@@ -50,6 +52,8 @@ class VercelSnapshotArgs:
         pulumi.set(__self__, "token", token)
         if api_url is not None:
             pulumi.set(__self__, "api_url", api_url)
+        if d1_database_id is not None:
+            pulumi.set(__self__, "d1_database_id", d1_database_id)
         if grace_period_seconds is not None:
             pulumi.set(__self__, "grace_period_seconds", grace_period_seconds)
         if keep_on_delete is not None:
@@ -122,6 +126,18 @@ class VercelSnapshotArgs:
         pulumi.set(self, "api_url", value)
 
     @_builtins.property
+    @pulumi.getter(name="d1DatabaseId")
+    def d1_database_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+        """
+        return pulumi.get(self, "d1_database_id")
+
+    @d1_database_id.setter
+    def d1_database_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "d1_database_id", value)
+
+    @_builtins.property
     @pulumi.getter(name="gracePeriodSeconds")
     def grace_period_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
@@ -137,7 +153,7 @@ class VercelSnapshotArgs:
     @pulumi.getter(name="keepOnDelete")
     def keep_on_delete(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+        Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
         """
         return pulumi.get(self, "keep_on_delete")
 
@@ -189,6 +205,7 @@ class VercelSnapshot(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
@@ -202,13 +219,14 @@ class VercelSnapshot(pulumi.CustomResource):
         """
         An installation's Vercel Sandbox base snapshot, built by upstream's own builder (packages/control-plane/scripts/build-vercel-base-snapshot.ts, run with Node: its built bundle packages/control-plane/dist/vercel-base-snapshot.js when the checkout has one, else bundled by the package's build:vercel-base-snapshot script in a cached environment) from a sandbox named <namePrefix>-<digest of everything the build reads>, the name the control plane finds the snapshot by. A changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With snapshotId nothing is built.
 
-        On delete, the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
+        On delete, the sandboxes of the sessions its D1 database records (by their openinspect_session_id tag), the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] api_url: Vercel Sandbox API base URL (default https://vercel.com/api).
+        :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
         :param pulumi.Input[_builtins.int] grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
-        :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+        :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
         :param pulumi.Input[_builtins.str] name_prefix: The first part of every build sandbox's name, unique to the installation (lowercase letters, digits, '-').
         :param pulumi.Input[_builtins.str] project_id: The Vercel project every Sandbox API call is scoped by.
         :param pulumi.Input[_builtins.str] runtime: The build sandbox's runtime (default node24).
@@ -226,7 +244,7 @@ class VercelSnapshot(pulumi.CustomResource):
         """
         An installation's Vercel Sandbox base snapshot, built by upstream's own builder (packages/control-plane/scripts/build-vercel-base-snapshot.ts, run with Node: its built bundle packages/control-plane/dist/vercel-base-snapshot.js when the checkout has one, else bundled by the package's build:vercel-base-snapshot script in a cached environment) from a sandbox named <namePrefix>-<digest of everything the build reads>, the name the control plane finds the snapshot by. A changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With snapshotId nothing is built.
 
-        On delete, the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
+        On delete, the sandboxes of the sessions its D1 database records (by their openinspect_session_id tag), the snapshots taken from this resource's build sandboxes and those sandboxes are deleted, in its project only; another installation's are never touched.
 
         :param str resource_name: The name of the resource.
         :param VercelSnapshotArgs args: The arguments to use to populate this resource's properties.
@@ -244,6 +262,7 @@ class VercelSnapshot(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
@@ -263,6 +282,7 @@ class VercelSnapshot(pulumi.CustomResource):
             __props__ = VercelSnapshotArgs.__new__(VercelSnapshotArgs)
 
             __props__.__dict__["api_url"] = api_url
+            __props__.__dict__["d1_database_id"] = d1_database_id
             __props__.__dict__["grace_period_seconds"] = grace_period_seconds
             __props__.__dict__["keep_on_delete"] = keep_on_delete
             if name_prefix is None and not opts.urn:
@@ -312,6 +332,7 @@ class VercelSnapshot(pulumi.CustomResource):
 
         __props__.__dict__["api_url"] = None
         __props__.__dict__["built"] = None
+        __props__.__dict__["d1_database_id"] = None
         __props__.__dict__["digest"] = None
         __props__.__dict__["grace_period_seconds"] = None
         __props__.__dict__["keep_on_delete"] = None
@@ -351,6 +372,14 @@ class VercelSnapshot(pulumi.CustomResource):
         return pulumi.get(self, "built")
 
     @_builtins.property
+    @pulumi.getter(name="d1DatabaseId")
+    def d1_database_id(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation's D1 database, whose sessions' sandboxes (found by their openinspect_session_id tag) are deleted on delete.
+        """
+        return pulumi.get(self, "d1_database_id")
+
+    @_builtins.property
     @pulumi.getter
     def digest(self) -> pulumi.Output[_builtins.str]:
         """
@@ -370,7 +399,7 @@ class VercelSnapshot(pulumi.CustomResource):
     @pulumi.getter(name="keepOnDelete")
     def keep_on_delete(self) -> pulumi.Output[Optional[_builtins.bool]]:
         """
-        Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
+        Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
         """
         return pulumi.get(self, "keep_on_delete")
 

@@ -273,8 +273,9 @@ func requireProject(r *http.Request) (string, error) {
 	return p, nil
 }
 
-// listSandboxes is GET /v2/sandboxes?project=&namePrefix=: the project's
-// sandboxes whose name starts with the prefix, newest first.
+// listSandboxes is GET /v2/sandboxes?project=&namePrefix=&tags=key:value:
+// the project's sandboxes whose name starts with the prefix and, with tags,
+// that carry the tag, newest first.
 func (s *Service) listSandboxes(w http.ResponseWriter, r *http.Request, team string) {
 	project, err := requireProject(r)
 	if err != nil {
@@ -282,10 +283,23 @@ func (s *Service) listSandboxes(w http.ResponseWriter, r *http.Request, team str
 		return
 	}
 	prefix := r.URL.Query().Get("namePrefix")
+	// tags=key:value, the one tag filter the API supports.
+	tagKey, tagValue, byTag := "", "", r.URL.Query().Has("tags")
+	if byTag {
+		var ok bool
+		tagKey, tagValue, ok = strings.Cut(r.URL.Query().Get("tags"), ":")
+		if !ok || tagKey == "" {
+			writeError(w, badRequest("tags must be \"key:value\", got %q", r.URL.Query().Get("tags")))
+			return
+		}
+	}
 	now := nowMillis()
 	s.mu.Lock()
 	var found []*sandbox
 	for _, sb := range s.st.Sandboxes {
+		if byTag && sb.Tags[tagKey] != tagValue {
+			continue
+		}
 		if sb.Team == team && sb.Project == project && strings.HasPrefix(sb.Name, prefix) {
 			found = append(found, sb)
 		}

@@ -6,6 +6,7 @@ package release
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
 
 // Options configure one run.
@@ -109,6 +111,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if !o.Prebuilt {
 		m.Toolchain = map[string]string{"node": version(ctx, o.Node), "npm": version(ctx, o.NPM)}
 		steps := c.BuildSteps()
+		if hasScript(filepath.Join(src, filepath.FromSlash(sandbox.VercelManifest)), sandbox.VercelBuildScript) {
+			steps = append(steps, sandbox.VercelBuildStep)
+		}
 		for _, s := range steps {
 			m.Build = append(m.Build, s.String())
 		}
@@ -223,8 +228,8 @@ func build(ctx context.Context, o Options, steps []upstream.BuildStep, tree stri
 }
 
 // collect lists what the set holds: each worker's bundle, every migration
-// file, and the files of the Modal app, the Daytona and E2B builders and the
-// sandbox runtime (tests left out), plus the single files the Modal change
+// file, and the files of the Modal app, the Daytona, E2B, OpenComputer and
+// Vercel builders and the sandbox runtime (tests left out), plus the single files the Modal change
 // detection names, and the web UI's placeholder build when the tree has one.
 func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 	var files []artefacts.File
@@ -256,6 +261,20 @@ func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 		for _, p := range found {
 			files = append(files, artefacts.File{Path: p, Kind: artefacts.KindSandbox})
 		}
+	}
+	// The Vercel builder lives in the control plane package, beside code
+	// the set must not carry: only what VercelSnapshot reads.
+	vercel, err := sandboxFiles(tree, sandbox.VercelProviderDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range sandbox.VercelReleaseFiles {
+		if info, err := os.Stat(filepath.Join(tree, filepath.FromSlash(p))); err == nil && info.Mode().IsRegular() {
+			vercel = append(vercel, p)
+		}
+	}
+	for _, p := range vercel {
+		files = append(files, artefacts.File{Path: p, Kind: artefacts.KindSandbox})
 	}
 	for _, p := range c.Sandbox.Modal.ChangeDetection {
 		if strings.ContainsAny(p, "*{") || slices.ContainsFunc(files, func(f artefacts.File) bool { return f.Path == p }) {
@@ -419,4 +438,16 @@ func sortedKeys[V any](maps ...map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// hasScript reports whether the package.json at path has the named script.
+func hasScript(path, script string) bool {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	return json.Unmarshal(raw, &pkg) == nil && pkg.Scripts[script] != ""
 }

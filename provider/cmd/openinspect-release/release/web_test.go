@@ -25,8 +25,9 @@ import (
 // writes the two font files, `npm run build:cloudflare` writes an OpenNext-
 // shaped output whose BUILD_ID and keys are random per run (as Next's are),
 // with the NEXT_PUBLIC_* values it was given and the stylesheet module it was
-// pointed at, and wrangler's dry run bundles .open-next/worker.js into
-// --outdir. It logs every call.
+// pointed at, the control plane's build:vercel-base-snapshot writes its
+// bundle, and wrangler's dry run bundles .open-next/worker.js into --outdir.
+// It logs every call.
 const fakeNPM = `#!/bin/sh
 set -e
 echo "$0 $*" >> "$FAKE_LOG"
@@ -52,6 +53,9 @@ case "$*" in
   echo "<!doctype html><title>$NEXT_PUBLIC_APP_NAME</title>" > .open-next/assets/index.html
   echo "export default {buildId:\"$id\",keys:[\"$k1\",\"$k2\",\"$k3\",\"$k4\"],icon:\"$NEXT_PUBLIC_APP_ICON_URL\",sandbox:\"$NEXT_PUBLIC_SANDBOX_PROVIDER\",appDir:\"$PWD\",threads:$UV_THREADPOOL_SIZE,__BUILD_TIMESTAMP_MS__: $(date +%s%N | cut -c1-13)};" > .open-next/worker.js
   mkdir -p .open-next/cache/"$id" && echo "{}" > .open-next/cache/"$id"/index.cache ;;
+*"build:vercel-base-snapshot"*)
+  mkdir -p packages/control-plane/dist
+  echo "// the Vercel base-snapshot builder, bundled" > packages/control-plane/dist/vercel-base-snapshot.js ;;
 *"deploy --dry-run"*)
   out=$(echo "$*" | sed 's/.*--outdir \([^ ]*\).*/\1/')
   mkdir -p "$out" && cp .open-next/worker.js "$out/worker.js" && echo map > "$out/worker.js.map" ;;
@@ -64,20 +68,7 @@ esac
 // contract's placeholders and stand-ins derived from the commit, which
 // webbuild then renders for an installation.
 func TestReleaseBuildsTheWebPlaceholderBuild(t *testing.T) {
-	tool := filepath.Join(t.TempDir(), "fake-npm")
-	require.NoError(t, os.WriteFile(tool, []byte(fakeNPM), 0o755))
-	calls := filepath.Join(t.TempDir(), "calls.log")
-	t.Setenv("FAKE_LOG", calls)
-	out := t.TempDir()
-	res, err := Run(context.Background(), Options{
-		Source: filepath.Join("..", "..", "..", "..", "tests", "fixtures", "upstream"),
-		Commit: "0123456789abcdef0123456789abcdef01234567", Out: out, Unverified: true,
-		NPM: tool, Node: tool, Log: t.Logf,
-	})
-	require.NoError(t, err)
-
-	log, err := os.ReadFile(calls)
-	require.NoError(t, err)
+	res, out, log := fakeRelease(t)
 	assert.Equal(t, 1, strings.Count(string(log), "geist@1.9.2"), "the font package is installed once: %s", log)
 	assert.Equal(t, 2, strings.Count(string(log), "build:cloudflare"), "%s", log)
 	assert.Equal(t, 2, strings.Count(string(log), "deploy --dry-run"), "%s", log)
@@ -128,6 +119,55 @@ func TestReleaseBuildsTheWebPlaceholderBuild(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(rendered, "assets", "index.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "<title>Acme Inspect</title>")
+}
+
+// fakeRelease runs the release step on the fixture tree with fakeNPM for
+// npm and node; it returns the result, the set's directory and the calls.
+func fakeRelease(t *testing.T) (*Result, string, []byte) {
+	t.Helper()
+	tool := filepath.Join(t.TempDir(), "fake-npm")
+	require.NoError(t, os.WriteFile(tool, []byte(fakeNPM), 0o755))
+	calls := filepath.Join(t.TempDir(), "calls.log")
+	t.Setenv("FAKE_LOG", calls)
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{
+		Source: filepath.Join("..", "..", "..", "..", "tests", "fixtures", "upstream"),
+		Commit: "0123456789abcdef0123456789abcdef01234567", Out: out, Unverified: true,
+		NPM: tool, Node: tool, Log: t.Logf,
+	})
+	require.NoError(t, err)
+	log, err := os.ReadFile(calls)
+	require.NoError(t, err)
+	return res, out, log
+}
+
+// A release builds the control plane's Vercel base-snapshot bundle with
+// upstream's own script, in both trees, and the set carries it with the
+// builder's script, the client it drives and the package manifest, and
+// nothing else of the control plane's source, so that VercelSnapshot runs
+// from the set with no checkout.
+func TestReleaseCarriesTheVercelBuilder(t *testing.T) {
+	res, out, log := fakeRelease(t)
+	assert.Equal(t, 2, strings.Count(string(log), "run build:vercel-base-snapshot --workspace packages/control-plane"), "%s", log)
+	var sandboxFiles []string
+	for _, f := range res.Manifest.Files {
+		if f.Kind == artefacts.KindSandbox && strings.HasPrefix(f.Path, "packages/control-plane/") {
+			sandboxFiles = append(sandboxFiles, f.Path)
+		}
+	}
+	assert.ElementsMatch(t, []string{
+		"packages/control-plane/package.json",
+		"packages/control-plane/scripts/build-vercel-base-snapshot.ts",
+		"packages/control-plane/dist/vercel-base-snapshot.js",
+		"packages/control-plane/src/sandbox/providers/vercel/client.ts",
+	}, sandboxFiles)
+	loaded, err := artefacts.Load(os.DirFS(out), ".")
+	require.NoError(t, err)
+	set := t.TempDir()
+	require.NoError(t, loaded.Extract(set))
+	bundle, err := os.ReadFile(filepath.Join(set, "packages", "control-plane", "dist", "vercel-base-snapshot.js"))
+	require.NoError(t, err)
+	assert.Contains(t, string(bundle), "the Vercel base-snapshot builder, bundled", "the bundle the build wrote is the one carried")
 }
 
 // The stylesheet module maps each recorded URL to a face served from the
