@@ -15,6 +15,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -151,11 +152,10 @@ func (s *Service) s3CompleteUpload(w http.ResponseWriter, r *http.Request, org, 
 	}
 	s.mu.Lock()
 	up, found := s.uploads[id]
-	if found && (up.org != org || up.key != key) {
-		found = false
-	}
+	found = found && up.org == org && up.key == key
+	var parts map[int][]byte
 	if found {
-		delete(s.uploads, id)
+		parts = maps.Clone(up.parts)
 	}
 	s.mu.Unlock()
 	if !found {
@@ -166,7 +166,7 @@ func (s *Service) s3CompleteUpload(w http.ResponseWriter, r *http.Request, org, 
 	var body []byte
 	sums := md5.New()
 	for _, p := range req.Parts {
-		part, ok := up.parts[p.PartNumber]
+		part, ok := parts[p.PartNumber]
 		sum := md5.Sum(part)
 		if !ok || strings.Trim(p.ETag, `"`) != hex.EncodeToString(sum[:]) {
 			writeS3Error(w, r, http.StatusBadRequest, "InvalidPart", "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
@@ -176,6 +176,11 @@ func (s *Service) s3CompleteUpload(w http.ResponseWriter, r *http.Request, org, 
 		body = append(body, part...)
 	}
 	etag := fmt.Sprintf("%s-%d", hex.EncodeToString(sums.Sum(nil)), len(req.Parts))
+	// S3 keeps an upload until it completes (or is aborted): a refused
+	// completion may be sent again.
+	s.mu.Lock()
+	delete(s.uploads, id)
+	s.mu.Unlock()
 	if _, err := s.storeObject(key, body, etag); err != nil {
 		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 		return
