@@ -57,15 +57,6 @@ type lines struct{ got []string }
 
 func (l *lines) add(line string) { l.got = append(l.got, line) }
 
-func (l *lines) has(prefix string) bool {
-	for _, g := range l.got {
-		if strings.HasPrefix(g, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestNewValidatesWithoutNetwork(t *testing.T) {
 	_, err := New(Options{APIURL: "http://127.0.0.1:1/api"})
 	assert.EqualError(t, err, "daytona: an API key is required")
