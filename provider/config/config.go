@@ -234,27 +234,13 @@ func (c *Config) ModalTarget(environment string) modaldeploy.Target {
 	}
 }
 
-// DaytonaClient returns a Daytona client, or an error naming the missing key.
-// It makes no network call.
-func (c *Config) DaytonaClient() (*daytonaapi.Client, error) {
+// DaytonaOptions are the configured Daytona key, API URL and target
+// (daytonaApiKey, daytonaApiUrl, daytonaTarget, or their environment
+// fallbacks), blanks left blank: a DaytonaSnapshot given its own
+// credentials falls back to them field by field.
+func (c *Config) DaytonaOptions() daytonaapi.Options {
 	resolved := c.resolved()
-	if resolved.DaytonaAPIKey == "" {
-		return nil, fmt.Errorf("daytona credentials missing: set openinspect:daytonaApiKey (or DAYTONA_API_KEY)")
-	}
-	return daytonaapi.New(daytonaapi.Options{
-		APIKey: resolved.DaytonaAPIKey,
-		APIURL: resolved.DaytonaAPIURL,
-		Target: resolved.DaytonaTarget,
-	})
-}
-
-// DaytonaAPI is the Daytona API in use: daytonaApiUrl, its environment
-// fallback, else Daytona's public API.
-func (c *Config) DaytonaAPI() string {
-	if u := c.resolved().DaytonaAPIURL; u != "" {
-		return u
-	}
-	return daytonaapi.DefaultAPIURL
+	return daytonaapi.Options{APIKey: resolved.DaytonaAPIKey, APIURL: resolved.DaytonaAPIURL, Target: resolved.DaytonaTarget}
 }
 
 // Python is the interpreter for Modal deploys (pythonPath, its environment

@@ -410,7 +410,7 @@ func sandboxSources(c *upstream.Contract, plan *installPlan) []string {
 		out = append(out, c.Sandbox.Modal.Package+"/deploy.py", c.Sandbox.Modal.Package+"/uv.lock")
 	}
 	if plan.Snapshot != nil {
-		out = append(out, c.Sandbox.Daytona.Snapshot.RuntimeSource)
+		out = append(out, c.Sandbox.Daytona.Package+"/src/bootstrap.py", c.Sandbox.Daytona.Package+"/src/toolchain.py", c.Sandbox.Daytona.Snapshot.RuntimeSource)
 	}
 	if plan.E2BTemplate != nil {
 		out = append(out, "packages/e2b-infra/build-template.py", "packages/e2b-infra/uv.lock", "packages/sandbox-runtime/src")

@@ -337,11 +337,19 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 		b.modal = &modalAppChild{}
 		err = b.ctx.RegisterResource(sandbox.ModalAppToken, b.child("modal-app"), props, b.modal, opts...)
 	case plan.Snapshot != nil:
+		// The Daytona settings the control plane gets build the snapshot
+		// too: credentials are given once.
 		props := pulumi.Map{
 			"source":       pulumi.String(plan.SandboxSource),
 			"namePrefix":   pulumi.String(plan.Snapshot.NamePrefix),
+			"apiKey":       pulumi.ToSecret(plan.SecretInputs["daytonaApiKey"]),
 			"d1DatabaseId": db.DatabaseID,
 			"keepOnDelete": pulumi.Bool(orphan),
+		}
+		for key, v := range map[string]*string{"apiUrl": b.spec.Daytona.APIURL, "target": b.spec.Daytona.Target} {
+			if common.Deref(v, "") != "" {
+				props[key] = pulumi.String(*v)
+			}
 		}
 		if g := plan.Snapshot.GracePeriodSeconds; g != nil {
 			props["gracePeriodSeconds"] = pulumi.Int(*g)

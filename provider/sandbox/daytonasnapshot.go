@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,13 +24,17 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
-// DaytonaSnapshot is an installation's Daytona base snapshot, named from a
-// digest of its recipe so a new recipe never overwrites the snapshot running
-// sandboxes use.
+// DaytonaSnapshot is an installation's Daytona base snapshot, built by
+// upstream's own builder (packages/daytona-infra: `python -m src.bootstrap`,
+// with the daytona SDK upstream pins) under a name made from a digest of
+// everything that build reads, so a new build never replaces the snapshot
+// running sandboxes use.
 type DaytonaSnapshot struct {
 	// Now is the clock superseded snapshots' grace periods are measured
 	// with; nil means time.Now.
 	Now func() time.Time
+	// Timeout bounds the builder (default builder.DefaultTimeout).
+	Timeout time.Duration
 }
 
 // DaytonaSnapshotToken is the DaytonaSnapshot resource's type token.
@@ -37,16 +43,36 @@ const DaytonaSnapshotToken = "openinspect:index:DaytonaSnapshot"
 // defaultGracePeriod is how long a superseded snapshot is kept.
 const defaultGracePeriod = 24 * time.Hour
 
+// Where the build reads, relative to a checkout root, and how upstream
+// runs it (terraform/modules/daytona-infra/scripts/build-snapshot.sh at the
+// pin: from packages/daytona-infra, `python -m src.bootstrap --force`).
+const (
+	daytonaBuilderDir    = "packages/daytona-infra"
+	daytonaBuilderModule = "src.bootstrap"
+	daytonaBuilderEntry  = daytonaBuilderDir + "/src/bootstrap.py"
+	daytonaRuntimeDir    = "packages/sandbox-runtime/src"
+)
+
+// daytonaDigestPatterns are the files the build reads: the builder's
+// sources and the runtime it copies into the image.
+var daytonaDigestPatterns = []string{daytonaBuilderDir + "/src/**", daytonaRuntimeDir + "/**"}
+
 // DaytonaSnapshotArgs are the inputs of a DaytonaSnapshot.
 type DaytonaSnapshotArgs struct {
-	Source             string `pulumi:"source"`
-	NamePrefix         string `pulumi:"namePrefix"`
+	Source     string `pulumi:"source"`
+	NamePrefix string `pulumi:"namePrefix"`
+	// APIURL, APIKey and Target are the installation's Daytona settings
+	// (the component passes the ones the control plane gets); each falls
+	// back to the provider's daytonaApiUrl, daytonaApiKey and daytonaTarget.
+	APIURL             string `pulumi:"apiUrl,optional"`
+	APIKey             string `pulumi:"apiKey,optional" provider:"secret"`
+	Target             string `pulumi:"target,optional"`
 	GracePeriodSeconds *int   `pulumi:"gracePeriodSeconds,optional"`
 	D1DatabaseID       string `pulumi:"d1DatabaseId,optional"`
 	KeepOnDelete       bool   `pulumi:"keepOnDelete,optional"`
 }
 
-// SupersededSnapshot is a snapshot a newer recipe replaced, kept until its
+// SupersededSnapshot is a snapshot a newer build replaced, kept until its
 // grace period ends.
 type SupersededSnapshot struct {
 	Name      string `pulumi:"name"`
@@ -57,12 +83,14 @@ type SupersededSnapshot struct {
 type DaytonaSnapshotState struct {
 	DaytonaSnapshotArgs
 	// Name is the current snapshot: <namePrefix>-<first 12 of digest>.
-	Name       string               `pulumi:"name"`
-	Digest     string               `pulumi:"digest"`
-	SnapshotID string               `pulumi:"snapshotId"`
-	State      string               `pulumi:"state"`
-	APIURL     string               `pulumi:"apiUrl"`
-	Superseded []SupersededSnapshot `pulumi:"superseded,optional"`
+	Name       string `pulumi:"name"`
+	Digest     string `pulumi:"digest"`
+	SnapshotID string `pulumi:"snapshotId"`
+	State      string `pulumi:"state"`
+	// SnapshotAPIURL is the API the snapshots were built in, whichever
+	// setting named it.
+	SnapshotAPIURL string               `pulumi:"snapshotApiUrl"`
+	Superseded     []SupersededSnapshot `pulumi:"superseded,optional"`
 }
 
 var (
@@ -76,19 +104,22 @@ var (
 
 // Annotate documents the resource.
 func (d *DaytonaSnapshot) Annotate(a infer.Annotator) {
-	a.Describe(d, "An installation's Daytona base snapshot, built through the Daytona API from a recipe: upstream's "+
-		"toolchain pins (from the pinned contract) and the sandbox runtime from the checkout. It is named "+
-		"<namePrefix>-<digest>, so a changed recipe builds a new snapshot first and the old one keeps serving until its "+
-		"grace period ends; a later up collects it. Build logs are reported as progress; a failed build fails with "+
-		"its own error and the next up retries it.\n\nOn delete, the installation's sandboxes (those whose session label "+
-		"names a session recorded in the installation's own D1 database) and its snapshots are deleted; another "+
-		"installation in the same organization is never touched.")
+	a.Describe(d, "An installation's Daytona base snapshot, built by upstream's own builder ("+daytonaBuilderDir+": python -m "+
+		daytonaBuilderModule+", run with the daytona SDK upstream pins, in a cached environment) from the checkout. It is named "+
+		"<namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and "+
+		"the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; "+
+		"a failed build fails with the builder's own message and the next up retries it.\n\nOn delete, the installation's "+
+		"sandboxes (those whose session label names a session recorded in the installation's own D1 database) and its "+
+		"snapshots are deleted; another installation in the same organization is never touched.")
 }
 
 // Annotate documents the inputs.
 func (a *DaytonaSnapshotArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Source, "An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.")
+	an.Describe(&a.Source, "An Open-Inspect checkout root holding "+daytonaBuilderDir+" and the sandbox runtime.")
 	an.Describe(&a.NamePrefix, "The first part of every snapshot name, unique to the installation.")
+	an.Describe(&a.APIURL, "Daytona REST API base URL (default: the provider's daytonaApiUrl, else "+daytonaapi.DefaultAPIURL+").")
+	an.Describe(&a.APIKey, "Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).")
+	an.Describe(&a.Target, "Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).")
 	an.Describe(&a.GracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).")
 	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions decide which sandboxes are its own on delete. "+
 		"Without it no sandbox is deleted.")
@@ -105,10 +136,10 @@ func (s *SupersededSnapshot) Annotate(a infer.Annotator) {
 // Annotate documents the outputs.
 func (s *DaytonaSnapshotState) Annotate(a infer.Annotator) {
 	a.Describe(&s.Name, "The current snapshot's name (the control plane's DAYTONA_BASE_SNAPSHOT).")
-	a.Describe(&s.Digest, "SHA-256 of the recipe and the runtime's files.")
+	a.Describe(&s.Digest, "SHA-256 of the builder's sources, the runtime, the SDK pin and the target.")
 	a.Describe(&s.SnapshotID, "The current snapshot's ID.")
 	a.Describe(&s.State, "The current snapshot's state as last seen (active once built).")
-	a.Describe(&s.APIURL, "The Daytona API the snapshots live in.")
+	a.Describe(&s.SnapshotAPIURL, "The Daytona API the snapshots live in.")
 	a.Describe(&s.Superseded, "Replaced snapshots still kept.")
 }
 
@@ -133,12 +164,20 @@ func (*DaytonaSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infe
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
 	if !common.IsUnknown(req.NewInputs, "source") {
-		if _, err := runtimeDir(args.Source); err != nil {
+		if _, err := daytonaBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
 	}
 	if !common.IsUnknown(req.NewInputs, "namePrefix") && !snapshotPrefixPattern.MatchString(args.NamePrefix) {
 		bad("namePrefix", "%q: use letters, digits, '_', '.' and '-' (at most 81), starting with a letter or digit", args.NamePrefix)
+	}
+	if !common.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+		if _, err := daytonaapi.New(daytonaapi.Options{APIKey: "x", APIURL: args.APIURL}); err != nil {
+			bad("apiUrl", "%q is not an http(s) URL", args.APIURL)
+		}
+	}
+	if !common.IsUnknown(req.NewInputs, "apiKey") && args.APIKey != "" && strings.TrimSpace(args.APIKey) == "" {
+		bad("apiKey", "is blank")
 	}
 	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
@@ -146,14 +185,18 @@ func (*DaytonaSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infe
 	return infer.CheckResponse[DaytonaSnapshotArgs]{Inputs: args, Failures: failures}, nil
 }
 
-// runtimeDir is the sandbox runtime's source directory in a checkout.
-func runtimeDir(source string) (string, error) {
+// daytonaBuilderRoot is the checkout root holding the builder and the
+// runtime.
+func daytonaBuilderRoot(source string) (string, error) {
 	if source == "" {
 		return "", errors.New("required: an Open-Inspect checkout")
 	}
 	root, err := builder.CheckoutRoot(source)
 	if err != nil {
 		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(daytonaBuilderEntry))); err != nil {
+		return "", fmt.Errorf("%s is missing: the Daytona builder is upstream's %s", filepath.Join(root, filepath.FromSlash(daytonaBuilderEntry)), daytonaBuilderEntry)
 	}
 	c, err := upstream.Load()
 	if err != nil {
@@ -163,98 +206,79 @@ func runtimeDir(source string) (string, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("%s is missing: the sandbox runtime is upstream's %s", dir, c.Sandbox.Daytona.Snapshot.RuntimeSource)
 	}
-	return dir, nil
+	return root, nil
 }
 
-// snapshotPlan is the recipe and the name it gives.
+// daytonaSDKPin is the SDK upstream's build script installs
+// ("daytona==0.161.0"), from the contract.
+func daytonaSDKPin(c *upstream.Contract) string {
+	sdk := c.Sandbox.Daytona.Snapshot.BuilderSDK
+	return sdk.Package + "==" + sdk.Version
+}
+
+// daytonaConn is the installation's Daytona: the resource's own settings,
+// each blank one from the provider's configuration.
+func daytonaConn(ctx context.Context, args DaytonaSnapshotArgs) daytonaapi.Options {
+	configured := config.FromContext(ctx).DaytonaOptions()
+	conn := daytonaapi.Options{APIKey: args.APIKey, APIURL: strings.TrimRight(args.APIURL, "/"), Target: args.Target}
+	if conn.APIKey == "" {
+		conn.APIKey = configured.APIKey
+	}
+	if conn.APIURL == "" {
+		conn.APIURL = strings.TrimRight(configured.APIURL, "/")
+	}
+	if conn.APIURL == "" {
+		conn.APIURL = daytonaapi.DefaultAPIURL
+	}
+	if conn.Target == "" {
+		conn.Target = configured.Target
+	}
+	return conn
+}
+
+// daytonaClient is a client for conn, refusing a missing key and an API
+// other than the one the snapshots were built in.
+func daytonaClient(conn daytonaapi.Options, state DaytonaSnapshotState) (*daytonaapi.Client, error) {
+	bound := state.SnapshotAPIURL
+	if bound == "" {
+		bound = state.APIURL // a state written before apiUrl was an input recorded the API there
+	}
+	if bound != "" && strings.TrimRight(bound, "/") != conn.APIURL {
+		return nil, fmt.Errorf("daytona snapshot %s lives at %s but this resource is now given %s; "+
+			"restore apiUrl (the component's sandbox.daytona.apiUrl) or openinspect:daytonaApiUrl to manage it", state.Name, bound, conn.APIURL)
+	}
+	if conn.APIKey == "" {
+		return nil, errors.New("daytona credentials missing: set apiKey (the component's sandbox.daytona.apiKey) or openinspect:daytonaApiKey (or DAYTONA_API_KEY)")
+	}
+	return daytonaapi.New(conn)
+}
+
+// snapshotPlan is what a build would make.
 type snapshotPlan struct {
-	manifest daytonaapi.Manifest
-	digest   string
-	name     string
-	cleanup  func()
+	root, name, digest, sdk string
 }
 
-// planSnapshot stages a clean copy of the runtime (no caches: importing the
-// sources writes them) and digests the recipe. cleanup removes the copy.
-func planSnapshot(args DaytonaSnapshotArgs) (snapshotPlan, error) {
+// planSnapshot names the snapshot from a digest of the builder's sources,
+// the runtime, the SDK pin and the target (what upstream's Terraform
+// rebuilds on, bar the name and the API, which here are the name's prefix
+// and the API the state is bound to).
+func planSnapshot(args DaytonaSnapshotArgs, target string) (snapshotPlan, error) {
 	c, err := upstream.Load()
 	if err != nil {
 		return snapshotPlan{}, err
 	}
-	src, err := runtimeDir(args.Source)
+	root, err := daytonaBuilderRoot(args.Source)
 	if err != nil {
 		return snapshotPlan{}, fmt.Errorf("source: %w", err)
 	}
-	staged, err := os.MkdirTemp("", "openinspect-runtime-")
+	files, err := builder.SourceDigest(root, daytonaDigestPatterns)
 	if err != nil {
-		return snapshotPlan{}, err
+		return snapshotPlan{}, fmt.Errorf("source: %w", err)
 	}
-	cleanup := func() { _ = os.RemoveAll(staged) }
-	dst := filepath.Join(staged, filepath.Base(src))
-	if err := copyTree(src, dst); err != nil {
-		cleanup()
-		return snapshotPlan{}, fmt.Errorf("staging the sandbox runtime: %w", err)
-	}
-	m := recipe(c, dst)
-	digest, err := m.Digest()
-	if err != nil {
-		cleanup()
-		return snapshotPlan{}, err
-	}
-	return snapshotPlan{manifest: m, digest: digest, name: args.NamePrefix + "-" + digest[:12], cleanup: cleanup}, nil
-}
-
-// recipe is the base snapshot's manifest from the contract's pins. The
-// commands are this project's own; what they install, and at which
-// versions, is upstream's toolchain.
-func recipe(c *upstream.Contract, runtime string) daytonaapi.Manifest {
-	s, tc := c.Sandbox.Daytona.Snapshot, c.Sandbox.Daytona.Toolchain
-	return daytonaapi.Manifest{
-		BaseImage:   s.BaseImage,
-		Env:         map[string]string{"SANDBOX_VERSION": s.SandboxVersion},
-		AptPackages: []string{"ca-certificates", "curl", "git", "gnupg", "jq", "ripgrep", "xvfb", "x11vnc", "fluxbox"},
-		RunCommands: []string{
-			"curl -fsSL https://deb.nodesource.com/setup_" + tc.Node + ".x | bash - && apt-get install -y nodejs",
-			"npm install -g pnpm opencode-ai@" + tc.OpencodeAI + " agent-browser@" + tc.AgentBrowser,
-			"curl -fsSL https://code-server.dev/install.sh | sh -s -- --version " + tc.CodeServer,
-			"curl -fsSL https://bun.sh/install | bash",
-		},
-		PipPackages: []string{"uv"},
-		RuntimeDir:  runtime,
-		RuntimePath: s.RuntimePath,
-		Workdir:     s.Workdir,
-		Entrypoint:  s.Entrypoint,
-	}
-}
-
-// copyTree copies regular files and directories, leaving out bytecode
-// caches.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir() && d.Name() == "__pycache__":
-			return filepath.SkipDir
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case strings.HasSuffix(d.Name(), ".pyc"):
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is not a regular file (symlinks cannot be part of the build context)", rel)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
+	sdk := daytonaSDKPin(c)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00sdk %s\x00target %s", files, sdk, target)))
+	digest := hex.EncodeToString(sum[:])
+	return snapshotPlan{root: root, name: args.NamePrefix + "-" + digest[:12], digest: digest, sdk: sdk}, nil
 }
 
 func (d *DaytonaSnapshot) now() time.Time {
@@ -264,19 +288,12 @@ func (d *DaytonaSnapshot) now() time.Time {
 	return time.Now()
 }
 
-func gracePeriod(a DaytonaSnapshotArgs) time.Duration { return graceOf(a.GracePeriodSeconds) }
-
 // graceOf is a grace period in seconds, defaultGracePeriod when unset.
 func graceOf(seconds *int) time.Duration {
 	if seconds == nil {
 		return defaultGracePeriod
 	}
 	return time.Duration(*seconds) * time.Second
-}
-
-// expired are the superseded snapshots whose grace period ended.
-func (d *DaytonaSnapshot) expired(state DaytonaSnapshotState, grace time.Duration) []string {
-	return expiredAt(state.Superseded, d.now(), grace)
 }
 
 // expiredAt are the superseded images whose grace period ended by now.
@@ -291,43 +308,38 @@ func expiredAt(list []SupersededSnapshot, now time.Time, grace time.Duration) []
 	return out
 }
 
-// Diff decides from state and local files alone: a new recipe digest
-// rebuilds, an ended grace period collects.
+var daytonaKind = imageKind{Label: "daytona snapshot", Ready: daytonaapi.StateActive}
+
+// record points the shared image lifecycle at the state; every snapshot a
+// DaytonaSnapshot names it built (the component's baseSnapshot override
+// creates no DaytonaSnapshot at all).
+func (s *DaytonaSnapshotState) record() imageRecord {
+	built := true
+	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.State, Built: &built, Superseded: &s.Superseded}
+}
+
+// Diff decides from state and local files alone (no Daytona call): a new
+// digest rebuilds, an unfinished build retries, an ended grace period
+// collects.
 func (d *DaytonaSnapshot) Diff(ctx context.Context, req infer.DiffRequest[DaytonaSnapshotArgs, DaytonaSnapshotState]) (infer.DiffResponse, error) {
 	olds, news := req.State, req.Inputs
-	plan, err := planSnapshot(news)
+	conn := daytonaConn(ctx, news)
+	plan, err := planSnapshot(news, conn.Target)
 	if err != nil {
 		return infer.DiffResponse{}, err
 	}
-	defer plan.cleanup()
-	log := p.GetLogger(ctx)
-	detailed := map[string]p.PropertyDiff{}
-	switch {
-	case olds.State != daytonaapi.StateActive:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("daytona snapshot %s: build pending (last seen %q)", plan.name, olds.State)
-	case plan.name != olds.Name:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		log.Infof("daytona snapshot: rebuild as %s: recipe digest %s -> %s; %s is kept for %s", plan.name,
-			short(olds.Digest), short(plan.digest), olds.Name, gracePeriod(news))
-	case olds.Source != news.Source:
-		detailed["source"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-	}
-	if names := d.expired(olds, gracePeriod(news)); len(names) > 0 {
-		detailed["superseded"] = p.PropertyDiff{Kind: p.Update}
-		log.Infof("daytona snapshot: grace period over, deleting %s", strings.Join(names, ", "))
-	}
-	for key, changed := range map[string]bool{
-		"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
-		"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
-		"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-		"namePrefix":         olds.NamePrefix != news.NamePrefix,
-	} {
-		if changed {
-			detailed[key] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
-		}
-	}
-	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+	return daytonaKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, OldName: olds.Name, OldDigest: olds.Digest,
+		OldStatus: olds.State, Superseded: olds.Superseded, Now: d.now(), Grace: graceOf(news.GracePeriodSeconds),
+		Changed: map[string]bool{
+			"source":             olds.Source != news.Source,
+			"apiUrl":             olds.APIURL != news.APIURL,
+			"apiKey":             olds.APIKey != news.APIKey,
+			"target":             olds.Target != news.Target,
+			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
+			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
+			"namePrefix":         olds.NamePrefix != news.NamePrefix,
+		}}), nil
 }
 
 // Create builds the snapshot. In a preview it only names it: the name is
@@ -337,94 +349,143 @@ func (d *DaytonaSnapshot) Create(ctx context.Context, req infer.CreateRequest[Da
 		// Inputs not known yet (outputs of other resources): nothing to name.
 		return infer.CreateResponse[DaytonaSnapshotState]{Output: DaytonaSnapshotState{DaytonaSnapshotArgs: req.Inputs}}, nil
 	}
-	plan, err := planSnapshot(req.Inputs)
+	conn := daytonaConn(ctx, req.Inputs)
+	plan, err := planSnapshot(req.Inputs, conn.Target)
 	if err != nil {
 		return infer.CreateResponse[DaytonaSnapshotState]{}, err
 	}
-	defer plan.cleanup()
 	state := DaytonaSnapshotState{DaytonaSnapshotArgs: req.Inputs, Name: plan.name, Digest: plan.digest}
 	if req.DryRun {
 		return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state}, nil
 	}
-	cfg := config.FromContext(ctx)
-	client, err := cfg.DaytonaClient()
-	if err != nil {
-		return infer.CreateResponse[DaytonaSnapshotState]{}, err
-	}
-	state.APIURL = cfg.DaytonaAPI()
-	if err := build(ctx, client, plan, &state); err != nil {
+	state.SnapshotAPIURL = conn.APIURL
+	if err := d.ensure(ctx, conn, plan, &state); err != nil {
 		// The snapshot may exist in some state: record it so the next up
-		// finishes (or rebuilds) it rather than finding a stranger.
-		return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state},
-			initFailed(err)
+		// retries (or finishes) it rather than finding a stranger.
+		return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state}, initFailed(err)
 	}
 	return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state}, nil
 }
 
-// build builds plan's snapshot and records what it saw in state.
-func build(ctx context.Context, client *daytonaapi.Client, plan snapshotPlan, state *DaytonaSnapshotState) error {
-	log := p.GetLogger(ctx)
-	log.InfoStatusf("daytona: building snapshot %s", plan.name)
-	snap, err := client.BuildSnapshot(ctx, plan.name, plan.manifest, func(line string) {
-		log.InfoStatusf("daytona %s: %s", plan.name, line)
-	})
-	state.State = snap.State
+// ensure makes plan's snapshot exist and be active, running upstream's
+// builder when Daytona has none of that name; state records what was seen.
+//
+// The builder runs without --force (upstream passes it): the name is
+// unique to what the build reads, so an active snapshot of that name is
+// already the build (--force would delete it under the sessions using
+// it), and a failed or unfinished one is dealt with here through the API
+// first (ClaimName deletes a failed build and waits for one in progress),
+// which is all --force would do for a rebuild.
+func (d *DaytonaSnapshot) ensure(ctx context.Context, conn daytonaapi.Options, plan snapshotPlan, state *DaytonaSnapshotState) error {
+	client, err := daytonaClient(conn, DaytonaSnapshotState{})
 	if err != nil {
-		var buildErr *daytonaapi.BuildError
-		if errors.As(err, &buildErr) {
-			state.State = buildErr.State
-		} else if state.State == "" {
-			state.State = "unknown"
-		}
 		return err
 	}
-	state.SnapshotID = snap.ID
-	log.Infof("daytona snapshot %s is %s", plan.name, snap.State)
+	log := p.GetLogger(ctx)
+	state.SnapshotID = ""
+	snap, exists, err := client.ClaimName(ctx, plan.name, func(line string) { log.InfoStatusf("daytona %s: %s", plan.name, line) })
+	if err != nil {
+		state.State = "unknown"
+		return err
+	}
+	if !exists {
+		state.State = daytonaapi.StateBuilding
+		if err := d.runBuilder(ctx, conn, plan); err != nil {
+			state.State = daytonaapi.StateError
+			if s, found, lerr := client.Snapshot(ctx, plan.name); lerr == nil && found {
+				state.State = s.State
+			}
+			return err
+		}
+		var found bool
+		snap, found, err = client.Snapshot(ctx, plan.name)
+		if err != nil {
+			return err
+		}
+		if !found {
+			state.State = "missing"
+			return fmt.Errorf("daytona snapshot %q does not exist after python -m %s succeeded", plan.name, daytonaBuilderModule)
+		}
+	}
+	state.SnapshotID, state.State = snap.ID, snap.State
+	if snap.State != daytonaapi.StateActive {
+		return fmt.Errorf("daytona snapshot %q is %s after python -m %s succeeded", plan.name, snap.State, daytonaBuilderModule)
+	}
+	log.Infof("daytona snapshot %s is active (%s)", plan.name, snap.ID)
 	return nil
 }
 
-// Update builds a new snapshot when the recipe moved, retiring the old one
-// only after the new one is active, then collects what outlived its grace.
+// runBuilder runs upstream's `python -m src.bootstrap` from the checkout's
+// packages/daytona-infra with the pinned SDK, the name and the credentials.
+func (d *DaytonaSnapshot) runBuilder(ctx context.Context, conn daytonaapi.Options, plan snapshotPlan) error {
+	cfg := config.FromContext(ctx)
+	python, err := cfg.Python()
+	if err != nil {
+		return err
+	}
+	cache, err := cfg.CacheRoot()
+	if err != nil {
+		return err
+	}
+	log := p.GetLogger(ctx)
+	r := &builder.Runner{Label: "daytona", Python: python, CacheDir: filepath.Join(cache, "daytona-venvs"),
+		Progress: func(s string) { log.InfoStatus(s) }, Redact: []string{conn.APIKey}, Timeout: d.Timeout}
+	venv, err := r.PipEnvironment(ctx, []string{plan.sdk})
+	if err != nil {
+		return err
+	}
+	env := append(venv.Env(),
+		"DAYTONA_API_KEY="+conn.APIKey,
+		"DAYTONA_API_URL="+conn.APIURL,
+		"DAYTONA_BASE_SNAPSHOT="+plan.name,
+		"OPEN_INSPECT_REPO_ROOT="+plan.root,
+	)
+	if conn.Target != "" {
+		env = append(env, "DAYTONA_TARGET="+conn.Target)
+	}
+	if u, err := url.Parse(conn.APIURL); err == nil && u.Scheme == "http" {
+		dir, err := plainHTTPStorage(r.CacheDir)
+		if err != nil {
+			return err
+		}
+		env = append(env, "PYTHONPATH="+dir)
+	}
+	log.InfoStatusf("daytona: building snapshot %s", plan.name)
+	return r.Run(ctx, builder.Step{Name: "python -m " + daytonaBuilderModule, Dir: filepath.Join(plan.root, filepath.FromSlash(daytonaBuilderDir)),
+		Stream: true, Env: env, Args: []string{venv.Python(), "-m", daytonaBuilderModule}})
+}
+
+// Update builds the new snapshot when the digest moved (or the last build
+// did not finish), retiring the old one only once the new one is active,
+// then deletes what outlived its grace period.
 func (d *DaytonaSnapshot) Update(ctx context.Context, req infer.UpdateRequest[DaytonaSnapshotArgs, DaytonaSnapshotState]) (infer.UpdateResponse[DaytonaSnapshotState], error) {
-	plan, err := planSnapshot(req.Inputs)
+	conn := daytonaConn(ctx, req.Inputs)
+	plan, err := planSnapshot(req.Inputs, conn.Target)
 	if err != nil {
 		return infer.UpdateResponse[DaytonaSnapshotState]{}, err
 	}
-	defer plan.cleanup()
 	state := req.State
 	state.DaytonaSnapshotArgs = req.Inputs
 	if req.DryRun {
 		state.Name, state.Digest = plan.name, plan.digest
 		return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, nil
 	}
-	cfg := config.FromContext(ctx)
-	client, err := guardedDaytona(cfg, req.State)
+	client, err := daytonaClient(conn, state)
 	if err != nil {
-		return infer.UpdateResponse[DaytonaSnapshotState]{}, err
+		return infer.UpdateResponse[DaytonaSnapshotState]{Output: req.State}, err
 	}
+	state.SnapshotAPIURL = conn.APIURL
 	if plan.name != state.Name || state.State != daytonaapi.StateActive {
-		previous, previousActive := state.Name, state.State == daytonaapi.StateActive
-		state.Name, state.Digest, state.SnapshotID = plan.name, plan.digest, ""
-		if err := build(ctx, client, plan, &state); err != nil {
-			if previousActive && previous != plan.name {
-				// Sandboxes keep using the old one; keep it recorded for collection.
-				state.Superseded = appendSuperseded(state.Superseded, previous, d.now())
-			}
-			return infer.UpdateResponse[DaytonaSnapshotState]{Output: state},
-				initFailed(err)
-		}
-		if previous != "" && previous != plan.name {
-			state.Superseded = appendSuperseded(state.Superseded, previous, d.now())
+		err := daytonaKind.replace(state.record(), plan.name, plan.digest, d.now(), func() error {
+			return d.ensure(ctx, conn, plan, &state)
+		})
+		if err != nil {
+			return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, initFailed(err)
 		}
 	}
-	for _, name := range d.expired(state, gracePeriod(req.Inputs)) {
-		p.GetLogger(ctx).InfoStatusf("daytona: deleting superseded snapshot %s", name)
-		if err := client.DeleteSnapshot(ctx, name); err != nil {
-			return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, err
-		}
-		state.Superseded = slices.DeleteFunc(state.Superseded, func(s SupersededSnapshot) bool { return s.Name == name })
-	}
-	return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, nil
+	err = daytonaKind.collect(ctx, state.record(), d.now(), graceOf(req.Inputs.GracePeriodSeconds),
+		func(name string) error { return client.DeleteSnapshot(ctx, name) })
+	return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, err
 }
 
 func appendSuperseded(list []SupersededSnapshot, name string, at time.Time) []SupersededSnapshot {
@@ -434,20 +495,10 @@ func appendSuperseded(list []SupersededSnapshot, name string, at time.Time) []Su
 	return append(list, SupersededSnapshot{Name: name, RetiredAt: at.UTC().Format(time.RFC3339)})
 }
 
-// guardedDaytona refuses a provider configured for another Daytona API than
-// the one the snapshots live in.
-func guardedDaytona(cfg *config.Config, state DaytonaSnapshotState) (*daytonaapi.Client, error) {
-	if configured := cfg.DaytonaAPI(); state.APIURL != "" && configured != state.APIURL {
-		return nil, fmt.Errorf("daytona snapshot %s lives at %s but the provider is configured for %s; "+
-			"restore openinspect:daytonaApiUrl to manage it", state.Name, state.APIURL, configured)
-	}
-	return cfg.DaytonaClient()
-}
-
 // Read refreshes the current snapshot's state and forgets superseded ones
 // deleted elsewhere; a missing current snapshot is rebuilt by the next up.
 func (*DaytonaSnapshot) Read(ctx context.Context, req infer.ReadRequest[DaytonaSnapshotArgs, DaytonaSnapshotState]) (infer.ReadResponse[DaytonaSnapshotArgs, DaytonaSnapshotState], error) {
-	client, err := guardedDaytona(config.FromContext(ctx), req.State)
+	client, err := daytonaClient(daytonaConn(ctx, req.Inputs), req.State)
 	if err != nil {
 		return infer.ReadResponse[DaytonaSnapshotArgs, DaytonaSnapshotState]{}, err
 	}
@@ -486,7 +537,7 @@ func (*DaytonaSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[Dayt
 		log.Warningf("daytona snapshots %s and the installation's sandboxes kept (deletion policy Orphan)", strings.Join(names, ", "))
 		return infer.DeleteResponse{}, nil
 	}
-	client, err := guardedDaytona(config.FromContext(ctx), state)
+	client, err := daytonaClient(daytonaConn(ctx, state.DaytonaSnapshotArgs), state)
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}

@@ -15,7 +15,7 @@ func e2bCheckout(t *testing.T) string {
 	root := t.TempDir()
 	src := filepath.Join("..", "..", "tests", "fixtures", "upstream", "packages")
 	for _, pkg := range []string{"e2b-infra", "sandbox-runtime"} {
-		require.NoError(t, copyTree(filepath.Join(src, pkg), filepath.Join(root, "packages", pkg)))
+		require.NoError(t, os.CopyFS(filepath.Join(root, "packages", pkg), os.DirFS(filepath.Join(src, pkg))))
 	}
 	return root
 }

@@ -19,7 +19,8 @@ import (
 //
 //	OI_LIVE_MODAL=1 MODAL_TOKEN_ID=... MODAL_TOKEN_SECRET=... MODAL_ENVIRONMENT=oi-live \
 //	  go test ./provider/sandbox/ -run Live -v
-//	OI_LIVE_DAYTONA=1 DAYTONA_API_KEY=... [DAYTONA_API_URL=...] go test ./provider/sandbox/ -run Live -v
+//	OI_LIVE_DAYTONA=1 DAYTONA_API_KEY=... [DAYTONA_API_URL=...] [DAYTONA_TARGET=...] \
+//	  [OI_LIVE_UPSTREAM_CHECKOUT=/src/background-agents] go test ./provider/sandbox/ -run Live -v
 //	OI_LIVE_E2B=1 E2B_API_KEY=e2b_... [E2B_API_URL=...] [OI_LIVE_UPSTREAM_CHECKOUT=/src/background-agents] \
 //	  go test ./provider/sandbox/ -run Live -v
 //	OI_LIVE_VERCEL=1 VERCEL_TOKEN=... VERCEL_PROJECT_ID=prj_... [VERCEL_TEAM_ID=...] [VERCEL_SANDBOX_API_BASE_URL=...] \
@@ -49,6 +50,27 @@ func liveServer(t *testing.T, flag string, required ...string) *providertest.Har
 	return &providertest.Harness{Server: providertest.NewServer(t)}
 }
 
+// liveBuilder gives the provider a Python and the tools cache for an
+// upstream builder, and returns the checkout it builds from
+// (OI_LIVE_UPSTREAM_CHECKOUT, else the fixtures') and the API URL (urlEnv,
+// else fallback).
+func liveBuilder(t *testing.T, h *providertest.Harness, urlEnv, fallback string) (source, apiURL string) {
+	t.Helper()
+	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"pythonPath": property.New(toolchain.Python(t)),
+		"cacheDir":   property.New(toolchain.CacheDir()),
+	})}))
+	source = os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT")
+	if source == "" {
+		source = providertest.FixtureCheckout(t)
+	}
+	apiURL = os.Getenv(urlEnv)
+	if apiURL == "" {
+		apiURL = fallback
+	}
+	return source, apiURL
+}
+
 func TestLiveModalApp(t *testing.T) {
 	h := liveServer(t, "OI_LIVE_MODAL", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")
 	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
@@ -70,10 +92,16 @@ func TestLiveModalApp(t *testing.T) {
 
 func TestLiveDaytonaSnapshot(t *testing.T) {
 	h := liveServer(t, "OI_LIVE_DAYTONA", "DAYTONA_API_KEY")
-	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(nil)}))
+	// Upstream's builder (python -m src.bootstrap) from the checkout, with
+	// the credentials as the resource's own inputs, as the component passes them.
+	source, apiURL := liveBuilder(t, h, "DAYTONA_API_URL", "https://app.daytona.io/api")
 	u := providertest.URN(sandbox.DaytonaSnapshotToken, "live")
-	inputs := providertest.Props(t, map[string]any{"source": checkoutCopy(t), "namePrefix": "openinspect-live-test"})
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
+		"apiUrl": apiURL, "apiKey": property.New(os.Getenv("DAYTONA_API_KEY")).WithSecret(true), "target": os.Getenv("DAYTONA_TARGET")})
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
@@ -83,18 +111,7 @@ func TestLiveDaytonaSnapshot(t *testing.T) {
 
 func TestLiveE2bTemplate(t *testing.T) {
 	h := liveServer(t, "OI_LIVE_E2B", "E2B_API_KEY")
-	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
-		"pythonPath": property.New(toolchain.Python(t)),
-		"cacheDir":   property.New(toolchain.CacheDir()),
-	})}))
-	source := os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT")
-	if source == "" {
-		source = providertest.FixtureCheckout(t)
-	}
-	apiURL := os.Getenv("E2B_API_URL")
-	if apiURL == "" {
-		apiURL = "https://api.e2b.app"
-	}
+	source, apiURL := liveBuilder(t, h, "E2B_API_URL", "https://api.e2b.app")
 	u := providertest.URN(sandbox.E2bTemplateToken, "live")
 	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
 		"apiUrl": apiURL, "apiKey": os.Getenv("E2B_API_KEY")})

@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * An installation's Daytona base snapshot, built through the Daytona API from a recipe: upstream's toolchain pins (from the pinned contract) and the sandbox runtime from the checkout. It is named <namePrefix>-<digest>, so a changed recipe builds a new snapshot first and the old one keeps serving until its grace period ends; a later up collects it. Build logs are reported as progress; a failed build fails with its own error and the next up retries it.
+ * An installation's Daytona base snapshot, built by upstream's own builder (packages/daytona-infra: python -m src.bootstrap, run with the daytona SDK upstream pins, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it.
  *
  * On delete, the installation's sandboxes (those whose session label names a session recorded in the installation's own D1 database) and its snapshots are deleted; another installation in the same organization is never touched.
  */
@@ -49,15 +49,19 @@ export class DaytonaSnapshot extends pulumi.CustomResource {
     }
 
     /**
-     * The Daytona API the snapshots live in.
+     * Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
      */
-    declare public /*out*/ readonly apiUrl: pulumi.Output<string>;
+    declare public readonly apiKey: pulumi.Output<string | undefined>;
+    /**
+     * Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
+     */
+    declare public readonly apiUrl: pulumi.Output<string | undefined>;
     /**
      * The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
      */
     declare public readonly d1DatabaseId: pulumi.Output<string | undefined>;
     /**
-     * SHA-256 of the recipe and the runtime's files.
+     * SHA-256 of the builder's sources, the runtime, the SDK pin and the target.
      */
     declare public /*out*/ readonly digest: pulumi.Output<string>;
     /**
@@ -77,11 +81,15 @@ export class DaytonaSnapshot extends pulumi.CustomResource {
      */
     declare public readonly namePrefix: pulumi.Output<string>;
     /**
+     * The Daytona API the snapshots live in.
+     */
+    declare public /*out*/ readonly snapshotApiUrl: pulumi.Output<string>;
+    /**
      * The current snapshot's ID.
      */
     declare public /*out*/ readonly snapshotId: pulumi.Output<string>;
     /**
-     * An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+     * An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
      */
     declare public readonly source: pulumi.Output<string>;
     /**
@@ -92,6 +100,10 @@ export class DaytonaSnapshot extends pulumi.CustomResource {
      * Replaced snapshots still kept.
      */
     declare public /*out*/ readonly superseded: pulumi.Output<outputs.SupersededSnapshot[] | undefined>;
+    /**
+     * Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+     */
+    declare public readonly target: pulumi.Output<string | undefined>;
 
     /**
      * Create a DaytonaSnapshot resource with the given unique name, arguments, and options.
@@ -110,18 +122,22 @@ export class DaytonaSnapshot extends pulumi.CustomResource {
             if (args?.source === undefined && !opts.urn) {
                 throw new Error("Missing required property 'source'");
             }
+            resourceInputs["apiKey"] = args?.apiKey ? pulumi.secret(args.apiKey) : undefined;
+            resourceInputs["apiUrl"] = args?.apiUrl;
             resourceInputs["d1DatabaseId"] = args?.d1DatabaseId;
             resourceInputs["gracePeriodSeconds"] = args?.gracePeriodSeconds;
             resourceInputs["keepOnDelete"] = args?.keepOnDelete;
             resourceInputs["namePrefix"] = args?.namePrefix;
             resourceInputs["source"] = args?.source;
-            resourceInputs["apiUrl"] = undefined /*out*/;
+            resourceInputs["target"] = args?.target;
             resourceInputs["digest"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["snapshotApiUrl"] = undefined /*out*/;
             resourceInputs["snapshotId"] = undefined /*out*/;
             resourceInputs["state"] = undefined /*out*/;
             resourceInputs["superseded"] = undefined /*out*/;
         } else {
+            resourceInputs["apiKey"] = undefined /*out*/;
             resourceInputs["apiUrl"] = undefined /*out*/;
             resourceInputs["d1DatabaseId"] = undefined /*out*/;
             resourceInputs["digest"] = undefined /*out*/;
@@ -129,12 +145,16 @@ export class DaytonaSnapshot extends pulumi.CustomResource {
             resourceInputs["keepOnDelete"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
             resourceInputs["namePrefix"] = undefined /*out*/;
+            resourceInputs["snapshotApiUrl"] = undefined /*out*/;
             resourceInputs["snapshotId"] = undefined /*out*/;
             resourceInputs["source"] = undefined /*out*/;
             resourceInputs["state"] = undefined /*out*/;
             resourceInputs["superseded"] = undefined /*out*/;
+            resourceInputs["target"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
+        const secretOpts = { additionalSecretOutputs: ["apiKey"] };
+        opts = pulumi.mergeOptions(opts, secretOpts);
         super(DaytonaSnapshot.__pulumiType, name, resourceInputs, opts);
     }
 }
@@ -143,6 +163,14 @@ export class DaytonaSnapshot extends pulumi.CustomResource {
  * The set of arguments for constructing a DaytonaSnapshot resource.
  */
 export interface DaytonaSnapshotArgs {
+    /**
+     * Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+     */
+    apiKey?: pulumi.Input<string | undefined>;
+    /**
+     * Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
     /**
      * The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
      */
@@ -160,7 +188,11 @@ export interface DaytonaSnapshotArgs {
      */
     namePrefix: pulumi.Input<string>;
     /**
-     * An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+     * An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
      */
     source: pulumi.Input<string>;
+    /**
+     * Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+     */
+    target?: pulumi.Input<string | undefined>;
 }

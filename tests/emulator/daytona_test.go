@@ -1,9 +1,13 @@
 package emulator_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -100,8 +104,15 @@ func TestDaytonaSnapshotBuildThroughSDK(t *testing.T) {
 
 	inv := s.Inventory()
 	require.Len(t, inv.Daytona.Snapshots, 1)
-	assert.Equal(t, emulator.DaytonaSnapshotEntry{OrganizationID: emulator.DefaultDaytonaOrganizationID, ID: snap.ID, Name: "base-1", State: "active"}, inv.Daytona.Snapshots[0])
+	entry := inv.Daytona.Snapshots[0]
+	assert.Equal(t, emulator.DaytonaSnapshotEntry{OrganizationID: emulator.DefaultDaytonaOrganizationID, ID: snap.ID, Name: "base-1", State: "active"},
+		emulator.DaytonaSnapshotEntry{OrganizationID: entry.OrganizationID, ID: entry.ID, Name: entry.Name, State: entry.State})
+	// What the build was asked to do: the SDK's Dockerfile and its one context.
+	assert.True(t, strings.HasPrefix(entry.Dockerfile, "FROM python:3.12-slim-bookworm\n"), entry.Dockerfile)
+	assert.Contains(t, entry.Dockerfile, "ENTRYPOINT [\"python\",\"-m\",\"sandbox_runtime.entrypoint\"]")
+	require.Len(t, entry.ContextHashes, 1)
 	require.Len(t, inv.Daytona.Objects, 1)
+	assert.Equal(t, emulator.DefaultDaytonaOrganizationID+"/"+entry.ContextHashes[0]+"/context.tar", inv.Daytona.Objects[0].Key, "content-addressed by the context hash")
 	assert.True(t, strings.HasPrefix(inv.Daytona.Objects[0].Key, emulator.DefaultDaytonaOrganizationID+"/"), inv.Daytona.Objects[0].Key)
 	assert.False(t, inv.Empty())
 
@@ -535,4 +546,64 @@ func TestDaytonaStateSurvivesRestart(t *testing.T) {
 	_, err = emulator.New(emulator.Options{DataDir: dir})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "daytona.json")
+}
+
+// TestDaytonaObjectStorageMultipart: what the Python SDK's obstore client
+// sends for a context: HeadObject (404, then 200 once uploaded) and a
+// multipart upload whose parts are joined in order and checked by ETag.
+func TestDaytonaObjectStorageMultipart(t *testing.T) {
+	s := start(t, emulator.Options{})
+	_, body := rawDaytona(t, s, "GET", "/object-storage/push-access", "")
+	var creds map[string]string
+	require.NoError(t, json.Unmarshal([]byte(body), &creds))
+	auth := "AWS4-HMAC-SHA256 Credential=" + creds["accessKey"] + "/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00"
+	object := creds["storageUrl"] + "/daytona-volume-builds/" + emulator.DefaultDaytonaOrganizationID + "/abc/context.tar"
+
+	resp, body := do(t, "HEAD", object, auth, "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Empty(t, body)
+
+	resp, body = do(t, "POST", object+"?uploads", auth, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	var initiated struct {
+		UploadID string `xml:"UploadId"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(body), &initiated))
+	require.NotEmpty(t, initiated.UploadID)
+
+	var archive bytes.Buffer
+	tw := tar.NewWriter(&archive)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "work/src/sandbox_runtime/entrypoint.py", Mode: 0o644, Size: 2}))
+	_, err := tw.Write([]byte("x\n"))
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	half := archive.Len() / 2
+	parts := []string{archive.String()[:half], archive.String()[half:]}
+	etags := make([]string, len(parts))
+	for i, part := range parts {
+		resp, body = do(t, "PUT", fmt.Sprintf("%s?partNumber=%d&uploadId=%s", object, i+1, initiated.UploadID), auth, part)
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+		etags[i] = resp.Header.Get("ETag")
+		require.NotEmpty(t, etags[i])
+	}
+	complete := func(etag2 string) (*http.Response, string) {
+		return do(t, "POST", object+"?uploadId="+initiated.UploadID, auth, fmt.Sprintf(
+			"<CompleteMultipartUpload><Part><PartNumber>2</PartNumber><ETag>%s</ETag></Part><Part><PartNumber>1</PartNumber><ETag>%s</ETag></Part></CompleteMultipartUpload>",
+			etag2, etags[0]))
+	}
+	resp, body = complete(`"0000"`)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, body, "<Code>InvalidPart</Code>")
+	resp, body = complete(etags[1])
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, "<ETag>")
+	resp, _ = do(t, "HEAD", object, auth, "")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, fmt.Sprint(archive.Len()), resp.Header.Get("Content-Length"), "the parts joined in order")
+	objects := s.Inventory().Daytona.Objects
+	require.Len(t, objects, 1)
+	assert.Equal(t, int64(archive.Len()), objects[0].Size)
+	resp, body = complete(etags[1])
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "a completed upload is gone")
+	assert.Contains(t, body, "<Code>NoSuchUpload</Code>")
 }

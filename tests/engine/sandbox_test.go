@@ -279,6 +279,11 @@ func withDaytona(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) 
 		return withSandbox(daytonaSandbox(emu))(program)
 	})
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "daytonaApiKey", auto.ConfigValue{Value: emulator.DefaultDaytonaAPIKey, Secret: true}))
+	// Credentials given once: the component's sandbox.daytona settings
+	// build the snapshot too, without the provider's daytona* keys.
+	for _, key := range []string{"openinspect:daytonaApiKey", "openinspect:daytonaApiUrl"} {
+		require.NoError(t, pt.CurrentStack().RemoveConfig(t.Context(), key))
+	}
 }
 
 func (e *emulatorProcess) snapshots(t *testing.T) []string {
@@ -312,6 +317,11 @@ func TestDaytonaInstallation(t *testing.T) {
 	require.Len(t, first, 1)
 	assert.Regexp(t, snapshotName, first[0])
 	assert.Equal(t, "daytona: base snapshot "+first[0]+" (active)", up.Outputs["sandboxStatus"].Value)
+	built := emu.inventory(t).Daytona.Snapshots[0]
+	assert.Contains(t, built.Dockerfile, "ENV SANDBOX_VERSION=fixture-daytona-1", "built by the fixture's builder")
+	assert.Contains(t, built.Dockerfile, strings.TrimPrefix(filepath.Join(checkout, "packages/sandbox-runtime/src/sandbox_runtime"), "/")+" /app/sandbox_runtime",
+		"from the checkout's runtime")
+	assert.Len(t, built.ContextHashes, 1)
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first[0], cp["DAYTONA_BASE_SNAPSHOT"]["text"])
 	assert.Equal(t, emu.url+"/daytona/api", cp["DAYTONA_API_URL"]["text"])
@@ -326,7 +336,16 @@ func TestDaytonaInstallation(t *testing.T) {
 	otherUp := other.Up(t)
 	theirSnapshot := otherUp.Outputs["sandboxStatus"].Value.(string)
 
+	// A changed runtime whose build fails: the up fails with the builder's
+	// own message, and the next up deletes the failed snapshot and retries.
 	touchRuntime(t, checkout)
+	const reason = "npm ERR! 404 opencode-ai not found (arranged by the test)"
+	emu.adminPost(t, "daytona/build-failures", map[string]any{"reason": reason}, nil)
+	_, err := pt.CurrentStack().Up(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "daytona: python -m src.bootstrap failed")
+	assert.Contains(t, err.Error(), reason)
+	assert.NotContains(t, err.Error(), emulator.DefaultDaytonaAPIKey)
 	changed := pt.Up(t)
 	now := emu.snapshots(t)
 	assert.Len(t, now, 3, "a new snapshot beside the old one and the other installation's: %v", now)

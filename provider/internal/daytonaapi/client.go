@@ -1,6 +1,7 @@
-// Package daytonaapi is the provider's thin client for Daytona: building the
-// installation's base snapshot, reading and deleting snapshots, and finding
-// and deleting the sandboxes an installation owns. It wraps the official Go
+// Package daytonaapi is the provider's thin client for Daytona: making a
+// snapshot name ready for upstream's builder (which builds the snapshot
+// itself, with Daytona's Python SDK), reading and deleting snapshots, and
+// finding and deleting the sandboxes an installation owns. It wraps the official Go
 // SDK (github.com/daytonaio/daytona/libs/sdk-go) and, where the SDK does not
 // expose what is needed (sandbox labels, reactivating a snapshot), the
 // SDK's own generated API client (libs/api-client-go) at the same version.

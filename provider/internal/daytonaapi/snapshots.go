@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"path/filepath"
-	"strings"
+	"regexp"
 	"time"
 
 	"github.com/daytonaio/daytona/libs/sdk-go/pkg/types"
@@ -54,137 +52,59 @@ func inProgress(state string) bool {
 	return state == StatePending || state == StateBuilding || state == StatePulling
 }
 
-// BuildError is a build that ran and failed: Daytona reports the snapshot in
-// State with Reason (the build's own error text).
-type BuildError struct {
-	Name   string
-	State  string
-	Reason string
-}
-
-func (e *BuildError) Error() string {
-	return fmt.Sprintf("daytona: building snapshot %q: %s (%s)", e.Name, e.Reason, e.State)
-}
-
-// BuildSnapshot builds the snapshot name from m and returns it once active.
-// progress (may be nil) receives the SDK's log lines as they come: state
-// changes and the build's own output, and notes on what BuildSnapshot does.
-//
-// It is safe to call again after a crash or a timeout: an active snapshot of
-// that name is returned as is, an inactive one is reactivated, a build in
-// progress is waited for, and a failed one (build_failed, error) is deleted
-// and rebuilt. It honours ctx's deadline; a build interrupted by it carries
-// on at Daytona and is picked up by the next call.
-func (c *Client) BuildSnapshot(ctx context.Context, name string, m Manifest, progress func(line string)) (Snapshot, error) {
-	op := fmt.Sprintf("building snapshot %q", name)
+// ClaimName makes name ready for a build by another client (upstream's
+// builder, which creates the snapshot itself) and reports what is there:
+// an active snapshot of that name is returned with true (an inactive one is
+// reactivated first), and nothing needs building; otherwise the name is
+// made free and false is returned: a build in progress is waited for (and
+// returned when it ends active), a failed one (build_failed, error) is
+// deleted, one being removed is waited out. progress (may be nil) receives
+// a line for each of these.
+func (c *Client) ClaimName(ctx context.Context, name string, progress func(line string)) (Snapshot, bool, error) {
+	op := fmt.Sprintf("preparing snapshot %q", name)
 	if progress == nil {
 		progress = func(string) {}
 	}
 	if err := validSnapshotName(name); err != nil {
-		return Snapshot{}, c.fail(op, err)
+		return Snapshot{}, false, c.fail(op, err)
 	}
-	localDir := ""
-	if m.RuntimeDir != "" {
-		abs, err := filepath.Abs(m.RuntimeDir)
-		if err != nil {
-			return Snapshot{}, c.fail(op, err)
-		}
-		// The SDK writes "COPY <local path> <remote path>" unquoted.
-		if strings.ContainsAny(abs, " \t\r\n") {
-			return Snapshot{}, c.fail(op, fmt.Errorf("runtime directory %q contains whitespace, which the SDK's COPY cannot express", abs))
-		}
-		localDir = abs
-	}
-	img, err := m.image(localDir)
-	if err != nil {
-		return Snapshot{}, c.fail(op, err)
-	}
-
-	params := &types.CreateSnapshotParams{Name: name, Image: img, Entrypoint: m.Entrypoint}
-	if m.CPU > 0 || m.Memory > 0 || m.Disk > 0 {
-		params.Resources = &types.Resources{CPU: m.CPU, Memory: m.Memory, Disk: m.Disk}
-	}
-	// What exists under the name decides; a few rounds cover a failed build
-	// being deleted, a build in progress failing, or another client
-	// creating the snapshot between the look-up and the create (409).
-	var created *types.Snapshot
-	var logs <-chan string
-	for round := 0; created == nil; round++ {
-		if round == 3 {
-			return Snapshot{}, c.fail(op, errors.New("the snapshot keeps changing state; another client may be building it"))
-		}
+	// A few rounds cover a build in progress failing, or another client
+	// creating the snapshot meanwhile.
+	for round := 0; round < 3; round++ {
 		cur, found, err := c.Snapshot(ctx, name)
 		if err != nil {
-			return Snapshot{}, err
+			return Snapshot{}, false, err
 		}
 		switch {
 		case !found:
-			created, logs, err = c.sdk.Snapshot.Create(ctx, params)
-			if apiStatus(err) == http.StatusConflict {
-				progress(fmt.Sprintf("Snapshot %s was created by someone else meanwhile", name))
-				continue
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					err = ctx.Err()
-				}
-				return Snapshot{}, c.fail(op, err)
-			}
+			return Snapshot{}, false, nil
 		case cur.State == StateActive:
 			progress(fmt.Sprintf("Snapshot %s is already active", name))
-			return cur, nil
+			return cur, true, nil
 		case cur.State == StateInactive:
 			progress(fmt.Sprintf("Reactivating inactive snapshot %s", name))
-			return c.activate(ctx, op, cur)
+			snap, err := c.activate(ctx, op, cur)
+			return snap, err == nil, err
 		case inProgress(cur.State):
 			progress(fmt.Sprintf("Waiting for the build of snapshot %s already in progress (%s)", name, cur.State))
 			if _, err := c.waitBuild(ctx, op, cur.ID, cur.State, progress); err != nil {
-				return Snapshot{}, err
+				return Snapshot{}, false, err
 			}
 		case cur.State == StateBuildFailed || cur.State == StateError:
 			progress(fmt.Sprintf("Deleting snapshot %s, whose last build failed: %s", name, cur.ErrorReason))
 			if err := c.DeleteSnapshot(ctx, name); err != nil {
-				return Snapshot{}, err
+				return Snapshot{}, false, err
 			}
 		case cur.State == StateRemoving:
 			progress(fmt.Sprintf("Waiting for snapshot %s to finish being removed", name))
 			if err := c.waitGone(ctx, op, cur.ID); err != nil {
-				return Snapshot{}, err
+				return Snapshot{}, false, err
 			}
 		default:
-			return Snapshot{}, c.fail(op, fmt.Errorf("snapshot exists in unexpected state %q", cur.State))
+			return Snapshot{}, false, c.fail(op, fmt.Errorf("snapshot exists in unexpected state %q", cur.State))
 		}
 	}
-
-	// The SDK closes the channel when the build ends, fails or ctx ends;
-	// a failure arrives only as an "Error: ..." line.
-	errLine := ""
-	for line := range logs {
-		if after, ok := strings.CutPrefix(line, "Error: "); ok {
-			errLine = after
-		}
-		progress(line)
-	}
-	if ctx.Err() != nil {
-		return Snapshot{}, c.fail(op, ctx.Err())
-	}
-	// The SDK's view can end early (its log stream has a 60 s client
-	// timeout; one failed poll ends its watch), so Daytona's state decides.
-	final, err := c.waitBuild(ctx, op, created.ID, StatePending, func(string) {})
-	if err != nil {
-		return Snapshot{}, err
-	}
-	if final.State == StateActive {
-		return final, nil
-	}
-	reason := final.ErrorReason
-	if reason == "" {
-		reason = errLine
-	}
-	if reason == "" {
-		reason = "the build ended without a reason"
-	}
-	return Snapshot{}, redact(&BuildError{Name: name, State: final.State, Reason: reason}, c.apiKey)
+	return Snapshot{}, false, c.fail(op, errors.New("the snapshot keeps changing state; another client may be building it"))
 }
 
 // waitBuild polls the snapshot id until its build ends, reporting state
@@ -314,4 +234,15 @@ func (c *Client) waitGone(ctx context.Context, op, id string) error {
 			return c.fail(op+": waiting for removal", err)
 		}
 	}
+}
+
+// snapshotNameRE is Daytona's rule for snapshot names.
+var snapshotNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.\-:]+(/[a-zA-Z0-9_.\-:]+)*(@sha256:[a-f0-9]{64})?$`)
+
+// validSnapshotName applies Daytona's name rule before any network call.
+func validSnapshotName(name string) error {
+	if !snapshotNameRE.MatchString(name) {
+		return errors.New("invalid snapshot name: may contain letters, digits, dots, colons, dashes, underscores and single slashes")
+	}
+	return nil
 }

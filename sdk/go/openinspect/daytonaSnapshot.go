@@ -12,17 +12,19 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// An installation's Daytona base snapshot, built through the Daytona API from a recipe: upstream's toolchain pins (from the pinned contract) and the sandbox runtime from the checkout. It is named <namePrefix>-<digest>, so a changed recipe builds a new snapshot first and the old one keeps serving until its grace period ends; a later up collects it. Build logs are reported as progress; a failed build fails with its own error and the next up retries it.
+// An installation's Daytona base snapshot, built by upstream's own builder (packages/daytona-infra: python -m src.bootstrap, run with the daytona SDK upstream pins, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it.
 //
 // On delete, the installation's sandboxes (those whose session label names a session recorded in the installation's own D1 database) and its snapshots are deleted; another installation in the same organization is never touched.
 type DaytonaSnapshot struct {
 	pulumi.CustomResourceState
 
-	// The Daytona API the snapshots live in.
-	ApiUrl pulumi.StringOutput `pulumi:"apiUrl"`
+	// Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+	ApiKey pulumi.StringPtrOutput `pulumi:"apiKey"`
+	// Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
+	ApiUrl pulumi.StringPtrOutput `pulumi:"apiUrl"`
 	// The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
 	D1DatabaseId pulumi.StringPtrOutput `pulumi:"d1DatabaseId"`
-	// SHA-256 of the recipe and the runtime's files.
+	// SHA-256 of the builder's sources, the runtime, the SDK pin and the target.
 	Digest pulumi.StringOutput `pulumi:"digest"`
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
 	GracePeriodSeconds pulumi.IntPtrOutput `pulumi:"gracePeriodSeconds"`
@@ -32,14 +34,18 @@ type DaytonaSnapshot struct {
 	Name pulumi.StringOutput `pulumi:"name"`
 	// The first part of every snapshot name, unique to the installation.
 	NamePrefix pulumi.StringOutput `pulumi:"namePrefix"`
+	// The Daytona API the snapshots live in.
+	SnapshotApiUrl pulumi.StringOutput `pulumi:"snapshotApiUrl"`
 	// The current snapshot's ID.
 	SnapshotId pulumi.StringOutput `pulumi:"snapshotId"`
-	// An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+	// An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
 	Source pulumi.StringOutput `pulumi:"source"`
 	// The current snapshot's state as last seen (active once built).
 	State pulumi.StringOutput `pulumi:"state"`
 	// Replaced snapshots still kept.
 	Superseded SupersededSnapshotArrayOutput `pulumi:"superseded"`
+	// Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+	Target pulumi.StringPtrOutput `pulumi:"target"`
 }
 
 // NewDaytonaSnapshot registers a new resource with the given unique name, arguments, and options.
@@ -55,6 +61,13 @@ func NewDaytonaSnapshot(ctx *pulumi.Context,
 	if args.Source == nil {
 		return nil, errors.New("invalid value for required argument 'Source'")
 	}
+	if args.ApiKey != nil {
+		args.ApiKey = pulumi.ToSecret(args.ApiKey).(pulumi.StringPtrInput)
+	}
+	secrets := pulumi.AdditionalSecretOutputs([]string{
+		"apiKey",
+	})
+	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource DaytonaSnapshot
 	err := ctx.RegisterResource("openinspect:index:DaytonaSnapshot", name, args, &resource, opts...)
@@ -94,6 +107,10 @@ func DaytonaSnapshotExists(ctx *pulumi.Context,
 }
 
 type daytonaSnapshotArgs struct {
+	// Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+	ApiKey *string `pulumi:"apiKey"`
+	// Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
+	ApiUrl *string `pulumi:"apiUrl"`
 	// The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
 	D1DatabaseId *string `pulumi:"d1DatabaseId"`
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
@@ -102,12 +119,18 @@ type daytonaSnapshotArgs struct {
 	KeepOnDelete *bool `pulumi:"keepOnDelete"`
 	// The first part of every snapshot name, unique to the installation.
 	NamePrefix string `pulumi:"namePrefix"`
-	// An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+	// An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
 	Source string `pulumi:"source"`
+	// Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+	Target *string `pulumi:"target"`
 }
 
 // The set of arguments for constructing a DaytonaSnapshot resource.
 type DaytonaSnapshotArgs struct {
+	// Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+	ApiKey pulumi.StringPtrInput
+	// Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
+	ApiUrl pulumi.StringPtrInput
 	// The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
 	D1DatabaseId pulumi.StringPtrInput
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
@@ -116,8 +139,10 @@ type DaytonaSnapshotArgs struct {
 	KeepOnDelete pulumi.BoolPtrInput
 	// The first part of every snapshot name, unique to the installation.
 	NamePrefix pulumi.StringInput
-	// An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+	// An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
 	Source pulumi.StringInput
+	// Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+	Target pulumi.StringPtrInput
 }
 
 func (DaytonaSnapshotArgs) ElementType() reflect.Type {
@@ -207,9 +232,14 @@ func (o DaytonaSnapshotOutput) ToDaytonaSnapshotOutputWithContext(ctx context.Co
 	return o
 }
 
-// The Daytona API the snapshots live in.
-func (o DaytonaSnapshotOutput) ApiUrl() pulumi.StringOutput {
-	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringOutput { return v.ApiUrl }).(pulumi.StringOutput)
+// Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+func (o DaytonaSnapshotOutput) ApiKey() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringPtrOutput { return v.ApiKey }).(pulumi.StringPtrOutput)
+}
+
+// Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
+func (o DaytonaSnapshotOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringPtrOutput { return v.ApiUrl }).(pulumi.StringPtrOutput)
 }
 
 // The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
@@ -217,7 +247,7 @@ func (o DaytonaSnapshotOutput) D1DatabaseId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringPtrOutput { return v.D1DatabaseId }).(pulumi.StringPtrOutput)
 }
 
-// SHA-256 of the recipe and the runtime's files.
+// SHA-256 of the builder's sources, the runtime, the SDK pin and the target.
 func (o DaytonaSnapshotOutput) Digest() pulumi.StringOutput {
 	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringOutput { return v.Digest }).(pulumi.StringOutput)
 }
@@ -242,12 +272,17 @@ func (o DaytonaSnapshotOutput) NamePrefix() pulumi.StringOutput {
 	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringOutput { return v.NamePrefix }).(pulumi.StringOutput)
 }
 
+// The Daytona API the snapshots live in.
+func (o DaytonaSnapshotOutput) SnapshotApiUrl() pulumi.StringOutput {
+	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringOutput { return v.SnapshotApiUrl }).(pulumi.StringOutput)
+}
+
 // The current snapshot's ID.
 func (o DaytonaSnapshotOutput) SnapshotId() pulumi.StringOutput {
 	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringOutput { return v.SnapshotId }).(pulumi.StringOutput)
 }
 
-// An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+// An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
 func (o DaytonaSnapshotOutput) Source() pulumi.StringOutput {
 	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringOutput { return v.Source }).(pulumi.StringOutput)
 }
@@ -260,6 +295,11 @@ func (o DaytonaSnapshotOutput) State() pulumi.StringOutput {
 // Replaced snapshots still kept.
 func (o DaytonaSnapshotOutput) Superseded() SupersededSnapshotArrayOutput {
 	return o.ApplyT(func(v *DaytonaSnapshot) SupersededSnapshotArrayOutput { return v.Superseded }).(SupersededSnapshotArrayOutput)
+}
+
+// Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+func (o DaytonaSnapshotOutput) Target() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *DaytonaSnapshot) pulumi.StringPtrOutput { return v.Target }).(pulumi.StringPtrOutput)
 }
 
 type DaytonaSnapshotArrayOutput struct{ *pulumi.OutputState }

@@ -22,26 +22,38 @@ class DaytonaSnapshotArgs:
     def __init__(__self__, *,
                  name_prefix: pulumi.Input[_builtins.str],
                  source: pulumi.Input[_builtins.str],
+                 api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
-                 keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None):
+                 keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
+                 target: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a DaytonaSnapshot resource.
 
         :param pulumi.Input[_builtins.str] name_prefix: The first part of every snapshot name, unique to the installation.
-        :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+        :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
+        :param pulumi.Input[_builtins.str] api_key: Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+        :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
         :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
         :param pulumi.Input[_builtins.int] grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
+        :param pulumi.Input[_builtins.str] target: Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
         """
         pulumi.set(__self__, "name_prefix", name_prefix)
         pulumi.set(__self__, "source", source)
+        if api_key is not None:
+            pulumi.set(__self__, "api_key", api_key)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
         if d1_database_id is not None:
             pulumi.set(__self__, "d1_database_id", d1_database_id)
         if grace_period_seconds is not None:
             pulumi.set(__self__, "grace_period_seconds", grace_period_seconds)
         if keep_on_delete is not None:
             pulumi.set(__self__, "keep_on_delete", keep_on_delete)
+        if target is not None:
+            pulumi.set(__self__, "target", target)
 
     @_builtins.property
     @pulumi.getter(name="namePrefix")
@@ -59,13 +71,37 @@ class DaytonaSnapshotArgs:
     @pulumi.getter
     def source(self) -> pulumi.Input[_builtins.str]:
         """
-        An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+        An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
         """
         return pulumi.get(self, "source")
 
     @source.setter
     def source(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "source", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiKey")
+    def api_key(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+        """
+        return pulumi.get(self, "api_key")
+
+    @api_key.setter
+    def api_key(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_key", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
 
     @_builtins.property
     @pulumi.getter(name="d1DatabaseId")
@@ -103,6 +139,18 @@ class DaytonaSnapshotArgs:
     def keep_on_delete(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "keep_on_delete", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def target(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+        """
+        return pulumi.get(self, "target")
+
+    @target.setter
+    def target(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "target", value)
+
 
 @pulumi.type_token("openinspect:index:DaytonaSnapshot")
 class DaytonaSnapshot(pulumi.CustomResource):
@@ -110,24 +158,30 @@ class DaytonaSnapshot(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
                  source: pulumi.Input[Optional[_builtins.str]] = None,
+                 target: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        An installation's Daytona base snapshot, built through the Daytona API from a recipe: upstream's toolchain pins (from the pinned contract) and the sandbox runtime from the checkout. It is named <namePrefix>-<digest>, so a changed recipe builds a new snapshot first and the old one keeps serving until its grace period ends; a later up collects it. Build logs are reported as progress; a failed build fails with its own error and the next up retries it.
+        An installation's Daytona base snapshot, built by upstream's own builder (packages/daytona-infra: python -m src.bootstrap, run with the daytona SDK upstream pins, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it.
 
         On delete, the installation's sandboxes (those whose session label names a session recorded in the installation's own D1 database) and its snapshots are deleted; another installation in the same organization is never touched.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[_builtins.str] api_key: Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+        :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
         :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, whose sessions decide which sandboxes are its own on delete. Without it no sandbox is deleted.
         :param pulumi.Input[_builtins.int] grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.
         :param pulumi.Input[_builtins.str] name_prefix: The first part of every snapshot name, unique to the installation.
-        :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+        :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
+        :param pulumi.Input[_builtins.str] target: Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
         """
         ...
     @overload
@@ -136,7 +190,7 @@ class DaytonaSnapshot(pulumi.CustomResource):
                  args: DaytonaSnapshotArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        An installation's Daytona base snapshot, built through the Daytona API from a recipe: upstream's toolchain pins (from the pinned contract) and the sandbox runtime from the checkout. It is named <namePrefix>-<digest>, so a changed recipe builds a new snapshot first and the old one keeps serving until its grace period ends; a later up collects it. Build logs are reported as progress; a failed build fails with its own error and the next up retries it.
+        An installation's Daytona base snapshot, built by upstream's own builder (packages/daytona-infra: python -m src.bootstrap, run with the daytona SDK upstream pins, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it.
 
         On delete, the installation's sandboxes (those whose session label names a session recorded in the installation's own D1 database) and its snapshots are deleted; another installation in the same organization is never touched.
 
@@ -155,11 +209,14 @@ class DaytonaSnapshot(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 api_key: pulumi.Input[Optional[_builtins.str]] = None,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
                  source: pulumi.Input[Optional[_builtins.str]] = None,
+                 target: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -169,6 +226,8 @@ class DaytonaSnapshot(pulumi.CustomResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = DaytonaSnapshotArgs.__new__(DaytonaSnapshotArgs)
 
+            __props__.__dict__["api_key"] = None if api_key is None else pulumi.Output.secret(api_key)
+            __props__.__dict__["api_url"] = api_url
             __props__.__dict__["d1_database_id"] = d1_database_id
             __props__.__dict__["grace_period_seconds"] = grace_period_seconds
             __props__.__dict__["keep_on_delete"] = keep_on_delete
@@ -178,12 +237,15 @@ class DaytonaSnapshot(pulumi.CustomResource):
             if source is None and not opts.urn:
                 raise TypeError("Missing required property 'source'")
             __props__.__dict__["source"] = source
-            __props__.__dict__["api_url"] = None
+            __props__.__dict__["target"] = target
             __props__.__dict__["digest"] = None
             __props__.__dict__["name"] = None
+            __props__.__dict__["snapshot_api_url"] = None
             __props__.__dict__["snapshot_id"] = None
             __props__.__dict__["state"] = None
             __props__.__dict__["superseded"] = None
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["apiKey"])
+        opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(DaytonaSnapshot, __self__).__init__(
             'openinspect:index:DaytonaSnapshot',
             resource_name,
@@ -206,6 +268,7 @@ class DaytonaSnapshot(pulumi.CustomResource):
 
         __props__ = DaytonaSnapshotArgs.__new__(DaytonaSnapshotArgs)
 
+        __props__.__dict__["api_key"] = None
         __props__.__dict__["api_url"] = None
         __props__.__dict__["d1_database_id"] = None
         __props__.__dict__["digest"] = None
@@ -213,10 +276,12 @@ class DaytonaSnapshot(pulumi.CustomResource):
         __props__.__dict__["keep_on_delete"] = None
         __props__.__dict__["name"] = None
         __props__.__dict__["name_prefix"] = None
+        __props__.__dict__["snapshot_api_url"] = None
         __props__.__dict__["snapshot_id"] = None
         __props__.__dict__["source"] = None
         __props__.__dict__["state"] = None
         __props__.__dict__["superseded"] = None
+        __props__.__dict__["target"] = None
         return DaytonaSnapshot(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -226,10 +291,18 @@ class DaytonaSnapshot(pulumi.CustomResource):
         return pulumi.runtime.exists_resource(None, 'openinspect:index:DaytonaSnapshot', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
-    @pulumi.getter(name="apiUrl")
-    def api_url(self) -> pulumi.Output[_builtins.str]:
+    @pulumi.getter(name="apiKey")
+    def api_key(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        The Daytona API the snapshots live in.
+        Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).
+        """
+        return pulumi.get(self, "api_key")
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Daytona REST API base URL (default: the provider's daytonaApiUrl, else https://app.daytona.io/api).
         """
         return pulumi.get(self, "api_url")
 
@@ -245,7 +318,7 @@ class DaytonaSnapshot(pulumi.CustomResource):
     @pulumi.getter
     def digest(self) -> pulumi.Output[_builtins.str]:
         """
-        SHA-256 of the recipe and the runtime's files.
+        SHA-256 of the builder's sources, the runtime, the SDK pin and the target.
         """
         return pulumi.get(self, "digest")
 
@@ -282,6 +355,14 @@ class DaytonaSnapshot(pulumi.CustomResource):
         return pulumi.get(self, "name_prefix")
 
     @_builtins.property
+    @pulumi.getter(name="snapshotApiUrl")
+    def snapshot_api_url(self) -> pulumi.Output[_builtins.str]:
+        """
+        The Daytona API the snapshots live in.
+        """
+        return pulumi.get(self, "snapshot_api_url")
+
+    @_builtins.property
     @pulumi.getter(name="snapshotId")
     def snapshot_id(self) -> pulumi.Output[_builtins.str]:
         """
@@ -293,7 +374,7 @@ class DaytonaSnapshot(pulumi.CustomResource):
     @pulumi.getter
     def source(self) -> pulumi.Output[_builtins.str]:
         """
-        An Open-Inspect checkout root holding the sandbox runtime at the pinned commit.
+        An Open-Inspect checkout root holding packages/daytona-infra and the sandbox runtime.
         """
         return pulumi.get(self, "source")
 
@@ -312,4 +393,12 @@ class DaytonaSnapshot(pulumi.CustomResource):
         Replaced snapshots still kept.
         """
         return pulumi.get(self, "superseded")
+
+    @_builtins.property
+    @pulumi.getter
+    def target(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).
+        """
+        return pulumi.get(self, "target")
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -89,6 +90,9 @@ type Service struct {
 
 	mu sync.Mutex
 	st *daytonaState
+	// uploads are the multipart uploads in flight, by upload ID (memory
+	// only).
+	uploads map[string]*s3Upload
 }
 
 // daytonaState is what daytona.json holds.
@@ -109,6 +113,7 @@ type dtSnapshot struct {
 	ImageName      string     `json:"imageName,omitempty"`
 	Dockerfile     string     `json:"dockerfile,omitempty"` // "" for a pulled image
 	ContextHashes  []string   `json:"contextHashes,omitempty"`
+	RegionID       string     `json:"regionId,omitempty"` // as the create request named it
 	Entrypoint     []string   `json:"entrypoint"`
 	CPU            int        `json:"cpu"`
 	GPU            int        `json:"gpu"`
@@ -463,12 +468,18 @@ type Inventory struct {
 	Objects []ObjectEntry `json:"objects"`
 }
 
-// SnapshotEntry is one snapshot in an Inventory.
+// SnapshotEntry is one snapshot in an Inventory, with what its build was
+// asked to do: the Dockerfile and the build contexts (object storage hashes)
+// of the create request, and the region (the client's target) it named.
 type SnapshotEntry struct {
-	OrganizationID string `json:"organization_id"`
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	State          string `json:"state"`
+	OrganizationID string   `json:"organization_id"`
+	ID             string   `json:"id"`
+	Name           string   `json:"name"`
+	State          string   `json:"state"`
+	ImageName      string   `json:"image_name,omitempty"`
+	Dockerfile     string   `json:"dockerfile,omitempty"`
+	ContextHashes  []string `json:"context_hashes,omitempty"`
+	RegionID       string   `json:"region_id,omitempty"`
 }
 
 // SandboxEntry is one sandbox in an Inventory.
@@ -496,7 +507,8 @@ func (d *Service) Inventory() Inventory {
 		if sn.RemovedAt != nil && (sn.RemoveReport || !now.Before(*sn.RemoveBy)) {
 			continue // removal completed; reaped on the next request
 		}
-		inv.Snapshots = append(inv.Snapshots, SnapshotEntry{OrganizationID: sn.OrganizationID, ID: sn.ID, Name: sn.Name, State: sn.state(now)})
+		inv.Snapshots = append(inv.Snapshots, SnapshotEntry{OrganizationID: sn.OrganizationID, ID: sn.ID, Name: sn.Name, State: sn.state(now),
+			ImageName: sn.ImageName, Dockerfile: sn.Dockerfile, ContextHashes: slices.Clone(sn.ContextHashes), RegionID: sn.RegionID})
 	}
 	for _, sb := range d.st.Sandboxes {
 		labels := make(map[string]string, len(sb.Labels))

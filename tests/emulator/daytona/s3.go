@@ -1,9 +1,12 @@
 package daytona
 
 // A minimal S3-compatible endpoint for Daytona build contexts: what the
-// Daytona SDK's object storage client (aws-sdk-go-v2, path-style) sends when
-// an image uses AddLocalDir/AddLocalFile — ListObjectsV2 to see whether a
-// context hash is already uploaded, and PutObject of a tar archive.
+// Daytona SDKs' object storage clients send when an image adds a local
+// directory or file. The Go SDK (aws-sdk-go-v2, path-style) lists
+// (ListObjectsV2) to see whether a context hash is already uploaded, then
+// PutObjects a tar archive; the Python SDK 0.161.0 (obstore, path-style)
+// asks with HeadObject, then streams the tar as a multipart upload
+// (s3multipart.go).
 //
 // Requests are identified by the access key in their SigV4 Authorization
 // header (and the session token, when sent), which must be one
@@ -45,10 +48,11 @@ func (s *Service) registerS3() {
 	s.s3Route("GET "+s3Prefix+"/{bucket}", s.s3List)
 	s.s3Route("GET "+s3Prefix+"/{bucket}/{key...}", s.s3GetObject)
 	s.s3Route("PUT "+s3Prefix+"/{bucket}/{key...}", s.s3PutObject)
+	s.s3Route("POST "+s3Prefix+"/{bucket}/{key...}", s.s3PostObject)
 	const other = s3Prefix + "/{path...}"
 	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
 		s.core.Count(r.Method+" "+other, false)
-		writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", "The emulator implements ListObjectsV2 and PutObject only.")
+		writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", "The emulator implements ListObjectsV2, HeadObject, PutObject and multipart uploads only.")
 	})
 }
 
@@ -226,11 +230,16 @@ func (s *Service) s3List(w http.ResponseWriter, r *http.Request, org string) {
 	writeXML(w, http.StatusOK, res)
 }
 
-// s3GetObject: a GET on "bucket/" is a listing; object bodies are not kept,
-// so reading one is not implemented.
+// s3GetObject: a GET on "bucket/" is a listing; a HEAD on a key says
+// whether the object exists (what the Python SDK asks before uploading a
+// context); object bodies are not kept, so reading one is not implemented.
 func (s *Service) s3GetObject(w http.ResponseWriter, r *http.Request, org string) {
 	if r.PathValue("key") == "" {
 		s.s3List(w, r, org)
+		return
+	}
+	if r.Method == http.MethodHead {
+		s.s3HeadObject(w, r, org)
 		return
 	}
 	writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", "The emulator keeps no object bodies; GetObject is not implemented.")
@@ -247,6 +256,10 @@ func (s *Service) s3PutObject(w http.ResponseWriter, r *http.Request, org string
 	}
 	if !orgPrefixAllowed(org, key) {
 		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Access Denied")
+		return
+	}
+	if q := r.URL.Query(); q.Has("uploadId") || q.Has("partNumber") {
+		s.s3UploadPart(w, r, org, key)
 		return
 	}
 	if strings.Contains(r.Header.Get("Content-Encoding"), "aws-chunked") || strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
@@ -273,21 +286,28 @@ func (s *Service) s3PutObject(w http.ResponseWriter, r *http.Request, org string
 			return
 		}
 	}
-	o := &dtObject{Size: int64(len(body)), ETag: hex.EncodeToString(sum[:]), Uploaded: time.Now().UTC()}
-	o.Entries, err = tarEntries(body)
+	o, err := s.storeObject(key, body, hex.EncodeToString(sum[:]))
 	if err != nil {
-		o.TarErr = err.Error()
-	}
-	d := s
-	d.mu.Lock()
-	d.st.Objects[key] = o
-	d.mu.Unlock()
-	if err := d.save(); err != nil {
 		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 		return
 	}
 	w.Header().Set("ETag", `"`+o.ETag+`"`)
 	w.WriteHeader(http.StatusOK)
+}
+
+// storeObject records an uploaded object (its size, ETag and, for a tar
+// archive, its members) and saves the state.
+func (s *Service) storeObject(key string, body []byte, etag string) (*dtObject, error) {
+	o := &dtObject{Size: int64(len(body)), ETag: etag, Uploaded: time.Now().UTC()}
+	var err error
+	o.Entries, err = tarEntries(body)
+	if err != nil {
+		o.TarErr = err.Error()
+	}
+	s.mu.Lock()
+	s.st.Objects[key] = o
+	s.mu.Unlock()
+	return o, s.save()
 }
 
 // tarEntries lists an archive's members as context-relative paths.

@@ -23,6 +23,7 @@ func (s *Service) registerDaytonaSnapshots() {
 	s.daytonaRoute("GET /snapshots/{idOrName}", s.dtGetSnapshot)
 	s.daytonaRoute("DELETE /snapshots/{id}", s.dtDeleteSnapshot)
 	s.daytonaRoute("GET /snapshots/{id}/build-logs", s.dtSnapshotBuildLogs)
+	s.daytonaRoute("GET /snapshots/{id}/build-logs-url", s.dtSnapshotBuildLogsURL)
 	s.daytonaRoute("POST /snapshots/{id}/activate", s.dtActivateSnapshot)
 }
 
@@ -129,6 +130,7 @@ type dtCreateSnapshotBody struct {
 	GPU        *int     `json:"gpu"`
 	Memory     *int     `json:"memory"`
 	Disk       *int     `json:"disk"`
+	RegionID   *string  `json:"regionId"`
 	BuildInfo  *struct {
 		DockerfileContent *string  `json:"dockerfileContent"`
 		ContextHashes     []string `json:"contextHashes"`
@@ -179,6 +181,9 @@ func (d *Service) createSnapshot(org string, body dtCreateSnapshotBody, now time
 	sn := &dtSnapshot{ID: core.NewUUID(), OrganizationID: org, Name: name, CPU: orDefault(body.CPU, dtDefaultCPU),
 		GPU: orDefault(body.GPU, 0), Mem: orDefault(body.Memory, dtDefaultMem), Disk: orDefault(body.Disk, dtDefaultDisk),
 		CreatedAt: now.UTC(), UpdatedAt: now.UTC(), BuildStart: now.UTC()}
+	if body.RegionID != nil {
+		sn.RegionID = *body.RegionID
+	}
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -672,6 +677,27 @@ func (s *Service) dtActivateSnapshot(w http.ResponseWriter, r *http.Request, org
 		return
 	}
 	core.WriteJSON(w, http.StatusOK, out)
+}
+
+// dtSnapshotBuildLogsURL answers where a snapshot's build log streams
+// from, as {url}; the Python SDK appends "?follow=true" and sends its API
+// headers (the Bearer key) there. Here it is the build-logs route itself,
+// under the host the request came to (inferred: Daytona may answer a
+// proxy's URL).
+func (s *Service) dtSnapshotBuildLogsURL(w http.ResponseWriter, r *http.Request, org string) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	sn := s.lookupLocked(org, id)
+	s.mu.Unlock()
+	if sn == nil {
+		writeDaytonaError(w, r, dtErrorf(http.StatusNotFound, "Snapshot %s not found", id))
+		return
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	core.WriteJSON(w, http.StatusOK, map[string]string{"url": scheme + "://" + r.Host + daytonaAPIPrefix + "/snapshots/" + sn.ID + "/build-logs"})
 }
 
 // dtSnapshotBuildLogs serves the plain-text build log. With follow=true it
