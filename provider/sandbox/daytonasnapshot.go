@@ -418,18 +418,10 @@ func (d *DaytonaSnapshot) ensure(ctx context.Context, conn daytonaapi.Options, p
 // runBuilder runs upstream's `python -m src.bootstrap` from the checkout's
 // packages/daytona-infra with the pinned SDK, the name and the credentials.
 func (d *DaytonaSnapshot) runBuilder(ctx context.Context, conn daytonaapi.Options, plan snapshotPlan) error {
-	cfg := config.FromContext(ctx)
-	python, err := cfg.Python()
+	r, err := newPythonRunner(ctx, "daytona", "daytona-venvs", conn.APIKey, d.Timeout)
 	if err != nil {
 		return err
 	}
-	cache, err := cfg.CacheRoot()
-	if err != nil {
-		return err
-	}
-	log := p.GetLogger(ctx)
-	r := &builder.Runner{Label: "daytona", Python: python, CacheDir: filepath.Join(cache, "daytona-venvs"),
-		Progress: func(s string) { log.InfoStatus(s) }, Redact: []string{conn.APIKey}, Timeout: d.Timeout}
 	venv, err := r.PipEnvironment(ctx, []string{plan.sdk})
 	if err != nil {
 		return err
@@ -450,7 +442,7 @@ func (d *DaytonaSnapshot) runBuilder(ctx context.Context, conn daytonaapi.Option
 		}
 		env = append(env, "PYTHONPATH="+dir)
 	}
-	log.InfoStatusf("daytona: building snapshot %s", plan.name)
+	p.GetLogger(ctx).InfoStatusf("daytona: building snapshot %s", plan.name)
 	return r.Run(ctx, builder.Step{Name: "python -m " + daytonaBuilderModule, Dir: filepath.Join(plan.root, filepath.FromSlash(daytonaBuilderDir)),
 		Stream: true, Env: env, Args: []string{venv.Python(), "-m", daytonaBuilderModule}})
 }

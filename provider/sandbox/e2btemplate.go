@@ -17,7 +17,6 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/e2bapi"
@@ -340,18 +339,10 @@ func (e *E2bTemplate) ensure(ctx context.Context, plan templatePlan, state *E2bT
 
 // runBuilder runs upstream's build-template.py with its locked SDK.
 func (e *E2bTemplate) runBuilder(ctx context.Context, plan templatePlan, state *E2bTemplateState) error {
-	cfg := config.FromContext(ctx)
-	python, err := cfg.Python()
+	r, err := newPythonRunner(ctx, "e2b", "e2b-venvs", state.APIKey, e.Timeout)
 	if err != nil {
 		return err
 	}
-	cache, err := cfg.CacheRoot()
-	if err != nil {
-		return err
-	}
-	log := p.GetLogger(ctx)
-	r := &builder.Runner{Label: "e2b", Python: python, CacheDir: filepath.Join(cache, "e2b-venvs"),
-		Progress: func(s string) { log.InfoStatus(s) }, Redact: []string{state.APIKey}, Timeout: e.Timeout}
 	dir := filepath.Join(plan.root, filepath.FromSlash(e2bBuilderDir))
 	venv, err := r.Environment(ctx, dir)
 	if err != nil {
@@ -361,7 +352,7 @@ func (e *E2bTemplate) runBuilder(ctx context.Context, plan templatePlan, state *
 	if apiURL == "" {
 		apiURL = e2bapi.DefaultAPIURL
 	}
-	log.InfoStatusf("e2b: building template %s", plan.name)
+	p.GetLogger(ctx).InfoStatusf("e2b: building template %s", plan.name)
 	return r.Run(ctx, builder.Step{Name: "python " + e2bBuilder, Dir: dir, Stream: true,
 		Env: append(venv.Env(),
 			"E2B_API_URL="+apiURL,

@@ -3,10 +3,13 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 )
@@ -125,4 +128,33 @@ func (rec imageRecord) owned() []string {
 // the state returned with it and the next up retries.
 func initFailed(err error) error {
 	return fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
+}
+
+// newRunner is the runner an image resource runs upstream's builder with:
+// environments cached under the provider's cacheDir in cacheSub, the build
+// log reported as progress, the credential masked, each step bounded by
+// timeout (0: builder.DefaultTimeout).
+func newRunner(ctx context.Context, label, cacheSub, secret string, timeout time.Duration) (*builder.Runner, error) {
+	cache, err := config.FromContext(ctx).CacheRoot()
+	if err != nil {
+		return nil, err
+	}
+	log := p.GetLogger(ctx)
+	return &builder.Runner{Label: label, CacheDir: filepath.Join(cache, cacheSub),
+		Progress: func(s string) { log.InfoStatus(s) }, Redact: []string{secret}, Timeout: timeout}, nil
+}
+
+// newPythonRunner is newRunner with the Python the provider is configured
+// with, for the builders that run in a Python environment.
+func newPythonRunner(ctx context.Context, label, cacheSub, secret string, timeout time.Duration) (*builder.Runner, error) {
+	python, err := config.FromContext(ctx).Python()
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRunner(ctx, label, cacheSub, secret, timeout)
+	if err != nil {
+		return nil, err
+	}
+	r.Python = python
+	return r, nil
 }

@@ -17,7 +17,6 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/ocapi"
@@ -334,18 +333,15 @@ func (o *OpenComputerSnapshot) ensure(ctx context.Context, plan ocPlan, state *O
 // Terraform does: from the checkout root, with the API, key, name and
 // builder memory in its environment.
 func (o *OpenComputerSnapshot) runBuilder(ctx context.Context, plan ocPlan, state *OpenComputerSnapshotState) error {
-	cache, err := config.FromContext(ctx).CacheRoot()
+	r, err := newRunner(ctx, "opencomputer", "node-builders", state.APIKey, o.Timeout)
 	if err != nil {
 		return err
 	}
-	log := p.GetLogger(ctx)
-	r := &builder.Runner{Label: "opencomputer", CacheDir: filepath.Join(cache, "node-builders"),
-		Progress: func(s string) { log.InfoStatus(s) }, Redact: []string{state.APIKey}, Timeout: o.Timeout}
 	env, err := r.NodeEnvironment(ctx, "", OpenComputerPins)
 	if err != nil {
 		return err
 	}
-	log.InfoStatusf("opencomputer: building snapshot %s", plan.name)
+	p.GetLogger(ctx).InfoStatusf("opencomputer: building snapshot %s", plan.name)
 	return r.RunNodeBuilder(ctx, env, builder.NodeBuilder{Name: "node build-template", Script: "build",
 		Dir: filepath.Join(plan.root, filepath.FromSlash(ocBuilderDir)), Root: plan.root,
 		Env: []string{

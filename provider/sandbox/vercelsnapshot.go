@@ -17,7 +17,6 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/vercelapi"
@@ -395,13 +394,10 @@ func latestCreated(ctx context.Context, client *vercelapi.Client, name string) (
 // checkout root with the token, project, team, runtime, API and sandbox
 // name in its environment, and returns the snapshot ID it wrote.
 func (v *VercelSnapshot) runBuilder(ctx context.Context, plan vercelPlan, state *VercelSnapshotState) (string, error) {
-	cache, err := config.FromContext(ctx).CacheRoot()
+	r, err := newRunner(ctx, "vercel", "node-builders", state.Token, v.Timeout)
 	if err != nil {
 		return "", err
 	}
-	log := p.GetLogger(ctx)
-	r := &builder.Runner{Label: "vercel", CacheDir: filepath.Join(cache, "node-builders"),
-		Progress: func(s string) { log.InfoStatus(s) }, Redact: []string{state.Token}, Timeout: v.Timeout}
 	out, err := os.CreateTemp("", "openinspect-vercel-snapshot-*")
 	if err != nil {
 		return "", fmt.Errorf("vercel: %w", err)
@@ -422,7 +418,7 @@ func (v *VercelSnapshot) runBuilder(ctx context.Context, plan vercelPlan, state 
 		"VERCEL_BASE_SNAPSHOT_SOURCE_VERSION=" + plan.digest,
 	}
 	args := []string{"--output", out.Name()}
-	log.InfoStatusf("vercel: building the base snapshot of sandbox %s", plan.name)
+	p.GetLogger(ctx).InfoStatusf("vercel: building the base snapshot of sandbox %s", plan.name)
 	if bundle := filepath.Join(plan.root, filepath.FromSlash(vercelBundle)); fileExists(bundle) {
 		// Upstream's build output, self-contained: only Node is needed.
 		node, lerr := exec.LookPath("node")

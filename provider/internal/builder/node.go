@@ -126,11 +126,8 @@ func (r *Runner) NodeEnvironment(ctx context.Context, node string, pins []string
 			return NodeEnv{}, fmt.Errorf("%s: npm installed %s %s, pinned %s", r.label(), name, got, version)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(key+"\n"), 0o644); err != nil {
-		return NodeEnv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
-	}
-	if err := os.Rename(tmp, final); err != nil && !complete(final) {
-		return NodeEnv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
+	if err := r.publish(tmp, final, key); err != nil {
+		return NodeEnv{}, err
 	}
 	return NodeEnv{Dir: final, Node: node}, nil
 }

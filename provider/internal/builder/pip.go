@@ -80,11 +80,8 @@ func (r *Runner) PipEnvironment(ctx context.Context, pins []string) (Venv, error
 			return Venv{}, fmt.Errorf("%s: pip installed %s %s, pinned %s", r.label(), name, got, want)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(key+"\n"), 0o644); err != nil {
-		return Venv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
-	}
-	if err := os.Rename(tmp, final); err != nil && !complete(final) {
-		return Venv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
+	if err := r.publish(tmp, final, key); err != nil {
+		return Venv{}, err
 	}
 	return Venv{Dir: final}, nil
 }

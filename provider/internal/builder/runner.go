@@ -190,14 +190,8 @@ func (r *Runner) Environment(ctx context.Context, projectDir string) (Venv, erro
 	if err := r.Run(ctx, Step{Name: "uv sync --frozen", Dir: projectDir, Env: uvEnv, Args: []string{uv, "sync", "--frozen", "--no-install-project"}}); err != nil {
 		return Venv{}, err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(key+"\n"), 0o644); err != nil {
-		return Venv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		if complete(final) {
-			return Venv{Dir: final}, nil // a concurrent run finished first
-		}
-		return Venv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
+	if err := r.publish(tmp, final, key); err != nil {
+		return Venv{}, err
 	}
 	return Venv{Dir: final}, nil
 }
@@ -408,4 +402,17 @@ func randomSuffix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// publish marks the environment built in tmp complete (the marker holds its
+// key, written last) and renames it to final in one step; a concurrent run
+// that published final first is no error.
+func (r *Runner) publish(tmp, final, key string) error {
+	if err := os.WriteFile(filepath.Join(tmp, completeMarker), []byte(key+"\n"), 0o644); err != nil {
+		return fmt.Errorf("%s: cache: %w", r.label(), err)
+	}
+	if err := os.Rename(tmp, final); err != nil && !complete(final) {
+		return fmt.Errorf("%s: cache: %w", r.label(), err)
+	}
+	return nil
 }
