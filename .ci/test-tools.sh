@@ -23,7 +23,7 @@ lane_kubernetes() {
   done
 }
 lane_registries() {
-  ./.ci/python-tools.sh && ./.ci/node-tools.sh && ./.ci/wrangler-tools.sh
+  ./.ci/python-tools.sh && ./.ci/node-tools.sh && ./.ci/wrangler-tools.sh && ./.ci/workerd-tools.sh
 }
 
 lanes=(pulumi kubernetes registries)
