@@ -147,8 +147,18 @@ func (p *Process) waitReady(ctx context.Context) error {
 // ("service w:acct/name: Uncaught Error: ...").
 var workerdPrefix = regexp.MustCompile(`(?m)^service \S+: `)
 
+var workerdWarning = regexp.MustCompile(`^workerd/\S+: warning: `)
+
 func (p *Process) startError() error {
-	msg := strings.TrimSpace(p.stderr.String())
+	var lines []string
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		// workerd's own warnings ("workerd/server/...: warning: ...") are
+		// not why a script did not start.
+		if !workerdWarning.MatchString(l) {
+			lines = append(lines, l)
+		}
+	}
+	msg := strings.TrimSpace(strings.Join(lines, "\n"))
 	msg = workerdPrefix.ReplaceAllString(msg, "")
 	if msg == "" {
 		msg = "workerd exited (" + p.cmd.ProcessState.String() + ")"
@@ -229,3 +239,6 @@ func Find(explicit string) (string, error) {
 	}
 	return "", ErrNoBinary
 }
+
+// PID is the process's ID.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
