@@ -153,7 +153,9 @@ func (s *Server) bindQueue(w http.ResponseWriter, r *http.Request, acct, name st
 	core.WriteJSON(w, http.StatusOK, map[string]any{"metadata": map[string]any{"metrics": s.broker.metrics(q.ID)}})
 }
 
-func validContentType(ct string) bool { return slices.Contains([]string{"text", "json", "bytes", "v8"}, ct) }
+func validContentType(ct string) bool {
+	return slices.Contains([]string{"text", "json", "bytes", "v8"}, ct)
+}
 
 func (b *broker) metrics(queueID string) map[string]any {
 	b.mu.Lock()
