@@ -4,7 +4,7 @@ package emulator
 // control plane (tests/fixtures/upstream/packages/control-plane), like
 // upstream's, keeps them in the D1 database bound as DB, in the table
 // global_secrets (key, encrypted_value, created_at, updated_at), each value
-// AES-256-GCM encrypted under REPOSITORY_SECRETS_ENCRYPTION_KEY (base64 of
+// AES-256-GCM encrypted under REPO_SECRETS_ENCRYPTION_KEY (base64 of
 // 32 bytes) and stored as base64 of the 12-byte IV followed by the
 // ciphertext and tag. The emulator reads the rows through SQLite and decrypts
 // them with the key the script is bound: nothing here keeps a copy.
@@ -21,7 +21,7 @@ import (
 
 const (
 	appSecretsTable  = "global_secrets"
-	appSecretsKeyVar = "REPOSITORY_SECRETS_ENCRYPTION_KEY"
+	appSecretsKeyVar = "REPO_SECRETS_ENCRYPTION_KEY"
 )
 
 // controlPlaneDBLocked is the database a script binds as DB and the text of

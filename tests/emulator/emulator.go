@@ -118,6 +118,10 @@ type Options struct {
 	// Without one, scripts are stored but not run: their requests answer
 	// 503 saying so.
 	Workerd string
+	// RunCrons fires deployed scripts' cron triggers on their schedule (UTC,
+	// each minute). Off, crons run only when asked:
+	// POST /__emulator/scheduled/<script>.
+	RunCrons bool
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -285,6 +289,9 @@ func Start(opts Options) (*Server, error) {
 		_ = s.httpSrv.Serve(ln)
 	}()
 	go s.runBroker()
+	if opts.RunCrons {
+		go s.runCrons(s.broker.stop)
+	}
 	return s, nil
 }
 

@@ -49,6 +49,8 @@ type workersRuntime struct {
 	key    string // fingerprint of the configuration proc runs
 	starts int    // how many configurations were started, for the bench
 	checks int    // startup checks of uploads
+	last   time.Duration
+	lastN  int // workers in the configuration last started
 }
 
 // workerService is the workerd service name of a script.
@@ -290,12 +292,14 @@ func (s *Server) runtimeProcess(ctx context.Context) (*workerd.Process, error) {
 		r.proc.Stop()
 		r.proc = nil
 	}
+	began := time.Now()
 	proc, err := r.rt.Start(ctx, "current", cfg)
 	if err != nil {
 		return nil, err
 	}
 	r.proc, r.key = proc, key
 	r.starts++
+	r.last, r.lastN = time.Since(began), len(cfg.Workers)
 	return proc, nil
 }
 
@@ -344,33 +348,68 @@ func (s *Server) stopRuntime() {
 	}
 }
 
-// RuntimeStats says how often workerd was started: Starts for the running
-// configuration (each change of a deployed script restarts it), Checks for
-// uploads' startup checks.
-type RuntimeStats struct{ Starts, Checks int }
+// RuntimeStats is what the runtime cost so far, for the bench and the
+// admin API (GET /__emulator/runtime).
+type RuntimeStats struct {
+	// Starts counts configurations started (each change of a deployed
+	// script, secret or consumer restarts workerd on the next request);
+	// Checks the uploads' startup checks.
+	Starts int `json:"starts"`
+	Checks int `json:"checks"`
+	// LastStartMs is how long the last configuration took from exec to
+	// its first answer, with LastWorkers scripts in it.
+	LastStartMs float64 `json:"last_start_ms"`
+	LastWorkers int     `json:"last_workers"`
+	// PID and RSSBytes are the running workerd's process and resident
+	// memory (0 when none runs).
+	PID      int   `json:"pid"`
+	RSSBytes int64 `json:"rss_bytes"`
+}
 
-// RuntimeStats reports the runtime's starts so far.
+// RuntimeStats reports the runtime's starts and the running process.
 func (s *Server) RuntimeStats() RuntimeStats {
 	s.workers.mu.Lock()
 	defer s.workers.mu.Unlock()
-	return RuntimeStats{Starts: s.workers.starts, Checks: s.workers.checks}
+	st := RuntimeStats{Starts: s.workers.starts, Checks: s.workers.checks,
+		LastStartMs: float64(s.workers.last.Microseconds()) / 1000, LastWorkers: s.workers.lastN}
+	if p := s.workers.proc; p != nil {
+		st.PID = p.PID()
+		st.RSSBytes = residentBytes(st.PID)
+	}
+	return st
 }
 
-// RuntimePID is the process ID of the running workerd, 0 if none, for the
-// bench's memory figure.
-func (s *Server) RuntimePID() int {
-	s.workers.mu.Lock()
-	defer s.workers.mu.Unlock()
-	if s.workers.proc == nil {
+// residentBytes is a process's VmRSS from /proc (0 where there is none).
+func residentBytes(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
 		return 0
 	}
-	return s.workers.proc.PID()
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
 }
+
+// RestartRuntime stops workerd, so the next request starts it afresh (the
+// bench's cold start).
+func (s *Server) RestartRuntime() { s.stopRuntime() }
 
 func (s *Server) registerWorkerServing() {
 	s.mux.HandleFunc(workersPrefix+"{script_name}", s.workerServe)
 	s.mux.HandleFunc(workersPrefix+"{script_name}/{path...}", s.workerServe)
 	s.mux.HandleFunc("POST /__emulator/scheduled/{script_name}", s.workerScheduled)
+	s.mux.HandleFunc("GET /__emulator/runtime", func(w http.ResponseWriter, _ *http.Request) {
+		core.WriteJSON(w, http.StatusOK, s.RuntimeStats())
+	})
+	s.mux.HandleFunc("DELETE /__emulator/runtime", func(w http.ResponseWriter, _ *http.Request) {
+		s.RestartRuntime()
+		w.WriteHeader(http.StatusNoContent)
+	})
 }
 
 // WorkerURL is where a script's own HTTP is served: URL()+"/__workers/"+script.
