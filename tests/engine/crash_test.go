@@ -88,7 +88,7 @@ func TestCrashRecovery(t *testing.T) {
 			name: "provider killed during migrations",
 			// The third D1 query of the install: marking the new database
 			// (1), creating and reading the ledger (2), the one request
-			// holding the fixture's four files with their ledger rows (3).
+			// holding the fixture's five files with their ledger rows (3).
 			hold:     emulator.Fault{Route: d1QueryRoute, Kind: emulator.FaultHold, Times: 1, After: 2},
 			inFlight: []string{"openinspect-d1-migrations", "openinspect-worker-slack-bot"},
 			kill:     "provider",
@@ -260,7 +260,7 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	inv := emu.inventory(t)
 	assert.ElementsMatch(t, deployment.objects(), inventoryObjects(inv),
 		"the emulator holds exactly what the state records (orphans or duplicates otherwise)")
-	assert.Equal(t, []string{"0001", "0002", "0004", "0005"}, ledgerVersions(t, emu), "each migration once")
+	assert.Equal(t, []string{"0001", "0002", "0004", "0005", "0006"}, ledgerVersions(t, emu), "each migration once")
 	for _, w := range inv.Workers {
 		if strings.Contains(w.Name, "control-plane") {
 			assert.Equal(t, 1, w.AppSecrets, "ANTHROPIC_API_KEY seeded once")
