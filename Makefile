@@ -90,6 +90,7 @@ fuzz:
 bench: provider
 	go test -run '^$$' -bench . -benchtime 20x ./provider/...
 	$(MAKE) bench-side-by-side
+	go test -run '^$$' -bench LocalRuntime -benchtime 5x ./tests/engine/
 	go test -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./tests/engine/
 
 # The provider beside wrangler on one emulator: a printed table, no timed

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
@@ -32,9 +35,9 @@ const (
 	unauthBody  = `{"error":"Unauthorized"}`
 	cpPutKey    = "PUT /__workers/{script_name}/secrets"
 	cpGetKey    = "GET /__workers/{script_name}/secrets"
-	cpDeleteKey = "DELETE /__workers/{script_name}/secrets/{key}"
+	cpDeletePre = "DELETE /__workers/{script_name}/secrets/" // + the key, as requested
 	cpHealthKey = "GET /__workers/{script_name}/health"
-	cpOtherKey  = "GET /__workers/{script_name}/{path...}"
+	cpNopeKey   = "GET /__workers/{script_name}/nope"
 )
 
 // encKey is a usable REPO_SECRETS_ENCRYPTION_KEY: 32 random-looking bytes in
@@ -142,10 +145,38 @@ func cpBindings(dbID string, extra ...M) []M {
 	return append(b, extra...)
 }
 
-// uploadIn uploads a script to any account.
+// fixtureFile reads a file of the fixture checkout (tests/fixtures/upstream).
+func fixtureFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(reporoot.Dir(), "tests", "fixtures", "upstream", filepath.FromSlash(rel)))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// controlPlaneJS is the fixture control plane, the script these tests run in
+// workerd: the emulator has no control plane of its own.
+func controlPlaneJS(t *testing.T) mod {
+	return mod{"index.js", "application/javascript+module", fixtureFile(t, "packages/control-plane/dist/index.js")}
+}
+
+// migrateFixture applies the fixture's D1 migrations to the database, as the
+// provider's D1Migrations does, so the tables the control plane uses exist.
+func migrateFixture(t *testing.T, c *cloudflare.Client, dbID string) {
+	t.Helper()
+	dir := filepath.Join(reporoot.Dir(), "tests", "fixtures", "upstream", "terraform", "d1", "migrations")
+	files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		query(t, c, dbID, fixtureFile(t, "terraform/d1/migrations/"+filepath.Base(f)))
+	}
+}
+
+// uploadIn uploads the fixture control plane to any account.
 func uploadIn(t *testing.T, c *cloudflare.Client, account, name string, bindings []M) {
 	t.Helper()
-	ct, body := multipartBody(t, meta(bindings...), indexJS)
+	ct, body := multipartBody(t, M{"main_module": "index.js", "compatibility_date": "2024-09-23",
+		"compatibility_flags": []string{"nodejs_compat"}, "bindings": bindings}, controlPlaneJS(t))
 	_, err := c.Workers.Scripts.Update(context.Background(), name, workers.ScriptUpdateParams{AccountID: cloudflare.F(account)},
 		option.WithRequestBody(ct, body))
 	require.NoError(t, err)
@@ -157,6 +188,7 @@ func startCP(t *testing.T, opts emulator.Options) (*emulator.Server, *cloudflare
 	s := start(t, opts)
 	c := newClient(s)
 	db := createDB(t, c, "open-inspect-demo")
+	migrateFixture(t, c, db.UUID)
 	uploadIn(t, c, acct, cpName, cpBindings(db.UUID))
 	return s, c, db.UUID
 }
@@ -248,7 +280,7 @@ func TestControlPlaneSecretsLifecycle(t *testing.T) {
 	counts := s.Counts()
 	assert.Equal(t, 3, counts[cpPutKey])
 	assert.Equal(t, 2, counts[cpGetKey])
-	assert.Equal(t, 2, counts[cpDeleteKey])
+	assert.Equal(t, 2, countPrefix(counts, cpDeletePre))
 	assert.Equal(t, cfBefore, s.CloudflareCalls(), "control-plane calls are not Cloudflare calls")
 
 	inv := s.Inventory()
@@ -328,7 +360,7 @@ func TestControlPlaneRejectsBadSignatures(t *testing.T) {
 	}
 	vals, _ := s.AppSecrets(acct, cpName)
 	assert.Empty(t, vals, "no rejected request wrote anything")
-	assert.Equal(t, len(cases), s.Counts()[cpPutKey]+s.Counts()[cpDeleteKey], "rejected requests are counted too")
+	assert.Equal(t, len(cases), s.Counts()[cpPutKey]+countPrefix(s.Counts(), cpDeletePre), "rejected requests are counted too")
 }
 
 func TestControlPlaneAcceptsCanonicalQueryAndClockSkew(t *testing.T) {
@@ -425,6 +457,7 @@ func TestControlPlaneDeploymentConfiguration(t *testing.T) {
 	s := start(t, emulator.Options{})
 	c := newClient(s)
 	db := createDB(t, c, "open-inspect-demo")
+	migrateFixture(t, c, db.UUID)
 	without := func(name string) []M {
 		var out []M
 		for _, b := range cpBindings(db.UUID) {
@@ -480,37 +513,50 @@ func TestControlPlaneDeploymentConfiguration(t *testing.T) {
 	assert.Equal(t, `{"error":"Request body too large"}`, r.body)
 }
 
-func TestControlPlaneOnlyForControlPlaneScripts(t *testing.T) {
+// Every script runs its own code: one that is no control plane answers what
+// it answers, a missing one is 404 naming it, and a name in two accounts
+// cannot be told apart under /__workers/.
+func TestWorkersServeTheirOwnCode(t *testing.T) {
 	s := start(t, emulator.Options{Tokens: map[string]string{
 		emulator.DefaultToken: acct, "other-token": "1111111111111111aaaaaaaaaaaaaaaa",
 	}})
 	c := newClient(s)
-	// A script whose only SERVICE_AUTH_SECRET_* is plain text is no control plane.
-	uploadIn(t, c, acct, "slack-bot", []M{
-		{"type": "secret_text", "name": "SERVICE_AUTH_SECRET", "text": slackKey},
-		{"type": "plain_text", "name": "SERVICE_AUTH_SECRET_WEB", "text": "x"},
-	})
-	for _, name := range []string{"slack-bot", "missing"} {
-		r := cpCall(t, s, name, http.MethodGet, "/health", "", nil, nil)
-		assert.Equal(t, http.StatusNotFound, r.status)
-		var e map[string]string
-		require.NoError(t, json.Unmarshal([]byte(r.body), &e), r.body)
-		assert.Contains(t, e["error"], name)
-		_, ok := s.AppSecrets(acct, name)
-		assert.False(t, ok)
-	}
+	mustUpload(t, c, "slack-bot", meta(M{"type": "secret_text", "name": "SERVICE_AUTH_SECRET", "text": slackKey}), indexJS)
+	r := cpCall(t, s, "slack-bot", http.MethodGet, "/health", "", nil, nil)
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "ok", r.body)
+	_, ok := s.AppSecrets(acct, "slack-bot")
+	assert.False(t, ok, "no DB binding: no secrets store")
 
-	// The same name in two accounts cannot be told apart.
-	uploadIn(t, c, acct, "twin", []M{{"type": "secret_text", "name": "SERVICE_AUTH_SECRET_SLACK_BOT", "text": "k"}})
+	r = cpCall(t, s, "missing", http.MethodGet, "/health", "", nil, nil)
+	assert.Equal(t, http.StatusNotFound, r.status)
+	assert.JSONEq(t, `{"error":"no worker script named \"missing\""}`, r.body)
+
+	mustUpload(t, c, "twin", meta(), indexJS)
 	other := newClient(s, option.WithAPIToken("other-token"))
-	uploadIn(t, other, "1111111111111111aaaaaaaaaaaaaaaa", "twin", nil)
-	r := cpCall(t, s, "twin", http.MethodGet, "/health", "", nil, nil)
+	ct, body := multipartBody(t, meta(), indexJS)
+	_, err := other.Workers.Scripts.Update(context.Background(), "twin", workers.ScriptUpdateParams{AccountID: cloudflare.F("1111111111111111aaaaaaaaaaaaaaaa")},
+		option.WithRequestBody(ct, body))
+	require.NoError(t, err)
+	r = cpCall(t, s, "twin", http.MethodGet, "/health", "", nil, nil)
 	assert.Equal(t, http.StatusConflict, r.status)
 	assert.Contains(t, r.body, "more than one account")
 	assert.Equal(t, 0, s.Counts()["UNMATCHED"])
 }
 
-func TestControlPlaneStoreGoesWithTheScript(t *testing.T) {
+func countPrefix(counts map[string]int, prefix string) int {
+	n := 0
+	for k, v := range counts {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+// The secrets live in the D1 database the control plane binds: the script
+// deleted, nothing answers for them; uploaded again, they are there.
+func TestControlPlaneStoreLivesInTheDatabase(t *testing.T) {
 	s, c, dbID := startCP(t, emulator.Options{})
 	r := cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1"}}`, slack(), nil)
 	require.Equal(t, http.StatusOK, r.status, r.body)
@@ -521,11 +567,12 @@ func TestControlPlaneStoreGoesWithTheScript(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, http.StatusNotFound, cpCall(t, s, cpName, http.MethodGet, "/secrets", "", slack(), nil).status)
 
+	// The store is the database's, as upstream's is: a script uploaded
+	// again on it finds what was stored.
 	uploadIn(t, c, acct, cpName, cpBindings(dbID))
 	vals, ok := s.AppSecrets(acct, cpName)
 	assert.True(t, ok)
-	assert.Empty(t, vals, "a new script starts with an empty store")
-	assert.Equal(t, `{"secrets":[]}`, cpCall(t, s, cpName, http.MethodGet, "/secrets", "", slack(), nil).body)
+	assert.Equal(t, map[string]string{"A": "1"}, vals)
 
 	// WipeAppSecrets simulates a store emptied behind the provider's back.
 	cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"B":"2"}}`, slack(), nil)
@@ -541,6 +588,7 @@ func TestControlPlaneStorePersists(t *testing.T) {
 	require.NoError(t, err)
 	c := newClient(first)
 	db := createDB(t, c, "open-inspect-demo")
+	migrateFixture(t, c, db.UUID)
 	uploadIn(t, c, acct, cpName, cpBindings(db.UUID))
 	r := cpCall(t, first, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1","B":"2"}}`, slack(), nil)
 	require.Equal(t, http.StatusOK, r.status, r.body)
@@ -569,7 +617,7 @@ func TestControlPlaneFaults(t *testing.T) {
 	s.InjectFault(emulator.Fault{Route: cpPutKey, Kind: emulator.FaultServerError, Status: 502, Times: 1})
 	r := cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1"}}`, slack(), nil)
 	assert.Equal(t, http.StatusBadGateway, r.status)
-	assert.Equal(t, `{"error":"Internal server error"}`, r.body)
+	assert.JSONEq(t, `{"error":"Internal server error"}`, r.body)
 	_, ok := s.AppSecrets(acct, cpName)
 	assert.True(t, ok)
 	r = cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1"}}`, slack(), nil)
@@ -578,7 +626,7 @@ func TestControlPlaneFaults(t *testing.T) {
 	assert.Equal(t, http.StatusOK, cpCall(t, s, cpName, http.MethodGet, "/health", "", nil, nil).status)
 	assert.Equal(t, 1, s.Counts()[cpHealthKey])
 	cpCall(t, s, cpName, http.MethodGet, "/nope", "", nil, nil)
-	assert.Equal(t, 1, s.Counts()[cpOtherKey])
+	assert.Equal(t, 1, s.Counts()[cpNopeKey])
 
 	s.ClearFaults()
 	s.InjectFault(emulator.Fault{Route: "GET /__workers/{script_name}/health", Kind: emulator.FaultDropConnection, Times: 1})
