@@ -20,12 +20,14 @@ const (
 	slackBotSecret  = "slack-bot-service-secret-0123456789abcdef0123456789abcdef"
 )
 
-// newControlPlane deploys a fixture control plane holding the slack bot's
-// service secret, and returns the URL its API answers on.
+// newControlPlane deploys the fixture control plane (run by the emulator in
+// workerd, its secrets in its D1 database) holding the slack bot's service
+// secret, and returns the URL its API answers on.
 func newControlPlane(t *testing.T, h *providertest.Harness) string {
 	t.Helper()
-	_, dbID := h.NewDatabase(t)
-	inputs := providertest.Props(t, map[string]any{"name": "oi-cp", "content": providertest.FixtureWorker,
+	_, dbID := h.NewMigratedDatabase(t)
+	inputs := providertest.Props(t, map[string]any{"name": "oi-cp", "content": providertest.FixtureControlPlane(t),
+		"compatibilityDate": "2024-09-23", "compatibilityFlags": []any{"nodejs_compat"},
 		"d1Databases": providertest.List(map[string]any{"binding": "DB", "databaseId": dbID})})
 	inputs = inputs.Set("secrets", providertest.Value(t, map[string]any{
 		"SERVICE_AUTH_SECRET_SLACK_BOT": slackBotSecret,

@@ -3,6 +3,7 @@ package providertest
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -231,4 +232,32 @@ func Strings(v property.Value) []string {
 		out = append(out, s.AsString())
 	}
 	return out
+}
+
+// FixtureControlPlane is the fixture control plane's bundle
+// (tests/fixtures/upstream/packages/control-plane/dist/index.js): the script
+// the emulator runs in workerd where a test needs a control plane that
+// answers.
+func FixtureControlPlane(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(FixtureCheckout(t), "packages", "control-plane", "dist", "index.js"))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// NewMigratedDatabase is NewDatabase with the fixture's migrations applied
+// (directly, file by file), so the fixture control plane finds its tables.
+func (h *Harness) NewMigratedDatabase(t testing.TB) (*cfapi.Client, string) {
+	t.Helper()
+	client, id := h.NewDatabase(t)
+	files, err := filepath.Glob(filepath.Join(FixtureCheckout(t), "terraform", "d1", "migrations", "*.sql"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		sql, err := os.ReadFile(f)
+		require.NoError(t, err)
+		_, err = client.Query(t.Context(), id, string(sql))
+		require.NoError(t, err, f)
+	}
+	return client, id
 }
