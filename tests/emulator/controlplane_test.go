@@ -3,10 +3,7 @@ package emulator_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +23,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/sig1"
 )
 
 const (
@@ -44,8 +42,7 @@ const (
 // base64, like `openssl rand -base64 32`.
 var encKey = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x5a, 0xa5, 0x3c, 0xc3}, 8))
 
-// ---- a test-only sig1 signer, written from the format description and
-// deliberately sharing nothing with the emulator's verifier ----
+// sig is a request's signature (package sig1), with what a case tampers with.
 
 type sig struct {
 	service string
@@ -72,18 +69,8 @@ func (g sig) header(method, path string, body []byte) string {
 	if g.body != nil {
 		body = g.body
 	}
-	if g.nonce == "" {
-		g.nonce = fmt.Sprintf("%016x", time.Now().UnixNano())
-	}
-	if g.at.IsZero() {
-		g.at = time.Now()
-	}
-	ms := g.at.UnixMilli()
-	digest := sha256.Sum256(body)
-	msg := fmt.Sprintf("sig1\n%s\n%d\n%s\n%s\n%s\n%s\n%x\n%s", g.service, ms, g.nonce, method, path, g.query, digest, g.actor)
-	mac := hmac.New(sha256.New, []byte(g.key))
-	io.WriteString(mac, msg)
-	return fmt.Sprintf("sig1.%d.%s.%s", ms, g.nonce, hex.EncodeToString(mac.Sum(nil)))
+	return sig1.Header(sig1.Request{Service: g.service, Key: g.key, At: g.at, Nonce: g.nonce,
+		Method: method, Path: path, Query: g.query, Body: body, Actor: g.actor})
 }
 
 // cpResp is one answer of the control plane.
