@@ -43,7 +43,8 @@ kube-tools:
 # What the tests start: the pulumi toolchain, staticcheck, the control plane
 # and the pulumi-kubernetes plugin (labelled 4.32.0, the version the
 # component's SDK asks for), which the web UI's engine test deploys through,
-# and the Python, npm and wrangler installs; built side by side in three lanes
+# and the Python, npm and wrangler installs and Debian's chromium (apt-get,
+# about 15 s); built side by side in three lanes
 # (.ci/test-tools.sh). The plugin is the longest cold build (8-20 min); cached,
 # every part takes well under a second.
 test-tools:
