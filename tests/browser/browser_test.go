@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,14 +22,16 @@ import (
 
 // socketServer is a WebSocket endpoint written here from RFC 6455: it
 // answers the opening handshake with Sec-WebSocket-Accept, sends one text
-// frame and reads the client's masked reply.
+// frame, then reads the client's masked text frames until it closes,
+// echoing each when echo is set.
 type socketServer struct {
 	greeting string
+	echo     bool
 
 	mu       sync.Mutex
 	upgrades []string // request paths that asked for an upgrade
-	replies  []string // text frames the client sent
-	errs     []error
+	received []string // text frames the client sent
+	errs     []error  // protocol violations, not a browser closing its end
 }
 
 // acceptKey is Sec-WebSocket-Accept for a client's Sec-WebSocket-Key
@@ -42,6 +45,29 @@ func (s *socketServer) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.errs = append(s.errs, err)
+}
+
+// seen returns copies of what the server recorded.
+func (s *socketServer) seen() (upgrades, received []string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.upgrades), slices.Clone(s.received), errors.Join(s.errs...)
+}
+
+// waitReceived waits until the client sent n frames or broke the protocol.
+func (s *socketServer) waitReceived(t *testing.T, n int) (upgrades, received []string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		upgrades, received, err := s.seen()
+		if err != nil {
+			t.Fatalf("the WebSocket server: %v", err)
+		}
+		if len(received) >= n || time.Now().After(deadline) {
+			return upgrades, received
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (s *socketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -65,20 +91,34 @@ func (s *socketServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(fmt.Errorf("sending the greeting: %w", err))
 		return
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	reply, err := readText(rw.Reader)
-	if err != nil {
-		s.fail(fmt.Errorf("reading the client's reply: %w", err))
-		return
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		opcode, payload, err := readFrame(rw.Reader)
+		var violation protocolViolation
+		switch {
+		case errors.As(err, &violation):
+			s.fail(err)
+			return
+		case err != nil, opcode == opClose:
+			return // the browser closed the socket or went away
+		case opcode != opText:
+			s.fail(fmt.Errorf("the client sent opcode %#x, want only text frames", opcode))
+			return
+		}
+		s.mu.Lock()
+		s.received = append(s.received, string(payload))
+		s.mu.Unlock()
+		if s.echo {
+			if err := writeText(rw.Writer, string(payload)); err != nil {
+				return
+			}
+		}
 	}
-	s.mu.Lock()
-	s.replies = append(s.replies, reply)
-	s.mu.Unlock()
 }
 
 // writeText sends one unmasked, final text frame (servers never mask).
 func writeText(w *bufio.Writer, text string) error {
-	header := []byte{0x81} // FIN + opcode 1 (text)
+	header := []byte{0x80 | opText} // FIN
 	switch n := len(text); {
 	case n < 126:
 		header = append(header, byte(n))
@@ -92,48 +132,58 @@ func writeText(w *bufio.Writer, text string) error {
 	return w.Flush()
 }
 
-// readText reads one final text frame, which a client must mask.
-func readText(r *bufio.Reader) (string, error) {
+const (
+	opText  = 0x1
+	opClose = 0x8
+)
+
+type protocolViolation string
+
+func (p protocolViolation) Error() string { return string(p) }
+
+// readFrame reads one final frame, which a client must mask, and returns
+// its opcode and unmasked payload.
+func readFrame(r *bufio.Reader) (byte, []byte, error) {
 	var head [2]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return "", err
+		return 0, nil, err
 	}
-	if head[0] != 0x81 {
-		return "", fmt.Errorf("first byte %#x, want 0x81 (a final text frame)", head[0])
+	if head[0]&0x80 == 0 {
+		return 0, nil, protocolViolation("a fragmented frame (this server reads only final ones)")
 	}
 	if head[1]&0x80 == 0 {
-		return "", errors.New("the client's frame is not masked")
+		return 0, nil, protocolViolation("the client's frame is not masked")
 	}
 	n := uint64(head[1] & 0x7f)
 	switch n {
 	case 126:
 		var ext [2]byte
 		if _, err := io.ReadFull(r, ext[:]); err != nil {
-			return "", err
+			return 0, nil, err
 		}
 		n = uint64(binary.BigEndian.Uint16(ext[:]))
 	case 127:
 		var ext [8]byte
 		if _, err := io.ReadFull(r, ext[:]); err != nil {
-			return "", err
+			return 0, nil, err
 		}
 		n = binary.BigEndian.Uint64(ext[:])
 	}
 	if n > 1<<20 {
-		return "", fmt.Errorf("frame of %d bytes", n)
+		return 0, nil, protocolViolation(fmt.Sprintf("a frame of %d bytes", n))
 	}
 	var mask [4]byte
 	if _, err := io.ReadFull(r, mask[:]); err != nil {
-		return "", err
+		return 0, nil, err
 	}
 	payload := make([]byte, n)
 	if _, err := io.ReadFull(r, payload); err != nil {
-		return "", err
+		return 0, nil, err
 	}
 	for i := range payload {
 		payload[i] ^= mask[i%4]
 	}
-	return string(payload), nil
+	return head[0] & 0x0f, payload, nil
 }
 
 // The RFC's own example of the handshake (section 1.3).
@@ -185,24 +235,12 @@ func TestLoadShowsWhatThePagesWebSocketReceived(t *testing.T) {
 		t.Errorf("the page's WebSockets = %q, want [%q]", page.WebSockets, want)
 	}
 	// The reply is sent after the DOM changed; give it the moment it takes.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		sockets.mu.Lock()
-		upgrades, replies, errs := append([]string(nil), sockets.upgrades...), append([]string(nil), sockets.replies...), errors.Join(sockets.errs...)
-		sockets.mu.Unlock()
-		if len(replies) > 0 || errs != nil || time.Now().After(deadline) {
-			if errs != nil {
-				t.Errorf("the WebSocket server: %v", errs)
-			}
-			if len(upgrades) != 1 || upgrades[0] != "/socket/feed" {
-				t.Errorf("upgrade requests on %q, want one on /socket/feed", upgrades)
-			}
-			if len(replies) != 1 || replies[0] != "ack hello from the Go server" {
-				t.Errorf("the client's replies = %q, want [\"ack hello from the Go server\"]", replies)
-			}
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	upgrades, received := sockets.waitReceived(t, 1)
+	if len(upgrades) != 1 || upgrades[0] != "/socket/feed" {
+		t.Errorf("upgrade requests on %q, want one on /socket/feed", upgrades)
+	}
+	if len(received) != 1 || received[0] != "ack hello from the Go server" {
+		t.Errorf("the client sent %q, want [\"ack hello from the Go server\"]", received)
 	}
 
 	png, err := os.ReadFile(shot)
