@@ -17,7 +17,7 @@ GO_TEST_FLAGS ?= -timeout 60m
 export CGO_ENABLED := 0
 export GOFLAGS := -trimpath $(GOFLAGS)
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean
 
 all: build
 
@@ -106,6 +106,11 @@ test-unit:
 # The main job: a full installation deployed to the local emulator, offline.
 demo: pulumi-tools build
 	./examples/run-local.sh
+
+# The demo, then the local cloud keeps serving the installation (what answers
+# where is printed) until Ctrl-C.
+local-cloud: pulumi-tools build
+	OPENINSPECT_DEMO_STAY_UP=1 ./examples/run-local.sh
 
 clean:
 	rm -rf $(BIN) .demo dist
