@@ -44,13 +44,26 @@ func (s *Server) assetsServe(w http.ResponseWriter, r *http.Request, reqPath str
 			break
 		}
 	}
+	s.mu.Unlock()
 	if ws == nil {
+		return false
+	}
+	return s.serveAssetOf(w, r, ws, reqPath, false)
+}
+
+// serveAssetOf answers from ws's assets. fromBinding is a request through
+// the script's assets binding (env.ASSETS.fetch): it is answered from the
+// assets whatever run_worker_first says, and false means nothing matched.
+func (s *Server) serveAssetOf(w http.ResponseWriter, r *http.Request, ws *workerScript, reqPath string, fromBinding bool) bool {
+	s.mu.Lock()
+	if ws.Assets == nil {
 		s.mu.Unlock()
 		return false
 	}
+	name := ws.Name
 	var cfg assetsConfigSpec
 	_ = json.Unmarshal(ws.Assets.Config, &cfg)
-	hasWorker := ws.MainModule != ""
+	hasWorker := ws.MainModule != "" && !fromBinding
 	if hasWorker && runWorkerFirst(cfg.RunWorkerFirst, reqPath) {
 		s.mu.Unlock()
 		return false
@@ -98,7 +111,7 @@ func (s *Server) assetsServe(w http.ResponseWriter, r *http.Request, reqPath str
 			}
 		}
 	}
-	if hasWorker {
+	if hasWorker || fromBinding {
 		return false
 	}
 	w.WriteHeader(http.StatusNotFound)

@@ -227,6 +227,17 @@ type stmtResult struct {
 // request atomically, so if any statement fails nothing of the request
 // persists.
 func (d *sqliteDB) run(ctx context.Context, items []sqlItem) ([]stmtResult, error) {
+	groups, err := d.runEach(ctx, items)
+	var out []stmtResult
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out, err
+}
+
+// runEach is run keeping each item's statements apart: a Worker's D1
+// binding wants one result per item of its batch.
+func (d *sqliteDB) runEach(ctx context.Context, items []sqlItem) ([][]stmtResult, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -249,7 +260,7 @@ func (d *sqliteDB) run(ctx context.Context, items []sqlItem) ([]stmtResult, erro
 	if err := d.execLocked("BEGIN IMMEDIATE"); err != nil {
 		return nil, err
 	}
-	var out []stmtResult
+	var out [][]stmtResult
 	for _, it := range items {
 		res, err := d.runLocked(it.SQL, it.Params, true)
 		if err != nil {
@@ -258,15 +269,17 @@ func (d *sqliteDB) run(ctx context.Context, items []sqlItem) ([]stmtResult, erro
 			_ = d.execLocked("ROLLBACK")
 			return nil, err
 		}
-		out = append(out, res...)
+		out = append(out, res)
 	}
 	if err := d.execLocked("COMMIT"); err != nil {
 		_ = d.execLocked("ROLLBACK")
 		return nil, err
 	}
 	size := d.sizeLocked()
-	for i := range out {
-		out[i].SizeAfter = size
+	for _, g := range out {
+		for i := range g {
+			g[i].SizeAfter = size
+		}
 	}
 	return out, nil
 }
@@ -431,6 +444,16 @@ func (d *sqliteDB) bindLocked(stmt uintptr, params []any) error {
 				return err
 			}
 			rc = sqlite3.Xsqlite3_bind_text(d.tls, stmt, int32(i), p, int32(len(v)), sqliteTransient)
+			libc.Xfree(d.tls, p)
+		case blobValue:
+			// A Worker's D1 binding sends an ArrayBuffer as an array of bytes.
+			if len(v) == 0 {
+				rc = sqlite3.Xsqlite3_bind_zeroblob(d.tls, stmt, int32(i), 0)
+				break
+			}
+			p := libc.Xmalloc(d.tls, libc.Tsize_t(len(v)))
+			copy(unsafe.Slice((*byte)(cptr(p)), len(v)), v)
+			rc = sqlite3.Xsqlite3_bind_blob(d.tls, stmt, int32(i), p, int32(len(v)), sqliteTransient)
 			libc.Xfree(d.tls, p)
 		default:
 			return &sqlError{msg: fmt.Sprintf("D1_TYPE_ERROR: Type '%T' not supported for value '%v': SQLITE_MISMATCH", v, v)}

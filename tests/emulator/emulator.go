@@ -27,6 +27,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/workerd"
 	"net"
 	"net/http"
 	"os"
@@ -112,6 +113,15 @@ type Options struct {
 	// (example.com) for every account. More can be added with AddZone or
 	// POST /__emulator/zones.
 	Zones map[string][]string
+	// Workerd is the workerd binary deployed scripts run in (runtime.go);
+	// "" finds it as workerd.Find does ($OPENINSPECT_WORKERD, then PATH).
+	// Without one, scripts are stored but not run: their requests answer
+	// 503 saying so.
+	Workerd string
+	// RunCrons fires deployed scripts' cron triggers on their schedule (UTC,
+	// each minute). Off, crons run only when asked:
+	// POST /__emulator/scheduled/<script>.
+	RunCrons bool
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -149,6 +159,9 @@ type Server struct {
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
 	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
+
+	workers workersRuntime // the scripts running in workerd (runtime.go)
+	broker  *broker        // the queues' messages and their delivery (broker.go)
 
 	httpSrv   *http.Server
 	url       string
@@ -239,9 +252,16 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
+	if bin, err := workerd.Find(opts.Workerd); err == nil {
+		s.workers.rt = &workerd.Runtime{Binary: bin, Dir: filepath.Join(s.dataDir, "workerd"), Logf: opts.Logf}
+	} else if opts.Workerd != "" || !errors.Is(err, workerd.ErrNoBinary) {
+		s.removeTemp()
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	s.broker = newBroker()
 	s.mux = s.core.Mux()
 	s.routes()
-	s.handler = s.withLog(s.mux)
+	s.handler = s.withBindings(s.withLog(s.mux))
 	return s, nil
 }
 
@@ -268,6 +288,10 @@ func Start(opts Options) (*Server, error) {
 		defer close(s.serveDone)
 		_ = s.httpSrv.Serve(ln)
 	}()
+	go s.runBroker()
+	if opts.RunCrons {
+		go s.runCrons(s.broker.stop)
+	}
 	return s, nil
 }
 
@@ -282,7 +306,7 @@ func urlHost(a *net.TCPAddr) string {
 }
 
 // Handler serves the Cloudflare API under /client/v4/, uploaded scripts'
-// own HTTP under /__workers/ (controlplane.go) and the admin API under
+// own HTTP under /__workers/ (runtime.go) and the admin API under
 // /__emulator/.
 func (s *Server) Handler() http.Handler { return s.handler }
 
@@ -302,6 +326,11 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.httpSrv != nil {
+			close(s.broker.stop)
+			<-s.broker.done
+		}
+		s.stopRuntime()
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {
@@ -356,7 +385,8 @@ func (s *Server) routes() {
 	s.registerAssets()
 	s.registerQueues()
 	s.registerZones()
-	s.registerControlPlane()
+	s.registerWorkerServing()
+	s.registerBroker()
 	s.daytona.Register()
 	s.e2b.Register()
 	s.opencomputer.Register()

@@ -32,9 +32,6 @@ type state struct {
 	// WorkersSubdomains holds the account subdomains set with PUT
 	// workers/subdomain; accounts without one use Options.WorkersSubdomain.
 	WorkersSubdomains map[string]string `json:"workers_subdomains"` // by account ID
-	// AppSecrets are the global secrets stores of control-plane scripts
-	// (see controlplane.go); a store is deleted with its script.
-	AppSecrets map[string]map[string]*appSecret `json:"app_secrets"` // by wkKey(account, script), then key
 	// AssetBlobs are the uploaded static asset files (assets.go).
 	AssetBlobs map[string]*assetBlob `json:"asset_blobs,omitempty"` // by account + "/" + hash
 	// Zones, WorkerDomains and WorkerRoutes are zones.go's: the seeded and
@@ -220,7 +217,6 @@ func newState() *state {
 		Queues:  map[string]*queue{},
 
 		WorkersSubdomains: map[string]string{},
-		AppSecrets:        map[string]map[string]*appSecret{},
 		Zones:             map[string]*zone{},
 		WorkerDomains:     map[string]*workerDomain{},
 		WorkerRoutes:      map[string]*workerRoute{},
@@ -265,9 +261,6 @@ func loadState(path string) (*state, error) {
 	if st.WorkersSubdomains == nil {
 		st.WorkersSubdomains = map[string]string{}
 	}
-	if st.AppSecrets == nil {
-		st.AppSecrets = map[string]map[string]*appSecret{}
-	}
 	if st.Zones == nil {
 		st.Zones = map[string]*zone{}
 	}
@@ -276,16 +269,6 @@ func loadState(path string) (*state, error) {
 	}
 	if st.WorkerRoutes == nil {
 		st.WorkerRoutes = map[string]*workerRoute{}
-	}
-	for key, store := range st.AppSecrets {
-		for k, v := range store {
-			if v == nil {
-				delete(store, k)
-			}
-		}
-		if len(store) == 0 {
-			delete(st.AppSecrets, key)
-		}
 	}
 	for _, ws := range st.Workers {
 		ws.adoptHistory()
@@ -394,7 +377,7 @@ type WorkerEntry struct {
 	Crons        []string `json:"crons"`
 	WorkersDev   bool     `json:"workers_dev"`
 	Bindings     int      `json:"bindings"`
-	AppSecrets   int      `json:"app_secrets"` // keys in its control-plane secrets store
+	AppSecrets   int      `json:"app_secrets"` // rows of global_secrets in the D1 database bound as DB
 
 	Assets *AssetsEntry `json:"assets,omitempty"` // its static assets
 }
@@ -449,7 +432,7 @@ func (s *Server) Inventory() Inventory {
 		inv.Workers = append(inv.Workers, WorkerEntry{
 			AccountID: ws.AccountID, Name: ws.Name, Etag: ws.Etag, MigrationTag: ws.MigrationTag,
 			Classes: append([]string{}, ws.Classes...), Crons: crons, WorkersDev: ws.WorkersDev, Bindings: len(ws.Bindings),
-			AppSecrets: len(s.st.AppSecrets[wkKey(ws.AccountID, ws.Name)]),
+			AppSecrets: s.appSecretCountLocked(ws),
 			Assets:     assetsEntry(ws.Assets),
 		})
 	}

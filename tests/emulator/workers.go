@@ -552,6 +552,9 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 	if content.Modules == nil {
 		content.Modules = []workerModule{} // an assets-only worker: nil would mean "modules not kept"
 	}
+	if err := s.checkStartupLocked(acct, name, &content); err != nil {
+		return nil, nil, err
+	}
 	ws := prev
 	if ws == nil {
 		ws = &workerScript{AccountID: acct, Name: name, CreatedOn: now, Tag: core.NewHexID()}
@@ -831,7 +834,6 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 // real API leaves them.
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
-	delete(s.st.AppSecrets, wkKey(acct, name))
 	s.domainsRemoveLocked(acct, name)
 	s.assetsCollectLocked(acct)
 	for _, q := range s.st.Queues {

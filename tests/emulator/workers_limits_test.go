@@ -93,7 +93,9 @@ func TestWorkerUploadRequiresExportedClasses(t *testing.T) {
 	apiErr = requireAPIError(t, err, http.StatusBadRequest, 10061)
 	assert.Equal(t, "Cannot create binding for class 'SessionDO' that is not exported by the script", apiErr.Errors[0].Message)
 
-	// A re-export of a module the upload does not carry cannot be read:
-	// nothing is refused on its account.
-	mustUpload(t, c, "do", meta(session), mod{"index.js", "application/javascript+module", "export * from './elsewhere.js';\nexport default {};"})
+	// A re-export of a module the upload does not carry: the runtime cannot
+	// start the script, and the upload is refused with its message.
+	_, err = upload(t, c, "do", meta(session), mod{"index.js", "application/javascript+module", "export * from './elsewhere.js';\nexport default {};"})
+	apiErr = requireAPIError(t, err, http.StatusBadRequest, 10021)
+	assert.Equal(t, "Uncaught Error: No such module \"elsewhere.js\".\n  imported from \"index.js\"", apiErr.Errors[0].Message)
 }

@@ -45,6 +45,8 @@ func main() {
 	sizeLimit := flag.Int64("worker-size-limit", 0, "the largest Worker in bytes (default: the plan's 64 MiB)")
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
 	zones := flag.String("zones", emulator.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
+	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
+	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
@@ -64,6 +66,7 @@ func main() {
 	}
 	daytona.WorkerLimits.MaxScriptBytes = *sizeLimit
 	daytona.WorkerLimits.Compressed = *sizeCompressed
+	daytona.Workerd, daytona.RunCrons = *workerdBin, *runCrons
 	daytona.Zones = map[string][]string{"*": {}}
 	for _, z := range strings.Split(*zones, ",") {
 		if z = strings.TrimSpace(z); z != "" {
@@ -76,7 +79,7 @@ func main() {
 	}
 }
 
-// daytona carries the Daytona fields, the worker limits and the zones of Options.
+// daytona carries the Daytona fields, the worker limits, the zones and the workerd binary of Options.
 func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool, daytona emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
@@ -90,7 +93,7 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, mod
 	}
 	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
 		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime,
-		WorkerLimits: daytona.WorkerLimits, Zones: daytona.Zones}
+		WorkerLimits: daytona.WorkerLimits, Zones: daytona.Zones, Workerd: daytona.Workerd, RunCrons: daytona.RunCrons}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf
