@@ -17,7 +17,7 @@ GO_TEST_FLAGS ?= -timeout 60m
 export CGO_ENABLED := 0
 export GOFLAGS := -trimpath $(GOFLAGS)
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean
 
 all: build
 
@@ -43,7 +43,8 @@ kube-tools:
 # What the tests start: the pulumi toolchain, staticcheck, the control plane
 # and the pulumi-kubernetes plugin (labelled 4.32.0, the version the
 # component's SDK asks for), which the web UI's engine test deploys through,
-# and the Python, npm and wrangler installs; built side by side in three lanes
+# and the Python, npm and wrangler installs and Debian's chromium (apt-get,
+# about 15 s); built side by side in three lanes
 # (.ci/test-tools.sh). The plugin is the longest cold build (8-20 min); cached,
 # every part takes well under a second.
 test-tools:
@@ -106,6 +107,11 @@ test-unit:
 # The main job: a full installation deployed to the local emulator, offline.
 demo: pulumi-tools build
 	./examples/run-local.sh
+
+# The demo, then the local cloud keeps serving the installation (what answers
+# where is printed) until Ctrl-C.
+local-cloud: pulumi-tools build
+	OPENINSPECT_DEMO_STAY_UP=1 ./examples/run-local.sh
 
 clean:
 	rm -rf $(BIN) .demo dist

@@ -2,11 +2,12 @@
 # Builds (once) everything the tests start, in three lanes at the same time:
 # the pulumi toolchain and staticcheck, the Kubernetes control plane and the
 # pulumi-kubernetes plugin, and the registry installs (Python venv, npm
-# packages, wrangler). Cold, every lane is mostly compiling or downloading, and
-# one lane alone leaves a core idle while it links or fetches; side by side
-# they finish minutes sooner on two cores. Each lane's output is kept apart
-# and printed when the lane ends, so the log reads as three blocks, not an
-# interleaving. Cached, the whole script takes well under a second.
+# packages, wrangler, workerd, Debian's chromium). Cold, every lane is mostly
+# compiling or downloading, and one lane alone leaves a core idle while it
+# links or fetches; side by side they finish minutes sooner on two cores.
+# Each lane's output is kept apart and printed when the lane ends, so the log
+# reads as three blocks, not an interleaving. Cached, the whole script takes
+# well under a second.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +24,8 @@ lane_kubernetes() {
   done
 }
 lane_registries() {
-  ./.ci/python-tools.sh && ./.ci/node-tools.sh && ./.ci/wrangler-tools.sh && ./.ci/workerd-tools.sh
+  ./.ci/python-tools.sh && ./.ci/node-tools.sh && ./.ci/wrangler-tools.sh &&
+    ./.ci/workerd-tools.sh && ./.ci/browser-tools.sh
 }
 
 lanes=(pulumi kubernetes registries)

@@ -2,6 +2,8 @@
 # Deploys examples/yaml to the local cloud emulator, offline, and prints the
 # stack outputs. State, emulator data and the Pulumi home live in .demo/, so a
 # second run finds everything where the first left it (and changes nothing).
+# OPENINSPECT_DEMO_STAY_UP=1 (make local-cloud) keeps the emulator serving
+# the installation afterwards, printing what answers where, until Ctrl-C.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Overridable so a test can run this script in a directory of its own with
@@ -81,3 +83,30 @@ echo "web: GET $web_url answered ${web_status:-nothing}"
 echo
 echo "outputs:"
 pulumi stack output --json
+
+# OPENINSPECT_DEMO_STAY_UP=1 (`make local-cloud`): keep the local cloud
+# serving the installation after the deploy, until Ctrl-C, instead of
+# stopping the emulator with the script.
+[ "${OPENINSPECT_DEMO_STAY_UP:-}" = 1 ] || exit 0
+control_plane_url=$(pulumi stack output controlPlaneUrl)
+echo
+echo "local cloud: up until Ctrl-C; what answers where:"
+echo "  emulator              $emu_url  (log: $demo/emulator.log)"
+echo "  Cloudflare API        $emu_url/client/v4/"
+echo "  Modal API             $emu_url"
+# workerNames is a flat object of script names, printed one key a line.
+pulumi stack output workerNames --json |
+  sed -n 's/^ *"\([^"]*\)": *"\([^"]*\)",\{0,1\}$/\1 \2/p' |
+  while read -r worker script; do
+    printf '  worker %-14s %s\n' "$worker" "$emu_url/__workers/$script"
+  done
+echo "  web UI                $web_url"
+echo "try:"
+echo "  curl $control_plane_url/health"
+echo "  curl $web_url"
+# Ctrl-C (or a TERM) ends the wait; the EXIT trap then stops the emulator.
+trap 'echo; echo "local cloud: stopping"; exit 0' INT TERM
+rc=0
+wait "$emu_pid" || rc=$?
+echo "the emulator exited (status $rc); see $demo/emulator.log" >&2
+exit 1

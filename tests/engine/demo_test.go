@@ -1,13 +1,18 @@
 package engine
 
 import (
+	"bufio"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +40,9 @@ var warningLine = regexp.MustCompile(`^\s*warning: `)
 // condition, none about a plugin taken from $PATH, and ends with the
 // outputs, upstreamVerification carrying the per-file detail the one
 // migrations line points at; the web UI (on Cloudflare) answered the webUrl
-// printed.
+// printed. Run again with OPENINSPECT_DEMO_STAY_UP=1 (`make local-cloud`),
+// it prints what answers where, the printed URLs answer while it waits, and
+// a TERM stops it and its emulator.
 func TestDemoScriptOutput(t *testing.T) {
 	requirePulumi(t)
 	// Found here as the provider will find it inside the script; failing
@@ -98,4 +105,101 @@ func TestDemoScriptOutput(t *testing.T) {
 	assert.Equal(t, "extra (not one of the pinned commit's)", verification["migrations.0001_sessions.sql"],
 		"the per-file detail the warning points at")
 	assert.NotContains(t, out, "demo-not-a-real-key", "no secret in the demo's output")
+
+	// Again, staying up (`make local-cloud`): the second up changes nothing,
+	// then the local cloud keeps answering until the script is stopped.
+	stayUp := exec.Command(cmd.Path)
+	stayUp.Dir = cmd.Dir
+	stayUp.Env = append(slices.Clone(cmd.Env), "OPENINSPECT_DEMO_STAY_UP=1")
+	checkStayUp(t, stayUp, outputs)
+}
+
+// stayUpLine is one "what answers where" line: a label, then a URL.
+var stayUpLine = regexp.MustCompile(`^  (emulator|Cloudflare API|Modal API|worker [a-z-]+|web UI) +(http://\S+)`)
+
+// checkStayUp runs the demo script with OPENINSPECT_DEMO_STAY_UP=1, reads
+// its "what answers where" block, asks the printed URLs, then stops it with
+// TERM (what Ctrl-C's trap does too) and checks the emulator went with it.
+func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	lines := make(chan string)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = cmd.Process.Kill() // this test's own script, by its handle
+			go func() {
+				for range lines {
+				}
+			}()
+			<-exited
+		}
+	}()
+
+	var out strings.Builder
+	where := map[string]string{}
+	deadline := time.After(10 * time.Minute)
+	for inBlock := false; ; {
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-lines:
+		case <-deadline:
+			t.Fatalf("no \"what answers where\" block in 10 minutes:\n%s", out.String())
+		}
+		require.True(t, ok, "the script ended before the local cloud was up:\n%s", out.String())
+		out.WriteString(line + "\n")
+		if strings.HasPrefix(line, "local cloud: up until Ctrl-C") {
+			inBlock = true
+		}
+		if m := stayUpLine.FindStringSubmatch(line); inBlock && m != nil {
+			where[m[1]] = m[2]
+		}
+		if inBlock && strings.HasPrefix(line, "  curl ") && strings.HasSuffix(line, "/__workers/open-inspect-web-demo") {
+			break // the block's last line
+		}
+	}
+	assert.Contains(t, out.String(), "web: GET "+outputs["webUrl"].(string)+" answered 200", "the port of the first run is reused:\n%s", out.String())
+
+	t.Logf("the local cloud answers: %v", where)
+	emu := where["emulator"]
+	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, emu, "%s", out.String())
+	assert.Equal(t, emu+"/client/v4/", where["Cloudflare API"])
+	assert.Equal(t, emu, where["Modal API"])
+	names, _ := outputs["workerNames"].(map[string]any)
+	require.NotEmpty(t, names)
+	for worker, script := range names {
+		assert.Equal(t, emu+"/__workers/"+script.(string), where["worker "+worker], "%s", out.String())
+	}
+	assert.Equal(t, outputs["webUrl"], where["web UI"])
+	assert.Contains(t, out.String(), "  curl "+outputs["controlPlaneUrl"].(string)+"/health\n")
+
+	// Still answering after the deploy: the web UI's page and the control plane.
+	status, page := get(t, where["web UI"])
+	assert.Equal(t, http.StatusOK, status, "%s", page)
+	assert.Contains(t, page, `data-ws-url="ws://`+strings.TrimPrefix(emu, "http://")+"/__workers/open-inspect-control-plane-demo")
+	status, health := get(t, outputs["controlPlaneUrl"].(string)+"/health")
+	assert.Equal(t, http.StatusOK, status, "%s", health)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	for line := range lines {
+		out.WriteString(line + "\n")
+	}
+	require.NoError(t, <-exited, "the stopped script exits 0:\n%s", out.String())
+	stopped = true
+	assert.Contains(t, out.String(), "local cloud: stopping")
+	_, err = http.Get(emu + "/")
+	assert.Error(t, err, "the emulator stops with the script")
 }
