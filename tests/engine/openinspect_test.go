@@ -123,7 +123,7 @@ func TestOpenInspectInstallation(t *testing.T) {
 	editProgram(t, pt, withExtraKV)
 
 	up := pt.Up(t)
-	assert.Equal(t, 4.0, up.Outputs["appliedMigrations"].Value)
+	assert.Equal(t, 5.0, up.Outputs["appliedMigrations"].Value)
 	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", up.Outputs["controlPlaneUrl"].Value)
 	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-engine", "slack-bot": "open-inspect-slack-bot-engine"},
 		up.Outputs["workerNames"].Value)
