@@ -52,7 +52,11 @@ export default {
       case "/count":
         return env.COUNTER.get(env.COUNTER.idFromName("one")).fetch(request);
       case "/error":
-        await env.DB.prepare("SELECT * FROM missing_table").all();
+        try {
+          await env.DB.prepare("SELECT * FROM missing_table").all();
+        } catch (e) {
+          return new Response(e.message, { status: 500 });
+        }
     }
     return new Response(request.url, { status: 404 });
   },
@@ -118,6 +122,7 @@ func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
 	assert.Equal(t, [][]map[string]any{{{"body": "first", "data": "010203"}}}, query(t, c, db.UUID, "SELECT body, hex(data) AS data FROM notes"))
 	status, body = get("/error")
 	assert.Equal(t, 500, status)
+	assert.Contains(t, body, "no such table: missing_table", "the binding throws SQLite's error")
 
 	// KV through the binding, visible through the API.
 	_, body = get("/kv")
