@@ -13,6 +13,7 @@ package emulator
 //     metadata in CF-KV-Metadata, expiry in CF-Expiration;
 //   - queue: POST /message (X-Msg-Fmt, X-Msg-Delay-Secs) and POST /batch,
 //     into the queue's backlog (broker.go);
+//   - r2: the bucket's objects (r2_binding.go);
 //   - assets: the script's static assets at the request's path.
 
 import (
@@ -48,6 +49,8 @@ func (s *Server) withBindings(next http.Handler) http.Handler {
 			s.bindKV(w, r, acct, id)
 		case "queue":
 			s.bindQueue(w, r, acct, id)
+		case "r2":
+			s.bindR2(w, r, acct, id)
 		case "assets":
 			s.bindAssets(w, r, acct, id)
 		default:

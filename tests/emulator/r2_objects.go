@@ -8,8 +8,6 @@ package emulator
 // NoSuchKey wording); wrangler reads any 404 as "no such bucket/object".
 
 import (
-	"crypto/md5"
-	"encoding/hex"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
@@ -39,10 +37,6 @@ type r2ObjectJSON struct {
 	} `json:"http_metadata"`
 }
 
-func r2ObjectEtag(body []byte) string {
-	sum := md5.Sum(body)
-	return hex.EncodeToString(sum[:])
-}
 
 func (s *Server) r2PutObject(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("object_key")

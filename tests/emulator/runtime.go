@@ -137,7 +137,7 @@ func (s *Server) workerConfigLocked(acct, name string, c *workerContent, backend
 		case "kv_namespace":
 			bd.KV = backend("kv", b.NamespaceID)
 		case "r2_bucket":
-			bd.R2 = stub(http.StatusNotImplemented, "R2 bindings are not run by the emulator: use the R2 API")
+			bd.R2 = backend("r2", b.BucketName)
 		case "queue":
 			bd.Queue = backend("queue", b.QueueName)
 		case "assets":

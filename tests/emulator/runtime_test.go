@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudflare/cloudflare-go/v4"
 	"github.com/cloudflare/cloudflare-go/v4/kv"
+	"github.com/cloudflare/cloudflare-go/v4/r2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -43,6 +44,19 @@ export default {
         const { value, metadata } = await env.CACHE.getWithMetadata("last");
         const list = await env.CACHE.list({ prefix: "l" });
         return Response.json({ value, metadata, keys: list.keys.map((k) => k.name) });
+      }
+      case "/r2": {
+        await env.MEDIA.put("notes/a.txt", "alpha", { httpMetadata: { contentType: "text/plain" }, customMetadata: { by: "producer" } });
+        await env.MEDIA.put("notes/b.txt", "beta");
+        const a = await env.MEDIA.get("notes/a.txt");
+        const part = await env.MEDIA.get("notes/a.txt", { range: { offset: 1, length: 3 } });
+        const head = await env.MEDIA.head("notes/b.txt");
+        const list = await env.MEDIA.list({ prefix: "notes/" });
+        await env.MEDIA.delete("notes/b.txt");
+        return Response.json({
+          text: await a.text(), type: a.httpMetadata.contentType, by: a.customMetadata.by, part: await part.text(),
+          size: head.size, keys: list.objects.map((o) => o.key), missing: await env.MEDIA.get("nope"),
+        });
       }
       case "/send":
         await env.JOBS.send({ id: url.searchParams.get("id"), fail: url.searchParams.has("fail") });
@@ -81,7 +95,7 @@ export default {
 };`
 
 func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
-	s := start(t, emulator.Options{})
+	s := start(t, emulator.Options{Logf: t.Logf}) // what the scripts log, on failure
 	c := newClient(s)
 	ctx := context.Background()
 	db := createDB(t, c, "rt")
@@ -91,6 +105,8 @@ func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
 	store, err := c.KV.Namespaces.New(ctx, kv.NamespaceNewParams{AccountID: cloudflare.F(acct), Title: cloudflare.F("rt-store")})
 	require.NoError(t, err)
 	jobs := createQueue(t, c, "rt-jobs")
+	_, err = c.R2.Buckets.New(ctx, r2.BucketNewParams{AccountID: cloudflare.F(acct), Name: cloudflare.F("rt-media")})
+	require.NoError(t, err)
 	createQueue(t, c, "rt-jobs-dlq")
 
 	mustUpload(t, c, "rt-consumer", M{"main_module": "index.js", "compatibility_date": "2025-01-01", "bindings": []M{
@@ -102,6 +118,7 @@ func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
 			{"type": "d1", "name": "DB", "id": db.UUID},
 			{"type": "kv_namespace", "name": "CACHE", "namespace_id": cache.ID},
 			{"type": "queue", "name": "JOBS", "queue_name": "rt-jobs"},
+			{"type": "r2_bucket", "name": "MEDIA", "bucket_name": "rt-media"},
 			{"type": "service", "name": "PEER", "service": "rt-consumer"},
 			{"type": "durable_object_namespace", "name": "COUNTER", "class_name": "Counter"},
 			{"type": "plain_text", "name": "GREETING", "text": "hello"},
@@ -130,6 +147,14 @@ func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
 	v, ok := kvValue(t, c, cache.ID, "last")
 	assert.True(t, ok)
 	assert.Equal(t, "first", v)
+
+	// R2 through the binding: the object stays in the bucket the API serves.
+	status, body = get("/r2")
+	require.Equal(t, 200, status, body)
+	assert.JSONEq(t, `{"text":"alpha","type":"text/plain","by":"producer","part":"lph","size":4,"keys":["notes/a.txt","notes/b.txt"],"missing":null}`, body)
+	res, out := do(t, http.MethodGet, s.CloudflareBaseURL()+"accounts/"+acct+"/r2/buckets/rt-media/objects/notes/a.txt", "Bearer "+emulator.DefaultToken, "")
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, "alpha", out)
 
 	// A service binding reaches the other script.
 	_, body = get("/peer")
@@ -165,7 +190,7 @@ func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
 	assert.Empty(t, left)
 
 	// Crons fire on request.
-	res, out := do(t, http.MethodPost, s.URL()+"/__emulator/scheduled/rt-producer?cron="+strings.ReplaceAll("*/5 * * * *", " ", "%20"), "", "")
+	res, out = do(t, http.MethodPost, s.URL()+"/__emulator/scheduled/rt-producer?cron="+strings.ReplaceAll("*/5 * * * *", " ", "%20"), "", "")
 	require.Equal(t, 200, res.StatusCode, out)
 	assert.JSONEq(t, `{"outcome":"ok","noRetry":false}`, out)
 	v, _ = kvValue(t, c, cache.ID, "cron")

@@ -79,9 +79,10 @@ type r2Bucket struct {
 }
 
 type r2Object struct {
-	Body        []byte    `json:"body"`
-	Uploaded    time.Time `json:"uploaded"`
-	ContentType string    `json:"content_type,omitempty"`
+	Body           []byte            `json:"body"`
+	Uploaded       time.Time         `json:"uploaded"`
+	ContentType    string            `json:"content_type,omitempty"`
+	CustomMetadata map[string]string `json:"custom_metadata,omitempty"` // set through a binding's put
 }
 
 func r2Key(account, name string) string { return account + "/" + name }
