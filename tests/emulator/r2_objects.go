@@ -37,7 +37,6 @@ type r2ObjectJSON struct {
 	} `json:"http_metadata"`
 }
 
-
 func (s *Server) r2PutObject(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("object_key")
 	if key == "" {
