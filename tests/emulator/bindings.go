@@ -234,14 +234,18 @@ func (s *Server) bindKV(w http.ResponseWriter, r *http.Request, acct, id string)
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/":
 		s.kvBindingList(w, r, ns, now)
+		return
 	case r.Method == http.MethodPost && r.URL.Path == "/bulk/get":
 		s.kvBindingBulkGet(w, r, ns, now)
-	case r.Method == http.MethodGet:
-		key, err := kvBindingKey(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+		return
+	}
+	key, err := kvBindingKey(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
 		s.mu.Lock()
 		v := ns.Values[key]
 		var value []byte
@@ -264,12 +268,7 @@ func (s *Server) bindKV(w http.ResponseWriter, r *http.Request, acct, id string)
 			w.Header().Set("CF-Expiration", strconv.FormatInt(exp, 10))
 		}
 		_, _ = w.Write(value)
-	case r.Method == http.MethodPut:
-		key, err := kvBindingKey(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	case http.MethodPut:
 		val := &kvValue{}
 		q := r.URL.Query()
 		if e := q.Get("expiration"); e != "" {
@@ -306,12 +305,7 @@ func (s *Server) bindKV(w http.ResponseWriter, r *http.Request, acct, id string)
 		if err := s.save(); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
-	case r.Method == http.MethodDelete:
-		key, err := kvBindingKey(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	case http.MethodDelete:
 		s.mu.Lock()
 		delete(ns.Values, key)
 		s.mu.Unlock()

@@ -330,7 +330,7 @@ func (s *Server) Close() error {
 			close(s.broker.stop)
 			<-s.broker.done
 		}
-		s.stopRuntime()
+		s.stopRuntime(true)
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {

@@ -50,7 +50,8 @@ type workersRuntime struct {
 	starts int    // how many configurations were started, for the bench
 	checks int    // startup checks of uploads
 	last   time.Duration
-	lastN  int // workers in the configuration last started
+	lastN  int  // workers in the configuration last started
+	closed bool // Close ran: a late queue delivery must not start workerd again
 }
 
 // workerService is the workerd service name of a script.
@@ -276,6 +277,9 @@ func (s *Server) runtimeProcess(ctx context.Context) (*workerd.Process, error) {
 	r := &s.workers
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("the emulator is closed")
+	}
 	if r.proc != nil {
 		select {
 		case <-r.proc.Exited():
@@ -338,10 +342,11 @@ func (s *Server) checkStartupLocked(acct, name string, c *workerContent) error {
 	return nil
 }
 
-// stopRuntime ends workerd (Close).
-func (s *Server) stopRuntime() {
+// stopRuntime ends workerd; closing says for good (Close).
+func (s *Server) stopRuntime(closing bool) {
 	s.workers.mu.Lock()
 	defer s.workers.mu.Unlock()
+	s.workers.closed = s.workers.closed || closing
 	if s.workers.proc != nil {
 		s.workers.proc.Stop()
 		s.workers.proc = nil
@@ -397,7 +402,7 @@ func residentBytes(pid int) int64 {
 
 // RestartRuntime stops workerd, so the next request starts it afresh (the
 // bench's cold start).
-func (s *Server) RestartRuntime() { s.stopRuntime() }
+func (s *Server) RestartRuntime() { s.stopRuntime(false) }
 
 func (s *Server) registerWorkerServing() {
 	s.mux.HandleFunc(workersPrefix+"{script_name}", s.workerServe)
