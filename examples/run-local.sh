@@ -27,7 +27,10 @@ if [ -s "$demo/emulator.url" ]; then
   if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then listen=$prev; fi
 fi
 rm -f "$demo/emulator.addr"
-"$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" \
+# A local cloud that stays up also fires the scripts' crons on schedule.
+crons=()
+[ "${OPENINSPECT_DEMO_STAY_UP:-}" = 1 ] && crons=(-run-crons)
+"$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" "${crons[@]}" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
 trap 'kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
