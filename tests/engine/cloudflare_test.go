@@ -29,8 +29,10 @@ func TestYAMLCloudflareStack(t *testing.T) {
 		auto.ConfigValue{Value: anthropicKey, Secret: true}))
 
 	up := pt.Up(t)
-	assert.Equal(t, 2.0, up.Outputs["appliedMigrations"].Value)
-	assert.Equal(t, "0002", up.Outputs["latestMigration"].Value)
+	// The third migration makes the table the fixture control plane keeps
+	// the seeded secrets in.
+	assert.Equal(t, 3.0, up.Outputs["appliedMigrations"].Value)
+	assert.Equal(t, "0003", up.Outputs["latestMigration"].Value)
 	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", up.Outputs["controlPlaneUrl"].Value)
 	inv := emu.inventory(t)
 	require.Len(t, inv.Workers, 2)
