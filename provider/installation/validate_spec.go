@@ -116,18 +116,20 @@ func validateSpec(s *spec) []error {
 		// secrets other resources compute): the map itself is never secret.
 		for _, k := range slices.Sorted(maps.Keys(w.Vars)) {
 			if problem := cloudflare.BindingNameProblem(k); problem != "" {
-				errs.add(path+".vars."+k, "%s", problem)
+				errs.add(keyPath(path+".vars", k), "%s", problem)
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
-			switch problem := cloudflare.BindingNameProblem(k); {
+			problem := cloudflare.BindingNameProblem(k)
+			switch {
 			case problem != "":
-				errs.add(path+".secrets."+k, "%s", problem)
+				errs.add(keyPath(path+".secrets", k), "%s", problem)
 			case w.Secrets[k] == nil:
-				errs.add(path+".secrets."+k, "secret %s has no value", k)
+				errs.add(keyPath(path+".secrets", k), "secret %s has no value", k)
 			}
-			if _, both := w.Vars[k]; both {
-				errs.add(path+".secrets."+k, "%s is also set in %s.vars: a name is either a var or a secret", k, path)
+			// An invalid name is reported once, above.
+			if _, both := w.Vars[k]; both && problem == "" {
+				errs.add(keyPath(path+".secrets", k), "%s is also set in %s.vars: a name is either a var or a secret", k, path)
 			}
 		}
 		for j, c := range w.Crons {
@@ -154,16 +156,16 @@ func validateSpec(s *spec) []error {
 		name := platform.AppSecretName(k)
 		switch problem := platform.AppSecretKeyProblem(name); {
 		case !appSecretKeyPattern.MatchString(k):
-			errs.add("appSecrets."+k, "%q is not a valid secret name: use letters, digits and '_', not starting with a digit, "+
+			errs.add(keyPath("appSecrets", k), "%q is not a valid secret name: use letters, digits and '_', not starting with a digit, "+
 				"at most 256 characters (the store upper-cases it)", k)
 		case problem != "" && name != k:
-			errs.add("appSecrets."+k, "%s (the store upper-cases %s to %s)", problem, k, name)
+			errs.add(keyPath("appSecrets", k), "%s (the store upper-cases %s to %s)", problem, k, name)
 		case problem != "":
-			errs.add("appSecrets."+k, "%s", problem)
+			errs.add(keyPath("appSecrets", k), "%s", problem)
 		case stored[name] != "":
-			errs.add("appSecrets."+k, "names the same secret as appSecrets.%s: the store upper-cases names, so both are %s", stored[name], name)
+			errs.add(keyPath("appSecrets", k), "names the same secret as appSecrets.%s: the store upper-cases names, so both are %s", stored[name], name)
 		case s.AppSecrets[k] == nil:
-			errs.add("appSecrets."+k, "secret %s has no value", k)
+			errs.add(keyPath("appSecrets", k), "secret %s has no value", k)
 		}
 		if stored[name] == "" {
 			stored[name] = k

@@ -75,12 +75,12 @@ func (s *spec) givenSecrets() []givenSecret {
 	add("sandbox.vercel.token", s.Vercel.Token, nil)
 	for i, w := range a.Workers {
 		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
-			add(fmt.Sprintf("workers[%d].secrets.%s", i, k), w.Secrets[k], nil)
+			add(keyPath(fmt.Sprintf("workers[%d].secrets", i), k), w.Secrets[k], nil)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.AppSecrets)) {
 		key := k
-		add("appSecrets."+k, a.AppSecrets[k], func(v string) string { return platform.AppSecretValueProblem(key, v) })
+		add(keyPath("appSecrets", k), a.AppSecrets[k], func(v string) string { return platform.AppSecretValueProblem(key, v) })
 		out[len(out)-1].store = true
 	}
 	return out
@@ -181,7 +181,7 @@ func (s *spec) workerVarInputs() []plainValue {
 	for i, w := range a.Workers {
 		for _, k := range slices.Sorted(maps.Keys(w.Vars)) {
 			v := w.Vars[k]
-			add(fmt.Sprintf("workers[%d].vars.%s", i, k), &v)
+			add(keyPath(fmt.Sprintf("workers[%d].vars", i), k), &v)
 		}
 	}
 	return out

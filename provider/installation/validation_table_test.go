@@ -202,7 +202,7 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"worker secret key starting with a digit", worker(map[string]any{"secrets": map[string]any{"1ABC": secret("x")}}),
 			`workers[0].secrets.1ABC: "1ABC" is not a valid binding name`, "", false},
 		{"worker var key with a space", worker(map[string]any{"vars": map[string]any{"HAS SPACE": "x"}}),
-			`workers[0].vars.HAS SPACE: "HAS SPACE" is not a valid binding name`, "", false},
+			`workers[0].vars["HAS SPACE"]: "HAS SPACE" is not a valid binding name`, "", false},
 		{"var and secret of one name", worker(map[string]any{"vars": map[string]any{"K": "v"}, "secrets": map[string]any{"K": secret("s")}}),
 			"workers[0].secrets.K: K is also set in workers[0].vars", "", false},
 		{"var named like a binding", worker(map[string]any{"vars": map[string]any{"DB": "x"}}),
