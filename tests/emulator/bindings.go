@@ -202,19 +202,6 @@ func bindingParams(in []any) ([]any, error) {
 	return out, nil
 }
 
-// openD1Locked is the database's open SQLite handle.
-func (s *Server) openD1Locked(id string) (*sqliteDB, error) {
-	if eng, ok := s.d1open[id]; ok {
-		return eng, nil
-	}
-	eng, err := openSQLite(s.d1Path(id))
-	if err != nil {
-		return nil, err
-	}
-	s.d1open[id] = eng
-	return eng, nil
-}
-
 // kvBindingKey is the key a KV binding request names.
 func kvBindingKey(r *http.Request) (string, error) {
 	raw := strings.TrimPrefix(r.URL.EscapedPath(), "/")

@@ -31,9 +31,10 @@ type queuedMessage struct {
 	Timestamp   time.Time
 	ContentType string // text, json, bytes, v8
 	Body        []byte
-	Deliveries  int       // how many times it was handed to the consumer
-	ReadyAt     time.Time // not delivered before
-	Enqueued    time.Time // when it became ready, for max_wait_time_ms
+	Deliveries  int // how many times it was handed to the consumer
+	// ReadyAt is when it may be delivered (after its delay or retry
+	// delay); max_wait_time_ms counts from then too.
+	ReadyAt time.Time
 }
 
 // broker holds every queue's backlog, by queue ID.
@@ -108,7 +109,7 @@ func (s *Server) bindQueue(w http.ResponseWriter, r *http.Request, acct, name st
 			http.Error(w, "message content type "+ct+" is invalid", http.StatusBadRequest)
 			return
 		}
-		msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Body: body, ReadyAt: now.Add(delay), Enqueued: now.Add(delay)})
+		msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Body: body, ReadyAt: now.Add(delay)})
 	case "/batch":
 		var in struct {
 			Messages []struct {
@@ -143,7 +144,7 @@ func (s *Server) bindQueue(w http.ResponseWriter, r *http.Request, acct, name st
 			if m.DelaySecs != nil {
 				d = time.Duration(*m.DelaySecs) * time.Second
 			}
-			msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Body: body, ReadyAt: now.Add(d), Enqueued: now.Add(d)})
+			msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Body: body, ReadyAt: now.Add(d)})
 		}
 	default:
 		http.NotFound(w, r)
@@ -241,8 +242,8 @@ func (b *broker) takeBatch(plan consumerPlan, now time.Time) []*queuedMessage {
 	for _, m := range b.backlog[plan.queueID] {
 		if !m.ReadyAt.After(now) {
 			ready = append(ready, m)
-			if oldest.IsZero() || m.Enqueued.Before(oldest) {
-				oldest = m.Enqueued
+			if oldest.IsZero() || m.ReadyAt.Before(oldest) {
+				oldest = m.ReadyAt
 			}
 		}
 	}
@@ -335,7 +336,6 @@ func (s *Server) deliver(plan consumerPlan, batch []*queuedMessage) {
 			delay = *d
 		}
 		m.ReadyAt = now.Add(time.Duration(delay) * time.Second)
-		m.Enqueued = m.ReadyAt
 		again = append(again, m)
 	}
 	if len(again) > 0 {
@@ -351,7 +351,7 @@ func (s *Server) deliver(plan consumerPlan, batch []*queuedMessage) {
 		return // Cloudflare drops them too when the dead-letter queue is gone
 	}
 	for _, m := range dead {
-		m.Deliveries, m.ReadyAt, m.Enqueued = 0, now, now
+		m.Deliveries, m.ReadyAt = 0, now
 	}
 	b.add(dlq.ID, dead...)
 }

@@ -186,15 +186,25 @@ func (s *Server) d1Lookup(r *http.Request) (*d1Database, *sqliteDB, error) {
 	if s.closed {
 		return nil, nil, errDBClosed
 	}
-	eng, ok := s.d1open[id]
-	if !ok {
-		var err error
-		if eng, err = openSQLite(s.d1Path(id)); err != nil {
-			return nil, nil, err
-		}
-		s.d1open[id] = eng
+	eng, err := s.openD1Locked(id)
+	if err != nil {
+		return nil, nil, err
 	}
 	return rec, eng, nil
+}
+
+// openD1Locked is the database's open SQLite handle, opened on first use
+// (the D1 API and the Workers' D1 bindings share it).
+func (s *Server) openD1Locked(id string) (*sqliteDB, error) {
+	if eng, ok := s.d1open[id]; ok {
+		return eng, nil
+	}
+	eng, err := openSQLite(s.d1Path(id))
+	if err != nil {
+		return nil, err
+	}
+	s.d1open[id] = eng
+	return eng, nil
 }
 
 func (s *Server) d1Get(w http.ResponseWriter, r *http.Request) {

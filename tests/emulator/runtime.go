@@ -12,6 +12,7 @@ package emulator
 // (bindings.go); each kind speaks the protocol workerd's binding speaks.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -52,6 +53,34 @@ type workersRuntime struct {
 	last   time.Duration
 	lastN  int  // workers in the configuration last started
 	closed bool // Close ran: a late queue delivery must not start workerd again
+
+	// modules are the module files written for each version, by its etag
+	// (a digest of its metadata and modules): the configuration is derived
+	// on every request, and its modules need hashing and writing only once.
+	// Guarded by Server.mu, under which configurations are derived.
+	modules map[string][]workerd.Module
+}
+
+// runtimeServices are the backends and stubs a configuration's bindings
+// point to, each named once however many bindings use it.
+type runtimeServices struct {
+	backends map[string]workerd.Backend
+	stubs    map[string]workerd.Stub
+}
+
+func newRuntimeServices() *runtimeServices {
+	return &runtimeServices{backends: map[string]workerd.Backend{}, stubs: map[string]workerd.Stub{}}
+}
+
+// addTo appends the services to cfg in name order, so the same state always
+// renders the same configuration.
+func (rs *runtimeServices) addTo(cfg *workerd.Config) {
+	for _, k := range core.SortedKeys(rs.backends) {
+		cfg.Backends = append(cfg.Backends, rs.backends[k])
+	}
+	for _, k := range core.SortedKeys(rs.stubs) {
+		cfg.Stubs = append(cfg.Stubs, rs.stubs[k])
+	}
 }
 
 // workerService is the workerd service name of a script.
@@ -61,32 +90,27 @@ func workerService(acct, name string) string { return "w/" + acct + "/" + name }
 // in. Module files are written once, named by their content's digest.
 func (s *Server) runtimeConfigLocked() (workerd.Config, error) {
 	cfg := workerd.Config{StorageDir: filepath.Join(s.dataDir, "workerd", "durable-objects")}
-	backends := map[string]workerd.Backend{}
-	stubs := map[string]workerd.Stub{}
+	services := newRuntimeServices()
 	for _, key := range core.SortedKeys(s.st.Workers) {
 		ws := s.st.Workers[key]
 		if len(ws.Modules) == 0 {
 			continue // assets only: nothing to run
 		}
-		w, err := s.workerConfigLocked(ws.AccountID, ws.Name, &ws.workerContent, backends, stubs, false)
+		w, err := s.workerConfigLocked(ws.AccountID, ws.Name, &ws.workerContent, ws.version(ws.liveVersionID()), services, false)
 		if err != nil {
 			return cfg, err
 		}
 		cfg.Workers = append(cfg.Workers, w)
 	}
-	for _, k := range core.SortedKeys(backends) {
-		cfg.Backends = append(cfg.Backends, backends[k])
-	}
-	for _, k := range core.SortedKeys(stubs) {
-		cfg.Stubs = append(cfg.Stubs, stubs[k])
-	}
+	services.addTo(&cfg)
 	return cfg, nil
 }
 
-// workerConfigLocked is one script's part of the configuration. alone says
-// it is checked on its own (an upload's startup check): bindings to other
-// scripts then go to stubs.
-func (s *Server) workerConfigLocked(acct, name string, c *workerContent, backends map[string]workerd.Backend, stubs map[string]workerd.Stub, alone bool) (workerd.Worker, error) {
+// workerConfigLocked is one script's part of the configuration: c is what
+// runs, v its version (for version_metadata; nil before the upload is one).
+// alone says it is checked on its own (an upload's startup check): bindings
+// to other scripts then go to stubs.
+func (s *Server) workerConfigLocked(acct, name string, c *workerContent, v *workerVersion, services *runtimeServices, alone bool) (workerd.Worker, error) {
 	w := workerd.Worker{
 		Service:            workerService(acct, name),
 		CompatibilityDate:  c.CompatibilityDate,
@@ -104,14 +128,15 @@ func (s *Server) workerConfigLocked(acct, name string, c *workerContent, backend
 	}
 	w.DurableObjectClasses = c.Classes
 	backend := func(kind, id string) string {
-		svc := "b/" + kind + "/" + id
-		backends[svc] = workerd.Backend{Service: svc, Address: strings.TrimPrefix(s.url, "http://"), Header: bindingHeader, Value: kind + "/" + acct + "/" + id}
+		// Bucket and queue names are per account: so is the service.
+		svc := "b/" + kind + "/" + acct + "/" + id
+		services.backends[svc] = workerd.Backend{Service: svc, Address: strings.TrimPrefix(s.url, "http://"), Header: bindingHeader, Value: kind + "/" + acct + "/" + id}
 		return svc
 	}
 	stub := func(status int, msg string) string {
 		sum := sha256.Sum256([]byte(msg))
 		svc := "x/" + hex.EncodeToString(sum[:8])
-		stubs[svc] = workerd.Stub{Service: svc, Status: status, Message: msg}
+		services.stubs[svc] = workerd.Stub{Service: svc, Status: status, Message: msg}
 		return svc
 	}
 	for _, raw := range c.Bindings {
@@ -164,7 +189,13 @@ func (s *Server) workerConfigLocked(acct, name string, c *workerContent, backend
 				bd.DurableObjectClass, bd.DurableObjectService = b.ClassName, workerService(acct, b.ScriptName)
 			}
 		case "version_metadata":
-			meta := fmt.Sprintf(`{"id":%q,"tag":"","timestamp":%q}`, c.Etag, time.Now().UTC().Format(time.RFC3339))
+			// The version's own values: anything that changes per request
+			// would change the configuration and restart workerd each time.
+			id, tag, at := c.Etag, "", ""
+			if v != nil {
+				id, tag, at = v.ID, v.VersionTag, v.CreatedOn.UTC().Format(time.RFC3339)
+			}
+			meta := fmt.Sprintf(`{"id":%q,"tag":%q,"timestamp":%q}`, id, tag, at)
 			bd.JSON = &meta
 		default:
 			// Workers AI, Analytics Engine, Hyperdrive and the rest have
@@ -184,8 +215,11 @@ type runtimeBinding struct {
 }
 
 // moduleFiles writes a version's modules where workerd embeds them from,
-// the main module first.
+// the main module first, once per version (workersRuntime.modules).
 func (s *Server) moduleFiles(c *workerContent) ([]workerd.Module, error) {
+	if mods, ok := s.workers.modules[c.Etag]; ok && c.Etag != "" {
+		return mods, nil
+	}
 	dir := filepath.Join(s.dataDir, "workerd", "modules")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -211,6 +245,12 @@ func (s *Server) moduleFiles(c *workerContent) ([]workerd.Module, error) {
 		}
 		kind := moduleKind(m, c.HasModules)
 		out = append(out, workerd.Module{Name: m.Name, Kind: kind, Path: p})
+	}
+	if c.Etag != "" {
+		if s.workers.modules == nil {
+			s.workers.modules = map[string][]workerd.Module{}
+		}
+		s.workers.modules[c.Etag] = out
 	}
 	return out, nil
 }
@@ -316,18 +356,13 @@ func (s *Server) checkStartupLocked(acct, name string, c *workerContent) error {
 	if s.workers.rt == nil || len(c.Modules) == 0 {
 		return nil
 	}
-	backends, stubs := map[string]workerd.Backend{}, map[string]workerd.Stub{}
-	w, err := s.workerConfigLocked(acct, name, c, backends, stubs, true)
+	services := newRuntimeServices()
+	w, err := s.workerConfigLocked(acct, name, c, nil, services, true)
 	if err != nil {
 		return wkInvalid("%s", err.Error())
 	}
 	cfg := workerd.Config{Workers: []workerd.Worker{w}}
-	for _, k := range core.SortedKeys(backends) {
-		cfg.Backends = append(cfg.Backends, backends[k])
-	}
-	for _, k := range core.SortedKeys(stubs) {
-		cfg.Stubs = append(cfg.Stubs, stubs[k])
-	}
+	services.addTo(&cfg)
 	s.workers.checks++
 	proc, err := s.workers.rt.Start(context.Background(), "check", cfg)
 	var se *workerd.StartError
@@ -532,7 +567,7 @@ func (s *Server) dispatch(ctx context.Context, acct, script, event string, body,
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, proc.URL()+"/", strings.NewReader(string(in)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, proc.URL()+"/", bytes.NewReader(in))
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package emulator_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/cloudflare/cloudflare-go/v4"
 	"github.com/cloudflare/cloudflare-go/v4/kv"
+	"github.com/cloudflare/cloudflare-go/v4/option"
 	"github.com/cloudflare/cloudflare-go/v4/r2"
+	"github.com/cloudflare/cloudflare-go/v4/workers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -219,4 +222,55 @@ func TestRuntimeRefusesAScriptThatDoesNotStart(t *testing.T) {
 	assert.Equal(t, "Uncaught ReferenceError: undefinedThing is not defined\n  at index.js:1:11", apiErr.Errors[0].Message)
 	_, body := do(t, http.MethodGet, s.WorkerURL("rt-start")+"/", "", "")
 	assert.Equal(t, "v1", body)
+}
+
+// The configuration is derived on every request but workerd restarts only
+// when it changed: a version_metadata binding carries the version's own
+// values, and two accounts' buckets of one name stay two backends.
+func TestRuntimeRestartsOnlyWhenTheConfigurationChanges(t *testing.T) {
+	other := "1111111111111111aaaaaaaaaaaaaaaa"
+	s := start(t, emulator.Options{Tokens: map[string]string{emulator.DefaultToken: acct, "other-token": other}})
+	ctx := context.Background()
+	const code = `export default { async fetch(req, env) {
+  await env.MEDIA.put("who", env.WHO);
+  return Response.json({ version: env.VERSION.id, who: await (await env.MEDIA.get("who")).text() });
+} };`
+	for _, a := range []struct{ token, account, who string }{{emulator.DefaultToken, acct, "first"}, {"other-token", other, "second"}} {
+		cl := newClient(s, option.WithAPIToken(a.token))
+		_, err := cl.R2.Buckets.New(ctx, r2.BucketNewParams{AccountID: cloudflare.F(a.account), Name: cloudflare.F("media")})
+		require.NoError(t, err)
+		ct, body := multipartBody(t, M{"main_module": "index.js", "compatibility_date": "2025-01-01", "bindings": []M{
+			{"type": "r2_bucket", "name": "MEDIA", "bucket_name": "media"},
+			{"type": "version_metadata", "name": "VERSION"},
+			{"type": "plain_text", "name": "WHO", "text": a.who},
+		}}, mod{"index.js", "application/javascript+module", code})
+		_, err = cl.Workers.Scripts.Update(ctx, "rt-"+a.who, workers.ScriptUpdateParams{AccountID: cloudflare.F(a.account)}, option.WithRequestBody(ct, body))
+		require.NoError(t, err)
+	}
+	first := versionOf(t, s, emulator.DefaultToken, acct, "rt-first")
+	second := versionOf(t, s, "other-token", other, "rt-second")
+	for range 3 {
+		_, body := do(t, http.MethodGet, s.WorkerURL("rt-first")+"/", "", "")
+		assert.JSONEq(t, `{"version":"`+first+`","who":"first"}`, body)
+		_, body = do(t, http.MethodGet, s.WorkerURL("rt-second")+"/", "", "")
+		assert.JSONEq(t, `{"version":"`+second+`","who":"second"}`, body)
+	}
+	assert.Equal(t, 1, s.RuntimeStats().Starts, "nothing changed between the requests")
+}
+
+// versionOf is the ID of a script's newest version, read through the API.
+func versionOf(t *testing.T, s *emulator.Server, token, account, script string) string {
+	t.Helper()
+	res, body := do(t, http.MethodGet, s.CloudflareBaseURL()+"accounts/"+account+"/workers/scripts/"+script+"/versions", "Bearer "+token, "")
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	var out struct {
+		Result struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &out))
+	require.NotEmpty(t, out.Result.Items)
+	return out.Result.Items[0].ID
 }
