@@ -2,11 +2,9 @@ package engine
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -76,7 +74,7 @@ func TestLocalInstallationRuns(t *testing.T) {
 	inv := emu.inventory(t)
 	require.Len(t, inv.D1, 1)
 	assert.Equal(t, []map[string]any{{"id": "local-1", "title": "acme/app"}},
-		d1Rows(t, emu, inv.D1[0].ID, "SELECT id, title FROM sessions WHERE id = ?", "local-1"))
+		emu.d1Rows(t, inv.D1[0].ID, "SELECT id, title FROM sessions WHERE id = ?", "local-1"))
 
 	// The Slack bot's service binding reaches the control plane.
 	status, body = httpDo(t, http.MethodGet, botURL+"/fixture/control-plane-health", nil, nil)
@@ -146,28 +144,9 @@ func httpDo(t *testing.T, method, u string, body []byte, headers map[string]stri
 	return res.StatusCode, string(out)
 }
 
-// d1Rows runs sql through the D1 query API.
-func d1Rows(t *testing.T, emu *emulatorProcess, dbID, sql string, params ...any) []map[string]any {
-	t.Helper()
-	in, err := json.Marshal(map[string]any{"sql": sql, "params": params})
-	require.NoError(t, err)
-	status, body := httpDo(t, http.MethodPost, emu.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/d1/database/"+dbID+"/query", in,
-		map[string]string{"Authorization": "Bearer " + emulatorToken, "Content-Type": "application/json"})
-	require.Equal(t, http.StatusOK, status, body)
-	var out struct {
-		Result []struct {
-			Results []map[string]any `json:"results"`
-		} `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &out))
-	require.Len(t, out.Result, 1)
-	return out.Result[0].Results
-}
-
 // kvGet reads a KV value through the Cloudflare API.
 func kvGet(t *testing.T, emu *emulatorProcess, nsID, key string) (string, bool) {
 	t.Helper()
-	status, body := httpDo(t, http.MethodGet, emu.cloudflareBaseURL()+"accounts/"+emulatorAccount+"/storage/kv/namespaces/"+nsID+"/values/"+url.PathEscape(key), nil,
-		map[string]string{"Authorization": "Bearer " + emulatorToken})
-	return body, status == http.StatusOK && !strings.Contains(body, `"success":false`)
+	status, body := emu.cloudflareRaw(t, http.MethodGet, "storage/kv/namespaces/"+nsID+"/values/"+url.PathEscape(key), nil)
+	return string(body), status == http.StatusOK
 }
