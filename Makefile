@@ -17,7 +17,7 @@ GO_TEST_FLAGS ?= -timeout 60m
 export CGO_ENABLED := 0
 export GOFLAGS := -trimpath $(GOFLAGS)
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean
 
 all: build
 
@@ -104,14 +104,21 @@ bench-side-by-side: provider
 test-unit:
 	go test -short ./provider/... ./tests/emulator/...
 
+# What the demo's script starts besides this project's binaries: the pulumi
+# CLI and its YAML plugin, and workerd, which runs the deployed scripts in the
+# emulator (from npm, about 3 s cold). The Modal CLI the provider deploys the
+# sandbox app with is installed by the provider itself, into cacheDir.
+demo-tools: pulumi-tools
+	./.ci/workerd-tools.sh >/dev/null
+
 # The main job: a full installation deployed to the local emulator, offline.
-demo: pulumi-tools build
-	./examples/run-local.sh
+demo: demo-tools build
+	OPENINSPECT_BIN_DIR=$(BIN) ./examples/run-local.sh
 
 # The demo, then the local cloud keeps serving the installation (what answers
 # where is printed) until Ctrl-C.
-local-cloud: pulumi-tools build
-	OPENINSPECT_DEMO_STAY_UP=1 ./examples/run-local.sh
+local-cloud: demo-tools build
+	OPENINSPECT_DEMO_STAY_UP=1 OPENINSPECT_BIN_DIR=$(BIN) ./examples/run-local.sh
 
 clean:
 	rm -rf $(BIN) .demo dist

@@ -75,7 +75,9 @@ pulumi config set --secret githubAppPrivateKey demo-not-a-real-key
 for key in browserAuthSecret tokenEncryptionKey repoSecretsEncryptionKey; do
   pulumi config get "$key" >/dev/null 2>&1 || pulumi config set --secret "$key" "$(head -c 32 /dev/urandom | base64)"
 done
-pulumi up --yes --skip-preview --suppress-progress
+# As the README tells users: `pulumi up` previews, then updates. The outputs
+# are printed once, below, not also by the update.
+pulumi up --yes --suppress-progress --suppress-outputs
 # The web UI runs on the emulator's Workers (webUrl is its workers.dev stand-in,
 # <emulator>/__workers/<web worker>): ask it for the prerendered page.
 web_url=$(pulumi stack output webUrl)
@@ -83,9 +85,12 @@ web_status=$(curl -s -o /dev/null -w '%{http_code}' "$web_url" || true)
 echo
 echo "web: GET $web_url answered ${web_status:-nothing}"
 [ "$web_status" = 200 ] || { echo "the web UI did not answer; see $demo/emulator.log" >&2; exit 1; }
+# Every output as JSON is kept in outputs.json; the screen shows them without
+# upstreamVerification's per-file detail (upstream is its one-line summary).
+pulumi stack output --json > "$demo/outputs.json"
 echo
-echo "outputs:"
-pulumi stack output --json
+echo "outputs (with upstreamVerification's per-file detail: $demo/outputs.json):"
+awk '/^  "upstreamVerification": \{$/ { skip = 1; next } skip && /^  \},?$/ { skip = 0; next } !skip' "$demo/outputs.json"
 
 # OPENINSPECT_DEMO_STAY_UP=1 (`make local-cloud`): keep the local cloud
 # serving the installation after the deploy, until Ctrl-C, instead of

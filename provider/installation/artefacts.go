@@ -113,6 +113,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 			plan.Warnings = append(plan.Warnings, "this plugin embeds upstream artefacts that were not verified against the recorded digests "+
 				"(a development or test build): "+emb.set.Summary())
 		}
+		plan.tally.source = "embedded artefacts"
 		plan.Verification["source"] = fmt.Sprintf("embedded in the plugin (upstream %s, manifest sha256 %s), %s",
 			emb.set.Manifest.UpstreamCommit, emb.set.Digest(), verified)
 	} else if checkout != "" {
@@ -129,6 +130,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 				head, c.Upstream.Commit, c.Upstream.Commit, c.BuildCommand())
 		}
 		plan.Verification["source"] = "upstream.checkout " + checkout
+		plan.tally.source = "checkout " + checkout
 	}
 	for logical := range up.WorkerBundles {
 		if plan.worker(logical) == nil {
@@ -202,6 +204,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 		} else if emb != nil && dir == filepath.Join(emb.dir, filepath.FromSlash(c.D1Migrations.Directory)) {
 			matches, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
 			plan.Verification["migrations"] = fmt.Sprintf("%d files from the embedded artefacts, checked against their manifest", len(matches))
+			plan.tally.embedded = len(matches)
 		} else {
 			errs = append(errs, verifyMigrations(c, plan, path, dir, common.Deref(up.AllowUnverified, false))...)
 		}
@@ -219,7 +222,72 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 			}
 		}
 	}
+	plan.Summary = plan.tally.summary(c.Upstream.Commit)
 	return errs
+}
+
+// verificationTally counts what resolveArtifacts compared with the pin, so
+// the upstreamSummary output says it in one line and the per-file detail
+// stays in upstreamVerification.
+type verificationTally struct {
+	source string // "embedded artefacts" or "checkout <path>"; "" when none
+	// Migrations: pinned is the pin's count; matched, missing, changed and
+	// extra what the compared directory held; embedded counts a set that
+	// was checked against the plugin's manifest instead.
+	pinned, matched, missing, changed, extra, embedded int
+	compared                                           bool
+	embeddedBundles                                    int
+	// Bundles compared with the reference build, and those that differ.
+	bundles, bundlesDiffer int
+}
+
+// summary is one line: where the artefacts came from, how many of the
+// pin's migrations they hold, and how many bundles differ.
+func (t verificationTally) summary(commit string) string {
+	source := t.source
+	if source == "" {
+		source = "given artefacts"
+	}
+	var parts []string
+	switch {
+	case t.embedded > 0:
+		parts = append(parts, fmt.Sprintf("%d migrations and %d bundles checked against the plugin's manifest", t.embedded, t.embeddedBundles))
+	case t.compared && t.matched == t.pinned && t.missing+t.changed+t.extra == 0:
+		parts = append(parts, fmt.Sprintf("the pin's %d migrations, all matching", t.pinned))
+	case t.compared:
+		var off []string
+		for _, n := range []struct {
+			count int
+			what  string
+		}{{t.missing, "missing"}, {t.changed, "changed"}, {t.extra, "extra"}} {
+			if n.count > 0 {
+				off = append(off, fmt.Sprintf("%d %s", n.count, n.what))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d of the pin's %d migrations (%s)", t.matched, t.pinned, strings.Join(off, ", ")))
+	}
+	switch {
+	case t.bundlesDiffer > 0:
+		parts = append(parts, fmt.Sprintf("%d of %d bundles differ from the reference build", t.bundlesDiffer, t.bundles))
+	case t.bundles > 0:
+		parts = append(parts, fmt.Sprintf("%d bundles match the reference build", t.bundles))
+	}
+	line := source + ", upstream " + shortCommit(commit)
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, "; ")
+	}
+	if t.missing+t.changed+t.extra+t.bundlesDiffer > 0 {
+		line += "; see upstreamVerification"
+	}
+	return line
+}
+
+// shortCommit is a commit's first 12 hex digits, as git abbreviates it.
+func shortCommit(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
 }
 
 // artefactRoots are where an artefact may resolve to: the checkout, and the
@@ -327,18 +395,24 @@ func verifyMigrations(c *upstream.Contract, plan *installPlan, path, dir string,
 		findings = append(findings, long)
 		findingByFile[name] = short
 	}
+	plan.tally.compared, plan.tally.pinned = true, len(recorded)
 	for _, name := range slices.Sorted(maps.Keys(recorded)) {
 		switch sum, ok := found[name]; {
+		case ok && sum == recorded[name]:
+			plan.tally.matched++
 		case !ok:
+			plan.tally.missing++
 			finding(name, "missing (the pinned commit has it)",
 				fmt.Sprintf("migration %s of the pinned commit is missing from %s", name, dir))
-		case sum != recorded[name]:
+		default:
+			plan.tally.changed++
 			finding(name, fmt.Sprintf("differs: sha256 %s, pinned %s", sum, recorded[name]),
 				fmt.Sprintf("migration %s differs from the pinned commit's (sha256 %s, pinned %s)", filepath.Join(dir, name), sum, recorded[name]))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(found)) {
 		if _, ok := recorded[name]; !ok {
+			plan.tally.extra++
 			finding(name, "extra (not one of the pinned commit's)",
 				fmt.Sprintf("migration %s is not one of the pinned commit's", filepath.Join(dir, name)))
 		}
@@ -375,10 +449,14 @@ func verifyBundle(c *upstream.Contract, plan *installPlan, logical, path, script
 	key := "bundle." + logical
 	if fromEmbedded {
 		plan.Verification[key] = "from the embedded artefacts, checked against their manifest"
+		plan.tally.embeddedBundles++
 		return
 	}
 	ref, ok := c.Artefacts.Bundles[logical]
 	sum, _, err := artefacts.FileSHA256(script)
+	if err == nil && ok {
+		plan.tally.bundles++
+	}
 	switch {
 	case err != nil || !ok:
 		plan.Verification[key] = "given by " + path + ", not compared"
@@ -387,6 +465,7 @@ func verifyBundle(c *upstream.Contract, plan *installPlan, logical, path, script
 	default:
 		plan.Verification[key] = fmt.Sprintf("DIFFERS from the reference build: sha256 %s, reference %s", sum, ref.SHA256)
 		plan.differingBundles = append(plan.differingBundles, fmt.Sprintf("%s (%s)", logical, path))
+		plan.tally.bundlesDiffer++
 		plan.Details = append(plan.Details, fmt.Sprintf("%s: the bundle of worker %s (%s) has sha256 %s, the reference build of %s has %s: "+
 			"it was built differently or from other sources (the release step's build is `%s`)", path, logical, script, sum, c.Upstream.Commit, ref.SHA256, c.BuildCommand(logical)))
 	}

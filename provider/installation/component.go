@@ -31,6 +31,8 @@ type OpenInspect struct {
 	// UpstreamVerification says where the artefacts came from and what was
 	// checked: keys source, migrations and bundle.<worker>.
 	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
+	// UpstreamSummary is upstreamVerification in one line, for a person.
+	UpstreamSummary pulumi.StringOutput `pulumi:"upstreamSummary"`
 	// The Linear bot's URLs to set up the Linear app with ("" without it).
 	LinearWebhookURL        pulumi.StringOutput    `pulumi:"linearWebhookUrl"`
 	LinearOAuthAuthorizeURL pulumi.StringOutput    `pulumi:"linearOAuthAuthorizeUrl"`
@@ -57,6 +59,8 @@ func (o *OpenInspect) Annotate(a infer.Annotator) {
 	a.Describe(&o.UpstreamVerification, "Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the "+
 		"supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under "+
 		"migrations.<file>) and bundle.<worker> (compared with the reference build).")
+	a.Describe(&o.UpstreamSummary, "upstreamVerification in one line: where the artefacts came from, how many of the pin's "+
+		"migrations they hold (and how many are missing, changed or extra), and how many bundles differ from the reference build.")
 	a.Describe(&o.LinearWebhookURL, "The Linear bot's webhook URL (<linear-bot URL>/webhook), to set in the Linear OAuth application's "+
 		"webhook configuration; empty when the Linear bot is not deployed.")
 	a.Describe(&o.LinearOAuthAuthorizeURL, "The URL a Linear workspace admin visits to install the agent "+

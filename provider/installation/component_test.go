@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -807,4 +808,21 @@ func TestSuppliedMigrationsAreVerified(t *testing.T) {
 	assert.Contains(t, details, "the bundle of worker control-plane")
 	assert.Contains(t, details, "has sha256 "+sum+", the reference build of "+c.Upstream.Commit+" has "+c.Artefacts.Bundles["control-plane"].SHA256)
 	assert.Contains(t, plan.Verification["bundle.control-plane"], "DIFFERS")
+
+	// The same in one line, for a person: counts, not files.
+	assert.Regexp(t, fmt.Sprintf(`^checkout %s, upstream %s: 0 of the pin's %d migrations \(1 missing, %d changed, 1 extra\); `+
+		`\d+ of \d+ bundles differ from the reference build; see upstreamVerification$`,
+		regexp.QuoteMeta(fixtureCheckout), c.Upstream.Commit[:12], len(names), len(names)-1), plan.Summary)
+}
+
+// The summary of artefacts that all match names no finding and points at
+// nothing; the embedded set is counted from its manifest.
+func TestUpstreamSummaryWhenEverythingMatches(t *testing.T) {
+	commit := "ecc3d7b81198c63ccab1cfd016fd7dcdaf1b746f"
+	matching := verificationTally{source: "checkout /src", compared: true, pinned: 66, matched: 66, bundles: 4}
+	assert.Equal(t, "checkout /src, upstream ecc3d7b81198: the pin's 66 migrations, all matching; 4 bundles match the reference build",
+		matching.summary(commit))
+	embedded := verificationTally{source: "embedded artefacts", embedded: 66, embeddedBundles: 4}
+	assert.Equal(t, "embedded artefacts, upstream ecc3d7b81198: 66 migrations and 4 bundles checked against the plugin's manifest",
+		embedded.summary(commit))
 }

@@ -141,9 +141,13 @@ type installPlan struct {
 	Verification map[string]string
 	Warnings     []string
 	Details      []string
+	// Summary is Verification in one line (the upstreamSummary output).
+	Summary string
 	// differingBundles are the workers whose bundle differs from the
 	// reference build, gathered into one warning.
 	differingBundles []string
+	// tally counts what resolveArtifacts compared, for Summary.
+	tally verificationTally
 
 	naming upstream.Naming
 }

@@ -300,6 +300,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	comp.SandboxStatus = b.sandboxStatus()
 	comp.UpstreamCommit = pulumi.String(b.contract.Upstream.Commit).ToStringOutput()
 	comp.UpstreamVerification = pulumi.ToStringMap(plan.Verification).ToStringMapOutput()
+	comp.UpstreamSummary = pulumi.String(plan.Summary).ToStringOutput()
 	b.reportOutputs(comp)
 	return nil
 }

@@ -61,6 +61,10 @@ export class OpenInspect extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly upstreamCommit: pulumi.Output<string>;
     /**
+     * upstreamVerification in one line: where the artefacts came from, how many of the pin's migrations they hold (and how many are missing, changed or extra), and how many bundles differ from the reference build.
+     */
+    declare public /*out*/ readonly upstreamSummary: pulumi.Output<string>;
+    /**
      * Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
      */
     declare public /*out*/ readonly upstreamVerification: pulumi.Output<{[key: string]: string}>;
@@ -148,6 +152,7 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["modalHealthUrl"] = undefined /*out*/;
             resourceInputs["sandboxStatus"] = undefined /*out*/;
             resourceInputs["upstreamCommit"] = undefined /*out*/;
+            resourceInputs["upstreamSummary"] = undefined /*out*/;
             resourceInputs["upstreamVerification"] = undefined /*out*/;
             resourceInputs["webPlatform"] = undefined /*out*/;
             resourceInputs["webUrl"] = undefined /*out*/;
@@ -163,6 +168,7 @@ export class OpenInspect extends pulumi.ComponentResource {
             resourceInputs["modalHealthUrl"] = undefined /*out*/;
             resourceInputs["sandboxStatus"] = undefined /*out*/;
             resourceInputs["upstreamCommit"] = undefined /*out*/;
+            resourceInputs["upstreamSummary"] = undefined /*out*/;
             resourceInputs["upstreamVerification"] = undefined /*out*/;
             resourceInputs["webPlatform"] = undefined /*out*/;
             resourceInputs["webUrl"] = undefined /*out*/;

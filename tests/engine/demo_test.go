@@ -32,70 +32,88 @@ var demoConditions = map[string]*regexp.Regexp{
 // warningLine is how the pulumi CLI prints a diagnostic at warning level.
 var warningLine = regexp.MustCompile(`^\s*warning: `)
 
-// TestDemoScriptOutput runs `make demo`'s script (examples/run-local.sh)
-// against the emulator, offline, as a newcomer would: PATH holds the
-// binaries this package built (as the Makefile puts bin/ there), HOME is an
-// empty directory, so a Python 3.12+ is found only the shared way (PATH,
-// PYENV_ROOT, `pyenv`). Its output has at most one warning line per real
-// condition, none about a plugin taken from $PATH, and ends with the
-// outputs, upstreamVerification carrying the per-file detail the one
-// migrations line points at; the web UI (on Cloudflare) answered the webUrl
-// printed. Run again with OPENINSPECT_DEMO_STAY_UP=1 (`make local-cloud`),
-// it prints what answers where, the printed URLs answer while it waits, and
-// a TERM stops it and its emulator.
-func TestDemoScriptOutput(t *testing.T) {
+// TestMakeDemo runs `make demo` as a newcomer would on a fresh machine,
+// offline: HOME is an empty directory and the tool cache is new, holding
+// only the pulumi CLI and its YAML plugin (linked from the shared cache,
+// since building them takes minutes), so the target itself must fetch the
+// rest (workerd from npm; the provider the Modal CLI from PyPI); a Python
+// 3.12+ is found only the shared way (PATH, PYENV_ROOT, `pyenv`). Its
+// script previews and deploys examples/yaml with a plain `pulumi up`. Its
+// output has at most one warning line per real condition in each of the
+// preview and the update, none about a plugin taken from $PATH, and ends
+// with the outputs (upstream's one-line summary on screen, the per-file
+// detail the one migrations line points at in outputs.json only); the web
+// UI (on Cloudflare) answered the webUrl printed. Run again as `make
+// local-cloud`, it prints what answers where, the printed URLs answer while
+// it waits, and a TERM to its process group (what Ctrl-C sends) stops it
+// and its emulator.
+func TestMakeDemo(t *testing.T) {
 	requirePulumi(t)
 	// Found here as the provider will find it inside the script; failing
 	// here says what was tried.
 	toolchain.Python(t)
-	demo := t.TempDir()
-	cmd := exec.Command(filepath.Join(repoRoot(), "examples", "run-local.sh"))
+	demo, bin, tools := t.TempDir(), t.TempDir(), freshToolCache(t)
+	cmd := exec.Command("make", "demo", "BIN="+bin)
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(),
 		"OPENINSPECT_DEMO_DIR="+demo,
-		"OPENINSPECT_BIN_DIR="+binDir,
-		"OPENINSPECT_TOOLS_CACHE="+toolchain.CacheDir(),
+		"OPENINSPECT_TOOLS_CACHE="+tools,
 		"HOME="+t.TempDir(),
-		"PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 	)
 	raw, err := cmd.CombinedOutput()
 	out := string(raw)
-	require.NoError(t, err, "examples/run-local.sh:\n%s", out)
+	require.NoError(t, err, "make demo:\n%s", out)
+	assert.FileExists(t, filepath.Join(tools, "bin", "workerd"), "the target installed workerd into the new cache")
 
 	assert.NotContains(t, out, "from $PATH", "the plugin is found without Pulumi's ambient-plugin warning")
-	perCondition := map[string]int{}
-	var unexpected []string
-	for _, line := range strings.Split(out, "\n") {
-		if !warningLine.MatchString(line) {
-			continue
-		}
-		matched := false
-		for name, re := range demoConditions {
-			if re.MatchString(line) {
-				perCondition[name]++
-				matched = true
+	preview, update, ok := strings.Cut(out, "\nUpdating (")
+	require.True(t, ok, "a plain pulumi up previews, then updates:\n%s", out)
+	require.Contains(t, preview, "Previewing update (", "%s", out)
+	for phase, text := range map[string]string{"preview": preview, "update": update} {
+		perCondition := map[string]int{}
+		var unexpected []string
+		for _, line := range strings.Split(text, "\n") {
+			if !warningLine.MatchString(line) {
+				continue
+			}
+			matched := false
+			for name, re := range demoConditions {
+				if re.MatchString(line) {
+					perCondition[name]++
+					matched = true
+				}
+			}
+			if !matched {
+				unexpected = append(unexpected, line)
 			}
 		}
-		if !matched {
-			unexpected = append(unexpected, line)
+		assert.Empty(t, unexpected, "%s: warnings that are no known condition of the demo:\n%s", phase, out)
+		for name, n := range perCondition {
+			assert.LessOrEqual(t, n, 1, "%s: condition %q warned %d times:\n%s", phase, name, n, out)
 		}
+		assert.Equal(t, 1, perCondition["unverified migrations"], "%s: the fixture's unverified migrations are announced once:\n%s", phase, out)
 	}
-	assert.Empty(t, unexpected, "warnings that are no known condition of the demo:\n%s", out)
-	for name, n := range perCondition {
-		assert.LessOrEqual(t, n, 1, "condition %q warned %d times:\n%s", name, n, out)
-	}
-	assert.Equal(t, 1, perCondition["unverified migrations"], "the fixture's unverified migrations are announced once:\n%s", out)
+	assert.NotContains(t, out, "missing (the pinned commit has it)", "the per-file verification detail is not printed")
 
 	// The web UI on the emulator's Workers answered the printed webUrl
 	// while the emulator ran (the script asks it before it stops).
 	assert.Regexp(t, `(?m)^web: GET http://127\.0\.0\.1:\d+/__workers/open-inspect-web-demo answered 200$`, out)
 
-	_, jsonPart, ok := strings.Cut(out, "\noutputs:\n")
+	outputsFile := filepath.Join(demo, "outputs.json")
+	_, jsonPart, ok := strings.Cut(out, "\noutputs (with upstreamVerification's per-file detail: "+outputsFile+"):\n")
 	require.True(t, ok, "the script prints the outputs:\n%s", out)
+	var shown map[string]any
+	require.NoError(t, json.Unmarshal([]byte(jsonPart), &shown), "%s", jsonPart)
+	assert.NotContains(t, shown, "upstreamVerification", "its detail is in outputs.json, not on screen")
+	assert.Regexp(t, `^checkout .*tests/fixtures/upstream, upstream [0-9a-f]{12}: 0 of the pin's \d+ migrations \(\d+ missing, 5 extra\); `+
+		`\d+ of \d+ bundles differ from the reference build; see upstreamVerification$`, shown["upstream"], "the one-line summary")
+	raw, err = os.ReadFile(outputsFile)
+	require.NoError(t, err)
 	var outputs map[string]any
-	require.NoError(t, json.Unmarshal([]byte(jsonPart), &outputs), "%s", jsonPart)
-	for _, key := range []string{"controlPlaneUrl", "webUrl", "databaseId", "workerNames", "upstreamCommit"} {
+	require.NoError(t, json.Unmarshal(raw, &outputs), "%s", raw)
+	for _, key := range []string{"controlPlaneUrl", "webUrl", "databaseId", "workerNames", "upstreamCommit", "upstream"} {
 		assert.NotEmpty(t, outputs[key], "output %s", key)
+		assert.Equal(t, outputs[key], shown[key], "output %s as shown", key)
 	}
 	webURL, _ := outputs["webUrl"].(string)
 	assert.Contains(t, out, "web: GET "+webURL+" answered 200", "the webUrl printed is the one that answered")
@@ -108,10 +126,36 @@ func TestDemoScriptOutput(t *testing.T) {
 
 	// Again, staying up (`make local-cloud`): the second up changes nothing,
 	// then the local cloud keeps answering until the script is stopped.
-	stayUp := exec.Command(cmd.Path)
+	stayUp := exec.Command("make", "local-cloud", "BIN="+bin)
 	stayUp.Dir = cmd.Dir
-	stayUp.Env = append(slices.Clone(cmd.Env), "OPENINSPECT_DEMO_STAY_UP=1")
+	stayUp.Env = slices.Clone(cmd.Env)
+	// Its own process group, which Ctrl-C's TERM reaches as a whole.
+	stayUp.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	checkStayUp(t, stayUp, outputs)
+}
+
+// freshToolCache is a new tool cache holding only the pulumi CLI and the
+// YAML plugin, linked from the shared cache by their versioned directories
+// (the ones .ci/tools.sh looks for), so `make` finds them built and must
+// install everything else itself.
+func freshToolCache(t *testing.T) string {
+	t.Helper()
+	shared, fresh := toolchain.CacheDir(), t.TempDir()
+	for _, prefix := range []string{"pulumi-v", "pulumi-yaml-v"} {
+		dirs, err := filepath.Glob(filepath.Join(shared, prefix+"[0-9]*"))
+		require.NoError(t, err)
+		var built []string
+		for _, d := range dirs {
+			if !strings.HasSuffix(d, ".tmp") {
+				built = append(built, d)
+			}
+		}
+		require.NotEmpty(t, built, "no %s* in %s: run make pulumi-tools", prefix, shared)
+		for _, d := range built {
+			require.NoError(t, os.Symlink(d, filepath.Join(fresh, filepath.Base(d))))
+		}
+	}
+	return fresh
 }
 
 // stayUpLine is one "what answers where" line: a label, then a URL.
@@ -139,7 +183,7 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 	stopped := false
 	defer func() {
 		if !stopped {
-			_ = cmd.Process.Kill() // this test's own script, by its handle
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // this test's own process group
 			go func() {
 				for range lines {
 				}
@@ -193,11 +237,18 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 	status, health := get(t, outputs["controlPlaneUrl"].(string)+"/health")
 	assert.Equal(t, http.StatusOK, status, "%s", health)
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM), "TERM to the process group, as Ctrl-C")
 	for line := range lines {
 		out.WriteString(line + "\n")
 	}
-	require.NoError(t, <-exited, "the stopped script exits 0:\n%s", out.String())
+	// make itself gets the TERM too and ends by it, as after a Ctrl-C; the
+	// script's own clean stop shows in its last line and the emulator's end.
+	if err := <-exited; err != nil {
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s", out.String())
+		status, _ := exit.Sys().(syscall.WaitStatus)
+		assert.True(t, status.Signaled() && status.Signal() == syscall.SIGTERM, "make ends by the TERM sent, not by a failure: %v\n%s", err, out.String())
+	}
 	stopped = true
 	assert.Contains(t, out.String(), "local cloud: stopping")
 	_, err = http.Get(emu + "/")

@@ -34,6 +34,8 @@ type OpenInspect struct {
 	SandboxStatus pulumi.StringOutput `pulumi:"sandboxStatus"`
 	// The upstream commit this installation is pinned to.
 	UpstreamCommit pulumi.StringOutput `pulumi:"upstreamCommit"`
+	// upstreamVerification in one line: where the artefacts came from, how many of the pin's migrations they hold (and how many are missing, changed or extra), and how many bundles differ from the reference build.
+	UpstreamSummary pulumi.StringOutput `pulumi:"upstreamSummary"`
 	// Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).
 	UpstreamVerification pulumi.StringMapOutput `pulumi:"upstreamVerification"`
 	// Where the web UI runs: kubernetes or cloudflare (web.platform), or none (no web).
@@ -349,6 +351,11 @@ func (o OpenInspectOutput) SandboxStatus() pulumi.StringOutput {
 // The upstream commit this installation is pinned to.
 func (o OpenInspectOutput) UpstreamCommit() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.UpstreamCommit }).(pulumi.StringOutput)
+}
+
+// upstreamVerification in one line: where the artefacts came from, how many of the pin's migrations they hold (and how many are missing, changed or extra), and how many bundles differ from the reference build.
+func (o OpenInspectOutput) UpstreamSummary() pulumi.StringOutput {
+	return o.ApplyT(func(v *OpenInspect) pulumi.StringOutput { return v.UpstreamSummary }).(pulumi.StringOutput)
 }
 
 // Where the upstream artefacts came from and what was verified: source (the embedded artefacts or the supplied checkout), migrations (compared with the digests recorded for the pin; with allowUnverified, each file that differs under migrations.<file>) and bundle.<worker> (compared with the reference build).

@@ -674,6 +674,7 @@ class OpenInspect(pulumi.ComponentResource):
             __props__.__dict__["modal_health_url"] = None
             __props__.__dict__["sandbox_status"] = None
             __props__.__dict__["upstream_commit"] = None
+            __props__.__dict__["upstream_summary"] = None
             __props__.__dict__["upstream_verification"] = None
             __props__.__dict__["web_platform"] = None
             __props__.__dict__["web_url"] = None
@@ -757,6 +758,14 @@ class OpenInspect(pulumi.ComponentResource):
         The upstream commit this installation is pinned to.
         """
         return pulumi.get(self, "upstream_commit")
+
+    @_builtins.property
+    @pulumi.getter(name="upstreamSummary")
+    def upstream_summary(self) -> pulumi.Output[_builtins.str]:
+        """
+        upstreamVerification in one line: where the artefacts came from, how many of the pin's migrations they hold (and how many are missing, changed or extra), and how many bundles differ from the reference build.
+        """
+        return pulumi.get(self, "upstream_summary")
 
     @_builtins.property
     @pulumi.getter(name="upstreamVerification")
