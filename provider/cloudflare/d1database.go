@@ -98,14 +98,15 @@ func (*D1Database) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[D1DatabaseArgs]{Inputs: args, Failures: failures}, err
 	}
-	if problem := D1NameProblem(args.Name); problem != "" && !common.IsUnknown(req.NewInputs, "name") {
+	if problem := D1NameProblem(args.Name); problem != "" {
 		failures = append(failures, p.CheckFailure{Property: "name", Reason: problem})
 	}
 	if args.PrimaryLocationHint != "" && !d1LocationHints[args.PrimaryLocationHint] {
 		failures = append(failures, p.CheckFailure{Property: "primaryLocationHint", Reason: fmt.Sprintf(
 			"%q is not a D1 location hint: use one of wnam, enam, weur, eeur, apac, oc", args.PrimaryLocationHint)})
 	}
-	return infer.CheckResponse[D1DatabaseArgs]{Inputs: args, Failures: failures}, nil
+	// A name or hint computed at a preview decodes as "": not a problem yet.
+	return infer.CheckResponse[D1DatabaseArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // Create creates the database, or adopts an existing one when asked to.

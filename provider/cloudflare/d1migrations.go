@@ -14,6 +14,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
 // D1Migrations applies numbered SQL files to a D1 database and records each
@@ -189,9 +190,9 @@ func (*D1Migrations) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	args, failures, err := infer.DefaultCheck[D1MigrationsArgs](ctx, req.NewInputs)
 	args.Files = nil // derived, whatever was given
 	if err == nil && len(failures) == 0 {
-		failures = args.budgetFailures()
+		failures = common.KnownFailures(req.NewInputs, args.budgetFailures())
 	}
-	if err != nil || len(failures) > 0 || req.NewInputs.Get("migrations").HasComputed() || req.NewInputs.Get("directory").HasComputed() {
+	if err != nil || len(failures) > 0 || common.IsUnknown(req.NewInputs, "migrations") || common.IsUnknown(req.NewInputs, "directory") {
 		return infer.CheckResponse[D1MigrationsArgs]{Inputs: args, Failures: failures}, err
 	}
 	files, failures, err := args.files()

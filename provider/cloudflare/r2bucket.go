@@ -100,13 +100,14 @@ func (*R2Bucket) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 		return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: failures}, err
 	}
 	args.LocationHint = strings.ToLower(args.LocationHint)
-	if problem := R2BucketNameProblem(args.Name); problem != "" && !common.IsUnknown(req.NewInputs, "name") {
+	if problem := R2BucketNameProblem(args.Name); problem != "" {
 		failures = append(failures, p.CheckFailure{Property: "name", Reason: problem})
 	}
 	if problem := R2LocationProblem(args.LocationHint); problem != "" {
 		failures = append(failures, p.CheckFailure{Property: "locationHint", Reason: problem})
 	}
-	return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: failures}, nil
+	// A name or hint computed at a preview decodes as "": not a problem yet.
+	return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // Create creates the bucket, or adopts an existing one when asked to.

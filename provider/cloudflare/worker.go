@@ -341,20 +341,24 @@ func scriptSize(s *types.AssetOrArchive) (int64, error) {
 }
 
 // validate returns every problem with the inputs, each naming its field.
-// Fields whose values are unknown during preview are skipped by the caller.
+// unknown says which fields a preview does not know yet (common.IsUnknown,
+// by path): an unknown value decodes as the zero value, so a problem with
+// the field it names is not reported, and a check that reads one field and
+// reports another guards the field it reads.
 func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 	var failures []p.CheckFailure
-	fail := func(field, format string, args ...any) {
+	report := func(field, format string, args ...any) {
 		failures = append(failures, p.CheckFailure{Property: field, Reason: fmt.Sprintf(format, args...)})
 	}
-	if problem := ScriptNameProblem(a.Name); problem != "" && !unknown("name") {
+	fail := knownOnly(unknown, report)
+	if problem := ScriptNameProblem(a.Name); problem != "" {
 		fail("name", "%s", problem)
 	}
 	if !unknown("content") && !unknown("script") {
 		switch {
 		case a.Content != "" && a.Script != nil:
 			fail("script", "set either content or script, not both")
-		case a.Content == "" && a.Script == nil && a.Assets == nil:
+		case a.Content == "" && a.Script == nil && a.Assets == nil && !unknown("assets"):
 			fail("content", "the worker has no code: set content or script (or assets, for an assets-only worker)")
 		case a.Script != nil && (a.Script.Asset == nil || a.Script.Asset.HasContents()):
 			if problem := scriptProblem(a.Script); problem != "" {
@@ -367,16 +371,23 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 	}
 	seen := BindingNames{}
 	for _, d := range a.declaredBindings() {
+		// A var's or secret's name is its map key, known even when its value
+		// is not; every other binding's name is the value at its path.
+		keyed := d.binding.Type == "plain_text" || d.binding.Type == "secret_text"
 		if problem := seen.Add(d.path, d.binding.Name); problem != "" {
-			fail(d.path, "%s", problem)
+			if keyed {
+				report(d.path, "%s", problem)
+			} else {
+				fail(d.path, "%s", problem)
+			}
 		}
 	}
-	if !unknown("secrets") {
-		for _, k := range slices.Sorted(maps.Keys(a.Secrets)) {
-			if a.Secrets[k] == "" {
-				// Cloudflare refuses the whole upload (10021) for one empty secret_text.
-				fail("secrets."+k, "secret %s is empty; Cloudflare refuses an empty secret", k)
-			}
+	for _, k := range slices.Sorted(maps.Keys(a.Secrets)) {
+		// One secret computed by another resource is unknown at a preview
+		// and decodes as "": only a known value can be empty.
+		if a.Secrets[k] == "" && !unknown(common.KeyPath("secrets", k)) {
+			// Cloudflare refuses the whole upload (10021) for one empty secret_text.
+			fail("secrets."+k, "secret %s is empty; Cloudflare refuses an empty secret", k)
 		}
 	}
 	for i, d := range a.DurableObjects {
@@ -389,11 +400,9 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 			fail(fmt.Sprintf("services[%d].service", i), "a service binding needs the target worker's name")
 		}
 	}
-	if !unknown("crons") {
-		for i, c := range a.Crons {
-			if err := cron.Validate(c); err != nil {
-				fail(fmt.Sprintf("crons[%d]", i), "%v", err)
-			}
+	for i, c := range a.Crons {
+		if err := cron.Validate(c); err != nil {
+			fail(fmt.Sprintf("crons[%d]", i), "%v", err)
 		}
 	}
 	for i, c := range a.QueueConsumers {
@@ -409,8 +418,19 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		checkRange("maxRetries", c.MaxRetries, 0, 100)
 		checkRange("retryDelaySeconds", c.RetryDelaySeconds, 0, 43200)
 	}
-	a.validatePlatform(fail)
+	a.validatePlatform(fail, unknown)
 	return failures
+}
+
+// knownOnly wraps a failure reporter so that it drops a problem with a field
+// a preview does not know yet (unknown by its path): the check saw the zero
+// value the unknown decoded as, not the value it will have.
+func knownOnly(unknown func(string) bool, report func(field, format string, args ...any)) func(field, format string, args ...any) {
+	return func(field, format string, args ...any) {
+		if !unknown(field) {
+			report(field, format, args...)
+		}
+	}
 }
 
 // Check validates every field before any remote call; messages carry the
@@ -420,7 +440,9 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, err
 	}
-	unknown := func(key string) bool { return common.IsUnknown(req.NewInputs, key) }
+	// Paths, not only top-level keys: at a preview one nested field may be
+	// computed (assets.directory, one secret, one binding's target).
+	unknown := func(path string) bool { return common.IsUnknown(req.NewInputs, path) }
 	failures = args.validate(unknown)
 	if len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil

@@ -453,20 +453,24 @@ func (a WorkerArgs) assetsOnly() bool {
 
 // assetFailures checks the assets inputs and, when the files can be read,
 // Cloudflare's limits (file size, file count) naming the file, before any
-// remote call. Unknown fields are skipped.
+// remote call. A field a preview does not know yet (unknown, by path: the
+// rendered web directory depends on generated secrets) is not checked, and
+// neither are the files when their directory or list is unknown; the other
+// fields still are.
 func (a WorkerArgs) assetFailures(lim config.WorkerLimits, unknown func(string) bool) []p.CheckFailure {
-	if a.Assets == nil || unknown("assets") {
+	if a.Assets == nil {
 		return nil
 	}
 	var failures []p.CheckFailure
-	fail := func(field, format string, args ...any) {
+	fail := knownOnly(unknown, func(field, format string, args ...any) {
 		failures = append(failures, p.CheckFailure{Property: field, Reason: fmt.Sprintf(format, args...)})
-	}
+	})
 	as := a.Assets
+	filesUnknown := unknown("assets.directory") || unknown("assets.files")
 	switch {
 	case as.Directory != "" && len(as.Files) > 0:
 		fail("assets.files", "set either assets.directory or assets.files, not both")
-	case as.Directory == "" && len(as.Files) == 0:
+	case as.Directory == "" && len(as.Files) == 0 && !filesUnknown:
 		fail("assets.directory", "the assets have no files: set assets.directory or assets.files")
 	}
 	if as.HTMLHandling != "" && !slices.Contains(htmlHandlings, as.HTMLHandling) {
@@ -497,7 +501,7 @@ func (a WorkerArgs) assetFailures(lim config.WorkerLimits, unknown func(string) 
 			fail("assets.binding", "an assets-only worker has no code to use the binding %s: set content or script, or drop the binding", as.Binding)
 		}
 	}
-	if len(failures) > 0 {
+	if len(failures) > 0 || filesUnknown {
 		return failures
 	}
 	set, err := as.read()

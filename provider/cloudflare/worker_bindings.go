@@ -207,7 +207,7 @@ var modelledTypes = []string{"d1", "kv_namespace", "r2_bucket", "queue", "servic
 
 // validateMoreBindings checks each binding's own fields (names and clashes
 // are checked with every other binding in validate).
-func (a WorkerArgs) validateMoreBindings(fail func(field, format string, args ...any)) {
+func (a WorkerArgs) validateMoreBindings(fail func(field, format string, args ...any), unknown func(string) bool) {
 	b := a.MoreBindings
 	need := func(field, value, what string) {
 		if value == "" {
@@ -243,6 +243,9 @@ func (a WorkerArgs) validateMoreBindings(fail func(field, format string, args ..
 	}
 	for i, x := range b.Workflows {
 		need(fmt.Sprintf("workflows[%d].workflowName", i), x.WorkflowName, "the workflow's name")
+		if unknown(fmt.Sprintf("workflows[%d].scriptName", i)) || unknown("name") {
+			continue // whether this worker implements it is not known yet
+		}
 		if x.ScriptName != "" && x.ScriptName != a.Name {
 			if problem := ScriptNameProblem(x.ScriptName); problem != "" {
 				fail(fmt.Sprintf("workflows[%d].scriptName", i), "%s", problem)

@@ -61,8 +61,11 @@ func (r *WorkerRouting) Annotate(a infer.Annotator) {
 // hostnamePattern is a DNS name of at least two labels.
 var hostnamePattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
-func (a WorkerArgs) validateRouting(fail func(field, format string, args ...any)) {
+func (a WorkerArgs) validateRouting(fail func(field, format string, args ...any), unknown func(string) bool) {
 	zone := func(field, id, name string) {
+		if unknown(field+".zoneId") || unknown(field+".zoneName") {
+			return // either may be the one set
+		}
 		switch {
 		case id == "" && name == "":
 			fail(field+".zoneId", "set zoneId or zoneName")

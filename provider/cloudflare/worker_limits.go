@@ -14,24 +14,22 @@ import (
 // before anything is sent: the Worker's size (10027), the number and size of
 // its vars and secrets, and that the main module exports every Durable
 // Object class this script declares (10061 for the binding, 10070 for the
-// migration that creates it). Unknown fields are skipped.
+// migration that creates it). Unknown fields are skipped (unknown, by path).
 func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) bool) []p.CheckFailure {
 	var failures []p.CheckFailure
 	fail := func(field, format string, args ...any) {
 		failures = append(failures, p.CheckFailure{Property: field, Reason: fmt.Sprintf(format, args...)})
 	}
-	if !unknown("vars") && !unknown("secrets") {
-		if n := len(a.Vars) + len(a.Secrets); n > lim.MaxVars {
-			fail("vars", "%d vars and secrets: the Workers %s plan allows %d per Worker (secrets and text combined)", n, lim.Plan, lim.MaxVars)
-		}
+	// An unknown map decodes as no entries and an unknown value as "": both
+	// only undercount, so what is over a limit already is reported, with
+	// entries whose values are pending among the count.
+	if n := len(a.Vars) + len(a.Secrets); n > lim.MaxVars {
+		fail("vars", "%d vars and secrets: the Workers %s plan allows %d per Worker (secrets and text combined)", n, lim.Plan, lim.MaxVars)
 	}
 	for _, field := range []struct {
 		name   string
 		values map[string]string
 	}{{"vars", a.Vars}, {"secrets", a.Secrets}} {
-		if unknown(field.name) {
-			continue
-		}
 		for key, value := range field.values {
 			if len(value) > lim.MaxVarBytes {
 				// The secret's value is never quoted, nor its size (a hint).
@@ -56,11 +54,11 @@ func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) 
 	if problem := lim.SizeProblem(contents...); problem != "" {
 		fail(a.codeField(), "%s", problem)
 	}
-	if unknown("durableObjects") {
-		return failures
-	}
 	exported := moduleExports(mods)
 	for i, d := range a.DurableObjects {
+		if unknown(fmt.Sprintf("durableObjects[%d]", i)) || unknown("name") {
+			continue // its class, or whether this script declares it, is not known yet
+		}
 		if d.declaredBy(a.Name) && d.ClassName != "" && exported != nil && !exported[d.ClassName] {
 			fail(fmt.Sprintf("durableObjects[%d].className", i),
 				"the main module %s does not export class %s; Cloudflare refuses the binding (10061) and its migration (10070)",

@@ -119,7 +119,9 @@ func (a *WorkerPlatform) Annotate(an infer.Annotator) {
 var keepableTypes = []string{"plain_text", "secret_text"}
 
 // validatePlatform adds each problem with the platform inputs, naming the field.
-func (a WorkerArgs) validatePlatform(fail func(field, format string, args ...any)) {
+// fail drops problems with unknown fields; unknown guards the cross-field
+// checks.
+func (a WorkerArgs) validatePlatform(fail func(field, format string, args ...any), unknown func(string) bool) {
 	rate := func(field string, v *float64) {
 		if v != nil && (*v < 0 || *v > 1) {
 			fail(field, "%v is not a sampling rate: use a number from 0 to 1", *v)
@@ -175,8 +177,8 @@ func (a WorkerArgs) validatePlatform(fail func(field, format string, args ...any
 			fail(fmt.Sprintf("keepBindings[%d]", i), "%q cannot be kept: use %s", k, strings.Join(keepableTypes, " or "))
 		}
 	}
-	a.validateRouting(fail)
-	a.validateMoreBindings(fail)
+	a.validateRouting(fail, unknown)
+	a.validateMoreBindings(fail, unknown)
 }
 
 // scriptTags are the tags an upload carries: the user's, sorted and

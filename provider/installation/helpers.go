@@ -2,8 +2,9 @@ package installation
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
 // Small helpers every stage uses.
@@ -16,22 +17,10 @@ func (p *problems) add(path, format string, args ...any) {
 	*p = append(*p, fieldError(path, format, args...))
 }
 
-// keyPath is the path of a map entry: base.key for a key of letters, digits,
-// '_' and '-', else base["key"] quoted, so that a key holding a newline,
-// a dot or nothing at all still names one field on one line.
-func keyPath(base, key string) string {
-	plain := key != ""
-	for _, r := range key {
-		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return base + "." + key
-	}
-	return base + "[" + strconv.Quote(key) + "]"
-}
+// keyPath is the path of a map entry, base.key or base["key"] quoted
+// (common.KeyPath), so that a key holding a newline, a dot or nothing at all
+// still names one field on one line.
+func keyPath(base, key string) string { return common.KeyPath(base, key) }
 
 // fieldError is a problem with one input, named by its path.
 func fieldError(path, format string, a ...any) error {

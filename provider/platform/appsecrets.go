@@ -114,24 +114,26 @@ func (*AppSecrets) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 			fail("controlPlaneUrl", "%v", err)
 		}
 	}
-	if !slices.Contains(signingServices, args.Service) {
+	if !slices.Contains(signingServices, args.Service) && !common.IsUnknown(req.NewInputs, "service") {
 		fail("service", "%q cannot seed secrets: use one of %s (a web signature also needs a browser session)", args.Service, strings.Join(signingServices, ", "))
 	}
 	if !common.IsUnknown(req.NewInputs, "serviceSecret") && args.ServiceSecret == "" {
 		fail("serviceSecret", "the service secret is empty")
 	}
-	if !common.IsUnknown(req.NewInputs, "secrets") {
-		if len(args.Secrets) > MaxAppSecrets {
-			fail("secrets", "%d secrets given; the store holds at most %d", len(args.Secrets), MaxAppSecrets)
-		}
-		for _, k := range slices.Sorted(maps.Keys(args.Secrets)) {
-			switch problem := AppSecretKeyProblem(k); {
-			case problem != "":
+	// A computed map decodes as no entries, which only undercounts; the keys
+	// of a known map are known even when one value is not (a generated
+	// secret at a preview), so only that value's check waits.
+	if len(args.Secrets) > MaxAppSecrets {
+		fail("secrets", "%d secrets given; the store holds at most %d", len(args.Secrets), MaxAppSecrets)
+	}
+	for _, k := range slices.Sorted(maps.Keys(args.Secrets)) {
+		switch problem := AppSecretKeyProblem(k); {
+		case problem != "":
+			fail("secrets."+k, "%s", problem)
+		case common.IsUnknown(req.NewInputs, common.KeyPath("secrets", k)):
+		default:
+			if problem := AppSecretValueProblem(k, args.Secrets[k]); problem != "" {
 				fail("secrets."+k, "%s", problem)
-			default:
-				if problem := AppSecretValueProblem(k, args.Secrets[k]); problem != "" {
-					fail("secrets."+k, "%s", problem)
-				}
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 )
 
 // GeneratedSecret is a random secret created once and kept in state, for the
@@ -82,7 +84,8 @@ func (*GeneratedSecret) Check(ctx context.Context, req infer.CheckRequest) (infe
 	if args.Alphabet != "hex" && args.Alphabet != "alphanumeric" && args.Alphabet != "base64" {
 		failures = append(failures, p.CheckFailure{Property: "alphabet", Reason: fmt.Sprintf("%q is not hex, alphanumeric or base64", args.Alphabet)})
 	}
-	return infer.CheckResponse[GeneratedSecretArgs]{Inputs: args, Failures: failures}, nil
+	// A length or alphabet computed at a preview decodes as the zero value.
+	return infer.CheckResponse[GeneratedSecretArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // Create generates the value (or takes initialValue).

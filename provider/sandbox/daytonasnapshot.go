@@ -182,7 +182,8 @@ func (*DaytonaSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infe
 	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
-	return infer.CheckResponse[DaytonaSnapshotArgs]{Inputs: args, Failures: failures}, nil
+	// A field computed at a preview decodes as its zero value: not a problem yet.
+	return infer.CheckResponse[DaytonaSnapshotArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // daytonaBuilderRoot is the checkout root holding the builder and the

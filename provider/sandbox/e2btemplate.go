@@ -144,7 +144,7 @@ func (*E2bTemplate) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
 	override := common.Deref(args.TemplateID, "")
-	if override == "" && !common.IsUnknown(req.NewInputs, "source") {
+	if override == "" && !common.IsUnknown(req.NewInputs, "source") && !common.IsUnknown(req.NewInputs, "templateId") {
 		if _, err := e2bBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
@@ -169,7 +169,8 @@ func (*E2bTemplate) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
-	return infer.CheckResponse[E2bTemplateArgs]{Inputs: args, Failures: failures}, nil
+	// A field computed at a preview decodes as its zero value: not a problem yet.
+	return infer.CheckResponse[E2bTemplateArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // e2bBuilderRoot is the checkout root holding the builder and the runtime.

@@ -171,6 +171,9 @@ func (*ModalApp) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 				o.value, modalOwnerPrefix, 64-len(modalOwnerPrefix))
 		}
 	}
+	// A value's name is its map key, known even when the value is not: these
+	// problems are reported whatever a preview knows.
+	var keyFailures []p.CheckFailure
 	seen := map[string]bool{}
 	for i, s := range args.Secrets {
 		path := fmt.Sprintf("secrets[%d]", i)
@@ -183,11 +186,13 @@ func (*ModalApp) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 		seen[s.Name] = true
 		for _, k := range slices.Sorted(maps.Keys(s.Values)) {
 			if !envKeyPattern.MatchString(k) {
-				bad(path+".values."+k, "%q is not an environment variable name", k)
+				keyFailures = append(keyFailures, p.CheckFailure{Property: path + ".values." + k,
+					Reason: fmt.Sprintf("%q is not an environment variable name", k)})
 			}
 		}
 	}
-	return infer.CheckResponse[ModalAppArgs]{Inputs: args, Failures: failures}, nil
+	// A field computed at a preview decodes as its zero value: not a problem yet.
+	return infer.CheckResponse[ModalAppArgs]{Inputs: args, Failures: append(common.KnownFailures(req.NewInputs, failures), keyFailures...)}, nil
 }
 
 var envKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -146,7 +146,7 @@ func (*OpenComputerSnapshot) Check(ctx context.Context, req infer.CheckRequest) 
 	bad := func(property, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
-	if common.Deref(args.Template, "") == "" && !common.IsUnknown(req.NewInputs, "source") {
+	if common.Deref(args.Template, "") == "" && !common.IsUnknown(req.NewInputs, "source") && !common.IsUnknown(req.NewInputs, "template") {
 		if _, err := ocBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
@@ -168,7 +168,8 @@ func (*OpenComputerSnapshot) Check(ctx context.Context, req infer.CheckRequest) 
 	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
-	return infer.CheckResponse[OpenComputerSnapshotArgs]{Inputs: args, Failures: failures}, nil
+	// A field computed at a preview decodes as its zero value: not a problem yet.
+	return infer.CheckResponse[OpenComputerSnapshotArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // ocBuilderRoot is the checkout root holding the builder and the runtime.

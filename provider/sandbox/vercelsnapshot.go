@@ -175,7 +175,7 @@ func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer
 	bad := func(property, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
-	if common.Deref(args.SnapshotID, "") == "" && !common.IsUnknown(req.NewInputs, "source") {
+	if common.Deref(args.SnapshotID, "") == "" && !common.IsUnknown(req.NewInputs, "source") && !common.IsUnknown(req.NewInputs, "snapshotId") {
 		if _, err := vercelBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
@@ -200,7 +200,8 @@ func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
-	return infer.CheckResponse[VercelSnapshotArgs]{Inputs: args, Failures: failures}, nil
+	// A field computed at a preview decodes as its zero value: not a problem yet.
+	return infer.CheckResponse[VercelSnapshotArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // vercelBuilderRoot is the checkout root holding the builder (its sources

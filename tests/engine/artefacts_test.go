@@ -57,7 +57,7 @@ func TestOpenInspectFromEmbeddedArtefacts(t *testing.T) {
 	editProgram(t, pt, func(program string) string {
 		return strings.Replace(program, "      upstream:\n        checkout: ${upstreamCheckout}\n        allowUnverified: ${allowUnverified}\n", "", 1)
 	})
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	assert.Equal(t, 5.0, up.Outputs["appliedMigrations"].Value)
 	verification, ok := up.Outputs["upstreamVerification"].Value.(map[string]any)
 	require.True(t, ok, "%v", up.Outputs["upstreamVerification"])

@@ -55,8 +55,7 @@ func TestYAMLWorkerAssets(t *testing.T) {
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "tests", "engine", "testdata", "assets-yaml"), emu)
 	pt.SetConfig(t, "siteDir", site)
 
-	emu.resetCounts(t)
-	up := pt.Up(t)
+	up := previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts := emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts[assetSessionRoute], "%v", counts)
 	assert.Equal(t, 20, counts[assetUploadRoute], "200 files in buckets of 10: %v", counts)
@@ -80,14 +79,12 @@ func TestYAMLWorkerAssets(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Contains(t, body, "not here")
 
-	emu.resetCounts(t)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "an unchanged directory makes no call: %v", counts)
 
 	require.NoError(t, os.WriteFile(filepath.Join(site, "section-5", "page-005.html"), []byte("<p>changed</p>\n"), 0o644))
-	emu.resetCounts(t)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts = emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts[assetUploadRoute], "one changed file is one bucket: %v", counts)
 	assert.Equal(t, 201, emu.inventory(t).AssetFiles, "holding exactly one new file")
@@ -97,8 +94,7 @@ func TestYAMLWorkerAssets(t *testing.T) {
 	editProgram(t, pt, func(program string) string {
 		return strings.Replace(program, "      domains:\n        - hostname: site.example.com\n          zoneName: example.com\n", "", 1)
 	})
-	emu.resetCounts(t)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	assert.Empty(t, emu.inventory(t).Domains, "the dropped domain is detached")
 	_, counts = emu.cloudflareCalls(t)
 	assert.Zero(t, counts[assetUploadRoute], "no asset moves with the domain: %v", counts)

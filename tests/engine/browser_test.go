@@ -22,7 +22,7 @@ func TestBrowserLoadsTheWebUI(t *testing.T) {
 	emu := startEmulator(t)
 	pt := newInstallationWithWebTest(t, emu)
 	pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 
 	webURL, _ := up.Outputs["webUrl"].Value.(string)
 	assert.Equal(t, emu.url+"/__workers/"+webScript, webURL)

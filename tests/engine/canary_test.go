@@ -115,6 +115,8 @@ func verboseUp(t *testing.T, pt *pulumitest.PulumiTest) string {
 	t.Helper()
 	level := uint(9)
 	var logs bytes.Buffer
+	// Up directly: the test reads this one update's verbose log, and a
+	// preview's lines would be mixed into what it measures.
 	_, err := pt.CurrentStack().Up(t.Context(), optup.DebugLogging(debug.LoggingOptions{
 		LogLevel: &level, LogToStdErr: true, FlowToPlugins: true,
 	}), optup.ErrorProgressStreams(&logs), optup.ProgressStreams(&logs))

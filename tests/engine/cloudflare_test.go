@@ -28,7 +28,7 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "anthropicApiKey",
 		auto.ConfigValue{Value: anthropicKey, Secret: true}))
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	// The third migration makes the table the fixture control plane keeps
 	// the seeded secrets in.
 	assert.Equal(t, 3.0, up.Outputs["appliedMigrations"].Value)
@@ -55,25 +55,22 @@ func TestYAMLCloudflareStack(t *testing.T) {
 
 	requireSteadyState(t, pt, emu)
 
-	emu.resetCounts(t)
 	pt.SetConfig(t, "allowedUsers", "octocat")
-	changed := pt.Up(t)
+	changed := previewUp(t, pt, func() { emu.resetCounts(t) })
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts[uploadRoute], "a var of the control plane alone re-uploads exactly that worker: %v", counts)
 	assert.Equal(t, 1, calls, "and makes no other call: %v", counts)
 	assert.NotEqual(t, up.Outputs["controlPlaneHash"].Value, changed.Outputs["controlPlaneHash"].Value)
 	assert.Equal(t, up.Outputs["slackBotHash"].Value, changed.Outputs["slackBotHash"].Value)
 
-	emu.resetCounts(t)
 	pt.SetConfig(t, "appName", "Open Inspect Engine")
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts = emu.cloudflareCalls(t)
 	assert.Equal(t, 2, counts[uploadRoute], "appName is a var of both workers: each re-uploads once: %v", counts)
 
-	emu.resetCounts(t)
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "anthropicApiKey",
 		auto.ConfigValue{Value: anthropicKey + "-rotated", Secret: true}))
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts = emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts[seedRoute], "a rotated platform secret is re-seeded once: %v", counts)
 	assert.Zero(t, counts[uploadRoute], "and no worker is re-uploaded: %v", counts)

@@ -28,7 +28,7 @@ func TestYAMLD1Lifecycle(t *testing.T) {
 	)
 	configureStack(t, pt.CurrentStack(), emu)
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	dbID, ok := up.Outputs["databaseId"].Value.(string)
 	require.True(t, ok, "databaseId output: %v", up.Outputs)
 	require.NotEmpty(t, dbID)

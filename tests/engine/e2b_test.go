@@ -43,7 +43,7 @@ func TestE2BInstallation(t *testing.T) {
 	pt.SetConfig(t, "upstreamCheckout", checkout)
 	withE2B(t, pt, emu)
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	name := regexp.MustCompile(`^open-inspect-sandbox-engine-[0-9a-f]{12}$`)
 	inv := emu.inventory(t).E2B
 	require.Len(t, inv.Templates, 1)
@@ -76,13 +76,14 @@ func TestE2BInstallation(t *testing.T) {
 	touchRuntime(t, checkout)
 	const reason = "step 4: apt-get install exited with status 100 (arranged by the test)"
 	emu.adminPost(t, "e2b/build-failures", map[string]any{"reason": reason}, nil)
+	// Up directly: this update is about failing (the build runs at create).
 	_, err := pt.CurrentStack().Up(t.Context())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), reason)
 	assert.Contains(t, err.Error(), "python build-template.py failed")
 	assert.NotContains(t, err.Error(), emulator.DefaultE2BAPIKey)
 
-	retried := pt.Up(t)
+	retried := previewUp(t, pt)
 	inv = emu.inventory(t).E2B
 	var names []string
 	for _, tpl := range inv.Templates {

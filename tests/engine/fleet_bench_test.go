@@ -96,6 +96,8 @@ func runFleet(t benchTB, n, parallel int) fleetRow {
 		stacks[i] = pt
 	}
 	row := fleetRow{n: n}
+	// Up alone, without previewUp: the bench measures the update, and
+	// measures the preview on its own next.
 	row.up = fleetRun(t, emu, stacks, parallel, func(ctx context.Context, pt *pulumitest.PulumiTest) error {
 		_, err := pt.CurrentStack().Up(ctx, optup.SuppressOutputs())
 		return err

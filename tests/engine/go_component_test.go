@@ -52,7 +52,7 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, stack.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.url + "/__workers"}))
 
-	up, err := stack.Up(ctx)
+	up, err := previewUpStack(ctx, t, stack)
 	require.NoError(t, err)
 	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-alpha", up.Outputs["alphaUrl"].Value)
 	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-beta"}, up.Outputs["betaWorkers"].Value)
@@ -103,6 +103,8 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	})
 	configureStack(t, &resurrect, emu)
 	require.NoError(t, resurrect.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.url + "/__workers"}))
+	// These two updates are about failing: they call Up directly (the
+	// refusal comes from the create, which a preview does not run).
 	_, err = resurrect.Up(ctx)
 	require.Error(t, err, "an orphaned installation is not captured silently")
 	assert.Contains(t, err.Error(), "adoptExisting")
@@ -122,7 +124,7 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 		_, err := openinspect.NewOpenInspect(ctx, "beta", args)
 		return err
 	})
-	_, err = resurrect.Up(ctx)
+	_, err = previewUpStack(ctx, t, resurrect)
 	require.NoError(t, err, "takeOverFrom takes the orphaned installation over")
 	_, err = resurrect.Destroy(ctx)
 	require.NoError(t, err)

@@ -59,7 +59,7 @@ func TestGoInlineD1Lifecycle(t *testing.T) {
 	configureStack(t, &stack, emu)
 	ctx := t.Context()
 
-	up, err := stack.Up(ctx)
+	up, err := previewUpStack(ctx, t, stack)
 	require.NoError(t, err)
 	dbID, _ := up.Outputs["databaseId"].Value.(string)
 	require.NotEmpty(t, dbID)
@@ -125,7 +125,7 @@ func TestGoInlineWorkerPair(t *testing.T) {
 	configureStack(t, &stack, emu)
 	ctx := t.Context()
 
-	up, err := stack.Up(ctx)
+	up, err := previewUpStack(ctx, t, stack)
 	require.NoError(t, err)
 	assert.Equal(t, "https://oi-go-control-plane.openinspect-emulator.workers.dev", up.Outputs["url"].Value)
 	inv := emu.inventory(t)

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +24,8 @@ import (
 	"github.com/pulumi/providertest/pulumitest/assertrefresh"
 	"github.com/pulumi/providertest/pulumitest/opttest"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -245,6 +248,31 @@ func requireNoOpPreview(t *testing.T, stack auto.Stack, emu *emulatorProcess) {
 	assertpreview.HasNoChanges(t, preview)
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "a no-op preview must not call Cloudflare: %v", counts)
+}
+
+// previewUp is `pulumi up` as the CLI runs it: a preview, then the update.
+// The Automation API's Up is `pulumi up --skip-preview`, so without the
+// preview a test never sees what a user's first command sees: every input
+// that depends on a resource not created yet is unknown (issue 30: a fresh
+// installation's web Worker failed Check at preview). A preview error fails
+// the test. beforeUp runs between the two: a test that counts the update's
+// Cloudflare calls resets the emulator's counts there.
+func previewUp(t pulumitest.PT, pt *pulumitest.PulumiTest, beforeUp ...func()) auto.UpResult {
+	t.Helper()
+	pt.Preview(t)
+	for _, f := range beforeUp {
+		f()
+	}
+	return pt.Up(t)
+}
+
+// previewUpStack is previewUp for an Automation API stack (an inline
+// program, or a program the test set up itself).
+func previewUpStack(ctx context.Context, t testing.TB, stack auto.Stack, opts ...optup.Option) (auto.UpResult, error) {
+	t.Helper()
+	_, err := stack.Preview(ctx, optpreview.SuppressProgress())
+	require.NoError(t, err, "the preview before the update")
+	return stack.Up(ctx, opts...)
 }
 
 // newYAMLTest copies a YAML program and configures its stack for an emulator.

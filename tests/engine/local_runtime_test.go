@@ -28,7 +28,7 @@ func TestLocalInstallationRuns(t *testing.T) {
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationTest(t, emu)
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	cpURL := up.Outputs["controlPlaneUrl"].Value.(string)
 	const cpName, botName = "open-inspect-control-plane-engine", "open-inspect-slack-bot-engine"
 	botURL := emu.url + "/__workers/" + botName

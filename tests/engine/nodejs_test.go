@@ -77,6 +77,14 @@ func TestNodeInlineWorkerPair(t *testing.T) {
 	}
 	secrets := []string{anthropicKey, repoSecretsKey, emulatorToken}
 
+	// `pulumi up` previews first: a fresh stack's preview, with every
+	// input from a resource not created yet unknown, must pass and create.
+	var fresh struct {
+		ChangeSummary map[string]int `json:"changeSummary"`
+	}
+	runNodeStep(t, dir, env, secrets, "preview", &fresh)
+	assert.Positive(t, fresh.ChangeSummary["create"], "a fresh stack's preview creates: %v", fresh.ChangeSummary)
+
 	var up struct {
 		SDK     string `json:"sdk"`
 		Result  string `json:"result"`

@@ -47,7 +47,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 	pt.SetConfig(t, "upstreamCheckout", checkout)
 	withOpenComputer(t, pt, emu)
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	name := regexp.MustCompile(`^open-inspect-sandbox-engine-[0-9a-f]{16}$`)
 	snaps := emu.inventory(t).OpenComputer.Snapshots
 	require.Len(t, snaps, 1)
@@ -76,6 +76,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 	touchRuntime(t, checkout)
 	const reason = "step 5: uv pip install exited with status 2 (arranged by the test)"
 	emu.adminPost(t, "opencomputer/build-failures", map[string]any{"reason": reason}, nil)
+	// Up directly: this update is about failing (the build runs at create).
 	_, err := pt.CurrentStack().Up(t.Context())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), reason)
@@ -84,7 +85,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 	cp = emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first.Name, cp["OPENCOMPUTER_TEMPLATE"]["text"], "the control plane keeps the old snapshot while the new one fails")
 
-	retried := pt.Up(t)
+	retried := previewUp(t, pt)
 	var names []string
 	for _, s := range emu.inventory(t).OpenComputer.Snapshots {
 		if s.Status == "ready" {

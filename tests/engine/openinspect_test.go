@@ -122,7 +122,7 @@ func TestOpenInspectInstallation(t *testing.T) {
 	pt := newInstallationTest(t, emu)
 	editProgram(t, pt, withExtraKV)
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	assert.Equal(t, 5.0, up.Outputs["appliedMigrations"].Value)
 	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", up.Outputs["controlPlaneUrl"].Value)
 	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-engine", "slack-bot": "open-inspect-slack-bot-engine"},
@@ -182,9 +182,8 @@ func TestOpenInspectInstallation(t *testing.T) {
 
 	requireSteadyState(t, pt, emu)
 
-	emu.resetCounts(t)
 	pt.SetConfig(t, "allowedUsers", "octocat")
-	changed := pt.Up(t)
+	changed := previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts := emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts[uploadRoute], "one var of the control plane re-uploads exactly that worker: %v", counts)
 	before, after := up.Outputs["workerHashes"].Value.(map[string]any), changed.Outputs["workerHashes"].Value.(map[string]any)
@@ -192,9 +191,8 @@ func TestOpenInspectInstallation(t *testing.T) {
 	assert.Equal(t, before["slack-bot"], after["slack-bot"])
 	assert.Equal(t, "octocat", emu.workerBindings(t, "open-inspect-control-plane-engine")["ALLOWED_USERS"]["text"])
 
-	emu.resetCounts(t)
 	editProgram(t, pt, withoutExtraKV)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts = emu.cloudflareCalls(t)
 	assert.Zero(t, counts[uploadRoute], "no worker bound the removed namespace: %v", counts)
 	inv = emu.inventory(t)
@@ -263,6 +261,7 @@ func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			require.NotEqual(t, original, tc.program, "the edit changed nothing")
 			require.NoError(t, os.WriteFile(path, []byte(tc.program), 0o644))
+			// Up directly: each case is about the update failing validation.
 			_, err := pt.CurrentStack().Up(t.Context())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)

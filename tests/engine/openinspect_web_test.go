@@ -43,7 +43,7 @@ func TestOpenInspectWithWebOnKubernetes(t *testing.T) {
 			"      web:\n        image: registry.example/open-inspect-web:1.0\n        namespace: "+namespace+"\n        kubeconfig: ${kubeconfig}\n", 1)
 	})
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	assert.Equal(t, "http://open-inspect-web-engine."+namespace+".svc.cluster.local:3000", up.Outputs["webUrl"].Value)
 
 	var deployment struct {

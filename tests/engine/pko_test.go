@@ -376,7 +376,7 @@ func runPKOStack(t *testing.T, cp *kube.ControlPlane, stackName string) {
 	// The image's checkout path, here the project's fixture checkout.
 	require.NoError(t, st.SetConfig(ctx, "upstreamCheckout", auto.ConfigValue{Value: filepath.Join(repoRoot(), "tests", "fixtures", "upstream")}))
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	assert.NotEmpty(t, up.Outputs["controlPlaneUrl"].Value)
 	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "api_health healthy", "the installation deployed its Modal app")
 	emu.resetCounts(t)

@@ -93,7 +93,7 @@ func TestPreviewNamesEveryChange(t *testing.T) {
 	current := base
 	stack := newInlineStack(t, "preview", func(ctx *pulumi.Context) error { return current.run(ctx) })
 	configureStack(t, &stack, emu)
-	_, err := stack.Up(t.Context())
+	_, err := previewUpStack(t.Context(), t, stack)
 	require.NoError(t, err)
 
 	preview := func(t *testing.T, pp previewProgram) previewResult {

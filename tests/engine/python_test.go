@@ -71,6 +71,10 @@ func TestPythonInlineWorkerPair(t *testing.T) {
 		return result
 	}
 
+	// `pulumi up` previews first: a fresh stack's preview, with every
+	// input from a resource not created yet unknown, must pass and create.
+	fresh, _ := run("preview")["changes"].(map[string]any)
+	assert.Positive(t, fresh["create"], "a fresh stack's preview creates: %v", fresh)
 	up := run("up")
 	outputs, _ := up["outputs"].(map[string]any)
 	assert.Equal(t, "https://oi-py-control-plane.openinspect-emulator.workers.dev", outputs["url"])

@@ -25,7 +25,7 @@ func BenchmarkLocalRuntime(b *testing.B) {
 	emu := startEmulator(t)
 	pt := newInstallationWithWebTest(t, emu)
 	editProgram(t, pt, withSandbox(unmanagedSandbox))
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	cp, _ := up.Outputs["controlPlaneUrl"].Value.(string)
 	require.NotEmpty(t, cp, "controlPlaneUrl output")
 	script := cp[strings.LastIndex(cp, "/")+1:]

@@ -192,7 +192,7 @@ func TestModalInstallation(t *testing.T) {
 	pt := newInstallationTest(t, emu)
 	pt.SetConfig(t, "upstreamCheckout", checkout)
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "api_health healthy")
 	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "environment main of workspace "+emulator.DefaultModalWorkspace)
 	inv := emu.inventory(t).Modal
@@ -219,17 +219,17 @@ func TestModalInstallation(t *testing.T) {
 	// Upstream's app and secret names are fixed: a second installation in the
 	// same environment is refused; in another environment it coexists.
 	twin := secondInstallation(t, emu, checkout, "")
+	// Up directly: this update is about being refused.
 	_, err := twin.CurrentStack().Up(t.Context())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "adoptExisting")
 	twin.Destroy(t)
 	other := secondInstallation(t, emu, checkout, "      sandbox:\n        modal:\n          environment: staging\n")
-	otherUp := other.Up(t)
+	otherUp := previewUp(t, other)
 	assert.Contains(t, otherUp.Outputs["sandboxStatus"].Value, "environment staging")
 
-	emu.resetCounts(t)
 	touchRuntime(t, checkout)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts = emu.cloudflareCalls(t)
 	assert.Equal(t, 1, counts["grpc /modal.client.ModalClient/AppPublish"], "the changed runtime is deployed once: %v", counts)
 	assert.Zero(t, counts[uploadRoute], "nothing else churns")
@@ -311,7 +311,7 @@ func TestDaytonaInstallation(t *testing.T) {
 	pt.SetConfig(t, "upstreamCheckout", checkout)
 	withDaytona(t, pt, emu)
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	snapshotName := regexp.MustCompile(`^open-inspect-sandbox-base-engine-[0-9a-f]{12}$`)
 	first := emu.snapshots(t)
 	require.Len(t, first, 1)
@@ -333,7 +333,7 @@ func TestDaytonaInstallation(t *testing.T) {
 
 	other := secondInstallation(t, emu, fixtureCopy(t), "")
 	withDaytona(t, other, emu)
-	otherUp := other.Up(t)
+	otherUp := previewUp(t, other)
 	theirSnapshot := otherUp.Outputs["sandboxStatus"].Value.(string)
 
 	// A changed runtime whose build fails: the up fails with the builder's
@@ -341,12 +341,13 @@ func TestDaytonaInstallation(t *testing.T) {
 	touchRuntime(t, checkout)
 	const reason = "npm ERR! 404 opencode-ai not found (arranged by the test)"
 	emu.adminPost(t, "daytona/build-failures", map[string]any{"reason": reason}, nil)
+	// Up directly: this update is about failing (the build runs at create).
 	_, err := pt.CurrentStack().Up(t.Context())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "daytona: python -m src.bootstrap failed")
 	assert.Contains(t, err.Error(), reason)
 	assert.NotContains(t, err.Error(), emulator.DefaultDaytonaAPIKey)
-	changed := pt.Up(t)
+	changed := previewUp(t, pt)
 	now := emu.snapshots(t)
 	assert.Len(t, now, 3, "a new snapshot beside the old one and the other installation's: %v", now)
 	assert.Contains(t, now, first[0], "the superseded snapshot is kept through its grace period")

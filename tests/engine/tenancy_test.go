@@ -173,7 +173,7 @@ func TestCollidingNamesTenancy(t *testing.T) {
 	a := newInstallationTest(t, emu)
 	a.SetConfig(t, "deploymentName", "x-y")
 	editProgram(t, a, withSandbox(unmanagedSandbox))
-	upA := a.Up(t)
+	upA := previewUp(t, a)
 	idA := installationID(t, a)
 	dbA := upA.Outputs["databaseId"].Value.(string)
 	emu.d1(t, dbA, "INSERT INTO sessions (id, title) VALUES (?, ?)", "session-of-a", "A's data")
@@ -216,6 +216,7 @@ func TestCollidingNamesTenancy(t *testing.T) {
 	}
 	upRefused := func() map[string]any {
 		t.Helper()
+		// Up directly: this update is about being refused.
 		_, err := b.CurrentStack().Up(t.Context(), optup.ContinueOnError())
 		require.Error(t, err, "B's D1 database is A's")
 		idB := installationID(t, b)
@@ -254,7 +255,7 @@ func TestCollidingNamesTenancy(t *testing.T) {
 	assert.Equal(t, objectsB, cloudflareObjects(emu.inventory(t)), "destroying A leaves exactly B's objects")
 
 	// The name is free again: B's next up completes, its database recording B.
-	upB := b.Up(t)
+	upB := previewUp(t, b)
 	dbB := upB.Outputs["databaseId"].Value.(string)
 	assert.NotEqual(t, dbA, dbB)
 	owner := emu.d1Rows(t, dbB, "SELECT installation FROM _openinspect_owner")
@@ -315,7 +316,7 @@ func TestQueueTenancy(t *testing.T) {
 	a.SetConfig(t, "deploymentName", "tq")
 	editProgram(t, a, withSandbox(unmanagedSandbox+"      slack:\n        enabled: false\n"+
 		"      namePrefix: oi-a\n      queues: [x]\n"))
-	a.Up(t)
+	previewUp(t, a)
 	idA := installationID(t, a)
 	objectsA := cloudflareObjects(emu.inventory(t))
 	require.Contains(t, objectsA, "queue/"+shared)
@@ -329,6 +330,7 @@ func TestQueueTenancy(t *testing.T) {
 	ownB := []string{"oi-image-build-finalization-tq", "oi-image-build-finalization-dlq-tq"}
 	upRefused := func() map[string]any {
 		t.Helper()
+		// Up directly: this update is about being refused.
 		_, err := b.CurrentStack().Up(t.Context(), optup.ContinueOnError())
 		require.Error(t, err, "B's extra queue is A's")
 		idB := installationID(t, b)
@@ -363,7 +365,7 @@ func TestQueueTenancy(t *testing.T) {
 	assert.Equal(t, queueRecords(installationID(t, b), ownB...), emu.registryRecords(t), "A's records went with its queues")
 
 	// The name is free again: B creates the queue as its own.
-	b.Up(t)
+	previewUp(t, b)
 	objects := cloudflareObjects(emu.inventory(t))
 	require.Contains(t, objects, "queue/"+shared)
 	assert.NotEqual(t, queueA.ID, objects["queue/"+shared].(emulator.QueueEntry).ID, "a new queue, not A's")

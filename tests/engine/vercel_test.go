@@ -61,7 +61,7 @@ func TestVercelInstallation(t *testing.T) {
 	pt.SetConfig(t, "upstreamCheckout", checkout)
 	withVercel(t, pt, emu)
 
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	name := regexp.MustCompile(`^open-inspect-sandbox-base-engine-[0-9a-f]{16}$`)
 	builds := emu.createdVercelBuilds(t)
 	require.Len(t, builds, 1)
@@ -89,6 +89,7 @@ func TestVercelInstallation(t *testing.T) {
 	touchRuntime(t, checkout)
 	const reason = "bootstrap: pip exited with status 1 (arranged by the test)"
 	emu.adminPost(t, "vercel/build-failures", map[string]any{"reason": reason}, nil)
+	// Up directly: this update is about failing (the build runs at create).
 	_, err := pt.CurrentStack().Up(t.Context())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Vercel base runtime bootstrap failed with exit code 1")
@@ -97,7 +98,7 @@ func TestVercelInstallation(t *testing.T) {
 	cp = emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first, cp["VERCEL_BASE_SNAPSHOT_NAME"]["text"], "the control plane keeps the old snapshot while the new one fails")
 
-	retried := pt.Up(t)
+	retried := previewUp(t, pt)
 	builds = emu.createdVercelBuilds(t)
 	require.Len(t, builds, 2, "the new snapshot beside the superseded one: %v", builds)
 	assert.Contains(t, builds, first, "the superseded snapshot is kept through its grace period")

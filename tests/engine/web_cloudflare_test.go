@@ -101,8 +101,7 @@ func TestOpenInspectWebOnCloudflare(t *testing.T) {
 	cacheDir := t.TempDir()
 	pt.SetConfig(t, "openinspect:cacheDir", cacheDir)
 
-	emu.resetCounts(t)
-	up := pt.Up(t)
+	up := previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts := emu.cloudflareCalls(t)
 	webURL := emu.url + "/__workers/" + webScript
 	wsURL := "ws://" + strings.TrimPrefix(emu.url, "http://") + "/__workers/" + controlPlaneScript
@@ -153,16 +152,14 @@ func TestOpenInspectWebOnCloudflare(t *testing.T) {
 		assert.Equal(t, http.StatusOK, status, "%s: %s", src[1], body)
 	}
 
-	emu.resetCounts(t)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "an unchanged installation makes no call: %v", counts)
 
 	editProgram(t, pt, func(program string) string {
 		return strings.Replace(program, componentProperties, componentProperties+"      appName: Acme Inspect\n", 1)
 	})
-	emu.resetCounts(t)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts = emu.cloudflareCalls(t)
 	values.AppName = "Acme Inspect"
 	second := webAssetContents(t, values)
@@ -252,7 +249,7 @@ func TestOpenInspectWebOnCloudflareCustomDomain(t *testing.T) {
 		return strings.Replace(program, webOnCloudflare, webOnCloudflare+
 			"        customDomain:\n          hostname: "+hostname+"\n          zoneId: "+zoneID+"\n", 1)
 	})
-	up := pt.Up(t)
+	up := previewUp(t, pt)
 	assert.Equal(t, "https://"+hostname, up.Outputs["webUrl"].Value)
 	assert.Equal(t, "https://"+hostname, emu.workerBindings(t, controlPlaneScript)["WEB_APP_URL"]["text"],
 		"the control plane's web origin is the custom domain")
@@ -271,8 +268,7 @@ func TestOpenInspectWebOnCloudflareCustomDomain(t *testing.T) {
 	assert.Equal(t, webScript, domains.Result[0].Service)
 	assert.Equal(t, zoneID, domains.Result[0].ZoneID)
 
-	emu.resetCounts(t)
-	pt.Up(t)
+	previewUp(t, pt, func() { emu.resetCounts(t) })
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "an unchanged installation makes no call: %v", counts)
 

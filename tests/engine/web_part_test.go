@@ -289,6 +289,8 @@ func (cl *webCluster) testManaged(t *testing.T) {
 	_, err = cl.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "a preview creates nothing (%v)", err)
 
+	// The preview above was this update's: the CLI's `pulumi up` previews
+	// once, as here.
 	begin = time.Now()
 	up, err := stack.Up(ctx, optup.SuppressProgress())
 	require.NoError(t, err)
@@ -447,6 +449,8 @@ func (cl *webCluster) testForeign(t *testing.T) {
 			assert.Contains(t, msg, `web.namespace: namespace "`+tc.ns+`" already exists and `+tc.want)
 			assert.Contains(t, msg, `set web.namespaceMode to "shared"`)
 
+			// Up directly: the preview above already failed, and this is
+			// about the update failing the same way.
 			_, err = stack.Up(ctx, optup.SuppressProgress())
 			require.Error(t, err, "up fails like the preview")
 			assert.Contains(t, err.Error(), "web.namespace: namespace \""+tc.ns+"\" already exists")
@@ -529,7 +533,7 @@ func (cl *webCluster) testShared(t *testing.T) {
 	require.NoError(t, cl.cs.CoreV1().Secrets(ns).Delete(ctx, webTestName, metav1.DeleteOptions{}))
 
 	begin := time.Now()
-	up, err := stack.Up(ctx, optup.SuppressProgress())
+	up, err := previewUpStack(ctx, t, stack, optup.SuppressProgress())
 	require.NoError(t, err)
 	t.Logf("up in %s", time.Since(begin).Round(time.Millisecond))
 	assert.Equal(t, "https://inspect.example.com", up.Outputs["url"].Value)

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
-	"github.com/pulumi/pulumi/sdk/v3/go/property"
 )
 
 // PackageName is the Pulumi package name; tokens are openinspect:index:<Name>.
@@ -68,14 +67,6 @@ func SHA256HexFile(path string) (string, error) {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// IsUnknown reports whether an input is not yet known (a preview with values
-// that depend on resources not created yet). Unknown values decode as zero
-// values, so validation must skip them rather than reject them.
-func IsUnknown(inputs property.Map, key string) bool {
-	v, ok := inputs.GetOk(key)
-	return ok && v.IsComputed()
 }
 
 // Deref is *p, or fallback when p is nil: optional inputs are pointers.
