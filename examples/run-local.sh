@@ -54,7 +54,7 @@ printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n  lan
   "$bin" "$(dirname "$yaml_plugin")" >> Pulumi.yaml
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
-pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"
+pulumi config set openinspect:workersDevBaseUrl "http://*.workers.localhost:${emu_url##*:}"
 pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
 pulumi config set upstreamCheckout "$root/tests/fixtures/upstream"
@@ -101,7 +101,7 @@ echo "  Modal API             $emu_url"
 pulumi stack output workerNames --json |
   sed -n 's/^ *"\([^"]*\)": *"\([^"]*\)",\{0,1\}$/\1 \2/p' |
   while read -r worker script; do
-    printf '  worker %-14s %s\n' "$worker" "$emu_url/__workers/$script"
+    printf '  worker %-14s %s\n' "$worker" "http://$script.workers.localhost:${emu_url##*:}"
   done
 echo "  web UI                $web_url"
 echo "try:"
