@@ -54,7 +54,7 @@ printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n  lan
   "$bin" "$(dirname "$yaml_plugin")" >> Pulumi.yaml
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
-pulumi config set openinspect:workersDevBaseUrl "$emu_url/__workers"
+pulumi config set openinspect:workersDevBaseUrl "http://*.workers.localhost:${emu_url##*:}"
 pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
 pulumi config set upstreamCheckout "$root/tests/fixtures/upstream"
@@ -79,7 +79,7 @@ done
 # are printed once, below, not also by the update.
 pulumi up --yes --suppress-progress --suppress-outputs
 # The web UI runs on the emulator's Workers (webUrl is its workers.dev stand-in,
-# <emulator>/__workers/<web worker>): ask it for the prerendered page.
+# http://<web worker>.workers.localhost:PORT, its own origin): ask it for its page.
 web_url=$(pulumi stack output webUrl)
 web_status=$(curl -s -o /dev/null -w '%{http_code}' "$web_url" || true)
 echo
@@ -106,7 +106,7 @@ echo "  Modal API             $emu_url"
 pulumi stack output workerNames --json |
   sed -n 's/^ *"\([^"]*\)": *"\([^"]*\)",\{0,1\}$/\1 \2/p' |
   while read -r worker script; do
-    printf '  worker %-14s %s\n' "$worker" "$emu_url/__workers/$script"
+    printf '  worker %-14s %s\n' "$worker" "http://$script.workers.localhost:${emu_url##*:}"
   done
 echo "  web UI                $web_url"
 echo "try:"

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
@@ -64,7 +65,7 @@ func TestWorkerAssetsLifecycle(t *testing.T) {
 	assert.Contains(t, string(entry.Assets.Config), "X-Frame-Options")
 	assert.Contains(t, string(entry.Assets.Config), `"not_found_handling":"404-page"`)
 	assert.Equal(t, 25, created.Properties.Get("assetsManifest").AsMap().Len())
-	res, err := http.Get(h.Emu.WorkerURL("oi-assets") + "/page-001")
+	res, err := loopback.Client(0).Get(h.Emu.WorkerURL("oi-assets") + "/page-001")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)
 	_ = res.Body.Close()

@@ -38,7 +38,8 @@ var (
 // Annotate documents the resource.
 func (r *WorkerUrls) Annotate(a infer.Annotator) {
 	a.Describe(r, "The URLs workers will answer on (https://<script>.<account subdomain>.workers.dev, or "+
-		"<workersDevBaseUrl>/<script> when the provider sets one), known before the workers exist. Reads the account's "+
+		"the provider's workersDevBaseUrl with its * replaced by the script name, or <workersDevBaseUrl>/<script> for a base "+
+		"without one), known before the workers exist. Reads the account's "+
 		"workers.dev subdomain on create and refresh only.")
 }
 

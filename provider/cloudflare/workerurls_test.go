@@ -1,10 +1,12 @@
 package cloudflare_test
 
 import (
+	"net/url"
 	"testing"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
 	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +77,28 @@ func TestNameLockRefusesRenames(t *testing.T) {
 		assert.Contains(t, err.Error(), field+" cannot change")
 		assert.Contains(t, err.Error(), "replace the D1 database")
 	}
+}
+
+// TestWorkerUrlsFromAWildcardBase: a wildcard workersDevBaseUrl gives each
+// script its own origin, http://<script>.workers.localhost:PORT, with no
+// Cloudflare call; a malformed wildcard is refused when configuring.
+func TestWorkerUrlsFromAWildcardBase(t *testing.T) {
+	h := providertest.NewHarness(t)
+	emu, err := url.Parse(h.Emu.URL())
+	require.NoError(t, err)
+	h.Configure(t, map[string]property.Value{"workersDevBaseUrl": property.New("http://*.workers.localhost:" + emu.Port() + "/")})
+	u := providertest.URN("openinspect:index:WorkerUrls", "urls")
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: providertest.Props(t, map[string]any{
+		"scripts": []any{"open-inspect-control-plane-t", "open-inspect-web-t"}})})
+	require.NoError(t, err)
+	assert.Zero(t, h.Emu.CloudflareCalls(), "the base names the URLs: no subdomain read")
+	urls := created.Properties.Get("urls").AsMap()
+	assert.Equal(t, "http://open-inspect-control-plane-t.workers.localhost:"+emu.Port(), urls.Get("open-inspect-control-plane-t").AsString())
+	assert.Equal(t, "http://open-inspect-web-t.workers.localhost:"+emu.Port(), urls.Get("open-inspect-web-t").AsString())
+	assert.Equal(t, h.Emu.WorkerURL("open-inspect-web-t"), urls.Get("open-inspect-web-t").AsString(), "where the emulator serves it")
+
+	server := providertest.NewServer(t)
+	err = server.Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{"workersDevBaseUrl": "http://web-*.workers.localhost:8787"})})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the first label of the host")
 }

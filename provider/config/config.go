@@ -98,8 +98,10 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.CloudflareAPIToken, "Cloudflare API token with Workers Scripts, D1, KV, R2 and Queues edit permissions. Falls back to CLOUDFLARE_API_TOKEN.")
 	a.Describe(&c.CloudflareAccountID, "Cloudflare account ID every Cloudflare resource lives in. Falls back to CLOUDFLARE_ACCOUNT_ID.")
 	a.Describe(&c.CloudflareAPIBaseURL, "Base URL of the Cloudflare v4 API, for a regional gateway or the local emulator (for example http://127.0.0.1:8787/client/v4/). Falls back to CLOUDFLARE_API_BASE_URL, then to the public API.")
-	a.Describe(&c.WorkersDevBaseURL, "Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. "+
-		"For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to "+
+	a.Describe(&c.WorkersDevBaseURL, "Where workers are reached when it is not workers.dev. A wildcard origin such as "+
+		"http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own "+
+		"origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL "+
+		"<base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to "+
 		"OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.")
 	a.Describe(&c.ModalTokenID, "Modal token ID. Falls back to MODAL_TOKEN_ID.")
 	a.Describe(&c.ModalTokenSecret, "Modal token secret. Falls back to MODAL_TOKEN_SECRET.")
@@ -126,6 +128,9 @@ func (c *Config) Annotate(a infer.Annotator) {
 // that a provider configured only for Cloudflare never touches Modal or Daytona.
 func (c *Config) Configure(context.Context) error {
 	c.applyEnv()
+	if err := cfapi.CheckWorkersDevBase(c.WorkersDevBase()); err != nil {
+		return err
+	}
 	_, err := c.WorkerLimits()
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"reflect"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 )
 
 // checkHealth GETs url until it answers 200 with a JSON body holding every
@@ -20,7 +22,8 @@ func checkHealth(ctx context.Context, url string, want json.RawMessage, timeout,
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := &http.Client{Timeout: 30 * time.Second}
+	// The URL may be a local emulator's worker, http://<script>.workers.localhost.
+	client := loopback.Client(30 * time.Second)
 	var last error
 	for attempt := 1; ; attempt++ {
 		body, err := getJSON(ctx, client, url)

@@ -5,7 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
 /**
- * The URLs workers will answer on (https://<script>.<account subdomain>.workers.dev, or <workersDevBaseUrl>/<script> when the provider sets one), known before the workers exist. Reads the account's workers.dev subdomain on create and refresh only.
+ * The URLs workers will answer on (https://<script>.<account subdomain>.workers.dev, or the provider's workersDevBaseUrl with its * replaced by the script name, or <workersDevBaseUrl>/<script> for a base without one), known before the workers exist. Reads the account's workers.dev subdomain on create and refresh only.
  */
 export class WorkerUrls extends pulumi.CustomResource {
     /**

@@ -1,7 +1,8 @@
 package emulator
 
-// Serving a script's static assets at its URL (/__workers/{script}/...), in
-// Cloudflare's order: run_worker_first routes go to the worker; then
+// Serving a script's static assets at its URL (its own origin, or the
+// /__workers/{script}/... alias), in Cloudflare's order: run_worker_first
+// routes go to the worker; then
 // _redirects; then the asset the path resolves to under html_handling;
 // then not_found_handling; and only then the worker (or 404 when the
 // script is assets-only). _headers rules are applied to served assets.
@@ -20,8 +21,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 type assetsConfigSpec struct {
@@ -32,35 +31,18 @@ type assetsConfigSpec struct {
 	Redirects        string          `json:"_redirects"`
 }
 
-// assetsServe answers r from the script's assets when Cloudflare would,
-// reporting whether it did; false hands the request to the worker.
-func (s *Server) assetsServe(w http.ResponseWriter, r *http.Request, reqPath string) bool {
-	name := r.PathValue("script_name")
-	s.mu.Lock()
-	var ws *workerScript
-	for _, key := range core.SortedKeys(s.st.Workers) {
-		if c := s.st.Workers[key]; c.Name == name && c.Assets != nil {
-			ws = c
-			break
-		}
-	}
-	s.mu.Unlock()
-	if ws == nil {
-		return false
-	}
-	return s.serveAssetOf(w, r, ws, reqPath, false)
-}
-
-// serveAssetOf answers from ws's assets. fromBinding is a request through
-// the script's assets binding (env.ASSETS.fetch): it is answered from the
+// serveAssetOf answers from ws's assets, reporting whether it did; false
+// hands the request to the worker. fromBinding is a request through the
+// script's assets binding (env.ASSETS.fetch): it is answered from the
 // assets whatever run_worker_first says, and false means nothing matched.
-func (s *Server) serveAssetOf(w http.ResponseWriter, r *http.Request, ws *workerScript, reqPath string, fromBinding bool) bool {
+// base prefixes redirect locations: "" on the script's own origin, the
+// path alias's /__workers/<script> there.
+func (s *Server) serveAssetOf(w http.ResponseWriter, r *http.Request, ws *workerScript, reqPath string, fromBinding bool, base string) bool {
 	s.mu.Lock()
 	if ws.Assets == nil {
 		s.mu.Unlock()
 		return false
 	}
-	name := ws.Name
 	var cfg assetsConfigSpec
 	_ = json.Unmarshal(ws.Assets.Config, &cfg)
 	hasWorker := ws.MainModule != "" && !fromBinding
@@ -77,7 +59,6 @@ func (s *Server) serveAssetOf(w http.ResponseWriter, r *http.Request, ws *worker
 	}
 	defer s.mu.Unlock()
 
-	base := workersPrefix + name
 	if to, status, ok := matchRedirect(cfg.Redirects, reqPath); ok {
 		if strings.HasPrefix(to, "/") {
 			to = base + to

@@ -405,7 +405,7 @@ func (s *Server) bindAssets(w http.ResponseWriter, r *http.Request, acct, script
 	s.mu.Lock()
 	ws := s.st.Workers[wkKey(acct, script)]
 	s.mu.Unlock()
-	if ws == nil || !s.serveAssetOf(w, r, ws, p, true) {
+	if ws == nil || !s.serveAssetOf(w, r, ws, p, true, "") {
 		http.NotFound(w, r)
 	}
 }

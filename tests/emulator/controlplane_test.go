@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/sig1"
@@ -109,7 +110,7 @@ func cpCall(t *testing.T, s *emulator.Server, script, method, cpPath, body strin
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := loopback.Client(0).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -189,7 +190,7 @@ func TestControlPlaneHealth(t *testing.T) {
 	assert.Equal(t, "*", r.header.Get("Access-Control-Allow-Origin"))
 	assert.Equal(t, "trace-123", r.header.Get("x-trace-id"))
 	assert.Len(t, r.header.Get("x-request-id"), 8)
-	assert.Equal(t, s.URL()+"/__workers/"+cpName, s.WorkerURL(cpName))
+	assert.Equal(t, "http://"+cpName+".workers.localhost:"+port(t, s), s.WorkerURL(cpName))
 
 	// HEAD is not GET for upstream's router; other paths are upstream's 404.
 	assert.Equal(t, http.StatusNotFound, cpCall(t, s, cpName, http.MethodHead, "/health", "", nil, nil).status)
@@ -618,7 +619,9 @@ func TestControlPlaneFaults(t *testing.T) {
 	s.ClearFaults()
 	s.InjectFault(emulator.Fault{Route: "GET /__workers/{script_name}/health", Kind: emulator.FaultDropConnection, Times: 1})
 	// No keep-alive: the transport retries a GET only on a reused connection.
-	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	tr := loopback.Transport()
+	tr.DisableKeepAlives = true
+	fresh := &http.Client{Transport: tr}
 	_, err := fresh.Get(s.WorkerURL(cpName) + "/health")
 	assert.Error(t, err)
 }

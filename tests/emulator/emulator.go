@@ -261,7 +261,7 @@ func New(opts Options) (*Server, error) {
 	s.broker = newBroker()
 	s.mux = s.core.Mux()
 	s.routes()
-	s.handler = s.withBindings(s.withLog(s.mux))
+	s.handler = s.withBindings(s.withLog(s.withHosts(s.mux)))
 	return s, nil
 }
 
@@ -306,8 +306,9 @@ func urlHost(a *net.TCPAddr) string {
 }
 
 // Handler serves the Cloudflare API under /client/v4/, uploaded scripts'
-// own HTTP under /__workers/ (runtime.go) and the admin API under
-// /__emulator/.
+// own HTTP on their own hosts (<script>.workers.localhost, custom domains,
+// routes: hosts.go) and under the /__workers/ alias (runtime.go), and the
+// admin API under /__emulator/.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // URL is the base URL Start listens on, e.g. http://127.0.0.1:41234. It is

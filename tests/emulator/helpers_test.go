@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/cloudflare/cloudflare-go/v4/option"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
@@ -68,7 +70,8 @@ func requireAPIError(t *testing.T, err error, status, code int) *cloudflare.Erro
 }
 
 // do sends a raw request, for what the SDK cannot express (missing or
-// malformed auth, raw bodies, admin routes).
+// malformed auth, raw bodies, admin routes, worker URLs, whose *.localhost
+// names it dials on loopback).
 func do(t *testing.T, method, url, auth, body string) (*http.Response, string) {
 	t.Helper()
 	var rd io.Reader
@@ -80,10 +83,18 @@ func do(t *testing.T, method, url, auth, body string) (*http.Response, string) {
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := loopback.Client(0).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp, string(b)
+}
+
+// port is the port s listens on.
+func port(t *testing.T, s *emulator.Server) string {
+	t.Helper()
+	u, err := url.Parse(s.URL())
+	require.NoError(t, err)
+	return u.Port()
 }

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -452,8 +453,20 @@ func (s *Server) registerWorkerServing() {
 	})
 }
 
-// WorkerURL is where a script's own HTTP is served: URL()+"/__workers/"+script.
-func (s *Server) WorkerURL(script string) string { return s.url + workersPrefix + script }
+// WorkerURL is where a script's own HTTP is served, on its own origin as
+// on workers.dev: http://<script>.workers.localhost:PORT (hosts.go). Go's
+// resolver does not send *.localhost to loopback; dial it with
+// internal/loopback. The /__workers/<script> path alias still answers.
+func (s *Server) WorkerURL(script string) string {
+	if s.url == "" {
+		return ""
+	}
+	u, err := url.Parse(s.url)
+	if err != nil {
+		return s.url + workersPrefix + script
+	}
+	return "http://" + net.JoinHostPort(script+"."+workersDevHost, u.Port())
+}
 
 // scriptPath is the path of r as the script sees it: everything after
 // /__workers/<script>, still percent-encoded as received.
@@ -466,11 +479,23 @@ func scriptPath(r *http.Request) string {
 	return "/"
 }
 
-// workerServe serves /__workers/<script>/...: assets first where Cloudflare
-// serves them first, then the script in workerd. Requests are counted and
-// faulted under "<METHOD> /__workers/{script_name}<path>".
+// workerServe serves the path alias /__workers/<script>/...: the script
+// sees the path after its name, and its assets' redirects keep the prefix.
 func (s *Server) workerServe(w http.ResponseWriter, r *http.Request) {
-	p := scriptPath(r)
+	name := r.PathValue("script_name")
+	s.serveScript(w, r, scriptPath(r), workersPrefix+name, func() (*workerScript, int, error) {
+		return s.scriptByNameLocked(name)
+	})
+}
+
+// serveScript serves one request of a script at path p (percent-encoded,
+// as the script sees it): assets first where Cloudflare serves them first,
+// then the script in workerd. resolve, called under s.mu, finds the
+// script; base prefixes the assets' redirect locations (the path alias's
+// prefix, or "" on the script's own origin). Requests are counted and
+// faulted under "<METHOD> /__workers/{script_name}<path>" however the
+// script was reached.
+func (s *Server) serveScript(w http.ResponseWriter, r *http.Request, p, base string, resolve func() (*workerScript, int, error)) {
 	route := workersPrefix + "{script_name}" + p
 	s.core.Count(r.Method+" "+route, false)
 	delay, f := s.core.TakeFaults(r.Method, route)
@@ -481,18 +506,23 @@ func (s *Server) workerServe(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		decoded = p
 	}
-	if s.assetsServe(w, r, decoded) {
-		return
-	}
 	s.mu.Lock()
-	ws, status, err := s.scriptByNameLocked(r.PathValue("script_name"))
-	var service string
+	ws, status, err := resolve()
+	var service, name string
+	var runnable bool
 	if err == nil {
-		service = workerService(ws.AccountID, ws.Name)
+		service, name, runnable = workerService(ws.AccountID, ws.Name), ws.Name, len(ws.Modules) > 0
 	}
 	s.mu.Unlock()
 	if err != nil {
 		core.WriteJSON(w, status, map[string]string{"error": err.Error()})
+		return
+	}
+	if s.serveAssetOf(w, r, ws, decoded, false, base) {
+		return
+	}
+	if !runnable {
+		core.WriteJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("worker script %q has no code to run", name)})
 		return
 	}
 	proc, err := s.runtimeProcess(r.Context())
@@ -522,7 +552,9 @@ func (s *Server) workerServe(w http.ResponseWriter, r *http.Request) {
 	proxy.ServeHTTP(w, r)
 }
 
-// scriptByNameLocked finds the script /__workers/<name> serves.
+// scriptByNameLocked finds the script /__workers/<name> (and
+// <name>.workers.localhost) serves. A script without modules is found, for
+// its assets; callers that run code check it has some.
 func (s *Server) scriptByNameLocked(name string) (*workerScript, int, error) {
 	var found []*workerScript
 	for _, key := range core.SortedKeys(s.st.Workers) {
@@ -538,10 +570,8 @@ func (s *Server) scriptByNameLocked(name string) (*workerScript, int, error) {
 		for i, ws := range found {
 			accts[i] = ws.AccountID
 		}
-		return nil, http.StatusConflict, fmt.Errorf("worker script %q exists in more than one account (%s); /__workers/ cannot tell them apart",
+		return nil, http.StatusConflict, fmt.Errorf("worker script %q exists in more than one account (%s); /__workers/<script> and <script>.workers.localhost cannot tell them apart (use <script>.<account subdomain>.workers.localhost)",
 			name, strings.Join(accts, ", "))
-	case len(found[0].Modules) == 0:
-		return nil, http.StatusNotFound, fmt.Errorf("worker script %q has no code to run", name)
 	}
 	return found[0], 0, nil
 }
@@ -594,6 +624,9 @@ func (s *Server) dispatch(ctx context.Context, acct, script, event string, body,
 func (s *Server) workerScheduled(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, status, err := s.scriptByNameLocked(r.PathValue("script_name"))
+	if err == nil && len(ws.Modules) == 0 {
+		status, err = http.StatusNotFound, fmt.Errorf("worker script %q has no code to run", ws.Name)
+	}
 	var acct, name, cron string
 	if err == nil {
 		acct, name = ws.AccountID, ws.Name

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 )
 
 const (
@@ -35,7 +37,7 @@ func writeSite(t *testing.T, n int) string {
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	res, err := http.Get(url)
+	res, err := loopback.Client(0).Get(url)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,8 +24,8 @@ func TestBrowserLoadsTheWebUI(t *testing.T) {
 	up := previewUp(t, pt)
 
 	webURL, _ := up.Outputs["webUrl"].Value.(string)
-	assert.Equal(t, emu.url+"/__workers/"+webScript, webURL)
-	wsURL := "ws://" + strings.TrimPrefix(emu.url, "http://") + "/__workers/" + controlPlaneScript
+	assert.Equal(t, emu.workerURL(webScript), webURL)
+	wsURL := workerWebSocket(emu.url, controlPlaneScript)
 	shot := browser.ArtefactPath(t, "web-ui.png")
 	page := browser.Load(t, webURL, browser.Options{
 		Screenshot: shot,

@@ -33,7 +33,7 @@ func TestYAMLCloudflareStack(t *testing.T) {
 	// the seeded secrets in.
 	assert.Equal(t, 3.0, up.Outputs["appliedMigrations"].Value)
 	assert.Equal(t, "0003", up.Outputs["latestMigration"].Value)
-	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", up.Outputs["controlPlaneUrl"].Value)
+	assert.Equal(t, emu.workerURL("open-inspect-control-plane-engine"), up.Outputs["controlPlaneUrl"].Value)
 	inv := emu.inventory(t)
 	require.Len(t, inv.Workers, 2)
 	for _, w := range inv.Workers {

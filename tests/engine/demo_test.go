@@ -97,7 +97,7 @@ func TestMakeDemo(t *testing.T) {
 
 	// The web UI on the emulator's Workers answered the printed webUrl
 	// while the emulator ran (the script asks it before it stops).
-	assert.Regexp(t, `(?m)^web: GET http://127\.0\.0\.1:\d+/__workers/open-inspect-web-demo answered 200$`, out)
+	assert.Regexp(t, `(?m)^web: GET http://open-inspect-web-demo\.workers\.localhost:\d+ answered 200$`, out)
 
 	outputsFile := filepath.Join(demo, "outputs.json")
 	_, jsonPart, ok := strings.Cut(out, "\noutputs (with upstreamVerification's per-file detail: "+outputsFile+"):\n")
@@ -211,7 +211,7 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 		if m := stayUpLine.FindStringSubmatch(line); inBlock && m != nil {
 			where[m[1]] = m[2]
 		}
-		if inBlock && strings.HasPrefix(line, "  curl ") && strings.HasSuffix(line, "/__workers/open-inspect-web-demo") {
+		if inBlock && strings.HasPrefix(line, "  curl ") && strings.HasPrefix(line, "  curl http://open-inspect-web-demo.workers.localhost:") {
 			break // the block's last line
 		}
 	}
@@ -225,7 +225,7 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 	names, _ := outputs["workerNames"].(map[string]any)
 	require.NotEmpty(t, names)
 	for worker, script := range names {
-		assert.Equal(t, emu+"/__workers/"+script.(string), where["worker "+worker], "%s", out.String())
+		assert.Equal(t, workerOrigin(emu, script.(string)), where["worker "+worker], "%s", out.String())
 	}
 	assert.Equal(t, outputs["webUrl"], where["web UI"])
 	assert.Contains(t, out.String(), "  curl "+outputs["controlPlaneUrl"].(string)+"/health\n")
@@ -233,7 +233,7 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 	// Still answering after the deploy: the web UI's page and the control plane.
 	status, page := get(t, where["web UI"])
 	assert.Equal(t, http.StatusOK, status, "%s", page)
-	assert.Contains(t, page, `data-ws-url="ws://`+strings.TrimPrefix(emu, "http://")+"/__workers/open-inspect-control-plane-demo")
+	assert.Contains(t, page, `data-ws-url="`+workerWebSocket(emu, "open-inspect-control-plane-demo")+`"`)
 	status, health := get(t, outputs["controlPlaneUrl"].(string)+"/health")
 	assert.Equal(t, http.StatusOK, status, "%s", health)
 

@@ -50,11 +50,11 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 	})
 	configureStack(t, &stack, emu)
 	ctx := t.Context()
-	require.NoError(t, stack.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.url + "/__workers"}))
+	require.NoError(t, stack.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.workersDevBase()}))
 
 	up, err := previewUpStack(ctx, t, stack)
 	require.NoError(t, err)
-	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-alpha", up.Outputs["alphaUrl"].Value)
+	assert.Equal(t, emu.workerURL("open-inspect-control-plane-alpha"), up.Outputs["alphaUrl"].Value)
 	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-beta"}, up.Outputs["betaWorkers"].Value)
 	inv := emu.inventory(t)
 	var databases, workers []string
@@ -102,7 +102,7 @@ func TestGoInlineTwoInstallations(t *testing.T) {
 		return err
 	})
 	configureStack(t, &resurrect, emu)
-	require.NoError(t, resurrect.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.url + "/__workers"}))
+	require.NoError(t, resurrect.SetConfig(ctx, "openinspect:workersDevBaseUrl", auto.ConfigValue{Value: emu.workersDevBase()}))
 	// These two updates are about failing: they call Up directly (the
 	// refusal comes from the create, which a preview does not run).
 	_, err = resurrect.Up(ctx)

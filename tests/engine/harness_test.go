@@ -293,7 +293,7 @@ func newYAMLTestWith(t tb, dir string, emu *emulatorProcess, pluginDir string) *
 	)
 	configureStack(t, pt.CurrentStack(), emu)
 	pt.SetConfig(t, "deploymentName", "engine")
-	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.url+"/__workers")
+	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.workersDevBase())
 	return pt
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/sig1"
 )
@@ -31,7 +32,7 @@ func TestLocalInstallationRuns(t *testing.T) {
 	up := previewUp(t, pt)
 	cpURL := up.Outputs["controlPlaneUrl"].Value.(string)
 	const cpName, botName = "open-inspect-control-plane-engine", "open-inspect-slack-bot-engine"
-	botURL := emu.url + "/__workers/" + botName
+	botURL := emu.workerURL(botName)
 
 	var cp emulator.WorkerDetail
 	emu.admin(t, http.MethodGet, "workers/"+emulatorAccount+"/"+cpName, &cp)
@@ -136,7 +137,7 @@ func httpDo(t *testing.T, method, u string, body []byte, headers map[string]stri
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := loopback.Client(0).Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	out, err := io.ReadAll(res.Body)

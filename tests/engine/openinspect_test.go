@@ -124,7 +124,7 @@ func TestOpenInspectInstallation(t *testing.T) {
 
 	up := previewUp(t, pt)
 	assert.Equal(t, 5.0, up.Outputs["appliedMigrations"].Value)
-	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", up.Outputs["controlPlaneUrl"].Value)
+	assert.Equal(t, emu.workerURL("open-inspect-control-plane-engine"), up.Outputs["controlPlaneUrl"].Value)
 	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-engine", "slack-bot": "open-inspect-slack-bot-engine"},
 		up.Outputs["workerNames"].Value)
 
@@ -170,12 +170,12 @@ func TestOpenInspectInstallation(t *testing.T) {
 		require.Contains(t, cp, name)
 		assert.Equal(t, kind, cp[name]["type"], name)
 	}
-	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", cp["WORKER_URL"]["text"])
+	assert.Equal(t, emu.workerURL("open-inspect-control-plane-engine"), cp["WORKER_URL"]["text"])
 	assert.Equal(t, "open-inspect-slack-bot-engine", cp["SLACK_BOT"]["service"])
 	assert.Equal(t, "open-inspect-media-engine", cp["MEDIA_BUCKET"]["bucket_name"])
 	bot := emu.workerBindings(t, "open-inspect-slack-bot-engine")
 	assert.Equal(t, "open-inspect-control-plane-engine", bot["CONTROL_PLANE"]["service"])
-	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", bot["CONTROL_PLANE_URL"]["text"])
+	assert.Equal(t, emu.workerURL("open-inspect-control-plane-engine"), bot["CONTROL_PLANE_URL"]["text"])
 	for _, secret := range []string{anthropicKey, githubAppKey, repoSecretsKey} {
 		requireNoPlaintext(t, pt.CurrentStack(), secret)
 	}

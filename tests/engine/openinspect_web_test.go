@@ -80,9 +80,9 @@ func TestOpenInspectWithWebOnKubernetes(t *testing.T) {
 			env[e.Name] = "<from secret>"
 		}
 	}
-	wsURL := "ws://" + strings.TrimPrefix(emu.url, "http://") + "/__workers/open-inspect-control-plane-engine"
+	wsURL := workerWebSocket(emu.url, "open-inspect-control-plane-engine")
 	assert.Equal(t, wsURL, env["NEXT_PUBLIC_WS_URL"], "the WebSocket URL the image must be built with reaches the server code")
-	assert.Equal(t, emu.url+"/__workers/open-inspect-control-plane-engine", env["CONTROL_PLANE_URL"])
+	assert.Equal(t, emu.workerURL("open-inspect-control-plane-engine"), env["CONTROL_PLANE_URL"])
 	assert.Equal(t, "modal", env["SANDBOX_PROVIDER"])
 	assert.Equal(t, "<from secret>", env["SERVICE_AUTH_SECRET"])
 	var ns struct {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 )
 
 // BenchmarkLocalRuntime deploys the demo installation (examples/yaml with the
@@ -28,11 +31,13 @@ func BenchmarkLocalRuntime(b *testing.B) {
 	up := previewUp(t, pt)
 	cp, _ := up.Outputs["controlPlaneUrl"].Value.(string)
 	require.NotEmpty(t, cp, "controlPlaneUrl output")
-	script := cp[strings.LastIndex(cp, "/")+1:]
+	cpURL, err := url.Parse(cp)
+	require.NoError(t, err)
+	script, _, _ := strings.Cut(cpURL.Hostname(), ".") // http://<script>.workers.localhost:PORT
 
 	health := func() time.Duration {
 		start := time.Now()
-		res, err := http.Get(cp + "/health")
+		res, err := loopback.Client(0).Get(cp + "/health")
 		require.NoError(t, err)
 		res.Body.Close()
 		require.Equal(t, http.StatusOK, res.StatusCode)

@@ -103,8 +103,8 @@ func TestOpenInspectWebOnCloudflare(t *testing.T) {
 
 	up := previewUp(t, pt, func() { emu.resetCounts(t) })
 	_, counts := emu.cloudflareCalls(t)
-	webURL := emu.url + "/__workers/" + webScript
-	wsURL := "ws://" + strings.TrimPrefix(emu.url, "http://") + "/__workers/" + controlPlaneScript
+	webURL := emu.workerURL(webScript)
+	wsURL := workerWebSocket(emu.url, controlPlaneScript)
 	assert.Equal(t, webURL, up.Outputs["webUrl"].Value)
 	assert.Equal(t, "cloudflare", webPlatform(t, pt))
 
@@ -125,7 +125,7 @@ func TestOpenInspectWebOnCloudflare(t *testing.T) {
 	assert.Equal(t, "secret_text", bindings["SERVICE_AUTH_SECRET"]["type"])
 	assert.Equal(t, "assets", bindings["ASSETS"]["type"])
 	assert.Equal(t, wsURL, bindings["NEXT_PUBLIC_WS_URL"]["text"])
-	assert.Equal(t, emu.url+"/__workers/"+controlPlaneScript, bindings["CONTROL_PLANE_URL"]["text"])
+	assert.Equal(t, emu.workerURL(controlPlaneScript), bindings["CONTROL_PLANE_URL"]["text"])
 	assert.Equal(t, webURL, emu.workerBindings(t, controlPlaneScript)["WEB_APP_URL"]["text"],
 		"the control plane's web origin is the web Worker's URL")
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/textproto"
+	"net/url"
 	"regexp"
+	"strings"
 	"time"
 
 	cf "github.com/cloudflare/cloudflare-go/v4"
@@ -278,10 +280,37 @@ func (c *Client) AccountSubdomain(ctx context.Context) (string, error) {
 }
 
 // WorkersDevURL is a script's URL under a base URL (emulators, tests) or the
-// account's workers.dev subdomain.
+// account's workers.dev subdomain. A base with a wildcard origin,
+// http://*.workers.localhost:8787, gives each script its own origin as
+// workers.dev does (the * becomes the script's name); any other base gives
+// <base>/<script>, the older path form.
 func WorkersDevURL(baseURL, subdomain, script string) string {
 	if baseURL != "" {
+		if strings.Contains(baseURL, "*") {
+			return strings.Replace(baseURL, "*", script, 1)
+		}
 		return baseURL + "/" + script
 	}
 	return fmt.Sprintf("https://%s.%s.workers.dev", script, subdomain)
+}
+
+// CheckWorkersDevBase reports what is wrong with a workersDevBaseUrl: a
+// wildcard one must be scheme://*.<host>[:port], the * the whole first
+// label of the host, with no path.
+func CheckWorkersDevBase(baseURL string) error {
+	if !strings.Contains(baseURL, "*") {
+		return nil
+	}
+	u, err := url.Parse(strings.Replace(baseURL, "*", "x", 1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("workersDevBaseUrl %q is not a URL: %w", baseURL, err)
+	case strings.Count(baseURL, "*") != 1 || !strings.HasPrefix(baseURL, u.Scheme+"://*."):
+		return fmt.Errorf("workersDevBaseUrl %q: a wildcard base has one *, the first label of the host (http://*.workers.localhost:8787)", baseURL)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("workersDevBaseUrl %q: the scheme must be http or https", baseURL)
+	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("workersDevBaseUrl %q: a wildcard base is an origin, without a path, query or user", baseURL)
+	}
+	return nil
 }

@@ -98,3 +98,38 @@ func TestScriptUploadAlwaysSendsTags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(body), `"tags":[]`)
 }
+
+// A wildcard base gives each script its own origin; a plain base the older
+// <base>/<script>; none, workers.dev.
+func TestWorkersDevURL(t *testing.T) {
+	for _, c := range []struct{ base, sub, want string }{
+		{"http://*.workers.localhost:8787", "", "http://oi-web.workers.localhost:8787"},
+		{"http://*.acct.workers.localhost:8787", "", "http://oi-web.acct.workers.localhost:8787"},
+		{"https://*.example.test", "", "https://oi-web.example.test"},
+		{"http://127.0.0.1:8787/__workers", "", "http://127.0.0.1:8787/__workers/oi-web"},
+		{"", "acct", "https://oi-web.acct.workers.dev"},
+	} {
+		assert.Equal(t, c.want, WorkersDevURL(c.base, c.sub, "oi-web"), "%q", c.base)
+	}
+}
+
+func TestCheckWorkersDevBase(t *testing.T) {
+	for _, ok := range []string{"", "http://127.0.0.1:8787/__workers", "http://*.workers.localhost:8787", "https://*.acct.workers.localhost", "http://*.workers.localhost:8787/"} {
+		assert.NoError(t, CheckWorkersDevBase(ok), ok)
+	}
+	for bad, msg := range map[string]string{
+		"http://web-*.workers.localhost:8787":     "the first label of the host",
+		"http://*.*.workers.localhost":            "the first label of the host",
+		"http://127.0.0.1:8787/*":                 "the first label of the host",
+		"*.workers.localhost:8787":                "the first label of the host",
+		"ftp://*.workers.localhost":               "http or https",
+		"http://*.workers.localhost:8787/prefix":  "without a path",
+		"http://*.workers.localhost:8787/?a=b":    "without a path",
+		"http://*.workers.localhost:bad-port/xyz": "not a URL",
+	} {
+		err := CheckWorkersDevBase(bad)
+		if assert.Error(t, err, bad) {
+			assert.Contains(t, err.Error(), msg, bad)
+		}
+	}
+}

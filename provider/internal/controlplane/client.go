@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 )
 
 // Header names of the service signature.
@@ -38,13 +40,14 @@ type Client struct {
 }
 
 // New returns a client for the control plane at baseURL. baseURL may carry a
-// path prefix (a gateway, or the emulator's /__workers/<script>); signatures
-// cover only the control plane's own path.
+// path prefix (a gateway, or the emulator's older /__workers/<script>);
+// signatures cover only the control plane's own path.
 //
 // The signed requests carry the platform's secrets, so the URL must be https
-// (plain http only to a loopback host, the local emulator), and redirects are
-// never followed: a redirect would re-send the body and its signature to
-// another host.
+// (plain http only to a loopback host, the local emulator, whose workers
+// answer on http://<script>.workers.localhost:PORT), and redirects are never
+// followed: a redirect would re-send the body and its signature to another
+// host.
 func New(baseURL, service, key string) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || u.Host == "" {
@@ -61,9 +64,12 @@ func New(baseURL, service, key string) (*Client, error) {
 	if service == "" || key == "" {
 		return nil, errors.New("control plane client needs a service name and its secret")
 	}
-	noRedirects := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+	// loopback's transport dials *.localhost on 127.0.0.1, which is what
+	// makes plain http to those names loopback-only.
+	noRedirects := loopback.Client(30 * time.Second)
+	noRedirects.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
 		return fmt.Errorf("%w to %s; signed requests are not re-sent elsewhere", errRedirect, req.URL.Redacted())
-	}}
+	}
 	return &Client{base: u, service: service, key: []byte(key), http: noRedirects, now: time.Now, retries: 3}, nil
 }
 
@@ -71,9 +77,10 @@ func New(baseURL, service, key string) (*Client, error) {
 // would only be redirected again.
 var errRedirect = errors.New("the control plane answered with a redirect")
 
-// isLoopback reports whether host is localhost or a loopback address.
+// isLoopback reports whether host is localhost, a name under it (dialled on
+// 127.0.0.1 by the client's transport) or a loopback address.
 func isLoopback(host string) bool {
-	if host == "localhost" {
+	if loopback.IsLocalhost(host) {
 		return true
 	}
 	ip := net.ParseIP(host)

@@ -41,11 +41,12 @@ func TestNewRejectsBadInput(t *testing.T) {
 
 // TestNewRequiresHTTPSBeyondLoopback: the signed requests carry secrets.
 func TestNewRequiresHTTPSBeyondLoopback(t *testing.T) {
-	for _, ok := range []string{"https://cp.example.workers.dev", "http://127.0.0.1:8787/__workers/cp", "http://localhost:1", "http://[::1]:2"} {
+	for _, ok := range []string{"https://cp.example.workers.dev", "http://127.0.0.1:8787/__workers/cp", "http://localhost:1", "http://[::1]:2",
+		"http://cp.workers.localhost:8787", "http://cp.acct.workers.localhost:8787"} {
 		_, err := New(ok, "slack-bot", "k")
 		assert.NoError(t, err, ok)
 	}
-	for _, bad := range []string{"http://cp.example.workers.dev", "http://10.0.0.1", "http://127.0.0.1.nip.io"} {
+	for _, bad := range []string{"http://cp.example.workers.dev", "http://10.0.0.1", "http://127.0.0.1.nip.io", "http://cp.workers.localhost.example.test"} {
 		_, err := New(bad, "slack-bot", "k")
 		if assert.Error(t, err, bad) {
 			assert.Contains(t, err.Error(), "use https")

@@ -12,6 +12,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 )
 
 // Client calls one API.
@@ -26,13 +28,14 @@ type Client struct {
 	// has none); nil means the body is not read for one.
 	Message func(body []byte) string
 	// HTTP is the client requests go through; nil means one with a
-	// minute's timeout.
+	// minute's timeout. New's client dials localhost names (the local
+	// emulators' *.localhost) on loopback.
 	HTTP *http.Client
 }
 
 // New returns a client for base with header.
 func New(api, base string, header http.Header, message func([]byte) string) *Client {
-	return &Client{API: api, Base: base, Header: header, Message: message, HTTP: &http.Client{Timeout: time.Minute}}
+	return &Client{API: api, Base: base, Header: header, Message: message, HTTP: loopback.Client(time.Minute)}
 }
 
 // Error is an answer other than the expected ones.
@@ -61,7 +64,7 @@ func (c *Client) Do(ctx context.Context, method, path string, out any, ok ...int
 	}
 	hc := c.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = loopback.Client(0)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

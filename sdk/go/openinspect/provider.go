@@ -43,7 +43,7 @@ type Provider struct {
 	WorkerAssetsFileLimit pulumi.StringPtrOutput `pulumi:"workerAssetsFileLimit"`
 	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
 	WorkerSizeLimit pulumi.StringPtrOutput `pulumi:"workerSizeLimit"`
-	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+	// Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl pulumi.StringPtrOutput `pulumi:"workersDevBaseUrl"`
 	// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
 	WorkersPlan pulumi.StringPtrOutput `pulumi:"workersPlan"`
@@ -109,7 +109,7 @@ type providerArgs struct {
 	WorkerAssetsFileLimit *string `pulumi:"workerAssetsFileLimit"`
 	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
 	WorkerSizeLimit *string `pulumi:"workerSizeLimit"`
-	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+	// Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl *string `pulumi:"workersDevBaseUrl"`
 	// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
 	WorkersPlan *string `pulumi:"workersPlan"`
@@ -145,7 +145,7 @@ type ProviderArgs struct {
 	WorkerAssetsFileLimit pulumi.StringPtrInput
 	// The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
 	WorkerSizeLimit pulumi.StringPtrInput
-	// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+	// Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 	WorkersDevBaseUrl pulumi.StringPtrInput
 	// The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
 	WorkersPlan pulumi.StringPtrInput
@@ -258,7 +258,7 @@ func (o ProviderOutput) WorkerSizeLimit() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.WorkerSizeLimit }).(pulumi.StringPtrOutput)
 }
 
-// Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+// Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
 func (o ProviderOutput) WorkersDevBaseUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.WorkersDevBaseUrl }).(pulumi.StringPtrOutput)
 }

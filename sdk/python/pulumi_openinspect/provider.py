@@ -52,7 +52,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         :param pulumi.Input[_builtins.str] worker_assets_file_limit: The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
         :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
-        :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         :param pulumi.Input[_builtins.str] workers_plan: The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
         """
         if cache_dir is not None:
@@ -260,7 +260,7 @@ class ProviderArgs:
     @pulumi.getter(name="workersDevBaseUrl")
     def workers_dev_base_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
         return pulumi.get(self, "workers_dev_base_url")
 
@@ -323,7 +323,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] python_path: Python interpreter (3.12 or newer) the Modal deploy runs with. Falls back to OPENINSPECT_PYTHON, then to python3.12, python3.13 and python3 on PATH, then to the versions pyenv installed (under PYENV_ROOT, `pyenv root` and ~/.pyenv).
         :param pulumi.Input[_builtins.str] worker_assets_file_limit: The most static asset files one Worker version may have, checked at preview: Cloudflare allows 20000 on Workers Free and up to 100000 on Workers Paid (https://developers.cloudflare.com/workers/static-assets/#limits). Falls back to OPENINSPECT_WORKER_ASSETS_FILE_LIMIT, then to 20000.
         :param pulumi.Input[_builtins.str] worker_size_limit: The largest Worker (all modules) an upload may be, such as 64MiB; add " compressed" for a limit measured after gzip, as Cloudflare did until September 2026 (3MiB free, 10MiB paid). Falls back to OPENINSPECT_WORKER_SIZE_LIMIT, then to 64MiB, the documented size on both plans.
-        :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        :param pulumi.Input[_builtins.str] workers_dev_base_url: Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         :param pulumi.Input[_builtins.str] workers_plan: The account's Workers plan, free or paid, for the limits every Worker is checked against at preview, before any upload: 64 (free) or 128 (paid) vars and secrets per Worker, each at most 5 KB (https://developers.cloudflare.com/workers/platform/limits/). Falls back to OPENINSPECT_WORKERS_PLAN, then to paid.
         """
         ...
@@ -515,7 +515,7 @@ class Provider(pulumi.ProviderResource):
     @pulumi.getter(name="workersDevBaseUrl")
     def workers_dev_base_url(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
         return pulumi.get(self, "workers_dev_base_url")
 

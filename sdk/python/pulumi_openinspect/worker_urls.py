@@ -49,7 +49,7 @@ class WorkerUrls(pulumi.CustomResource):
                  scripts: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
         """
-        The URLs workers will answer on (https://<script>.<account subdomain>.workers.dev, or <workersDevBaseUrl>/<script> when the provider sets one), known before the workers exist. Reads the account's workers.dev subdomain on create and refresh only.
+        The URLs workers will answer on (https://<script>.<account subdomain>.workers.dev, or the provider's workersDevBaseUrl with its * replaced by the script name, or <workersDevBaseUrl>/<script> for a base without one), known before the workers exist. Reads the account's workers.dev subdomain on create and refresh only.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
@@ -62,7 +62,7 @@ class WorkerUrls(pulumi.CustomResource):
                  args: WorkerUrlsArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        The URLs workers will answer on (https://<script>.<account subdomain>.workers.dev, or <workersDevBaseUrl>/<script> when the provider sets one), known before the workers exist. Reads the account's workers.dev subdomain on create and refresh only.
+        The URLs workers will answer on (https://<script>.<account subdomain>.workers.dev, or the provider's workersDevBaseUrl with its * replaced by the script name, or <workersDevBaseUrl>/<script> for a base without one), known before the workers exist. Reads the account's workers.dev subdomain on create and refresh only.
 
         :param str resource_name: The name of the resource.
         :param WorkerUrlsArgs args: The arguments to use to populate this resource's properties.

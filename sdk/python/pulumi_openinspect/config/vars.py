@@ -121,7 +121,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def workers_dev_base_url(self) -> Optional[str]:
         """
-        Where workers are reached when it is not workers.dev: a worker's URL becomes <base>/<script name>. For the local emulator, which serves each script at http://127.0.0.1:PORT/__workers/<script>. Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
+        Where workers are reached when it is not workers.dev. A wildcard origin such as http://*.workers.localhost:PORT (or http://*.<account subdomain>.workers.localhost:PORT) gives each worker its own origin, the * replaced by the script name, as the local emulator serves them; any other URL makes a worker's URL <base>/<script name> (the emulator's older http://127.0.0.1:PORT/__workers form). Falls back to OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.
         """
         return __config__.get('workersDevBaseUrl')
 

@@ -1,0 +1,232 @@
+package emulator
+
+// Serving Workers by Host, as Cloudflare does: each script on its own
+// origin, and zones' hostnames by custom domain and route. withHosts runs
+// before the mux, so the API and admin paths on the emulator's own address
+// (127.0.0.1:PORT, localhost, any IP or other name) are untouched.
+//
+//   - <script>.<subdomain>.workers.localhost[:port] is the script of the
+//     account whose workers.dev subdomain is <subdomain> (PUT
+//     workers/subdomain, else Options.WorkersSubdomain), the local stand-in
+//     for https://<script>.<subdomain>.workers.dev. <script>.workers.localhost
+//     leaves the account out and, like /__workers/<script>, answers 409 when
+//     two accounts have a script of that name. The script sees the path
+//     exactly as sent. The script's workers.dev switch is not consulted, as
+//     /__workers/ never did: tests upload scripts without turning it on.
+//   - A hostname of a zone: the zone routes whose pattern matches the
+//     request (host and path; "*" only at the start of the host and the end
+//     of the path; the most specific wins), then the custom domain of that
+//     hostname. Routes come first because Cloudflare documents that a route
+//     takes precedence over a custom domain on the same hostname (the
+//     logging-Worker-in-front example in its Routes page); a matching route
+//     without a script runs no Worker and falls through to the custom
+//     domain, as a route without a Worker does to the origin.
+//   - A hostname under workers.localhost or under a zone the emulator holds
+//     that nothing serves answers 404 with a JSON error naming the host.
+//
+// Requests are counted and faulted under the same key as the path alias:
+// "<METHOD> /__workers/{script_name}<path>".
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+)
+
+// workersDevHost is the local stand-in for workers.dev.
+const workersDevHost = "workers.localhost"
+
+// withHosts serves requests addressed to a Worker's hostname; every other
+// request goes to next.
+func (s *Server) withHosts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := requestHost(r)
+		if host == "" || host == "localhost" || net.ParseIP(host) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if label, ok := strings.CutSuffix(host, "."+workersDevHost); ok {
+			script, sub, _ := strings.Cut(label, ".")
+			s.serveScript(w, r, r.URL.EscapedPath(), "", func() (*workerScript, int, error) {
+				return s.scriptByHostLocked(script, sub)
+			})
+			return
+		}
+		if host == workersDevHost {
+			core.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "no worker answers on " + host + ": use <script>." + host})
+			return
+		}
+		s.mu.Lock()
+		ws, zoned := s.scriptForZoneHostLocked(host, r.URL.EscapedPath(), r.URL.RawQuery)
+		s.mu.Unlock()
+		switch {
+		case ws != nil:
+			s.serveScript(w, r, r.URL.EscapedPath(), "", func() (*workerScript, int, error) {
+				if cur := s.st.Workers[wkKey(ws.AccountID, ws.Name)]; cur != nil {
+					return cur, 0, nil
+				}
+				return nil, http.StatusNotFound, fmt.Errorf("no worker script named %q", ws.Name)
+			})
+		case zoned:
+			core.WriteJSON(w, http.StatusNotFound, map[string]string{
+				"error": fmt.Sprintf("no worker route or custom domain serves %s%s", host, r.URL.EscapedPath())})
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// requestHost is r's host without the port, lower case, without a final dot.
+func requestHost(r *http.Request) string {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.TrimSuffix(strings.ToLower(host), ".")
+}
+
+// workersSubdomainLocked is the account's workers.dev subdomain.
+func (s *Server) workersSubdomainLocked(acct string) string {
+	if sub, ok := s.st.WorkersSubdomains[acct]; ok {
+		return sub
+	}
+	return s.workersSubdomain
+}
+
+// scriptByHostLocked finds the script of <script>[.<sub>].workers.localhost:
+// sub ("" for any account) picks the account by its workers.dev subdomain.
+func (s *Server) scriptByHostLocked(name, sub string) (*workerScript, int, error) {
+	if sub == "" {
+		return s.scriptByNameLocked(name)
+	}
+	var found []*workerScript
+	for _, key := range core.SortedKeys(s.st.Workers) {
+		if ws := s.st.Workers[key]; ws.Name == name && s.workersSubdomainLocked(ws.AccountID) == sub {
+			found = append(found, ws)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, http.StatusNotFound, fmt.Errorf("no worker script named %q in an account with workers.dev subdomain %q", name, sub)
+	case 1:
+		return found[0], 0, nil
+	}
+	accts := make([]string, len(found))
+	for i, ws := range found {
+		accts[i] = ws.AccountID
+	}
+	return nil, http.StatusConflict, fmt.Errorf("worker script %q exists in more than one account with workers.dev subdomain %q (%s): give each account its own subdomain",
+		name, sub, strings.Join(accts, ", "))
+}
+
+// scriptForZoneHostLocked is the script serving host and path under the
+// zones' routes and custom domains, and whether host belongs to any zone
+// at all (so that an unserved zone hostname is told apart from a name the
+// emulator itself is reached by).
+func (s *Server) scriptForZoneHostLocked(host, escapedPath, rawQuery string) (*workerScript, bool) {
+	zoned := false
+	var zones []*zone
+	for _, id := range core.SortedKeys(s.st.Zones) {
+		if z := s.st.Zones[id]; inZone(host, z.Name) {
+			zones, zoned = append(zones, z), true
+		}
+	}
+	target := escapedPath
+	if rawQuery != "" {
+		target += "?" + rawQuery
+	}
+	var best *workerRoute
+	var bestZone *zone
+	for _, z := range zones {
+		for _, id := range core.SortedKeys(s.st.WorkerRoutes) {
+			rt := s.st.WorkerRoutes[id]
+			if rt.ZoneID != z.ID || !routeMatches(rt.Pattern, host, target) {
+				continue
+			}
+			if best == nil || moreSpecific(rt.Pattern, best.Pattern) {
+				best, bestZone = rt, z
+			}
+		}
+	}
+	if best != nil && best.Script != "" {
+		if ws := s.st.Workers[wkKey(bestZone.AccountID, best.Script)]; ws != nil {
+			return ws, true
+		}
+	}
+	for _, id := range core.SortedKeys(s.st.WorkerDomains) {
+		d := s.st.WorkerDomains[id]
+		if strings.EqualFold(d.Hostname, host) {
+			zoned = true
+			if ws := s.st.Workers[wkKey(d.AccountID, d.Service)]; ws != nil {
+				return ws, true
+			}
+		}
+	}
+	return nil, zoned
+}
+
+// routePattern is a route's pattern split into its host and path parts,
+// each with its wildcard noted.
+type routePattern struct {
+	host, path         string // without the wildcards
+	hostWild, pathWild bool   // a leading * on the host, a trailing * on the path
+}
+
+func parseRoutePattern(p string) routePattern {
+	host, path, found := strings.Cut(p, "/")
+	out := routePattern{host: strings.ToLower(host), path: "/" + path}
+	if !found {
+		out.path = "/"
+	}
+	out.host, out.hostWild = strings.CutPrefix(out.host, "*")
+	out.path, out.pathWild = strings.CutSuffix(out.path, "*")
+	return out
+}
+
+// routeMatches reports whether pattern matches host and target (the
+// escaped path and any query). "*example.com" matches example.com and its
+// subdomains, "*.example.com" only the subdomains; a path without a
+// trailing * matches only itself, with no query, as Cloudflare's route
+// matching considers the whole URL.
+func routeMatches(pattern, host, target string) bool {
+	rp := parseRoutePattern(pattern)
+	if rp.hostWild {
+		if !strings.HasSuffix(host, rp.host) {
+			return false
+		}
+	} else if host != rp.host {
+		return false
+	}
+	if rp.pathWild {
+		return strings.HasPrefix(target, rp.path)
+	}
+	return target == rp.path
+}
+
+// moreSpecific orders two matching patterns as "the most specific wins":
+// an exact host over a wildcard one, then the longer host, then an exact
+// path over a wildcard one, then the longer path; the pattern text breaks
+// ties so the choice never depends on map order.
+func moreSpecific(a, b string) bool {
+	pa, pb := parseRoutePattern(a), parseRoutePattern(b)
+	keys := func(p routePattern) []int {
+		return []int{boolInt(!p.hostWild), len(p.host), boolInt(!p.pathWild), len(p.path)}
+	}
+	ka, kb := keys(pa), keys(pb)
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return ka[i] > kb[i]
+		}
+	}
+	return a < b
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
