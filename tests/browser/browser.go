@@ -79,19 +79,22 @@ type Request struct {
 func (r Request) Pending() bool { return r.Status == 0 && !r.Failed }
 
 // Problem says what is wrong with the request, "" when it succeeded: it
-// failed, was answered 4xx or 5xx, or never finished.
+// was answered 4xx or 5xx, failed (Chromium aborts a script or stylesheet
+// it got a 404 for: both are said), or never finished.
 func (r Request) Problem() string {
+	var parts []string
+	if r.Status >= 400 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", r.Status))
+	}
 	switch {
 	case r.Failed && r.Canceled:
-		return "canceled (" + r.Error + ")"
+		parts = append(parts, "canceled ("+r.Error+")")
 	case r.Failed:
-		return "failed: " + r.Error
+		parts = append(parts, "failed: "+r.Error)
 	case r.Pending():
-		return "no response"
-	case r.Status >= 400:
-		return fmt.Sprintf("HTTP %d", r.Status)
+		parts = append(parts, "no response")
 	}
-	return ""
+	return strings.Join(parts, ", then ")
 }
 
 func (r Request) String() string {

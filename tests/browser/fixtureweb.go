@@ -36,7 +36,9 @@ func LoadFixtureWeb(t testing.TB, url, shot, deployment string) Page {
 	for st := range fixtureWebStyles {
 		styles = append(styles, st)
 	}
-	page := Load(t, url, Options{
+	// Not Load: a page that never got as far as the wait still has its
+	// checks reported, which say more than the wait's timeout.
+	page, loadErr := load(t.TempDir(), url, Options{
 		Screenshot: shot,
 		WaitFor: `(() => { const app = document.getElementById("app"), echo = document.getElementById("ws-echo");
 			return !!app && app.dataset.hydrated === "true" && !!echo && echo.textContent.includes("echo: ping"); })()`,
@@ -49,6 +51,9 @@ func LoadFixtureWeb(t testing.TB, url, shot, deployment string) Page {
 	}
 	var problems []string
 	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if loadErr != nil {
+		fail("%v", loadErr)
+	}
 	for st, want := range fixtureWebStyles {
 		if got, ok := page.Styles[st]; !ok {
 			fail("no element matches %s, so its %s cannot be checked", st.Selector, st.Property)
