@@ -180,9 +180,9 @@ func TestWebOnCloudflare(t *testing.T) {
 	for _, k := range webBuildKeys {
 		assert.Contains(t, string(module), mocks.generatedValue(t, "oi-secret-"+k.name), "the installation's %s", k.name)
 	}
-	page, err := os.ReadFile(filepath.Join(dir, "assets", "index.html"))
+	page, err := os.ReadFile(filepath.Join(dir, "assets", "404.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), "<title>Open-Inspect</title>")
+	assert.Contains(t, string(page), " · Open-Inspect</title>")
 	assert.Contains(t, string(page), `data-ws-url="`+wsURL+`"`)
 	info, err := os.Stat(dir)
 	require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestWebOnCloudflare(t *testing.T) {
 	require.NotEqual(t, dir, other)
 	before, after := assetDigests(t, filepath.Join(dir, "assets")), assetDigests(t, filepath.Join(other, "assets"))
 	assert.Equal(t, before["robots.txt"], after["robots.txt"], "a file without the name is unchanged")
-	assert.NotEqual(t, before["index.html"], after["index.html"])
+	assert.NotEqual(t, before["404.html"], after["404.html"])
 	same := 0
 	for p, sum := range after {
 		if before[p] == sum {

@@ -1,8 +1,10 @@
 // Package browser loads a page in headless Chromium (Debian's package,
 // installed by .ci/browser-tools.sh) for tests: it waits until the page's
 // scripts made it say what the test waits for, then returns the DOM as the
-// scripts left it, the WebSocket URLs the page opened and what it logged, and
-// writes a PNG screenshot the test keeps as an artefact.
+// scripts left it, the computed styles the test asked for, every request
+// the page made with its outcome (the network log), the WebSocket URLs it
+// opened and what it logged, and writes a PNG screenshot the test keeps as
+// an artefact.
 //
 // Chromium's one-shot flags (--dump-dom, --screenshot with
 // --virtual-time-budget) dump the page as soon as virtual time runs out, and
@@ -44,6 +46,63 @@ type Options struct {
 	Timeout time.Duration
 	// Width and Height are the viewport's (default 1280 by 800).
 	Width, Height int
+	// Styles are the computed styles to read once the wait ended, into
+	// Page.Styles.
+	Styles []Style
+}
+
+// Style names one computed style: a CSS property of the first element the
+// selector matches, as getComputedStyle resolves it (colours as
+// "rgb(r, g, b)", lengths in px).
+type Style struct {
+	Selector, Property string
+}
+
+// Request is one HTTP request the page made, from Chromium's Network events
+// (a redirect is a request of its own, with its 3xx). WebSockets are in
+// Page.WebSockets instead.
+type Request struct {
+	URL, Method string
+	// Type is Chromium's resource type: Document, Stylesheet, Script,
+	// Fetch, Image, ...
+	Type string
+	// Status is the HTTP status; 0 while no response arrived.
+	Status int
+	// Failed is set by Network.loadingFailed, with its Error
+	// (net::ERR_CONNECTION_REFUSED, ...) and whether the page canceled it.
+	Failed   bool
+	Error    string
+	Canceled bool
+}
+
+// Pending says no response and no failure arrived for it.
+func (r Request) Pending() bool { return r.Status == 0 && !r.Failed }
+
+// Problem says what is wrong with the request, "" when it succeeded: it
+// was answered 4xx or 5xx, failed (Chromium aborts a script or stylesheet
+// it got a 404 for: both are said), or never finished.
+func (r Request) Problem() string {
+	var parts []string
+	if r.Status >= 400 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", r.Status))
+	}
+	switch {
+	case r.Failed && r.Canceled:
+		parts = append(parts, "canceled ("+r.Error+")")
+	case r.Failed:
+		parts = append(parts, "failed: "+r.Error)
+	case r.Pending():
+		parts = append(parts, "no response")
+	}
+	return strings.Join(parts, ", then ")
+}
+
+func (r Request) String() string {
+	outcome := r.Problem()
+	if outcome == "" {
+		outcome = fmt.Sprintf("HTTP %d", r.Status)
+	}
+	return fmt.Sprintf("%s %s (%s): %s", r.Method, r.URL, r.Type, outcome)
 }
 
 // Page is what Load saw.
@@ -55,6 +114,37 @@ type Page struct {
 	// Console holds the page's console output, uncaught exceptions and
 	// Chromium's log entries for it (failed loads, refused sockets).
 	Console []string
+	// Requests is the network log: every request the page made, in the
+	// order it made them. Load waits (within its budget) until each has its
+	// response or failure before it returns.
+	Requests []Request
+	// Styles holds the values of Options.Styles; one whose selector
+	// matched no element is absent.
+	Styles map[Style]string
+
+	requestIndex map[string]int // Chromium's requestId → its entry in Requests
+}
+
+// ProblemRequests are the requests with a Problem: failed, 4xx or 5xx, or
+// never finished.
+func (p Page) ProblemRequests() []Request {
+	var out []Request
+	for _, r := range p.Requests {
+		if r.Problem() != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (p *Page) pendingRequests() int {
+	n := 0
+	for _, r := range p.Requests {
+		if r.Pending() {
+			n++
+		}
+	}
+	return n
 }
 
 // WaitForText is a WaitFor expression true once the element matched by the
@@ -94,6 +184,9 @@ func Load(t testing.TB, url string, opts Options) Page {
 
 func (p Page) report() string {
 	var b strings.Builder
+	for _, r := range p.Requests {
+		fmt.Fprintf(&b, "request: %s\n", r)
+	}
 	if len(p.WebSockets) > 0 {
 		fmt.Fprintf(&b, "websockets: %s\n", strings.Join(p.WebSockets, ", "))
 	}
@@ -203,6 +296,47 @@ func startChromium(chromium, profile string, width, height int, page *Page) (*ru
 // record keeps what a test may want to see from the page's events.
 func (p *Page) record(m message) {
 	switch m.Method {
+	case "Network.requestWillBeSent":
+		var e struct {
+			RequestID string
+			Type      string
+			Request   struct{ URL, Method string }
+			// Set when this continues a redirect: that hop's answer.
+			RedirectResponse *struct{ Status int }
+		}
+		if json.Unmarshal(m.Params, &e) != nil {
+			return
+		}
+		if p.requestIndex == nil {
+			p.requestIndex = map[string]int{}
+		}
+		if i, ok := p.requestIndex[e.RequestID]; ok && e.RedirectResponse != nil {
+			p.Requests[i].Status = e.RedirectResponse.Status
+		}
+		p.requestIndex[e.RequestID] = len(p.Requests)
+		p.Requests = append(p.Requests, Request{URL: e.Request.URL, Method: e.Request.Method, Type: e.Type})
+	case "Network.responseReceived":
+		var e struct {
+			RequestID string
+			Response  struct{ Status int }
+		}
+		if json.Unmarshal(m.Params, &e) == nil {
+			if i, ok := p.requestIndex[e.RequestID]; ok {
+				p.Requests[i].Status = e.Response.Status
+			}
+		}
+	case "Network.loadingFailed":
+		var e struct {
+			RequestID string
+			ErrorText string
+			Canceled  bool
+		}
+		if json.Unmarshal(m.Params, &e) == nil {
+			if i, ok := p.requestIndex[e.RequestID]; ok {
+				r := &p.Requests[i]
+				r.Failed, r.Error, r.Canceled = true, e.ErrorText, e.Canceled
+			}
+		}
 	case "Network.webSocketCreated":
 		var e struct{ URL string }
 		if json.Unmarshal(m.Params, &e) == nil {
@@ -283,11 +417,51 @@ func (r *running) visit(ctx context.Context, url string, opts Options, page *Pag
 	// Read what the page shows with a fresh budget when the wait used it up.
 	readCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	// The requests the page made by now get their outcome (a response or a
+	// failure arrives as an event, not necessarily before the wait ended);
+	// one still pending when the budget ends is reported as such.
+	settleCtx, cancelSettle := context.WithTimeout(readCtx, 5*time.Second)
+	for page.pendingRequests() > 0 {
+		if r.tools.pump(settleCtx) != nil {
+			break
+		}
+	}
+	cancelSettle()
+	stylesErr := r.styles(readCtx, opts.Styles, page)
 	dom, domErr := r.evaluateString(readCtx, "document.documentElement.outerHTML")
 	page.DOM = dom
 	shotErr := r.screenshot(readCtx, opts.Screenshot)
 	r.tools.drain()
-	return errors.Join(waitErr, domErr, shotErr)
+	return errors.Join(waitErr, stylesErr, domErr, shotErr)
+}
+
+// styles reads each computed style into page.Styles.
+func (r *running) styles(ctx context.Context, styles []Style, page *Page) error {
+	if len(styles) == 0 {
+		return nil
+	}
+	page.Styles = map[Style]string{}
+	var errs []error
+	for _, st := range styles {
+		sel, _ := json.Marshal(st.Selector)
+		prop, _ := json.Marshal(st.Property)
+		expr := fmt.Sprintf("(() => { const e = document.querySelector(%s); return e ? getComputedStyle(e).getPropertyValue(%s) : null; })()", sel, prop)
+		var res struct {
+			Result           struct{ Value *string }
+			ExceptionDetails *struct{ Text string }
+		}
+		if err := r.tools.call(ctx, r.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res); err != nil {
+			errs = append(errs, fmt.Errorf("computed style %s of %s: %w", st.Property, st.Selector, err))
+			continue
+		}
+		switch {
+		case res.ExceptionDetails != nil:
+			errs = append(errs, fmt.Errorf("computed style %s of %s: %s", st.Property, st.Selector, res.ExceptionDetails.Text))
+		case res.Result.Value != nil:
+			page.Styles[st] = *res.Result.Value
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // poll evaluates expr every 50 ms until it is truthy or ctx ends.

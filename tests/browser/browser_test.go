@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -288,5 +289,107 @@ func TestMissingChromiumSaysHowToInstallIt(t *testing.T) {
 	_, err := load(t.TempDir(), "http://127.0.0.1:1/", Options{Screenshot: filepath.Join(t.TempDir(), "x.png")})
 	if err == nil || !strings.Contains(err.Error(), "run .ci/browser-tools.sh") {
 		t.Fatalf("load without chromium: %v, want an error saying to run .ci/browser-tools.sh", err)
+	}
+}
+
+// The network log has every request with its outcome (a redirect hop, a
+// 404, a refused connection among them), and the computed styles are the
+// stylesheet's.
+func TestLoadRecordsTheNetworkLogAndComputedStyles(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + closed.Addr().String() + "/nothing-listens-here"
+	closed.Close()
+	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><html><head><link rel="icon" href="data:,"><link rel="stylesheet" href="/style.css"><script src="/old-app.js"></script></head>
+<body><p class="note">styled</p><img src="/missing.png" alt="">
+<script>fetch(%q).catch(() => { document.body.dataset.fetched = "failed"; });</script></body></html>`, refused)
+		case "/style.css":
+			w.Header().Set("Content-Type", "text/css")
+			fmt.Fprint(w, `body{background-color:rgb(1,2,3);font-family:"DejaVu Sans",sans-serif}.note{padding:7px}`)
+		case "/old-app.js":
+			http.Redirect(w, r, "/app.js", http.StatusFound)
+		case "/app.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(w, `document.documentElement.dataset.ran = "yes";`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer pages.Close()
+
+	bg := Style{"body", "background-color"}
+	font := Style{"body", "font-family"}
+	padding := Style{".note", "padding-left"}
+	page := Load(t, pages.URL+"/", Options{
+		Screenshot: filepath.Join(t.TempDir(), "network.png"),
+		WaitFor:    `document.body && document.body.dataset.fetched === "failed"`,
+		Styles:     []Style{bg, font, padding},
+	})
+
+	want := map[string]string{
+		pages.URL + "/":            "GET Document 200",
+		pages.URL + "/style.css":   "GET Stylesheet 200",
+		pages.URL + "/old-app.js":  "GET Script 302",
+		pages.URL + "/app.js":      "GET Script 200",
+		pages.URL + "/missing.png": "GET Image 404",
+		refused:                    "GET Fetch 0 failed: net::ERR_CONNECTION_REFUSED",
+	}
+	got := map[string]string{}
+	for _, r := range page.Requests {
+		line := fmt.Sprintf("%s %s %d", r.Method, r.Type, r.Status)
+		if r.Failed {
+			line += " failed: " + r.Error
+		}
+		got[r.URL] = line
+	}
+	for url, w := range want {
+		if got[url] != w {
+			t.Errorf("the network log has %s as %q, want %q\n%s", url, got[url], w, page.report())
+		}
+	}
+	var problems []string
+	for _, r := range page.ProblemRequests() {
+		problems = append(problems, r.URL+": "+r.Problem())
+	}
+	wantProblems := []string{pages.URL + "/missing.png: HTTP 404", refused + ": failed: net::ERR_CONNECTION_REFUSED"}
+	slices.Sort(problems)
+	slices.Sort(wantProblems) // the order of two random ports
+	if !slices.Equal(problems, wantProblems) {
+		t.Errorf("problem requests = %q, want %q", problems, wantProblems)
+	}
+
+	for st, w := range map[Style]string{bg: "rgb(1, 2, 3)", font: `"DejaVu Sans", sans-serif`, padding: "7px"} {
+		if page.Styles[st] != w {
+			t.Errorf("computed %s of %s = %q, want %q", st.Property, st.Selector, page.Styles[st], w)
+		}
+	}
+	if !strings.Contains(page.DOM, `data-ran="yes"`) {
+		t.Errorf("the redirected script did not run:\n%s", page.DOM)
+	}
+}
+
+// A computed style of an element that is not there is absent from
+// Page.Styles (an element with the property unset has its computed value).
+func TestLoadLeavesOutAStyleOfNoElement(t *testing.T) {
+	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><link rel="icon" href="data:,"><p id="plain">plain</p>`)
+	}))
+	defer pages.Close()
+	absent, plain := Style{"#absent", "color"}, Style{"#plain", "color"}
+	page := Load(t, pages.URL, Options{
+		Screenshot: filepath.Join(t.TempDir(), "nostyle.png"),
+		Styles:     []Style{absent, plain},
+	})
+	if v, ok := page.Styles[absent]; ok {
+		t.Errorf("the style of no element is %q, want it absent", v)
+	}
+	if v := page.Styles[plain]; v != "rgb(0, 0, 0)" {
+		t.Errorf("the default colour of #plain is %q, want rgb(0, 0, 0)", v)
 	}
 }

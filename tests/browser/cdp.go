@@ -140,6 +140,19 @@ func (d *devtools) waitEvent(ctx context.Context, session, method string) error 
 	}
 }
 
+// pump waits for the next message and hands it to onEvent when it is an
+// event (a response nobody waits for is dropped).
+func (d *devtools) pump(ctx context.Context) error {
+	m, err := d.receive(ctx)
+	if err != nil {
+		return err
+	}
+	if m.Method != "" {
+		d.onEvent(m)
+	}
+	return nil
+}
+
 // drain hands the events already received to onEvent without waiting.
 func (d *devtools) drain() {
 	for {

@@ -10,15 +10,18 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
+	"github.com/openinspect/pulumi-openinspect/tests/sig1"
 )
 
 // fixture is the placeholder build of the fixture checkout.
@@ -318,7 +321,7 @@ func checkRendering(t *testing.T, in Installation) (*Result, memOutput) {
 			assert.Equal(t, string(orig), undo(res, m, text), "%s: only names and the BUILD_ID change", name)
 		}
 	}
-	// worker.js, two chunks, index.html and the prerendered cache entry.
+	// worker.js, two chunks, 404.html and the prerendered cache entry.
 	assert.Equal(t, 5, checked, "files holding placeholders")
 	return res, out
 }
@@ -379,7 +382,7 @@ func chunkNames(t *testing.T, res *Result) map[string]string {
 	build := os.DirFS(fixture)
 	chunks, err := fs.Glob(build, "assets/_next/static/chunks/*.js")
 	require.NoError(t, err)
-	require.Len(t, chunks, 4)
+	require.Len(t, chunks, 5)
 	for _, c := range chunks {
 		names[c] = c
 		if np, ok := res.Renamed[c]; ok {
@@ -407,14 +410,17 @@ func TestChangedValuesRenameExactlyTheChunksHoldingThem(t *testing.T) {
 		}
 		return out
 	}
-	loader := "assets/_next/static/chunks/webpack-7fb10a437f168269.js"
+	loader := "assets/_next/static/chunks/webpack-7391688a49f094b9.js"
 	framework := "assets/_next/static/chunks/fc589df88a3cd456.js"
+	mainApp := "assets/_next/static/chunks/14cd740a8c9b0570.js"
 	require.Len(t, holding(VarAppName), 1)
 	require.Len(t, holding(VarWSURL), 1)
 
-	// The framework chunk holds nothing to substitute: its name stays.
+	// The framework and page-entry chunks hold nothing to substitute and
+	// name chunks by module, not file: their names stay.
 	names1 := chunkNames(t, r1)
 	assert.Equal(t, framework, names1[framework])
+	assert.Equal(t, mainApp, names1[mainApp])
 	assert.Len(t, r1.Renamed, 3, "the two chunks with placeholders and the loader naming them")
 
 	renamedBetween := func(a, b map[string]string) []string {
@@ -476,14 +482,54 @@ globalThis.self = globalThis;
 await import(%q);
 const exports = {};
 self.__oi_chunks.find((c) => c[0] === "branding")[1](exports);
-console.log(JSON.stringify({ config, title: exports.title(""), icon: exports.icon }));
+// The login page asks the control plane through its binding.
+const asked = [];
+env.CONTROL_PLANE_WORKER = { fetch: async (url, init) => {
+  asked.push({ url: String(url), method: init.method, headers: init.headers });
+  return Response.json({ providers: ["github", "google"] });
+} };
+const login = await (await worker.fetch(new Request("https://web.example.test/login"), env)).text();
+console.log(JSON.stringify({ config, title: exports.title(""), icon: exports.icon, login, asked }));
 `, dir+"/"+res.Worker, dir+"/"+chunk)
 	got := runNode(t, node, dir, script)
 	var v struct {
 		Config      map[string]any
 		Title, Icon string
+		Login       string
+		Asked       []struct {
+			URL, Method string
+			Headers     map[string]string
+		}
 	}
 	require.NoError(t, json.Unmarshal(got, &v), string(got))
+
+	// The server-rendered page: the values in their HTML contexts, a button
+	// per provider, and one request signed as upstream's web signs it.
+	doc, err := html.Parse(strings.NewReader(v.Login))
+	require.NoError(t, err)
+	assert.Equal(t, "Sign in · "+nasty.AppName, nodeText(find(doc, func(n *html.Node) bool { return n.Data == "title" })))
+	app := find(doc, func(n *html.Node) bool { return attr(n, "id") == "app" })
+	require.NotNil(t, app, v.Login)
+	assert.Equal(t, nasty.WSURL, attr(app, "data-ws-url"))
+	var buttons []string
+	walk(doc, func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "button" {
+			buttons = append(buttons, attr(n, "data-provider")+": "+nodeText(n))
+		}
+	})
+	assert.Equal(t, []string{"github: Sign in with GitHub", "google: Sign in with Google"}, buttons)
+	require.Len(t, v.Asked, 1)
+	asked := v.Asked[0]
+	assert.Equal(t, "https://cp.example.test/internal/auth/sign-in-providers", asked.URL)
+	assert.Equal(t, "GET", asked.Method)
+	assert.Equal(t, "web", asked.Headers["X-OpenInspect-Service"])
+	sig := strings.Split(asked.Headers["X-OpenInspect-Service-Signature"], ".")
+	require.Len(t, sig, 4, "sig1.<ms>.<nonce>.<mac>")
+	ms, err := strconv.ParseInt(sig[1], 10, 64)
+	require.NoError(t, err)
+	assert.Equal(t, sig1.Header(sig1.Request{Service: "web", Key: "s", At: time.UnixMilli(ms), Nonce: sig[2], Method: "GET",
+		Path: "/internal/auth/sign-in-providers"}), asked.Headers["X-OpenInspect-Service-Signature"],
+		"signed with SERVICE_AUTH_SECRET over upstream's canonical request")
 	assert.Equal(t, nasty.AppName, v.Config["appName"])
 	assert.Equal(t, nasty.WSURL, v.Config["wsUrl"])
 	assert.Equal(t, nasty.AppIconURL, v.Config["appIconUrl"])
@@ -518,7 +564,7 @@ func TestRenderErrorsNameTheFile(t *testing.T) {
 		}, "assets/leak.json: holds one of the build's keys"},
 		{"placeholder missing", func(f fstest.MapFS) {
 			f["worker.js"].Data = bytes.ReplaceAll(f["worker.js"].Data, []byte(m.Placeholders[VarSandboxProvider]), []byte("x"))
-			delete(f, "assets/index.html")
+			delete(f, "assets/404.html")
 			delete(f, "assets/cdn-cgi/_next_cache/"+m.BuildID+"/login.cache")
 		}, "no file of the build holds NEXT_PUBLIC_SANDBOX_PROVIDER's placeholder"},
 		{"octal escape", func(f fstest.MapFS) {
@@ -608,4 +654,46 @@ func fixtureMap(t testing.TB) fstest.MapFS {
 		return err
 	}))
 	return out
+}
+
+// walk calls fn on n and every node below it, in document order.
+func walk(n *html.Node, fn func(*html.Node)) {
+	fn(n)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, fn)
+	}
+}
+
+// find is the first element below n that match accepts, or nil.
+func find(n *html.Node, match func(*html.Node) bool) *html.Node {
+	var found *html.Node
+	walk(n, func(c *html.Node) {
+		if found == nil && c.Type == html.ElementNode && match(c) {
+			found = c
+		}
+	})
+	return found
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// nodeText is the text below n ("" for nil).
+func nodeText(n *html.Node) string {
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	walk(n, func(c *html.Node) {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	})
+	return b.String()
 }
