@@ -26,11 +26,22 @@ if [ -s "$demo/emulator.url" ]; then
   prev=$(sed 's|^http://||' "$demo/emulator.url")
   if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then listen=$prev; fi
 fi
+# The web UI on a loopback port of its own, http://127.0.0.1:PORT, as
+# `wrangler dev` serves a Worker: upstream's control plane accepts no other
+# http origin as the web's (WEB_APP_URL), so sign-in needs it. Its port is
+# reused like the emulator's. open-inspect-web-demo is the web Worker's
+# script name (<namePrefix>-web-<deploymentName>).
+web_listen=127.0.0.1:0
+if [ -s "$demo/web.url" ]; then
+  prev=$(sed 's|^http://||' "$demo/web.url")
+  if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then web_listen=$prev; fi
+fi
 rm -f "$demo/emulator.addr"
 # A local cloud that stays up also fires the scripts' crons on schedule.
 crons=()
 [ "${OPENINSPECT_DEMO_STAY_UP:-}" = 1 ] && crons=(-run-crons)
 "$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" "${crons[@]}" \
+  -local-origin "open-inspect-web-demo=$web_listen" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
 trap 'kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
@@ -39,6 +50,9 @@ for _ in $(seq 1 100); do [ -s "$demo/emulator.addr" ] && break; sleep 0.1; done
 emu_url=$(cat "$demo/emulator.addr")
 echo "$emu_url" > "$demo/emulator.url"
 echo "emulator: $emu_url"
+web_origin=$(curl -s "$emu_url/__emulator/local-origins" | sed -n 's/.*"open-inspect-web-demo": *"\([^"]*\)".*/\1/p')
+[ -n "$web_origin" ] || { echo "the emulator gave the web UI no local origin; see $demo/emulator.log" >&2; exit 1; }
+echo "$web_origin" > "$demo/web.url"
 
 # A fresh copy of the example, keeping the demo stack's config from earlier
 # runs. The engine takes pulumi-resource-openinspect from bin/ through the
@@ -55,6 +69,7 @@ printf '\nplugins:\n  providers:\n    - name: openinspect\n      path: %s\n  lan
 pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
 pulumi config set openinspect:workersDevBaseUrl "http://*.workers.localhost:${emu_url##*:}"
+pulumi config set webAppUrl "$web_origin"
 pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
 pulumi config set upstreamCheckout "$root/tests/fixtures/upstream"

@@ -2,6 +2,7 @@ package installation
 
 import (
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -104,6 +105,17 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 		_ = ctx.Log.Warn(fmt.Sprintf("web.publicUrl is not set, so the control plane's WEB_APP_URL stays %s "+
 			"(upstream's default): set web.publicUrl to the URL your ingress serves the web UI at", plan.WebAppURL),
 			&pulumi.LogArgs{Resource: comp})
+	}
+	if base := providerConfig(ctx.Context()).WorkersDevBase(); s.WebFromWorker && base != "" && plan.Web != nil {
+		// A workersDevBaseUrl (the local cloud's http://*.workers.localhost)
+		// can give the web Worker a URL the control plane refuses as
+		// WEB_APP_URL; the installation deploys, but nobody can sign in.
+		if derived := cfapi.WorkersDevURL(base, "", plan.scriptName(webLogical)); !validWebOrigin(derived) {
+			_ = ctx.Log.Warn(fmt.Sprintf("the web Worker's URL %s is not an origin the control plane accepts as WEB_APP_URL "+
+				"(https, or http on localhost, 127.0.0.1 or [::1]), so sign-in will be unavailable: set webAppUrl to where the web UI "+
+				"is served (the local cloud serves it on a port of its own: the emulator's -local-origin)", derived),
+				&pulumi.LogArgs{Resource: comp})
+		}
 	}
 	if s.Adopt && s.ProviderAccountsEncryptionKey == nil {
 		// Taking over an orphaned installation makes a new generated key, and

@@ -286,7 +286,7 @@ func (b *installer) install(comp *OpenInspect) error {
 		if err != nil {
 			return err
 		}
-		if s.OpenInspectArgs.WebAppURL == nil {
+		if common.Deref(s.OpenInspectArgs.WebAppURL, "") == "" {
 			webURL = deployed.URL
 		}
 	}

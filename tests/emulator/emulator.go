@@ -122,6 +122,9 @@ type Options struct {
 	// each minute). Off, crons run only when asked:
 	// POST /__emulator/scheduled/<script>.
 	RunCrons bool
+	// LocalOrigins serve scripts at the root of loopback ports of their own
+	// (local_origins.go): listen address by script name; Start listens.
+	LocalOrigins map[string]string
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -163,11 +166,13 @@ type Server struct {
 	workers workersRuntime // the scripts running in workerd (runtime.go)
 	broker  *broker        // the queues' messages and their delivery (broker.go)
 
-	httpSrv   *http.Server
-	url       string
-	serveDone chan struct{}
-	closeOnce sync.Once
-	closeErr  error
+	httpSrv *http.Server
+	// localOrigins are the scripts' own loopback listeners (Start).
+	localOrigins []*localOrigin
+	url          string
+	serveDone    chan struct{}
+	closeOnce    sync.Once
+	closeErr     error
 }
 
 // New creates a Server without listening, loading persisted state from
@@ -272,6 +277,12 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before the main listener, whose failure path (Close) expects the
+	// broker running once httpSrv is set.
+	if err := s.startLocalOrigins(opts.LocalOrigins); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	addr := opts.Addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -327,6 +338,9 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if err := s.closeLocalOrigins(); err != nil {
+			errs = append(errs, err)
+		}
 		if s.httpSrv != nil {
 			close(s.broker.stop)
 			<-s.broker.done
@@ -387,6 +401,7 @@ func (s *Server) routes() {
 	s.registerQueues()
 	s.registerZones()
 	s.registerWorkerServing()
+	s.registerLocalOrigins()
 	s.registerBroker()
 	s.daytona.Register()
 	s.e2b.Register()

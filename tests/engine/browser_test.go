@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -27,14 +29,21 @@ import (
 // the artefacts directory (browser.ArtefactDir).
 func TestBrowserLoadsTheWebUI(t *testing.T) {
 	requirePulumi(t)
-	emu := startEmulator(t)
+	// The web UI on a loopback port of its own, as make demo serves it: the
+	// control plane accepts no other http origin as WEB_APP_URL, and without
+	// it the page would say sign-in is unavailable.
+	emu := startEmulatorWith(t, os.Stderr, "-local-origin", webScript+"=127.0.0.1:0")
+	var origins map[string]string
+	emu.admin(t, http.MethodGet, "local-origins", &origins)
+	require.NotEmpty(t, origins[webScript], "the emulator's local origins: %v", origins)
 	pt := newInstallationWithWebTest(t, emu)
+	pt.SetConfig(t, "webAppUrl", origins[webScript])
 	pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
 	up := previewUp(t, pt)
 
 	webURL, _ := up.Outputs["webUrl"].Value.(string)
 	controlPlaneURL, _ := up.Outputs["controlPlaneUrl"].Value.(string)
-	require.NotEmpty(t, webURL, "the stack's webUrl")
+	require.Equal(t, origins[webScript], webURL, "the stack's webUrl is the web UI's own origin")
 	require.True(t, strings.HasPrefix(controlPlaneURL, "http://"), "the stack's controlPlaneUrl: %q", controlPlaneURL)
 	wsURL := "ws://" + strings.TrimPrefix(controlPlaneURL, "http://")
 

@@ -97,7 +97,10 @@ func TestMakeDemo(t *testing.T) {
 
 	// The web UI on the emulator's Workers answered the printed webUrl
 	// while the emulator ran (the script asks it before it stops).
-	assert.Regexp(t, `(?m)^web: GET http://open-inspect-web-demo\.workers\.localhost:\d+ answered 200$`, out)
+	// It is served on a loopback port of its own (the emulator's
+	// -local-origin), the only http origin upstream's control plane accepts
+	// as WEB_APP_URL.
+	assert.Regexp(t, `(?m)^web: GET http://127\.0\.0\.1:\d+ answered 200$`, out)
 
 	outputsFile := filepath.Join(demo, "outputs.json")
 	_, jsonPart, ok := strings.Cut(out, "\noutputs (with upstreamVerification's per-file detail: "+outputsFile+"):\n")
@@ -211,7 +214,7 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 		if m := stayUpLine.FindStringSubmatch(line); inBlock && m != nil {
 			where[m[1]] = m[2]
 		}
-		if inBlock && strings.HasPrefix(line, "  curl ") && strings.HasPrefix(line, "  curl http://open-inspect-web-demo.workers.localhost:") {
+		if inBlock && line == "  curl "+outputs["webUrl"].(string) {
 			break // the block's last line
 		}
 	}
@@ -228,12 +231,14 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 		assert.Equal(t, workerOrigin(emu, script.(string)), where["worker "+worker], "%s", out.String())
 	}
 	assert.Equal(t, outputs["webUrl"], where["web UI"])
+	assert.NotEqual(t, emu, where["web UI"], "the web UI on a port of its own")
 	assert.Contains(t, out.String(), "  curl "+outputs["controlPlaneUrl"].(string)+"/health\n")
 
 	// Still answering after the deploy: the web UI's page and the control plane.
 	status, page := get(t, where["web UI"])
 	assert.Equal(t, http.StatusOK, status, "%s", page)
 	assert.Contains(t, page, `data-ws-url="`+workerWebSocket(emu, "open-inspect-control-plane-demo")+`"`)
+	assert.Contains(t, page, "Sign in with GitHub", "the control plane accepts the web's origin and names its sign-in provider")
 	status, health := get(t, outputs["controlPlaneUrl"].(string)+"/health")
 	assert.Equal(t, http.StatusOK, status, "%s", health)
 

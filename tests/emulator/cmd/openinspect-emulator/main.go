@@ -47,6 +47,14 @@ func main() {
 	zones := flag.String("zones", emulator.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
+	localOrigins := map[string]string{}
+	flag.Func("local-origin", "SCRIPT=HOST:PORT: also serve that script at the root of its own loopback port, as `wrangler dev` does (repeatable; port 0 picks one; GET /__emulator/local-origins lists them)", func(v string) error {
+		script, addr, err := emulator.ParseLocalOrigin(v)
+		if err == nil {
+			localOrigins[script] = addr
+		}
+		return err
+	})
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
@@ -66,7 +74,7 @@ func main() {
 	}
 	daytona.WorkerLimits.MaxScriptBytes = *sizeLimit
 	daytona.WorkerLimits.Compressed = *sizeCompressed
-	daytona.Workerd, daytona.RunCrons = *workerdBin, *runCrons
+	daytona.Workerd, daytona.RunCrons, daytona.LocalOrigins = *workerdBin, *runCrons, localOrigins
 	daytona.Zones = map[string][]string{"*": {}}
 	for _, z := range strings.Split(*zones, ",") {
 		if z = strings.TrimSpace(z); z != "" {
@@ -79,7 +87,7 @@ func main() {
 	}
 }
 
-// daytona carries the Daytona fields, the worker limits, the zones and the workerd binary of Options.
+// daytona carries the Daytona fields, the worker limits, the zones, the workerd binary and the local origins of Options.
 func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool, daytona emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
@@ -93,7 +101,8 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, mod
 	}
 	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
 		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime,
-		WorkerLimits: daytona.WorkerLimits, Zones: daytona.Zones, Workerd: daytona.Workerd, RunCrons: daytona.RunCrons}
+		WorkerLimits: daytona.WorkerLimits, Zones: daytona.Zones, Workerd: daytona.Workerd, RunCrons: daytona.RunCrons,
+		LocalOrigins: daytona.LocalOrigins}
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf
