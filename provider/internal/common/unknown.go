@@ -28,15 +28,6 @@ func IsUnknown(inputs property.Map, path string) bool {
 	return computed || v.HasComputed()
 }
 
-// IsComputedAt reports whether the value at path, or a value above it, is
-// itself computed: unlike IsUnknown, a known map with one computed entry is
-// known here. A check of a container's shape (how many entries, which keys)
-// uses it, since the shape is known even when an entry's value is not.
-func IsComputedAt(inputs property.Map, path string) bool {
-	_, computed := lookup(inputs, path)
-	return computed
-}
-
 // KnownFailures drops each failure whose field is unknown (IsUnknown): a
 // check of the zero value a computed input decodes as says nothing about
 // the value it will have. Checks that read one field and report another

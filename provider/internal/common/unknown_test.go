@@ -55,9 +55,6 @@ func TestIsUnknownFollowsThePath(t *testing.T) {
 	} {
 		assert.Equal(t, want, common.IsUnknown(inputs, path), "IsUnknown(%q)", path)
 	}
-	assert.False(t, common.IsComputedAt(inputs, "secrets"), "the map is known; one value is not")
-	assert.True(t, common.IsComputedAt(inputs, "secrets.PENDING"))
-	assert.True(t, common.IsComputedAt(inputs, "crons[0]"))
 }
 
 func TestKnownFailuresDropsOnlyUnknownFields(t *testing.T) {
