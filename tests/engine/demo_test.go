@@ -60,6 +60,10 @@ func TestMakeDemo(t *testing.T) {
 		"OPENINSPECT_TOOLS_CACHE="+tools,
 		"HOME="+t.TempDir(),
 	)
+	// Go's caches stay where they are (under the real HOME by default):
+	// the target's go build is not what this test is about, and from empty
+	// caches it would take many minutes.
+	cmd.Env = append(cmd.Env, goCacheEnv(t)...)
 	raw, err := cmd.CombinedOutput()
 	out := string(raw)
 	require.NoError(t, err, "make demo:\n%s", out)
@@ -135,6 +139,19 @@ func TestMakeDemo(t *testing.T) {
 	// Its own process group, which Ctrl-C's TERM reaches as a whole.
 	stayUp.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	checkStayUp(t, stayUp, outputs)
+}
+
+// goCacheEnv pins GOCACHE, GOMODCACHE and GOPATH to what they are now, so
+// a command run with another HOME keeps using them.
+func goCacheEnv(t *testing.T) []string {
+	t.Helper()
+	var env []string
+	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", name).Output()
+		require.NoError(t, err, "go env %s", name)
+		env = append(env, name+"="+strings.TrimSpace(string(out)))
+	}
+	return env
 }
 
 // freshToolCache is a new tool cache holding only the pulumi CLI and the
