@@ -44,7 +44,9 @@ crons=()
   -local-origin "open-inspect-web-demo=$web_listen" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
-trap 'kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
+# Stopping waits for the emulator; a second Ctrl-C (or the TERM make passes
+# on after its own) must not cut that wait short and leave it running.
+trap 'trap "" INT TERM; kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do [ -s "$demo/emulator.addr" ] && break; sleep 0.1; done
 [ -s "$demo/emulator.addr" ] || { echo "emulator did not start; see $demo/emulator.log" >&2; exit 1; }
 emu_url=$(cat "$demo/emulator.addr")
