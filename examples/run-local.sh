@@ -20,22 +20,24 @@ export PULUMI_BACKEND_URL="file://$demo/state"
 export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-openinspect-demo}"
 export PULUMI_SKIP_UPDATE_CHECK=true
 
-# Reuse the previous run's port when it is free: worker URLs in state point at it.
-listen=127.0.0.1:0
-if [ -s "$demo/emulator.url" ]; then
-  prev=$(sed 's|^http://||' "$demo/emulator.url")
-  if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then listen=$prev; fi
-fi
+# reuse_listen FILE prints the address to listen on: the previous run's
+# (host:port of the URL in FILE) when that port is free, since URLs in state
+# point at it, else a free port.
+reuse_listen() {
+  local prev
+  if [ -s "$1" ]; then
+    prev=$(sed 's|^http://||' "$1")
+    if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then echo "$prev"; return; fi
+  fi
+  echo 127.0.0.1:0
+}
+listen=$(reuse_listen "$demo/emulator.url")
 # The web UI on a loopback port of its own, http://127.0.0.1:PORT, as
 # `wrangler dev` serves a Worker: upstream's control plane accepts no other
-# http origin as the web's (WEB_APP_URL), so sign-in needs it. Its port is
-# reused like the emulator's. open-inspect-web-demo is the web Worker's
-# script name (<namePrefix>-web-<deploymentName>).
-web_listen=127.0.0.1:0
-if [ -s "$demo/web.url" ]; then
-  prev=$(sed 's|^http://||' "$demo/web.url")
-  if ! (exec 3<>"/dev/tcp/${prev%:*}/${prev##*:}") 2>/dev/null; then web_listen=$prev; fi
-fi
+# http origin as the web's (WEB_APP_URL), so sign-in needs it.
+# open-inspect-web-demo is the web Worker's script name
+# (<namePrefix>-web-<deploymentName>).
+web_listen=$(reuse_listen "$demo/web.url")
 rm -f "$demo/emulator.addr"
 # A local cloud that stays up also fires the scripts' crons on schedule.
 crons=()

@@ -231,14 +231,16 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 // stays in upstreamVerification.
 type verificationTally struct {
 	source string // "embedded artefacts" or "checkout <path>"; "" when none
-	// Migrations: pinned is the pin's count; matched, missing, changed and
-	// extra what the compared directory held; embedded counts a set that
-	// was checked against the plugin's manifest instead.
-	pinned, matched, missing, changed, extra, embedded int
-	compared                                           bool
-	embeddedBundles                                    int
+	// Migrations compared with the pin's digests (compared): pinned is the
+	// pin's count; matched, missing, changed and extra what the directory
+	// held.
+	compared                                 bool
+	pinned, matched, missing, changed, extra int
 	// Bundles compared with the reference build, and those that differ.
 	bundles, bundlesDiffer int
+	// The migrations and bundles of an embedded set, checked against the
+	// plugin's manifest instead.
+	embedded, embeddedBundles int
 }
 
 // summary is one line: where the artefacts came from, how many of the

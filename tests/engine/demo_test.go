@@ -151,11 +151,14 @@ func TestMakeDemo(t *testing.T) {
 // a command run with another HOME keeps using them.
 func goCacheEnv(t *testing.T) []string {
 	t.Helper()
-	var env []string
-	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-		out, err := exec.Command("go", "env", name).Output()
-		require.NoError(t, err, "go env %s", name)
-		env = append(env, name+"="+strings.TrimSpace(string(out)))
+	names := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
+	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
+	require.NoError(t, err, "go env")
+	values := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, values, len(names), "go env printed %q", out)
+	env := make([]string, len(names))
+	for i, name := range names {
+		env[i] = name + "=" + values[i]
 	}
 	return env
 }
