@@ -28,6 +28,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"io"
 	"mime"
 	"net/http"
@@ -75,7 +76,7 @@ type assetSession struct {
 
 func (s *Server) registerAssets() {
 	const base = "/client/v4/accounts/{account_id}/workers"
-	s.api("POST "+base+"/scripts/{script_name}/assets-upload-session", authAccount, s.assetsStartSession)
+	s.cf.API("POST "+base+"/scripts/{script_name}/assets-upload-session", cloudflare.AuthAccount, s.assetsStartSession)
 	// The bucket upload is authorised by the session JWT, checked in the handler.
 	s.core.API("POST "+base+"/assets/upload", func(http.ResponseWriter, *http.Request) bool { return true }, s.assetsUpload)
 }
@@ -147,7 +148,7 @@ func (s *Server) assetsStartSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) assetsUpload(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
-	token, _, _ := bearer(r)
+	token, _, _ := core.Bearer(r)
 	// A session's fields and its missing set are changed by concurrent
 	// bucket uploads (clients send several buckets at once): read them
 	// under s.mu only.

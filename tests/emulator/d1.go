@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"regexp"
@@ -16,12 +17,12 @@ import (
 
 func (s *Server) registerD1() {
 	const base = "/client/v4/accounts/{account_id}/d1/database"
-	s.api("POST "+base, authAccount, s.d1Create)
-	s.api("GET "+base, authAccount, s.d1List)
-	s.api("GET "+base+"/{database_id}", authAccount, s.d1Get)
-	s.api("DELETE "+base+"/{database_id}", authAccount, s.d1Delete)
-	s.api("POST "+base+"/{database_id}/query", authAccount, s.d1Query)
-	s.api("POST "+base+"/{database_id}/raw", authAccount, s.d1Raw)
+	s.cf.API("POST "+base, cloudflare.AuthAccount, s.d1Create)
+	s.cf.API("GET "+base, cloudflare.AuthAccount, s.d1List)
+	s.cf.API("GET "+base+"/{database_id}", cloudflare.AuthAccount, s.d1Get)
+	s.cf.API("DELETE "+base+"/{database_id}", cloudflare.AuthAccount, s.d1Delete)
+	s.cf.API("POST "+base+"/{database_id}/query", cloudflare.AuthAccount, s.d1Query)
+	s.cf.API("POST "+base+"/{database_id}/raw", cloudflare.AuthAccount, s.d1Raw)
 	s.registerD1Import()
 }
 
@@ -138,7 +139,7 @@ func (s *Server) writeD1(w http.ResponseWriter, rec *d1Database, eng *sqliteDB) 
 		return
 	}
 	core.WriteResult(w, d1JSON{
-		UUID: rec.UUID, Name: rec.Name, CreatedAt: apiTime(rec.CreatedAt), Version: "production",
+		UUID: rec.UUID, Name: rec.Name, CreatedAt: cloudflare.Time(rec.CreatedAt), Version: "production",
 		NumTables: tables, FileSize: size, ReadReplication: d1ReadRepl{Mode: "disabled"},
 		CreatedInRegion: rec.region(),
 	})
@@ -167,7 +168,7 @@ func (s *Server) d1List(w http.ResponseWriter, r *http.Request) {
 	})
 	items := make([]d1ListJSON, len(all))
 	for i, db := range all {
-		items[i] = d1ListJSON{UUID: db.UUID, Name: db.Name, CreatedAt: apiTime(db.CreatedAt), Version: "production"}
+		items[i] = d1ListJSON{UUID: db.UUID, Name: db.Name, CreatedAt: cloudflare.Time(db.CreatedAt), Version: "production"}
 	}
 	out, info := core.Paginate(items, page, perPage)
 	core.WriteEnvelope(w, http.StatusOK, out, info, nil)

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
@@ -55,7 +56,7 @@ type d1ImportResult struct {
 const d1ImportPrefix = "/__d1-import/"
 
 func (s *Server) registerD1Import() {
-	s.api("POST /client/v4/accounts/{account_id}/d1/database/{database_id}/import", authAccount, s.d1Import)
+	s.cf.API("POST /client/v4/accounts/{account_id}/d1/database/{database_id}/import", cloudflare.AuthAccount, s.d1Import)
 	const upload = "PUT " + d1ImportPrefix + "{token}"
 	s.mux.HandleFunc(upload, func(w http.ResponseWriter, r *http.Request) {
 		s.core.Count(upload, false)

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
@@ -39,11 +40,11 @@ import (
 // DefaultToken is the API token accepted when Options.Tokens is nil. It is
 // also the token the standalone binary documents for demos, so it must never
 // be mistaken for a secret.
-const DefaultToken = "emulator-token"
+const DefaultToken = cloudflare.DefaultToken
 
 // DefaultAccountID is the account DefaultToken may access. It has the shape
 // of a real account ID (32 hex digits) so client-side validation passes.
-const DefaultAccountID = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+const DefaultAccountID = cloudflare.DefaultAccountID
 
 // DefaultWorkersSubdomain is the account workers.dev subdomain reported when
 // Options.WorkersSubdomain is empty and none was set with PUT.
@@ -130,7 +131,7 @@ type Options struct {
 // Server is one emulator instance. All methods are safe for concurrent use.
 type Server struct {
 	workerLimits WorkerLimits
-	tokens       map[string]string
+	cf           *cloudflare.Accounts // the tokens and their accounts, and v4 route registration
 	dataDir      string
 	tempDir      bool
 	logf         func(format string, args ...any)
@@ -178,28 +179,23 @@ type Server struct {
 // New creates a Server without listening, loading persisted state from
 // opts.DataDir when present. Use Handler to mount it, or Start to serve it.
 func New(opts Options) (*Server, error) {
-	tokens := map[string]string{DefaultToken: DefaultAccountID}
-	if opts.Tokens != nil {
-		tokens = make(map[string]string, len(opts.Tokens))
-		for tok, acct := range opts.Tokens {
-			if tok == "" || acct == "" {
-				return nil, errors.New("emulator: tokens and account IDs must be non-empty")
-			}
-			tokens[tok] = acct
-		}
+	c := core.New()
+	accounts, err := cloudflare.NewAccounts(c, opts.Tokens)
+	if err != nil {
+		return nil, err
 	}
 	sub := opts.WorkersSubdomain
 	if sub == "" {
 		sub = DefaultWorkersSubdomain
 	}
-	if !dnsLabelRE.MatchString(sub) {
+	if !cloudflare.DNSLabel.MatchString(sub) {
 		return nil, fmt.Errorf("emulator: workers subdomain %q is not a DNS label of [a-z0-9-]", sub)
 	}
 	s := &Server{
-		tokens: tokens,
+		cf:     accounts,
 		logf:   opts.Logf,
 		d1open: map[string]*sqliteDB{},
-		core:   core.New(),
+		core:   c,
 
 		workersSubdomain: sub,
 		workerLimits:     opts.WorkerLimits.withDefaults(),
@@ -392,7 +388,7 @@ func (s *Server) routes() {
 	s.core.SetFaultCheck(checkFaultRoute)
 	s.core.AllowFaultKind(FaultImageBuildFailure)
 	s.core.RegisterAdmin()
-	s.registerUser()
+	s.cf.Register()
 	s.registerD1()
 	s.registerKV()
 	s.registerR2()

@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"mime"
@@ -15,18 +16,18 @@ import (
 
 func (s *Server) registerKV() {
 	const base = "/client/v4/accounts/{account_id}/storage/kv/namespaces"
-	s.api("POST "+base, authAccount, s.kvCreate)
-	s.api("GET "+base, authAccount, s.kvList)
-	s.api("GET "+base+"/{namespace_id}", authAccount, s.kvGet)
-	s.api("PUT "+base+"/{namespace_id}", authAccount, s.kvRename)
-	s.api("DELETE "+base+"/{namespace_id}", authAccount, s.kvDelete)
-	s.api("GET "+base+"/{namespace_id}/keys", authAccount, s.kvKeys)
+	s.cf.API("POST "+base, cloudflare.AuthAccount, s.kvCreate)
+	s.cf.API("GET "+base, cloudflare.AuthAccount, s.kvList)
+	s.cf.API("GET "+base+"/{namespace_id}", cloudflare.AuthAccount, s.kvGet)
+	s.cf.API("PUT "+base+"/{namespace_id}", cloudflare.AuthAccount, s.kvRename)
+	s.cf.API("DELETE "+base+"/{namespace_id}", cloudflare.AuthAccount, s.kvDelete)
+	s.cf.API("GET "+base+"/{namespace_id}/keys", cloudflare.AuthAccount, s.kvKeys)
 	// Key names may contain '/' when the client does not escape them (the
 	// Go SDK does not), so the key is the rest of the path.
-	s.api("GET "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvGetValue)
-	s.api("GET "+base+"/{namespace_id}/metadata/{key_name...}", authAccount, s.kvGetMetadata)
-	s.api("PUT "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvPutValue)
-	s.api("DELETE "+base+"/{namespace_id}/values/{key_name...}", authAccount, s.kvDeleteValue)
+	s.cf.API("GET "+base+"/{namespace_id}/values/{key_name...}", cloudflare.AuthAccount, s.kvGetValue)
+	s.cf.API("GET "+base+"/{namespace_id}/metadata/{key_name...}", cloudflare.AuthAccount, s.kvGetMetadata)
+	s.cf.API("PUT "+base+"/{namespace_id}/values/{key_name...}", cloudflare.AuthAccount, s.kvPutValue)
+	s.cf.API("DELETE "+base+"/{namespace_id}/values/{key_name...}", cloudflare.AuthAccount, s.kvDeleteValue)
 	s.registerKVBulk()
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"time"
@@ -20,9 +21,9 @@ const kvBulkMax = 10000
 
 func (s *Server) registerKVBulk() {
 	const base = "/client/v4/accounts/{account_id}/storage/kv/namespaces/{namespace_id}"
-	s.api("PUT "+base+"/bulk", authAccount, s.kvBulkPut)
-	s.api("DELETE "+base+"/bulk", authAccount, s.kvBulkDelete)
-	s.api("POST "+base+"/bulk/delete", authAccount, s.kvBulkDelete)
+	s.cf.API("PUT "+base+"/bulk", cloudflare.AuthAccount, s.kvBulkPut)
+	s.cf.API("DELETE "+base+"/bulk", cloudflare.AuthAccount, s.kvBulkDelete)
+	s.cf.API("POST "+base+"/bulk/delete", cloudflare.AuthAccount, s.kvBulkDelete)
 }
 
 type kvBulkResult struct {

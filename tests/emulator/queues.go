@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"math"
 	"net/http"
@@ -15,17 +16,17 @@ import (
 
 func (s *Server) registerQueues() {
 	const base = "/client/v4/accounts/{account_id}/queues"
-	s.api("POST "+base, authAccount, s.qCreate)
-	s.api("GET "+base, authAccount, s.qList)
-	s.api("GET "+base+"/{queue_id}", authAccount, s.qGet)
-	s.api("PUT "+base+"/{queue_id}", authAccount, s.qUpdate)
-	s.api("PATCH "+base+"/{queue_id}", authAccount, s.qUpdate)
-	s.api("DELETE "+base+"/{queue_id}", authAccount, s.qDelete)
-	s.api("GET "+base+"/{queue_id}/consumers", authAccount, s.qListConsumers)
-	s.api("POST "+base+"/{queue_id}/consumers", authAccount, s.qAddConsumer)
-	s.api("GET "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qGetConsumer)
-	s.api("PUT "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qUpdateConsumer)
-	s.api("DELETE "+base+"/{queue_id}/consumers/{consumer_id}", authAccount, s.qDeleteConsumer)
+	s.cf.API("POST "+base, cloudflare.AuthAccount, s.qCreate)
+	s.cf.API("GET "+base, cloudflare.AuthAccount, s.qList)
+	s.cf.API("GET "+base+"/{queue_id}", cloudflare.AuthAccount, s.qGet)
+	s.cf.API("PUT "+base+"/{queue_id}", cloudflare.AuthAccount, s.qUpdate)
+	s.cf.API("PATCH "+base+"/{queue_id}", cloudflare.AuthAccount, s.qUpdate)
+	s.cf.API("DELETE "+base+"/{queue_id}", cloudflare.AuthAccount, s.qDelete)
+	s.cf.API("GET "+base+"/{queue_id}/consumers", cloudflare.AuthAccount, s.qListConsumers)
+	s.cf.API("POST "+base+"/{queue_id}/consumers", cloudflare.AuthAccount, s.qAddConsumer)
+	s.cf.API("GET "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qGetConsumer)
+	s.cf.API("PUT "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qUpdateConsumer)
+	s.cf.API("DELETE "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qDeleteConsumer)
 }
 
 // queueNameRE is the rule the real API quotes in its 11003 error.
@@ -95,7 +96,7 @@ type consumerJSON struct {
 func (q *queue) consumerJSON(c *queueConsumer) consumerJSON {
 	return consumerJSON{
 		ConsumerID: c.ID, QueueID: q.ID, QueueName: q.Name, Script: c.Script, ScriptName: c.Script, Type: "worker",
-		DeadLetterQueue: c.DeadLetterQueue, Settings: c.Settings, CreatedOn: apiTime(c.CreatedOn),
+		DeadLetterQueue: c.DeadLetterQueue, Settings: c.Settings, CreatedOn: cloudflare.Time(c.CreatedOn),
 	}
 }
 
@@ -103,7 +104,7 @@ func (q *queue) consumerJSON(c *queueConsumer) consumerJSON {
 // a queue binding to it, which is what the real API reports.
 func (s *Server) queueJSONLocked(q *queue) queueJSON {
 	out := queueJSON{
-		QueueID: q.ID, QueueName: q.Name, CreatedOn: apiTime(q.CreatedOn), ModifiedOn: apiTime(q.ModifiedOn),
+		QueueID: q.ID, QueueName: q.Name, CreatedOn: cloudflare.Time(q.CreatedOn), ModifiedOn: cloudflare.Time(q.ModifiedOn),
 		Producers: []queueProducerJSON{}, Consumers: []consumerJSON{},
 		Settings: queueSettingsJSON{DeliveryDelay: q.DeliveryDelay, DeliveryPaused: q.DeliveryPaused, MessageRetentionPeriod: q.MessageRetentionPeriod},
 	}

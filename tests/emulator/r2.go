@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/base64"
 	"errors"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"regexp"
@@ -14,10 +15,10 @@ import (
 
 func (s *Server) registerR2() {
 	const base = "/client/v4/accounts/{account_id}/r2/buckets"
-	s.api("POST "+base, authAccount, s.r2Create)
-	s.api("GET "+base, authAccount, s.r2List)
-	s.api("GET "+base+"/{bucket_name}", authAccount, s.r2Get)
-	s.api("DELETE "+base+"/{bucket_name}", authAccount, s.r2Delete)
+	s.cf.API("POST "+base, cloudflare.AuthAccount, s.r2Create)
+	s.cf.API("GET "+base, cloudflare.AuthAccount, s.r2List)
+	s.cf.API("GET "+base+"/{bucket_name}", cloudflare.AuthAccount, s.r2Get)
+	s.cf.API("DELETE "+base+"/{bucket_name}", cloudflare.AuthAccount, s.r2Delete)
 	s.registerR2Objects()
 }
 

@@ -8,6 +8,7 @@ package emulator
 // NoSuchKey wording); wrangler reads any 404 as "no such bucket/object".
 
 import (
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
@@ -17,9 +18,9 @@ import (
 
 func (s *Server) registerR2Objects() {
 	const base = "/client/v4/accounts/{account_id}/r2/buckets/{bucket_name}/objects/{object_key...}"
-	s.api("PUT "+base, authAccount, s.r2PutObject)
-	s.api("GET "+base, authAccount, s.r2GetObject)
-	s.api("DELETE "+base, authAccount, s.r2DeleteObject)
+	s.cf.API("PUT "+base, cloudflare.AuthAccount, s.r2PutObject)
+	s.cf.API("GET "+base, cloudflare.AuthAccount, s.r2GetObject)
+	s.cf.API("DELETE "+base, cloudflare.AuthAccount, s.r2DeleteObject)
 }
 
 func r2NoSuchKey() *core.APIError {
@@ -61,7 +62,7 @@ func (s *Server) r2PutObject(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, r2NoSuchBucket())
 		return
 	}
-	out := r2ObjectJSON{Key: key, Etag: r2ObjectEtag(body), Size: len(body), Uploaded: apiTime(obj.Uploaded), StorageClass: class}
+	out := r2ObjectJSON{Key: key, Etag: r2ObjectEtag(body), Size: len(body), Uploaded: cloudflare.Time(obj.Uploaded), StorageClass: class}
 	out.HTTPMetadata.ContentType = obj.ContentType
 	s.saveAndRespond(w, nil, out)
 }

@@ -469,6 +469,3 @@ func less2(a1, a2, b1, b2 string) bool {
 	}
 	return a2 < b2
 }
-
-// apiTime formats timestamps the way the v4 API does (UTC, microseconds).
-func apiTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }

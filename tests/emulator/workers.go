@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"mime"
@@ -24,29 +25,26 @@ import (
 
 func (s *Server) registerWorkers() {
 	const base = "/client/v4/accounts/{account_id}/workers"
-	s.api("GET "+base+"/scripts", authAccount, s.wkList)
-	s.api("PUT "+base+"/scripts/{script_name}", authAccount, s.wkUpload)
-	s.api("GET "+base+"/scripts/{script_name}", authAccount, s.wkContent)
-	s.api("DELETE "+base+"/scripts/{script_name}", authAccount, s.wkDelete)
-	s.api("GET "+base+"/scripts/{script_name}/settings", authAccount, s.wkSettings)
-	s.api("PATCH "+base+"/scripts/{script_name}/settings", authAccount, s.wkSettingsPatch)
-	s.api("GET "+base+"/scripts/{script_name}/content/v2", authAccount, s.wkContentV2)
-	s.api("GET "+base+"/scripts/{script_name}/schedules", authAccount, s.wkGetSchedules)
-	s.api("PUT "+base+"/scripts/{script_name}/schedules", authAccount, s.wkPutSchedules)
-	s.api("GET "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkGetScriptSubdomain)
-	s.api("POST "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkSetScriptSubdomain)
-	s.api("DELETE "+base+"/scripts/{script_name}/subdomain", authAccount, s.wkDeleteScriptSubdomain)
-	s.api("GET "+base+"/subdomain", authAccount, s.wkGetAccountSubdomain)
-	s.api("PUT "+base+"/subdomain", authAccount, s.wkPutAccountSubdomain)
+	s.cf.API("GET "+base+"/scripts", cloudflare.AuthAccount, s.wkList)
+	s.cf.API("PUT "+base+"/scripts/{script_name}", cloudflare.AuthAccount, s.wkUpload)
+	s.cf.API("GET "+base+"/scripts/{script_name}", cloudflare.AuthAccount, s.wkContent)
+	s.cf.API("DELETE "+base+"/scripts/{script_name}", cloudflare.AuthAccount, s.wkDelete)
+	s.cf.API("GET "+base+"/scripts/{script_name}/settings", cloudflare.AuthAccount, s.wkSettings)
+	s.cf.API("PATCH "+base+"/scripts/{script_name}/settings", cloudflare.AuthAccount, s.wkSettingsPatch)
+	s.cf.API("GET "+base+"/scripts/{script_name}/content/v2", cloudflare.AuthAccount, s.wkContentV2)
+	s.cf.API("GET "+base+"/scripts/{script_name}/schedules", cloudflare.AuthAccount, s.wkGetSchedules)
+	s.cf.API("PUT "+base+"/scripts/{script_name}/schedules", cloudflare.AuthAccount, s.wkPutSchedules)
+	s.cf.API("GET "+base+"/scripts/{script_name}/subdomain", cloudflare.AuthAccount, s.wkGetScriptSubdomain)
+	s.cf.API("POST "+base+"/scripts/{script_name}/subdomain", cloudflare.AuthAccount, s.wkSetScriptSubdomain)
+	s.cf.API("DELETE "+base+"/scripts/{script_name}/subdomain", cloudflare.AuthAccount, s.wkDeleteScriptSubdomain)
+	s.cf.API("GET "+base+"/subdomain", cloudflare.AuthAccount, s.wkGetAccountSubdomain)
+	s.cf.API("PUT "+base+"/subdomain", cloudflare.AuthAccount, s.wkPutAccountSubdomain)
 	s.registerWorkerVersions()
 }
 
 // wkNameRE is the script name rule: lower-case letters, digits, '_' and '-'
 // (upper case is rejected by the real API with 10016).
 var wkNameRE = regexp.MustCompile(`^[a-z0-9_][a-z0-9_-]{0,62}$`)
-
-// dnsLabelRE is one DNS label, the shape of a workers.dev subdomain.
-var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // wkBindingTypes are the binding types the upload accepts: every type
 // cloudflare-go v4 knows. Only the types whose targets the emulator models
@@ -370,7 +368,7 @@ func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		out = wkUploadJSON{
 			ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, DeploymentID: v.ID,
-			CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
+			CreatedOn: cloudflare.Time(ws.CreatedOn), ModifiedOn: cloudflare.Time(ws.ModifiedOn),
 			HasModules: ws.HasModules, Handlers: ws.handlers(), LastDeployedFrom: ws.LastDeployedFrom,
 			MigrationTag: ws.MigrationTag, StartupTimeMs: 1, UsageModel: "standard",
 			Logpush: ws.logpush(), Placement: ws.Placement, PlacementMode: ws.placementMode(),
@@ -683,7 +681,7 @@ func (s *Server) wkList(w http.ResponseWriter, r *http.Request) {
 	for _, ws := range s.st.Workers {
 		if ws.AccountID == acct {
 			out = append(out, wkListJSON{
-				ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, CreatedOn: apiTime(ws.CreatedOn), ModifiedOn: apiTime(ws.ModifiedOn),
+				ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, CreatedOn: cloudflare.Time(ws.CreatedOn), ModifiedOn: cloudflare.Time(ws.ModifiedOn),
 				HasModules: ws.HasModules, HasAssets: ws.Assets != nil, Handlers: ws.handlers(),
 				CompatibilityDate: ws.CompatibilityDate, CompatibilityFlags: nonNilStrings(slices.Clone(ws.CompatibilityFlags)),
 				LastDeployedFrom: ws.LastDeployedFrom, Logpush: ws.logpush(), MigrationTag: ws.MigrationTag,
@@ -875,7 +873,7 @@ type wkSchedulesJSON struct {
 func schedulesJSON(crons []workerCron) wkSchedulesJSON {
 	out := wkSchedulesJSON{Schedules: make([]wkCronJSON, len(crons))}
 	for i, c := range crons {
-		out.Schedules[i] = wkCronJSON{Cron: c.Cron, CreatedOn: apiTime(c.CreatedOn), ModifiedOn: apiTime(c.ModifiedOn)}
+		out.Schedules[i] = wkCronJSON{Cron: c.Cron, CreatedOn: cloudflare.Time(c.CreatedOn), ModifiedOn: cloudflare.Time(c.ModifiedOn)}
 	}
 	return out
 }
@@ -1011,7 +1009,7 @@ func (s *Server) wkPutAccountSubdomain(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, err)
 		return
 	}
-	if !dnsLabelRE.MatchString(body.Subdomain) {
+	if !cloudflare.DNSLabel.MatchString(body.Subdomain) {
 		core.WriteError(w, wkInvalid("subdomain %q must be 1-63 characters of a-z, 0-9 and '-', not starting or ending with '-'", body.Subdomain))
 		return
 	}

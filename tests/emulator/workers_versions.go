@@ -12,6 +12,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"regexp"
@@ -210,15 +211,14 @@ type versionRuntime struct {
 // Paid's default, 30 s).
 const defaultCPUMs = 30000
 
-// authorEmail is who the emulator says made versions and deployments.
-const authorEmail = "emulator@openinspect.invalid"
+// cloudflare.AuthorEmail is who the emulator says made versions and deployments.
 
 func (ws *workerScript) versionJSON(v *workerVersion, detail bool) versionJSON {
 	out := versionJSON{
 		ID: v.ID, Number: v.Number,
 		Metadata: versionMetaJSON{
-			AuthorEmail: authorEmail, AuthorID: tokenID(authorEmail), CreatedOn: apiTime(v.CreatedOn),
-			ModifiedOn: apiTime(v.CreatedOn), Source: v.Source,
+			AuthorEmail: cloudflare.AuthorEmail, AuthorID: cloudflare.TokenID(cloudflare.AuthorEmail), CreatedOn: cloudflare.Time(v.CreatedOn),
+			ModifiedOn: cloudflare.Time(v.CreatedOn), Source: v.Source,
 		},
 		Annotations: map[string]string{"workers/triggered_by": v.TriggeredBy},
 	}
@@ -277,7 +277,7 @@ type deploymentJSON struct {
 
 func (d *workerDeployment) json() deploymentJSON {
 	out := deploymentJSON{
-		ID: d.ID, Source: d.Source, Strategy: "percentage", AuthorEmail: authorEmail, CreatedOn: apiTime(d.CreatedOn),
+		ID: d.ID, Source: d.Source, Strategy: "percentage", AuthorEmail: cloudflare.AuthorEmail, CreatedOn: cloudflare.Time(d.CreatedOn),
 		Annotations: map[string]string{}, Versions: d.Versions,
 	}
 	if d.Message != "" {
@@ -288,21 +288,21 @@ func (d *workerDeployment) json() deploymentJSON {
 
 func (s *Server) registerWorkerVersions() {
 	const base = "/client/v4/accounts/{account_id}/workers"
-	s.api("POST "+base+"/scripts/{script_name}/versions", authAccount, s.wkVersionUpload)
-	s.api("GET "+base+"/scripts/{script_name}/versions", authAccount, s.wkVersionList)
-	s.api("GET "+base+"/scripts/{script_name}/versions/{version_id}", authAccount, s.wkVersionGet)
-	s.api("GET "+base+"/scripts/{script_name}/deployments", authAccount, s.wkDeploymentList)
-	s.api("POST "+base+"/scripts/{script_name}/deployments", authAccount, s.wkDeploymentCreate)
-	s.api("GET "+base+"/scripts/{script_name}/script-settings", authAccount, s.wkScriptSettingsGet)
-	s.api("PATCH "+base+"/scripts/{script_name}/script-settings", authAccount, s.wkScriptSettingsPatch)
-	s.api("GET "+base+"/scripts/{script_name}/secrets", authAccount, s.wkSecretList)
-	s.api("PUT "+base+"/scripts/{script_name}/secrets", authAccount, s.wkSecretPut)
-	s.api("GET "+base+"/scripts/{script_name}/secrets/{secret_name}", authAccount, s.wkSecretGet)
-	s.api("DELETE "+base+"/scripts/{script_name}/secrets/{secret_name}", authAccount, s.wkSecretDelete)
-	s.api("GET "+base+"/scripts/{script_name}/references", authAccount, s.wkReferences)
-	s.api("GET "+base+"/services/{script_name}", authAccount, s.wkServiceGet)
-	s.api("DELETE "+base+"/services/{script_name}", authAccount, s.wkServiceDelete)
-	s.api("GET "+base+"/tails/by-consumer/{script_name}", authAccount, s.wkTailsByConsumer)
+	s.cf.API("POST "+base+"/scripts/{script_name}/versions", cloudflare.AuthAccount, s.wkVersionUpload)
+	s.cf.API("GET "+base+"/scripts/{script_name}/versions", cloudflare.AuthAccount, s.wkVersionList)
+	s.cf.API("GET "+base+"/scripts/{script_name}/versions/{version_id}", cloudflare.AuthAccount, s.wkVersionGet)
+	s.cf.API("GET "+base+"/scripts/{script_name}/deployments", cloudflare.AuthAccount, s.wkDeploymentList)
+	s.cf.API("POST "+base+"/scripts/{script_name}/deployments", cloudflare.AuthAccount, s.wkDeploymentCreate)
+	s.cf.API("GET "+base+"/scripts/{script_name}/script-settings", cloudflare.AuthAccount, s.wkScriptSettingsGet)
+	s.cf.API("PATCH "+base+"/scripts/{script_name}/script-settings", cloudflare.AuthAccount, s.wkScriptSettingsPatch)
+	s.cf.API("GET "+base+"/scripts/{script_name}/secrets", cloudflare.AuthAccount, s.wkSecretList)
+	s.cf.API("PUT "+base+"/scripts/{script_name}/secrets", cloudflare.AuthAccount, s.wkSecretPut)
+	s.cf.API("GET "+base+"/scripts/{script_name}/secrets/{secret_name}", cloudflare.AuthAccount, s.wkSecretGet)
+	s.cf.API("DELETE "+base+"/scripts/{script_name}/secrets/{secret_name}", cloudflare.AuthAccount, s.wkSecretDelete)
+	s.cf.API("GET "+base+"/scripts/{script_name}/references", cloudflare.AuthAccount, s.wkReferences)
+	s.cf.API("GET "+base+"/services/{script_name}", cloudflare.AuthAccount, s.wkServiceGet)
+	s.cf.API("DELETE "+base+"/services/{script_name}", cloudflare.AuthAccount, s.wkServiceDelete)
+	s.cf.API("GET "+base+"/tails/by-consumer/{script_name}", cloudflare.AuthAccount, s.wkTailsByConsumer)
 }
 
 // wkVersionUpload is POST versions: the upload of PUT scripts, stored as a
@@ -690,7 +690,7 @@ func (s *Server) wkReferences(w http.ResponseWriter, r *http.Request) {
 
 // doNamespaceID is a stable ID for the namespace of a class.
 func doNamespaceID(acct, script, class string) string {
-	return tokenID("do:" + acct + "/" + script + "/" + class)
+	return cloudflare.TokenID("do:" + acct + "/" + script + "/" + class)
 }
 
 // serviceJSON is GET workers/services/{name}: the script under its one
@@ -742,7 +742,7 @@ func (s *Server) wkServiceGet(w http.ResponseWriter, r *http.Request) {
 	ws, ok := s.st.Workers[wkKey(r.PathValue("account_id"), r.PathValue("script_name"))]
 	var out serviceJSON
 	if ok {
-		created, modified := apiTime(ws.CreatedOn), apiTime(ws.ModifiedOn)
+		created, modified := cloudflare.Time(ws.CreatedOn), cloudflare.Time(ws.ModifiedOn)
 		tags := ws.tags()
 		out = serviceJSON{
 			ID: ws.Name, CreatedOn: created, ModifiedOn: modified,

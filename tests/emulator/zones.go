@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"net/http"
 	"regexp"
 	"sort"
@@ -71,7 +72,7 @@ func zoneID(acct, name string) string {
 func (s *Server) seedZones(names map[string][]string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, acct := range core.SortedKeys(invert(s.tokens)) {
+	for _, acct := range s.cf.IDs() {
 		list, ok := names[acct]
 		if !ok {
 			list = []string{DefaultZone}
@@ -86,14 +87,6 @@ func (s *Server) seedZones(names map[string][]string) error {
 		}
 	}
 	return nil
-}
-
-func invert(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		out[v] = k
-	}
-	return out
 }
 
 func (s *Server) addZoneLocked(acct, name string) (string, error) {
@@ -128,19 +121,19 @@ func (s *Server) ZoneID(accountID, name string) (string, bool) {
 }
 
 func (s *Server) registerZones() {
-	s.api("GET /client/v4/zones", authToken, s.zoneList)
-	s.api("GET /client/v4/zones/{zone_id}", authToken, s.zoneGet)
+	s.cf.API("GET /client/v4/zones", cloudflare.AuthToken, s.zoneList)
+	s.cf.API("GET /client/v4/zones/{zone_id}", cloudflare.AuthToken, s.zoneGet)
 	const domains = "/client/v4/accounts/{account_id}/workers/domains"
-	s.api("GET "+domains, authAccount, s.domainList)
-	s.api("PUT "+domains, authAccount, s.domainPut)
-	s.api("GET "+domains+"/{domain_id}", authAccount, s.domainGet)
-	s.api("DELETE "+domains+"/{domain_id}", authAccount, s.domainDelete)
+	s.cf.API("GET "+domains, cloudflare.AuthAccount, s.domainList)
+	s.cf.API("PUT "+domains, cloudflare.AuthAccount, s.domainPut)
+	s.cf.API("GET "+domains+"/{domain_id}", cloudflare.AuthAccount, s.domainGet)
+	s.cf.API("DELETE "+domains+"/{domain_id}", cloudflare.AuthAccount, s.domainDelete)
 	const routes = "/client/v4/zones/{zone_id}/workers/routes"
-	s.api("GET "+routes, authToken, s.routeList)
-	s.api("POST "+routes, authToken, s.routeCreate)
-	s.api("GET "+routes+"/{route_id}", authToken, s.routeGet)
-	s.api("PUT "+routes+"/{route_id}", authToken, s.routeUpdate)
-	s.api("DELETE "+routes+"/{route_id}", authToken, s.routeDelete)
+	s.cf.API("GET "+routes, cloudflare.AuthToken, s.routeList)
+	s.cf.API("POST "+routes, cloudflare.AuthToken, s.routeCreate)
+	s.cf.API("GET "+routes+"/{route_id}", cloudflare.AuthToken, s.routeGet)
+	s.cf.API("PUT "+routes+"/{route_id}", cloudflare.AuthToken, s.routeUpdate)
+	s.cf.API("DELETE "+routes+"/{route_id}", cloudflare.AuthToken, s.routeDelete)
 	s.registerScriptRouting()
 	s.mux.HandleFunc("POST /__emulator/zones", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
@@ -158,12 +151,6 @@ func (s *Server) registerZones() {
 		}
 		core.WriteJSON(w, http.StatusOK, map[string]string{"id": id, "name": body.Name, "account_id": body.AccountID})
 	})
-}
-
-// tokenAccount is the account the request's (already accepted) token owns.
-func (s *Server) tokenAccount(r *http.Request) string {
-	tok, _, _ := bearer(r)
-	return s.tokens[tok]
 }
 
 // zoneJSON is a zone in the shape of cloudflare-go/v4 zones.Zone (its
@@ -190,7 +177,7 @@ type zoneJSON struct {
 }
 
 func (z *zone) json() zoneJSON {
-	t := apiTime(z.CreatedOn)
+	t := cloudflare.Time(z.CreatedOn)
 	return zoneJSON{
 		ID: z.ID, Name: z.Name, Status: "active", Type: "full",
 		NameServers: []string{"ada.ns.cloudflare.com", "bob.ns.cloudflare.com"}, OriginalNameServers: []string{},
@@ -207,7 +194,7 @@ func (z *zone) json() zoneJSON {
 // name and account.id (the SDK's dotted form of account[id]).
 func (s *Server) zoneList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	acct := s.tokenAccount(r)
+	acct := s.cf.Of(r)
 	name := strings.ToLower(q.Get("name"))
 	wantAcct := q.Get("account.id")
 	if wantAcct == "" {
@@ -234,7 +221,7 @@ func (s *Server) zoneList(w http.ResponseWriter, r *http.Request) {
 // token learns nothing about zones it cannot use.
 func (s *Server) zoneLookupLocked(r *http.Request) (*zone, error) {
 	z, ok := s.st.Zones[r.PathValue("zone_id")]
-	if !ok || z.AccountID != s.tokenAccount(r) {
+	if !ok || z.AccountID != s.cf.Of(r) {
 		return nil, core.NewAPIError(http.StatusNotFound, 1001, "Invalid zone identifier")
 	}
 	return z, nil

@@ -15,6 +15,7 @@ package emulator
 
 import (
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"net/http"
 	"sort"
 	"strings"
@@ -24,9 +25,9 @@ import (
 
 func (s *Server) registerScriptRouting() {
 	const script = "/client/v4/accounts/{account_id}/workers/scripts/{script_name}"
-	s.api("GET "+script+"/routes", authAccount, s.scriptRoutesGet)
-	s.api("PUT "+script+"/routes", authAccount, s.scriptRoutesPut)
-	s.api("PUT "+script+"/domains/records", authAccount, s.scriptDomainsPut)
+	s.cf.API("GET "+script+"/routes", cloudflare.AuthAccount, s.scriptRoutesGet)
+	s.cf.API("PUT "+script+"/routes", cloudflare.AuthAccount, s.scriptRoutesPut)
+	s.cf.API("PUT "+script+"/domains/records", cloudflare.AuthAccount, s.scriptDomainsPut)
 }
 
 type scriptRouteBody struct {
