@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 type M = map[string]any
@@ -88,14 +88,14 @@ func TestCheckTreatsUnknownNestedInputsAsUnknown(t *testing.T) {
 		{"kv namespace title", cloudflare.KvNamespaceToken, func(v any) M { return M{"title": v} }, "", "title"},
 		{"r2 bucket location", cloudflare.R2BucketToken, func(v any) M { return M{"name": "oi-media", "locationHint": v} }, "mars", "locationHint"},
 		{"queue name", cloudflare.QueueToken, func(v any) M { return M{"name": v} }, "", "name"},
-		{"app secrets one value", platform.AppSecretsToken, func(v any) M {
+		{"app secrets one value", tenant.AppSecretsToken, func(v any) M {
 			return M{"controlPlaneUrl": "http://127.0.0.1:1", "service": "slack-bot", "serviceSecret": "s",
 				"secrets": M{"KNOWN": "value", "GENERATED": v}}
 		}, "", "secrets.GENERATED"},
-		{"app secrets service", platform.AppSecretsToken, func(v any) M {
+		{"app secrets service", tenant.AppSecretsToken, func(v any) M {
 			return M{"controlPlaneUrl": "http://127.0.0.1:1", "service": v, "serviceSecret": "s", "secrets": M{"K": "v"}}
 		}, "web", "service"},
-		{"generated secret length", platform.GeneratedSecretToken, func(v any) M { return M{"length": v} }, 3, "length"},
+		{"generated secret length", tenant.GeneratedSecretToken, func(v any) M { return M{"length": v} }, 3, "length"},
 		{"modal app owner", sandbox.ModalAppToken, func(v any) M { return M{"source": pending, "owner": v} }, "bad owner", "owner"},
 		{"modal app secret name", sandbox.ModalAppToken, func(v any) M {
 			return M{"source": pending, "secrets": []any{M{"name": v, "values": M{"KEY": pending}}}}
@@ -156,7 +156,7 @@ func TestCheckStillChecksKnownSiblingsOfUnknowns(t *testing.T) {
 			M{"name": "oi-w", "content": providertest.FixtureWorker, "secrets": M{"EMPTY": "", "GENERATED": pending}}, []string{"secrets.EMPTY"}},
 		{"known cron beside an unknown one", cloudflare.WorkerToken,
 			M{"name": "oi-w", "content": providertest.FixtureWorker, "crons": []any{pending, "61 * * * *"}}, []string{"crons[1]"}},
-		{"app secret key with an unknown value", platform.AppSecretsToken,
+		{"app secret key with an unknown value", tenant.AppSecretsToken,
 			M{"controlPlaneUrl": "http://127.0.0.1:1", "service": "slack-bot", "serviceSecret": "s", "secrets": M{"bad-key": pending}},
 			[]string{"secrets.bad-key"}},
 		{"modal env key with an unknown value", sandbox.ModalAppToken,

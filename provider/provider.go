@@ -13,13 +13,13 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/installation"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
 // Name is the Pulumi package name; resource tokens are openinspect:index:<Name>.
-const Name = common.PackageName
+const Name = family.PackageName
 
 // PluginDownloadURL is where `pulumi plugin install` and the generated SDKs
 // fetch the plugin: the GitHub releases of github.com/openinspect/pulumi-openinspect
@@ -82,7 +82,7 @@ func New(opts ...Option) (p.Provider, error) {
 		WithPluginDownloadURL(PluginDownloadURL).
 		WithLicense("Apache-2.0").
 		WithNamespace("openinspect").
-		WithModuleMap(common.ModuleMap).
+		WithModuleMap(family.ModuleMap).
 		WithLanguageMap(map[string]any{
 			"go": map[string]any{
 				"importBasePath":                 "github.com/openinspect/pulumi-openinspect/sdk/go/openinspect",
@@ -107,10 +107,10 @@ func New(opts ...Option) (p.Provider, error) {
 			infer.Resource(&cloudflare.D1Migrations{}),
 			infer.Resource(&cloudflare.Queue{}),
 			infer.Resource(r.worker),
-			infer.Resource(&platform.AppSecrets{}),
-			infer.Resource(&platform.GeneratedSecret{}),
+			infer.Resource(&tenant.AppSecrets{}),
+			infer.Resource(&tenant.GeneratedSecret{}),
 			infer.Resource(&cloudflare.WorkerUrls{}),
-			infer.Resource(&platform.NameLock{}),
+			infer.Resource(&tenant.NameLock{}),
 			infer.Resource(r.modalApp),
 			infer.Resource(r.snapshot),
 			infer.Resource(&sandbox.E2bTemplate{}),

@@ -9,8 +9,8 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
 // replacementReasons say, for each resource and property whose change
@@ -35,12 +35,12 @@ var replacementReasons = map[string]map[string]string{
 	cloudflare.D1MigrationsToken: {
 		"databaseId": "the ledger belongs to one database: every migration is applied to the new database",
 	},
-	platform.GeneratedSecretToken: {
+	tenant.GeneratedSecretToken: {
 		"length":   "a new value is generated",
 		"alphabet": "a new value is generated",
 		"keepers":  "a keeper changed, which is what asks for a new value",
 	},
-	platform.AppSecretsToken: {
+	tenant.AppSecretsToken: {
 		"controlPlaneUrl": "the secrets are seeded into the new control plane, and pruned from the old one",
 	},
 	sandbox.ModalAppToken: {

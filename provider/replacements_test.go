@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
 // TestEveryReplacementHasItsReason: each property the schema marks
@@ -34,8 +34,8 @@ func TestEveryReplacementHasItsReason(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &schema))
 	want := map[string][]string{
 		// Replaced by a custom Diff, so not marked in the schema.
-		platform.AppSecretsToken: {"controlPlaneUrl"},
-		sandbox.ModalAppToken:    {"appName", "environment"},
+		tenant.AppSecretsToken: {"controlPlaneUrl"},
+		sandbox.ModalAppToken:  {"appName", "environment"},
 	}
 	for token, r := range schema.Resources {
 		for name, prop := range r.InputProperties {

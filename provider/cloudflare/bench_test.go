@@ -2,12 +2,13 @@ package cloudflare_test
 
 import (
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"testing"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/tests/migrationset"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 	p "github.com/pulumi/pulumi-go-provider"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkD1MigrationsApply(b *testing.B) {
 	for b.Loop() {
 		n++
 		b.StopTimer()
-		_, dbID := h.NewDatabase(b)
+		_, dbID := cfapitest.NewDatabase(b, h)
 		h.Emu.ResetCounts()
 		b.StartTimer()
 		if _, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.D1MigrationsToken, "m"), Properties: migrationInputs(b, dbID, files)}); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
 // How pending files are packed into D1 /query requests, from what

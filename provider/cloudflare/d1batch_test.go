@@ -1,6 +1,7 @@
 package cloudflare_test
 
 import (
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -9,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/tests/migrationset"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 // batchFiles are five files that fit one request, each seeding a row, so a
@@ -28,7 +29,7 @@ var batchFiles = map[string]string{
 
 func ledgerNames(t *testing.T, h *providertest.Harness, dbID string) []string {
 	t.Helper()
-	client := h.Client(t)
+	client := cfapitest.Client(t, h)
 	res, err := client.Query(t.Context(), dbID, "SELECT version, name FROM _schema_migrations ORDER BY version")
 	require.NoError(t, err)
 	var out []string
@@ -51,7 +52,7 @@ func tableCount(t *testing.T, client *cfapi.Client, dbID, name string) any {
 // file is fixed the next update applies the rest in one request.
 func TestD1MigrationsBatchFailureFallsBackPerFile(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "m")
 
 	h.Emu.ResetCounts()
@@ -116,7 +117,7 @@ func TestD1MigrationsBatchBudget(t *testing.T) {
 		{"byte budget below a file", map[string]property.Value{"maxBatchBytes": property.New(100.0)}, 1 + 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, dbID := h.NewDatabase(t)
+			_, dbID := cfapitest.NewDatabase(t, h)
 			inputs := migrationInputs(t, dbID, files)
 			for k, v := range tc.budget {
 				inputs = inputs.Set(k, v)
@@ -147,7 +148,7 @@ func TestD1MigrationsBatchBudgetChecked(t *testing.T) {
 	assert.Contains(t, check.Failures[1].Reason, "not -1")
 	assert.Zero(t, h.Emu.CloudflareCalls())
 
-	_, dbID := h.NewDatabase(t)
+	_, dbID := cfapitest.NewDatabase(t, h)
 	files := withFile(batchFiles, "0003_c.sql", "CREATE TABLE c (id INTEGER PRIMARY KEY);\n")
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: checked(t, h, u, migrationInputs(t, dbID, files))})
 	require.NoError(t, err)
@@ -162,7 +163,7 @@ func TestD1MigrationsBatchBudgetChecked(t *testing.T) {
 // (wrangler makes 68), each file recorded once.
 func TestD1MigrationsUpstreamSizedSetInFewRequests(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	files := migrationset.Files()
 	require.Len(t, files, 66)
 	h.Emu.ResetCounts()
@@ -183,7 +184,7 @@ func TestD1MigrationsUpstreamSizedSetInFewRequests(t *testing.T) {
 // the next file of its batch.
 func TestD1MigrationsBatchOpenComment(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	files := map[string]string{
 		"0001_open.sql": "CREATE TABLE x (id INTEGER);\n/* a note that is never closed; CREATE TABLE never_made (id INTEGER);",
 		"0002_next.sql": "CREATE TABLE y (id INTEGER)",

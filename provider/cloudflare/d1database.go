@@ -10,8 +10,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // D1Database is a Cloudflare D1 database, created by name.
@@ -106,7 +106,7 @@ func (*D1Database) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 			"%q is not a D1 location hint: use one of wnam, enam, weur, eeur, apac, oc", args.PrimaryLocationHint)})
 	}
 	// A name or hint computed at a preview decodes as "": not a problem yet.
-	return infer.CheckResponse[D1DatabaseArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
+	return infer.CheckResponse[D1DatabaseArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // Create creates the database, or adopts an existing one when asked to.

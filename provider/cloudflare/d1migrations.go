@@ -13,8 +13,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // D1Migrations applies numbered SQL files to a D1 database and records each
@@ -190,9 +190,9 @@ func (*D1Migrations) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	args, failures, err := infer.DefaultCheck[D1MigrationsArgs](ctx, req.NewInputs)
 	args.Files = nil // derived, whatever was given
 	if err == nil && len(failures) == 0 {
-		failures = common.KnownFailures(req.NewInputs, args.budgetFailures())
+		failures = family.KnownFailures(req.NewInputs, args.budgetFailures())
 	}
-	if err != nil || len(failures) > 0 || common.IsUnknown(req.NewInputs, "migrations") || common.IsUnknown(req.NewInputs, "directory") {
+	if err != nil || len(failures) > 0 || family.IsUnknown(req.NewInputs, "migrations") || family.IsUnknown(req.NewInputs, "directory") {
 		return infer.CheckResponse[D1MigrationsArgs]{Inputs: args, Failures: failures}, err
 	}
 	files, failures, err := args.files()

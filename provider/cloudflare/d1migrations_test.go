@@ -1,6 +1,7 @@
 package cloudflare_test
 
 import (
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 // Fixture migrations written for these tests: a trigger with inner
@@ -78,7 +79,7 @@ func versions(props property.Map) []string {
 
 func TestD1MigrationsApplyInOrderWithLedger(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
 	inputs := migrationInputs(t, dbID, fixtureMigrations)
 
@@ -141,7 +142,7 @@ func TestD1MigrationsApplyInOrderWithLedger(t *testing.T) {
 
 func TestD1MigrationsFailingFileIsAtomicAndNamed(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
 	files := withFile(fixtureMigrations, "0003_broken.sql",
 		"CREATE TABLE half_done (id INTEGER);\nALTER TABLE no_such_table ADD COLUMN x TEXT;\n")
@@ -165,7 +166,7 @@ func TestD1MigrationsFailingFileIsAtomicAndNamed(t *testing.T) {
 
 func TestD1MigrationsChangedAppliedFileIsReported(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: migrationInputs(t, dbID, fixtureMigrations)})
 	require.NoError(t, err)
@@ -225,7 +226,7 @@ func elided(inputs property.Map) property.Map {
 // is refused at preview, naming the files, without a call.
 func TestD1MigrationsPreviewFromDirectory(t *testing.T) {
 	h := providertest.NewHarness(t)
-	_, dbID := h.NewDatabase(t)
+	_, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "m")
 	dir := t.TempDir()
 	write := func(name, sql string) {
@@ -288,7 +289,7 @@ func TestD1MigrationsPreviewFromDirectory(t *testing.T) {
 // A database the upstream script already migrated is continued, not redone.
 func TestD1MigrationsContinueUpstreamLedger(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	// The ledger as upstream's migration script creates it, written out here
 	// rather than taken from the provider, so the test proves compatibility.
 	upstreamLedger := `CREATE TABLE IF NOT EXISTS _schema_migrations (
@@ -312,7 +313,7 @@ func TestD1MigrationsContinueUpstreamLedger(t *testing.T) {
 
 func TestD1MigrationsRefreshSeesOutOfBandLedger(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "m")
 	inputs := migrationInputs(t, dbID, fixtureMigrations)
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
@@ -335,7 +336,7 @@ func TestD1MigrationsRefreshSeesOutOfBandLedger(t *testing.T) {
 
 func TestD1MigrationsFromDirectoryArchive(t *testing.T) {
 	h := providertest.NewHarness(t)
-	_, dbID := h.NewDatabase(t)
+	_, dbID := cfapitest.NewDatabase(t, h)
 	dir := t.TempDir()
 	for name, sql := range fixtureMigrations {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(sql), 0o600))
@@ -370,7 +371,7 @@ func TestD1MigrationsCheckNamesBadFiles(t *testing.T) {
 func TestD1MigrationsRefusesAnotherAccount(t *testing.T) {
 	const other = "ffffffffffffffffffffffffffffffff"
 	h := providertest.NewHarness(t)
-	_, dbID := h.NewDatabase(t)
+	_, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
 	inputs := migrationInputs(t, dbID, fixtureMigrations)
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
@@ -410,7 +411,7 @@ func TestD1MigrationsRefusesAnotherAccount(t *testing.T) {
 // the account.
 func TestD1MigrationsStateWithoutAccount(t *testing.T) {
 	h := providertest.NewHarness(t)
-	_, dbID := h.NewDatabase(t)
+	_, dbID := cfapitest.NewDatabase(t, h)
 	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
 	inputs := migrationInputs(t, dbID, fixtureMigrations)
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})

@@ -23,7 +23,7 @@
 // an R2 bucket removes the marker object first (R2 deletes only empty
 // buckets) and writes it back when the bucket is retained for other objects.
 //
-// It may import config, internal/cfapi, internal/cron and internal/common;
+// It may import config, internal/cloudflare/cfapi, internal/cron and internal/family;
 // never another family. It reads internal/upstream only for the defaults its
 // resources share with upstream's workers (the compatibility date), so a
 // default never restates the contract.

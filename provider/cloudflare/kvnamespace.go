@@ -8,8 +8,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // KvNamespace is a Workers KV namespace, created by title.
@@ -73,7 +73,7 @@ func KVTitleProblem(title string) string {
 // Check validates the title before any remote call.
 func (*KvNamespace) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[KvNamespaceArgs], error) {
 	args, failures, err := infer.DefaultCheck[KvNamespaceArgs](ctx, req.NewInputs)
-	if err != nil || len(failures) > 0 || common.IsUnknown(req.NewInputs, "title") {
+	if err != nil || len(failures) > 0 || family.IsUnknown(req.NewInputs, "title") {
 		return infer.CheckResponse[KvNamespaceArgs]{Inputs: args, Failures: failures}, err
 	}
 	if problem := KVTitleProblem(args.Title); problem != "" {

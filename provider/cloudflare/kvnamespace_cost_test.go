@@ -2,6 +2,7 @@ package cloudflare_test
 
 import (
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -9,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 const kvListKey = "GET /client/v4/accounts/{account_id}/storage/kv/namespaces"
@@ -19,7 +20,7 @@ const kvListKey = "GET /client/v4/accounts/{account_id}/storage/kv/namespaces"
 // create is tried first and only a taken title is looked up by listing.
 func TestKvNamespaceCreateCostDoesNotGrowWithTheAccount(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client := h.Client(t)
+	client := cfapitest.Client(t, h)
 	calls := map[int]int{}
 	for _, others := range []int{0, 250} {
 		for i := len(h.Emu.Inventory().KV); i < others; i++ {

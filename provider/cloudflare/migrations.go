@@ -12,7 +12,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // migrationFile is one numbered SQL file of the upstream migration set.
@@ -52,7 +52,7 @@ func parseMigrations(files map[string]string) ([]migrationFile, []migrationProbl
 				Reason: "has no numeric prefix; migration files are named NNNN_description.sql"})
 			continue
 		}
-		out = append(out, migrationFile{Version: m[1], Name: base, SQL: sql, Hash: common.SHA256Hex([]byte(sql))})
+		out = append(out, migrationFile{Version: m[1], Name: base, SQL: sql, Hash: family.SHA256Hex([]byte(sql))})
 		byVersion[m[1]] = append(byVersion[m[1]], base)
 	}
 	for version, names := range byVersion {

@@ -11,8 +11,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Ownership are the inputs of a resource that records ownership evidence:
@@ -291,7 +291,7 @@ func (c claim[T]) foreign(subject, owner string) error {
 	return fmt.Errorf("%s belongs to installation %s, not this one (%s); adoptExisting never takes over "+
 		"another installation's objects, since either stack's destroy would delete them. Pick another deploymentName "+
 		"or namePrefix, or, to move the object into this installation, set takeOverFrom: %s on the OpenInspect component",
-		subject, owner, common.DisplayOwner(c.ownership.Owner), owner)
+		subject, owner, family.DisplayOwner(c.ownership.Owner), owner)
 }
 
 func (c claim[T]) record(ctx context.Context, obj T) error {

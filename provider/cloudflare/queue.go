@@ -9,8 +9,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Queue is a Cloudflare queue, created by name. Its consumers are declared on
@@ -83,7 +83,7 @@ func QueueNameProblem(name string) string {
 // Check validates the name before any remote call.
 func (*Queue) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[QueueArgs], error) {
 	args, failures, err := infer.DefaultCheck[QueueArgs](ctx, req.NewInputs)
-	if err != nil || len(failures) > 0 || common.IsUnknown(req.NewInputs, "name") {
+	if err != nil || len(failures) > 0 || family.IsUnknown(req.NewInputs, "name") {
 		return infer.CheckResponse[QueueArgs]{Inputs: args, Failures: failures}, err
 	}
 	if problem := QueueNameProblem(args.Name); problem != "" {
@@ -205,7 +205,7 @@ func (*Queue) Delete(ctx context.Context, req infer.DeleteRequest[QueueState]) (
 	}
 	if holder != "" && holder != req.State.Owner {
 		p.GetLogger(ctx).Warningf("queue %q (id %s) is recorded for installation %s in %s, not for this one (%s): "+
-			"left in place, only removed from this stack", req.State.Name, req.ID, holder, reg.where(), common.DisplayOwner(req.State.Owner))
+			"left in place, only removed from this stack", req.State.Name, req.ID, holder, reg.where(), family.DisplayOwner(req.State.Owner))
 		return infer.DeleteResponse{}, nil
 	}
 	if err := client.DeleteQueue(ctx, req.ID); err != nil {

@@ -2,6 +2,7 @@ package cloudflare_test
 
 import (
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"sync"
 	"testing"
 
@@ -11,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 const registryName = "openinspect-registry"
@@ -32,7 +33,7 @@ func registryRecords(t *testing.T, h *providertest.Harness) []string {
 	if id == "" {
 		return nil
 	}
-	res, err := h.Client(t).Query(t.Context(), id, "SELECT kind, name, owner FROM objects ORDER BY kind, name, owner")
+	res, err := cfapitest.Client(t, h).Query(t.Context(), id, "SELECT kind, name, owner FROM objects ORDER BY kind, name, owner")
 	require.NoError(t, err)
 	out := []string{}
 	for _, r := range res {
@@ -133,7 +134,7 @@ func TestQueueRecordedBeforeCreate(t *testing.T) {
 
 func TestQueueWithoutRecord(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client := h.Client(t)
+	client := cfapitest.Client(t, h)
 
 	// A queue nobody recorded (made outside Pulumi, or by a release before
 	// the registry): needs adoptExisting, and the hint says where.

@@ -10,8 +10,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // R2Bucket is an R2 bucket, created by name.
@@ -107,7 +107,7 @@ func (*R2Bucket) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 		failures = append(failures, p.CheckFailure{Property: "locationHint", Reason: problem})
 	}
 	// A name or hint computed at a preview decodes as "": not a problem yet.
-	return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
+	return infer.CheckResponse[R2BucketArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // Create creates the bucket, or adopts an existing one when asked to.

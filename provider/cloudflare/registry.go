@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
 // The account's ownership registry is where objects that cannot carry

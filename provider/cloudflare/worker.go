@@ -19,9 +19,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -341,7 +341,7 @@ func scriptSize(s *types.AssetOrArchive) (int64, error) {
 }
 
 // validate returns every problem with the inputs, each naming its field.
-// unknown says which fields a preview does not know yet (common.IsUnknown,
+// unknown says which fields a preview does not know yet (family.IsUnknown,
 // by path): an unknown value decodes as the zero value, so a problem with
 // the field it names is not reported, and a check that reads one field and
 // reports another guards the field it reads.
@@ -385,7 +385,7 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 	for _, k := range slices.Sorted(maps.Keys(a.Secrets)) {
 		// One secret computed by another resource is unknown at a preview
 		// and decodes as "": only a known value can be empty.
-		if a.Secrets[k] == "" && !unknown(common.KeyPath("secrets", k)) {
+		if a.Secrets[k] == "" && !unknown(family.KeyPath("secrets", k)) {
 			// Cloudflare refuses the whole upload (10021) for one empty secret_text.
 			fail("secrets."+k, "secret %s is empty; Cloudflare refuses an empty secret", k)
 		}
@@ -442,7 +442,7 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	}
 	// Paths, not only top-level keys: at a preview one nested field may be
 	// computed (assets.directory, one secret, one binding's target).
-	unknown := func(path string) bool { return common.IsUnknown(req.NewInputs, path) }
+	unknown := func(path string) bool { return family.IsUnknown(req.NewInputs, path) }
 	failures = args.validate(unknown)
 	if len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil
@@ -578,16 +578,16 @@ func (a WorkerArgs) moduleDigests() ([][2]string, error) {
 			return nil, err
 		}
 		if path == "" {
-			main = common.SHA256HexString(a.Script.Asset.Text)
-		} else if main, err = common.SHA256HexFile(path); err != nil {
+			main = family.SHA256HexString(a.Script.Asset.Text)
+		} else if main, err = family.SHA256HexFile(path); err != nil {
 			return nil, err
 		}
 	default:
-		main = common.SHA256HexString(a.Content)
+		main = family.SHA256HexString(a.Content)
 	}
 	out := [][2]string{{a.mainModule(), main}}
 	for _, name := range slices.Sorted(maps.Keys(a.Modules)) {
-		out = append(out, [2]string{name, common.SHA256HexString(a.Modules[name])})
+		out = append(out, [2]string{name, family.SHA256HexString(a.Modules[name])})
 	}
 	return out, nil
 }
@@ -628,7 +628,7 @@ func (a WorkerArgs) hashes() (content, secrets string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return common.SHA256Hex(raw), common.SHA256Hex(append([]byte("openinspect-secrets\x00"), secretRaw...)), nil
+	return family.SHA256Hex(raw), family.SHA256Hex(append([]byte("openinspect-secrets\x00"), secretRaw...)), nil
 }
 
 // normalizeEmpty treats nil and empty slices and maps alike, as the wire does.

@@ -23,8 +23,8 @@ import (
 	"lukechampine.com/blake3"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // WorkerAssets are a worker's static assets (Workers Assets): files served
@@ -559,7 +559,7 @@ func digestAssets(as *WorkerAssets, set *assetSet) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return common.SHA256Hex(raw), nil
+	return family.SHA256Hex(raw), nil
 }
 
 // uploadedAssets is what an asset sync produced: the metadata for the

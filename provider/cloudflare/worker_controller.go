@@ -15,7 +15,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
 // Defaults of Worker.ServiceTargetWait and Worker.ServiceTargetPoll.

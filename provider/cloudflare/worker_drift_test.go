@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 // TestWorkerRefreshSeesTriggerDrift changes a worker's cron triggers, its

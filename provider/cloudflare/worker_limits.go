@@ -7,7 +7,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
 // limitFailures checks what Cloudflare refuses at upload, so preview says it

@@ -11,7 +11,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
 // Read notices a script changed or deleted outside Pulumi, and serves

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/pulumi/pulumi-go-provider/infer"
 )
 

@@ -11,11 +11,11 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/daytonaapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/daytonaapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modaldeploy"
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 )
 
@@ -160,7 +160,7 @@ func (*Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]) 
 	ov, nv := reflect.ValueOf(*olds), reflect.ValueOf(*news)
 	for i := range ov.NumField() {
 		if ov.Field(i).String() != nv.Field(i).String() {
-			detailed[common.PulumiName(ov.Type().Field(i))] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+			detailed[family.PulumiName(ov.Type().Field(i))] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 		}
 	}
 	return infer.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil

@@ -17,7 +17,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -40,7 +40,7 @@ type embedded struct {
 // built without the release step embeds nothing: then nil, and
 // resolveArtifacts says what to supply.
 func useEmbedded(ctx context.Context, s *spec) (*embedded, error) {
-	if common.Deref(s.Upstream.Checkout, "") != "" {
+	if family.Deref(s.Upstream.Checkout, "") != "" {
 		return nil, nil
 	}
 	set, err := embeddedArtefacts()
@@ -102,7 +102,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 	bad := errs.add
 	up := s.Upstream
 	plan.Verification = map[string]string{}
-	checkout, checkoutField := common.Deref(up.Checkout, ""), "upstream.checkout"
+	checkout, checkoutField := family.Deref(up.Checkout, ""), "upstream.checkout"
 	var roots artefactRoots
 	if emb != nil && checkout == emb.dir {
 		checkoutField = "the embedded artefacts"
@@ -182,7 +182,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 		}
 	}
 	warnDifferingBundles(c, plan)
-	dir := common.Deref(up.MigrationsDir, "")
+	dir := family.Deref(up.MigrationsDir, "")
 	path, given := "upstream.migrationsDir", true
 	if dir == "" && checkout != "" {
 		dir, path, given = filepath.Join(checkout, filepath.FromSlash(c.D1Migrations.Directory)), checkoutField, false
@@ -206,7 +206,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 			plan.Verification["migrations"] = fmt.Sprintf("%d files from the embedded artefacts, checked against their manifest", len(matches))
 			plan.tally.embedded = len(matches)
 		} else {
-			errs = append(errs, verifyMigrations(c, plan, path, dir, common.Deref(up.AllowUnverified, false))...)
+			errs = append(errs, verifyMigrations(c, plan, path, dir, family.Deref(up.AllowUnverified, false))...)
 		}
 		plan.MigrationsDir = dir
 	}

@@ -2,13 +2,13 @@ package installation
 
 import (
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -99,7 +99,7 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if err := ctx.RegisterComponentResource(Token, name, comp, opts...); err != nil {
 		return nil, err
 	}
-	if s.Web != nil && s.Web.OnPlatform() == web.PlatformKubernetes && common.Deref(s.OpenInspectArgs.WebAppURL, "") == "" && common.Deref(s.Web.PublicURL, "") == "" {
+	if s.Web != nil && s.Web.OnPlatform() == web.PlatformKubernetes && family.Deref(s.OpenInspectArgs.WebAppURL, "") == "" && family.Deref(s.Web.PublicURL, "") == "" {
 		// The in-cluster URL is not an origin browsers reach, and the control
 		// plane refuses plain http beyond loopback.
 		_ = ctx.Log.Warn(fmt.Sprintf("web.publicUrl is not set, so the control plane's WEB_APP_URL stays %s "+

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Small helpers every stage uses.
@@ -18,9 +18,9 @@ func (p *problems) add(path, format string, args ...any) {
 }
 
 // keyPath is the path of a map entry, base.key or base["key"] quoted
-// (common.KeyPath), so that a key holding a newline, a dot or nothing at all
+// (family.KeyPath), so that a key holding a newline, a dot or nothing at all
 // still names one field on one line.
-func keyPath(base, key string) string { return common.KeyPath(base, key) }
+func keyPath(base, key string) string { return family.KeyPath(base, key) }
 
 // fieldError is a problem with one input, named by its path.
 func fieldError(path, format string, a ...any) error {

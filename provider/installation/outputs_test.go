@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
 )
 
 // outputMocks answer the ModalApp with the health URL the real one discovers.

@@ -11,7 +11,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -343,7 +343,7 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 	plan := &installPlan{
 		Prefix:          s.Prefix,
 		DeploymentName:  s.DeploymentName,
-		AppName:         common.Deref(s.AppName, ""),
+		AppName:         family.Deref(s.AppName, ""),
 		SandboxProvider: s.SandboxProvider,
 		WebAppURL:       s.WebOrigin,
 		SecretInputs:    secretInputs,
@@ -394,7 +394,7 @@ func (pl *planner) sandbox(s *spec) error {
 	switch {
 	case s.managesModal():
 		m := c.Sandbox.Modal
-		plan.Modal = &plannedModal{Environment: common.Deref(s.Modal.Environment, "")}
+		plan.Modal = &plannedModal{Environment: family.Deref(s.Modal.Environment, "")}
 		apiSecret := valueRef{kind: refGenerated, text: modalAPISecret.Name}
 		if _, given := plan.SecretInputs["modalApiSecret"]; given {
 			apiSecret = valueRef{kind: refSecretInput, text: "modalApiSecret"}
@@ -747,7 +747,7 @@ func mergeWorker(w *plannedWorker, entry InstallationWorkerArgs) {
 			{&w.Queues, b.Queues, ""}, {&w.Services, b.Services, ""}, {&w.DurableObjects, b.DurableObjects, ""},
 		} {
 			for _, lb := range m.given {
-				target := common.Deref(lb.Target, m.def)
+				target := family.Deref(lb.Target, m.def)
 				*m.into = slices.DeleteFunc(*m.into, func(x plannedBinding) bool { return x.Binding == lb.Binding })
 				*m.into = append(*m.into, plannedBinding{Binding: lb.Binding, Target: target})
 			}

@@ -9,11 +9,11 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
@@ -154,7 +154,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	b.opts = append(b.opts, pulumi.DependsOn([]pulumi.Resource{lock}))
 	adopt := pulumi.Bool(s.Adopt)
 	// Every child that records ownership evidence records the lock's identity.
-	b.owner = pulumi.Map{"owner": lock.InstallationID, "takeOverFrom": pulumi.String(common.Deref(s.TakeOverFrom, ""))}
+	b.owner = pulumi.Map{"owner": lock.InstallationID, "takeOverFrom": pulumi.String(family.Deref(s.TakeOverFrom, ""))}
 
 	b.generated = map[string]*generatedSecretChild{}
 	for _, g := range plan.Generated {
@@ -248,7 +248,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	if len(s.AppSecrets) > 0 {
 		secrets := pulumi.StringMap{}
 		for k, v := range s.AppSecrets {
-			secrets[platform.AppSecretName(k)] = v // as the store keeps it, so refresh and prune agree
+			secrets[tenant.AppSecretName(k)] = v // as the store keeps it, so refresh and prune agree
 		}
 		// Signed as the Slack bot: its key is always bound on the control
 		// plane, and bot signatures need no browser session.
@@ -286,7 +286,7 @@ func (b *installer) install(comp *OpenInspect) error {
 		if err != nil {
 			return err
 		}
-		if common.Deref(s.OpenInspectArgs.WebAppURL, "") == "" {
+		if family.Deref(s.OpenInspectArgs.WebAppURL, "") == "" {
 			webURL = deployed.URL
 		}
 	}
@@ -348,7 +348,7 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 			"keepOnDelete": pulumi.Bool(orphan),
 		}
 		for key, v := range map[string]*string{"apiUrl": b.spec.Daytona.APIURL, "target": b.spec.Daytona.Target} {
-			if common.Deref(v, "") != "" {
+			if family.Deref(v, "") != "" {
 				props[key] = pulumi.String(*v)
 			}
 		}
@@ -363,12 +363,12 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 			"source":       pulumi.String(plan.SandboxSource),
 			"namePrefix":   pulumi.String(plan.Vercel.NamePrefix),
 			"token":        pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"]),
-			"projectId":    pulumi.String(common.Deref(x.ProjectID, "")),
+			"projectId":    pulumi.String(family.Deref(x.ProjectID, "")),
 			"d1DatabaseId": db.DatabaseID,
 			"keepOnDelete": pulumi.Bool(orphan),
 		}
 		for key, v := range map[string]*string{"teamId": x.TeamID, "apiUrl": x.APIURL, "runtime": x.Runtime} {
-			if common.Deref(v, "") != "" {
+			if family.Deref(v, "") != "" {
 				props[key] = pulumi.String(*v)
 			}
 		}
@@ -382,7 +382,7 @@ func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child
 		props := pulumi.Map{
 			"source":       pulumi.String(plan.SandboxSource),
 			"namePrefix":   pulumi.String(o.NamePrefix),
-			"apiUrl":       pulumi.String(common.Deref(b.spec.OpenComputer.APIURL, "")),
+			"apiUrl":       pulumi.String(family.Deref(b.spec.OpenComputer.APIURL, "")),
 			"apiKey":       pulumi.ToSecret(plan.SecretInputs["opencomputerApiKey"]),
 			"keepOnDelete": pulumi.Bool(orphan),
 		}
@@ -416,7 +416,7 @@ func (b *installer) e2bTemplate(comp *OpenInspect, lock pulumi.Resource, db *d1C
 		"d1DatabaseId": db.DatabaseID,
 		"keepOnDelete": pulumi.Bool(orphan),
 	}
-	if u := common.Deref(b.spec.E2B.APIURL, ""); u != "" {
+	if u := family.Deref(b.spec.E2B.APIURL, ""); u != "" {
 		props["apiUrl"] = pulumi.String(u)
 	}
 	for key, v := range map[string]*int{"cpu": t.CPU, "memoryMb": t.MemoryMB, "gracePeriodSeconds": t.GracePeriodSeconds} {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Stage 1 of the pipeline: the arguments with every default applied, once.
@@ -57,9 +57,9 @@ func (s *spec) workerLimits() config.WorkerLimits {
 func normalize(a *OpenInspectArgs) *spec {
 	s := &spec{
 		OpenInspectArgs: a,
-		Prefix:          common.Deref(a.NamePrefix, defaultNamePrefix),
-		DeletionPolicy:  common.Deref(a.DeletionPolicy, "Delete"),
-		Adopt:           common.Deref(a.AdoptExisting, false),
+		Prefix:          family.Deref(a.NamePrefix, defaultNamePrefix),
+		DeletionPolicy:  family.Deref(a.DeletionPolicy, "Delete"),
+		Adopt:           family.Deref(a.AdoptExisting, false),
 		SandboxProvider: "modal",
 		ManageSandbox:   true,
 	}
@@ -67,10 +67,10 @@ func normalize(a *OpenInspectArgs) *spec {
 		s.Upstream = *a.Upstream
 	}
 	if x := a.Sandbox; x != nil {
-		if p := common.Deref(x.Provider, ""); p != "" {
+		if p := family.Deref(x.Provider, ""); p != "" {
 			s.SandboxProvider = p
 		}
-		s.ManageSandbox = common.Deref(x.Manage, true)
+		s.ManageSandbox = family.Deref(x.Manage, true)
 		if x.Modal != nil {
 			s.Modal = *x.Modal
 		}
@@ -88,14 +88,14 @@ func normalize(a *OpenInspectArgs) *spec {
 		}
 	}
 	switch {
-	case common.Deref(a.WebAppURL, "") != "":
+	case family.Deref(a.WebAppURL, "") != "":
 		s.WebOrigin, s.WebOriginField = *a.WebAppURL, "webAppUrl"
 	case a.Web != nil && a.Web.OnPlatform() == web.PlatformCloudflare && a.Web.CustomDomain != nil:
 		s.WebOrigin, s.WebOriginField = "https://"+a.Web.CustomDomain.Hostname, "web.customDomain.hostname"
 	case a.Web != nil && a.Web.OnPlatform() == web.PlatformCloudflare:
 		// Upstream: https://<web worker>.<subdomain>.workers.dev.
 		s.WebFromWorker, s.WebOriginIsDefault, s.WebOriginField = true, true, "web"
-	case a.Web != nil && common.Deref(a.Web.PublicURL, "") != "":
+	case a.Web != nil && family.Deref(a.Web.PublicURL, "") != "":
 		s.WebOrigin, s.WebOriginField = *a.Web.PublicURL, "web.publicUrl"
 	default:
 		// Upstream's default: the Vercel URL of the web app.
@@ -115,24 +115,24 @@ func normalize(a *OpenInspectArgs) *spec {
 func (s *spec) managesModal() bool { return s.ManageSandbox && s.SandboxProvider == "modal" }
 
 func (s *spec) buildsSnapshot() bool {
-	return s.ManageSandbox && s.SandboxProvider == "daytona" && common.Deref(s.Daytona.BaseSnapshot, "") == ""
+	return s.ManageSandbox && s.SandboxProvider == "daytona" && family.Deref(s.Daytona.BaseSnapshot, "") == ""
 }
 
 // buildsE2BTemplate: an E2bTemplate child builds the installation's template.
 func (s *spec) buildsE2BTemplate() bool {
-	return s.ManageSandbox && s.SandboxProvider == "e2b" && common.Deref(s.E2B.TemplateID, "") == ""
+	return s.ManageSandbox && s.SandboxProvider == "e2b" && family.Deref(s.E2B.TemplateID, "") == ""
 }
 
 // buildsOpenComputerSnapshot: an OpenComputerSnapshot child builds the
 // installation's snapshot.
 func (s *spec) buildsOpenComputerSnapshot() bool {
-	return s.ManageSandbox && s.SandboxProvider == "opencomputer" && common.Deref(s.OpenComputer.Template, "") == ""
+	return s.ManageSandbox && s.SandboxProvider == "opencomputer" && family.Deref(s.OpenComputer.Template, "") == ""
 }
 
 // buildsVercelSnapshot: a VercelSnapshot child builds the installation's
 // base snapshot.
 func (s *spec) buildsVercelSnapshot() bool {
-	return s.ManageSandbox && s.SandboxProvider == "vercel" && common.Deref(s.Vercel.BaseSnapshotID, "") == ""
+	return s.ManageSandbox && s.SandboxProvider == "vercel" && family.Deref(s.Vercel.BaseSnapshotID, "") == ""
 }
 
 // explicitValue reports whether a worker entry of the spec sets name as a

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
 // lockingMocks are recordingMocks whose NameLock answers with what the
@@ -29,7 +29,7 @@ func (m *lockingMocks) NewResource(args pulumi.MockResourceArgs) (string, resour
 	if err != nil || args.TypeToken != "openinspect:index:NameLock" {
 		return id, out, err
 	}
-	created, err := (&platform.NameLock{}).Create(m.t.Context(), infer.CreateRequest[platform.NameLockArgs]{Inputs: platform.NameLockArgs{
+	created, err := (&tenant.NameLock{}).Create(m.t.Context(), infer.CreateRequest[tenant.NameLockArgs]{Inputs: tenant.NameLockArgs{
 		NamePrefix: args.Inputs["namePrefix"].StringValue(), DeploymentName: args.Inputs["deploymentName"].StringValue(),
 	}})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Stage 5: what needs the expansion, checked before anything is registered.
@@ -114,7 +114,7 @@ func validatePlan(plan *installPlan, s *spec) []error {
 				if lb.Binding == "" {
 					bad(path+".binding", "required")
 				}
-				target := common.Deref(lb.Target, kind.def)
+				target := family.Deref(lb.Target, kind.def)
 				switch {
 				case target == "":
 					bad(path+".target", "required: the logical name of the %s", kind.noun)
@@ -128,7 +128,7 @@ func validatePlan(plan *installPlan, s *spec) []error {
 			if lb.Binding == "" {
 				bad(path+".binding", "required")
 			}
-			if common.Deref(lb.Target, "") == "" {
+			if family.Deref(lb.Target, "") == "" {
 				bad(path+".target", "required: the Durable Object class the worker exports")
 			}
 		}

@@ -12,12 +12,12 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/ocapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/vercelapi"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/opencomputerapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/vercelapi"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
 // Stage 2: everything that needs no expansion, checked before any resource
@@ -86,7 +86,7 @@ func validateSpec(s *spec) []error {
 	errs = append(errs, validateSandbox(s)...)
 	errs = append(errs, upstreamGates(s)...)
 	errs = append(errs, varSizeProblems(s)...)
-	if t := s.TakeOverFrom; t != nil && !platform.IsInstallationID(*t) {
+	if t := s.TakeOverFrom; t != nil && !tenant.IsInstallationID(*t) {
 		errs.add("takeOverFrom", "%q is not an installation identity: give the other installation's installationId "+
 			"(oi and 32 hex digits, from its NameLock's state or the ownership message that named it)", *t)
 	}
@@ -139,22 +139,22 @@ func validateSpec(s *spec) []error {
 		}
 	}
 	if m := s.Media; m != nil {
-		if problem := cloudflare.R2LocationProblem(common.Deref(m.Location, "")); problem != "" {
+		if problem := cloudflare.R2LocationProblem(family.Deref(m.Location, "")); problem != "" {
 			errs.add("media.location", "%s", problem)
 		}
-		if name := common.Deref(m.BucketName, ""); name != "" {
+		if name := family.Deref(m.BucketName, ""); name != "" {
 			if problem := cloudflare.R2BucketNameProblem(name); problem != "" {
 				errs.add("media.bucketName", "%s", problem)
 			}
 		}
 	}
-	if len(s.AppSecrets) > platform.MaxAppSecrets {
-		errs.add("appSecrets", "%d secrets given; the store holds at most %d", len(s.AppSecrets), platform.MaxAppSecrets)
+	if len(s.AppSecrets) > tenant.MaxAppSecrets {
+		errs.add("appSecrets", "%d secrets given; the store holds at most %d", len(s.AppSecrets), tenant.MaxAppSecrets)
 	}
 	stored := map[string]string{} // the store's name -> the key given
 	for _, k := range slices.Sorted(maps.Keys(s.AppSecrets)) {
-		name := platform.AppSecretName(k)
-		switch problem := platform.AppSecretKeyProblem(name); {
+		name := tenant.AppSecretName(k)
+		switch problem := tenant.AppSecretKeyProblem(name); {
 		case !appSecretKeyPattern.MatchString(k):
 			errs.add(keyPath("appSecrets", k), "%q is not a valid secret name: use letters, digits and '_', not starting with a digit, "+
 				"at most 256 characters (the store upper-cases it)", k)
@@ -183,11 +183,11 @@ func validateSandbox(s *spec) problems {
 		errs.add("sandbox.provider", "must be modal, daytona, e2b, vercel or opencomputer, got %q", s.SandboxProvider)
 	}
 	if (s.managesModal() || s.buildsSnapshot() || s.buildsE2BTemplate() || s.buildsOpenComputerSnapshot() || s.buildsVercelSnapshot()) &&
-		common.Deref(s.Upstream.Checkout, "") == "" {
+		family.Deref(s.Upstream.Checkout, "") == "" {
 		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
 			"set it, or set sandbox.manage to false", s.SandboxProvider)
 	}
-	if env := s.configModalEnvironment; s.managesModal() && common.Deref(s.Modal.Environment, "") == "" && env != "" &&
+	if env := s.configModalEnvironment; s.managesModal() && family.Deref(s.Modal.Environment, "") == "" && env != "" &&
 		(strings.TrimSpace(env) == "" || !modalEnvironmentPattern.MatchString(env)) {
 		errs.add("sandbox.modal.environment", "unset, so the provider's openinspect:modalEnvironment %q is used, which Modal refuses: "+
 			"it must be non-blank without ':', '/' or '\\'; set sandbox.modal.environment or fix the provider setting", env)
@@ -199,10 +199,10 @@ func validateSandbox(s *spec) problems {
 		errs.add("sandbox.inactivityTimeoutMs", "must be positive, got %d", *t)
 	}
 	if s.Sandbox.Modal != nil {
-		if env := common.Deref(s.Modal.Environment, "main"); !modalEnvironmentPattern.MatchString(env) || strings.TrimSpace(env) == "" {
+		if env := family.Deref(s.Modal.Environment, "main"); !modalEnvironmentPattern.MatchString(env) || strings.TrimSpace(env) == "" {
 			errs.add("sandbox.modal.environment", "%q must be non-blank without ':', '/' or '\\'", env)
 		}
-		if sfx := common.Deref(s.Modal.EnvironmentWebSuffix, ""); !webSuffixPattern.MatchString(sfx) {
+		if sfx := family.Deref(s.Modal.EnvironmentWebSuffix, ""); !webSuffixPattern.MatchString(sfx) {
 			errs.add("sandbox.modal.environmentWebSuffix", "%q: use lower-case letters, digits and '-'", sfx)
 		}
 		if s.managesModal() {
@@ -217,7 +217,7 @@ func validateSandbox(s *spec) problems {
 	}
 	if s.SandboxProvider == "daytona" {
 		d := s.Daytona
-		if u := common.Deref(d.APIURL, ""); u == "" {
+		if u := family.Deref(d.APIURL, ""); u == "" {
 			errs.add("sandbox.daytona.apiUrl", "required with the daytona provider")
 		} else if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
 			errs.add("sandbox.daytona.apiUrl", "%q is not an http(s) URL", u)
@@ -225,7 +225,7 @@ func validateSandbox(s *spec) problems {
 		if d.APIKey == nil {
 			errs.add("sandbox.daytona.apiKey", "required with the daytona provider")
 		}
-		if !s.ManageSandbox && common.Deref(d.BaseSnapshot, "") == "" {
+		if !s.ManageSandbox && family.Deref(d.BaseSnapshot, "") == "" {
 			errs.add("sandbox.daytona.baseSnapshot", "required when sandbox.manage is false (otherwise the installation builds its own)")
 		}
 		if g := d.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
@@ -252,10 +252,10 @@ func validateVercel(s *spec) problems {
 	if x.Token == nil {
 		errs.add("sandbox.vercel.token", "required with the vercel provider (the base-snapshot build and the control plane both use it)")
 	}
-	if strings.TrimSpace(common.Deref(x.ProjectID, "")) == "" {
+	if strings.TrimSpace(family.Deref(x.ProjectID, "")) == "" {
 		errs.add("sandbox.vercel.projectId", "required with the vercel provider (every Sandbox API call is scoped by project)")
 	}
-	if u := common.Deref(x.APIURL, ""); u != "" {
+	if u := family.Deref(x.APIURL, ""); u != "" {
 		if err := vercelapi.CheckAPIURL(u); err != nil {
 			errs.add("sandbox.vercel.apiUrl", "%v", err)
 		}
@@ -266,7 +266,7 @@ func validateVercel(s *spec) problems {
 	if e := x.SnapshotExpirationMs; e != nil && *e < 0 {
 		errs.add("sandbox.vercel.snapshotExpirationMs", "must be 0 (never) or more, got %d", *e)
 	}
-	if !s.ManageSandbox && common.Deref(x.BaseSnapshotID, "") == "" {
+	if !s.ManageSandbox && family.Deref(x.BaseSnapshotID, "") == "" {
 		errs.add("sandbox.vercel.baseSnapshotId", "required when sandbox.manage is false (otherwise the installation builds its own)")
 	}
 	if g := x.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
@@ -280,15 +280,15 @@ func validateVercel(s *spec) problems {
 func validateOpenComputer(s *spec) problems {
 	var errs problems
 	o := s.OpenComputer
-	if u := common.Deref(o.APIURL, ""); u == "" {
+	if u := family.Deref(o.APIURL, ""); u == "" {
 		errs.add("sandbox.opencomputer.apiUrl", "required with the opencomputer provider, ending in /api (e.g. https://app.opencomputer.dev/api)")
-	} else if err := ocapi.CheckAPIURL(u); err != nil {
+	} else if err := opencomputerapi.CheckAPIURL(u); err != nil {
 		errs.add("sandbox.opencomputer.apiUrl", "%v", err)
 	}
 	if o.APIKey == nil {
 		errs.add("sandbox.opencomputer.apiKey", "required with the opencomputer provider (the snapshot build and the control plane both use it)")
 	}
-	if !s.ManageSandbox && common.Deref(o.Template, "") == "" {
+	if !s.ManageSandbox && family.Deref(o.Template, "") == "" {
 		errs.add("sandbox.opencomputer.template", "required when sandbox.manage is false (otherwise the installation builds its own)")
 	}
 	if m := o.BuilderMemoryMB; m != nil && *m < 1024 {
@@ -304,7 +304,7 @@ func validateOpenComputer(s *spec) problems {
 func validateE2B(s *spec) problems {
 	var errs problems
 	e := s.E2B
-	if u := common.Deref(e.APIURL, ""); u != "" {
+	if u := family.Deref(e.APIURL, ""); u != "" {
 		if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
 			errs.add("sandbox.e2b.apiUrl", "%q is not an http(s) URL", u)
 		}
@@ -312,7 +312,7 @@ func validateE2B(s *spec) problems {
 	if e.APIKey == nil {
 		errs.add("sandbox.e2b.apiKey", "required with the e2b provider (the template build and the control plane both use it)")
 	}
-	if !s.ManageSandbox && common.Deref(e.TemplateID, "") == "" {
+	if !s.ManageSandbox && family.Deref(e.TemplateID, "") == "" {
 		errs.add("sandbox.e2b.templateId", "required when sandbox.manage is false (otherwise the installation builds its own)")
 	}
 	if c := e.CPU; c != nil && (*c < 1 || *c > 8) {

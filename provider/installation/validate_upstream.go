@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Stage 2a: upstream's own plan-time refusals. Upstream's Terraform refuses
@@ -29,16 +29,16 @@ func upstreamGates(s *spec) problems {
 				"or set slack.enabled to false")
 		}
 	}
-	if x := s.GithubBot; x != nil && common.Deref(x.Enabled, false) {
+	if x := s.GithubBot; x != nil && family.Deref(x.Enabled, false) {
 		missing := missingFields("githubBot", map[string]bool{"webhookSecret": x.WebhookSecret == nil,
-			"username": strings.TrimSpace(common.Deref(x.Username, "")) == ""})
+			"username": strings.TrimSpace(family.Deref(x.Username, "")) == ""})
 		for _, f := range missing {
 			errs.add(f, "required while githubBot.enabled is true: give the webhook secret and the App's bot login (name[bot]), "+
 				"or set githubBot.enabled to false")
 		}
 	}
-	if x := s.LinearBot; x != nil && common.Deref(x.Enabled, false) {
-		missing := missingFields("linearBot", map[string]bool{"clientId": strings.TrimSpace(common.Deref(x.ClientID, "")) == "",
+	if x := s.LinearBot; x != nil && family.Deref(x.Enabled, false) {
+		missing := missingFields("linearBot", map[string]bool{"clientId": strings.TrimSpace(family.Deref(x.ClientID, "")) == "",
 			"clientSecret": x.ClientSecret == nil, "webhookSecret": x.WebhookSecret == nil})
 		for _, f := range missing {
 			errs.add(f, "required while linearBot.enabled is true: give the Linear OAuth application's client ID and secret "+
@@ -68,7 +68,7 @@ func upstreamGates(s *spec) problems {
 
 // slackEnabled: the Slack bot is on unless slack.enabled is false.
 func slackEnabled(s *spec) bool {
-	return s.Slack == nil || common.Deref(s.Slack.Enabled, true)
+	return s.Slack == nil || family.Deref(s.Slack.Enabled, true)
 }
 
 // missingFields lists base.<field> for each missing field, in field order.
@@ -102,13 +102,13 @@ func admissionOf(x *AccessArgs) admission {
 	return admission{
 		providerNeutral: listHasEntry(x.AllowedEmails) || listHasEntry(x.AllowedEmailDomains),
 		githubOnly:      listHasEntry(x.AllowedUsers) || listHasEntry(x.AllowedGithubOrgs),
-		unsafeAllowAll:  common.Deref(x.UnsafeAllowAllUsers, false),
+		unsafeAllowAll:  family.Deref(x.UnsafeAllowAllUsers, false),
 	}
 }
 
 // listHasEntry reports whether a comma-separated list has a non-blank entry.
 func listHasEntry(list *string) bool {
-	for _, item := range strings.Split(common.Deref(list, ""), ",") {
+	for _, item := range strings.Split(family.Deref(list, ""), ",") {
 		if strings.TrimSpace(item) != "" {
 			return true
 		}

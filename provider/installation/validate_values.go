@@ -13,7 +13,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
 // Stage 2b: the values of the secrets the user gave. They arrive as Pulumi
@@ -80,7 +80,7 @@ func (s *spec) givenSecrets() []givenSecret {
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.AppSecrets)) {
 		key := k
-		add(keyPath("appSecrets", k), a.AppSecrets[k], func(v string) string { return platform.AppSecretValueProblem(key, v) })
+		add(keyPath("appSecrets", k), a.AppSecrets[k], func(v string) string { return tenant.AppSecretValueProblem(key, v) })
 		out[len(out)-1].store = true
 	}
 	return out
@@ -108,8 +108,8 @@ func validateSecretValues(ctx context.Context, s *spec) []error {
 			errs.add(g.path, "the value is over Cloudflare's %s limit for one Worker secret", config.FormatSize(int64(max)))
 		}
 	}
-	if total := appSecretsTotal(ctx, s); total > platform.MaxAppSecretsTotal {
-		errs.add("appSecrets", "the values together are over the store's %s limit for one scope", config.FormatSize(platform.MaxAppSecretsTotal))
+	if total := appSecretsTotal(ctx, s); total > tenant.MaxAppSecretsTotal {
+		errs.add("appSecrets", "the values together are over the store's %s limit for one scope", config.FormatSize(tenant.MaxAppSecretsTotal))
 	}
 	return errs
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 // componentToken is the component's type token.
@@ -102,7 +102,7 @@ var goValue = regexp.MustCompile(`&\{|map\[|\{[A-Za-z0-9"]|\[\]string|<nil>|%!|0
 func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 	h := providertest.NewHarness(t)
 	rec := &registrations{h: h}
-	server, err := integration.NewServer(t.Context(), common.PackageName, providertest.Version,
+	server, err := integration.NewServer(t.Context(), family.PackageName, providertest.Version,
 		integration.WithProvider(providertest.NewProvider(t)),
 		integration.WithMocks(&integration.MockResourceMonitor{NewResourceF: rec.newResource}))
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // schemaResources reads the committed schema.json: token -> input and output
@@ -70,7 +70,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 		mocks := &recordingMocks{}
 		require.NoError(t, runWithMocks(mocks, args))
 		for _, r := range mocks.registered() {
-			if !strings.HasPrefix(r.TypeToken, common.PackageName+":index:") || r.TypeToken == "openinspect:index:OpenInspect" {
+			if !strings.HasPrefix(r.TypeToken, family.PackageName+":index:") || r.TypeToken == "openinspect:index:OpenInspect" {
 				continue
 			}
 			schema, ok := resources[r.TypeToken]
@@ -99,7 +99,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 	} {
 		typ := reflect.TypeOf(child)
 		for i := range typ.NumField() {
-			name := common.PulumiName(typ.Field(i))
+			name := family.PulumiName(typ.Field(i))
 			if name == "" {
 				continue
 			}

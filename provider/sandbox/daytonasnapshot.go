@@ -18,9 +18,9 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/daytonaapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/daytonaapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -163,27 +163,27 @@ func (*DaytonaSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infe
 	bad := func(property, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
-	if !common.IsUnknown(req.NewInputs, "source") {
+	if !family.IsUnknown(req.NewInputs, "source") {
 		if _, err := daytonaBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
 	}
-	if !common.IsUnknown(req.NewInputs, "namePrefix") && !snapshotPrefixPattern.MatchString(args.NamePrefix) {
+	if !family.IsUnknown(req.NewInputs, "namePrefix") && !snapshotPrefixPattern.MatchString(args.NamePrefix) {
 		bad("namePrefix", "%q: use letters, digits, '_', '.' and '-' (at most 81), starting with a letter or digit", args.NamePrefix)
 	}
-	if !common.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+	if !family.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
 		if _, err := daytonaapi.New(daytonaapi.Options{APIKey: "x", APIURL: args.APIURL}); err != nil {
 			bad("apiUrl", "%q is not an http(s) URL", args.APIURL)
 		}
 	}
-	if !common.IsUnknown(req.NewInputs, "apiKey") && args.APIKey != "" && strings.TrimSpace(args.APIKey) == "" {
+	if !family.IsUnknown(req.NewInputs, "apiKey") && args.APIKey != "" && strings.TrimSpace(args.APIKey) == "" {
 		bad("apiKey", "is blank")
 	}
 	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
 	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[DaytonaSnapshotArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
+	return infer.CheckResponse[DaytonaSnapshotArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // daytonaBuilderRoot is the checkout root holding the builder and the
@@ -336,7 +336,7 @@ func (d *DaytonaSnapshot) Diff(ctx context.Context, req infer.DiffRequest[Dayton
 			"apiUrl":             olds.APIURL != news.APIURL,
 			"apiKey":             olds.APIKey != news.APIKey,
 			"target":             olds.Target != news.Target,
-			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
 			"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
 			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
 			"namePrefix":         olds.NamePrefix != news.NamePrefix,

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 // clock is a settable time source for grace periods.
@@ -46,7 +47,7 @@ func snapshotNames(h *providertest.Harness) []string {
 // sessionsDB is an installation's D1 database with its recorded sessions.
 func sessionsDB(t *testing.T, h *providertest.Harness, sessions ...string) string {
 	t.Helper()
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	_, err := client.Query(t.Context(), dbID, "CREATE TABLE sessions (id TEXT PRIMARY KEY)")
 	require.NoError(t, err)
 	for _, s := range sessions {

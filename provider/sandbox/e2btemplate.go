@@ -17,9 +17,9 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/e2bapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/e2bapi"
 )
 
 // E2bTemplate is an installation's E2B sandbox template, built by
@@ -143,19 +143,19 @@ func (*E2bTemplate) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 	bad := func(property, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
-	override := common.Deref(args.TemplateID, "")
-	if override == "" && !common.IsUnknown(req.NewInputs, "source") && !common.IsUnknown(req.NewInputs, "templateId") {
+	override := family.Deref(args.TemplateID, "")
+	if override == "" && !family.IsUnknown(req.NewInputs, "source") && !family.IsUnknown(req.NewInputs, "templateId") {
 		if _, err := e2bBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
 	}
-	if !common.IsUnknown(req.NewInputs, "namePrefix") && !e2bPrefixPattern.MatchString(args.NamePrefix) {
+	if !family.IsUnknown(req.NewInputs, "namePrefix") && !e2bPrefixPattern.MatchString(args.NamePrefix) {
 		bad("namePrefix", "%q: use lowercase letters, digits, '_' and '-' (at most 81), starting with a letter or digit", args.NamePrefix)
 	}
-	if !common.IsUnknown(req.NewInputs, "apiKey") && strings.TrimSpace(args.APIKey) == "" {
+	if !family.IsUnknown(req.NewInputs, "apiKey") && strings.TrimSpace(args.APIKey) == "" {
 		bad("apiKey", "required: an E2B API key")
 	}
-	if !common.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+	if !family.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
 		if _, err := e2bapi.New(args.APIURL, "x"); err != nil {
 			bad("apiUrl", "%q is not an http(s) URL", args.APIURL)
 		}
@@ -170,7 +170,7 @@ func (*E2bTemplate) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
 	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[E2bTemplateArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
+	return infer.CheckResponse[E2bTemplateArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // e2bBuilderRoot is the checkout root holding the builder and the runtime.
@@ -211,8 +211,8 @@ type templatePlan struct {
 // planTemplate names the template: the override, or the prefix and a
 // digest of the builder's directory, the runtime and the size.
 func planTemplate(args E2bTemplateArgs) (templatePlan, error) {
-	pl := templatePlan{cpu: common.Deref(args.CPU, defaultE2BCPU), memoryMB: common.Deref(args.MemoryMB, defaultE2BMemoryMB)}
-	if id := common.Deref(args.TemplateID, ""); id != "" {
+	pl := templatePlan{cpu: family.Deref(args.CPU, defaultE2BCPU), memoryMB: family.Deref(args.MemoryMB, defaultE2BMemoryMB)}
+	if id := family.Deref(args.TemplateID, ""); id != "" {
 		pl.name, pl.override = id, true
 		return pl, nil
 	}
@@ -269,7 +269,7 @@ func (e *E2bTemplate) Diff(ctx context.Context, req infer.DiffRequest[E2bTemplat
 			"source":             olds.Source != news.Source,
 			"apiUrl":             olds.APIURL != news.APIURL,
 			"apiKey":             olds.APIKey != news.APIKey,
-			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
 			"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
 			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
 			"namePrefix":         olds.NamePrefix != news.NamePrefix,
@@ -279,7 +279,7 @@ func (e *E2bTemplate) Diff(ctx context.Context, req infer.DiffRequest[E2bTemplat
 // Create builds the template (or takes the override). In a preview it
 // only names it.
 func (e *E2bTemplate) Create(ctx context.Context, req infer.CreateRequest[E2bTemplateArgs]) (infer.CreateResponse[E2bTemplateState], error) {
-	override := common.Deref(req.Inputs.TemplateID, "")
+	override := family.Deref(req.Inputs.TemplateID, "")
 	if req.DryRun && override == "" && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
 		return infer.CreateResponse[E2bTemplateState]{Output: E2bTemplateState{E2bTemplateArgs: req.Inputs}}, nil
 	}

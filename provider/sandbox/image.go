@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 )

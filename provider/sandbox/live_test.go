@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 

@@ -16,10 +16,10 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modaldeploy"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modaldeploy"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -160,7 +160,7 @@ func (*ModalApp) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 	bad := func(property, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
-	if !common.IsUnknown(req.NewInputs, "source") {
+	if !family.IsUnknown(req.NewInputs, "source") {
 		if _, err := modalAppDir(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
@@ -192,7 +192,7 @@ func (*ModalApp) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 		}
 	}
 	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[ModalAppArgs]{Inputs: args, Failures: append(common.KnownFailures(req.NewInputs, failures), keyFailures...)}, nil
+	return infer.CheckResponse[ModalAppArgs]{Inputs: args, Failures: append(family.KnownFailures(req.NewInputs, failures), keyFailures...)}, nil
 }
 
 var envKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -254,7 +254,7 @@ func secretHashes(secrets []ModalSecret) map[string]string {
 	out := make(map[string]string, len(secrets))
 	for _, s := range secrets {
 		raw, _ := json.Marshal(s.Values)
-		out[s.Name] = common.SHA256Hex(append([]byte("openinspect-modal-secret\x00"+s.Name+"\x00"), raw...))
+		out[s.Name] = family.SHA256Hex(append([]byte("openinspect-modal-secret\x00"+s.Name+"\x00"), raw...))
 	}
 	return out
 }

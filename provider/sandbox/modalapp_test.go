@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 const (
@@ -90,14 +91,14 @@ func recordImage(t *testing.T, h *providertest.Harness, env, dbID string) string
 	require.NoError(t, err)
 	img, err := c.Images.FromRegistry("python:3.12-slim", nil).DockerfileCommands([]string{"RUN echo " + env + dbID}, nil).Build(t.Context(), app)
 	require.NoError(t, err)
-	_, err = h.Client(t).Query(t.Context(), dbID, "INSERT INTO image_builds (id, provider, provider_image_id) VALUES (?, 'modal', ?)", "b-"+env, img.ImageID)
+	_, err = cfapitest.Client(t, h).Query(t.Context(), dbID, "INSERT INTO image_builds (id, provider, provider_image_id) VALUES (?, 'modal', ?)", "b-"+env, img.ImageID)
 	require.NoError(t, err)
 	return img.ImageID
 }
 
 func newInstallationDB(t *testing.T, h *providertest.Harness) string {
 	t.Helper()
-	client, dbID := h.NewDatabase(t)
+	client, dbID := cfapitest.NewDatabase(t, h)
 	_, err := client.Query(t.Context(), dbID, "CREATE TABLE image_builds (id TEXT PRIMARY KEY, provider TEXT NOT NULL, provider_image_id TEXT)")
 	require.NoError(t, err)
 	return dbID

@@ -8,8 +8,8 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
 )
 
 // modalOwnerPrefix names the ownership evidence of a Modal environment: the
@@ -99,7 +99,7 @@ func claimModal(ctx context.Context, client *modalapi.Client, args ModalAppArgs,
 			"another installation's app, since either stack's destroy would stop it. Give this installation its own Modal "+
 			"environment (openinspect:modalEnvironment) or, to move the app into this installation, set takeOverFrom: %s "+
 			"on the OpenInspect component",
-			where, others[0], modalOwnerPrefix, others[0], common.DisplayOwner(mine), others[0])
+			where, others[0], modalOwnerPrefix, others[0], family.DisplayOwner(mine), others[0])
 	case found && !args.AdoptExisting:
 		return fmt.Errorf("%s, records no installation and is not managed by this stack: upstream's app and secret names "+
 			"are fixed, so each installation needs its own Modal environment (openinspect:modalEnvironment); %s",

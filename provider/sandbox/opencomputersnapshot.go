@@ -17,9 +17,9 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/ocapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/opencomputerapi"
 )
 
 // OpenComputerSnapshot is an installation's OpenComputer base snapshot,
@@ -146,19 +146,19 @@ func (*OpenComputerSnapshot) Check(ctx context.Context, req infer.CheckRequest) 
 	bad := func(property, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
-	if common.Deref(args.Template, "") == "" && !common.IsUnknown(req.NewInputs, "source") && !common.IsUnknown(req.NewInputs, "template") {
+	if family.Deref(args.Template, "") == "" && !family.IsUnknown(req.NewInputs, "source") && !family.IsUnknown(req.NewInputs, "template") {
 		if _, err := ocBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
 	}
-	if !common.IsUnknown(req.NewInputs, "namePrefix") && !ocPrefixPattern.MatchString(args.NamePrefix) {
+	if !family.IsUnknown(req.NewInputs, "namePrefix") && !ocPrefixPattern.MatchString(args.NamePrefix) {
 		bad("namePrefix", "%q: use lowercase letters, digits and '-' (at most 71), starting with a letter or digit", args.NamePrefix)
 	}
-	if !common.IsUnknown(req.NewInputs, "apiKey") && strings.TrimSpace(args.APIKey) == "" {
+	if !family.IsUnknown(req.NewInputs, "apiKey") && strings.TrimSpace(args.APIKey) == "" {
 		bad("apiKey", "required: an OpenComputer API key")
 	}
-	if !common.IsUnknown(req.NewInputs, "apiUrl") {
-		if err := ocapi.CheckAPIURL(args.APIURL); err != nil {
+	if !family.IsUnknown(req.NewInputs, "apiUrl") {
+		if err := opencomputerapi.CheckAPIURL(args.APIURL); err != nil {
 			bad("apiUrl", "%v", err)
 		}
 	}
@@ -169,7 +169,7 @@ func (*OpenComputerSnapshot) Check(ctx context.Context, req infer.CheckRequest) 
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
 	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[OpenComputerSnapshotArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
+	return infer.CheckResponse[OpenComputerSnapshotArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // ocBuilderRoot is the checkout root holding the builder and the runtime.
@@ -206,8 +206,8 @@ type ocPlan struct {
 }
 
 func planOCSnapshot(args OpenComputerSnapshotArgs) (ocPlan, error) {
-	pl := ocPlan{memoryMB: common.Deref(args.BuilderMemoryMB, defaultOCBuilderMemoryMB)}
-	if t := common.Deref(args.Template, ""); t != "" {
+	pl := ocPlan{memoryMB: family.Deref(args.BuilderMemoryMB, defaultOCBuilderMemoryMB)}
+	if t := family.Deref(args.Template, ""); t != "" {
 		pl.name, pl.override = t, true
 		return pl, nil
 	}
@@ -254,7 +254,7 @@ func (o *OpenComputerSnapshot) Diff(ctx context.Context, req infer.DiffRequest[O
 			"source":             olds.Source != news.Source,
 			"apiUrl":             olds.APIURL != news.APIURL,
 			"apiKey":             olds.APIKey != news.APIKey,
-			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
 			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
 			"namePrefix":         olds.NamePrefix != news.NamePrefix,
 		}}), nil
@@ -263,7 +263,7 @@ func (o *OpenComputerSnapshot) Diff(ctx context.Context, req infer.DiffRequest[O
 // Create builds the snapshot (or takes the override). In a preview it only
 // names it.
 func (o *OpenComputerSnapshot) Create(ctx context.Context, req infer.CreateRequest[OpenComputerSnapshotArgs]) (infer.CreateResponse[OpenComputerSnapshotState], error) {
-	override := common.Deref(req.Inputs.Template, "")
+	override := family.Deref(req.Inputs.Template, "")
 	if req.DryRun && override == "" && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
 		return infer.CreateResponse[OpenComputerSnapshotState]{Output: OpenComputerSnapshotState{OpenComputerSnapshotArgs: req.Inputs}}, nil
 	}
@@ -287,7 +287,7 @@ func (o *OpenComputerSnapshot) Create(ctx context.Context, req infer.CreateReque
 // snapshot under the digest name (built by an up whose state was lost) is
 // taken; anything else is built by the builder.
 func (o *OpenComputerSnapshot) ensure(ctx context.Context, plan ocPlan, state *OpenComputerSnapshotState) error {
-	client, err := ocapi.New(state.APIURL, state.APIKey)
+	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
 	if err != nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func (o *OpenComputerSnapshot) Update(ctx context.Context, req infer.UpdateReque
 			return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, initFailed(err)
 		}
 	}
-	client, err := ocapi.New(state.APIURL, state.APIKey)
+	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
 	if err != nil {
 		return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, err
 	}
@@ -390,7 +390,7 @@ func (o *OpenComputerSnapshot) Update(ctx context.Context, req infer.UpdateReque
 // elsewhere; a missing snapshot is rebuilt by the next up.
 func (*OpenComputerSnapshot) Read(ctx context.Context, req infer.ReadRequest[OpenComputerSnapshotArgs, OpenComputerSnapshotState]) (infer.ReadResponse[OpenComputerSnapshotArgs, OpenComputerSnapshotState], error) {
 	state := req.State
-	client, err := ocapi.New(state.APIURL, state.APIKey)
+	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
 	if err != nil {
 		return infer.ReadResponse[OpenComputerSnapshotArgs, OpenComputerSnapshotState]{}, err
 	}
@@ -398,7 +398,7 @@ func (*OpenComputerSnapshot) Read(ctx context.Context, req infer.ReadRequest[Ope
 	if err != nil {
 		return infer.ReadResponse[OpenComputerSnapshotArgs, OpenComputerSnapshotState]{}, err
 	}
-	byName := map[string]ocapi.Snapshot{}
+	byName := map[string]opencomputerapi.Snapshot{}
 	for _, s := range list {
 		byName[s.Name] = s
 	}
@@ -425,7 +425,7 @@ func (*OpenComputerSnapshot) Delete(ctx context.Context, req infer.DeleteRequest
 		log.Warningf("opencomputer snapshots %s kept (deletion policy Orphan)", strings.Join(names, ", "))
 		return infer.DeleteResponse{}, nil
 	}
-	client, err := ocapi.New(state.APIURL, state.APIKey)
+	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}

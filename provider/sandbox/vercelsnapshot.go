@@ -17,9 +17,9 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/vercelapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/vercelapi"
 )
 
 // VercelSnapshot is an installation's Vercel Sandbox base snapshot, built
@@ -175,21 +175,21 @@ func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer
 	bad := func(property, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
 	}
-	if common.Deref(args.SnapshotID, "") == "" && !common.IsUnknown(req.NewInputs, "source") && !common.IsUnknown(req.NewInputs, "snapshotId") {
+	if family.Deref(args.SnapshotID, "") == "" && !family.IsUnknown(req.NewInputs, "source") && !family.IsUnknown(req.NewInputs, "snapshotId") {
 		if _, err := vercelBuilderRoot(args.Source); err != nil {
 			bad("source", "%v", err)
 		}
 	}
-	if !common.IsUnknown(req.NewInputs, "namePrefix") && !vercelPrefixPattern.MatchString(args.NamePrefix) {
+	if !family.IsUnknown(req.NewInputs, "namePrefix") && !vercelPrefixPattern.MatchString(args.NamePrefix) {
 		bad("namePrefix", "%q: use lowercase letters, digits and '-' (at most 79), starting with a letter or digit", args.NamePrefix)
 	}
-	if !common.IsUnknown(req.NewInputs, "token") && strings.TrimSpace(args.Token) == "" {
+	if !family.IsUnknown(req.NewInputs, "token") && strings.TrimSpace(args.Token) == "" {
 		bad("token", "required: a Vercel token")
 	}
-	if !common.IsUnknown(req.NewInputs, "projectId") && strings.TrimSpace(args.ProjectID) == "" {
+	if !family.IsUnknown(req.NewInputs, "projectId") && strings.TrimSpace(args.ProjectID) == "" {
 		bad("projectId", "required: the Vercel project the sandboxes belong to")
 	}
-	if !common.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+	if !family.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
 		if err := vercelapi.CheckAPIURL(args.APIURL); err != nil {
 			bad("apiUrl", "%v", err)
 		}
@@ -201,7 +201,7 @@ func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer
 		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
 	}
 	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[VercelSnapshotArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
+	return infer.CheckResponse[VercelSnapshotArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // vercelBuilderRoot is the checkout root holding the builder (its sources
@@ -245,8 +245,8 @@ type vercelPlan struct {
 }
 
 func planVercelSnapshot(args VercelSnapshotArgs) (vercelPlan, error) {
-	pl := vercelPlan{runtime: common.Deref(args.Runtime, defaultVercelRuntime)}
-	if id := common.Deref(args.SnapshotID, ""); id != "" {
+	pl := vercelPlan{runtime: family.Deref(args.Runtime, defaultVercelRuntime)}
+	if id := family.Deref(args.SnapshotID, ""); id != "" {
 		pl.override = id
 		return pl, nil
 	}
@@ -295,7 +295,7 @@ func (v *VercelSnapshot) Diff(ctx context.Context, req infer.DiffRequest[VercelS
 			"token":              olds.Token != news.Token,
 			"projectId":          olds.ProjectID != news.ProjectID,
 			"teamId":             olds.TeamID != news.TeamID,
-			"gracePeriodSeconds": common.Deref(olds.GracePeriodSeconds, -1) != common.Deref(news.GracePeriodSeconds, -1),
+			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
 			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
 			"namePrefix":         olds.NamePrefix != news.NamePrefix,
 		}}), nil
@@ -304,7 +304,7 @@ func (v *VercelSnapshot) Diff(ctx context.Context, req infer.DiffRequest[VercelS
 // Create builds the snapshot (or takes the override). In a preview it only
 // names it.
 func (v *VercelSnapshot) Create(ctx context.Context, req infer.CreateRequest[VercelSnapshotArgs]) (infer.CreateResponse[VercelSnapshotState], error) {
-	override := common.Deref(req.Inputs.SnapshotID, "")
+	override := family.Deref(req.Inputs.SnapshotID, "")
 	if req.DryRun && override == "" && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
 		return infer.CreateResponse[VercelSnapshotState]{Output: VercelSnapshotState{VercelSnapshotArgs: req.Inputs}}, nil
 	}

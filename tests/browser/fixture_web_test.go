@@ -23,7 +23,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/webbuild"
-	"github.com/openinspect/pulumi-openinspect/tests/sig1"
+	"github.com/openinspect/pulumi-openinspect/tests/serviceauth"
 )
 
 // controlPlaneStandIn answers what the fixture web asks of the control
@@ -57,7 +57,7 @@ func (c *controlPlaneStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	if len(parts) == 4 {
 		ms, _ = strconv.ParseInt(parts[1], 10, 64)
 	}
-	want := sig1.Header(sig1.Request{Service: "web", Key: c.key, At: time.UnixMilli(ms), Nonce: parts[min(2, len(parts)-1)],
+	want := serviceauth.Header(serviceauth.Request{Service: "web", Key: c.key, At: time.UnixMilli(ms), Nonce: parts[min(2, len(parts)-1)],
 		Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery})
 	if len(parts) != 4 || r.Header.Get("X-OpenInspect-Service") != "web" || header != want {
 		c.refused = append(c.refused, fmt.Sprintf("service %q, signature %q", r.Header.Get("X-OpenInspect-Service"), header))

@@ -24,7 +24,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
-	"github.com/openinspect/pulumi-openinspect/tests/sig1"
+	"github.com/openinspect/pulumi-openinspect/tests/serviceauth"
 )
 
 const (
@@ -70,7 +70,7 @@ func (g sig) header(method, path string, body []byte) string {
 	if g.body != nil {
 		body = g.body
 	}
-	return sig1.Header(sig1.Request{Service: g.service, Key: g.key, At: g.at, Nonce: g.nonce,
+	return serviceauth.Header(serviceauth.Request{Service: g.service, Key: g.key, At: g.at, Nonce: g.nonce,
 		Method: method, Path: path, Query: g.query, Body: body, Actor: g.actor})
 }
 

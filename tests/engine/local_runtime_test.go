@@ -13,7 +13,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
-	"github.com/openinspect/pulumi-openinspect/tests/sig1"
+	"github.com/openinspect/pulumi-openinspect/tests/serviceauth"
 )
 
 // TestLocalInstallationRuns deploys the full fixture installation and then
@@ -56,7 +56,7 @@ func TestLocalInstallationRuns(t *testing.T) {
 	signed := func(key, method, path string, body []byte) map[string]string {
 		return map[string]string{
 			"X-OpenInspect-Service":           "slack-bot",
-			"X-OpenInspect-Service-Signature": sig1.Header(sig1.Request{Service: "slack-bot", Key: key, Method: method, Path: path, Body: body}),
+			"X-OpenInspect-Service-Signature": serviceauth.Header(serviceauth.Request{Service: "slack-bot", Key: key, Method: method, Path: path, Body: body}),
 			"Content-Type":                    "application/json",
 		}
 	}

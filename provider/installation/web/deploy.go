@@ -15,7 +15,7 @@ import (
 	networkingv1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/networking/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
 )
 
 // Deploy registers the web UI's Kubernetes objects, in order: the cluster

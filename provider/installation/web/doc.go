@@ -3,5 +3,5 @@
 // copies, the service-auth Secret, the Deployment, Service and
 // NetworkPolicies, each checked for a foreign owner before it is upserted.
 //
-// It may import internal/kube and internal/common only.
+// It may import internal/web/kube and internal/family only.
 package web

@@ -12,7 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
 )
 
 // Args places the web UI: upstream's Next.js `packages/web` as a container

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/kube"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
 )
 
 func TestValidateWebMessages(t *testing.T) {

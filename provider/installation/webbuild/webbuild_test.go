@@ -21,7 +21,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
-	"github.com/openinspect/pulumi-openinspect/tests/sig1"
+	"github.com/openinspect/pulumi-openinspect/tests/serviceauth"
 )
 
 // fixture is the placeholder build of the fixture checkout.
@@ -527,7 +527,7 @@ console.log(JSON.stringify({ config, title: exports.title(""), icon: exports.ico
 	require.Len(t, sig, 4, "sig1.<ms>.<nonce>.<mac>")
 	ms, err := strconv.ParseInt(sig[1], 10, 64)
 	require.NoError(t, err)
-	assert.Equal(t, sig1.Header(sig1.Request{Service: "web", Key: "s", At: time.UnixMilli(ms), Nonce: sig[2], Method: "GET",
+	assert.Equal(t, serviceauth.Header(serviceauth.Request{Service: "web", Key: "s", At: time.UnixMilli(ms), Nonce: sig[2], Method: "GET",
 		Path: "/internal/auth/sign-in-providers"}), asked.Headers["X-OpenInspect-Service-Signature"],
 		"signed with SERVICE_AUTH_SECRET over upstream's canonical request")
 	assert.Equal(t, nasty.AppName, v.Config["appName"])

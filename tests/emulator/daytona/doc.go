@@ -20,7 +20,7 @@
 // on the Python SDK (provider/sandbox's DaytonaSnapshot tests), the Go SDK (snapshot builds,
 // streamed build logs, sandboxes, uploads through its aws-sdk-go-v2 object
 // storage client) in tests/emulator/daytona_test.go, and the provider's own
-// client in provider/internal/daytonaapi and the DaytonaSnapshot resource
+// client in provider/internal/sandbox/daytonaapi and the DaytonaSnapshot resource
 // tests in provider/sandbox.
 //
 // It keeps its own state file (daytona.json) with its own lock and imports

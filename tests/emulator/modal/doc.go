@@ -13,7 +13,7 @@
 //
 // It is checked against real clients: modal-go and raw gRPC in
 // tests/emulator/modal_test.go, the provider's clients in
-// provider/internal/modalapi and provider/internal/modaldeploy, and the real
+// provider/internal/sandbox/modalapi and provider/internal/sandbox/modaldeploy, and the real
 // `modal` CLI deploying the Open-Inspect app (the ModalApp resource tests in
 // provider/sandbox and the engine tests).
 //

@@ -1,4 +1,4 @@
-package common
+package family
 
 import (
 	"crypto/sha256"
@@ -23,7 +23,7 @@ var ModuleMap = map[tokens.ModuleName]tokens.ModuleName{
 	"provider":     "index",
 	"config":       "index",
 	"cloudflare":   "index",
-	"platform":     "index",
+	"tenant":       "index",
 	"sandbox":      "index",
 	"installation": "index",
 	"web":          "index",

@@ -1,4 +1,4 @@
-package platform
+package tenant
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/controlplane"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // AppSecrets seeds the control plane's global secrets store: the values every
@@ -109,15 +109,15 @@ func (*AppSecrets) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 	fail := func(field, format string, a ...any) {
 		failures = append(failures, p.CheckFailure{Property: field, Reason: fmt.Sprintf(format, a...)})
 	}
-	if !common.IsUnknown(req.NewInputs, "controlPlaneUrl") {
+	if !family.IsUnknown(req.NewInputs, "controlPlaneUrl") {
 		if _, err := controlplane.New(args.ControlPlaneURL, "x", "x"); err != nil {
 			fail("controlPlaneUrl", "%v", err)
 		}
 	}
-	if !slices.Contains(signingServices, args.Service) && !common.IsUnknown(req.NewInputs, "service") {
+	if !slices.Contains(signingServices, args.Service) && !family.IsUnknown(req.NewInputs, "service") {
 		fail("service", "%q cannot seed secrets: use one of %s (a web signature also needs a browser session)", args.Service, strings.Join(signingServices, ", "))
 	}
-	if !common.IsUnknown(req.NewInputs, "serviceSecret") && args.ServiceSecret == "" {
+	if !family.IsUnknown(req.NewInputs, "serviceSecret") && args.ServiceSecret == "" {
 		fail("serviceSecret", "the service secret is empty")
 	}
 	// A computed map decodes as no entries, which only undercounts; the keys
@@ -130,7 +130,7 @@ func (*AppSecrets) Check(ctx context.Context, req infer.CheckRequest) (infer.Che
 		switch problem := AppSecretKeyProblem(k); {
 		case problem != "":
 			fail("secrets."+k, "%s", problem)
-		case common.IsUnknown(req.NewInputs, common.KeyPath("secrets", k)):
+		case family.IsUnknown(req.NewInputs, family.KeyPath("secrets", k)):
 		default:
 			if problem := AppSecretValueProblem(k, args.Secrets[k]); problem != "" {
 				fail("secrets."+k, "%s", problem)
@@ -169,7 +169,7 @@ func AppSecretKeyProblem(k string) string {
 
 func (a AppSecretsArgs) valuesHash() string {
 	raw, _ := json.Marshal(a.Secrets) // keys marshal sorted
-	return common.SHA256Hex(append([]byte("openinspect-app-secrets\x00"), raw...))
+	return family.SHA256Hex(append([]byte("openinspect-app-secrets\x00"), raw...))
 }
 
 func (a AppSecretsArgs) client() (*controlplane.Client, error) {

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/modalapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"

@@ -1,6 +1,7 @@
-package platform_test
+package tenant_test
 
 import (
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -10,9 +11,9 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/controlplane"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 const (
@@ -25,7 +26,7 @@ const (
 // secret, and returns the URL its API answers on.
 func newControlPlane(t *testing.T, h *providertest.Harness) string {
 	t.Helper()
-	_, dbID := h.NewMigratedDatabase(t)
+	_, dbID := cfapitest.NewMigratedDatabase(t, h, providertest.FixtureCheckout(t))
 	inputs := providertest.Props(t, map[string]any{"name": "oi-cp", "content": providertest.FixtureControlPlane(t),
 		"compatibilityDate": "2024-09-23", "compatibilityFlags": []any{"nodejs_compat"},
 		"d1Databases": providertest.List(map[string]any{"binding": "DB", "databaseId": dbID})})
@@ -48,7 +49,7 @@ func appSecretsInputs(t *testing.T, url string, secrets map[string]any) property
 func TestAppSecretsSeedPruneAndReseed(t *testing.T) {
 	h := providertest.NewHarness(t)
 	url := newControlPlane(t, h)
-	u := providertest.URN(platform.AppSecretsToken, "app")
+	u := providertest.URN(tenant.AppSecretsToken, "app")
 	inputs := appSecretsInputs(t, url, map[string]any{"ANTHROPIC_API_KEY": "sk-ant-1", "OPENAI_API_KEY": "sk-oa-1"})
 
 	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
@@ -111,9 +112,9 @@ func TestAppSecretsWrongServiceSecretIsRejected(t *testing.T) {
 	h := providertest.NewHarness(t)
 	url := newControlPlane(t, h)
 	inputs := appSecretsInputs(t, url, map[string]any{"K": "v"}).Set("serviceSecret", property.New("wrong").WithSecret(true))
-	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(platform.AppSecretsToken, "app"), Inputs: inputs})
+	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(tenant.AppSecretsToken, "app"), Inputs: inputs})
 	require.NoError(t, err)
-	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(platform.AppSecretsToken, "app"), Properties: check.Inputs})
+	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(tenant.AppSecretsToken, "app"), Properties: check.Inputs})
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "wrong")
 	store, _ := h.Emu.AppSecrets(emulator.DefaultAccountID, "oi-cp")
@@ -123,7 +124,7 @@ func TestAppSecretsWrongServiceSecretIsRejected(t *testing.T) {
 func TestAppSecretsCheck(t *testing.T) {
 	h := providertest.NewHarness(t)
 	inputs := appSecretsInputs(t, "not a url", map[string]any{"1BAD": "v", "EMPTY": "", "lower": "v", "PATH": "/bin"}).Set("service", property.New("web"))
-	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(platform.AppSecretsToken, "app"), Inputs: inputs})
+	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(tenant.AppSecretsToken, "app"), Inputs: inputs})
 	require.NoError(t, err)
 	fields := map[string]bool{}
 	for _, f := range check.Failures {

@@ -1,10 +1,10 @@
-// Package sig1 signs requests the way Open-Inspect's services sign their
+// Package serviceauth signs requests the way Open-Inspect's services sign their
 // calls to the control plane (the sig1 scheme; facts from upstream's
 // packages/shared/src/service-auth.ts at the pin), for tests that call a
 // control plane running in the emulator's workerd. It is written apart from
 // the provider's signer (provider/internal/controlplane) on purpose: a test
 // signing with the code under test would prove nothing.
-package sig1
+package serviceauth
 
 import (
 	"crypto/hmac"

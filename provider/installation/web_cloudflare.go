@@ -14,7 +14,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/webbuild"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // The web UI on Cloudflare (web.platform cloudflare): upstream's OpenNext
@@ -91,9 +91,9 @@ func resolveWeb(plan *installPlan, s *spec, emb *embedded) []error {
 				webLogical, plan.resourceName(webLogical), web.PlatformCloudflare)
 		}
 	}
-	dir, field := common.Deref(s.Web.BundleDir, ""), "web.bundleDir"
+	dir, field := family.Deref(s.Web.BundleDir, ""), "web.bundleDir"
 	if dir == "" {
-		checkout := common.Deref(s.Upstream.Checkout, "")
+		checkout := family.Deref(s.Upstream.Checkout, "")
 		if checkout == "" {
 			errs.add("web", "no web build to deploy: this plugin embeds no upstream artefacts; set upstream.checkout to a checkout "+
 				"holding the placeholder OpenNext build under %s, or web.bundleDir", webBuildPath)

@@ -1,4 +1,4 @@
-package platform
+package tenant
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // GeneratedSecret is a random secret created once and kept in state, for the
@@ -85,7 +85,7 @@ func (*GeneratedSecret) Check(ctx context.Context, req infer.CheckRequest) (infe
 		failures = append(failures, p.CheckFailure{Property: "alphabet", Reason: fmt.Sprintf("%q is not hex, alphanumeric or base64", args.Alphabet)})
 	}
 	// A length or alphabet computed at a preview decodes as the zero value.
-	return infer.CheckResponse[GeneratedSecretArgs]{Inputs: args, Failures: common.KnownFailures(req.NewInputs, failures)}, nil
+	return infer.CheckResponse[GeneratedSecretArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // Create generates the value (or takes initialValue).

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/builder"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
 )
 
 // UVVersion is the uv the recipe runs, pinned.

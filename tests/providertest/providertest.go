@@ -1,7 +1,6 @@
 package providertest
 
 import (
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -19,8 +18,6 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cfapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
@@ -71,8 +68,7 @@ type Harness struct {
 	Server integration.Server
 	Emu    *emulator.Server
 
-	config    map[string]property.Value // what Configure was given
-	databases int                       // numbers the databases NewDatabase creates
+	config map[string]property.Value // what Configure was given
 }
 
 // NewHarness starts an emulator in a temporary directory and a provider
@@ -151,33 +147,18 @@ func FixtureCheckout(t testing.TB) string {
 	return filepath.Join(reporoot.Dir(), "tests", "fixtures", "upstream")
 }
 
-// Client is a Cloudflare client on the harness's emulator account, for
-// arranging and inspecting what the provider sees.
-func (h *Harness) Client(t testing.TB) *cfapi.Client {
-	t.Helper()
-	client, err := cfapi.New(cfapi.Options{APIToken: emulator.DefaultToken,
-		AccountID: emulator.DefaultAccountID, BaseURL: h.Emu.CloudflareBaseURL()})
-	require.NoError(t, err)
-	return client
-}
-
-// NewDatabase creates a D1 database directly (not through the provider) and
-// returns a client and its ID.
-func (h *Harness) NewDatabase(t testing.TB) (*cfapi.Client, string) {
-	t.Helper()
-	client := h.Client(t)
-	h.databases++
-	db, err := client.CreateDatabase(t.Context(), fmt.Sprintf("oi-migrations-%d", h.databases), "")
-	require.NoError(t, err)
-	return client, db.ID
+// Cloudflare is where and as whom a test's own Cloudflare client talks to
+// the harness's emulator (provider/internal/cloudflare/cfapitest takes it).
+func (h *Harness) Cloudflare() (baseURL, token, accountID string) {
+	return h.Emu.CloudflareBaseURL(), emulator.DefaultToken, emulator.DefaultAccountID
 }
 
 // ProviderURN is the URN of the test stack's default provider.
-var ProviderURN = URN("pulumi:providers:"+common.PackageName, "default")
+var ProviderURN = URN("pulumi:providers:"+provider.Name, "default")
 
 // URN is a test stack's URN for a resource of type token.
 func URN(token, name string) resource.URN {
-	return resource.NewURN("test", common.PackageName, "", tokens.Type(token), name)
+	return resource.NewURN("test", provider.Name, "", tokens.Type(token), name)
 }
 
 // Props builds a property map from plain Go values, nested maps and slices
@@ -243,21 +224,4 @@ func FixtureControlPlane(t testing.TB) string {
 	b, err := os.ReadFile(filepath.Join(FixtureCheckout(t), "packages", "control-plane", "dist", "index.js"))
 	require.NoError(t, err)
 	return string(b)
-}
-
-// NewMigratedDatabase is NewDatabase with the fixture's migrations applied
-// (directly, file by file), so the fixture control plane finds its tables.
-func (h *Harness) NewMigratedDatabase(t testing.TB) (*cfapi.Client, string) {
-	t.Helper()
-	client, id := h.NewDatabase(t)
-	files, err := filepath.Glob(filepath.Join(FixtureCheckout(t), "terraform", "d1", "migrations", "*.sql"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
-		sql, err := os.ReadFile(f)
-		require.NoError(t, err)
-		_, err = client.Query(t.Context(), id, string(sql))
-		require.NoError(t, err, f)
-	}
-	return client, id
 }

@@ -1,11 +1,11 @@
-package platform_test
+package tenant_test
 
 import (
 	"regexp"
 	"testing"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/providertest"
-	"github.com/openinspect/pulumi-openinspect/provider/platform"
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,7 +13,7 @@ import (
 
 func TestGeneratedSecretIsStable(t *testing.T) {
 	server := providertest.NewServer(t)
-	u := providertest.URN(platform.GeneratedSecretToken, "s")
+	u := providertest.URN(tenant.GeneratedSecretToken, "s")
 	check, err := server.Check(p.CheckRequest{Urn: u, Inputs: providertest.Props(t, map[string]any{})})
 	require.NoError(t, err)
 	require.Empty(t, check.Failures)
@@ -44,7 +44,7 @@ func TestGeneratedSecretIsStable(t *testing.T) {
 
 func TestGeneratedSecretCarriesOverAnInitialValue(t *testing.T) {
 	server := providertest.NewServer(t)
-	u := providertest.URN(platform.GeneratedSecretToken, "s")
+	u := providertest.URN(tenant.GeneratedSecretToken, "s")
 	check, err := server.Check(p.CheckRequest{Urn: u, Inputs: providertest.Props(t, map[string]any{"initialValue": "existing-key-0123456789"})})
 	require.NoError(t, err)
 	created, err := server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
@@ -56,7 +56,7 @@ func TestGeneratedSecretCarriesOverAnInitialValue(t *testing.T) {
 
 func TestGeneratedSecretCheck(t *testing.T) {
 	server := providertest.NewServer(t)
-	check, err := server.Check(p.CheckRequest{Urn: providertest.URN(platform.GeneratedSecretToken, "s"), Inputs: providertest.Props(t, map[string]any{"length": 4, "alphabet": "emoji"})})
+	check, err := server.Check(p.CheckRequest{Urn: providertest.URN(tenant.GeneratedSecretToken, "s"), Inputs: providertest.Props(t, map[string]any{"length": 4, "alphabet": "emoji"})})
 	require.NoError(t, err)
 	require.Len(t, check.Failures, 2)
 }

@@ -1,9 +1,9 @@
-// Package ocapi is the small part of OpenComputer's REST API the provider
+// Package opencomputerapi is the small part of OpenComputer's REST API the provider
 // calls itself: reading, listing and deleting snapshots. Snapshots are built
 // by upstream's builder (build-template.ts with @opencomputer/sdk), never
 // here. Routes are the SDK's (0.12.4, whose Snapshots code is 0.9.1's):
 // under an API URL ending in /api, header X-API-Key.
-package ocapi
+package opencomputerapi
 
 import (
 	"context"

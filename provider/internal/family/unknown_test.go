@@ -1,4 +1,4 @@
-package common_test
+package family_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/stretchr/testify/assert"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/common"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 func TestIsUnknownFollowsThePath(t *testing.T) {
@@ -53,7 +53,7 @@ func TestIsUnknownFollowsThePath(t *testing.T) {
 		`files["/a.b[c]"`:      false,
 		"secrets.PENDING.deep": true, // below a computed value
 	} {
-		assert.Equal(t, want, common.IsUnknown(inputs, path), "IsUnknown(%q)", path)
+		assert.Equal(t, want, family.IsUnknown(inputs, path), "IsUnknown(%q)", path)
 	}
 }
 
@@ -62,12 +62,12 @@ func TestKnownFailuresDropsOnlyUnknownFields(t *testing.T) {
 		"a": property.New(property.Computed),
 		"b": property.New(""),
 	})
-	got := common.KnownFailures(inputs, []p.CheckFailure{{Property: "a", Reason: "empty"}, {Property: "b", Reason: "empty"}, {Reason: "general"}})
+	got := family.KnownFailures(inputs, []p.CheckFailure{{Property: "a", Reason: "empty"}, {Property: "b", Reason: "empty"}, {Reason: "general"}})
 	assert.Equal(t, []p.CheckFailure{{Property: "b", Reason: "empty"}, {Reason: "general"}}, got)
 }
 
 func TestKeyPathQuotesWhatIsNotAPlainName(t *testing.T) {
-	assert.Equal(t, "vars.MY-VAR", common.KeyPath("vars", "MY-VAR"))
-	assert.Equal(t, `files["/index.html"]`, common.KeyPath("files", "/index.html"))
-	assert.Equal(t, `vars[""]`, common.KeyPath("vars", ""))
+	assert.Equal(t, "vars.MY-VAR", family.KeyPath("vars", "MY-VAR"))
+	assert.Equal(t, `files["/index.html"]`, family.KeyPath("files", "/index.html"))
+	assert.Equal(t, `vars[""]`, family.KeyPath("vars", ""))
 }
