@@ -26,7 +26,7 @@ const (
 
 // controlPlaneDBLocked is the database a script binds as DB and the text of
 // its binding named keyVar.
-func (s *Server) controlPlaneDBLocked(ws *workerScript) (*sqliteDB, string, error) {
+func (s *Server) controlPlaneDBLocked(ws *workerScript) (string, string, error) {
 	var dbID, key string
 	for _, raw := range ws.Bindings {
 		var b bindingSpec
@@ -41,35 +41,31 @@ func (s *Server) controlPlaneDBLocked(ws *workerScript) (*sqliteDB, string, erro
 		}
 	}
 	if dbID == "" {
-		return nil, "", errors.New("the script binds no D1 database as DB")
+		return "", "", errors.New("the script binds no D1 database as DB")
 	}
-	if rec, ok := s.st.D1[dbID]; !ok || rec.AccountID != ws.AccountID {
-		return nil, "", fmt.Errorf("the DB binding names database %s, which does not exist", dbID)
+	if !s.d1.Exists(ws.AccountID, dbID) {
+		return "", "", fmt.Errorf("the DB binding names database %s, which does not exist", dbID)
 	}
-	eng, err := s.openD1Locked(dbID)
-	return eng, key, err
+	return dbID, key, nil
 }
 
 // appSecretRows reads global_secrets; a database without the table holds
 // none.
-func appSecretRows(eng *sqliteDB) ([][]any, error) {
-	res, err := eng.run(context.Background(), []sqlItem{{SQL: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", Params: []any{appSecretsTable}}})
-	if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
+func (s *Server) appSecretRows(acct, dbID string) ([][]any, error) {
+	ctx := context.Background()
+	tables, err := s.d1.Query(ctx, acct, dbID, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", appSecretsTable)
+	if err != nil || len(tables) == 0 {
 		return nil, err
 	}
-	res, err = eng.run(context.Background(), []sqlItem{{SQL: "SELECT key, encrypted_value FROM " + appSecretsTable + " ORDER BY key"}})
-	if err != nil || len(res) == 0 {
-		return nil, err
-	}
-	return res[0].Rows, nil
+	return s.d1.Query(ctx, acct, dbID, "SELECT key, encrypted_value FROM "+appSecretsTable+" ORDER BY key")
 }
 
 func (s *Server) appSecretCountLocked(ws *workerScript) int {
-	eng, _, err := s.controlPlaneDBLocked(ws)
+	dbID, _, err := s.controlPlaneDBLocked(ws)
 	if err != nil {
 		return 0
 	}
-	rows, _ := appSecretRows(eng)
+	rows, _ := s.appSecretRows(ws.AccountID, dbID)
 	return len(rows)
 }
 
@@ -79,17 +75,16 @@ func (s *Server) appSecretCountLocked(ws *workerScript) int {
 func (s *Server) AppSecrets(accountID, script string) (map[string]string, bool) {
 	s.mu.Lock()
 	ws := s.st.Workers[wkKey(accountID, script)]
-	var eng *sqliteDB
-	var key string
+	var dbID, key string
 	var err error
 	if ws != nil {
-		eng, key, err = s.controlPlaneDBLocked(ws)
+		dbID, key, err = s.controlPlaneDBLocked(ws)
 	}
 	s.mu.Unlock()
 	if ws == nil || err != nil {
 		return nil, false
 	}
-	rows, err := appSecretRows(eng)
+	rows, err := s.appSecretRows(accountID, dbID)
 	if err != nil {
 		return nil, false
 	}
@@ -111,17 +106,17 @@ func (s *Server) AppSecrets(accountID, script string) (map[string]string, bool) 
 func (s *Server) WipeAppSecrets(accountID, script string) {
 	s.mu.Lock()
 	ws := s.st.Workers[wkKey(accountID, script)]
-	var eng *sqliteDB
+	var dbID string
 	var err error
 	if ws != nil {
-		eng, _, err = s.controlPlaneDBLocked(ws)
+		dbID, _, err = s.controlPlaneDBLocked(ws)
 	}
 	s.mu.Unlock()
 	if ws == nil || err != nil {
 		return
 	}
-	if rows, _ := appSecretRows(eng); rows != nil {
-		_, _ = eng.run(context.Background(), []sqlItem{{SQL: "DELETE FROM " + appSecretsTable}})
+	if rows, _ := s.appSecretRows(accountID, dbID); rows != nil {
+		_, _ = s.d1.Query(context.Background(), accountID, dbID, "DELETE FROM "+appSecretsTable)
 	}
 }
 

@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
@@ -126,6 +128,9 @@ type Options struct {
 	// LocalOrigins serve scripts at the root of loopback ports of their own
 	// (local_origins.go): listen address by script name; Start listens.
 	LocalOrigins map[string]string
+
+	D1 d1.Options // package d1
+	KV kv.Options // package kv
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -145,12 +150,12 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 
-	// mu guards st (all metadata) and d1open (open SQLite handles). It is
-	// never held while a SQL batch runs: each database has its own lock.
-	mu     sync.Mutex
-	st     *state
-	d1open map[string]*sqliteDB
-	closed bool
+	// mu guards st (the metadata not yet in a family package).
+	mu sync.Mutex
+	st *state
+
+	d1 *d1.Service // the D1 API and binding backend (package d1), own lock and file
+	kv *kv.Service // the KV API and binding backend (package kv), own lock and file
 
 	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
@@ -192,10 +197,9 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("emulator: workers subdomain %q is not a DNS label of [a-z0-9-]", sub)
 	}
 	s := &Server{
-		cf:     accounts,
-		logf:   opts.Logf,
-		d1open: map[string]*sqliteDB{},
-		core:   c,
+		cf:   accounts,
+		logf: opts.Logf,
+		core: c,
 
 		workersSubdomain: sub,
 		workerLimits:     opts.WorkerLimits.withDefaults(),
@@ -215,7 +219,7 @@ func New(opts Options) (*Server, error) {
 		}
 		s.dataDir = dir
 	}
-	if err := os.MkdirAll(filepath.Join(s.dataDir, "d1"), 0o700); err != nil {
+	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
 		s.removeTemp()
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
@@ -226,6 +230,14 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.st = st
+	if s.d1, err = d1.New(opts.D1, s.dataDir, s.core, s.cf); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.kv, err = kv.New(opts.KV, s.dataDir, s.core, s.cf); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
 	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
 		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
 	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
@@ -352,20 +364,9 @@ func (s *Server) Close() error {
 			cancel()
 			<-s.serveDone
 		}
-		s.mu.Lock()
-		s.closed = true
-		open := s.d1open
-		s.d1open = map[string]*sqliteDB{}
-		s.mu.Unlock()
-		for _, db := range open {
-			if err := db.close(); err != nil {
-				errs = append(errs, err)
-			}
-		}
+		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			if err := s.save(); err != nil {
-				errs = append(errs, err)
-			}
+			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save())
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -389,8 +390,8 @@ func (s *Server) routes() {
 	s.core.AllowFaultKind(FaultImageBuildFailure)
 	s.core.RegisterAdmin()
 	s.cf.Register()
-	s.registerD1()
-	s.registerKV()
+	s.d1.Register()
+	s.kv.Register()
 	s.registerR2()
 	s.registerWorkers()
 	s.registerAssets()

@@ -73,7 +73,7 @@ func TestTempDataDirIsRemoved(t *testing.T) {
 	require.NoError(t, err)
 	createDB(t, newClient(s), "temp")
 	dir := s.DataDir()
-	_, err = os.Stat(filepath.Join(dir, "state.json"))
+	_, err = os.Stat(filepath.Join(dir, "d1.json"))
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	_, err = os.Stat(dir)

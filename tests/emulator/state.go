@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"time"
@@ -21,10 +22,8 @@ const stateVersion = 1
 // state is every piece of metadata the emulator keeps. D1 row data lives in
 // the SQLite files, not here.
 type state struct {
-	Version int                     `json:"version"`
-	D1      map[string]*d1Database  `json:"d1_databases"`  // by UUID
-	KV      map[string]*kvNamespace `json:"kv_namespaces"` // by namespace ID
-	R2      map[string]*r2Bucket    `json:"r2_buckets"`    // by r2Key(account, name)
+	Version int                  `json:"version"`
+	R2      map[string]*r2Bucket `json:"r2_buckets"` // by r2Key(account, name)
 	// Workers and Queues were added later; state files written before
 	// them simply lack the keys, so the version did not change.
 	Workers map[string]*workerScript `json:"workers"` // by wkKey(account, name)
@@ -40,33 +39,6 @@ type state struct {
 	WorkerDomains map[string]*workerDomain `json:"worker_domains,omitempty"` // by domain ID
 	WorkerRoutes  map[string]*workerRoute  `json:"worker_routes,omitempty"`  // by route ID
 
-	// d1Imports are the files uploaded for D1 imports, by upload token,
-	// and d1Ingests each database's last ingest answer (for poll). Both
-	// are in-flight data of one process and are not persisted.
-	d1Imports map[string]*d1Upload
-	d1Ingests map[string]*d1ImportJSON
-}
-
-type d1Database struct {
-	UUID         string    `json:"uuid"`
-	AccountID    string    `json:"account_id"`
-	Name         string    `json:"name"`
-	CreatedAt    time.Time `json:"created_at"`
-	LocationHint string    `json:"location_hint,omitempty"`
-}
-
-type kvNamespace struct {
-	ID        string              `json:"id"`
-	AccountID string              `json:"account_id"`
-	Title     string              `json:"title"`
-	CreatedAt time.Time           `json:"created_at"`
-	Values    map[string]*kvValue `json:"values"`
-}
-
-type kvValue struct {
-	Value      []byte          `json:"value"`
-	Expiration int64           `json:"expiration,omitempty"` // unix seconds; 0 = never
-	Metadata   json.RawMessage `json:"metadata,omitempty"`
 }
 
 type r2Bucket struct {
@@ -211,8 +183,6 @@ type consumerSettings struct {
 func newState() *state {
 	return &state{
 		Version: stateVersion,
-		D1:      map[string]*d1Database{},
-		KV:      map[string]*kvNamespace{},
 		R2:      map[string]*r2Bucket{},
 		Workers: map[string]*workerScript{},
 		Queues:  map[string]*queue{},
@@ -222,10 +192,6 @@ func newState() *state {
 		WorkerDomains:     map[string]*workerDomain{},
 		WorkerRoutes:      map[string]*workerRoute{},
 	}
-}
-
-func (s *Server) d1Path(uuid string) string {
-	return filepath.Join(s.dataDir, "d1", uuid+".sqlite")
 }
 
 func loadState(path string) (*state, error) {
@@ -244,12 +210,6 @@ func loadState(path string) (*state, error) {
 		return nil, fmt.Errorf("emulator: %s has state version %d, this emulator reads %d", path, st.Version, stateVersion)
 	}
 	// Maps may be null in hand-edited files; handlers assume they are not.
-	if st.D1 == nil {
-		st.D1 = map[string]*d1Database{}
-	}
-	if st.KV == nil {
-		st.KV = map[string]*kvNamespace{}
-	}
 	if st.R2 == nil {
 		st.R2 = map[string]*r2Bucket{}
 	}
@@ -290,11 +250,6 @@ func loadState(path string) (*state, error) {
 	}
 	for _, q := range st.Queues {
 		q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c == nil })
-	}
-	for _, ns := range st.KV {
-		if ns.Values == nil {
-			ns.Values = map[string]*kvValue{}
-		}
 	}
 	for _, b := range st.R2 {
 		if b.Objects == nil {
@@ -347,19 +302,10 @@ type Inventory struct {
 }
 
 // D1Entry is one D1 database in an Inventory.
-type D1Entry struct {
-	AccountID string `json:"account_id"`
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-}
+type D1Entry = d1.Entry
 
 // KVEntry is one KV namespace in an Inventory.
-type KVEntry struct {
-	AccountID string `json:"account_id"`
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	Keys      int    `json:"keys"`
-}
+type KVEntry = kv.Entry
 
 // R2Entry is one R2 bucket in an Inventory.
 type R2Entry struct {
@@ -400,28 +346,17 @@ func (i Inventory) Empty() bool {
 
 // Inventory returns a snapshot sorted by account, then name.
 func (s *Server) Inventory() Inventory {
-	modal := s.modal.Inventory() // before s.mu: Modal state has its own lock
+	// The families' parts first: each has its own lock, not held with s.mu.
+	modal := s.modal.Inventory()
+	d1s, kvs := s.d1.Inventory(), s.kv.Inventory()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{D1: []D1Entry{}, KV: []KVEntry{}, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
+	inv := Inventory{D1: d1s, KV: kvs, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
 	inv.OpenComputer = s.opencomputer.Inventory()
 	inv.Vercel = s.vercel.Inventory()
 	inv.Domains, inv.Routes = s.routingInventoryLocked()
-	for _, db := range s.st.D1 {
-		inv.D1 = append(inv.D1, D1Entry{AccountID: db.AccountID, ID: db.UUID, Name: db.Name})
-	}
-	now := time.Now()
-	for _, ns := range s.st.KV {
-		n := 0
-		for _, v := range ns.Values {
-			if !v.expired(now) {
-				n++
-			}
-		}
-		inv.KV = append(inv.KV, KVEntry{AccountID: ns.AccountID, ID: ns.ID, Title: ns.Title, Keys: n})
-	}
 	for _, b := range s.st.R2 {
 		inv.R2 = append(inv.R2, R2Entry{AccountID: b.AccountID, Name: b.Name, Objects: len(b.Objects)})
 	}
@@ -450,12 +385,6 @@ func (s *Server) Inventory() Inventory {
 	})
 	sort.Slice(inv.Queues, func(a, b int) bool {
 		return less2(inv.Queues[a].AccountID, inv.Queues[a].Name, inv.Queues[b].AccountID, inv.Queues[b].Name)
-	})
-	sort.Slice(inv.D1, func(a, b int) bool {
-		return less2(inv.D1[a].AccountID, inv.D1[a].Name, inv.D1[b].AccountID, inv.D1[b].Name)
-	})
-	sort.Slice(inv.KV, func(a, b int) bool {
-		return less2(inv.KV[a].AccountID, inv.KV[a].Title, inv.KV[b].AccountID, inv.KV[b].Title)
 	})
 	sort.Slice(inv.R2, func(a, b int) bool {
 		return less2(inv.R2[a].AccountID, inv.R2[a].Name, inv.R2[b].AccountID, inv.R2[b].Name)

@@ -598,11 +598,11 @@ func (s *Server) wkCheckBindingLocked(acct, script string, b bindingSpec, classe
 	}
 	switch b.Type {
 	case "d1":
-		if db, ok := s.st.D1[b.ID]; !ok || db.AccountID != acct {
+		if !s.d1.Exists(acct, b.ID) {
 			return bad(10181, "D1 binding %q references database %q, which does not exist", b.Name, b.ID)
 		}
 	case "kv_namespace":
-		if ns, ok := s.st.KV[b.NamespaceID]; !ok || ns.AccountID != acct {
+		if !s.kv.Exists(acct, b.NamespaceID) {
 			return bad(10041, "KV namespace '%s' is not valid: binding %q references a namespace that does not exist", b.NamespaceID, b.Name)
 		}
 	case "r2_bucket":

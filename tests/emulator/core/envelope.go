@@ -80,6 +80,17 @@ func Respond(w http.ResponseWriter, err error, result any) {
 	WriteResult(w, result)
 }
 
+// SaveAndRespond ends a mutating handler (called after its lock is
+// released): on success it persists the family's state with save and
+// answers result; the first error, the handler's or the save's, is
+// answered instead.
+func SaveAndRespond(w http.ResponseWriter, err error, save func() error, result any) {
+	if err == nil {
+		err = save()
+	}
+	Respond(w, err, result)
+}
+
 func WriteEnvelope(w http.ResponseWriter, status int, result, info any, messages []any) {
 	if messages == nil {
 		messages = []any{}

@@ -21,3 +21,11 @@ func NewHexID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// Less2 orders pairs (account, name): what inventories sort by.
+func Less2(a1, a2, b1, b2 string) bool {
+	if a1 != b1 {
+		return a1 < b1
+	}
+	return a2 < b2
+}

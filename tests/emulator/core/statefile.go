@@ -68,3 +68,49 @@ func (f *StateFile) Save(mu sync.Locker, v any) error {
 	f.written = seq
 	return nil
 }
+
+// LoadState fills st from the family file at path when there is one; a
+// missing file leaves st as the caller made it (the fresh, empty state).
+// The file's "version" must be want, so a DataDir of an incompatible
+// emulator fails loudly instead of loading garbage; what names the state in
+// errors ("D1 state", "E2B state").
+func LoadState(path, what string, want int, st any) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("emulator: read %s: %w", what, err)
+	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return fmt.Errorf("emulator: parse %s: %w", path, err)
+	}
+	if head.Version != want {
+		return fmt.Errorf("emulator: %s has %s version %d, this emulator reads %d", path, what, head.Version, want)
+	}
+	if err := json.Unmarshal(b, st); err != nil {
+		return fmt.Errorf("emulator: parse %s: %w", path, err)
+	}
+	return nil
+}
+
+// NonNil makes a map that a hand-edited file left null empty: handlers
+// assume the maps exist.
+func NonNil[K comparable, V any](m *map[K]V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+}
+
+// DropNil deletes the null entries a hand-edited file may hold, which
+// handlers would otherwise dereference.
+func DropNil[K comparable, V any](m map[K]*V) {
+	for k, v := range m {
+		if v == nil {
+			delete(m, k)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package emulator
+package d1
 
 // D1 import, the flow `wrangler d1 execute --remote --file` uses:
 //
@@ -55,7 +55,7 @@ type d1ImportResult struct {
 
 const d1ImportPrefix = "/__d1-import/"
 
-func (s *Server) registerD1Import() {
+func (s *Service) registerD1Import() {
 	s.cf.API("POST /client/v4/accounts/{account_id}/d1/database/{database_id}/import", cloudflare.AuthAccount, s.d1Import)
 	const upload = "PUT " + d1ImportPrefix + "{token}"
 	s.mux.HandleFunc(upload, func(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +64,7 @@ func (s *Server) registerD1Import() {
 	})
 }
 
-func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1Import(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Action   string `json:"action"`
 		Etag     string `json:"etag"`
@@ -148,7 +148,7 @@ func (s *Server) d1Import(w http.ResponseWriter, r *http.Request) {
 
 // d1Ingest runs the uploaded file. A SQL error is an answer, not an HTTP
 // error: success false with the message, which wrangler prints.
-func (s *Server) d1Ingest(r *http.Request, rec *d1Database, eng *sqliteDB, up *d1Upload) *d1ImportJSON {
+func (s *Service) d1Ingest(r *http.Request, rec *d1Database, eng *sqliteDB, up *d1Upload) *d1ImportJSON {
 	results, err := eng.run(r.Context(), []sqlItem{{SQL: string(up.body)}})
 	if err != nil {
 		msg := err.Error()
@@ -180,7 +180,7 @@ func (s *Server) d1Ingest(r *http.Request, rec *d1Database, eng *sqliteDB, up *d
 
 // d1ImportUpload takes the file for an initialised import and answers its
 // MD5 as ETag (quoted, as R2 does).
-func (s *Server) d1ImportUpload(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1ImportUpload(w http.ResponseWriter, r *http.Request) {
 	token := r.PathValue("token")
 	s.mu.Lock()
 	up, ok := s.st.d1Imports[token]

@@ -1,4 +1,4 @@
-package emulator
+package kv
 
 // KV bulk routes: PUT namespaces/{id}/bulk writes up to 10,000 pairs,
 // DELETE .../bulk and POST .../bulk/delete remove up to 10,000 keys (wrangler
@@ -19,7 +19,7 @@ import (
 // kvBulkMax is the documented limit of pairs or keys per bulk request.
 const kvBulkMax = 10000
 
-func (s *Server) registerKVBulk() {
+func (s *Service) registerKVBulk() {
 	const base = "/client/v4/accounts/{account_id}/storage/kv/namespaces/{namespace_id}"
 	s.cf.API("PUT "+base+"/bulk", cloudflare.AuthAccount, s.kvBulkPut)
 	s.cf.API("DELETE "+base+"/bulk", cloudflare.AuthAccount, s.kvBulkDelete)
@@ -46,7 +46,7 @@ func checkKVKey(key string) error {
 	return nil
 }
 
-func (s *Server) kvBulkPut(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvBulkPut(w http.ResponseWriter, r *http.Request) {
 	var items []struct {
 		Key           string          `json:"key"`
 		Value         *string         `json:"value"`
@@ -118,7 +118,7 @@ func (s *Server) kvBulkPut(w http.ResponseWriter, r *http.Request) {
 
 // kvBulkDelete removes keys; a missing key counts as deleted (KV deletes
 // are idempotent).
-func (s *Server) kvBulkDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvBulkDelete(w http.ResponseWriter, r *http.Request) {
 	var keys []string
 	if err := core.DecodeJSON(w, r, &keys); err != nil {
 		core.WriteError(w, err)

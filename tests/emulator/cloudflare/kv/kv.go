@@ -1,4 +1,4 @@
-package emulator
+package kv
 
 import (
 	"encoding/base64"
@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-func (s *Server) registerKV() {
+// Register mounts the routes of the API.
+func (s *Service) Register() {
 	const base = "/client/v4/accounts/{account_id}/storage/kv/namespaces"
 	s.cf.API("POST "+base, cloudflare.AuthAccount, s.kvCreate)
 	s.cf.API("GET "+base, cloudflare.AuthAccount, s.kvList)
@@ -68,7 +69,7 @@ func kvTitle(w http.ResponseWriter, r *http.Request) (string, error) {
 }
 
 // kvTitleTakenLocked reports whether another namespace of acct has title.
-func (s *Server) kvTitleTakenLocked(acct, title, except string) bool {
+func (s *Service) kvTitleTakenLocked(acct, title, except string) bool {
 	for _, ns := range s.st.KV {
 		if ns.AccountID == acct && ns.Title == title && ns.ID != except {
 			return true
@@ -77,7 +78,7 @@ func (s *Server) kvTitleTakenLocked(acct, title, except string) bool {
 	return false
 }
 
-func (s *Server) kvCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvCreate(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	title, err := kvTitle(w, r)
 	if err != nil {
@@ -101,7 +102,7 @@ func (s *Server) kvCreate(w http.ResponseWriter, r *http.Request) {
 	core.WriteResult(w, out)
 }
 
-func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvList(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	page, perPage := core.PageParams(r, 20, 1000)
 	q := r.URL.Query()
@@ -131,7 +132,7 @@ func (s *Server) kvList(w http.ResponseWriter, r *http.Request) {
 }
 
 // kvLookupLocked finds a namespace of the caller's account.
-func (s *Server) kvLookupLocked(r *http.Request) (*kvNamespace, error) {
+func (s *Service) kvLookupLocked(r *http.Request) (*kvNamespace, error) {
 	ns, ok := s.st.KV[r.PathValue("namespace_id")]
 	if !ok || ns.AccountID != r.PathValue("account_id") {
 		return nil, kvNamespaceNotFound()
@@ -139,7 +140,7 @@ func (s *Server) kvLookupLocked(r *http.Request) (*kvNamespace, error) {
 	return ns, nil
 }
 
-func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ns, err := s.kvLookupLocked(r)
 	var out kvNamespaceJSON
@@ -150,7 +151,7 @@ func (s *Server) kvGet(w http.ResponseWriter, r *http.Request) {
 	core.Respond(w, err, out)
 }
 
-func (s *Server) kvRename(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvRename(w http.ResponseWriter, r *http.Request) {
 	title, err := kvTitle(w, r)
 	if err != nil {
 		core.WriteError(w, err)
@@ -170,7 +171,7 @@ func (s *Server) kvRename(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, out)
 }
 
-func (s *Server) kvDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ns, err := s.kvLookupLocked(r)
 	if err == nil {
@@ -188,7 +189,7 @@ type kvKeyJSON struct {
 
 // kvKeys lists keys in byte order with an opaque cursor, like KV: the cursor
 // is empty on the last page.
-func (s *Server) kvKeys(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvKeys(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit := 1000
 	if v, err := strconv.ParseFloat(q.Get("limit"), 64); err == nil {
@@ -245,7 +246,7 @@ func kvKeyName(r *http.Request) (string, error) {
 	return key, nil
 }
 
-func (s *Server) kvGetValue(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvGetValue(w http.ResponseWriter, r *http.Request) {
 	key, err := kvKeyName(r)
 	if err != nil {
 		core.WriteError(w, err)
@@ -274,7 +275,7 @@ func (s *Server) kvGetValue(w http.ResponseWriter, r *http.Request) {
 
 // kvGetMetadata is GET metadata/{key}: the key's metadata as its result
 // (null when the key has none), or 10009 for a missing or expired key.
-func (s *Server) kvGetMetadata(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvGetMetadata(w http.ResponseWriter, r *http.Request) {
 	key, err := kvKeyName(r)
 	if err != nil {
 		core.WriteError(w, err)
@@ -300,7 +301,7 @@ func (s *Server) kvGetMetadata(w http.ResponseWriter, r *http.Request) {
 
 // kvPutValue stores the raw body, or the "value" (and "metadata") parts of a
 // multipart form, which are the two encodings KV accepts.
-func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvPutValue(w http.ResponseWriter, r *http.Request) {
 	key, err := kvKeyName(r)
 	if err != nil {
 		core.WriteError(w, err)
@@ -360,7 +361,7 @@ func (s *Server) kvPutValue(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, map[string]any{})
 }
 
-func (s *Server) kvDeleteValue(w http.ResponseWriter, r *http.Request) {
+func (s *Service) kvDeleteValue(w http.ResponseWriter, r *http.Request) {
 	key, err := kvKeyName(r)
 	if err != nil {
 		core.WriteError(w, err)

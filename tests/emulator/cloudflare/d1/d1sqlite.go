@@ -1,4 +1,4 @@
-package emulator
+package d1
 
 // This file drives SQLite through modernc.org/sqlite's C-level API (the
 // transpiled sqlite3_* functions) instead of database/sql. Two D1 behaviours

@@ -1,4 +1,4 @@
-package emulator
+package d1
 
 import (
 	"bytes"
@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-func (s *Server) registerD1() {
+// Register mounts the D1 API routes, the import flow's included.
+func (s *Service) Register() {
 	const base = "/client/v4/accounts/{account_id}/d1/database"
 	s.cf.API("POST "+base, cloudflare.AuthAccount, s.d1Create)
 	s.cf.API("GET "+base, cloudflare.AuthAccount, s.d1List)
@@ -75,7 +76,7 @@ func d1NotFound(id string) *core.APIError {
 	return core.NewAPIError(http.StatusNotFound, 7404, "The database "+id+" could not be found")
 }
 
-func (s *Server) d1Create(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1Create(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	var body struct {
 		Name                string `json:"name"`
@@ -128,7 +129,7 @@ func (s *Server) d1Create(w http.ResponseWriter, r *http.Request) {
 	s.writeD1(w, rec, eng)
 }
 
-func (s *Server) writeD1(w http.ResponseWriter, rec *d1Database, eng *sqliteDB) {
+func (s *Service) writeD1(w http.ResponseWriter, rec *d1Database, eng *sqliteDB) {
 	tables, size, err := eng.stats()
 	if errors.Is(err, errDBClosed) {
 		core.WriteError(w, d1NotFound(rec.UUID))
@@ -145,7 +146,7 @@ func (s *Server) writeD1(w http.ResponseWriter, rec *d1Database, eng *sqliteDB) 
 	})
 }
 
-func (s *Server) d1List(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1List(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	name := r.URL.Query().Get("name")
 	page, perPage := core.PageParams(r, 100, 10000)
@@ -176,7 +177,7 @@ func (s *Server) d1List(w http.ResponseWriter, r *http.Request) {
 
 // d1Lookup finds a database in the caller's account and its open engine,
 // opening the SQLite file on first use after a restart.
-func (s *Server) d1Lookup(r *http.Request) (*d1Database, *sqliteDB, error) {
+func (s *Service) d1Lookup(r *http.Request) (*d1Database, *sqliteDB, error) {
 	acct, id := r.PathValue("account_id"), r.PathValue("database_id")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,7 +197,7 @@ func (s *Server) d1Lookup(r *http.Request) (*d1Database, *sqliteDB, error) {
 
 // openD1Locked is the database's open SQLite handle, opened on first use
 // (the D1 API and the Workers' D1 bindings share it).
-func (s *Server) openD1Locked(id string) (*sqliteDB, error) {
+func (s *Service) openD1Locked(id string) (*sqliteDB, error) {
 	if eng, ok := s.d1open[id]; ok {
 		return eng, nil
 	}
@@ -208,7 +209,7 @@ func (s *Server) openD1Locked(id string) (*sqliteDB, error) {
 	return eng, nil
 }
 
-func (s *Server) d1Get(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1Get(w http.ResponseWriter, r *http.Request) {
 	rec, eng, err := s.d1Lookup(r)
 	if err != nil {
 		core.WriteError(w, err)
@@ -217,7 +218,7 @@ func (s *Server) d1Get(w http.ResponseWriter, r *http.Request) {
 	s.writeD1(w, rec, eng)
 }
 
-func (s *Server) d1Delete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1Delete(w http.ResponseWriter, r *http.Request) {
 	acct, id := r.PathValue("account_id"), r.PathValue("database_id")
 	s.mu.Lock()
 	rec, ok := s.st.D1[id]
@@ -331,15 +332,15 @@ func (o rowObject) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (s *Server) d1Query(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1Query(w http.ResponseWriter, r *http.Request) {
 	s.d1Execute(w, r, false)
 }
 
-func (s *Server) d1Raw(w http.ResponseWriter, r *http.Request) {
+func (s *Service) d1Raw(w http.ResponseWriter, r *http.Request) {
 	s.d1Execute(w, r, true)
 }
 
-func (s *Server) d1Execute(w http.ResponseWriter, r *http.Request, raw bool) {
+func (s *Service) d1Execute(w http.ResponseWriter, r *http.Request, raw bool) {
 	var body d1Request
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
