@@ -16,6 +16,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -58,7 +59,7 @@ func TestWorkerAssetsLifecycle(t *testing.T) {
 	assert.Equal(t, 1, counts[sessionKey])
 	assert.Equal(t, 3, counts[assetsUploadKey], "25 files in buckets of 10")
 	assert.Equal(t, 1, counts[uploadKey])
-	assert.Equal(t, 25, h.Emu.AssetBlobs(emulator.DefaultAccountID))
+	assert.Equal(t, 25, h.Emu.Assets().Blobs(emulator.DefaultAccountID))
 	entry := workerEntry(t, h, "oi-assets")
 	require.NotNil(t, entry.Assets)
 	assert.Equal(t, 25, entry.Assets.Files, "_headers is configuration, not an asset")
@@ -94,7 +95,7 @@ func TestWorkerAssetsLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	counts = h.Emu.Counts()
 	assert.Equal(t, map[string]int{sessionKey: 1, assetsUploadKey: 1, uploadKey: 1}, nonZero(counts))
-	assert.Equal(t, 26, h.Emu.AssetBlobs(emulator.DefaultAccountID), "one new file stored")
+	assert.Equal(t, 26, h.Emu.Assets().Blobs(emulator.DefaultAccountID), "one new file stored")
 
 	// Refresh after another tool re-uploaded the script: the next up uploads again.
 	other := checked(t, h, u, providertest.Props(t, map[string]any{"name": "oi-assets", "content": providertest.FixtureWorker + "\n// elsewhere"}))
@@ -130,7 +131,7 @@ func TestWorkerAssetsOnly(t *testing.T) {
 }
 
 func TestWorkerAssetsExpiredSessionResumes(t *testing.T) {
-	h := providertest.NewHarnessWith(t, emulator.Options{AssetSessionLifetime: time.Nanosecond})
+	h := providertest.NewHarnessWith(t, emulator.Options{Assets: assets.Options{SessionLifetime: time.Nanosecond}})
 	u := providertest.URN(cloudflare.WorkerToken, "site")
 	inputs := checked(t, h, u, providertest.Props(t, assetWorker(t, assetTree(t, 2))))
 	_, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})

@@ -17,6 +17,7 @@ package emulator
 //   - assets: the script's static assets at the request's path.
 
 import (
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"net/http"
 	"net/url"
 	"strings"
@@ -56,9 +57,12 @@ func (s *Server) bindAssets(w http.ResponseWriter, r *http.Request, acct, script
 		p = r.URL.Path
 	}
 	s.mu.Lock()
-	ws := s.st.Workers[wkKey(acct, script)]
+	var served *assets.Assets
+	if ws := s.st.Workers[wkKey(acct, script)]; ws != nil {
+		served = ws.Assets
+	}
 	s.mu.Unlock()
-	if ws == nil || !s.serveAssetOf(w, r, ws, p, true, "") {
+	if !s.assets.Serve(w, r, acct, served, false, p, true, "") {
 		http.NotFound(w, r)
 	}
 }

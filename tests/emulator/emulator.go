@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
@@ -108,9 +109,6 @@ type Options struct {
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
-	// AssetSessionLifetime is how long asset upload and completion tokens
-	// last (assets.go); zero means an hour, as on Cloudflare.
-	AssetSessionLifetime time.Duration
 	// Zones are the zones each account has (zones.go), by account ID; the
 	// key "*" covers accounts not listed. Nil means DefaultZone
 	// (example.com) for every account. More can be added with AddZone or
@@ -131,6 +129,8 @@ type Options struct {
 
 	D1 d1.Options // package d1
 	KV kv.Options // package kv
+	// Assets are the static assets' knobs (package assets).
+	Assets assets.Options
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -143,8 +143,7 @@ type Server struct {
 
 	workersSubdomain string
 
-	assetSessionLifetime time.Duration
-	assetSessions        map[string]*assetSession // under mu; by token, not persisted
+	assets *assets.Service // static assets (package assets), own lock and file
 
 	core    *core.Core // mux, counts, faults and holds shared by every family
 	mux     *http.ServeMux
@@ -203,8 +202,6 @@ func New(opts Options) (*Server, error) {
 
 		workersSubdomain: sub,
 		workerLimits:     opts.WorkerLimits.withDefaults(),
-
-		assetSessionLifetime: opts.AssetSessionLifetime,
 	}
 	if opts.DataDir == "" {
 		dir, err := os.MkdirTemp("", "openinspect-emulator-")
@@ -235,6 +232,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if s.kv, err = kv.New(opts.KV, s.dataDir, s.core, s.cf); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.assets, err = assets.New(opts.Assets, s.dataDir, s.core, s.cf); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -337,6 +338,9 @@ func (s *Server) URL() string { return s.url }
 // CloudflareBaseURL is what to pass to cloudflare-go's option.WithBaseURL.
 func (s *Server) CloudflareBaseURL() string { return s.url + "/client/v4/" }
 
+// Assets is the static assets service (package assets).
+func (s *Server) Assets() *assets.Service { return s.assets }
+
 // DataDir is where state lives; useful when New picked a temporary one.
 func (s *Server) DataDir() string { return s.dataDir }
 
@@ -366,7 +370,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save())
+			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.assets.Save())
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -394,7 +398,7 @@ func (s *Server) routes() {
 	s.kv.Register()
 	s.registerR2()
 	s.registerWorkers()
-	s.registerAssets()
+	s.assets.Register()
 	s.registerQueues()
 	s.registerZones()
 	s.registerWorkerServing()

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -510,15 +511,16 @@ func (s *Server) serveScript(w http.ResponseWriter, r *http.Request, p, base str
 	ws, status, err := resolve()
 	var service, name string
 	var runnable bool
+	var served *assets.Assets
 	if err == nil {
-		service, name, runnable = workerService(ws.AccountID, ws.Name), ws.Name, len(ws.Modules) > 0
+		service, name, runnable, served = workerService(ws.AccountID, ws.Name), ws.Name, len(ws.Modules) > 0, ws.Assets
 	}
 	s.mu.Unlock()
 	if err != nil {
 		core.WriteJSON(w, status, map[string]string{"error": err.Error()})
 		return
 	}
-	if s.serveAssetOf(w, r, ws, decoded, false, base) {
+	if s.assets.Serve(w, r, ws.AccountID, served, ws.MainModule != "", decoded, false, base) {
 		return
 	}
 	if !runnable {

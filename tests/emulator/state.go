@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
@@ -31,8 +32,6 @@ type state struct {
 	// WorkersSubdomains holds the account subdomains set with PUT
 	// workers/subdomain; accounts without one use Options.WorkersSubdomain.
 	WorkersSubdomains map[string]string `json:"workers_subdomains"` // by account ID
-	// AssetBlobs are the uploaded static asset files (assets.go).
-	AssetBlobs map[string]*assetBlob `json:"asset_blobs,omitempty"` // by account + "/" + hash
 	// Zones, WorkerDomains and WorkerRoutes are zones.go's: the seeded and
 	// added zones, the custom domains and the zone routes.
 	Zones         map[string]*zone         `json:"zones,omitempty"`          // by zone ID
@@ -101,7 +100,7 @@ type workerContent struct {
 	Classes            []string          `json:"classes,omitempty"` // declared Durable Object classes, sorted
 	Etag               string            `json:"etag"`
 
-	Assets *scriptAssets `json:"assets,omitempty"` // static assets served (assets.go)
+	Assets *assets.Assets `json:"assets,omitempty"` // static assets served (assets.go)
 
 	// Placement and Limits are the version's settings (workers_settings.go).
 	Placement *placementJSON `json:"placement,omitempty"`
@@ -326,7 +325,7 @@ type WorkerEntry struct {
 	Bindings     int      `json:"bindings"`
 	AppSecrets   int      `json:"app_secrets"` // rows of global_secrets in the D1 database bound as DB
 
-	Assets *AssetsEntry `json:"assets,omitempty"` // its static assets
+	Assets *assets.Entry `json:"assets,omitempty"` // its static assets
 }
 
 // QueueEntry is one queue in an Inventory.
@@ -369,10 +368,10 @@ func (s *Server) Inventory() Inventory {
 			AccountID: ws.AccountID, Name: ws.Name, Etag: ws.Etag, MigrationTag: ws.MigrationTag,
 			Classes: append([]string{}, ws.Classes...), Crons: crons, WorkersDev: ws.WorkersDev, Bindings: len(ws.Bindings),
 			AppSecrets: s.appSecretCountLocked(ws),
-			Assets:     assetsEntry(ws.Assets),
+			Assets:     assets.EntryOf(ws.Assets),
 		})
 	}
-	inv.AssetFiles = len(s.st.AssetBlobs)
+	inv.AssetFiles = s.assets.Files()
 	for _, q := range s.st.Queues {
 		scripts := make([]string, len(q.Consumers))
 		for i, c := range q.Consumers {

@@ -529,7 +529,7 @@ func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadM
 		}
 	}
 
-	assets, err := s.redeemAssetsLocked(acct, up.meta.Assets)
+	assets, err := s.assets.Redeem(acct, up.meta.Assets)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -833,7 +833,16 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
 	s.domainsRemoveLocked(acct, name)
-	s.assetsCollectLocked(acct)
+	used := map[string]bool{}
+	for _, ws := range s.st.Workers {
+		if ws.AccountID == acct {
+			ws.Assets.Hashes(used)
+			for _, v := range ws.Versions {
+				v.Content.Assets.Hashes(used)
+			}
+		}
+	}
+	_ = s.assets.Collect(acct, used)
 	for _, q := range s.st.Queues {
 		if q.AccountID == acct {
 			q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })

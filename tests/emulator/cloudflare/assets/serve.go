@@ -1,4 +1,4 @@
-package emulator
+package assets
 
 // Serving a script's static assets at its URL (its own origin, or the
 // /__workers/{script}/... alias), in Cloudflare's order: run_worker_first
@@ -31,32 +31,31 @@ type assetsConfigSpec struct {
 	Redirects        string          `json:"_redirects"`
 }
 
-// serveAssetOf answers from ws's assets, reporting whether it did; false
-// hands the request to the worker. fromBinding is a request through the
+// Serve answers from a (the assets of a script of account; hasWorker: the
+// script has a main module), reporting whether it did; false hands the
+// request to the worker. fromBinding is a request through the
 // script's assets binding (env.ASSETS.fetch): it is answered from the
 // assets whatever run_worker_first says, and false means nothing matched.
 // base prefixes redirect locations: "" on the script's own origin, the
 // path alias's /__workers/<script> there.
-func (s *Server) serveAssetOf(w http.ResponseWriter, r *http.Request, ws *workerScript, reqPath string, fromBinding bool, base string) bool {
-	s.mu.Lock()
-	if ws.Assets == nil {
-		s.mu.Unlock()
+func (s *Service) Serve(w http.ResponseWriter, r *http.Request, account string, a *Assets, hasWorker bool, reqPath string, fromBinding bool, base string) bool {
+	if a == nil {
 		return false
 	}
 	var cfg assetsConfigSpec
-	_ = json.Unmarshal(ws.Assets.Config, &cfg)
-	hasWorker := ws.MainModule != "" && !fromBinding
+	_ = json.Unmarshal(a.Config, &cfg)
+	hasWorker = hasWorker && !fromBinding
 	if hasWorker && runWorkerFirst(cfg.RunWorkerFirst, reqPath) {
-		s.mu.Unlock()
 		return false
 	}
 	lookup := func(p string) *assetBlob {
-		e, ok := ws.Assets.Manifest[p]
+		e, ok := a.Manifest[p]
 		if !ok {
 			return nil
 		}
-		return s.st.AssetBlobs[ws.AccountID+"/"+e.Hash]
+		return s.st.Blobs[account+"/"+e.Hash]
 	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	if to, status, ok := matchRedirect(cfg.Redirects, reqPath); ok {
