@@ -292,7 +292,7 @@ func TestR2BucketRetainedKeepsEvidence(t *testing.T) {
 	props := func(owner string) map[string]any { return map[string]any{"name": "oi-kept-media", "owner": owner} }
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: providertest.Props(t, props(ownerA))})
 	require.NoError(t, err)
-	require.NoError(t, h.Emu.PutR2Object(emulator.DefaultAccountID, "oi-kept-media", "session/1.png", []byte("x")))
+	require.NoError(t, h.Emu.R2().PutObject(emulator.DefaultAccountID, "oi-kept-media", "session/1.png", []byte("x")))
 
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
 	inv := h.Emu.Inventory()

@@ -46,7 +46,7 @@ func TestR2BucketNonEmptyDeleteRetains(t *testing.T) {
 	u := providertest.URN(cloudflare.R2BucketToken, "media")
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: providertest.Props(t, map[string]any{"name": "open-inspect-full"})})
 	require.NoError(t, err)
-	require.NoError(t, h.Emu.PutR2Object(emulator.DefaultAccountID, "open-inspect-full", "a.png", []byte("x")))
+	require.NoError(t, h.Emu.R2().PutObject(emulator.DefaultAccountID, "open-inspect-full", "a.png", []byte("x")))
 
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
 	inv := h.Emu.Inventory()

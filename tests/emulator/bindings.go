@@ -42,7 +42,7 @@ func (s *Server) withBindings(next http.Handler) http.Handler {
 		case "queue":
 			s.bindQueue(w, r, acct, id)
 		case "r2":
-			s.bindR2(w, r, acct, id)
+			s.r2.ServeBinding(w, r, acct, id)
 		case "assets":
 			s.bindAssets(w, r, acct, id)
 		default:

@@ -25,6 +25,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
@@ -129,6 +130,7 @@ type Options struct {
 
 	D1 d1.Options // package d1
 	KV kv.Options // package kv
+	R2 r2.Options // package r2
 	// Assets are the static assets' knobs (package assets).
 	Assets assets.Options
 }
@@ -155,6 +157,7 @@ type Server struct {
 
 	d1 *d1.Service // the D1 API and binding backend (package d1), own lock and file
 	kv *kv.Service // the KV API and binding backend (package kv), own lock and file
+	r2 *r2.Service // the R2 API and binding backend (package r2), own lock and file
 
 	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
@@ -232,6 +235,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if s.kv, err = kv.New(opts.KV, s.dataDir, s.core, s.cf); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.r2, err = r2.New(opts.R2, s.dataDir, s.core, s.cf); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -370,7 +377,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.assets.Save())
+			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.assets.Save())
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -396,7 +403,7 @@ func (s *Server) routes() {
 	s.cf.Register()
 	s.d1.Register()
 	s.kv.Register()
-	s.registerR2()
+	s.r2.Register()
 	s.registerWorkers()
 	s.assets.Register()
 	s.registerQueues()
@@ -474,3 +481,12 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	return c, rw, err
 }
+
+// D1 is the D1 API (package d1).
+func (s *Server) D1() *d1.Service { return s.d1 }
+
+// KV is the Workers KV API (package kv).
+func (s *Server) KV() *kv.Service { return s.kv }
+
+// R2 is the R2 API (package r2): PutObject, DeleteObject.
+func (s *Server) R2() *r2.Service { return s.r2 }

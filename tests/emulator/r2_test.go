@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emur2 "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
 )
 
 func TestR2BucketLifecycle(t *testing.T) {
@@ -36,21 +37,21 @@ func TestR2BucketLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, b.CreationDate, got.CreationDate)
 
-	require.NoError(t, s.PutR2Object(acct, "artifacts", "logs/1.txt", []byte("hello")))
+	require.NoError(t, s.R2().PutObject(acct, "artifacts", "logs/1.txt", []byte("hello")))
 	assert.Equal(t, 1, s.Inventory().R2[0].Objects)
 	_, err = c.R2.Buckets.Delete(ctx, "artifacts", r2.BucketDeleteParams{AccountID: cloudflare.F(acct)})
 	apiErr := requireAPIError(t, err, http.StatusConflict, 10008)
 	assert.Contains(t, apiErr.Errors[0].Message, "not empty")
 	require.Len(t, s.Inventory().R2, 1, "a non-empty bucket survives delete")
 
-	require.NoError(t, s.DeleteR2Object(acct, "artifacts", "logs/1.txt"))
+	require.NoError(t, s.R2().DeleteObject(acct, "artifacts", "logs/1.txt"))
 	_, err = c.R2.Buckets.Delete(ctx, "artifacts", r2.BucketDeleteParams{AccountID: cloudflare.F(acct)})
 	require.NoError(t, err)
 	_, err = c.R2.Buckets.Get(ctx, "artifacts", r2.BucketGetParams{AccountID: cloudflare.F(acct)})
 	requireAPIError(t, err, http.StatusNotFound, 10006)
 	_, err = c.R2.Buckets.Delete(ctx, "artifacts", r2.BucketDeleteParams{AccountID: cloudflare.F(acct)})
 	requireAPIError(t, err, http.StatusNotFound, 10006)
-	assert.ErrorIs(t, s.PutR2Object(acct, "artifacts", "k", nil), emulator.ErrNoSuchBucket)
+	assert.ErrorIs(t, s.R2().PutObject(acct, "artifacts", "k", nil), emur2.ErrNoSuchBucket)
 	assert.True(t, s.Inventory().Empty())
 }
 

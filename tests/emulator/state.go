@@ -8,6 +8,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"os"
@@ -23,8 +24,7 @@ const stateVersion = 1
 // state is every piece of metadata the emulator keeps. D1 row data lives in
 // the SQLite files, not here.
 type state struct {
-	Version int                  `json:"version"`
-	R2      map[string]*r2Bucket `json:"r2_buckets"` // by r2Key(account, name)
+	Version int `json:"version"`
 	// Workers and Queues were added later; state files written before
 	// them simply lack the keys, so the version did not change.
 	Workers map[string]*workerScript `json:"workers"` // by wkKey(account, name)
@@ -39,24 +39,6 @@ type state struct {
 	WorkerRoutes  map[string]*workerRoute  `json:"worker_routes,omitempty"`  // by route ID
 
 }
-
-type r2Bucket struct {
-	AccountID    string               `json:"account_id"`
-	Name         string               `json:"name"`
-	CreationDate time.Time            `json:"creation_date"`
-	Location     string               `json:"location"`
-	StorageClass string               `json:"storage_class"`
-	Objects      map[string]*r2Object `json:"objects"`
-}
-
-type r2Object struct {
-	Body           []byte            `json:"body"`
-	Uploaded       time.Time         `json:"uploaded"`
-	ContentType    string            `json:"content_type,omitempty"`
-	CustomMetadata map[string]string `json:"custom_metadata,omitempty"` // set through a binding's put
-}
-
-func r2Key(account, name string) string { return account + "/" + name }
 
 // workerScript is one uploaded Worker. Its workerContent is what the
 // current deployment serves (what the settings, content and control-plane
@@ -182,7 +164,6 @@ type consumerSettings struct {
 func newState() *state {
 	return &state{
 		Version: stateVersion,
-		R2:      map[string]*r2Bucket{},
 		Workers: map[string]*workerScript{},
 		Queues:  map[string]*queue{},
 
@@ -209,9 +190,6 @@ func loadState(path string) (*state, error) {
 		return nil, fmt.Errorf("emulator: %s has state version %d, this emulator reads %d", path, st.Version, stateVersion)
 	}
 	// Maps may be null in hand-edited files; handlers assume they are not.
-	if st.R2 == nil {
-		st.R2 = map[string]*r2Bucket{}
-	}
 	if st.Workers == nil {
 		st.Workers = map[string]*workerScript{}
 	}
@@ -250,11 +228,6 @@ func loadState(path string) (*state, error) {
 	for _, q := range st.Queues {
 		q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c == nil })
 	}
-	for _, b := range st.R2 {
-		if b.Objects == nil {
-			b.Objects = map[string]*r2Object{}
-		}
-	}
 	return st, nil
 }
 
@@ -266,10 +239,7 @@ func loadState(path string) (*state, error) {
 // on success it persists the state and answers result; the first error,
 // the handler's or the save's, is answered instead.
 func (s *Server) saveAndRespond(w http.ResponseWriter, err error, result any) {
-	if err == nil {
-		err = s.save()
-	}
-	core.Respond(w, err, result)
+	core.SaveAndRespond(w, err, s.save, result)
 }
 
 func (s *Server) save() error { return s.stateFile.Save(&s.mu, s.st) }
@@ -307,11 +277,7 @@ type D1Entry = d1.Entry
 type KVEntry = kv.Entry
 
 // R2Entry is one R2 bucket in an Inventory.
-type R2Entry struct {
-	AccountID string `json:"account_id"`
-	Name      string `json:"name"`
-	Objects   int    `json:"objects"`
-}
+type R2Entry = r2.Entry
 
 // WorkerEntry is one Worker script in an Inventory.
 type WorkerEntry struct {
@@ -347,18 +313,15 @@ func (i Inventory) Empty() bool {
 func (s *Server) Inventory() Inventory {
 	// The families' parts first: each has its own lock, not held with s.mu.
 	modal := s.modal.Inventory()
-	d1s, kvs := s.d1.Inventory(), s.kv.Inventory()
+	d1s, kvs, r2s := s.d1.Inventory(), s.kv.Inventory(), s.r2.Inventory()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{D1: d1s, KV: kvs, R2: []R2Entry{}, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
+	inv := Inventory{D1: d1s, KV: kvs, R2: r2s, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
 	inv.OpenComputer = s.opencomputer.Inventory()
 	inv.Vercel = s.vercel.Inventory()
 	inv.Domains, inv.Routes = s.routingInventoryLocked()
-	for _, b := range s.st.R2 {
-		inv.R2 = append(inv.R2, R2Entry{AccountID: b.AccountID, Name: b.Name, Objects: len(b.Objects)})
-	}
 	for _, ws := range s.st.Workers {
 		crons := make([]string, len(ws.Crons))
 		for i, c := range ws.Crons {
@@ -384,9 +347,6 @@ func (s *Server) Inventory() Inventory {
 	})
 	sort.Slice(inv.Queues, func(a, b int) bool {
 		return less2(inv.Queues[a].AccountID, inv.Queues[a].Name, inv.Queues[b].AccountID, inv.Queues[b].Name)
-	})
-	sort.Slice(inv.R2, func(a, b int) bool {
-		return less2(inv.R2[a].AccountID, inv.R2[a].Name, inv.R2[b].AccountID, inv.R2[b].Name)
 	})
 	return inv
 }

@@ -606,7 +606,7 @@ func (s *Server) wkCheckBindingLocked(acct, script string, b bindingSpec, classe
 			return bad(10041, "KV namespace '%s' is not valid: binding %q references a namespace that does not exist", b.NamespaceID, b.Name)
 		}
 	case "r2_bucket":
-		if _, ok := s.st.R2[r2Key(acct, b.BucketName)]; !ok {
+		if !s.r2.Exists(acct, b.BucketName) {
 			return bad(10085, "R2 binding %q references bucket '%s', which does not exist", b.Name, b.BucketName)
 		}
 	case "queue":

@@ -1,4 +1,4 @@
-package emulator
+package r2
 
 // The R2 binding's backend: workerd sends a bucket's operations as
 // GET / (head, get, list) with the request as JSON in cf-r2-request, and
@@ -103,7 +103,8 @@ func writeR2(w http.ResponseWriter, metadata any, body []byte) {
 	_, _ = w.Write(body)
 }
 
-func (s *Server) bindR2(w http.ResponseWriter, r *http.Request, acct, bucket string) {
+// ServeBinding answers one request of an R2 binding to bucket of acct.
+func (s *Service) ServeBinding(w http.ResponseWriter, r *http.Request, acct, bucket string) {
 	var req r2BindingRequest
 	var value []byte
 	switch r.Method {
@@ -205,7 +206,7 @@ func (s *Server) bindR2(w http.ResponseWriter, r *http.Request, acct, bucket str
 	}
 }
 
-func (s *Server) writeR2List(w http.ResponseWriter, b *r2Bucket, req r2BindingRequest) {
+func (s *Service) writeR2List(w http.ResponseWriter, b *r2Bucket, req r2BindingRequest) {
 	limit := int(req.Limit)
 	if limit <= 0 || limit > 1000 {
 		limit = 1000

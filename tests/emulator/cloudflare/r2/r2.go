@@ -1,4 +1,4 @@
-package emulator
+package r2
 
 import (
 	"encoding/base64"
@@ -13,13 +13,15 @@ import (
 	"time"
 )
 
-func (s *Server) registerR2() {
+// Register mounts the routes of the API.
+func (s *Service) Register() {
 	const base = "/client/v4/accounts/{account_id}/r2/buckets"
 	s.cf.API("POST "+base, cloudflare.AuthAccount, s.r2Create)
 	s.cf.API("GET "+base, cloudflare.AuthAccount, s.r2List)
 	s.cf.API("GET "+base+"/{bucket_name}", cloudflare.AuthAccount, s.r2Get)
 	s.cf.API("DELETE "+base+"/{bucket_name}", cloudflare.AuthAccount, s.r2Delete)
 	s.registerR2Objects()
+	s.registerAdmin()
 }
 
 // r2NameRE is R2's bucket naming rule: 3-63 of [a-z0-9-], not starting or
@@ -54,7 +56,7 @@ func r2NoSuchBucket() *core.APIError {
 	return core.NewAPIError(http.StatusNotFound, 10006, "The specified bucket does not exist.")
 }
 
-func (s *Server) r2Create(w http.ResponseWriter, r *http.Request) {
+func (s *Service) r2Create(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	var body struct {
 		Name         string `json:"name"`
@@ -108,7 +110,7 @@ func (s *Server) r2Create(w http.ResponseWriter, r *http.Request) {
 
 // r2List pages by cursor (R2 has no page numbers). The cursor is opaque to
 // clients; here it encodes the last name returned.
-func (s *Server) r2List(w http.ResponseWriter, r *http.Request) {
+func (s *Service) r2List(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	q := r.URL.Query()
 	perPage := 20
@@ -161,7 +163,7 @@ func (s *Server) r2List(w http.ResponseWriter, r *http.Request) {
 	core.WriteEnvelope(w, http.StatusOK, map[string]any{"buckets": all}, info, nil)
 }
 
-func (s *Server) r2Get(w http.ResponseWriter, r *http.Request) {
+func (s *Service) r2Get(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	b, ok := s.st.R2[r2Key(r.PathValue("account_id"), r.PathValue("bucket_name"))]
 	var out r2BucketJSON
@@ -176,7 +178,7 @@ func (s *Server) r2Get(w http.ResponseWriter, r *http.Request) {
 	core.WriteResult(w, out)
 }
 
-func (s *Server) r2Delete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) r2Delete(w http.ResponseWriter, r *http.Request) {
 	key := r2Key(r.PathValue("account_id"), r.PathValue("bucket_name"))
 	s.mu.Lock()
 	b, ok := s.st.R2[key]
@@ -193,13 +195,13 @@ func (s *Server) r2Delete(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, map[string]any{})
 }
 
-// ErrNoSuchBucket is returned by PutR2Object for a bucket that does not
+// ErrNoSuchBucket is returned by PutObject and DeleteObject for a bucket that does not
 // exist in the account.
 var ErrNoSuchBucket = errors.New("emulator: no such R2 bucket")
 
-// PutR2Object stores an object in an existing bucket, as the object routes
+// PutObject stores an object in an existing bucket, as the object routes
 // of r2_objects.go do; tests use it to make a bucket non-empty.
-func (s *Server) PutR2Object(accountID, bucket, key string, body []byte) error {
+func (s *Service) PutObject(accountID, bucket, key string, body []byte) error {
 	if key == "" {
 		return errors.New("emulator: empty R2 object key")
 	}
@@ -215,9 +217,9 @@ func (s *Server) PutR2Object(accountID, bucket, key string, body []byte) error {
 	return s.save()
 }
 
-// DeleteR2Object removes an object; deleting a missing object succeeds, as
+// DeleteObject removes an object; deleting a missing object succeeds, as
 // in S3.
-func (s *Server) DeleteR2Object(accountID, bucket, key string) error {
+func (s *Service) DeleteObject(accountID, bucket, key string) error {
 	s.mu.Lock()
 	b, ok := s.st.R2[r2Key(accountID, bucket)]
 	if ok {

@@ -1,4 +1,4 @@
-package emulator
+package r2
 
 // R2 object routes under the v4 API, the ones `wrangler r2 object
 // put/get/delete --remote` uses (the S3 API is the documented way; these
@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-func (s *Server) registerR2Objects() {
+func (s *Service) registerR2Objects() {
 	const base = "/client/v4/accounts/{account_id}/r2/buckets/{bucket_name}/objects/{object_key...}"
 	s.cf.API("PUT "+base, cloudflare.AuthAccount, s.r2PutObject)
 	s.cf.API("GET "+base, cloudflare.AuthAccount, s.r2GetObject)
@@ -38,7 +38,7 @@ type r2ObjectJSON struct {
 	} `json:"http_metadata"`
 }
 
-func (s *Server) r2PutObject(w http.ResponseWriter, r *http.Request) {
+func (s *Service) r2PutObject(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("object_key")
 	if key == "" {
 		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10020, "The specified object name is not valid."))
@@ -67,7 +67,7 @@ func (s *Server) r2PutObject(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, nil, out)
 }
 
-func (s *Server) r2GetObject(w http.ResponseWriter, r *http.Request) {
+func (s *Service) r2GetObject(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	b, ok := s.st.R2[r2Key(r.PathValue("account_id"), r.PathValue("bucket_name"))]
 	var obj *r2Object
@@ -96,7 +96,7 @@ func (s *Server) r2GetObject(w http.ResponseWriter, r *http.Request) {
 
 // r2DeleteObject removes an object; a missing object is not an error (S3
 // deletes are idempotent).
-func (s *Server) r2DeleteObject(w http.ResponseWriter, r *http.Request) {
+func (s *Service) r2DeleteObject(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	b, ok := s.st.R2[r2Key(r.PathValue("account_id"), r.PathValue("bucket_name"))]
 	if ok {
