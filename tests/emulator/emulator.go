@@ -24,6 +24,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
@@ -133,6 +134,8 @@ type Options struct {
 	D1 d1.Options // package d1
 	KV kv.Options // package kv
 	R2 r2.Options // package r2
+	// Queues configures package queues; its Logf defaults to Logf.
+	Queues queues.Options
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -156,9 +159,10 @@ type Server struct {
 	mu sync.Mutex
 	st *state
 
-	d1 *d1.Service // the D1 API and binding backend (package d1), own lock and file
-	kv *kv.Service // the KV API and binding backend (package kv), own lock and file
-	r2 *r2.Service // the R2 API and binding backend (package r2), own lock and file
+	d1     *d1.Service     // the D1 API and binding backend (package d1), own lock and file
+	kv     *kv.Service     // the KV API and binding backend (package kv), own lock and file
+	r2     *r2.Service     // the R2 API and binding backend (package r2), own lock and file
+	queues *queues.Service // Queues, consumers and the broker (package queues), own lock and file
 
 	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
@@ -173,7 +177,7 @@ type Server struct {
 	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
 
 	workers workersRuntime // the scripts running in workerd (runtime.go)
-	broker  *broker        // the queues' messages and their delivery (broker.go)
+	stop    chan struct{}  // closed by Close: ends the cron loop
 
 	httpSrv *http.Server
 	// localOrigins are the scripts' own loopback listeners (Start).
@@ -245,6 +249,14 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
+	qopts := opts.Queues
+	if qopts.Logf == nil {
+		qopts.Logf = opts.Logf
+	}
+	if s.queues, err = queues.New(qopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
 	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
 		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
 	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
@@ -278,7 +290,7 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	s.broker = newBroker()
+	s.stop = make(chan struct{})
 	s.mux = s.core.Mux()
 	s.routes()
 	s.handler = s.withBindings(s.withLog(s.withHosts(s.mux)))
@@ -314,9 +326,9 @@ func Start(opts Options) (*Server, error) {
 		defer close(s.serveDone)
 		_ = s.httpSrv.Serve(ln)
 	}()
-	go s.runBroker()
+	s.queues.Start()
 	if opts.RunCrons {
-		go s.runCrons(s.broker.stop)
+		go s.runCrons(s.stop)
 	}
 	return s, nil
 }
@@ -356,10 +368,8 @@ func (s *Server) Close() error {
 		if err := s.closeLocalOrigins(); err != nil {
 			errs = append(errs, err)
 		}
-		if s.httpSrv != nil {
-			close(s.broker.stop)
-			<-s.broker.done
-		}
+		close(s.stop)
+		errs = append(errs, s.queues.Close())
 		s.stopRuntime(true)
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -373,7 +383,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save())
+			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save())
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -402,11 +412,10 @@ func (s *Server) routes() {
 	s.r2.Register()
 	s.registerWorkers()
 	s.registerAssets()
-	s.registerQueues()
+	s.queues.Register()
 	s.registerZones()
 	s.registerWorkerServing()
 	s.registerLocalOrigins()
-	s.registerBroker()
 	s.daytona.Register()
 	s.e2b.Register()
 	s.opencomputer.Register()
@@ -486,3 +495,6 @@ func (s *Server) KV() *kv.Service { return s.kv }
 
 // R2 is the R2 API (package r2): PutObject, DeleteObject.
 func (s *Server) R2() *r2.Service { return s.r2 }
+
+// Queues is the Queues API and its broker (package queues): Messages.
+func (s *Server) Queues() *queues.Service { return s.queues }
