@@ -26,6 +26,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
@@ -113,11 +114,6 @@ type Options struct {
 	// AssetSessionLifetime is how long asset upload and completion tokens
 	// last (assets.go); zero means an hour, as on Cloudflare.
 	AssetSessionLifetime time.Duration
-	// Zones are the zones each account has (zones.go), by account ID; the
-	// key "*" covers accounts not listed. Nil means DefaultZone
-	// (example.com) for every account. More can be added with AddZone or
-	// POST /__emulator/zones.
-	Zones map[string][]string
 	// Workerd is the workerd binary deployed scripts run in (runtime.go);
 	// "" finds it as workerd.Find does ($OPENINSPECT_WORKERD, then PATH).
 	// Without one, scripts are stored but not run: their requests answer
@@ -134,8 +130,10 @@ type Options struct {
 	D1 d1.Options // package d1
 	KV kv.Options // package kv
 	R2 r2.Options // package r2
-	// Queues configures package queues; its Logf defaults to Logf.
+	// Queues and Zones configure packages queues and zones; their Logf
+	// defaults to Logf.
 	Queues queues.Options
+	Zones  zones.Options
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -163,6 +161,7 @@ type Server struct {
 	kv     *kv.Service     // the KV API and binding backend (package kv), own lock and file
 	r2     *r2.Service     // the R2 API and binding backend (package r2), own lock and file
 	queues *queues.Service // Queues, consumers and the broker (package queues), own lock and file
+	zones  *zones.Service  // zones, custom domains, routes (package zones), own lock and file
 
 	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
@@ -257,6 +256,14 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
+	zopts := opts.Zones
+	if zopts.Logf == nil {
+		zopts.Logf = opts.Logf
+	}
+	if s.zones, err = zones.New(zopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
 	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
 		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
 	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
@@ -277,10 +284,6 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if s.vercel, err = vercel.New(vercel.Options{Tokens: opts.VercelTokens, CommandTime: opts.VercelCommandTime}, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if err := s.seedZones(opts.Zones); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -383,7 +386,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save())
+			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save(), s.zones.Save())
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -413,7 +416,7 @@ func (s *Server) routes() {
 	s.registerWorkers()
 	s.registerAssets()
 	s.queues.Register()
-	s.registerZones()
+	s.zones.Register()
 	s.registerWorkerServing()
 	s.registerLocalOrigins()
 	s.daytona.Register()
@@ -498,3 +501,7 @@ func (s *Server) R2() *r2.Service { return s.r2 }
 
 // Queues is the Queues API and its broker (package queues): Messages.
 func (s *Server) Queues() *queues.Service { return s.queues }
+
+// Zones is the zones, custom domains and routes (package zones): AddZone,
+// ZoneID.
+func (s *Server) Zones() *zones.Service { return s.zones }

@@ -9,6 +9,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"os"
@@ -32,11 +33,6 @@ type state struct {
 	WorkersSubdomains map[string]string `json:"workers_subdomains"` // by account ID
 	// AssetBlobs are the uploaded static asset files (assets.go).
 	AssetBlobs map[string]*assetBlob `json:"asset_blobs,omitempty"` // by account + "/" + hash
-	// Zones, WorkerDomains and WorkerRoutes are zones.go's: the seeded and
-	// added zones, the custom domains and the zone routes.
-	Zones         map[string]*zone         `json:"zones,omitempty"`          // by zone ID
-	WorkerDomains map[string]*workerDomain `json:"worker_domains,omitempty"` // by domain ID
-	WorkerRoutes  map[string]*workerRoute  `json:"worker_routes,omitempty"`  // by route ID
 
 }
 
@@ -139,9 +135,6 @@ func newState() *state {
 		Workers: map[string]*workerScript{},
 
 		WorkersSubdomains: map[string]string{},
-		Zones:             map[string]*zone{},
-		WorkerDomains:     map[string]*workerDomain{},
-		WorkerRoutes:      map[string]*workerRoute{},
 	}
 }
 
@@ -166,15 +159,6 @@ func loadState(path string) (*state, error) {
 	}
 	if st.WorkersSubdomains == nil {
 		st.WorkersSubdomains = map[string]string{}
-	}
-	if st.Zones == nil {
-		st.Zones = map[string]*zone{}
-	}
-	if st.WorkerDomains == nil {
-		st.WorkerDomains = map[string]*workerDomain{}
-	}
-	if st.WorkerRoutes == nil {
-		st.WorkerRoutes = map[string]*workerRoute{}
 	}
 	for _, ws := range st.Workers {
 		ws.adoptHistory()
@@ -259,6 +243,12 @@ type WorkerEntry struct {
 	Assets *AssetsEntry `json:"assets,omitempty"` // its static assets
 }
 
+// DomainEntry is one custom domain in an Inventory.
+type DomainEntry = zones.DomainEntry
+
+// RouteEntry is one zone route in an Inventory.
+type RouteEntry = zones.RouteEntry
+
 // QueueEntry is one queue in an Inventory.
 type QueueEntry = queues.Entry
 
@@ -274,14 +264,14 @@ func (s *Server) Inventory() Inventory {
 	// The families' parts first: each has its own lock, not held with s.mu.
 	modal := s.modal.Inventory()
 	d1s, kvs, r2s, qs := s.d1.Inventory(), s.kv.Inventory(), s.r2.Inventory(), s.queues.Inventory()
+	domains, routes := s.zones.Inventory()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{D1: d1s, KV: kvs, R2: r2s, Workers: []WorkerEntry{}, Queues: qs, Modal: modal}
+	inv := Inventory{D1: d1s, KV: kvs, R2: r2s, Workers: []WorkerEntry{}, Queues: qs, Domains: domains, Routes: routes, Modal: modal}
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
 	inv.OpenComputer = s.opencomputer.Inventory()
 	inv.Vercel = s.vercel.Inventory()
-	inv.Domains, inv.Routes = s.routingInventoryLocked()
 	for _, ws := range s.st.Workers {
 		crons := make([]string, len(ws.Crons))
 		for i, c := range ws.Crons {

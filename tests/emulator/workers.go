@@ -824,7 +824,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 // real API leaves them.
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
-	s.domainsRemoveLocked(acct, name)
+	s.zones.RemoveScript(acct, name)
 	s.assetsCollectLocked(acct)
 	s.queues.RemoveConsumers(acct, name)
 }
