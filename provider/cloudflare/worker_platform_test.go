@@ -274,7 +274,7 @@ func TestWorkerKeepBindingsLifecycle(t *testing.T) {
 
 func TestWorkerDomainsRoutesLifecycle(t *testing.T) {
 	h := providertest.NewHarness(t)
-	zoneID, ok := h.Emu.ZoneID(emulator.DefaultAccountID, "example.com")
+	zoneID, ok := h.Emu.Zones().ZoneID(emulator.DefaultAccountID, "example.com")
 	require.True(t, ok)
 	l := newLifecycle(t, h, "web")
 	v1 := M{"name": "oi-web", "content": providertest.FixtureWorker, "workersDev": false,
@@ -342,7 +342,7 @@ func TestWorkerDomainsRoutesLifecycle(t *testing.T) {
 // unless adoptExisting; a zone the account lacks is named.
 func TestWorkerDomainsOwnership(t *testing.T) {
 	h := providertest.NewHarness(t)
-	zoneID, _ := h.Emu.ZoneID(emulator.DefaultAccountID, "example.com")
+	zoneID, _ := h.Emu.Zones().ZoneID(emulator.DefaultAccountID, "example.com")
 	other := newLifecycle(t, h, "other")
 	other.create(M{"name": "oi-other", "content": providertest.FixtureWorker,
 		"domains": providertest.List(M{"hostname": "shared.example.com", "zoneId": zoneID}),

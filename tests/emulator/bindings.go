@@ -40,7 +40,7 @@ func (s *Server) withBindings(next http.Handler) http.Handler {
 		case "kv":
 			s.kv.ServeBinding(w, r, acct, id)
 		case "queue":
-			s.bindQueue(w, r, acct, id)
+			s.queues.ServeBinding(w, r, acct, id)
 		case "r2":
 			s.r2.ServeBinding(w, r, acct, id)
 		case "assets":

@@ -25,7 +25,9 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
@@ -110,11 +112,6 @@ type Options struct {
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
-	// Zones are the zones each account has (zones.go), by account ID; the
-	// key "*" covers accounts not listed. Nil means DefaultZone
-	// (example.com) for every account. More can be added with AddZone or
-	// POST /__emulator/zones.
-	Zones map[string][]string
 	// Workerd is the workerd binary deployed scripts run in (runtime.go);
 	// "" finds it as workerd.Find does ($OPENINSPECT_WORKERD, then PATH).
 	// Without one, scripts are stored but not run: their requests answer
@@ -131,6 +128,10 @@ type Options struct {
 	D1 d1.Options // package d1
 	KV kv.Options // package kv
 	R2 r2.Options // package r2
+	// Queues and Zones configure packages queues and zones; their Logf
+	// defaults to Logf.
+	Queues queues.Options
+	Zones  zones.Options
 	// Assets are the static assets' knobs (package assets).
 	Assets assets.Options
 }
@@ -155,9 +156,11 @@ type Server struct {
 	mu sync.Mutex
 	st *state
 
-	d1 *d1.Service // the D1 API and binding backend (package d1), own lock and file
-	kv *kv.Service // the KV API and binding backend (package kv), own lock and file
-	r2 *r2.Service // the R2 API and binding backend (package r2), own lock and file
+	d1     *d1.Service     // the D1 API and binding backend (package d1), own lock and file
+	kv     *kv.Service     // the KV API and binding backend (package kv), own lock and file
+	r2     *r2.Service     // the R2 API and binding backend (package r2), own lock and file
+	queues *queues.Service // Queues, consumers and the broker (package queues), own lock and file
+	zones  *zones.Service  // zones, custom domains, routes (package zones), own lock and file
 
 	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
 
@@ -172,7 +175,7 @@ type Server struct {
 	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
 
 	workers workersRuntime // the scripts running in workerd (runtime.go)
-	broker  *broker        // the queues' messages and their delivery (broker.go)
+	stop    chan struct{}  // closed by Close: ends the cron loop
 
 	httpSrv *http.Server
 	// localOrigins are the scripts' own loopback listeners (Start).
@@ -242,6 +245,22 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
+	qopts := opts.Queues
+	if qopts.Logf == nil {
+		qopts.Logf = opts.Logf
+	}
+	if s.queues, err = queues.New(qopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	zopts := opts.Zones
+	if zopts.Logf == nil {
+		zopts.Logf = opts.Logf
+	}
+	if s.zones, err = zones.New(zopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
 	if s.assets, err = assets.New(opts.Assets, s.dataDir, s.core, s.cf); err != nil {
 		s.removeTemp()
 		return nil, err
@@ -269,17 +288,13 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
-	if err := s.seedZones(opts.Zones); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
 	if bin, err := workerd.Find(opts.Workerd); err == nil {
 		s.workers.rt = &workerd.Runtime{Binary: bin, Dir: filepath.Join(s.dataDir, "workerd"), Logf: opts.Logf}
 	} else if opts.Workerd != "" || !errors.Is(err, workerd.ErrNoBinary) {
 		s.removeTemp()
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	s.broker = newBroker()
+	s.stop = make(chan struct{})
 	s.mux = s.core.Mux()
 	s.routes()
 	s.handler = s.withBindings(s.withLog(s.withHosts(s.mux)))
@@ -315,9 +330,9 @@ func Start(opts Options) (*Server, error) {
 		defer close(s.serveDone)
 		_ = s.httpSrv.Serve(ln)
 	}()
-	go s.runBroker()
+	s.queues.Start()
 	if opts.RunCrons {
-		go s.runCrons(s.broker.stop)
+		go s.runCrons(s.stop)
 	}
 	return s, nil
 }
@@ -360,10 +375,8 @@ func (s *Server) Close() error {
 		if err := s.closeLocalOrigins(); err != nil {
 			errs = append(errs, err)
 		}
-		if s.httpSrv != nil {
-			close(s.broker.stop)
-			<-s.broker.done
-		}
+		close(s.stop)
+		errs = append(errs, s.queues.Close())
 		s.stopRuntime(true)
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -377,7 +390,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.assets.Save())
+			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save(), s.zones.Save(), s.assets.Save())
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -406,11 +419,10 @@ func (s *Server) routes() {
 	s.r2.Register()
 	s.registerWorkers()
 	s.assets.Register()
-	s.registerQueues()
-	s.registerZones()
+	s.queues.Register()
+	s.zones.Register()
 	s.registerWorkerServing()
 	s.registerLocalOrigins()
-	s.registerBroker()
 	s.daytona.Register()
 	s.e2b.Register()
 	s.opencomputer.Register()
@@ -490,3 +502,10 @@ func (s *Server) KV() *kv.Service { return s.kv }
 
 // R2 is the R2 API (package r2): PutObject, DeleteObject.
 func (s *Server) R2() *r2.Service { return s.r2 }
+
+// Queues is the Queues API and its broker (package queues): Messages.
+func (s *Server) Queues() *queues.Service { return s.queues }
+
+// Zones is the zones, custom domains and routes (package zones): AddZone,
+// ZoneID.
+func (s *Server) Zones() *zones.Service { return s.zones }

@@ -59,16 +59,14 @@ func (s *Server) withHosts(next http.Handler) http.Handler {
 			core.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "no worker answers on " + host + ": use <script>." + host})
 			return
 		}
-		s.mu.Lock()
-		ws, zoned := s.scriptForZoneHostLocked(host, r.URL.EscapedPath(), r.URL.RawQuery)
-		s.mu.Unlock()
+		acct, script, zoned := s.zones.ScriptFor(host, r.URL.EscapedPath(), r.URL.RawQuery)
 		switch {
-		case ws != nil:
+		case script != "":
 			s.serveScript(w, r, r.URL.EscapedPath(), "", func() (*workerScript, int, error) {
-				if cur := s.st.Workers[wkKey(ws.AccountID, ws.Name)]; cur != nil {
+				if cur := s.st.Workers[wkKey(acct, script)]; cur != nil {
 					return cur, 0, nil
 				}
-				return nil, http.StatusNotFound, fmt.Errorf("no worker script named %q", ws.Name)
+				return nil, http.StatusNotFound, fmt.Errorf("no worker script named %q", script)
 			})
 		case zoned:
 			core.WriteJSON(w, http.StatusNotFound, map[string]string{
@@ -120,113 +118,4 @@ func (s *Server) scriptByHostLocked(name, sub string) (*workerScript, int, error
 	}
 	return nil, http.StatusConflict, fmt.Errorf("worker script %q exists in more than one account with workers.dev subdomain %q (%s): give each account its own subdomain",
 		name, sub, strings.Join(accts, ", "))
-}
-
-// scriptForZoneHostLocked is the script serving host and path under the
-// zones' routes and custom domains, and whether host belongs to any zone
-// at all (so that an unserved zone hostname is told apart from a name the
-// emulator itself is reached by).
-func (s *Server) scriptForZoneHostLocked(host, escapedPath, rawQuery string) (*workerScript, bool) {
-	zoned := false
-	var zones []*zone
-	for _, id := range core.SortedKeys(s.st.Zones) {
-		if z := s.st.Zones[id]; inZone(host, z.Name) {
-			zones, zoned = append(zones, z), true
-		}
-	}
-	target := escapedPath
-	if rawQuery != "" {
-		target += "?" + rawQuery
-	}
-	var best *workerRoute
-	var bestZone *zone
-	for _, z := range zones {
-		for _, id := range core.SortedKeys(s.st.WorkerRoutes) {
-			rt := s.st.WorkerRoutes[id]
-			if rt.ZoneID != z.ID || !routeMatches(rt.Pattern, host, target) {
-				continue
-			}
-			if best == nil || moreSpecific(rt.Pattern, best.Pattern) {
-				best, bestZone = rt, z
-			}
-		}
-	}
-	if best != nil && best.Script != "" {
-		if ws := s.st.Workers[wkKey(bestZone.AccountID, best.Script)]; ws != nil {
-			return ws, true
-		}
-	}
-	for _, id := range core.SortedKeys(s.st.WorkerDomains) {
-		d := s.st.WorkerDomains[id]
-		if strings.EqualFold(d.Hostname, host) {
-			zoned = true
-			if ws := s.st.Workers[wkKey(d.AccountID, d.Service)]; ws != nil {
-				return ws, true
-			}
-		}
-	}
-	return nil, zoned
-}
-
-// routePattern is a route's pattern split into its host and path parts,
-// each with its wildcard noted.
-type routePattern struct {
-	host, path         string // without the wildcards
-	hostWild, pathWild bool   // a leading * on the host, a trailing * on the path
-}
-
-func parseRoutePattern(p string) routePattern {
-	host, path, found := strings.Cut(p, "/")
-	out := routePattern{host: strings.ToLower(host), path: "/" + path}
-	if !found {
-		out.path = "/"
-	}
-	out.host, out.hostWild = strings.CutPrefix(out.host, "*")
-	out.path, out.pathWild = strings.CutSuffix(out.path, "*")
-	return out
-}
-
-// routeMatches reports whether pattern matches host and target (the
-// escaped path and any query). "*example.com" matches example.com and its
-// subdomains, "*.example.com" only the subdomains; a path without a
-// trailing * matches only itself, with no query, as Cloudflare's route
-// matching considers the whole URL.
-func routeMatches(pattern, host, target string) bool {
-	rp := parseRoutePattern(pattern)
-	if rp.hostWild {
-		if !strings.HasSuffix(host, rp.host) {
-			return false
-		}
-	} else if host != rp.host {
-		return false
-	}
-	if rp.pathWild {
-		return strings.HasPrefix(target, rp.path)
-	}
-	return target == rp.path
-}
-
-// moreSpecific orders two matching patterns as "the most specific wins":
-// an exact host over a wildcard one, then the longer host, then an exact
-// path over a wildcard one, then the longer path; the pattern text breaks
-// ties so the choice never depends on map order.
-func moreSpecific(a, b string) bool {
-	pa, pb := parseRoutePattern(a), parseRoutePattern(b)
-	keys := func(p routePattern) []int {
-		return []int{boolInt(!p.hostWild), len(p.host), boolInt(!p.pathWild), len(p.path)}
-	}
-	ka, kb := keys(pa), keys(pb)
-	for i := range ka {
-		if ka[i] != kb[i] {
-			return ka[i] > kb[i]
-		}
-	}
-	return a < b
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

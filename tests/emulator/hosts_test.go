@@ -24,6 +24,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 )
 
 const (
@@ -240,7 +241,7 @@ func TestZoneHostnamesServedByRoutesAndCustomDomains(t *testing.T) {
 	for _, name := range []string{"apex", "app", "api", "logger"} {
 		mustUpload(t, c, name, meta(), echoJS(name))
 	}
-	zoneID, ok := s.ZoneID(acct, emulator.DefaultZone)
+	zoneID, ok := s.Zones().ZoneID(acct, emuzones.DefaultZone)
 	require.True(t, ok)
 	rawAPI(t, s, emulator.DefaultToken, http.MethodPut, "accounts/"+acct+"/workers/domains",
 		M{"hostname": "app.example.com", "zone_id": zoneID, "service": "app", "environment": "production"})

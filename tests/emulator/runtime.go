@@ -654,3 +654,44 @@ func (s *Server) workerScheduled(w http.ResponseWriter, r *http.Request) {
 	}
 	core.WriteJSON(w, http.StatusOK, out)
 }
+
+// rootScripts gives package queues (and zones) the scripts: interim, until
+// B's workers package lands and implements these itself.
+type rootScripts struct{ s *Server }
+
+func (a rootScripts) Exists(acct, name string) bool {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	return a.s.st.Workers[wkKey(acct, name)] != nil
+}
+
+func (a rootScripts) Runnable(acct, name string) bool {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	ws := a.s.st.Workers[wkKey(acct, name)]
+	return ws != nil && len(ws.Modules) > 0
+}
+
+func (a rootScripts) Dispatch(ctx context.Context, acct, script, event string, body, out any) error {
+	return a.s.dispatch(ctx, acct, script, event, body, out)
+}
+
+func (a rootScripts) Producers(acct, queue string) []string {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	var out []string
+	for _, key := range core.SortedKeys(a.s.st.Workers) {
+		ws := a.s.st.Workers[key]
+		if ws.AccountID != acct {
+			continue
+		}
+		for _, raw := range ws.Bindings {
+			var b bindingSpec
+			if json.Unmarshal(raw, &b) == nil && b.Type == "queue" && b.QueueName == queue {
+				out = append(out, ws.Name)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -181,15 +181,15 @@ func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
 	get("/send?id=b&fail")
 	require.Eventually(t, func() bool {
 		_, ok := kvValue(t, c, store.ID, "job:a")
-		dead, _ := s.QueueMessages(acct, "rt-jobs-dlq")
+		dead, _ := s.Queues().Messages(acct, "rt-jobs-dlq")
 		return ok && len(dead) == 1
 	}, 20*time.Second, 50*time.Millisecond)
 	v, _ = kvValue(t, c, store.ID, "job:a")
 	assert.JSONEq(t, `{"attempts":1,"queue":"rt-jobs"}`, v)
-	dead, _ := s.QueueMessages(acct, "rt-jobs-dlq")
+	dead, _ := s.Queues().Messages(acct, "rt-jobs-dlq")
 	assert.Equal(t, "json", dead[0].ContentType)
 	assert.JSONEq(t, `{"id":"b","fail":true}`, dead[0].Body)
-	left, _ := s.QueueMessages(acct, "rt-jobs")
+	left, _ := s.Queues().Messages(acct, "rt-jobs")
 	assert.Empty(t, left)
 
 	// Crons fire on request.

@@ -8,11 +8,12 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"os"
-	"slices"
 	"sort"
 	"time"
 )
@@ -28,15 +29,9 @@ type state struct {
 	// Workers and Queues were added later; state files written before
 	// them simply lack the keys, so the version did not change.
 	Workers map[string]*workerScript `json:"workers"` // by wkKey(account, name)
-	Queues  map[string]*queue        `json:"queues"`  // by queue ID
 	// WorkersSubdomains holds the account subdomains set with PUT
 	// workers/subdomain; accounts without one use Options.WorkersSubdomain.
 	WorkersSubdomains map[string]string `json:"workers_subdomains"` // by account ID
-	// Zones, WorkerDomains and WorkerRoutes are zones.go's: the seeded and
-	// added zones, the custom domains and the zone routes.
-	Zones         map[string]*zone         `json:"zones,omitempty"`          // by zone ID
-	WorkerDomains map[string]*workerDomain `json:"worker_domains,omitempty"` // by domain ID
-	WorkerRoutes  map[string]*workerRoute  `json:"worker_routes,omitempty"`  // by route ID
 
 }
 
@@ -133,44 +128,12 @@ type workerCron struct {
 
 func wkKey(account, name string) string { return account + "/" + name }
 
-type queue struct {
-	ID                     string           `json:"id"`
-	AccountID              string           `json:"account_id"`
-	Name                   string           `json:"name"`
-	CreatedOn              time.Time        `json:"created_on"`
-	ModifiedOn             time.Time        `json:"modified_on"`
-	DeliveryDelay          int              `json:"delivery_delay"`
-	DeliveryPaused         bool             `json:"delivery_paused"`
-	MessageRetentionPeriod int              `json:"message_retention_period"`
-	Consumers              []*queueConsumer `json:"consumers"`
-}
-
-type queueConsumer struct {
-	ID              string           `json:"id"`
-	Script          string           `json:"script"`
-	DeadLetterQueue string           `json:"dead_letter_queue,omitempty"` // a queue name
-	Settings        consumerSettings `json:"settings"`
-	CreatedOn       time.Time        `json:"created_on"`
-}
-
-type consumerSettings struct {
-	BatchSize      int  `json:"batch_size"`
-	MaxRetries     int  `json:"max_retries"`
-	MaxWaitTimeMs  int  `json:"max_wait_time_ms"`
-	MaxConcurrency *int `json:"max_concurrency"` // nil: the platform's maximum
-	RetryDelay     int  `json:"retry_delay"`
-}
-
 func newState() *state {
 	return &state{
 		Version: stateVersion,
 		Workers: map[string]*workerScript{},
-		Queues:  map[string]*queue{},
 
 		WorkersSubdomains: map[string]string{},
-		Zones:             map[string]*zone{},
-		WorkerDomains:     map[string]*workerDomain{},
-		WorkerRoutes:      map[string]*workerRoute{},
 	}
 }
 
@@ -193,20 +156,8 @@ func loadState(path string) (*state, error) {
 	if st.Workers == nil {
 		st.Workers = map[string]*workerScript{}
 	}
-	if st.Queues == nil {
-		st.Queues = map[string]*queue{}
-	}
 	if st.WorkersSubdomains == nil {
 		st.WorkersSubdomains = map[string]string{}
-	}
-	if st.Zones == nil {
-		st.Zones = map[string]*zone{}
-	}
-	if st.WorkerDomains == nil {
-		st.WorkerDomains = map[string]*workerDomain{}
-	}
-	if st.WorkerRoutes == nil {
-		st.WorkerRoutes = map[string]*workerRoute{}
 	}
 	for _, ws := range st.Workers {
 		ws.adoptHistory()
@@ -224,9 +175,6 @@ func loadState(path string) (*state, error) {
 				list[i] = buf.Bytes()
 			}
 		}
-	}
-	for _, q := range st.Queues {
-		q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c == nil })
 	}
 	return st, nil
 }
@@ -294,13 +242,14 @@ type WorkerEntry struct {
 	Assets *assets.Entry `json:"assets,omitempty"` // its static assets
 }
 
+// DomainEntry is one custom domain in an Inventory.
+type DomainEntry = zones.DomainEntry
+
+// RouteEntry is one zone route in an Inventory.
+type RouteEntry = zones.RouteEntry
+
 // QueueEntry is one queue in an Inventory.
-type QueueEntry struct {
-	AccountID string   `json:"account_id"`
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Consumers []string `json:"consumers"` // script names
-}
+type QueueEntry = queues.Entry
 
 // Empty reports whether nothing exists in any account.
 func (i Inventory) Empty() bool {
@@ -313,15 +262,15 @@ func (i Inventory) Empty() bool {
 func (s *Server) Inventory() Inventory {
 	// The families' parts first: each has its own lock, not held with s.mu.
 	modal := s.modal.Inventory()
-	d1s, kvs, r2s := s.d1.Inventory(), s.kv.Inventory(), s.r2.Inventory()
+	d1s, kvs, r2s, qs := s.d1.Inventory(), s.kv.Inventory(), s.r2.Inventory(), s.queues.Inventory()
+	domains, routes := s.zones.Inventory()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{D1: d1s, KV: kvs, R2: r2s, Workers: []WorkerEntry{}, Queues: []QueueEntry{}, Modal: modal}
+	inv := Inventory{D1: d1s, KV: kvs, R2: r2s, Workers: []WorkerEntry{}, Queues: qs, Domains: domains, Routes: routes, Modal: modal}
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
 	inv.OpenComputer = s.opencomputer.Inventory()
 	inv.Vercel = s.vercel.Inventory()
-	inv.Domains, inv.Routes = s.routingInventoryLocked()
 	for _, ws := range s.st.Workers {
 		crons := make([]string, len(ws.Crons))
 		for i, c := range ws.Crons {
@@ -335,18 +284,8 @@ func (s *Server) Inventory() Inventory {
 		})
 	}
 	inv.AssetFiles = s.assets.Files()
-	for _, q := range s.st.Queues {
-		scripts := make([]string, len(q.Consumers))
-		for i, c := range q.Consumers {
-			scripts[i] = c.Script
-		}
-		inv.Queues = append(inv.Queues, QueueEntry{AccountID: q.AccountID, ID: q.ID, Name: q.Name, Consumers: scripts})
-	}
 	sort.Slice(inv.Workers, func(a, b int) bool {
 		return less2(inv.Workers[a].AccountID, inv.Workers[a].Name, inv.Workers[b].AccountID, inv.Workers[b].Name)
-	})
-	sort.Slice(inv.Queues, func(a, b int) bool {
-		return less2(inv.Queues[a].AccountID, inv.Queues[a].Name, inv.Queues[b].AccountID, inv.Queues[b].Name)
 	})
 	return inv
 }

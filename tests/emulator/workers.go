@@ -610,7 +610,7 @@ func (s *Server) wkCheckBindingLocked(acct, script string, b bindingSpec, classe
 			return bad(10085, "R2 binding %q references bucket '%s', which does not exist", b.Name, b.BucketName)
 		}
 	case "queue":
-		if s.queueByNameLocked(acct, b.QueueName) == nil {
+		if !s.queues.Exists(acct, b.QueueName) {
 			return bad(11000, "Queue binding %q references queue %q, which does not exist", b.Name, b.QueueName)
 		}
 	case "service":
@@ -794,16 +794,8 @@ func (s *Server) wkReferencesLocked(acct, name string) []string {
 			}
 		}
 	}
-	for _, id := range core.SortedKeys(s.st.Queues) {
-		q := s.st.Queues[id]
-		if q.AccountID != acct {
-			continue
-		}
-		for _, c := range q.Consumers {
-			if c.Script == name {
-				refs = append(refs, "consumer of queue "+q.Name)
-			}
-		}
+	for _, q := range s.queues.ConsumedBy(acct, name) {
+		refs = append(refs, "consumer of queue "+q)
 	}
 	return refs
 }
@@ -832,7 +824,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 // real API leaves them.
 func (s *Server) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
-	s.domainsRemoveLocked(acct, name)
+	s.zones.RemoveScript(acct, name)
 	used := map[string]bool{}
 	for _, ws := range s.st.Workers {
 		if ws.AccountID == acct {
@@ -843,11 +835,7 @@ func (s *Server) wkRemoveLocked(acct, name string) {
 		}
 	}
 	_ = s.assets.Collect(acct, used)
-	for _, q := range s.st.Queues {
-		if q.AccountID == acct {
-			q.Consumers = slices.DeleteFunc(q.Consumers, func(c *queueConsumer) bool { return c.Script == name })
-		}
-	}
+	s.queues.RemoveConsumers(acct, name)
 }
 
 // redactBinding drops the text of a secret_text binding; every other

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 )
 
 func findZone(t *testing.T, c *cloudflare.Client, name string) []zones.Zone {
@@ -29,7 +30,7 @@ func TestZonesSeededPerAccount(t *testing.T) {
 	other := strings.Repeat("b", 32)
 	s := start(t, emulator.Options{
 		Tokens: map[string]string{emulator.DefaultToken: acct, "other-token": other},
-		Zones:  map[string][]string{acct: {"example.com", "example.org"}, "*": {"other.example"}},
+		Zones:  emuzones.Options{Seeded: map[string][]string{acct: {"example.com", "example.org"}, "*": {"other.example"}}},
 	})
 	c := newClient(s)
 	got := findZone(t, c, "example.com")
@@ -37,7 +38,7 @@ func TestZonesSeededPerAccount(t *testing.T) {
 	assert.Equal(t, "example.com", got[0].Name)
 	assert.Equal(t, acct, got[0].Account.ID)
 	assert.EqualValues(t, "active", got[0].Status)
-	id, ok := s.ZoneID(acct, "example.com")
+	id, ok := s.Zones().ZoneID(acct, "example.com")
 	require.True(t, ok)
 	assert.Equal(t, id, got[0].ID)
 	assert.Len(t, findZone(t, c, "example.org"), 1)
@@ -53,13 +54,13 @@ func TestZonesSeededPerAccount(t *testing.T) {
 	z, err := c.Zones.Get(context.Background(), zones.ZoneGetParams{ZoneID: cloudflare.F(id)})
 	require.NoError(t, err)
 	assert.Equal(t, "example.com", z.Name)
-	otherID, _ := s.ZoneID(other, "other.example")
+	otherID, _ := s.Zones().ZoneID(other, "other.example")
 	_, err = c.Zones.Get(context.Background(), zones.ZoneGetParams{ZoneID: cloudflare.F(otherID)})
 	requireAPIError(t, err, http.StatusNotFound, 1001)
 
 	// The default: example.com for every account.
 	d := start(t, emulator.Options{})
-	assert.Len(t, findZone(t, newClient(d), emulator.DefaultZone), 1)
+	assert.Len(t, findZone(t, newClient(d), emuzones.DefaultZone), 1)
 }
 
 func attach(c *cloudflare.Client, host, zoneID, script string) (*workers.Domain, error) {
@@ -80,7 +81,7 @@ func TestWorkerCustomDomains(t *testing.T) {
 	c := newClient(s)
 	mustUpload(t, c, "web", meta())
 	mustUpload(t, c, "other", meta())
-	zoneID, _ := s.ZoneID(acct, "example.com")
+	zoneID, _ := s.Zones().ZoneID(acct, "example.com")
 
 	d, err := attach(c, "app.example.com", zoneID, "web")
 	require.NoError(t, err)
@@ -149,7 +150,7 @@ func TestWorkerRoutes(t *testing.T) {
 	c := newClient(s)
 	mustUpload(t, c, "web", meta())
 	mustUpload(t, c, "other", meta())
-	zoneID, _ := s.ZoneID(acct, "example.com")
+	zoneID, _ := s.Zones().ZoneID(acct, "example.com")
 	ctx := context.Background()
 
 	created, err := c.Workers.Routes.New(ctx, workers.RouteNewParams{ZoneID: cloudflare.F(zoneID), Pattern: cloudflare.F("example.com/api/*"), Script: cloudflare.F("web")})
@@ -201,12 +202,12 @@ func TestZonesAndRoutingPersist(t *testing.T) {
 	require.NoError(t, err)
 	c := newClient(s)
 	mustUpload(t, c, "web", meta())
-	zoneID, _ := s.ZoneID(acct, "example.com")
+	zoneID, _ := s.Zones().ZoneID(acct, "example.com")
 	_, err = attach(c, "app.example.com", zoneID, "web")
 	require.NoError(t, err)
 	_, err = c.Workers.Routes.New(context.Background(), workers.RouteNewParams{ZoneID: cloudflare.F(zoneID), Pattern: cloudflare.F("example.com/*"), Script: cloudflare.F("web")})
 	require.NoError(t, err)
-	_, err = s.AddZone(acct, "kept.example")
+	_, err = s.Zones().AddZone(acct, "kept.example")
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
@@ -220,12 +221,12 @@ func TestZonesAndRoutingPersist(t *testing.T) {
 // The script-scoped routes and domains wrangler deploy uses: each PUT makes
 // its list the script's whole set.
 func TestScriptScopedRoutesAndDomains(t *testing.T) {
-	s := start(t, emulator.Options{Zones: map[string][]string{acct: {"example.com", "api.example.com"}}})
+	s := start(t, emulator.Options{Zones: emuzones.Options{Seeded: map[string][]string{acct: {"example.com", "api.example.com"}}}})
 	c := newClient(s)
 	mustUpload(t, c, "web", meta())
 	mustUpload(t, c, "other", meta())
-	zoneID, _ := s.ZoneID(acct, "example.com")
-	apiZone, _ := s.ZoneID(acct, "api.example.com")
+	zoneID, _ := s.Zones().ZoneID(acct, "example.com")
+	apiZone, _ := s.Zones().ZoneID(acct, "api.example.com")
 
 	status, env := api(t, s, http.MethodPut, scriptsPath+"web/routes", "application/json", jsonBody([]M{
 		{"pattern": "example.com/a/*", "zone_name": "example.com"}, {"pattern": "v1.api.example.com/*"}}))

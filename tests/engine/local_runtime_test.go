@@ -13,6 +13,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/serviceauth"
 )
 
@@ -112,13 +113,13 @@ func TestLocalInstallationRuns(t *testing.T) {
 	// A failing consumer: retried (slack-completion: max_retries 1, 15 s
 	// apart), then in the dead-letter queue.
 	complete("local-2", true)
-	var dead []emulator.QueuedMessage
+	var dead []queues.Message
 	require.Eventually(t, func() bool {
 		emu.admin(t, http.MethodGet, "queues/"+emulatorAccount+"/open-inspect-slack-completion-dlq-engine/messages", &dead)
 		return len(dead) == 1
 	}, 60*time.Second, 250*time.Millisecond, "the message reaches the dead-letter queue")
 	assert.JSONEq(t, `{"sessionId":"local-2","fail":true}`, dead[0].Body)
-	var left []emulator.QueuedMessage
+	var left []queues.Message
 	emu.admin(t, http.MethodGet, "queues/"+emulatorAccount+"/open-inspect-slack-completion-engine/messages", &left)
 	assert.Empty(t, left)
 	_, recorded := kvGet(t, emu, kvID, "completion:local-2")

@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 )
 
 func main() {
@@ -44,7 +45,7 @@ func main() {
 	workersPlan := flag.String("workers-plan", "paid", "the Workers plan whose limits uploads are refused by: free or paid")
 	sizeLimit := flag.Int64("worker-size-limit", 0, "the largest Worker in bytes (default: the plan's 64 MiB)")
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
-	zones := flag.String("zones", emulator.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
+	zones := flag.String("zones", emuzones.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
 	localOrigins := map[string]string{}
@@ -75,10 +76,10 @@ func main() {
 	daytona.WorkerLimits.MaxScriptBytes = *sizeLimit
 	daytona.WorkerLimits.Compressed = *sizeCompressed
 	daytona.Workerd, daytona.RunCrons, daytona.LocalOrigins = *workerdBin, *runCrons, localOrigins
-	daytona.Zones = map[string][]string{"*": {}}
+	daytona.Zones.Seeded = map[string][]string{"*": {}}
 	for _, z := range strings.Split(*zones, ",") {
 		if z = strings.TrimSpace(z); z != "" {
-			daytona.Zones["*"] = append(daytona.Zones["*"], z)
+			daytona.Zones.Seeded["*"] = append(daytona.Zones.Seeded["*"], z)
 		}
 	}
 	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, modalToken, *verbose, daytona); err != nil {

@@ -1,4 +1,4 @@
-package emulator
+package zones
 
 // The script-scoped views of routes and custom domains that wrangler deploy
 // uses in place of the zone and domain APIs:
@@ -23,7 +23,21 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
-func (s *Server) registerScriptRouting() {
+// scriptNotFound is the Workers API's answer for a missing script.
+func scriptNotFound() *core.APIError {
+	return core.NewAPIError(http.StatusNotFound, 10007, "workers.api.error.script_not_found")
+}
+
+// scriptFound is nil when the account has the script, else the Workers
+// API's 404; asked before s.mu is taken.
+func (s *Service) scriptFound(acct, script string) error {
+	if !s.scripts.Exists(acct, script) {
+		return scriptNotFound()
+	}
+	return nil
+}
+
+func (s *Service) registerScriptRouting() {
 	const script = "/client/v4/accounts/{account_id}/workers/scripts/{script_name}"
 	s.cf.API("GET "+script+"/routes", cloudflare.AuthAccount, s.scriptRoutesGet)
 	s.cf.API("PUT "+script+"/routes", cloudflare.AuthAccount, s.scriptRoutesPut)
@@ -37,7 +51,7 @@ type scriptRouteBody struct {
 }
 
 // zoneForLocked resolves a route's or origin's zone in acct.
-func (s *Server) zoneForLocked(acct, host, id, name string) *zone {
+func (s *Service) zoneForLocked(acct, host, id, name string) *zone {
 	var best *zone
 	for _, z := range s.st.Zones {
 		switch {
@@ -51,7 +65,7 @@ func (s *Server) zoneForLocked(acct, host, id, name string) *zone {
 	return best
 }
 
-func (s *Server) scriptRoutesLocked(acct, script string) []routeJSON {
+func (s *Service) scriptRoutesLocked(acct, script string) []routeJSON {
 	out := []routeJSON{}
 	for _, rt := range s.st.WorkerRoutes {
 		if z, ok := s.st.Zones[rt.ZoneID]; ok && z.AccountID == acct && rt.Script == script {
@@ -62,9 +76,9 @@ func (s *Server) scriptRoutesLocked(acct, script string) []routeJSON {
 	return out
 }
 
-func (s *Server) scriptRoutesGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) scriptRoutesGet(w http.ResponseWriter, r *http.Request) {
+	err := s.scriptFound(r.PathValue("account_id"), r.PathValue("script_name"))
 	s.mu.Lock()
-	_, err := s.wkLookupLocked(r)
 	var out []routeJSON
 	if err == nil {
 		out = s.scriptRoutesLocked(r.PathValue("account_id"), r.PathValue("script_name"))
@@ -73,15 +87,15 @@ func (s *Server) scriptRoutesGet(w http.ResponseWriter, r *http.Request) {
 	core.Respond(w, err, out)
 }
 
-func (s *Server) scriptRoutesPut(w http.ResponseWriter, r *http.Request) {
+func (s *Service) scriptRoutesPut(w http.ResponseWriter, r *http.Request) {
 	var body []scriptRouteBody
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
 		return
 	}
 	acct, script := r.PathValue("account_id"), r.PathValue("script_name")
+	err := s.scriptFound(acct, script)
 	s.mu.Lock()
-	_, err := s.wkLookupLocked(r)
 	type placed struct {
 		z       *zone
 		pattern string
@@ -101,7 +115,7 @@ func (s *Server) scriptRoutesPut(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err == nil {
-			err = s.checkRouteLocked(z, routeBody{Pattern: b.Pattern}, s.routeIDLocked(z.ID, b.Pattern))
+			err = s.checkRouteLocked(z, routeBody{Pattern: b.Pattern}, s.routeIDLocked(z.ID, b.Pattern), true)
 		}
 		want = append(want, placed{z, b.Pattern})
 	}
@@ -127,7 +141,7 @@ func (s *Server) scriptRoutesPut(w http.ResponseWriter, r *http.Request) {
 }
 
 // routeIDLocked is the ID of the zone's route with this pattern, or "".
-func (s *Server) routeIDLocked(zoneID, pattern string) string {
+func (s *Service) routeIDLocked(zoneID, pattern string) string {
 	for _, rt := range s.st.WorkerRoutes {
 		if rt.ZoneID == zoneID && rt.Pattern == pattern {
 			return rt.ID
@@ -136,7 +150,7 @@ func (s *Server) routeIDLocked(zoneID, pattern string) string {
 	return ""
 }
 
-func (s *Server) scriptDomainsPut(w http.ResponseWriter, r *http.Request) {
+func (s *Service) scriptDomainsPut(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		OverrideScope          bool `json:"override_scope"`
 		OverrideExistingOrigin bool `json:"override_existing_origin"`
@@ -151,8 +165,8 @@ func (s *Server) scriptDomainsPut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct, script := r.PathValue("account_id"), r.PathValue("script_name")
+	err := s.scriptFound(acct, script)
 	s.mu.Lock()
-	_, err := s.wkLookupLocked(r)
 	listed := map[string]bool{}
 	var out []domainJSON
 	// Check every origin first, so a refused one changes nothing.

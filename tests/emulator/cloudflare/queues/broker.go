@@ -1,4 +1,4 @@
-package emulator
+package queues
 
 // The queues' messages. A producer binding's sends land in the queue's
 // backlog here (in memory: a restarted emulator starts with empty queues);
@@ -69,7 +69,10 @@ func (b *broker) add(queueID string, msgs ...*queuedMessage) {
 // maxMessageBytes is Cloudflare's limit on one message.
 const maxMessageBytes = 128000
 
-func (s *Server) bindQueue(w http.ResponseWriter, r *http.Request, acct, name string) {
+// ServeBinding answers one request of a queue producer binding to the
+// account's queue name: POST /message (X-Msg-Fmt, X-Msg-Delay-Secs) and
+// POST /batch, into the queue's backlog.
+func (s *Service) ServeBinding(w http.ResponseWriter, r *http.Request, acct, name string) {
 	s.mu.Lock()
 	q := s.queueByNameLocked(acct, name)
 	s.mu.Unlock()
@@ -180,7 +183,7 @@ type consumerPlan struct {
 }
 
 // runBroker delivers until Close.
-func (s *Server) runBroker() {
+func (s *Service) runBroker() {
 	b := s.broker
 	defer close(b.done)
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -204,9 +207,10 @@ func (s *Server) runBroker() {
 	}
 }
 
-func (s *Server) consumerPlans() []consumerPlan {
+// consumerPlans are the consumers due for delivery: those of unpaused
+// queues whose script has code to run (asked after s.mu is released).
+func (s *Service) consumerPlans() []consumerPlan {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []consumerPlan
 	for _, id := range core.SortedKeys(s.st.Queues) {
 		q := s.st.Queues[id]
@@ -214,14 +218,11 @@ func (s *Server) consumerPlans() []consumerPlan {
 			if c.Script == "" || q.DeliveryPaused {
 				continue
 			}
-			ws := s.st.Workers[wkKey(q.AccountID, c.Script)]
-			if ws == nil || len(ws.Modules) == 0 {
-				continue
-			}
 			out = append(out, consumerPlan{acct: q.AccountID, queueID: q.ID, queueName: q.Name, script: c.Script, deadLetter: c.DeadLetterQueue, settings: c.Settings})
 		}
 	}
-	return out
+	s.mu.Unlock()
+	return slices.DeleteFunc(out, func(p consumerPlan) bool { return !s.scripts.Runnable(p.acct, p.script) })
 }
 
 // takeBatch removes the next batch due for plan's consumer, or nil.
@@ -279,7 +280,7 @@ type queueResult struct {
 	} `json:"retryMessages"`
 }
 
-func (s *Server) deliver(plan consumerPlan, batch []*queuedMessage) {
+func (s *Service) deliver(plan consumerPlan, batch []*queuedMessage) {
 	b := s.broker
 	defer func() {
 		b.mu.Lock()
@@ -306,7 +307,7 @@ func (s *Server) deliver(plan consumerPlan, batch []*queuedMessage) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var res queueResult
-	if err := s.dispatch(ctx, plan.acct, plan.script, "queue", map[string]any{"queue": plan.queueName, "messages": wire}, &res); err != nil {
+	if err := s.scripts.Dispatch(ctx, plan.acct, plan.script, "queue", map[string]any{"queue": plan.queueName, "messages": wire}, &res); err != nil {
 		if s.logf != nil {
 			s.logf("queue %s: delivery to %s failed: %v", plan.queueName, plan.script, err)
 		}
@@ -356,8 +357,8 @@ func (s *Server) deliver(plan consumerPlan, batch []*queuedMessage) {
 	b.add(dlq.ID, dead...)
 }
 
-// QueuedMessage is a message waiting in a queue, as the admin API shows it.
-type QueuedMessage struct {
+// Message is a message waiting in a queue, as the admin API shows it.
+type Message struct {
 	ID          string `json:"id"`
 	ContentType string `json:"content_type"`
 	// Body is the message's text (text and json messages) or its bytes in
@@ -366,8 +367,8 @@ type QueuedMessage struct {
 	Deliveries int    `json:"deliveries"`
 }
 
-// QueueMessages lists the messages waiting in the account's queue name.
-func (s *Server) QueueMessages(acct, name string) ([]QueuedMessage, bool) {
+// Messages lists the messages waiting in the account's queue name.
+func (s *Service) Messages(acct, name string) ([]Message, bool) {
 	s.mu.Lock()
 	q := s.queueByNameLocked(acct, name)
 	s.mu.Unlock()
@@ -376,20 +377,20 @@ func (s *Server) QueueMessages(acct, name string) ([]QueuedMessage, bool) {
 	}
 	s.broker.mu.Lock()
 	defer s.broker.mu.Unlock()
-	out := []QueuedMessage{}
+	out := []Message{}
 	for _, m := range s.broker.backlog[q.ID] {
 		body := string(m.Body)
 		if m.ContentType == "bytes" || m.ContentType == "v8" {
 			body = base64.StdEncoding.EncodeToString(m.Body)
 		}
-		out = append(out, QueuedMessage{ID: m.ID, ContentType: m.ContentType, Body: body, Deliveries: m.Deliveries})
+		out = append(out, Message{ID: m.ID, ContentType: m.ContentType, Body: body, Deliveries: m.Deliveries})
 	}
 	return out, true
 }
 
-func (s *Server) registerBroker() {
+func (s *Service) registerAdmin() {
 	s.mux.HandleFunc("GET /__emulator/queues/{account_id}/{queue_name}/messages", func(w http.ResponseWriter, r *http.Request) {
-		msgs, ok := s.QueueMessages(r.PathValue("account_id"), r.PathValue("queue_name"))
+		msgs, ok := s.Messages(r.PathValue("account_id"), r.PathValue("queue_name"))
 		if !ok {
 			core.AdminError(w, http.StatusNotFound, errors.New("no such queue"))
 			return

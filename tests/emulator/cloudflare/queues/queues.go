@@ -1,4 +1,4 @@
-package emulator
+package queues
 
 import (
 	"encoding/json"
@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-func (s *Server) registerQueues() {
+// Register mounts the routes of the API.
+func (s *Service) Register() {
 	const base = "/client/v4/accounts/{account_id}/queues"
 	s.cf.API("POST "+base, cloudflare.AuthAccount, s.qCreate)
 	s.cf.API("GET "+base, cloudflare.AuthAccount, s.qList)
@@ -27,6 +28,7 @@ func (s *Server) registerQueues() {
 	s.cf.API("GET "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qGetConsumer)
 	s.cf.API("PUT "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qUpdateConsumer)
 	s.cf.API("DELETE "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qDeleteConsumer)
+	s.registerAdmin()
 }
 
 // queueNameRE is the rule the real API quotes in its 11003 error.
@@ -100,35 +102,33 @@ func (q *queue) consumerJSON(c *queueConsumer) consumerJSON {
 	}
 }
 
-// queueJSONLocked renders a queue. Producers are the account's scripts with
-// a queue binding to it, which is what the real API reports.
-func (s *Server) queueJSONLocked(q *queue) queueJSON {
+// queueJSONLocked renders a queue but for its producers, which
+// withProducers adds once the lock is released.
+func (s *Service) queueJSONLocked(q *queue) queueJSON {
 	out := queueJSON{
 		QueueID: q.ID, QueueName: q.Name, CreatedOn: cloudflare.Time(q.CreatedOn), ModifiedOn: cloudflare.Time(q.ModifiedOn),
 		Producers: []queueProducerJSON{}, Consumers: []consumerJSON{},
 		Settings: queueSettingsJSON{DeliveryDelay: q.DeliveryDelay, DeliveryPaused: q.DeliveryPaused, MessageRetentionPeriod: q.MessageRetentionPeriod},
 	}
-	for _, key := range core.SortedKeys(s.st.Workers) {
-		ws := s.st.Workers[key]
-		if ws.AccountID != q.AccountID {
-			continue
-		}
-		for _, raw := range ws.Bindings {
-			var b bindingSpec
-			if json.Unmarshal(raw, &b) == nil && b.Type == "queue" && b.QueueName == q.Name {
-				out.Producers = append(out.Producers, queueProducerJSON{Type: "worker", Script: ws.Name})
-				break
-			}
-		}
-	}
 	for _, c := range q.Consumers {
 		out.Consumers = append(out.Consumers, q.consumerJSON(c))
 	}
-	out.ProducersTotalCount, out.ConsumersTotalCount = len(out.Producers), len(out.Consumers)
+	out.ConsumersTotalCount = len(out.Consumers)
 	return out
 }
 
-func (s *Server) queueByNameLocked(acct, name string) *queue {
+// withProducers adds the queue's producers: the account's scripts with a
+// queue binding to it, which is what the real API reports. It asks the
+// scripts, so it runs without s.mu.
+func (s *Service) withProducers(acct string, out queueJSON) queueJSON {
+	for _, script := range s.scripts.Producers(acct, out.QueueName) {
+		out.Producers = append(out.Producers, queueProducerJSON{Type: "worker", Script: script})
+	}
+	out.ProducersTotalCount = len(out.Producers)
+	return out
+}
+
+func (s *Service) queueByNameLocked(acct, name string) *queue {
 	for _, q := range s.st.Queues {
 		if q.AccountID == acct && q.Name == name {
 			return q
@@ -137,7 +137,7 @@ func (s *Server) queueByNameLocked(acct, name string) *queue {
 	return nil
 }
 
-func (s *Server) queueLookupLocked(r *http.Request) (*queue, error) {
+func (s *Service) queueLookupLocked(r *http.Request) (*queue, error) {
 	q, ok := s.st.Queues[r.PathValue("queue_id")]
 	if !ok || q.AccountID != r.PathValue("account_id") {
 		return nil, queueNotFound()
@@ -192,7 +192,7 @@ func intSetting(field string, n json.Number, lo, hi int) (int, error) {
 	return int(f), nil
 }
 
-func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qCreate(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	var body queueBody
 	if err := core.DecodeJSON(w, r, &body); err != nil {
@@ -224,6 +224,9 @@ func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
 		out = s.queueJSONLocked(q)
 	}
 	s.mu.Unlock()
+	if err == nil {
+		out = s.withProducers(acct, out)
+	}
 	s.saveAndRespond(w, err, out)
 }
 
@@ -237,7 +240,7 @@ func (s *Server) qCreate(w http.ResponseWriter, r *http.Request) {
 // without per_page the whole list is one page, which is also what
 // cloudflare-go's SinglePage List expects; page and per_page slice it as on
 // the other v4 lists, and result_info tells wrangler's pager when to stop.
-func (s *Server) qList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qList(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	names := r.URL.Query()["name"]
 	s.mu.Lock()
@@ -248,13 +251,16 @@ func (s *Server) qList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	for i := range out {
+		out[i] = s.withProducers(acct, out[i])
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].QueueName < out[j].QueueName })
 	page, perPage := core.PageParams(r, max(len(out), 1), max(len(out), 1000))
 	items, info := core.Paginate(out, page, perPage)
 	core.WriteEnvelope(w, http.StatusOK, items, info, nil)
 }
 
-func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	q, err := s.queueLookupLocked(r)
 	var out queueJSON
@@ -262,13 +268,16 @@ func (s *Server) qGet(w http.ResponseWriter, r *http.Request) {
 		out = s.queueJSONLocked(q)
 	}
 	s.mu.Unlock()
+	if err == nil {
+		out = s.withProducers(r.PathValue("account_id"), out)
+	}
 	core.Respond(w, err, out)
 }
 
 // qUpdate renames a queue and/or changes its settings (PUT and PATCH alike:
 // absent fields keep their value). Scripts bind queues by name, so their
 // bindings to the old name dangle after a rename, as they would for real.
-func (s *Server) qUpdate(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qUpdate(w http.ResponseWriter, r *http.Request) {
 	var body queueBody
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
@@ -302,13 +311,16 @@ func (s *Server) qUpdate(w http.ResponseWriter, r *http.Request) {
 		out = s.queueJSONLocked(q)
 	}
 	s.mu.Unlock()
+	if err == nil {
+		out = s.withProducers(r.PathValue("account_id"), out)
+	}
 	s.saveAndRespond(w, err, out)
 }
 
 // qDelete removes a queue with its consumers. Consumers of other queues
 // that name it as dead_letter_queue keep the name: it is only a name, and
 // creating a queue with it again makes it their dead-letter queue again.
-func (s *Server) qDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	q, err := s.queueLookupLocked(r)
 	if err == nil {
@@ -318,7 +330,7 @@ func (s *Server) qDelete(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, nil)
 }
 
-func (s *Server) qListConsumers(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qListConsumers(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	q, err := s.queueLookupLocked(r)
 	out := []consumerJSON{}
@@ -333,7 +345,7 @@ func (s *Server) qListConsumers(w http.ResponseWriter, r *http.Request) {
 
 // qGetConsumer is GET consumers/{consumer_id}: one consumer, in the list's
 // shape.
-func (s *Server) qGetConsumer(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qGetConsumer(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	q, err := s.queueLookupLocked(r)
 	var out consumerJSON
@@ -403,9 +415,18 @@ func (b *consumerBody) settings() (consumerSettings, error) {
 	return out, nil
 }
 
+// scriptNamed is whether the script a consumer body names exists, asked
+// before s.mu is taken (the lock rule: no call to the scripts under it). A
+// body naming none keeps the consumer's script, which exists: deleting a
+// script removes its consumers.
+func (s *Service) scriptNamed(acct string, b *consumerBody) bool {
+	return b.ScriptName == nil || s.scripts.Exists(acct, *b.ScriptName)
+}
+
 // checkConsumerLocked validates a consumer body for queue q. script is the
 // consumer's script when the body names none (update); "" on create.
-func (s *Server) checkConsumerLocked(q *queue, b *consumerBody, script string) (*queueConsumer, error) {
+// scriptExists is scriptNamed's answer.
+func (s *Service) checkConsumerLocked(q *queue, b *consumerBody, script string, scriptExists bool) (*queueConsumer, error) {
 	typ := "worker"
 	if b.Type != nil {
 		typ = *b.Type
@@ -419,7 +440,7 @@ func (s *Server) checkConsumerLocked(q *queue, b *consumerBody, script string) (
 	if script == "" {
 		return nil, queueInvalid("script_name is required for a worker consumer")
 	}
-	if _, ok := s.st.Workers[wkKey(q.AccountID, script)]; !ok {
+	if !scriptExists {
 		return nil, core.NewAPIError(http.StatusBadRequest, 10007, fmt.Sprintf("workers.api.error.script_not_found: consumer script %q does not exist", script))
 	}
 	dlq := ""
@@ -441,17 +462,18 @@ func (s *Server) checkConsumerLocked(q *queue, b *consumerBody, script string) (
 	return &queueConsumer{Script: script, DeadLetterQueue: dlq, Settings: settings}, nil
 }
 
-func (s *Server) qAddConsumer(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qAddConsumer(w http.ResponseWriter, r *http.Request) {
 	var body consumerBody
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
 		return
 	}
+	scriptExists := s.scriptNamed(r.PathValue("account_id"), &body)
 	s.mu.Lock()
 	q, err := s.queueLookupLocked(r)
 	var c *queueConsumer
 	if err == nil {
-		c, err = s.checkConsumerLocked(q, &body, "")
+		c, err = s.checkConsumerLocked(q, &body, "", scriptExists)
 	}
 	if err == nil && len(q.Consumers) > 0 {
 		err = core.NewAPIError(http.StatusBadRequest, 11004, fmt.Sprintf(
@@ -471,12 +493,13 @@ func consumerNotFound() *core.APIError {
 	return core.NewAPIError(http.StatusNotFound, 11005, "Consumer not found")
 }
 
-func (s *Server) qUpdateConsumer(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qUpdateConsumer(w http.ResponseWriter, r *http.Request) {
 	var body consumerBody
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
 		return
 	}
+	scriptExists := s.scriptNamed(r.PathValue("account_id"), &body)
 	s.mu.Lock()
 	q, err := s.queueLookupLocked(r)
 	var i int
@@ -488,7 +511,7 @@ func (s *Server) qUpdateConsumer(w http.ResponseWriter, r *http.Request) {
 	}
 	var c *queueConsumer
 	if err == nil {
-		c, err = s.checkConsumerLocked(q, &body, q.Consumers[i].Script)
+		c, err = s.checkConsumerLocked(q, &body, q.Consumers[i].Script, scriptExists)
 	}
 	var out consumerJSON
 	if err == nil {
@@ -500,7 +523,7 @@ func (s *Server) qUpdateConsumer(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, out)
 }
 
-func (s *Server) qDeleteConsumer(w http.ResponseWriter, r *http.Request) {
+func (s *Service) qDeleteConsumer(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	q, err := s.queueLookupLocked(r)
 	if err == nil {

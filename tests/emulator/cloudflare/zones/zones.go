@@ -1,10 +1,10 @@
-package emulator
+package zones
 
 // Zones and the two ways a Worker serves a zone's hostnames:
 //
 //   - GET zones (?name=, ?account.id=): the account's zones. The emulator
 //     cannot add a domain to Cloudflare, so zones are seeded: every account
-//     starts with Options.Zones (default example.com), and AddZone or
+//     starts with Options.Seeded (default example.com), and AddZone or
 //     POST /__emulator/zones add more.
 //   - Custom domains, PUT/GET/DELETE accounts/{a}/workers/domains[/{id}]:
 //     a hostname of a zone served by a script as its origin. A hostname
@@ -69,9 +69,8 @@ func zoneID(acct, name string) string {
 }
 
 // seedZones gives each account its seeded zones (once; kept in the state).
-func (s *Server) seedZones(names map[string][]string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// It runs in New, before any request.
+func (s *Service) seedZones(names map[string][]string) error {
 	for _, acct := range s.cf.IDs() {
 		list, ok := names[acct]
 		if !ok {
@@ -89,7 +88,7 @@ func (s *Server) seedZones(names map[string][]string) error {
 	return nil
 }
 
-func (s *Server) addZoneLocked(acct, name string) (string, error) {
+func (s *Service) addZoneLocked(acct, name string) (string, error) {
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
 	if !zoneNameRE.MatchString(name) {
 		return "", fmt.Errorf("emulator: %q is not a zone name", name)
@@ -102,7 +101,7 @@ func (s *Server) addZoneLocked(acct, name string) (string, error) {
 }
 
 // AddZone adds a zone to an account (idempotent) and returns its ID.
-func (s *Server) AddZone(accountID, name string) (string, error) {
+func (s *Service) AddZone(accountID, name string) (string, error) {
 	s.mu.Lock()
 	id, err := s.addZoneLocked(accountID, name)
 	s.mu.Unlock()
@@ -113,14 +112,15 @@ func (s *Server) AddZone(accountID, name string) (string, error) {
 }
 
 // ZoneID returns the ID of an account's zone, or false.
-func (s *Server) ZoneID(accountID, name string) (string, bool) {
+func (s *Service) ZoneID(accountID, name string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	z, ok := s.st.Zones[zoneID(accountID, name)]
 	return zoneID(accountID, name), ok && z.AccountID == accountID
 }
 
-func (s *Server) registerZones() {
+// Register mounts the routes of the API.
+func (s *Service) Register() {
 	s.cf.API("GET /client/v4/zones", cloudflare.AuthToken, s.zoneList)
 	s.cf.API("GET /client/v4/zones/{zone_id}", cloudflare.AuthToken, s.zoneGet)
 	const domains = "/client/v4/accounts/{account_id}/workers/domains"
@@ -192,7 +192,7 @@ func (z *zone) json() zoneJSON {
 
 // zoneList answers GET zones: the token's account's zones, filtered by
 // name and account.id (the SDK's dotted form of account[id]).
-func (s *Server) zoneList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) zoneList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	acct := s.cf.Of(r)
 	name := strings.ToLower(q.Get("name"))
@@ -219,7 +219,7 @@ func (s *Server) zoneList(w http.ResponseWriter, r *http.Request) {
 // zoneLookupLocked finds the zone in the path among the token's account's.
 // An unknown zone and another account's zone get the same answer, so a
 // token learns nothing about zones it cannot use.
-func (s *Server) zoneLookupLocked(r *http.Request) (*zone, error) {
+func (s *Service) zoneLookupLocked(r *http.Request) (*zone, error) {
 	z, ok := s.st.Zones[r.PathValue("zone_id")]
 	if !ok || z.AccountID != s.cf.Of(r) {
 		return nil, core.NewAPIError(http.StatusNotFound, 1001, "Invalid zone identifier")
@@ -227,7 +227,7 @@ func (s *Server) zoneLookupLocked(r *http.Request) (*zone, error) {
 	return z, nil
 }
 
-func (s *Server) zoneGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) zoneGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	z, err := s.zoneLookupLocked(r)
 	var out zoneJSON
@@ -254,7 +254,7 @@ type domainJSON struct {
 	ZoneName    string `json:"zone_name"`
 }
 
-func (s *Server) domainJSONLocked(d *workerDomain) domainJSON {
+func (s *Service) domainJSONLocked(d *workerDomain) domainJSON {
 	out := domainJSON{ID: d.ID, Environment: d.Environment, Hostname: d.Hostname, Service: d.Service, ZoneID: d.ZoneID}
 	if z, ok := s.st.Zones[d.ZoneID]; ok {
 		out.ZoneName = z.Name
@@ -271,7 +271,7 @@ func domainNotFound() *core.APIError {
 
 // domainList filters by hostname, service, environment, zone_id and
 // zone_name, all optional.
-func (s *Server) domainList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) domainList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	acct := r.PathValue("account_id")
 	s.mu.Lock()
@@ -296,7 +296,7 @@ func (s *Server) domainList(w http.ResponseWriter, r *http.Request) {
 	core.WriteResult(w, out)
 }
 
-func (s *Server) domainGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) domainGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	d, ok := s.st.WorkerDomains[r.PathValue("domain_id")]
 	var out domainJSON
@@ -313,7 +313,7 @@ func (s *Server) domainGet(w http.ResponseWriter, r *http.Request) {
 // domainPut attaches a hostname to a script. The zone is given by zone_id
 // or zone_name; the hostname must be in it. Attaching a hostname again to
 // the script it serves is a no-op answering the same domain.
-func (s *Server) domainPut(w http.ResponseWriter, r *http.Request) {
+func (s *Service) domainPut(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Hostname               string `json:"hostname"`
 		Service                string `json:"service"`
@@ -334,6 +334,7 @@ func (s *Server) domainPut(w http.ResponseWriter, r *http.Request) {
 	bad := func(code int, format string, args ...any) error {
 		return core.NewAPIError(http.StatusBadRequest, code, fmt.Sprintf(format, args...))
 	}
+	serviceExists := body.Service != "" && s.scripts.Exists(acct, body.Service) // before s.mu
 	s.mu.Lock()
 	var out domainJSON
 	err := func() error {
@@ -357,8 +358,8 @@ func (s *Server) domainPut(w http.ResponseWriter, r *http.Request) {
 		if !inZone(host, z.Name) {
 			return bad(100105, "hostname %s is not in zone %s", host, z.Name)
 		}
-		if _, ok := s.st.Workers[wkKey(acct, body.Service)]; !ok {
-			return core.NewAPIError(http.StatusNotFound, 10007, "workers.api.error.script_not_found")
+		if !serviceExists {
+			return scriptNotFound()
 		}
 		for _, d := range s.st.WorkerDomains {
 			if d.AccountID != acct || d.Hostname != host {
@@ -384,7 +385,7 @@ func (s *Server) domainPut(w http.ResponseWriter, r *http.Request) {
 // hostnamePatternRE is a hostname of two or more labels.
 var hostnamePatternRE = zoneNameRE
 
-func (s *Server) domainDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) domainDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	d, ok := s.st.WorkerDomains[r.PathValue("domain_id")]
 	var err error
@@ -397,12 +398,20 @@ func (s *Server) domainDelete(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, nil)
 }
 
-// domainsRemoveLocked drops a deleted script's custom domains.
-func (s *Server) domainsRemoveLocked(acct, script string) {
+// RemoveScript drops a deleted script's custom domains (a domain cannot
+// exist without its service) and persists that; a failed write is logged,
+// the script's deletion having happened. Its routes are zone objects and
+// stay, naming the gone script.
+func (s *Service) RemoveScript(acct, script string) {
+	s.mu.Lock()
 	for id, d := range s.st.WorkerDomains {
 		if d.AccountID == acct && d.Service == script {
 			delete(s.st.WorkerDomains, id)
 		}
+	}
+	s.mu.Unlock()
+	if err := s.save(); err != nil && s.logf != nil {
+		s.logf("zones: %v", err)
 	}
 }
 
@@ -417,7 +426,7 @@ func routeNotFound() *core.APIError {
 	return core.NewAPIError(http.StatusNotFound, 10005, "workers.api.error.route_not_found")
 }
 
-func (s *Server) routeList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) routeList(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	z, err := s.zoneLookupLocked(r)
 	out := []routeJSON{}
@@ -440,8 +449,9 @@ type routeBody struct {
 }
 
 // checkRouteLocked validates a route of zone z; self is the route being
-// updated ("" on create).
-func (s *Server) checkRouteLocked(z *zone, b routeBody, self string) error {
+// updated ("" on create). scriptExists is whether b.Script exists, asked
+// before s.mu was taken (routeScriptExists).
+func (s *Service) checkRouteLocked(z *zone, b routeBody, self string, scriptExists bool) error {
 	host, _, _ := strings.Cut(b.Pattern, "/")
 	switch {
 	case b.Pattern == "" || strings.Contains(b.Pattern, "://") || strings.ContainsAny(b.Pattern, " \t"):
@@ -449,10 +459,8 @@ func (s *Server) checkRouteLocked(z *zone, b routeBody, self string) error {
 	case !inZone(host, z.Name):
 		return core.NewAPIError(http.StatusBadRequest, 10022, fmt.Sprintf("route pattern %q does not match zone %s", b.Pattern, z.Name))
 	}
-	if b.Script != "" {
-		if _, ok := s.st.Workers[wkKey(z.AccountID, b.Script)]; !ok {
-			return core.NewAPIError(http.StatusNotFound, 10007, "workers.api.error.script_not_found")
-		}
+	if b.Script != "" && !scriptExists {
+		return scriptNotFound()
 	}
 	for _, rt := range s.st.WorkerRoutes {
 		if rt.ZoneID == z.ID && rt.Pattern == b.Pattern && rt.ID != self {
@@ -463,17 +471,24 @@ func (s *Server) checkRouteLocked(z *zone, b routeBody, self string) error {
 	return nil
 }
 
-func (s *Server) routeCreate(w http.ResponseWriter, r *http.Request) {
+// routeScriptExists is whether the script a route body names exists in the
+// token's account (the only account whose zones the request may reach).
+func (s *Service) routeScriptExists(r *http.Request, b routeBody) bool {
+	return b.Script == "" || s.scripts.Exists(s.cf.Of(r), b.Script)
+}
+
+func (s *Service) routeCreate(w http.ResponseWriter, r *http.Request) {
 	var body routeBody
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
 		return
 	}
+	scriptExists := s.routeScriptExists(r, body)
 	s.mu.Lock()
 	z, err := s.zoneLookupLocked(r)
 	var out routeJSON
 	if err == nil {
-		err = s.checkRouteLocked(z, body, "")
+		err = s.checkRouteLocked(z, body, "", scriptExists)
 	}
 	if err == nil {
 		rt := &workerRoute{ID: core.NewHexID(), ZoneID: z.ID, Pattern: body.Pattern, Script: body.Script}
@@ -484,7 +499,7 @@ func (s *Server) routeCreate(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, out)
 }
 
-func (s *Server) routeLookupLocked(r *http.Request) (*zone, *workerRoute, error) {
+func (s *Service) routeLookupLocked(r *http.Request) (*zone, *workerRoute, error) {
 	z, err := s.zoneLookupLocked(r)
 	if err != nil {
 		return nil, nil, err
@@ -496,7 +511,7 @@ func (s *Server) routeLookupLocked(r *http.Request) (*zone, *workerRoute, error)
 	return z, rt, nil
 }
 
-func (s *Server) routeGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) routeGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	_, rt, err := s.routeLookupLocked(r)
 	var out routeJSON
@@ -507,17 +522,18 @@ func (s *Server) routeGet(w http.ResponseWriter, r *http.Request) {
 	core.Respond(w, err, out)
 }
 
-func (s *Server) routeUpdate(w http.ResponseWriter, r *http.Request) {
+func (s *Service) routeUpdate(w http.ResponseWriter, r *http.Request) {
 	var body routeBody
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
 		return
 	}
+	scriptExists := s.routeScriptExists(r, body)
 	s.mu.Lock()
 	z, rt, err := s.routeLookupLocked(r)
 	var out routeJSON
 	if err == nil {
-		err = s.checkRouteLocked(z, body, rt.ID)
+		err = s.checkRouteLocked(z, body, rt.ID, scriptExists)
 	}
 	if err == nil {
 		rt.Pattern, rt.Script = body.Pattern, body.Script
@@ -527,7 +543,7 @@ func (s *Server) routeUpdate(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, out)
 }
 
-func (s *Server) routeDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) routeDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	_, rt, err := s.routeLookupLocked(r)
 	var out routeJSON
@@ -557,8 +573,11 @@ type RouteEntry struct {
 	Script    string `json:"script"`
 }
 
-// routingInventoryLocked lists the custom domains and routes, sorted.
-func (s *Server) routingInventoryLocked() ([]DomainEntry, []RouteEntry) {
+// Inventory lists the custom domains and routes, sorted; the zones
+// themselves are seeded, not deployed, and are not listed.
+func (s *Service) Inventory() ([]DomainEntry, []RouteEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	domains, routes := []DomainEntry{}, []RouteEntry{}
 	for _, d := range s.st.WorkerDomains {
 		domains = append(domains, DomainEntry{AccountID: d.AccountID, ID: d.ID, Hostname: d.Hostname, Service: d.Service, ZoneID: d.ZoneID})

@@ -1,0 +1,32 @@
+// Package queues is the emulated Queues API: queues and their settings,
+// worker consumers (one per queue) with their batching and retry settings,
+// the backend of the scripts' queue producer bindings, and the broker
+// (broker.go) that holds each queue's messages in memory and delivers them
+// to the consumer script in batches, retrying and dead-lettering as
+// Cloudflare does. It owns queues.json (the queues and consumers; messages
+// are not persisted) and the admin route listing a queue's messages.
+//
+// It imports the standard library, core and package cloudflare, never the
+// root or a sibling. It reaches the Workers scripts through Scripts, which
+// it declares and the root wires; the workers package reaches it through
+// its own Queues interface (Exists, ServeBinding, ConsumedBy,
+// RemoveConsumers). Scripts is called only while this package's lock is
+// not held, so the two never wait on each other.
+//
+// Error codes as observed / assumed (shared rows: package cloudflare and
+// the root's ledger; a consumer naming a missing script answers the Workers
+// 10007 row):
+//
+//	HTTP  code   message                                                     source
+//	404   11000  Queue not found (path queue_id; 400 for a missing
+//	             dead_letter_queue in a consumer body)                       code verified (wrangler's queue_not_found); status assumed
+//	400   11003  invalid queue name: X. Must match ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$
+//	                                                                         verified
+//	400   11003  bad consumer settings (batch_size 1-100, max_retries 0-100,
+//	             max_wait_time_ms 0-60000, max_concurrency 1-250,
+//	             retry_delay 0-43200), queue settings, DLQ = the queue
+//	             itself, non-worker consumer type, no script_name            assumed
+//	400   11009  A queue with this name already exists                       assumed
+//	400   11004  workers.api.error.consumer_exists (second consumer)         verified (code, token); detail assumed
+//	404   11005  Consumer not found                                          assumed
+package queues
