@@ -67,4 +67,3 @@ package emulator
 //	Cron syntax follows Cloudflare's documented table (verified), read as
 //	in cron.go: weekdays 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or
 //	JAN-DEC, plus L, LW, L-n, nW (day of month) and L, nL, n#k (day of week).
-
