@@ -162,7 +162,7 @@ type Server struct {
 	queues *queues.Service // Queues, consumers and the broker (package queues), own lock and file
 	zones  *zones.Service  // zones, custom domains, routes (package zones), own lock and file
 
-	stateFile *core.StateFile // state.json; written outside mu, newest snapshot wins
+	stateFile *core.StateFile // workers.json; written outside mu, newest snapshot wins
 
 	modal *modal.Service // the Modal API (package modal), with its own lock and file
 
@@ -226,7 +226,11 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	s.stateFile = core.NewStateFile(filepath.Join(s.dataDir, "state.json"), ".state-*.json", "state")
+	if err := splitLegacyState(s.dataDir, legacyKeys); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	s.stateFile = core.NewStateFile(filepath.Join(s.dataDir, workersStateFile), ".workers-*.json", "Workers state")
 	st, err := loadState(s.stateFile.Path())
 	if err != nil {
 		s.removeTemp()

@@ -88,3 +88,27 @@ func TestCorruptStateIsReported(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "state.json")
 }
+
+// A DataDir written when every Cloudflare API shared state.json keeps its
+// contents: New splits the file into the families' files.
+func TestLegacyStateIsSplit(t *testing.T) {
+	dir := t.TempDir()
+	legacy := `{"version": 1,
+	  "kv_namespaces": {"ns1": {"id": "ns1", "account_id": "` + acct + `", "title": "old", "created_at": "2024-01-01T00:00:00Z",
+	    "values": {"k": {"value": "dg=="}}}},
+	  "r2_buckets": {"` + acct + `/bkt": {"account_id": "` + acct + `", "name": "bkt", "creation_date": "2024-01-01T00:00:00Z",
+	    "location": "enam", "storage_class": "Standard", "objects": {}}},
+	  "queues": {"q1": {"id": "q1", "account_id": "` + acct + `", "name": "jobs", "created_on": "2024-01-01T00:00:00Z",
+	    "modified_on": "2024-01-01T00:00:00Z", "consumers": []}}}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte(legacy), 0o600))
+	s := start(t, emulator.Options{DataDir: dir})
+	inv := s.Inventory()
+	assert.Equal(t, []emulator.KVEntry{{AccountID: acct, ID: "ns1", Title: "old", Keys: 1}}, inv.KV)
+	assert.Equal(t, []emulator.R2Entry{{AccountID: acct, Name: "bkt", Objects: 0}}, inv.R2)
+	require.Len(t, inv.Queues, 1)
+	assert.Equal(t, "jobs", inv.Queues[0].Name)
+	for _, f := range []string{"state.json.split", "kv.json", "r2.json", "queues.json", "d1.json", "zones.json"} {
+		_, err := os.Stat(filepath.Join(dir, f))
+		assert.NoError(t, err, f)
+	}
+}

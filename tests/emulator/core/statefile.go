@@ -9,7 +9,7 @@ import (
 	"sync"
 )
 
-// StateFile is one family's persisted JSON file (state.json, modal.json,
+// StateFile is one family's persisted JSON file (d1.json, modal.json,
 // daytona.json). Save snapshots under the family's lock and writes outside
 // it, so slow disks never stall other requests; snapshots are numbered so a
 // slow writer can never overwrite a newer snapshot with an older one; and
