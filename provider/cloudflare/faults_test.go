@@ -47,6 +47,6 @@ func TestWorkerPartialFailureIsFinishedByTheNextUpdate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, h.Emu.Counts()[uploadKey], "the script itself was already uploaded")
 	assert.Equal(t, 1, h.Emu.Counts()["PUT "+schedules])
-	w, _ := h.Emu.Worker(emulator.DefaultAccountID, "oi-partial")
+	w, _ := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-partial")
 	assert.Equal(t, []string{"* * * * *"}, w.Crons)
 }

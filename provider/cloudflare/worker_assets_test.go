@@ -66,7 +66,7 @@ func TestWorkerAssetsLifecycle(t *testing.T) {
 	assert.Contains(t, string(entry.Assets.Config), "X-Frame-Options")
 	assert.Contains(t, string(entry.Assets.Config), `"not_found_handling":"404-page"`)
 	assert.Equal(t, 25, created.Properties.Get("assetsManifest").AsMap().Len())
-	res, err := loopback.Client(0).Get(h.Emu.WorkerURL("oi-assets") + "/page-001")
+	res, err := loopback.Client(0).Get(h.Emu.Workers().WorkerURL("oi-assets") + "/page-001")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)
 	_ = res.Body.Close()
@@ -114,7 +114,7 @@ func TestWorkerAssetsLifecycle(t *testing.T) {
 	require.NotNil(t, workerEntry(t, h, "oi-assets").Assets)
 
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: restored.Properties}))
-	_, ok := h.Emu.Worker(emulator.DefaultAccountID, "oi-assets")
+	_, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-assets")
 	assert.False(t, ok)
 }
 

@@ -135,7 +135,7 @@ func (l *lifecycle) refresh(m M) {
 func (l *lifecycle) delete() {
 	l.t.Helper()
 	require.NoError(l.t, l.h.Server.Delete(p.DeleteRequest{ID: l.id, Urn: l.u, Properties: l.state}))
-	_, ok := l.h.Emu.Worker(emulator.DefaultAccountID, l.id)
+	_, ok := l.h.Emu.Workers().Worker(emulator.DefaultAccountID, l.id)
 	assert.False(l.t, ok, "the worker is gone")
 }
 
@@ -254,7 +254,7 @@ func TestWorkerKeepBindingsLifecycle(t *testing.T) {
 	v2 := with(v1, M{"vars": M{"MODE": "b"}})
 	calls := l.update(v2)
 	assert.Equal(t, 1, calls[uploadKey])
-	w, _ := h.Emu.Worker(emulator.DefaultAccountID, "oi-keep")
+	w, _ := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-keep")
 	assert.Equal(t, map[string]string{"MODE": "b", "EXTRA": "set-elsewhere"}, w.Vars, "the program's MODE wins, EXTRA is kept")
 	assert.Equal(t, map[string]string{"OUTSIDE": "elsewhere-secret"}, w.Secrets)
 
@@ -262,7 +262,7 @@ func TestWorkerKeepBindingsLifecycle(t *testing.T) {
 	v3 := M{"name": "oi-keep", "content": providertest.FixtureWorker, "vars": M{"MODE": "b"}}
 	assert.Contains(t, l.diff(v3).DetailedDiff, "keepBindings[0]")
 	l.update(v3)
-	w, _ = h.Emu.Worker(emulator.DefaultAccountID, "oi-keep")
+	w, _ = h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-keep")
 	assert.Equal(t, map[string]string{"MODE": "b"}, w.Vars)
 	assert.Empty(t, w.Secrets)
 	l.refresh(v3)
@@ -290,7 +290,7 @@ func TestWorkerDomainsRoutesLifecycle(t *testing.T) {
 	require.Len(t, inv.Routes, 1)
 	assert.Equal(t, "example.com/api/*", inv.Routes[0].Pattern)
 	assert.Equal(t, "oi-web", inv.Routes[0].Script)
-	w, _ := h.Emu.Worker(emulator.DefaultAccountID, "oi-web")
+	w, _ := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-web")
 	assert.False(t, w.WorkersDev, "workers.dev is off")
 	assert.Empty(t, l.state.Get("url").AsString(), "no workers.dev URL")
 	assert.Equal(t, inv.Domains[0].ID, l.state.Get("domainIds").AsMap().Get("app.example.com").AsString())
@@ -328,7 +328,7 @@ func TestWorkerDomainsRoutesLifecycle(t *testing.T) {
 	l.refresh(v2)
 	assert.True(t, l.diff(v2).HasChanges)
 	l.update(v2)
-	w, _ = h.Emu.Worker(emulator.DefaultAccountID, "oi-web")
+	w, _ = h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-web")
 	assert.False(t, w.WorkersDev)
 
 	l.delete()
@@ -441,7 +441,7 @@ func TestWorkerMoreBindingsLifecycle(t *testing.T) {
 
 func bindingsByName(t *testing.T, h *providertest.Harness, script string) map[string]string {
 	t.Helper()
-	w, ok := h.Emu.Worker(emulator.DefaultAccountID, script)
+	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, script)
 	require.True(t, ok)
 	out := map[string]string{}
 	for _, b := range w.Bindings {

@@ -35,7 +35,7 @@ func TestWorkerScriptFromFile(t *testing.T) {
 	require.Empty(t, check.Failures)
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
 	require.NoError(t, err)
-	w, ok := h.Emu.Worker(emulator.DefaultAccountID, "oi-from-file")
+	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-from-file")
 	require.True(t, ok)
 	assert.Equal(t, providertest.FixtureWorker, w.Modules["index.js"])
 
@@ -48,7 +48,7 @@ func TestWorkerScriptFromFile(t *testing.T) {
 	require.True(t, diff.HasChanges)
 	_, err = h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
 	require.NoError(t, err)
-	w, _ = h.Emu.Worker(emulator.DefaultAccountID, "oi-from-file")
+	w, _ = h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-from-file")
 	assert.Equal(t, changed, w.Modules["index.js"])
 }
 

@@ -89,7 +89,7 @@ func TestWorkerLifecycleWithEveryBinding(t *testing.T) {
 	assert.True(t, created.Properties.Get("secretsHash").Secret())
 	assert.Equal(t, 1, h.Emu.Counts()[uploadKey])
 
-	w, ok := h.Emu.Worker(emulator.DefaultAccountID, "oi-control-plane-test")
+	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-control-plane-test")
 	require.True(t, ok)
 	assert.Equal(t, []string{"SessionDO"}, w.Classes)
 	assert.ElementsMatch(t, []string{"* * * * *", "7,37 * * * *", "23 * * * *"}, w.Crons)
@@ -131,7 +131,7 @@ func TestWorkerLifecycleWithEveryBinding(t *testing.T) {
 	assert.Equal(t, "v1", updated.Properties.Get("migrationTag").AsString(), "no new migration without new classes")
 
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: updated.Properties}))
-	_, ok = h.Emu.Worker(emulator.DefaultAccountID, "oi-control-plane-test")
+	_, ok = h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-control-plane-test")
 	assert.False(t, ok)
 	for _, q := range h.Emu.Inventory().Queues {
 		assert.Empty(t, q.Consumers)
@@ -160,13 +160,13 @@ func TestWorkerDurableObjectMigrations(t *testing.T) {
 	added, err := h.Server.Update(p.UpdateRequest{ID: "oi-do", Urn: u, State: created.Properties, Inputs: with("SessionDO", "RoomDO")})
 	require.NoError(t, err)
 	assert.Equal(t, "v2", added.Properties.Get("migrationTag").AsString())
-	w, _ := h.Emu.Worker(emulator.DefaultAccountID, "oi-do")
+	w, _ := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-do")
 	assert.ElementsMatch(t, []string{"SessionDO", "RoomDO"}, w.Classes)
 
 	removed, err := h.Server.Update(p.UpdateRequest{ID: "oi-do", Urn: u, State: added.Properties, Inputs: with("SessionDO")})
 	require.NoError(t, err)
 	assert.Equal(t, "v3", removed.Properties.Get("migrationTag").AsString())
-	w, _ = h.Emu.Worker(emulator.DefaultAccountID, "oi-do")
+	w, _ = h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-do")
 	assert.Equal(t, []string{"SessionDO"}, w.Classes)
 	assert.Equal(t, "v3", w.MigrationTag)
 }
@@ -188,7 +188,7 @@ func TestWorkerMigrationTagRecovery(t *testing.T) {
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
 	assert.True(t, created.Properties.Get("adopted").AsBool())
-	w, _ := h.Emu.Worker(emulator.DefaultAccountID, "oi-legacy")
+	w, _ := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-legacy")
 	assert.Equal(t, []string{"SessionDO"}, w.Classes)
 	assert.Equal(t, w.MigrationTag, created.Properties.Get("migrationTag").AsString())
 
@@ -221,7 +221,7 @@ func TestWorkerCircularServiceBindings(t *testing.T) {
 	wg.Wait()
 	for name, err := range errs {
 		require.NoError(t, err, name)
-		w, ok := h.Emu.Worker(emulator.DefaultAccountID, name)
+		w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, name)
 		require.True(t, ok)
 		require.Len(t, w.Bindings, 1, "%s ends with its service binding", name)
 		assert.Equal(t, pair[name], w.Bindings[0].Service)
@@ -300,7 +300,7 @@ func TestWorkerMissingServiceTargetIsFinishedLater(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "oi-ghost")
 	require.Equal(t, "oi-lonely", created.ID)
-	w, ok := h.Emu.Worker(emulator.DefaultAccountID, "oi-lonely")
+	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-lonely")
 	require.True(t, ok, "the worker exists, without the binding")
 	assert.Empty(t, w.Bindings)
 
@@ -312,7 +312,7 @@ func TestWorkerMissingServiceTargetIsFinishedLater(t *testing.T) {
 	assert.NotContains(t, diff.DetailedDiff, "name", "never a replacement")
 	_, err = h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
 	require.NoError(t, err)
-	w, _ = h.Emu.Worker(emulator.DefaultAccountID, "oi-lonely")
+	w, _ = h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-lonely")
 	require.Len(t, w.Bindings, 1)
 	assert.Equal(t, "oi-ghost", w.Bindings[0].Service)
 }

@@ -95,7 +95,7 @@ func TestWorkerUrlsFromAWildcardBase(t *testing.T) {
 	urls := created.Properties.Get("urls").AsMap()
 	assert.Equal(t, "http://open-inspect-control-plane-t.workers.localhost:"+emu.Port(), urls.Get("open-inspect-control-plane-t").AsString())
 	assert.Equal(t, "http://open-inspect-web-t.workers.localhost:"+emu.Port(), urls.Get("open-inspect-web-t").AsString())
-	assert.Equal(t, h.Emu.WorkerURL("open-inspect-web-t"), urls.Get("open-inspect-web-t").AsString(), "where the emulator serves it")
+	assert.Equal(t, h.Emu.Workers().WorkerURL("open-inspect-web-t"), urls.Get("open-inspect-web-t").AsString(), "where the emulator serves it")
 
 	server := providertest.NewServer(t)
 	err = server.Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{"workersDevBaseUrl": "http://web-*.workers.localhost:8787"})})

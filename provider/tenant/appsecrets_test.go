@@ -36,7 +36,7 @@ func newControlPlane(t *testing.T, h *providertest.Harness) string {
 	}).WithSecret(true))
 	_, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.WorkerToken, "cp"), Properties: inputs})
 	require.NoError(t, err)
-	return h.Emu.WorkerURL("oi-cp")
+	return h.Emu.Workers().WorkerURL("oi-cp")
 }
 
 func appSecretsInputs(t *testing.T, url string, secrets map[string]any) property.Map {
@@ -57,7 +57,7 @@ func TestAppSecretsSeedPruneAndReseed(t *testing.T) {
 	require.Empty(t, check.Failures)
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
 	require.NoError(t, err)
-	store, ok := h.Emu.AppSecrets(emulator.DefaultAccountID, "oi-cp")
+	store, ok := h.Emu.Workers().AppSecrets(emulator.DefaultAccountID, "oi-cp")
 	require.True(t, ok)
 	assert.Equal(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-1", "OPENAI_API_KEY": "sk-oa-1"}, store)
 	assert.True(t, created.Properties.Get("secrets").Secret())
@@ -82,11 +82,11 @@ func TestAppSecretsSeedPruneAndReseed(t *testing.T) {
 	assert.Contains(t, diff.DetailedDiff, "secrets")
 	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: next})
 	require.NoError(t, err)
-	store, _ = h.Emu.AppSecrets(emulator.DefaultAccountID, "oi-cp")
+	store, _ = h.Emu.Workers().AppSecrets(emulator.DefaultAccountID, "oi-cp")
 	assert.Equal(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-2", "FROM_UI": "ui"}, store)
 
 	// A wiped store: refresh notices, the next update re-seeds.
-	h.Emu.WipeAppSecrets(emulator.DefaultAccountID, "oi-cp")
+	h.Emu.Workers().WipeAppSecrets(emulator.DefaultAccountID, "oi-cp")
 	read, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: updated.Properties, Inputs: next})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ANTHROPIC_API_KEY"}, providertest.Strings(read.Properties.Get("missing")))
@@ -98,13 +98,13 @@ func TestAppSecretsSeedPruneAndReseed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, h.Emu.Counts()[appSecretsRoute])
 	assert.Empty(t, providertest.Strings(reseeded.Properties.Get("missing")))
-	store, _ = h.Emu.AppSecrets(emulator.DefaultAccountID, "oi-cp")
+	store, _ = h.Emu.Workers().AppSecrets(emulator.DefaultAccountID, "oi-cp")
 	assert.Equal(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-2"}, store)
 
 	// Delete removes only what this resource set.
 	require.NoError(t, other.PutSecrets(t.Context(), map[string]string{"FROM_UI": "ui"}))
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: reseeded.Properties}))
-	store, _ = h.Emu.AppSecrets(emulator.DefaultAccountID, "oi-cp")
+	store, _ = h.Emu.Workers().AppSecrets(emulator.DefaultAccountID, "oi-cp")
 	assert.Equal(t, map[string]string{"FROM_UI": "ui"}, store)
 }
 
@@ -117,7 +117,7 @@ func TestAppSecretsWrongServiceSecretIsRejected(t *testing.T) {
 	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(tenant.AppSecretsToken, "app"), Properties: check.Inputs})
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "wrong")
-	store, _ := h.Emu.AppSecrets(emulator.DefaultAccountID, "oi-cp")
+	store, _ := h.Emu.Workers().AppSecrets(emulator.DefaultAccountID, "oi-cp")
 	assert.Empty(t, store)
 }
 

@@ -90,7 +90,7 @@ func cpCall(t *testing.T, s *emulator.Server, script, method, cpPath, body strin
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, s.WorkerURL(script)+cpPath, rd)
+	req, err := http.NewRequest(method, s.Workers().WorkerURL(script)+cpPath, rd)
 	require.NoError(t, err)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -190,7 +190,7 @@ func TestControlPlaneHealth(t *testing.T) {
 	assert.Equal(t, "*", r.header.Get("Access-Control-Allow-Origin"))
 	assert.Equal(t, "trace-123", r.header.Get("x-trace-id"))
 	assert.Len(t, r.header.Get("x-request-id"), 8)
-	assert.Equal(t, "http://"+cpName+".workers.localhost:"+port(t, s), s.WorkerURL(cpName))
+	assert.Equal(t, "http://"+cpName+".workers.localhost:"+port(t, s), s.Workers().WorkerURL(cpName))
 
 	// HEAD is not GET for upstream's router; other paths are upstream's 404.
 	assert.Equal(t, http.StatusNotFound, cpCall(t, s, cpName, http.MethodHead, "/health", "", nil, nil).status)
@@ -207,14 +207,14 @@ func TestControlPlaneSecretsLifecycle(t *testing.T) {
 	s, c, _ := startCP(t, emulator.Options{})
 	cfBefore := s.CloudflareCalls()
 
-	vals, ok := s.AppSecrets(acct, cpName)
+	vals, ok := s.Workers().AppSecrets(acct, cpName)
 	require.True(t, ok)
 	assert.Empty(t, vals)
 
 	r := cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"ANTHROPIC_API_KEY":"sk-ant-1","lower_case":"v2"}}`, slack(), nil)
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	assert.Equal(t, `{"status":"updated","keys":["ANTHROPIC_API_KEY","LOWER_CASE"],"created":2,"updated":0}`, r.body)
-	vals, _ = s.AppSecrets(acct, cpName)
+	vals, _ = s.Workers().AppSecrets(acct, cpName)
 	assert.Equal(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-1", "LOWER_CASE": "v2"}, vals, "keys are stored upper-cased")
 
 	r = cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"ANTHROPIC_API_KEY":"sk-ant-2","NEW_ONE":"n"}}`, slack(), nil)
@@ -258,7 +258,7 @@ func TestControlPlaneSecretsLifecycle(t *testing.T) {
 	r = cpCall(t, s, cpName, http.MethodDelete, "/secrets/LOWER_CASE", "", slack(), nil)
 	assert.Equal(t, http.StatusNotFound, r.status)
 	assert.Equal(t, `{"error":"Secret not found"}`, r.body)
-	vals, _ = s.AppSecrets(acct, cpName)
+	vals, _ = s.Workers().AppSecrets(acct, cpName)
 	assert.Equal(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-2", "NEW_ONE": "n"}, vals)
 
 	// An empty object is a valid no-op.
@@ -279,7 +279,7 @@ func TestControlPlaneSecretsLifecycle(t *testing.T) {
 	db, err := c.D1.Database.List(context.Background(), d1.DatabaseListParams{AccountID: cloudflare.F(acct)})
 	require.NoError(t, err)
 	uploadIn(t, c, acct, cpName, cpBindings(db.Result[0].UUID, M{"type": "plain_text", "name": "APP_NAME", "text": "x"}))
-	vals, _ = s.AppSecrets(acct, cpName)
+	vals, _ = s.Workers().AppSecrets(acct, cpName)
 	assert.Len(t, vals, 2)
 }
 
@@ -346,7 +346,7 @@ func TestControlPlaneRejectsBadSignatures(t *testing.T) {
 			assert.Equal(t, "*", r.header.Get("Access-Control-Allow-Origin"))
 		})
 	}
-	vals, _ := s.AppSecrets(acct, cpName)
+	vals, _ := s.Workers().AppSecrets(acct, cpName)
 	assert.Empty(t, vals, "no rejected request wrote anything")
 	assert.Equal(t, len(cases), s.Counts()[cpPutKey]+countPrefix(s.Counts(), cpDeletePre), "rejected requests are counted too")
 }
@@ -378,7 +378,7 @@ func TestControlPlaneAcceptsReusedNonce(t *testing.T) {
 		r := cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1"}}`, g, h)
 		assert.Equal(t, http.StatusOK, r.status, r.body)
 	}
-	vals, _ := s.AppSecrets(acct, cpName)
+	vals, _ := s.Workers().AppSecrets(acct, cpName)
 	assert.Equal(t, map[string]string{"A": "1"}, vals)
 }
 
@@ -430,7 +430,7 @@ func TestControlPlaneSecretValidation(t *testing.T) {
 	assert.Equal(t, `{"error":"Key must match [A-Za-z_][A-Za-z0-9_]*"}`, r.body)
 	r = cpCall(t, s, cpName, http.MethodDelete, "/secrets/HOME", "", slack(), nil)
 	assert.Equal(t, `{"error":"Key 'HOME' is reserved"}`, r.body)
-	vals, _ := s.AppSecrets(acct, cpName)
+	vals, _ := s.Workers().AppSecrets(acct, cpName)
 	assert.Len(t, vals, 2, "only the boundary write landed")
 }
 
@@ -513,7 +513,7 @@ func TestWorkersServeTheirOwnCode(t *testing.T) {
 	r := cpCall(t, s, "slack-bot", http.MethodGet, "/health", "", nil, nil)
 	assert.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, "ok", r.body)
-	_, ok := s.AppSecrets(acct, "slack-bot")
+	_, ok := s.Workers().AppSecrets(acct, "slack-bot")
 	assert.False(t, ok, "no DB binding: no secrets store")
 
 	r = cpCall(t, s, "missing", http.MethodGet, "/health", "", nil, nil)
@@ -551,21 +551,21 @@ func TestControlPlaneStoreLivesInTheDatabase(t *testing.T) {
 
 	_, err := c.Workers.Scripts.Delete(context.Background(), cpName, workers.ScriptDeleteParams{AccountID: cloudflare.F(acct)})
 	require.NoError(t, err)
-	_, ok := s.AppSecrets(acct, cpName)
+	_, ok := s.Workers().AppSecrets(acct, cpName)
 	assert.False(t, ok)
 	assert.Equal(t, http.StatusNotFound, cpCall(t, s, cpName, http.MethodGet, "/secrets", "", slack(), nil).status)
 
 	// The store is the database's, as upstream's is: a script uploaded
 	// again on it finds what was stored.
 	uploadIn(t, c, acct, cpName, cpBindings(dbID))
-	vals, ok := s.AppSecrets(acct, cpName)
+	vals, ok := s.Workers().AppSecrets(acct, cpName)
 	assert.True(t, ok)
 	assert.Equal(t, map[string]string{"A": "1"}, vals)
 
 	// WipeAppSecrets simulates a store emptied behind the provider's back.
 	cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"B":"2"}}`, slack(), nil)
-	s.WipeAppSecrets(acct, cpName)
-	vals, _ = s.AppSecrets(acct, cpName)
+	s.Workers().WipeAppSecrets(acct, cpName)
+	vals, _ = s.Workers().AppSecrets(acct, cpName)
 	assert.Empty(t, vals)
 	assert.Equal(t, 0, s.Inventory().Workers[0].AppSecrets)
 }
@@ -585,16 +585,16 @@ func TestControlPlaneStorePersists(t *testing.T) {
 	require.NoError(t, first.Close())
 
 	second := start(t, emulator.Options{DataDir: dir})
-	vals, ok := second.AppSecrets(acct, cpName)
+	vals, ok := second.Workers().AppSecrets(acct, cpName)
 	require.True(t, ok)
 	assert.Equal(t, map[string]string{"A": "1", "B": "2"}, vals)
 	assert.Equal(t, list, cpCall(t, second, cpName, http.MethodGet, "/secrets", "", slack(), nil).body, "timestamps survive too")
 	assert.Equal(t, inv, second.Inventory())
 
-	second.WipeAppSecrets(acct, cpName)
+	second.Workers().WipeAppSecrets(acct, cpName)
 	require.NoError(t, second.Close())
 	third := start(t, emulator.Options{DataDir: dir})
-	vals, _ = third.AppSecrets(acct, cpName)
+	vals, _ = third.Workers().AppSecrets(acct, cpName)
 	assert.Empty(t, vals, "the wipe is persisted")
 }
 
@@ -606,7 +606,7 @@ func TestControlPlaneFaults(t *testing.T) {
 	r := cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1"}}`, slack(), nil)
 	assert.Equal(t, http.StatusBadGateway, r.status)
 	assert.JSONEq(t, `{"error":"Internal server error"}`, r.body)
-	_, ok := s.AppSecrets(acct, cpName)
+	_, ok := s.Workers().AppSecrets(acct, cpName)
 	assert.True(t, ok)
 	r = cpCall(t, s, cpName, http.MethodPut, "/secrets", `{"secrets":{"A":"1"}}`, slack(), nil)
 	assert.Equal(t, http.StatusOK, r.status, r.body)
@@ -622,6 +622,6 @@ func TestControlPlaneFaults(t *testing.T) {
 	tr := loopback.Transport()
 	tr.DisableKeepAlives = true
 	fresh := &http.Client{Transport: tr}
-	_, err := fresh.Get(s.WorkerURL(cpName) + "/health")
+	_, err := fresh.Get(s.Workers().WorkerURL(cpName) + "/health")
 	assert.Error(t, err)
 }

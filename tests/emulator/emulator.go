@@ -11,9 +11,11 @@
 // work unchanged, so responses copy the real envelope, status codes and error
 // codes as closely as we could establish them (see envelope.go).
 //
-// Each API area lives in its own file (d1.go, kv.go, r2.go, workers.go,
-// queues.go, user.go) and registers its routes in routes(); new areas
-// (Daytona, Modal) are meant to follow the same shape.
+// Each API is its own package with its own store and file (cloudflare/d1,
+// kv, r2, queues, zones, workers, assets; daytona, e2b, modal, opencomputer,
+// vercel); this package composes them: it builds each from its Options,
+// wires the small interfaces they reach each other through, mounts their
+// routes in routes() and aggregates their inventories.
 package emulator
 
 import (
@@ -27,6 +29,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
@@ -34,7 +37,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/workerd"
 	"net"
 	"net/http"
 	"os"
@@ -52,10 +54,6 @@ const DefaultToken = cloudflare.DefaultToken
 // of a real account ID (32 hex digits) so client-side validation passes.
 const DefaultAccountID = cloudflare.DefaultAccountID
 
-// DefaultWorkersSubdomain is the account workers.dev subdomain reported when
-// Options.WorkersSubdomain is empty and none was set with PUT.
-const DefaultWorkersSubdomain = "openinspect-emulator"
-
 // Options configures a Server.
 type Options struct {
 	// DataDir holds the SQLite files and the persisted metadata. Empty means
@@ -70,9 +68,6 @@ type Options struct {
 	// Addr is the address Start listens on. Empty means 127.0.0.1:0 (a free
 	// loopback port). New ignores it.
 	Addr string
-	// WorkersSubdomain is every account's workers.dev subdomain until one is
-	// set with PUT workers/subdomain. Empty means DefaultWorkersSubdomain.
-	WorkersSubdomain string
 	// ModalTokens are the accepted Modal token pairs, each with its
 	// workspace (package modal). Nil means DefaultModalTokenID and
 	// DefaultModalTokenSecret -> DefaultModalWorkspace.
@@ -109,21 +104,6 @@ type Options struct {
 	// a wait:true command's answer takes). Zero means
 	// DefaultVercelCommandTime.
 	VercelCommandTime time.Duration
-	// WorkerLimits are the plan limits uploads are refused by; the zero
-	// value is Workers Paid (workers_limits.go).
-	WorkerLimits WorkerLimits
-	// Workerd is the workerd binary deployed scripts run in (runtime.go);
-	// "" finds it as workerd.Find does ($OPENINSPECT_WORKERD, then PATH).
-	// Without one, scripts are stored but not run: their requests answer
-	// 503 saying so.
-	Workerd string
-	// RunCrons fires deployed scripts' cron triggers on their schedule (UTC,
-	// each minute). Off, crons run only when asked:
-	// POST /__emulator/scheduled/<script>.
-	RunCrons bool
-	// LocalOrigins serve scripts at the root of loopback ports of their own
-	// (local_origins.go): listen address by script name; Start listens.
-	LocalOrigins map[string]string
 
 	D1 d1.Options // package d1
 	KV kv.Options // package kv
@@ -132,19 +112,18 @@ type Options struct {
 	// defaults to Logf.
 	Queues queues.Options
 	Zones  zones.Options
-	// Assets are the static assets' knobs (package assets).
-	Assets assets.Options
+	// Workers and Assets configure packages workers (scripts, the runtime,
+	// crons, local origins; its Logf defaults to Logf) and assets.
+	Workers workers.Options
+	Assets  assets.Options
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
 type Server struct {
-	workerLimits WorkerLimits
-	cf           *cloudflare.Accounts // the tokens and their accounts, and v4 route registration
-	dataDir      string
-	tempDir      bool
-	logf         func(format string, args ...any)
-
-	workersSubdomain string
+	cf      *cloudflare.Accounts // the tokens and their accounts, and v4 route registration
+	dataDir string
+	tempDir bool
+	logf    func(format string, args ...any)
 
 	assets *assets.Service // static assets (package assets), own lock and file
 
@@ -152,17 +131,11 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 
-	// mu guards st (the metadata not yet in a family package).
-	mu sync.Mutex
-	st *state
-
 	d1     *d1.Service     // the D1 API and binding backend (package d1), own lock and file
 	kv     *kv.Service     // the KV API and binding backend (package kv), own lock and file
 	r2     *r2.Service     // the R2 API and binding backend (package r2), own lock and file
 	queues *queues.Service // Queues, consumers and the broker (package queues), own lock and file
 	zones  *zones.Service  // zones, custom domains, routes (package zones), own lock and file
-
-	stateFile *core.StateFile // workers.json; written outside mu, newest snapshot wins
 
 	modal *modal.Service // the Modal API (package modal), with its own lock and file
 
@@ -174,16 +147,13 @@ type Server struct {
 
 	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
 
-	workers workersRuntime // the scripts running in workerd (runtime.go)
-	stop    chan struct{}  // closed by Close: ends the cron loop
+	workers *workers.Service // scripts, the runtime, serving (package workers), own lock and file
 
-	httpSrv *http.Server
-	// localOrigins are the scripts' own loopback listeners (Start).
-	localOrigins []*localOrigin
-	url          string
-	serveDone    chan struct{}
-	closeOnce    sync.Once
-	closeErr     error
+	httpSrv   *http.Server
+	url       string
+	serveDone chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New creates a Server without listening, loading persisted state from
@@ -194,20 +164,10 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub := opts.WorkersSubdomain
-	if sub == "" {
-		sub = DefaultWorkersSubdomain
-	}
-	if !cloudflare.DNSLabel.MatchString(sub) {
-		return nil, fmt.Errorf("emulator: workers subdomain %q is not a DNS label of [a-z0-9-]", sub)
-	}
 	s := &Server{
 		cf:   accounts,
 		logf: opts.Logf,
 		core: c,
-
-		workersSubdomain: sub,
-		workerLimits:     opts.WorkerLimits.withDefaults(),
 	}
 	if opts.DataDir == "" {
 		dir, err := os.MkdirTemp("", "openinspect-emulator-")
@@ -230,13 +190,6 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
-	s.stateFile = core.NewStateFile(filepath.Join(s.dataDir, workersStateFile), ".workers-*.json", "Workers state")
-	st, err := loadState(s.stateFile.Path())
-	if err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	s.st = st
 	if s.d1, err = d1.New(opts.D1, s.dataDir, s.core, s.cf); err != nil {
 		s.removeTemp()
 		return nil, err
@@ -253,7 +206,20 @@ func New(opts Options) (*Server, error) {
 	if qopts.Logf == nil {
 		qopts.Logf = opts.Logf
 	}
-	if s.queues, err = queues.New(qopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
+	if s.assets, err = assets.New(opts.Assets, s.dataDir, s.core, s.cf); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	wopts := opts.Workers
+	if wopts.Logf == nil {
+		wopts.Logf = opts.Logf
+	}
+	wopts.BaseURL = s.URL
+	if s.workers, err = workers.New(wopts, s.dataDir, s.core, s.cf, workers.Deps{D1: s.d1, KV: s.kv, R2: s.r2, Assets: s.assets}); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
+	if s.queues, err = queues.New(qopts, s.dataDir, s.core, s.cf, s.workers); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -261,14 +227,11 @@ func New(opts Options) (*Server, error) {
 	if zopts.Logf == nil {
 		zopts.Logf = opts.Logf
 	}
-	if s.zones, err = zones.New(zopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
+	if s.zones, err = zones.New(zopts, s.dataDir, s.core, s.cf, s.workers); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.assets, err = assets.New(opts.Assets, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
+	s.workers.Wire(s.queues, s.zones)
 	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
 		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
 	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
@@ -292,16 +255,9 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
-	if bin, err := workerd.Find(opts.Workerd); err == nil {
-		s.workers.rt = &workerd.Runtime{Binary: bin, Dir: filepath.Join(s.dataDir, "workerd"), Logf: opts.Logf}
-	} else if opts.Workerd != "" || !errors.Is(err, workerd.ErrNoBinary) {
-		s.removeTemp()
-		return nil, fmt.Errorf("emulator: %w", err)
-	}
-	s.stop = make(chan struct{})
 	s.mux = s.core.Mux()
 	s.routes()
-	s.handler = s.withBindings(s.withLog(s.withHosts(s.mux)))
+	s.handler = s.workers.Handler(s.mux, s.withLog)
 	return s, nil
 }
 
@@ -310,12 +266,6 @@ func New(opts Options) (*Server, error) {
 func Start(opts Options) (*Server, error) {
 	s, err := New(opts)
 	if err != nil {
-		return nil, err
-	}
-	// Before the main listener, whose failure path (Close) expects the
-	// broker running once httpSrv is set.
-	if err := s.startLocalOrigins(opts.LocalOrigins); err != nil {
-		_ = s.Close()
 		return nil, err
 	}
 	addr := opts.Addr
@@ -327,7 +277,7 @@ func Start(opts Options) (*Server, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("emulator: listen %s: %w", addr, err)
 	}
-	s.url = "http://" + urlHost(ln.Addr().(*net.TCPAddr))
+	s.url = "http://" + core.URLHost(ln.Addr().(*net.TCPAddr))
 	s.httpSrv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, Protocols: modal.Protocols()}
 	s.serveDone = make(chan struct{})
 	go func() {
@@ -335,20 +285,11 @@ func Start(opts Options) (*Server, error) {
 		_ = s.httpSrv.Serve(ln)
 	}()
 	s.queues.Start()
-	if opts.RunCrons {
-		go s.runCrons(s.stop)
+	if err := s.workers.Start(s.withLog); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	return s, nil
-}
-
-// urlHost renders a listen address for a URL: an unspecified address
-// (0.0.0.0, [::]) becomes IPv4 loopback, the one address every client can
-// reach on a dual-stack listener.
-func urlHost(a *net.TCPAddr) string {
-	if a.IP == nil || a.IP.IsUnspecified() {
-		return fmt.Sprintf("127.0.0.1:%d", a.Port)
-	}
-	return net.JoinHostPort(a.IP.String(), fmt.Sprint(a.Port))
 }
 
 // Handler serves the Cloudflare API under /client/v4/, uploaded scripts'
@@ -367,6 +308,10 @@ func (s *Server) CloudflareBaseURL() string { return s.url + "/client/v4/" }
 // Assets is the static assets service (package assets).
 func (s *Server) Assets() *assets.Service { return s.assets }
 
+// Workers is the Workers service (package workers): Worker, WorkerURL,
+// AppSecrets, RuntimeStats, LocalOrigins and the rest of its Go API.
+func (s *Server) Workers() *workers.Service { return s.workers }
+
 // DataDir is where state lives; useful when New picked a temporary one.
 func (s *Server) DataDir() string { return s.dataDir }
 
@@ -376,12 +321,7 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		if err := s.closeLocalOrigins(); err != nil {
-			errs = append(errs, err)
-		}
-		close(s.stop)
-		errs = append(errs, s.queues.Close())
-		s.stopRuntime(true)
+		errs = append(errs, s.queues.Close(), s.workers.Close())
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {
@@ -394,7 +334,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save(), s.zones.Save(), s.assets.Save())
+			errs = append(errs, s.workers.Save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save(), s.zones.Save(), s.assets.Save())
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -421,12 +361,10 @@ func (s *Server) routes() {
 	s.d1.Register()
 	s.kv.Register()
 	s.r2.Register()
-	s.registerWorkers()
+	s.workers.Register()
 	s.assets.Register()
 	s.queues.Register()
 	s.zones.Register()
-	s.registerWorkerServing()
-	s.registerLocalOrigins()
 	s.daytona.Register()
 	s.e2b.Register()
 	s.opencomputer.Register()

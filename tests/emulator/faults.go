@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
@@ -64,7 +65,7 @@ func (s *Server) CloudflareBytes() int64 { return s.core.CloudflareBytes() }
 // checkFaultRoute is core's route check: a fault names a route of one of the
 // families served here.
 func checkFaultRoute(f Fault) (Fault, error) {
-	if f.Route != "" && !core.IsCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workersPrefix) &&
+	if f.Route != "" && !core.IsCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workers.PathPrefix) &&
 		!strings.HasPrefix(f.Route, daytona.Prefix) && !strings.HasPrefix(f.Route, e2b.Prefix) && !strings.HasPrefix(f.Route, opencomputer.Prefix) &&
 		!strings.HasPrefix(f.Route, vercel.Prefix) && !modal.IsFaultRoute(f.Route) {
 		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/, /e2b/, /opencomputer/, /vercel/ or /modal.client.ModalClient/, or be %s: %q", modal.WebRoute, f.Route)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuworkers "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 )
 
@@ -159,20 +160,20 @@ func TestWorkersAnswerOnTheirOwnOrigin(t *testing.T) {
 	u, err := url.Parse(s.URL())
 	require.NoError(t, err)
 	origin := "web.workers.localhost:" + u.Port()
-	require.Equal(t, "http://"+origin, s.WorkerURL("web"))
+	require.Equal(t, "http://"+origin, s.Workers().WorkerURL("web"))
 
-	assert.Equal(t, echoed{"web", origin, "/"}, echoOf(t, s.WorkerURL("web"), ""))
-	assert.Equal(t, echoed{"web", origin, "/deep/path?q=1"}, echoOf(t, s.WorkerURL("web")+"/deep/path?q=1", ""))
+	assert.Equal(t, echoed{"web", origin, "/"}, echoOf(t, s.Workers().WorkerURL("web"), ""))
+	assert.Equal(t, echoed{"web", origin, "/deep/path?q=1"}, echoOf(t, s.Workers().WorkerURL("web")+"/deep/path?q=1", ""))
 	// The path is the script's even where it names the emulator's API.
-	assert.Equal(t, echoed{"web", origin, "/client/v4/user/tokens/verify"}, echoOf(t, s.WorkerURL("web")+"/client/v4/user/tokens/verify", ""))
+	assert.Equal(t, echoed{"web", origin, "/client/v4/user/tokens/verify"}, echoOf(t, s.Workers().WorkerURL("web")+"/client/v4/user/tokens/verify", ""))
 	// With the account's subdomain, as on workers.dev.
-	withSub := "web." + emulator.DefaultWorkersSubdomain + ".workers.localhost:" + u.Port()
+	withSub := "web." + emuworkers.DefaultSubdomain + ".workers.localhost:" + u.Port()
 	assert.Equal(t, echoed{"web", withSub, "/x"}, echoOf(t, "http://"+withSub+"/x", ""))
 	status, _, body := hostGet(t, "http://web.nobody.workers.localhost:"+u.Port()+"/x", "")
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.JSONEq(t, `{"error":"no worker script named \"web\" in an account with workers.dev subdomain \"nobody\""}`, body)
 
-	status, header, body := hostGet(t, s.WorkerURL("web")+"/_next/static/x.css", "")
+	status, header, body := hostGet(t, s.Workers().WorkerURL("web")+"/_next/static/x.css", "")
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "text/css", header.Get("Content-Type"))
 	assert.Equal(t, "body{color:red}", body)
@@ -185,13 +186,13 @@ func TestWorkersAnswerOnTheirOwnOrigin(t *testing.T) {
 
 	// Counted under one key however the script was reached.
 	s.ResetCounts()
-	echoOf(t, s.WorkerURL("web")+"/counted", "")
+	echoOf(t, s.Workers().WorkerURL("web")+"/counted", "")
 	echoOf(t, s.URL()+"/__workers/web/counted", "")
 	assert.Equal(t, map[string]int{"GET /__workers/{script_name}/counted": 2}, s.Counts())
 
 	// A fault on that key applies to the host form too.
 	s.InjectFault(emulator.Fault{Route: "GET /__workers/{script_name}/faulted", Kind: emulator.FaultServerError, Status: 503, Times: 1})
-	status, _, body = hostGet(t, s.WorkerURL("web")+"/faulted", "")
+	status, _, body = hostGet(t, s.Workers().WorkerURL("web")+"/faulted", "")
 	assert.Equal(t, http.StatusServiceUnavailable, status)
 	assert.JSONEq(t, `{"error":"Internal server error"}`, body)
 
@@ -201,7 +202,7 @@ func TestWorkersAnswerOnTheirOwnOrigin(t *testing.T) {
 	status, _, body = hostGet(t, "http://localhost:"+u.Port()+"/__emulator/runtime", "")
 	assert.Equal(t, http.StatusOK, status, body)
 
-	status, _, body = hostGet(t, s.WorkerURL("ghost"), "")
+	status, _, body = hostGet(t, s.Workers().WorkerURL("ghost"), "")
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.JSONEq(t, `{"error":"no worker script named \"ghost\""}`, body)
 }
@@ -221,10 +222,10 @@ func TestWorkersOfTwoAccountsByTheirSubdomains(t *testing.T) {
 	u, err := url.Parse(s.URL())
 	require.NoError(t, err)
 
-	first := "http://twin." + emulator.DefaultWorkersSubdomain + ".workers.localhost:" + u.Port() + "/a"
+	first := "http://twin." + emuworkers.DefaultSubdomain + ".workers.localhost:" + u.Port() + "/a"
 	assert.Equal(t, "twin-first", echoOf(t, first, "").Script)
 	assert.Equal(t, "twin-second", echoOf(t, "http://twin.second.workers.localhost:"+u.Port()+"/a", "").Script)
-	for _, ambiguous := range []string{s.WorkerURL("twin"), s.URL() + "/__workers/twin"} {
+	for _, ambiguous := range []string{s.Workers().WorkerURL("twin"), s.URL() + "/__workers/twin"} {
 		status, _, body := hostGet(t, ambiguous, "")
 		assert.Equal(t, http.StatusConflict, status, ambiguous)
 		assert.Contains(t, body, "more than one account", ambiguous)

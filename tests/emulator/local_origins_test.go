@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 )
 
 // A local origin serves its script at the root of a loopback port of its
@@ -17,14 +18,14 @@ import (
 // assets first; the admin API lists it; an address that is not loopback is
 // refused.
 func TestLocalOriginServesItsScriptAtTheRoot(t *testing.T) {
-	s := start(t, emulator.Options{Logf: t.Logf, LocalOrigins: map[string]string{"web": "127.0.0.1:0"}})
+	s := start(t, emulator.Options{Logf: t.Logf, Workers: workers.Options{LocalOrigins: map[string]string{"web": "127.0.0.1:0"}}})
 	c := newClient(s)
 	uploadWithAssets(t, s, c, "web", map[string]assetFile{
 		"/_next/static/x.css": {"text/css", "body{color:red}"},
 	}, echoJS("web"))
 	mustUpload(t, c, "other", M{"main_module": "index.js", "compatibility_date": "2025-01-01", "bindings": []M{}}, echoJS("other"))
 
-	origin := s.LocalOrigins()["web"]
+	origin := s.Workers().LocalOrigins()["web"]
 	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, origin)
 	assert.NotEqual(t, s.URL(), origin, "a port of its own")
 
@@ -43,8 +44,8 @@ func TestLocalOriginServesItsScriptAtTheRoot(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &listed))
 	assert.Equal(t, map[string]string{"web": origin}, listed)
 
-	_, _, err := emulator.ParseLocalOrigin("web=192.0.2.1:8788")
+	_, _, err := workers.ParseLocalOrigin("web=192.0.2.1:8788")
 	assert.ErrorContains(t, err, "not a loopback address")
-	_, _, err = emulator.ParseLocalOrigin("127.0.0.1:8788")
+	_, _, err = workers.ParseLocalOrigin("127.0.0.1:8788")
 	assert.ErrorContains(t, err, "want SCRIPT=HOST:PORT")
 }

@@ -278,7 +278,7 @@ func TestWorkersAndQueuesSurviveRestart(t *testing.T) {
 	consumer, err := c.Queues.Consumers.New(ctx, jobs.QueueID, consumerParams("app", "", M{"batch_size": 7}))
 	require.NoError(t, err)
 	before := first.Inventory()
-	detail, ok := first.Worker(acct, "app")
+	detail, ok := first.Workers().Worker(acct, "app")
 	require.True(t, ok)
 	require.NoError(t, first.Close())
 
@@ -286,7 +286,7 @@ func TestWorkersAndQueuesSurviveRestart(t *testing.T) {
 	assert.Equal(t, before, second.Inventory())
 	require.Len(t, before.Workers, 1)
 	require.Len(t, before.Queues, 1)
-	after, ok := second.Worker(acct, "app")
+	after, ok := second.Workers().Worker(acct, "app")
 	require.True(t, ok)
 	assert.Equal(t, detail, after)
 	assert.Equal(t, "persisted", after.Secrets["TOKEN"])

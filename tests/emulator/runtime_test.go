@@ -131,7 +131,7 @@ func TestRuntimeRunsScriptsWithTheirBindings(t *testing.T) {
 	require.NoError(t, err)
 
 	get := func(path string) (int, string) {
-		res, body := do(t, http.MethodGet, s.WorkerURL("rt-producer")+path, "", "")
+		res, body := do(t, http.MethodGet, s.Workers().WorkerURL("rt-producer")+path, "", "")
 		return res.StatusCode, body
 	}
 
@@ -220,7 +220,7 @@ func TestRuntimeRefusesAScriptThatDoesNotStart(t *testing.T) {
 	_, err := upload(t, c, "rt-start", meta(), mod{"index.js", "application/javascript+module", "const x = undefinedThing.y;\nexport default {};"})
 	apiErr := requireAPIError(t, err, http.StatusBadRequest, 10021)
 	assert.Equal(t, "Uncaught ReferenceError: undefinedThing is not defined\n  at index.js:1:11", apiErr.Errors[0].Message)
-	_, body := do(t, http.MethodGet, s.WorkerURL("rt-start")+"/", "", "")
+	_, body := do(t, http.MethodGet, s.Workers().WorkerURL("rt-start")+"/", "", "")
 	assert.Equal(t, "v1", body)
 }
 
@@ -250,12 +250,12 @@ func TestRuntimeRestartsOnlyWhenTheConfigurationChanges(t *testing.T) {
 	first := versionOf(t, s, emulator.DefaultToken, acct, "rt-first")
 	second := versionOf(t, s, "other-token", other, "rt-second")
 	for range 3 {
-		_, body := do(t, http.MethodGet, s.WorkerURL("rt-first")+"/", "", "")
+		_, body := do(t, http.MethodGet, s.Workers().WorkerURL("rt-first")+"/", "", "")
 		assert.JSONEq(t, `{"version":"`+first+`","who":"first"}`, body)
-		_, body = do(t, http.MethodGet, s.WorkerURL("rt-second")+"/", "", "")
+		_, body = do(t, http.MethodGet, s.Workers().WorkerURL("rt-second")+"/", "", "")
 		assert.JSONEq(t, `{"version":"`+second+`","who":"second"}`, body)
 	}
-	assert.Equal(t, 1, s.RuntimeStats().Starts, "nothing changed between the requests")
+	assert.Equal(t, 1, s.Workers().RuntimeStats().Starts, "nothing changed between the requests")
 }
 
 // versionOf is the ID of a script's newest version, read through the API.

@@ -7,20 +7,18 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/kv"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 )
 
 // legacyStateFile is the one file every Cloudflare API shared before each
 // had its own.
 const legacyStateFile = "state.json"
-
-// workersStateFile holds what the root still keeps of the Workers
-// (interim, until package workers lands with its own file).
-const workersStateFile = "workers.json"
 
 // legacyKeys says which family's file each top-level key of state.json
 // moves to.
@@ -30,8 +28,8 @@ var legacyKeys = map[string]string{
 	"r2_buckets":    r2.StateFileName,
 	"queues":        queues.StateFileName,
 	"zones":         zones.StateFileName, "worker_domains": zones.StateFileName, "worker_routes": zones.StateFileName,
-	"workers": workersStateFile, "workers_subdomains": workersStateFile,
-	"asset_blobs": workersStateFile, // interim: assets.json once package assets lands
+	"workers": workers.StateFileName, "workers_subdomains": workers.StateFileName,
+	"asset_blobs": assets.StateFileName,
 }
 
 // splitLegacyState splits dir's state.json into the families' files, each

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 )
 
 // randomJS is an ES module of n incompressible bytes.
@@ -26,14 +27,14 @@ func TestWorkerUploadSizeLimit(t *testing.T) {
 	c := newClient(start(t, emulator.Options{}))
 	mustUpload(t, c, "big", meta(), randomJS(2<<20)) // under the default 64 MiB
 
-	c = newClient(start(t, emulator.Options{WorkerLimits: emulator.WorkerLimits{MaxScriptBytes: 1 << 20, Compressed: true}}))
+	c = newClient(start(t, emulator.Options{Workers: workers.Options{Limits: workers.Limits{MaxScriptBytes: 1 << 20, Compressed: true}}}))
 	_, err := upload(t, c, "big", meta(), randomJS(2<<20))
 	apiErr := requireAPIError(t, err, http.StatusBadRequest, 10027)
 	assert.Contains(t, apiErr.Errors[0].Message, "Your Worker exceeded the size limit of 1 MiB.")
 	compressible := mod{"index.js", "application/javascript+module", "export default {};\n// " + strings.Repeat("a", 4<<20)}
 	mustUpload(t, c, "big", meta(), compressible)
 
-	c = newClient(start(t, emulator.Options{WorkerLimits: emulator.WorkerLimits{MaxScriptBytes: 1 << 20}}))
+	c = newClient(start(t, emulator.Options{Workers: workers.Options{Limits: workers.Limits{MaxScriptBytes: 1 << 20}}}))
 	_, err = upload(t, c, "big", meta(), compressible)
 	requireAPIError(t, err, http.StatusBadRequest, 10027)
 }
@@ -41,7 +42,7 @@ func TestWorkerUploadSizeLimit(t *testing.T) {
 // TestWorkerUploadVarLimits: vars and secrets are counted together by plan,
 // and each is at most 5 KB.
 func TestWorkerUploadVarLimits(t *testing.T) {
-	s := start(t, emulator.Options{WorkerLimits: emulator.FreePlanLimits})
+	s := start(t, emulator.Options{Workers: workers.Options{Limits: workers.FreePlanLimits}})
 	c := newClient(s)
 	vars := func(n int) []M {
 		out := []M{{"type": "secret_text", "name": "S", "text": "secret"}}

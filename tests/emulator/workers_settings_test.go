@@ -181,19 +181,19 @@ func TestWorkerSettingsPatch(t *testing.T) {
 	s := start(t, emulator.Options{})
 	c := newClient(s)
 	mustUpload(t, c, "app", withSettings(M{"observability": M{"enabled": true}}, M{"type": "plain_text", "name": "MODE", "text": "a"}))
-	before, _ := s.Worker(acct, "app")
+	before, _ := s.Workers().Worker(acct, "app")
 
 	status, env := settingsPatch(t, s, "app", M{"observability": M{"enabled": false}, "tags": []string{"patched"}})
 	require.Equal(t, http.StatusOK, status, "%v", env.Errors)
 	var out M
 	env.into(t, &out)
 	assert.Equal(t, M{"enabled": false}, out["observability"])
-	mid, _ := s.Worker(acct, "app")
+	mid, _ := s.Workers().Worker(acct, "app")
 	assert.Equal(t, len(before.Versions), len(mid.Versions), "script-level settings make no version")
 
 	status, env = settingsPatch(t, s, "app", M{"limits": M{"cpu_ms": 250}, "placement": M{"mode": "smart"}})
 	require.Equal(t, http.StatusOK, status, "%v", env.Errors)
-	after, _ := s.Worker(acct, "app")
+	after, _ := s.Workers().Worker(acct, "app")
 	assert.Len(t, after.Versions, len(before.Versions)+1, "version settings make a version")
 	assert.Equal(t, before.Modules, after.Modules)
 	assert.Equal(t, map[string]string{"MODE": "a"}, after.Vars)
@@ -235,12 +235,12 @@ func TestWorkerKeepBindingsVarsAndSecrets(t *testing.T) {
 	m := meta(M{"type": "plain_text", "name": "MODE", "text": "b"})
 	m["keep_bindings"] = []string{"secret_text", "plain_text"}
 	mustUpload(t, c, "app", m)
-	d, _ := s.Worker(acct, "app")
+	d, _ := s.Workers().Worker(acct, "app")
 	assert.Equal(t, map[string]string{"TOKEN": "t1"}, d.Secrets)
 	assert.Equal(t, map[string]string{"MODE": "b", "OTHER": "o"}, d.Vars, "the upload's MODE wins, OTHER is kept")
 
 	mustUpload(t, c, "app", meta(M{"type": "plain_text", "name": "MODE", "text": "c"}))
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Empty(t, d.Secrets, "without keep_bindings the upload replaces every binding")
 	assert.Equal(t, map[string]string{"MODE": "c"}, d.Vars)
 

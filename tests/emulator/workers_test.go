@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuworkers "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 )
 
 // Counts keys of the Workers routes.
@@ -162,7 +163,7 @@ func TestWorkerUploadWithEveryBindingType(t *testing.T) {
 	assert.Contains(t, res.JSON.RawJSON(), `"tail_consumers":[]`)
 	assert.NotContains(t, res.JSON.RawJSON(), secret)
 
-	d, ok := s.Worker(acct, "app")
+	d, ok := s.Workers().Worker(acct, "app")
 	require.True(t, ok)
 	assert.Equal(t, "index.js", d.MainModule)
 	assert.Equal(t, map[string]string{"index.js": indexJS.body, "lib/util.js": "export const x = 1"}, d.Modules)
@@ -175,7 +176,7 @@ func TestWorkerUploadWithEveryBindingType(t *testing.T) {
 	assert.Equal(t, res.Etag, d.Etag)
 	assert.Equal(t, 1, d.Uploads)
 	require.Len(t, d.Bindings, 11)
-	assert.Equal(t, emulator.WorkerBinding{Type: "d1", Name: "DB", ID: db.UUID, Raw: json.RawMessage(`{"id":"` + db.UUID + `","name":"DB","type":"d1"}`)}, d.Bindings[0])
+	assert.Equal(t, emuworkers.WorkerBinding{Type: "d1", Name: "DB", ID: db.UUID, Raw: json.RawMessage(`{"id":"` + db.UUID + `","name":"DB","type":"d1"}`)}, d.Bindings[0])
 	assert.Equal(t, "helper", d.Bindings[7].ScriptName)
 
 	// Settings: every binding as uploaded, the secret without its text.
@@ -257,7 +258,7 @@ func TestWorkerUploadRejectsMissingTargets(t *testing.T) {
 			assert.Contains(t, apiErr.Errors[0].Message, tc.message)
 		})
 	}
-	_, ok := s.Worker(acct, "app")
+	_, ok := s.Workers().Worker(acct, "app")
 	assert.False(t, ok, "no failed upload stored anything")
 	assert.Len(t, s.Inventory().Workers, 1)
 }
@@ -326,7 +327,7 @@ func TestWorkerDurableObjectMigrations(t *testing.T) {
 	assert.Contains(t, apiErr.Errors[0].Message, "new_sqlite_classes")
 
 	mustUpload(t, c, "chat", withMigration(meta(rooms), M{"new_tag": "v1", "new_sqlite_classes": []string{"Room"}}))
-	d, _ := s.Worker(acct, "chat")
+	d, _ := s.Workers().Worker(acct, "chat")
 	assert.Equal(t, "v1", d.MigrationTag)
 	assert.Equal(t, []string{"Room"}, d.Classes)
 
@@ -346,7 +347,7 @@ func TestWorkerDurableObjectMigrations(t *testing.T) {
 
 	// Without migrations the classes and tag stay, so the binding still holds.
 	mustUpload(t, c, "chat", meta(rooms))
-	d, _ = s.Worker(acct, "chat")
+	d, _ = s.Workers().Worker(acct, "chat")
 	assert.Equal(t, "v1", d.MigrationTag)
 	assert.Equal(t, []string{"Room"}, d.Classes)
 
@@ -355,7 +356,7 @@ func TestWorkerDurableObjectMigrations(t *testing.T) {
 	apiErr = requireAPIError(t, err, http.StatusBadRequest, 10061)
 	assert.Contains(t, apiErr.Errors[0].Message, "deletes")
 	mustUpload(t, c, "chat", withMigration(meta(), M{"old_tag": "v1", "new_tag": "v2", "deleted_classes": []string{"Room"}}))
-	d, _ = s.Worker(acct, "chat")
+	d, _ = s.Workers().Worker(acct, "chat")
 	assert.Equal(t, "v2", d.MigrationTag)
 	assert.Empty(t, d.Classes)
 	assert.Equal(t, 3, d.Uploads, "failed uploads are not counted")
@@ -366,7 +367,7 @@ func TestWorkerDurableObjectMigrations(t *testing.T) {
 			{"new_sqlite_classes": []string{"Hall"}},
 			{"renamed_classes": []M{{"from": "Hall", "to": "Lobby"}}},
 		}}))
-	d, _ = s.Worker(acct, "chat")
+	d, _ = s.Workers().Worker(acct, "chat")
 	assert.Equal(t, []string{"Lobby"}, d.Classes)
 	assert.Equal(t, M{"new_tag": "v4"}, settingsJSON(t, c, "chat")["migrations"])
 }
@@ -395,7 +396,7 @@ func TestWorkerServiceBindingsBothWays(t *testing.T) {
 	require.NoError(t, err)
 
 	// The other script's binding dangles; uploading it again fails.
-	d, ok := s.Worker(acct, "worker-b")
+	d, ok := s.Workers().Worker(acct, "worker-b")
 	require.True(t, ok)
 	assert.Equal(t, "worker-a", d.Bindings[0].Service)
 	_, err = upload(t, c, "worker-b", meta(toA))
@@ -421,7 +422,7 @@ func TestWorkerDeleteRefusedForDurableObjectUsers(t *testing.T) {
 	_, err := c.Workers.Scripts.Delete(context.Background(), "host", workers.ScriptDeleteParams{AccountID: cloudflare.F(acct)})
 	apiErr := requireAPIError(t, err, http.StatusBadRequest, 10064)
 	assert.Contains(t, apiErr.Errors[0].Message, "user")
-	_, ok := s.Worker(acct, "host")
+	_, ok := s.Workers().Worker(acct, "host")
 	assert.True(t, ok)
 }
 
@@ -443,7 +444,7 @@ func TestWorkerEtag(t *testing.T) {
 	back := mustUpload(t, c, "app", meta())
 	assert.Equal(t, first.Etag, back.Etag)
 
-	d, _ := s.Worker(acct, "app")
+	d, _ := s.Workers().Worker(acct, "app")
 	assert.Equal(t, 5, d.Uploads)
 	assert.Equal(t, back.Etag, d.Etag)
 	assert.Equal(t, 5, s.Counts()[scriptUploadKey])
@@ -499,7 +500,7 @@ func TestWorkerSchedules(t *testing.T) {
 	}
 	_, err = set("cron", "* * * * *", "* * * * *")
 	requireAPIError(t, err, http.StatusBadRequest, 10100)
-	d, _ := s.Worker(acct, "cron")
+	d, _ := s.Workers().Worker(acct, "cron")
 	assert.Equal(t, valid, d.Crons, "rejected updates change nothing")
 
 	// Replacing keeps the created_on of crons that stay.
@@ -524,7 +525,7 @@ func TestWorkerSubdomains(t *testing.T) {
 	c := newClient(s)
 	sub, err := c.Workers.Subdomains.Get(ctx, workers.SubdomainGetParams{AccountID: cloudflare.F(acct)})
 	require.NoError(t, err)
-	assert.Equal(t, emulator.DefaultWorkersSubdomain, sub.Subdomain)
+	assert.Equal(t, emuworkers.DefaultSubdomain, sub.Subdomain)
 	set, err := c.Workers.Subdomains.Update(ctx, workers.SubdomainUpdateParams{AccountID: cloudflare.F(acct), Subdomain: cloudflare.F("acme-dev")})
 	require.NoError(t, err)
 	assert.Equal(t, "acme-dev", set.Subdomain)
@@ -534,11 +535,11 @@ func TestWorkerSubdomains(t *testing.T) {
 	_, err = c.Workers.Subdomains.Update(ctx, workers.SubdomainUpdateParams{AccountID: cloudflare.F(acct), Subdomain: cloudflare.F("Not_A_Label")})
 	requireAPIError(t, err, http.StatusBadRequest, 10021)
 
-	custom := start(t, emulator.Options{WorkersSubdomain: "acme"})
+	custom := start(t, emulator.Options{Workers: emuworkers.Options{Subdomain: "acme"}})
 	sub, err = newClient(custom).Workers.Subdomains.Get(ctx, workers.SubdomainGetParams{AccountID: cloudflare.F(acct)})
 	require.NoError(t, err)
 	assert.Equal(t, "acme", sub.Subdomain)
-	_, err = emulator.New(emulator.Options{WorkersSubdomain: "bad name"})
+	_, err = emulator.New(emulator.Options{Workers: emuworkers.Options{Subdomain: "bad name"}})
 	require.Error(t, err)
 
 	// The script's workers.dev route.
@@ -555,7 +556,7 @@ func TestWorkerSubdomains(t *testing.T) {
 	assert.True(t, st.Enabled)
 	assert.True(t, s.Inventory().Workers[0].WorkersDev)
 	mustUpload(t, c, "site", meta())
-	d, _ := s.Worker(acct, "site")
+	d, _ := s.Workers().Worker(acct, "site")
 	assert.True(t, d.WorkersDev, "a re-upload keeps workers.dev")
 
 	on, err = c.Workers.Scripts.Subdomain.New(ctx, "site", workers.ScriptSubdomainNewParams{AccountID: cloudflare.F(acct),
@@ -593,7 +594,7 @@ func TestWorkerKeepBindings(t *testing.T) {
 	m := meta(M{"type": "plain_text", "name": "MODE", "text": "b"})
 	m["keep_bindings"] = []string{"secret_text"}
 	mustUpload(t, c, "app", m)
-	d, _ := s.Worker(acct, "app")
+	d, _ := s.Workers().Worker(acct, "app")
 	assert.Equal(t, map[string]string{"TOKEN": "kept"}, d.Secrets)
 	assert.Equal(t, map[string]string{"MODE": "b"}, d.Vars)
 }

@@ -78,7 +78,7 @@ func TestWorkerUploadCreatesVersionAndDeployment(t *testing.T) {
 		Handlers         []string
 	}
 	require.NoError(t, json.Unmarshal([]byte(res.JSON.RawJSON()), &raw))
-	d, _ := s.Worker(acct, "app")
+	d, _ := s.Workers().Worker(acct, "app")
 	assert.Equal(t, d.DeployedVersion, raw.DeploymentID, "deployment_id is the deployed version's ID")
 	assert.Regexp(t, `^[0-9a-f-]{36}$`, raw.DeploymentID)
 	assert.Equal(t, "api", raw.LastDeployedFrom)
@@ -94,7 +94,7 @@ func TestWorkerUploadCreatesVersionAndDeployment(t *testing.T) {
 	deps, err = c.Workers.Scripts.Deployments.Get(context.Background(), "app", workers.ScriptDeploymentGetParams{AccountID: cloudflare.F(acct)})
 	require.NoError(t, err)
 	require.Len(t, deps.Deployments, 2, "newest first")
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Equal(t, d.DeployedVersion, deps.Deployments[0].Versions[0].VersionID)
 
 	v, err := c.Workers.Scripts.Versions.Get(context.Background(), "app", d.DeployedVersion, workers.ScriptVersionGetParams{AccountID: cloudflare.F(acct)})
@@ -138,7 +138,7 @@ func TestWorkerVersionsFlow(t *testing.T) {
 	s := start(t, emulator.Options{})
 	c := newClient(s)
 	mustUpload(t, c, "app", meta(M{"type": "plain_text", "name": "MODE", "text": "a"}, M{"type": "plain_text", "name": "KEEP", "text": "k"}))
-	first, _ := s.Worker(acct, "app")
+	first, _ := s.Workers().Worker(acct, "app")
 
 	// A version inheriting KEEP, not deployed yet.
 	ct, body := multipartBody(t, meta(M{"type": "plain_text", "name": "MODE", "text": "b"}, M{"type": "inherit", "name": "KEEP"}),
@@ -153,7 +153,7 @@ func TestWorkerVersionsFlow(t *testing.T) {
 	}
 	env.into(t, &v)
 	assert.Equal(t, []M{{"type": "plain_text", "name": "MODE", "text": "b"}, {"type": "plain_text", "name": "KEEP", "text": "k"}}, v.Resources.Bindings)
-	d, _ := s.Worker(acct, "app")
+	d, _ := s.Workers().Worker(acct, "app")
 	assert.Equal(t, first.DeployedVersion, d.DeployedVersion, "a version upload deploys nothing")
 	assert.Equal(t, "a", d.Vars["MODE"])
 
@@ -171,7 +171,7 @@ func TestWorkerVersionsFlow(t *testing.T) {
 	status, env = api(t, s, http.MethodPost, scriptsPath+"app/deployments", "application/json",
 		jsonBody(M{"strategy": "percentage", "versions": []M{{"version_id": v.ID, "percentage": 100}}, "annotations": M{"workers/message": "ship"}}))
 	require.Equal(t, http.StatusOK, status, "%+v", env)
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Equal(t, v.ID, d.DeployedVersion)
 	assert.Equal(t, map[string]string{"MODE": "b", "KEEP": "k"}, d.Vars)
 	assert.Contains(t, d.Modules["index.js"], "v2")
@@ -192,7 +192,7 @@ func TestWorkerVersionsFlow(t *testing.T) {
 	ct, body = multipartBody(t, meta(M{"type": "inherit", "name": "GONE"}), indexJS)
 	status, _ = api(t, s, http.MethodPut, scriptsPath+"app", ct, body)
 	assert.Equal(t, http.StatusOK, status)
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Empty(t, d.Bindings)
 
 	// Version uploads need an existing script and carry no migrations.
@@ -222,7 +222,7 @@ func TestWorkerSecretsAPI(t *testing.T) {
 	_, err = c.Workers.Scripts.Secrets.Update(ctx, "app", workers.ScriptSecretUpdateParams{AccountID: cloudflare.F(acct),
 		Body: workers.ScriptSecretUpdateParamsBody{Name: cloudflare.F("API_KEY"), Text: cloudflare.F("s1"), Type: cloudflare.F(workers.ScriptSecretUpdateParamsBodyTypeSecretText)}})
 	require.NoError(t, err)
-	d, _ := s.Worker(acct, "app")
+	d, _ := s.Workers().Worker(acct, "app")
 	assert.Equal(t, map[string]string{"API_KEY": "s1"}, d.Secrets)
 	assert.Len(t, d.Versions, 2, "a secret change is a version")
 
@@ -235,26 +235,26 @@ func TestWorkerSecretsAPI(t *testing.T) {
 	// A later upload that does not bind API_KEY keeps it; one that binds
 	// it replaces it.
 	mustUpload(t, c, "app", meta(M{"type": "plain_text", "name": "MODE", "text": "b"}))
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Equal(t, map[string]string{"API_KEY": "s1"}, d.Secrets)
 	assert.Equal(t, map[string]string{"MODE": "b"}, d.Vars)
 	mustUpload(t, c, "app", meta(M{"type": "secret_text", "name": "API_KEY", "text": "s2"}))
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Equal(t, map[string]string{"API_KEY": "s2"}, d.Secrets)
 
 	_, err = c.Workers.Scripts.Secrets.Delete(ctx, "app", "API_KEY", workers.ScriptSecretDeleteParams{AccountID: cloudflare.F(acct)})
 	require.NoError(t, err)
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Empty(t, d.Secrets)
 	mustUpload(t, c, "app", meta())
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Empty(t, d.Secrets, "a deleted secret is not inherited")
 
 	// Secrets only ever sent in uploads are not inherited (the provider's
 	// way: it sends its secrets every time).
 	mustUpload(t, c, "app", meta(M{"type": "secret_text", "name": "UPLOADED", "text": "x"}))
 	mustUpload(t, c, "app", meta())
-	d, _ = s.Worker(acct, "app")
+	d, _ = s.Workers().Worker(acct, "app")
 	assert.Empty(t, d.Secrets)
 
 	_, err = c.Workers.Scripts.Secrets.Delete(ctx, "app", "NOPE", workers.ScriptSecretDeleteParams{AccountID: cloudflare.F(acct)})
@@ -311,7 +311,7 @@ func TestWorkerReferencesAndServiceDelete(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	status, _ = api(t, s, http.MethodDelete, "accounts/"+acct+"/workers/services/worker?force=false", "", nil)
 	assert.Equal(t, http.StatusOK, status)
-	_, ok := s.Worker(acct, "worker")
+	_, ok := s.Workers().Worker(acct, "worker")
 	assert.False(t, ok)
 	assert.Empty(t, s.Inventory().Queues[0].Consumers)
 	status, env = api(t, s, http.MethodDelete, "accounts/"+acct+"/workers/services/worker", "", nil)
@@ -325,10 +325,10 @@ func TestWorkerHistorySurvivesRestart(t *testing.T) {
 	require.NoError(t, err)
 	mustUpload(t, newClient(s), "app", meta(M{"type": "plain_text", "name": "MODE", "text": "a"}))
 	mustUpload(t, newClient(s), "app", meta(M{"type": "plain_text", "name": "MODE", "text": "b"}))
-	before, _ := s.Worker(acct, "app")
+	before, _ := s.Workers().Worker(acct, "app")
 	require.NoError(t, s.Close())
 	s = start(t, emulator.Options{DataDir: dir})
-	after, ok := s.Worker(acct, "app")
+	after, ok := s.Workers().Worker(acct, "app")
 	require.True(t, ok)
 	assert.Equal(t, before.Versions, after.Versions)
 	assert.Equal(t, before.DeployedVersion, after.DeployedVersion)

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/queues"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	"github.com/openinspect/pulumi-openinspect/tests/serviceauth"
 )
 
@@ -35,7 +35,7 @@ func TestLocalInstallationRuns(t *testing.T) {
 	const cpName, botName = "open-inspect-control-plane-engine", "open-inspect-slack-bot-engine"
 	botURL := emu.workerURL(botName)
 
-	var cp emulator.WorkerDetail
+	var cp workers.WorkerDetail
 	emu.admin(t, http.MethodGet, "workers/"+emulatorAccount+"/"+cpName, &cp)
 	slackKey := cp.Secrets["SERVICE_AUTH_SECRET_SLACK_BOT"]
 	require.NotEmpty(t, slackKey, "the generated Slack bot service secret")
@@ -44,7 +44,7 @@ func TestLocalInstallationRuns(t *testing.T) {
 	status, body := httpDo(t, http.MethodGet, cpURL+"/health", nil, nil)
 	assert.Equal(t, http.StatusOK, status)
 	assert.JSONEq(t, `{"status":"healthy","service":"open-inspect-control-plane"}`, body)
-	var rt emulator.RuntimeStats
+	var rt workers.RuntimeStats
 	emu.admin(t, http.MethodGet, "runtime", &rt)
 	assert.Positive(t, rt.Starts, "answered by workerd")
 	assert.Positive(t, rt.LastWorkers)

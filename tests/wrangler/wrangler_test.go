@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuworkers "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 )
 
 const acct = emulator.DefaultAccountID
@@ -104,13 +105,13 @@ func (c fixtureConfig) json() string {
 	return string(b)
 }
 
-func bindingByName(d emulator.WorkerDetail, name string) (emulator.WorkerBinding, bool) {
+func bindingByName(d emuworkers.WorkerDetail, name string) (emuworkers.WorkerBinding, bool) {
 	for _, b := range d.Bindings {
 		if b.Name == name {
 			return b, true
 		}
 	}
-	return emulator.WorkerBinding{}, false
+	return emuworkers.WorkerBinding{}, false
 }
 
 func queueNames(inv emulator.Inventory) []string {
@@ -287,7 +288,7 @@ func TestWranglerConformance(t *testing.T) {
 		out := e.must(t, project, "", []string{"deploy"},
 			"Uploaded fixture-worker", "env.DB (oi-db)", "env.CACHE ("+kvID+")", "env.FILES (oi-files)",
 			"env.JOBS (jobs)", "env.COUNTER (Counter)", `env.GREETING ("hello")`, "Consumer for jobs", "Current Version ID: ")
-		d, ok := emu.Worker(acct, "fixture-worker")
+		d, ok := emu.Workers().Worker(acct, "fixture-worker")
 		require.True(t, ok)
 		firstVersion = d.DeployedVersion
 		assert.Contains(t, out, "Current Version ID: "+firstVersion)
@@ -296,12 +297,12 @@ func TestWranglerConformance(t *testing.T) {
 		assert.Equal(t, []string{"Counter"}, d.Classes)
 		assert.Equal(t, "2025-01-01", d.CompatibilityDate)
 		assert.Equal(t, map[string]string{"GREETING": "hello"}, d.Vars)
-		for name, check := range map[string]func(b emulator.WorkerBinding) bool{
-			"DB":    func(b emulator.WorkerBinding) bool { return b.Type == "d1" && b.ID == dbID },
-			"CACHE": func(b emulator.WorkerBinding) bool { return b.Type == "kv_namespace" && b.NamespaceID == kvID },
-			"FILES": func(b emulator.WorkerBinding) bool { return b.Type == "r2_bucket" && b.BucketName == "oi-files" },
-			"JOBS":  func(b emulator.WorkerBinding) bool { return b.Type == "queue" && b.QueueName == "jobs" },
-			"COUNTER": func(b emulator.WorkerBinding) bool {
+		for name, check := range map[string]func(b emuworkers.WorkerBinding) bool{
+			"DB":    func(b emuworkers.WorkerBinding) bool { return b.Type == "d1" && b.ID == dbID },
+			"CACHE": func(b emuworkers.WorkerBinding) bool { return b.Type == "kv_namespace" && b.NamespaceID == kvID },
+			"FILES": func(b emuworkers.WorkerBinding) bool { return b.Type == "r2_bucket" && b.BucketName == "oi-files" },
+			"JOBS":  func(b emuworkers.WorkerBinding) bool { return b.Type == "queue" && b.QueueName == "jobs" },
+			"COUNTER": func(b emuworkers.WorkerBinding) bool {
 				return b.Type == "durable_object_namespace" && b.ClassName == "Counter"
 			},
 		} {
@@ -316,7 +317,7 @@ func TestWranglerConformance(t *testing.T) {
 
 	step("secret put", func(t *testing.T) {
 		e.must(t, project, "s3cr3t-value\n", []string{"secret", "put", "API_KEY"}, "Success! Uploaded secret API_KEY")
-		d, _ := emu.Worker(acct, "fixture-worker")
+		d, _ := emu.Workers().Worker(acct, "fixture-worker")
 		assert.Equal(t, map[string]string{"API_KEY": "s3cr3t-value"}, d.Secrets)
 	})
 
@@ -332,7 +333,7 @@ func TestWranglerConformance(t *testing.T) {
 		const deployments = "POST /client/v4/accounts/{account_id}/workers/scripts/{script_name}/deployments"
 		assert.Equal(t, 1, after[versions]-before[versions])
 		assert.Equal(t, 1, after[deployments]-before[deployments])
-		d, _ := emu.Worker(acct, "fixture-worker")
+		d, _ := emu.Workers().Worker(acct, "fixture-worker")
 		secondVersion = d.DeployedVersion
 		assert.Contains(t, out, "Current Version ID: "+secondVersion)
 		assert.NotEqual(t, firstVersion, secondVersion)
@@ -353,7 +354,7 @@ func TestWranglerConformance(t *testing.T) {
 		out := e.must(t, project, "", []string{"secret", "list"}, `"name": "API_KEY"`)
 		assert.NotContains(t, out, "s3cr3t-value")
 		e.must(t, project, "", []string{"secret", "delete", "API_KEY"}, "Success! Deleted secret API_KEY")
-		d, _ := emu.Worker(acct, "fixture-worker")
+		d, _ := emu.Workers().Worker(acct, "fixture-worker")
 		assert.Empty(t, d.Secrets)
 		assert.Equal(t, map[string]string{"GREETING": "hello again"}, d.Vars, "deleting a secret keeps the rest")
 	})
@@ -406,7 +407,7 @@ func TestWranglerConformance(t *testing.T) {
 			res, err := cf.Workers.Scripts.Update(ctx, "provider-worker", workers.ScriptUpdateParams{AccountID: cloudflare.F(acct)},
 				option.WithRequestBody(ct, body))
 			require.NoError(t, err)
-			d, ok := emu.Worker(acct, "provider-worker")
+			d, ok := emu.Workers().Worker(acct, "provider-worker")
 			require.True(t, ok)
 			assert.Equal(t, res.Etag, d.Etag)
 			assert.Equal(t, "api", d.LastDeployedFrom)
@@ -423,11 +424,11 @@ func TestWranglerConformance(t *testing.T) {
 
 	step("delete", func(t *testing.T) {
 		e.must(t, project, "", []string{"delete"}, "Successfully deleted fixture-worker")
-		_, ok := emu.Worker(acct, "fixture-worker")
+		_, ok := emu.Workers().Worker(acct, "fixture-worker")
 		assert.False(t, ok)
 		jobs, _ := queueByName(emu.Inventory(), "jobs")
 		assert.Empty(t, jobs.Consumers, "the consumer went with the worker")
-		_, ok = emu.Worker(acct, "provider-worker")
+		_, ok = emu.Workers().Worker(acct, "provider-worker")
 		assert.True(t, ok, "the other worker is untouched")
 	})
 

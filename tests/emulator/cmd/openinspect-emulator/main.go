@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 )
 
@@ -34,7 +35,7 @@ func main() {
 	account := flag.String("account", emulator.DefaultAccountID, "account ID the token may access")
 	addrFile := flag.String("addr-file", "", "write the base URL to this file once listening (removed on exit)")
 	verbose := flag.Bool("v", false, "log every request (method, path, status; never headers or bodies)")
-	workersSubdomain := flag.String("workers-subdomain", emulator.DefaultWorkersSubdomain, "the account's workers.dev subdomain until one is set with PUT workers/subdomain")
+	workersSubdomain := flag.String("workers-subdomain", workers.DefaultSubdomain, "the account's workers.dev subdomain until one is set with PUT workers/subdomain")
 	modalToken := emulator.ModalToken{ID: emulator.DefaultModalTokenID, Secret: emulator.DefaultModalTokenSecret, Workspace: emulator.DefaultModalWorkspace}
 	flag.StringVar(&modalToken.ID, "modal-token-id", modalToken.ID, "Modal token ID to accept")
 	flag.StringVar(&modalToken.Secret, "modal-token-secret", modalToken.Secret, "Modal token secret to accept")
@@ -50,7 +51,7 @@ func main() {
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
 	localOrigins := map[string]string{}
 	flag.Func("local-origin", "SCRIPT=HOST:PORT: also serve that script at the root of its own loopback port, as `wrangler dev` does (repeatable; port 0 picks one; GET /__emulator/local-origins lists them)", func(v string) error {
-		script, addr, err := emulator.ParseLocalOrigin(v)
+		script, addr, err := workers.ParseLocalOrigin(v)
 		if err == nil {
 			localOrigins[script] = addr
 		}
@@ -67,15 +68,15 @@ func main() {
 	}
 	switch *workersPlan {
 	case "free":
-		daytona.WorkerLimits = emulator.FreePlanLimits
+		daytona.Workers.Limits = workers.FreePlanLimits
 	case "paid":
 	default:
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: -workers-plan %q: use free or paid\n", *workersPlan)
 		os.Exit(2)
 	}
-	daytona.WorkerLimits.MaxScriptBytes = *sizeLimit
-	daytona.WorkerLimits.Compressed = *sizeCompressed
-	daytona.Workerd, daytona.RunCrons, daytona.LocalOrigins = *workerdBin, *runCrons, localOrigins
+	daytona.Workers.Limits.MaxScriptBytes = *sizeLimit
+	daytona.Workers.Limits.Compressed = *sizeCompressed
+	daytona.Workers.Workerd, daytona.Workers.RunCrons, daytona.Workers.LocalOrigins = *workerdBin, *runCrons, localOrigins
 	daytona.Zones.Seeded = map[string][]string{"*": {}}
 	for _, z := range strings.Split(*zones, ",") {
 		if z = strings.TrimSpace(z); z != "" {
@@ -88,7 +89,7 @@ func main() {
 	}
 }
 
-// daytona carries the Daytona fields, the worker limits, the zones, the workerd binary and the local origins of Options.
+// daytona carries the Daytona fields, the zones and the Workers options (limits, workerd binary, crons, local origins) of Options.
 func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool, daytona emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
@@ -100,10 +101,10 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, mod
 			return err
 		}
 	}
-	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen, WorkersSubdomain: workersSubdomain,
+	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen,
 		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime,
-		WorkerLimits: daytona.WorkerLimits, Zones: daytona.Zones, Workerd: daytona.Workerd, RunCrons: daytona.RunCrons,
-		LocalOrigins: daytona.LocalOrigins}
+		Zones: daytona.Zones, Workers: daytona.Workers}
+	opts.Workers.Subdomain = workersSubdomain
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf

@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 // What a control plane stored in its global secrets, for tests: the fixture
 // control plane (tests/fixtures/upstream/packages/control-plane), like
@@ -26,7 +26,7 @@ const (
 
 // controlPlaneDBLocked is the database a script binds as DB and the text of
 // its binding named keyVar.
-func (s *Server) controlPlaneDBLocked(ws *workerScript) (string, string, error) {
+func (s *Service) controlPlaneDBLocked(ws *workerScript) (string, string, error) {
 	var dbID, key string
 	for _, raw := range ws.Bindings {
 		var b bindingSpec
@@ -51,7 +51,7 @@ func (s *Server) controlPlaneDBLocked(ws *workerScript) (string, string, error) 
 
 // appSecretRows reads global_secrets; a database without the table holds
 // none.
-func (s *Server) appSecretRows(acct, dbID string) ([][]any, error) {
+func (s *Service) appSecretRows(acct, dbID string) ([][]any, error) {
 	ctx := context.Background()
 	tables, err := s.d1.Query(ctx, acct, dbID, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", appSecretsTable)
 	if err != nil || len(tables) == 0 {
@@ -60,19 +60,10 @@ func (s *Server) appSecretRows(acct, dbID string) ([][]any, error) {
 	return s.d1.Query(ctx, acct, dbID, "SELECT key, encrypted_value FROM "+appSecretsTable+" ORDER BY key")
 }
 
-func (s *Server) appSecretCountLocked(ws *workerScript) int {
-	dbID, _, err := s.controlPlaneDBLocked(ws)
-	if err != nil {
-		return 0
-	}
-	rows, _ := s.appSecretRows(ws.AccountID, dbID)
-	return len(rows)
-}
-
 // AppSecrets returns the global secrets the account's script stored,
 // decrypted (for tests), or false when there is no such script or it binds
 // no database as DB. A control plane with nothing stored gives an empty map.
-func (s *Server) AppSecrets(accountID, script string) (map[string]string, bool) {
+func (s *Service) AppSecrets(accountID, script string) (map[string]string, bool) {
 	s.mu.Lock()
 	ws := s.st.Workers[wkKey(accountID, script)]
 	var dbID, key string
@@ -103,7 +94,7 @@ func (s *Server) AppSecrets(accountID, script string) (map[string]string, bool) 
 
 // WipeAppSecrets deletes every stored global secret of the script, as if
 // someone emptied the store behind the provider's back.
-func (s *Server) WipeAppSecrets(accountID, script string) {
+func (s *Service) WipeAppSecrets(accountID, script string) {
 	s.mu.Lock()
 	ws := s.st.Workers[wkKey(accountID, script)]
 	var dbID string

@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 // The Workers runtime: every deployed script runs in workerd (package
 // workerd), with its bindings backed by this emulator's own stores. The
@@ -37,7 +37,9 @@ import (
 )
 
 const (
-	workersPrefix = "/__workers/"
+	// PathPrefix is the path alias scripts are served under on the
+	// emulator's own address: /__workers/<script>/<path>.
+	PathPrefix = "/__workers/"
 	// bindingHeader names the binding a request from workerd serves:
 	// "<kind>/<account>/<id>".
 	bindingHeader = "X-Emulator-Binding"
@@ -90,7 +92,7 @@ func workerService(acct, name string) string { return "w/" + acct + "/" + name }
 
 // runtimeConfigLocked derives the configuration every deployed script runs
 // in. Module files are written once, named by their content's digest.
-func (s *Server) runtimeConfigLocked() (workerd.Config, error) {
+func (s *Service) runtimeConfigLocked() (workerd.Config, error) {
 	cfg := workerd.Config{StorageDir: filepath.Join(s.dataDir, "workerd", "durable-objects")}
 	services := newRuntimeServices()
 	for _, key := range core.SortedKeys(s.st.Workers) {
@@ -112,7 +114,7 @@ func (s *Server) runtimeConfigLocked() (workerd.Config, error) {
 // runs, v its version (for version_metadata; nil before the upload is one).
 // alone says it is checked on its own (an upload's startup check): bindings
 // to other scripts then go to stubs.
-func (s *Server) workerConfigLocked(acct, name string, c *workerContent, v *workerVersion, services *runtimeServices, alone bool) (workerd.Worker, error) {
+func (s *Service) workerConfigLocked(acct, name string, c *workerContent, v *workerVersion, services *runtimeServices, alone bool) (workerd.Worker, error) {
 	w := workerd.Worker{
 		Service:            workerService(acct, name),
 		CompatibilityDate:  c.CompatibilityDate,
@@ -132,7 +134,7 @@ func (s *Server) workerConfigLocked(acct, name string, c *workerContent, v *work
 	backend := func(kind, id string) string {
 		// Bucket and queue names are per account: so is the service.
 		svc := "b/" + kind + "/" + acct + "/" + id
-		services.backends[svc] = workerd.Backend{Service: svc, Address: strings.TrimPrefix(s.url, "http://"), Header: bindingHeader, Value: kind + "/" + acct + "/" + id}
+		services.backends[svc] = workerd.Backend{Service: svc, Address: strings.TrimPrefix(s.baseURL(), "http://"), Header: bindingHeader, Value: kind + "/" + acct + "/" + id}
 		return svc
 	}
 	stub := func(status int, msg string) string {
@@ -218,8 +220,8 @@ type runtimeBinding struct {
 
 // moduleFiles writes a version's modules where workerd embeds them from,
 // the main module first, once per version (workersRuntime.modules).
-func (s *Server) moduleFiles(c *workerContent) ([]workerd.Module, error) {
-	if mods, ok := s.workers.modules[c.Etag]; ok && c.Etag != "" {
+func (s *Service) moduleFiles(c *workerContent) ([]workerd.Module, error) {
+	if mods, ok := s.runtime.modules[c.Etag]; ok && c.Etag != "" {
 		return mods, nil
 	}
 	dir := filepath.Join(s.dataDir, "workerd", "modules")
@@ -249,10 +251,10 @@ func (s *Server) moduleFiles(c *workerContent) ([]workerd.Module, error) {
 		out = append(out, workerd.Module{Name: m.Name, Kind: kind, Path: p})
 	}
 	if c.Etag != "" {
-		if s.workers.modules == nil {
-			s.workers.modules = map[string][]workerd.Module{}
+		if s.runtime.modules == nil {
+			s.runtime.modules = map[string][]workerd.Module{}
 		}
-		s.workers.modules[c.Etag] = out
+		s.runtime.modules[c.Etag] = out
 	}
 	return out, nil
 }
@@ -302,8 +304,8 @@ var errNoRuntime = errors.New("this emulator runs no scripts: " + workerd.ErrNoB
 
 // runtimeProcess returns workerd running the current configuration,
 // (re)starting it when the configuration changed.
-func (s *Server) runtimeProcess(ctx context.Context) (*workerd.Process, error) {
-	if s.workers.rt == nil {
+func (s *Service) runtimeProcess(ctx context.Context) (*workerd.Process, error) {
+	if s.runtime.rt == nil {
 		return nil, errNoRuntime
 	}
 	s.mu.Lock()
@@ -316,7 +318,7 @@ func (s *Server) runtimeProcess(ctx context.Context) (*workerd.Process, error) {
 	sum := sha256.Sum256(fp)
 	key := hex.EncodeToString(sum[:])
 
-	r := &s.workers
+	r := &s.runtime
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -354,8 +356,8 @@ func (s *Server) runtimeProcess(ctx context.Context) (*workerd.Process, error) {
 // when it does not start (a syntax error, a throw at the top level, a
 // compatibility date the runtime does not know, a Durable Object class it
 // does not export).
-func (s *Server) checkStartupLocked(acct, name string, c *workerContent) error {
-	if s.workers.rt == nil || len(c.Modules) == 0 {
+func (s *Service) checkStartupLocked(acct, name string, c *workerContent) error {
+	if s.runtime.rt == nil || len(c.Modules) == 0 {
 		return nil
 	}
 	services := newRuntimeServices()
@@ -365,8 +367,8 @@ func (s *Server) checkStartupLocked(acct, name string, c *workerContent) error {
 	}
 	cfg := workerd.Config{Workers: []workerd.Worker{w}}
 	services.addTo(&cfg)
-	s.workers.checks++
-	proc, err := s.workers.rt.Start(context.Background(), "check", cfg)
+	s.runtime.checks++
+	proc, err := s.runtime.rt.Start(context.Background(), "check", cfg)
 	var se *workerd.StartError
 	switch {
 	case errors.As(err, &se):
@@ -380,13 +382,13 @@ func (s *Server) checkStartupLocked(acct, name string, c *workerContent) error {
 }
 
 // stopRuntime ends workerd; closing says for good (Close).
-func (s *Server) stopRuntime(closing bool) {
-	s.workers.mu.Lock()
-	defer s.workers.mu.Unlock()
-	s.workers.closed = s.workers.closed || closing
-	if s.workers.proc != nil {
-		s.workers.proc.Stop()
-		s.workers.proc = nil
+func (s *Service) stopRuntime(closing bool) {
+	s.runtime.mu.Lock()
+	defer s.runtime.mu.Unlock()
+	s.runtime.closed = s.runtime.closed || closing
+	if s.runtime.proc != nil {
+		s.runtime.proc.Stop()
+		s.runtime.proc = nil
 	}
 }
 
@@ -409,12 +411,12 @@ type RuntimeStats struct {
 }
 
 // RuntimeStats reports the runtime's starts and the running process.
-func (s *Server) RuntimeStats() RuntimeStats {
-	s.workers.mu.Lock()
-	defer s.workers.mu.Unlock()
-	st := RuntimeStats{Starts: s.workers.starts, Checks: s.workers.checks,
-		LastStartMs: float64(s.workers.last.Microseconds()) / 1000, LastWorkers: s.workers.lastN}
-	if p := s.workers.proc; p != nil {
+func (s *Service) RuntimeStats() RuntimeStats {
+	s.runtime.mu.Lock()
+	defer s.runtime.mu.Unlock()
+	st := RuntimeStats{Starts: s.runtime.starts, Checks: s.runtime.checks,
+		LastStartMs: float64(s.runtime.last.Microseconds()) / 1000, LastWorkers: s.runtime.lastN}
+	if p := s.runtime.proc; p != nil {
 		st.PID = p.PID()
 		st.RSSBytes = residentBytes(st.PID)
 	}
@@ -439,11 +441,11 @@ func residentBytes(pid int) int64 {
 
 // RestartRuntime stops workerd, so the next request starts it afresh (the
 // bench's cold start).
-func (s *Server) RestartRuntime() { s.stopRuntime(false) }
+func (s *Service) RestartRuntime() { s.stopRuntime(false) }
 
-func (s *Server) registerWorkerServing() {
-	s.mux.HandleFunc(workersPrefix+"{script_name}", s.workerServe)
-	s.mux.HandleFunc(workersPrefix+"{script_name}/{path...}", s.workerServe)
+func (s *Service) registerWorkerServing() {
+	s.mux.HandleFunc(PathPrefix+"{script_name}", s.workerServe)
+	s.mux.HandleFunc(PathPrefix+"{script_name}/{path...}", s.workerServe)
 	s.mux.HandleFunc("POST /__emulator/scheduled/{script_name}", s.workerScheduled)
 	s.mux.HandleFunc("GET /__emulator/runtime", func(w http.ResponseWriter, _ *http.Request) {
 		core.WriteJSON(w, http.StatusOK, s.RuntimeStats())
@@ -458,13 +460,14 @@ func (s *Server) registerWorkerServing() {
 // on workers.dev: http://<script>.workers.localhost:PORT (hosts.go). Go's
 // resolver does not send *.localhost to loopback; dial it with
 // internal/loopback. The /__workers/<script> path alias still answers.
-func (s *Server) WorkerURL(script string) string {
-	if s.url == "" {
+func (s *Service) WorkerURL(script string) string {
+	base := s.baseURL()
+	if base == "" {
 		return ""
 	}
-	u, err := url.Parse(s.url)
+	u, err := url.Parse(base)
 	if err != nil {
-		return s.url + workersPrefix + script
+		return base + PathPrefix + script
 	}
 	return "http://" + net.JoinHostPort(script+"."+workersDevHost, u.Port())
 }
@@ -473,7 +476,7 @@ func (s *Server) WorkerURL(script string) string {
 // /__workers/<script>, still percent-encoded as received.
 func scriptPath(r *http.Request) string {
 	raw := r.URL.EscapedPath()
-	rest := strings.TrimPrefix(raw, workersPrefix)
+	rest := strings.TrimPrefix(raw, PathPrefix)
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		return rest[i:]
 	}
@@ -482,9 +485,9 @@ func scriptPath(r *http.Request) string {
 
 // workerServe serves the path alias /__workers/<script>/...: the script
 // sees the path after its name, and its assets' redirects keep the prefix.
-func (s *Server) workerServe(w http.ResponseWriter, r *http.Request) {
+func (s *Service) workerServe(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("script_name")
-	s.serveScript(w, r, scriptPath(r), workersPrefix+name, func() (*workerScript, int, error) {
+	s.serveScript(w, r, scriptPath(r), PathPrefix+name, func() (*workerScript, int, error) {
 		return s.scriptByNameLocked(name)
 	})
 }
@@ -496,8 +499,8 @@ func (s *Server) workerServe(w http.ResponseWriter, r *http.Request) {
 // prefix, or "" on the script's own origin). Requests are counted and
 // faulted under "<METHOD> /__workers/{script_name}<path>" however the
 // script was reached.
-func (s *Server) serveScript(w http.ResponseWriter, r *http.Request, p, base string, resolve func() (*workerScript, int, error)) {
-	route := workersPrefix + "{script_name}" + p
+func (s *Service) serveScript(w http.ResponseWriter, r *http.Request, p, base string, resolve func() (*workerScript, int, error)) {
+	route := PathPrefix + "{script_name}" + p
 	s.core.Count(r.Method+" "+route, false)
 	delay, f := s.core.TakeFaults(r.Method, route)
 	if s.core.ServeFault(w, r, delay, f, workerFaultAnswers) {
@@ -557,7 +560,7 @@ func (s *Server) serveScript(w http.ResponseWriter, r *http.Request, p, base str
 // scriptByNameLocked finds the script /__workers/<name> (and
 // <name>.workers.localhost) serves. A script without modules is found, for
 // its assets; callers that run code check it has some.
-func (s *Server) scriptByNameLocked(name string) (*workerScript, int, error) {
+func (s *Service) scriptByNameLocked(name string) (*workerScript, int, error) {
 	var found []*workerScript
 	for _, key := range core.SortedKeys(s.st.Workers) {
 		if ws := s.st.Workers[key]; ws.Name == name {
@@ -580,17 +583,17 @@ func (s *Server) scriptByNameLocked(name string) (*workerScript, int, error) {
 
 // workerFaultAnswers answer in plain JSON, as a worker would.
 var workerFaultAnswers = core.FaultAnswers{
-	RateLimited: func(w http.ResponseWriter, _ *Fault) {
+	RateLimited: func(w http.ResponseWriter, _ *core.Fault) {
 		core.WriteJSON(w, http.StatusTooManyRequests, map[string]string{"error": "Too many requests"})
 	},
-	ServerError: func(w http.ResponseWriter, f *Fault) {
+	ServerError: func(w http.ResponseWriter, f *core.Fault) {
 		core.WriteJSON(w, f.Status, map[string]string{"error": "Internal server error"})
 	},
 }
 
 // dispatch sends one non-fetch event (queue, scheduled) to a script
 // through the gateway and decodes the handler's result into out.
-func (s *Server) dispatch(ctx context.Context, acct, script, event string, body, out any) error {
+func (s *Service) dispatch(ctx context.Context, acct, script, event string, body, out any) error {
 	proc, err := s.runtimeProcess(ctx)
 	if err != nil {
 		return err
@@ -623,7 +626,7 @@ func (s *Server) dispatch(ctx context.Context, acct, script, event string, body,
 // workerScheduled runs a script's scheduled handler now:
 // POST /__emulator/scheduled/<script>?cron=<expression> (the first of the
 // script's crons when absent). It answers the handler's outcome.
-func (s *Server) workerScheduled(w http.ResponseWriter, r *http.Request) {
+func (s *Service) workerScheduled(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, status, err := s.scriptByNameLocked(r.PathValue("script_name"))
 	if err == nil && len(ws.Modules) == 0 {
@@ -653,45 +656,4 @@ func (s *Server) workerScheduled(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	core.WriteJSON(w, http.StatusOK, out)
-}
-
-// rootScripts gives package queues (and zones) the scripts: interim, until
-// B's workers package lands and implements these itself.
-type rootScripts struct{ s *Server }
-
-func (a rootScripts) Exists(acct, name string) bool {
-	a.s.mu.Lock()
-	defer a.s.mu.Unlock()
-	return a.s.st.Workers[wkKey(acct, name)] != nil
-}
-
-func (a rootScripts) Runnable(acct, name string) bool {
-	a.s.mu.Lock()
-	defer a.s.mu.Unlock()
-	ws := a.s.st.Workers[wkKey(acct, name)]
-	return ws != nil && len(ws.Modules) > 0
-}
-
-func (a rootScripts) Dispatch(ctx context.Context, acct, script, event string, body, out any) error {
-	return a.s.dispatch(ctx, acct, script, event, body, out)
-}
-
-func (a rootScripts) Producers(acct, queue string) []string {
-	a.s.mu.Lock()
-	defer a.s.mu.Unlock()
-	var out []string
-	for _, key := range core.SortedKeys(a.s.st.Workers) {
-		ws := a.s.st.Workers[key]
-		if ws.AccountID != acct {
-			continue
-		}
-		for _, raw := range ws.Bindings {
-			var b bindingSpec
-			if json.Unmarshal(raw, &b) == nil && b.Type == "queue" && b.QueueName == queue {
-				out = append(out, ws.Name)
-				break
-			}
-		}
-	}
-	return out
 }

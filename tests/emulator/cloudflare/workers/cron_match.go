@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 import (
 	"context"
@@ -146,7 +146,7 @@ func cronDayOfWeek(field string, t time.Time) bool {
 }
 
 // runCrons fires every deployed script's crons at each minute, until stop.
-func (s *Server) runCrons(stop <-chan struct{}) {
+func (s *Service) runCrons(stop <-chan struct{}) {
 	for {
 		now := time.Now()
 		next := now.Truncate(time.Minute).Add(time.Minute)

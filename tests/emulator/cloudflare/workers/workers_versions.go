@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 // Worker versions, deployments and the routes built on them: the versions
 // flow wrangler uses for a redeploy (POST versions, POST deployments, PATCH
@@ -286,7 +286,7 @@ func (d *workerDeployment) json() deploymentJSON {
 	return out
 }
 
-func (s *Server) registerWorkerVersions() {
+func (s *Service) registerWorkerVersions() {
 	const base = "/client/v4/accounts/{account_id}/workers"
 	s.cf.API("POST "+base+"/scripts/{script_name}/versions", cloudflare.AuthAccount, s.wkVersionUpload)
 	s.cf.API("GET "+base+"/scripts/{script_name}/versions", cloudflare.AuthAccount, s.wkVersionList)
@@ -308,7 +308,7 @@ func (s *Server) registerWorkerVersions() {
 // wkVersionUpload is POST versions: the upload of PUT scripts, stored as a
 // version that is not deployed. The script must exist (inferred: wrangler
 // only uses this route for an existing Worker).
-func (s *Server) wkVersionUpload(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkVersionUpload(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	up, err := parseScriptUpload(w, r)
 	if err != nil {
@@ -330,7 +330,7 @@ func (s *Server) wkVersionUpload(w http.ResponseWriter, r *http.Request) {
 // wkVersionList lists versions newest first, in the V4 page shape
 // (result.items); ?deployable=true keeps the versions that still have their
 // modules, i.e. the ones a deployment may pick.
-func (s *Server) wkVersionList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkVersionList(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	items := []versionJSON{}
@@ -361,7 +361,7 @@ func versionNotFound() *core.APIError {
 	return core.NewAPIError(http.StatusNotFound, 10217, "workers.api.error.version_not_found")
 }
 
-func (s *Server) wkVersionGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkVersionGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var out versionJSON
@@ -377,7 +377,7 @@ func (s *Server) wkVersionGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // wkDeploymentList answers {"deployments": [...]}, newest first.
-func (s *Server) wkDeploymentList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkDeploymentList(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	out := map[string][]deploymentJSON{"deployments": {}}
@@ -392,7 +392,7 @@ func (s *Server) wkDeploymentList(w http.ResponseWriter, r *http.Request) {
 
 // wkDeploymentCreate deploys versions by percentage; the shares must name
 // distinct existing versions and add up to 100.
-func (s *Server) wkDeploymentCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkDeploymentCreate(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Strategy    string          `json:"strategy"`
 		Versions    []deployedShare `json:"versions"`
@@ -463,7 +463,7 @@ func (ws *workerScript) tags() []string {
 	return nonNilStrings(tags)
 }
 
-func (s *Server) wkScriptSettingsGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkScriptSettingsGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var out map[string]any
@@ -477,7 +477,7 @@ func (s *Server) wkScriptSettingsGet(w http.ResponseWriter, r *http.Request) {
 // wkScriptSettingsPatch is PATCH script-settings (JSON): the script-level
 // settings present in the body change, each checked like an upload's; the
 // rest of the body is ignored.
-func (s *Server) wkScriptSettingsPatch(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkScriptSettingsPatch(w http.ResponseWriter, r *http.Request) {
 	var body settingsFields
 	if err := core.DecodeJSON(w, r, &body); err != nil {
 		core.WriteError(w, err)
@@ -523,7 +523,7 @@ func secretsOf(c *workerContent) []secretJSON {
 	return out
 }
 
-func (s *Server) wkSecretList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkSecretList(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var out []secretJSON
@@ -534,7 +534,7 @@ func (s *Server) wkSecretList(w http.ResponseWriter, r *http.Request) {
 	core.Respond(w, err, out)
 }
 
-func (s *Server) wkSecretGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkSecretGet(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("secret_name")
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
@@ -555,7 +555,7 @@ func (s *Server) wkSecretGet(w http.ResponseWriter, r *http.Request) {
 // secret change is a new version (triggered_by "secret") of the deployed
 // content, deployed at once; the secret then survives later uploads that do
 // not bind its name (see wkApplyLocked).
-func (s *Server) wkSecretPut(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkSecretPut(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name string  `json:"name"`
 		Text *string `json:"text"`
@@ -598,7 +598,7 @@ func (s *Server) wkSecretPut(w http.ResponseWriter, r *http.Request) {
 	s.saveAndRespond(w, err, secretJSON{Name: body.Name, Type: "secret_text"})
 }
 
-func (s *Server) wkSecretDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkSecretDelete(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("secret_name")
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
@@ -624,7 +624,7 @@ func (s *Server) wkSecretDelete(w http.ResponseWriter, r *http.Request) {
 
 // wkSecretVersionLocked records content (the deployed content with one
 // secret changed) as a new deployed version.
-func (s *Server) wkSecretVersionLocked(ws *workerScript, content workerContent, source string) error {
+func (s *Service) wkSecretVersionLocked(ws *workerScript, content workerContent, source string) error {
 	now := time.Now().UTC()
 	v := ws.addVersion(content, now, source, "secret", "", "")
 	return ws.deploy([]deployedShare{{VersionID: v.ID, Percentage: 100}}, now, source, "")
@@ -648,7 +648,7 @@ type doRefJSON struct {
 // wkReferences lists what depends on a script, in the shape wrangler's
 // delete reads: incoming service bindings, and every binding (the script's
 // own included) to a Durable Object class it implements.
-func (s *Server) wkReferences(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkReferences(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
@@ -737,7 +737,7 @@ func serviceNotFound() *core.APIError {
 	return core.NewAPIError(http.StatusNotFound, 10090, "workers.api.error.service_not_found")
 }
 
-func (s *Server) wkServiceGet(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkServiceGet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, ok := s.st.Workers[wkKey(r.PathValue("account_id"), r.PathValue("script_name"))]
 	var out serviceJSON
@@ -769,7 +769,7 @@ func (s *Server) wkServiceGet(w http.ResponseWriter, r *http.Request) {
 // queue consumer does not hold the script back (wrangler asks
 // GET references first, which does not report consumers; the consumers go
 // with the script).
-func (s *Server) wkServiceDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkServiceDelete(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	force := r.URL.Query().Get("force") == "true"
 	s.mu.Lock()
@@ -808,7 +808,7 @@ type tailProducerJSON struct {
 // (from the upload metadata or script-settings). It answers an empty list
 // for a script that does not exist (inferred; wrangler only asks for
 // existing ones).
-func (s *Server) wkTailsByConsumer(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkTailsByConsumer(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	s.mu.Lock()
 	out := []tailProducerJSON{}

@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
 )
 
-// WorkerLimits are the Workers platform limits uploads are refused by, as
+// Limits are the Workers platform limits uploads are refused by, as
 // https://developers.cloudflare.com/workers/platform/limits/ documents them
 // (read 2026-11). The zero value is the Workers Paid plan.
-type WorkerLimits struct {
+type Limits struct {
 	// MaxVars counts plain_text, json and secret_text bindings together
 	// (64 on Workers Free, 128 on Workers Paid).
 	MaxVars int
@@ -27,9 +27,9 @@ type WorkerLimits struct {
 }
 
 // FreePlanLimits are Workers Free's limits.
-var FreePlanLimits = WorkerLimits{MaxVars: 64, MaxVarBytes: 5 << 10, MaxScriptBytes: 64 << 20}
+var FreePlanLimits = Limits{MaxVars: 64, MaxVarBytes: 5 << 10, MaxScriptBytes: 64 << 20}
 
-func (l WorkerLimits) withDefaults() WorkerLimits {
+func (l Limits) withDefaults() Limits {
 	if l.MaxVars == 0 {
 		l.MaxVars = 128
 	}
@@ -46,7 +46,7 @@ func (l WorkerLimits) withDefaults() WorkerLimits {
 // Cloudflare's message) or with too many or too large variables. Cloudflare
 // documents those limits but not the code it answers with; 10021, its code
 // for an upload that fails validation, is inferred.
-func (s *Server) wkCheckLimits(up *scriptUpload, bindings []bindingSpec) error {
+func (s *Service) wkCheckLimits(up *scriptUpload, bindings []bindingSpec) error {
 	lim := s.workerLimits
 	size := int64(0)
 	if lim.Compressed {

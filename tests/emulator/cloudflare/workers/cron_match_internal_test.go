@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 import (
 	"testing"

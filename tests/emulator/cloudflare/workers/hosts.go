@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 // Serving Workers by Host, as Cloudflare does: each script on its own
 // origin, and zones' hostnames by custom domain and route. withHosts runs
@@ -41,7 +41,7 @@ const workersDevHost = "workers.localhost"
 
 // withHosts serves requests addressed to a Worker's hostname; every other
 // request goes to next.
-func (s *Server) withHosts(next http.Handler) http.Handler {
+func (s *Service) withHosts(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := requestHost(r)
 		if host == "" || host == "localhost" || net.ParseIP(host) != nil {
@@ -87,7 +87,7 @@ func requestHost(r *http.Request) string {
 }
 
 // workersSubdomainLocked is the account's workers.dev subdomain.
-func (s *Server) workersSubdomainLocked(acct string) string {
+func (s *Service) workersSubdomainLocked(acct string) string {
 	if sub, ok := s.st.WorkersSubdomains[acct]; ok {
 		return sub
 	}
@@ -96,7 +96,7 @@ func (s *Server) workersSubdomainLocked(acct string) string {
 
 // scriptByHostLocked finds the script of <script>[.<sub>].workers.localhost:
 // sub ("" for any account) picks the account by its workers.dev subdomain.
-func (s *Server) scriptByHostLocked(name, sub string) (*workerScript, int, error) {
+func (s *Service) scriptByHostLocked(name, sub string) (*workerScript, int, error) {
 	if sub == "" {
 		return s.scriptByNameLocked(name)
 	}

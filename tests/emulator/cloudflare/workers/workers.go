@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 	"time"
 )
 
-func (s *Server) registerWorkers() {
+func (s *Service) registerWorkers() {
 	const base = "/client/v4/accounts/{account_id}/workers"
 	s.cf.API("GET "+base+"/scripts", cloudflare.AuthAccount, s.wkList)
 	s.cf.API("PUT "+base+"/scripts/{script_name}", cloudflare.AuthAccount, s.wkUpload)
@@ -351,7 +351,7 @@ type wkUploadJSON struct {
 	TailConsumers    []tailConsumerJSON `json:"tail_consumers"`
 }
 
-func (s *Server) wkUpload(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkUpload(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	if !wkNameRE.MatchString(name) {
 		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10016, "workers.api.error.invalid_script_name: script names are 1-63 characters of a-z, 0-9, '_' and '-'"))
@@ -417,7 +417,7 @@ func invalidInherit(name string) *core.APIError {
 // API, which every later upload inherits unless it binds that name itself
 // (inferred from the documented behaviour that `wrangler deploy`, which
 // sends no secrets, leaves a Worker's secrets in place).
-func (s *Server) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadMode) (*workerScript, *workerVersion, error) {
+func (s *Service) wkApplyLocked(acct, name string, up *scriptUpload, mode uploadMode) (*workerScript, *workerVersion, error) {
 	prev := s.st.Workers[wkKey(acct, name)]
 	if prev == nil && !mode.deploy {
 		return nil, nil, scriptNotFound()
@@ -592,7 +592,7 @@ func migrationTagMessage(current string) string {
 // wkCheckBindingLocked checks that a binding's target exists in the account.
 // classes are this script's Durable Object classes after the upload's
 // migration, deleted the classes that migration removed.
-func (s *Server) wkCheckBindingLocked(acct, script string, b bindingSpec, classes, deleted map[string]bool) error {
+func (s *Service) wkCheckBindingLocked(acct, script string, b bindingSpec, classes, deleted map[string]bool) error {
 	bad := func(code int, format string, args ...any) error {
 		return core.NewAPIError(http.StatusBadRequest, code, fmt.Sprintf(format, args...))
 	}
@@ -641,7 +641,7 @@ func (s *Server) wkCheckBindingLocked(acct, script string, b bindingSpec, classe
 }
 
 // wkLookupLocked finds a script of the caller's account.
-func (s *Server) wkLookupLocked(r *http.Request) (*workerScript, error) {
+func (s *Service) wkLookupLocked(r *http.Request) (*workerScript, error) {
 	ws, ok := s.st.Workers[wkKey(r.PathValue("account_id"), r.PathValue("script_name"))]
 	if !ok {
 		return nil, scriptNotFound()
@@ -674,7 +674,7 @@ type wkListJSON struct {
 	UsageModel         string             `json:"usage_model"`
 }
 
-func (s *Server) wkList(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkList(w http.ResponseWriter, r *http.Request) {
 	acct := r.PathValue("account_id")
 	s.mu.Lock()
 	out := []wkListJSON{}
@@ -700,7 +700,7 @@ func (s *Server) wkList(w http.ResponseWriter, r *http.Request) {
 // data, the main module named by the CF-Entrypoint header, outside the
 // envelope. wrangler reads it this way (`versions secret put`, init
 // --from-dash).
-func (s *Server) wkContentV2(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkContentV2(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var content *workerContent
@@ -751,7 +751,7 @@ func (s *Server) wkContentV2(w http.ResponseWriter, r *http.Request) {
 }
 
 // wkContent serves the main module as uploaded, outside the envelope.
-func (s *Server) wkContent(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkContent(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var body []byte
@@ -774,7 +774,7 @@ func (s *Server) wkContent(w http.ResponseWriter, r *http.Request) {
 
 // wkReferencesLocked lists what outside the script itself depends on it:
 // other scripts' service and Durable Object bindings, and queue consumers.
-func (s *Server) wkReferencesLocked(acct, name string) []string {
+func (s *Service) wkReferencesLocked(acct, name string) []string {
 	var refs []string
 	for _, key := range core.SortedKeys(s.st.Workers) {
 		ws := s.st.Workers[key]
@@ -800,7 +800,7 @@ func (s *Server) wkReferencesLocked(acct, name string) []string {
 	return refs
 }
 
-func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkDelete(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
 	force, _ := strconv.ParseBool(r.URL.Query().Get("force"))
 	s.mu.Lock()
@@ -822,7 +822,7 @@ func (s *Server) wkDelete(w http.ResponseWriter, r *http.Request) {
 // versions and deployments live on the record; the queues it consumes lose
 // that consumer. Other scripts' bindings to it are left dangling, as the
 // real API leaves them.
-func (s *Server) wkRemoveLocked(acct, name string) {
+func (s *Service) wkRemoveLocked(acct, name string) {
 	delete(s.st.Workers, wkKey(acct, name))
 	s.zones.RemoveScript(acct, name)
 	used := map[string]bool{}
@@ -875,7 +875,7 @@ func schedulesJSON(crons []workerCron) wkSchedulesJSON {
 	return out
 }
 
-func (s *Server) wkGetSchedules(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkGetSchedules(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var out wkSchedulesJSON
@@ -887,7 +887,7 @@ func (s *Server) wkGetSchedules(w http.ResponseWriter, r *http.Request) {
 }
 
 // wkPutSchedules replaces all cron triggers; an empty array removes them.
-func (s *Server) wkPutSchedules(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkPutSchedules(w http.ResponseWriter, r *http.Request) {
 	var body []struct {
 		Cron *string `json:"cron"`
 	}
@@ -938,7 +938,7 @@ type wkSubdomainJSON struct {
 	PreviewsEnabled bool `json:"previews_enabled"`
 }
 
-func (s *Server) wkGetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkGetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var out wkSubdomainJSON
@@ -951,7 +951,7 @@ func (s *Server) wkGetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 
 // wkSetScriptSubdomain turns the script's workers.dev route on or off.
 // previews_enabled, when absent, follows enabled.
-func (s *Server) wkSetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkSetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Enabled         *bool `json:"enabled"`
 		PreviewsEnabled *bool `json:"previews_enabled"`
@@ -967,12 +967,12 @@ func (s *Server) wkSetScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 	s.wkWriteScriptSubdomain(w, r, *body.Enabled, body.PreviewsEnabled)
 }
 
-func (s *Server) wkDeleteScriptSubdomain(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkDeleteScriptSubdomain(w http.ResponseWriter, r *http.Request) {
 	off := false
 	s.wkWriteScriptSubdomain(w, r, false, &off)
 }
 
-func (s *Server) wkWriteScriptSubdomain(w http.ResponseWriter, r *http.Request, enabled bool, previews *bool) {
+func (s *Service) wkWriteScriptSubdomain(w http.ResponseWriter, r *http.Request, enabled bool, previews *bool) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var out wkSubdomainJSON
@@ -988,7 +988,7 @@ func (s *Server) wkWriteScriptSubdomain(w http.ResponseWriter, r *http.Request, 
 	s.saveAndRespond(w, err, out)
 }
 
-func (s *Server) wkGetAccountSubdomain(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkGetAccountSubdomain(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	sub, ok := s.st.WorkersSubdomains[r.PathValue("account_id")]
 	s.mu.Unlock()
@@ -998,7 +998,7 @@ func (s *Server) wkGetAccountSubdomain(w http.ResponseWriter, r *http.Request) {
 	core.WriteResult(w, map[string]string{"subdomain": sub})
 }
 
-func (s *Server) wkPutAccountSubdomain(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkPutAccountSubdomain(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Subdomain string `json:"subdomain"`
 	}
@@ -1069,7 +1069,7 @@ type WorkerDetail struct {
 
 // Worker returns what is stored about a script, or false when the account
 // has no script of that name.
-func (s *Server) Worker(accountID, name string) (WorkerDetail, bool) {
+func (s *Service) Worker(accountID, name string) (WorkerDetail, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ws, ok := s.st.Workers[wkKey(accountID, name)]

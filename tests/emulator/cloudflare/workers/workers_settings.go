@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 // Script settings beyond bindings: observability (Workers Logs), placement,
 // limits, tail consumers and logpush, as the upload metadata carries them
@@ -302,7 +302,7 @@ func (ws *workerScript) settingsJSON() wkSettingsJSON {
 	return out
 }
 
-func (s *Server) wkSettings(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkSettings(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ws, err := s.wkLookupLocked(r)
 	var out wkSettingsJSON
@@ -329,7 +329,7 @@ type patchSettingsBody struct {
 // JSON). Script-level keys change in place; a version-level key (placement,
 // limits, compatibility) makes and deploys a new version carrying the
 // deployed one's code and bindings, as a settings change does on Cloudflare.
-func (s *Server) wkSettingsPatch(w http.ResponseWriter, r *http.Request) {
+func (s *Service) wkSettingsPatch(w http.ResponseWriter, r *http.Request) {
 	raw, err := settingsPart(w, r)
 	if err != nil {
 		core.WriteError(w, err)

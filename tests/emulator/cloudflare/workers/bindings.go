@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 // The backends of the scripts' bindings. workerd sends a binding's
 // operations to a service; the configuration (runtime.go) points each
@@ -23,9 +23,24 @@ import (
 	"strings"
 )
 
+// bindingBackend answers one binding request for the store id of account.
+type bindingBackend func(w http.ResponseWriter, r *http.Request, account, id string)
+
+// bindingBackends is the table of binding kinds (the first segment of
+// X-Emulator-Binding, as runtime.go writes it) to the API serving them.
+func (s *Service) bindingBackends() map[string]bindingBackend {
+	return map[string]bindingBackend{
+		"d1":     s.d1.ServeBinding,
+		"kv":     s.kv.ServeBinding,
+		"queue":  s.queues.ServeBinding,
+		"r2":     s.r2.ServeBinding,
+		"assets": s.bindAssets,
+	}
+}
+
 // withBindings answers the requests workerd makes for bindings before the
 // routes see them: their paths (/query, /<key>) are the protocol's own.
-func (s *Server) withBindings(next http.Handler) http.Handler {
+func (s *Service) withBindings(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target := r.Header.Get(bindingHeader)
 		if target == "" {
@@ -34,24 +49,16 @@ func (s *Server) withBindings(next http.Handler) http.Handler {
 		}
 		kind, rest, _ := strings.Cut(target, "/")
 		acct, id, _ := strings.Cut(rest, "/")
-		switch kind {
-		case "d1":
-			s.d1.ServeBinding(w, r, acct, id)
-		case "kv":
-			s.kv.ServeBinding(w, r, acct, id)
-		case "queue":
-			s.queues.ServeBinding(w, r, acct, id)
-		case "r2":
-			s.r2.ServeBinding(w, r, acct, id)
-		case "assets":
-			s.bindAssets(w, r, acct, id)
-		default:
+		serve, ok := s.backends[kind]
+		if !ok {
 			http.Error(w, "unknown binding kind "+kind, http.StatusBadRequest)
+			return
 		}
+		serve(w, r, acct, id)
 	})
 }
 
-func (s *Server) bindAssets(w http.ResponseWriter, r *http.Request, acct, script string) {
+func (s *Service) bindAssets(w http.ResponseWriter, r *http.Request, acct, script string) {
 	p, err := url.PathUnescape(r.URL.EscapedPath())
 	if err != nil {
 		p = r.URL.Path

@@ -1,4 +1,4 @@
-package emulator
+package workers
 
 // Local origins: a script served at the root of a loopback port of its own,
 // http://127.0.0.1:PORT, the way `wrangler dev` serves a Worker. The
@@ -49,14 +49,14 @@ func ParseLocalOrigin(v string) (script, addr string, err error) {
 
 // startLocalOrigins listens on each of opts.LocalOrigins and serves its
 // script there, at the root.
-func (s *Server) startLocalOrigins(origins map[string]string) error {
+func (s *Service) startLocalOrigins(origins map[string]string, logged func(http.Handler) http.Handler) error {
 	for _, script := range core.SortedKeys(origins) {
 		ln, err := net.Listen("tcp", origins[script])
 		if err != nil {
 			return fmt.Errorf("emulator: local origin of %s: listen %s: %w", script, origins[script], err)
 		}
-		lo := &localOrigin{script: script, url: "http://" + urlHost(ln.Addr().(*net.TCPAddr)), done: make(chan struct{})}
-		lo.srv = &http.Server{Handler: s.withBindings(s.withLog(s.localOriginHandler(script))), ReadHeaderTimeout: 10 * time.Second}
+		lo := &localOrigin{script: script, url: "http://" + core.URLHost(ln.Addr().(*net.TCPAddr)), done: make(chan struct{})}
+		lo.srv = &http.Server{Handler: s.withBindings(logged(s.localOriginHandler(script))), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			defer close(lo.done)
 			_ = lo.srv.Serve(ln)
@@ -68,7 +68,7 @@ func (s *Server) startLocalOrigins(origins map[string]string) error {
 
 // localOriginHandler serves script at the root of its own origin, whatever
 // the Host: the path is exactly what the script sees.
-func (s *Server) localOriginHandler(script string) http.Handler {
+func (s *Service) localOriginHandler(script string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.serveScript(w, r, r.URL.EscapedPath(), "", func() (*workerScript, int, error) {
 			return s.scriptByNameLocked(script)
@@ -78,7 +78,7 @@ func (s *Server) localOriginHandler(script string) http.Handler {
 
 // LocalOrigins are the scripts served on loopback ports of their own, by
 // script name: http://127.0.0.1:PORT.
-func (s *Server) LocalOrigins() map[string]string {
+func (s *Service) LocalOrigins() map[string]string {
 	out := make(map[string]string, len(s.localOrigins))
 	for _, lo := range s.localOrigins {
 		out[lo.script] = lo.url
@@ -87,7 +87,7 @@ func (s *Server) LocalOrigins() map[string]string {
 }
 
 // closeLocalOrigins stops every local origin's listener.
-func (s *Server) closeLocalOrigins() error {
+func (s *Service) closeLocalOrigins() error {
 	var errs []error
 	for _, lo := range slices.Backward(s.localOrigins) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -101,7 +101,7 @@ func (s *Server) closeLocalOrigins() error {
 	return errors.Join(errs...)
 }
 
-func (s *Server) registerLocalOrigins() {
+func (s *Service) registerLocalOrigins() {
 	s.mux.HandleFunc("GET /__emulator/local-origins", func(w http.ResponseWriter, _ *http.Request) {
 		core.WriteJSON(w, http.StatusOK, s.LocalOrigins())
 	})
