@@ -11,20 +11,19 @@ import (
 // for the binary's (engine tests): test-only, secret texts and decrypted
 // values included, as no Cloudflare API returns them.
 func (s *Service) registerAdmin() {
-	s.mux.HandleFunc("GET /__emulator/workers/{account_id}/{script_name}", func(w http.ResponseWriter, r *http.Request) {
-		d, ok := s.Worker(r.PathValue("account_id"), r.PathValue("script_name"))
+	s.adminRead("workers", "no such script", func(acct, script string) (any, bool) { return s.Worker(acct, script) })
+	s.adminRead("app-secrets", "no such control plane", func(acct, script string) (any, bool) { return s.AppSecrets(acct, script) })
+}
+
+// adminRead mounts GET /__emulator/<what>/{account_id}/{script_name},
+// answering read's value or 404 with missing.
+func (s *Service) adminRead(what, missing string, read func(acct, script string) (any, bool)) {
+	s.mux.HandleFunc("GET /__emulator/"+what+"/{account_id}/{script_name}", func(w http.ResponseWriter, r *http.Request) {
+		v, ok := read(r.PathValue("account_id"), r.PathValue("script_name"))
 		if !ok {
-			core.AdminError(w, http.StatusNotFound, errors.New("no such script"))
+			core.AdminError(w, http.StatusNotFound, errors.New(missing))
 			return
 		}
-		core.WriteJSON(w, http.StatusOK, d)
-	})
-	s.mux.HandleFunc("GET /__emulator/app-secrets/{account_id}/{script_name}", func(w http.ResponseWriter, r *http.Request) {
-		vals, ok := s.AppSecrets(r.PathValue("account_id"), r.PathValue("script_name"))
-		if !ok {
-			core.AdminError(w, http.StatusNotFound, errors.New("no such control plane"))
-			return
-		}
-		core.WriteJSON(w, http.StatusOK, vals)
+		core.WriteJSON(w, http.StatusOK, v)
 	})
 }
