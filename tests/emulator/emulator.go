@@ -72,42 +72,6 @@ type Options struct {
 	// WorkersSubdomain is every account's workers.dev subdomain until one is
 	// set with PUT workers/subdomain. Empty means DefaultWorkersSubdomain.
 	WorkersSubdomain string
-	// ModalTokens are the accepted Modal token pairs, each with its
-	// workspace (package modal). Nil means DefaultModalTokenID and
-	// DefaultModalTokenSecret -> DefaultModalWorkspace.
-	ModalTokens []ModalToken
-	// ModalWebSuffixes overrides the web suffix of Modal environments by
-	// name; by default "main" has none and any other environment its name.
-	ModalWebSuffixes map[string]string
-	// ModalImageBuildTime is how long an emulated Modal image build takes
-	// (default 0: done as soon as a client follows it).
-	ModalImageBuildTime time.Duration
-	// DaytonaAPIKeys maps each accepted Daytona API key to its organization
-	// ID. Nil means DefaultDaytonaAPIKey -> DefaultDaytonaOrganizationID.
-	DaytonaAPIKeys map[string]string
-	// DaytonaBuildTime is how long a snapshot build takes (a quarter
-	// pending, the rest building). Zero means DefaultDaytonaBuildTime;
-	// InstantDaytonaBuilds (negative) finishes builds within the request.
-	DaytonaBuildTime time.Duration
-	// E2BAPIKeys maps each accepted E2B API key to its team. Nil means
-	// DefaultE2BAPIKey -> DefaultE2BTeamID.
-	E2BAPIKeys map[string]string
-	// E2BBuildTime is how long a template build runs. Zero means
-	// DefaultE2BBuildTime.
-	E2BBuildTime time.Duration
-	// OpenComputerAPIKeys maps each accepted OpenComputer API key to its
-	// org. Nil means DefaultOpenComputerAPIKey -> DefaultOpenComputerOrgID.
-	OpenComputerAPIKeys map[string]string
-	// OpenComputerBuildTime is how long a snapshot build runs. Zero means
-	// DefaultOpenComputerBuildTime.
-	OpenComputerBuildTime time.Duration
-	// VercelTokens maps each accepted Vercel bearer token to its team ID.
-	// Nil means DefaultVercelToken -> DefaultVercelTeamID.
-	VercelTokens map[string]string
-	// VercelCommandTime is how long every Vercel Sandbox command runs (what
-	// a wait:true command's answer takes). Zero means
-	// DefaultVercelCommandTime.
-	VercelCommandTime time.Duration
 	// WorkerLimits are the plan limits uploads are refused by; the zero
 	// value is Workers Paid (workers_limits.go).
 	WorkerLimits WorkerLimits
@@ -134,6 +98,15 @@ type Options struct {
 	// defaults to Logf.
 	Queues queues.Options
 	Zones  zones.Options
+
+	// The sandbox families (packages modal, daytona, e2b, opencomputer,
+	// vercel); zero values take each package's defaults. Modal's BaseURL
+	// and Logf, and Daytona's Logf, default to the Server's.
+	Modal        modal.Options
+	Daytona      daytona.Options
+	E2B          e2b.Options
+	OpenComputer opencomputer.Options
+	Vercel       vercel.Options
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -268,26 +241,34 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
-	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
-		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
+	modalOpts := opts.Modal
+	if modalOpts.BaseURL == nil {
+		modalOpts.BaseURL = s.URL
+	}
+	if modalOpts.Logf == nil {
+		modalOpts.Logf = opts.Logf
+	}
 	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	dtOpts := daytona.Options{APIKeys: opts.DaytonaAPIKeys, BuildTime: opts.DaytonaBuildTime, Logf: opts.Logf}
+	dtOpts := opts.Daytona
+	if dtOpts.Logf == nil {
+		dtOpts.Logf = opts.Logf
+	}
 	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.e2b, err = e2b.New(e2b.Options{APIKeys: opts.E2BAPIKeys, BuildTime: opts.E2BBuildTime}, s.dataDir, s.core); err != nil {
+	if s.e2b, err = e2b.New(opts.E2B, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.opencomputer, err = opencomputer.New(opencomputer.Options{APIKeys: opts.OpenComputerAPIKeys, BuildTime: opts.OpenComputerBuildTime}, s.dataDir, s.core); err != nil {
+	if s.opencomputer, err = opencomputer.New(opts.OpenComputer, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.vercel, err = vercel.New(vercel.Options{Tokens: opts.VercelTokens, CommandTime: opts.VercelCommandTime}, s.dataDir, s.core); err != nil {
+	if s.vercel, err = vercel.New(opts.Vercel, s.dataDir, s.core); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -411,7 +392,7 @@ func (s *Server) removeTemp() error {
 // API means adding one file and one line here.
 func (s *Server) routes() {
 	s.core.SetFaultCheck(checkFaultRoute)
-	s.core.AllowFaultKind(FaultImageBuildFailure)
+	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
 	s.cf.Register()
 	s.d1.Register()
@@ -509,3 +490,21 @@ func (s *Server) Queues() *queues.Service { return s.queues }
 // Zones is the zones, custom domains and routes (package zones): AddZone,
 // ZoneID.
 func (s *Server) Zones() *zones.Service { return s.zones }
+
+// Modal is the Modal API (package modal).
+func (s *Server) Modal() *modal.Service { return s.modal }
+
+// Daytona is the Daytona API and object storage (package daytona); its API
+// is at URL() + daytona.APIPrefix.
+func (s *Server) Daytona() *daytona.Service { return s.daytona }
+
+// E2B is the E2B API (package e2b), at URL() + e2b.APIPrefix.
+func (s *Server) E2B() *e2b.Service { return s.e2b }
+
+// OpenComputer is the OpenComputer API (package opencomputer), at URL() +
+// opencomputer.APIPrefix.
+func (s *Server) OpenComputer() *opencomputer.Service { return s.opencomputer }
+
+// Vercel is the Vercel Sandbox API (package vercel), at URL() +
+// vercel.APIPrefix.
+func (s *Server) Vercel() *vercel.Service { return s.vercel }

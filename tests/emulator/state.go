@@ -11,6 +11,11 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 	"net/http"
 	"os"
 	"sort"
@@ -210,13 +215,13 @@ type Inventory struct {
 	Routes  []RouteEntry  `json:"worker_routes"`
 
 	// Modal is the Modal side (package modal).
-	Modal   ModalInventory   `json:"modal"`
-	Daytona DaytonaInventory `json:"daytona"` // package daytona
-	E2B     E2BInventory     `json:"e2b"`     // package e2b
+	Modal   modal.Inventory   `json:"modal"`
+	Daytona daytona.Inventory `json:"daytona"` // package daytona
+	E2B     e2b.Inventory     `json:"e2b"`     // package e2b
 	// OpenComputer is the OpenComputer side (package opencomputer).
-	OpenComputer OpenComputerInventory `json:"opencomputer"`
+	OpenComputer opencomputer.Inventory `json:"opencomputer"`
 	// Vercel is the Vercel Sandbox side (package vercel).
-	Vercel VercelInventory `json:"vercel"`
+	Vercel vercel.Inventory `json:"vercel"`
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -262,12 +267,12 @@ func (i Inventory) Empty() bool {
 // Inventory returns a snapshot sorted by account, then name.
 func (s *Server) Inventory() Inventory {
 	// The families' parts first: each has its own lock, not held with s.mu.
-	modal := s.modal.Inventory()
+	mi := s.modal.Inventory()
 	d1s, kvs, r2s, qs := s.d1.Inventory(), s.kv.Inventory(), s.r2.Inventory(), s.queues.Inventory()
 	domains, routes := s.zones.Inventory()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{D1: d1s, KV: kvs, R2: r2s, Workers: []WorkerEntry{}, Queues: qs, Domains: domains, Routes: routes, Modal: modal}
+	inv := Inventory{D1: d1s, KV: kvs, R2: r2s, Workers: []WorkerEntry{}, Queues: qs, Domains: domains, Routes: routes, Modal: mi}
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
 	inv.OpenComputer = s.opencomputer.Inventory()
