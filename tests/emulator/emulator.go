@@ -1,23 +1,31 @@
-// Package emulator is a hermetic stand-in for the slice of the Cloudflare v4
-// REST API that OpenInspect uses: D1 (backed by real SQLite files), Workers KV,
-// R2 bucket management, Workers scripts (uploads with binding and Durable
-// Object migration checks, cron triggers, workers.dev), Queues with their
-// consumers, and token verification.
+// Package emulator is a hermetic local cloud for OpenInspect: the slice of
+// the Cloudflare v4 API it uses (D1 on real SQLite files, KV, R2, Queues,
+// zones and custom domains, Workers scripts run in workerd) and the sandbox
+// APIs (Modal, Daytona, E2B, OpenComputer, Vercel).
 //
 // It serves two audiences. Tests start it in-process (Start) and point the
-// official cloudflare-go client at CloudflareBaseURL(); the standalone binary
-// in cmd/openinspect-emulator lets a newcomer run `pulumi up` with no
-// Cloudflare account at all. Both need the same thing: official clients must
-// work unchanged, so responses copy the real envelope, status codes and error
-// codes as closely as we could establish them (see envelope.go).
+// official clients at it (CloudflareBaseURL, URL() + a family's APIPrefix);
+// the standalone binary in cmd/openinspect-emulator lets a newcomer run
+// `pulumi up` with no cloud account at all. Official clients must work
+// unchanged, so responses copy the real envelopes, status codes and error
+// codes as closely as we could establish them (each package's ledger;
+// envelope.go has the shared rows).
 //
-// Each API area lives in its own file (d1.go, kv.go, r2.go, workers.go,
-// queues.go, user.go) and registers its routes in routes(); new areas
-// (Daytona, Modal) are meant to follow the same shape.
+// This package is the composer: Options has one struct per family, New
+// builds the families in one list (buildFamilies) over one core.Core and
+// data directory, wires what each needs of another (small interfaces the
+// consumer declares) and mounts their routes; accessors (D1(), Queues(),
+// Modal()...) reach each family's own API. It also keeps the Inventory
+// across families, the admin routes that span them and the split of a
+// legacy state.json. Each Cloudflare API is a package under cloudflare/
+// (d1, kv, r2, queues, zones); the sandbox families are modal, daytona,
+// e2b, opencomputer and vercel; core is what every family shares. The
+// Workers API, its runtime and static assets still live here (interim,
+// until they move to cloudflare/workers and cloudflare/assets). It may
+// import every family package; none imports it.
 package emulator
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -213,62 +221,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.st = st
-	if s.d1, err = d1.New(opts.D1, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.kv, err = kv.New(opts.KV, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.r2, err = r2.New(opts.R2, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	qopts := opts.Queues
-	if qopts.Logf == nil {
-		qopts.Logf = opts.Logf
-	}
-	if s.queues, err = queues.New(qopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	zopts := opts.Zones
-	if zopts.Logf == nil {
-		zopts.Logf = opts.Logf
-	}
-	if s.zones, err = zones.New(zopts, s.dataDir, s.core, s.cf, rootScripts{s}); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	modalOpts := opts.Modal
-	if modalOpts.BaseURL == nil {
-		modalOpts.BaseURL = s.URL
-	}
-	if modalOpts.Logf == nil {
-		modalOpts.Logf = opts.Logf
-	}
-	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	dtOpts := opts.Daytona
-	if dtOpts.Logf == nil {
-		dtOpts.Logf = opts.Logf
-	}
-	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.e2b, err = e2b.New(opts.E2B, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.opencomputer, err = opencomputer.New(opts.OpenComputer, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.vercel, err = vercel.New(opts.Vercel, s.dataDir, s.core); err != nil {
+	if err := s.buildFamilies(opts); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
@@ -281,8 +234,44 @@ func New(opts Options) (*Server, error) {
 	s.stop = make(chan struct{})
 	s.mux = s.core.Mux()
 	s.routes()
-	s.handler = s.withBindings(s.withLog(s.withHosts(s.mux)))
+	s.handler = s.withBindings(core.WithLog(s.logf, s.withHosts(s.mux)))
 	return s, nil
+}
+
+// buildFamilies makes every family, in one list: each with its own
+// Options, the shared core and data directory, and (the Cloudflare APIs)
+// the accounts and what it needs of its siblings.
+func (s *Server) buildFamilies(opts Options) error {
+	orLogf := func(l func(string, ...any)) func(string, ...any) {
+		if l != nil {
+			return l
+		}
+		return opts.Logf
+	}
+	opts.Queues.Logf, opts.Zones.Logf = orLogf(opts.Queues.Logf), orLogf(opts.Zones.Logf)
+	opts.Modal.Logf, opts.Daytona.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf)
+	if opts.Modal.BaseURL == nil {
+		opts.Modal.BaseURL = s.URL
+	}
+	dir, c, cf, scripts := s.dataDir, s.core, s.cf, rootScripts{s}
+	families := []func() error{
+		func() (err error) { s.d1, err = d1.New(opts.D1, dir, c, cf); return err },
+		func() (err error) { s.kv, err = kv.New(opts.KV, dir, c, cf); return err },
+		func() (err error) { s.r2, err = r2.New(opts.R2, dir, c, cf); return err },
+		func() (err error) { s.queues, err = queues.New(opts.Queues, dir, c, cf, scripts); return err },
+		func() (err error) { s.zones, err = zones.New(opts.Zones, dir, c, cf, scripts); return err },
+		func() (err error) { s.modal, err = modal.New(opts.Modal, dir, c); return err },
+		func() (err error) { s.daytona, err = daytona.New(opts.Daytona, dir, c); return err },
+		func() (err error) { s.e2b, err = e2b.New(opts.E2B, dir, c); return err },
+		func() (err error) { s.opencomputer, err = opencomputer.New(opts.OpenComputer, dir, c); return err },
+		func() (err error) { s.vercel, err = vercel.New(opts.Vercel, dir, c); return err },
+	}
+	for _, build := range families {
+		if err := build(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Start is New plus listening on opts.Addr (default 127.0.0.1:0) and serving
@@ -371,7 +360,10 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save(), s.zones.Save())
+			errs = append(errs, s.save())
+			for _, f := range []interface{ Save() error }{s.d1, s.kv, s.r2, s.queues, s.zones} {
+				errs = append(errs, f.Save())
+			}
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -394,85 +386,17 @@ func (s *Server) routes() {
 	s.core.SetFaultCheck(checkFaultRoute)
 	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
-	s.cf.Register()
-	s.d1.Register()
-	s.kv.Register()
-	s.r2.Register()
+	for _, f := range []interface{ Register() }{s.cf, s.d1, s.kv, s.r2, s.queues, s.zones,
+		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal} {
+		f.Register()
+	}
+	// What the root still serves itself (interim, until package workers).
 	s.registerWorkers()
 	s.registerAssets()
-	s.queues.Register()
-	s.zones.Register()
 	s.registerWorkerServing()
 	s.registerLocalOrigins()
-	s.daytona.Register()
-	s.e2b.Register()
-	s.opencomputer.Register()
-	s.vercel.Register()
 	s.registerAdmin()
-	s.modal.Register()
 	s.mux.HandleFunc("/", s.core.Unmatched)
-}
-
-// withLog wraps h with the optional request log. Only method, path, status
-// and duration are logged: headers carry tokens and bodies carry user data.
-func (s *Server) withLog(h http.Handler) http.Handler {
-	if s.logf == nil {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			if rec := recover(); rec != nil {
-				s.logf("%s %s -> aborted (%s)", r.Method, r.URL.EscapedPath(), time.Since(start).Round(time.Microsecond))
-				panic(rec)
-			}
-		}()
-		h.ServeHTTP(sw, r)
-		status := fmt.Sprint(sw.status)
-		if sw.hijacked {
-			status = "dropped"
-		} else if sw.status == 0 && r.Context().Err() != nil {
-			status = "client gone" // e.g. a held request whose client was killed
-		} else if sw.status == 0 {
-			status = "200"
-		}
-		s.logf("%s %s -> %s (%s)", r.Method, r.URL.EscapedPath(), status, time.Since(start).Round(time.Microsecond))
-	})
-}
-
-// statusWriter records the status for the log. Unwrap keeps
-// http.ResponseController (used to hijack for dropped connections) working.
-type statusWriter struct {
-	http.ResponseWriter
-	status   int
-	hijacked bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// Hijack exists so the log can tell a deliberately dropped connection from a
-// response; http.ResponseController prefers it over Unwrap.
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil {
-		w.hijacked = true
-	}
-	return c, rw, err
 }
 
 // D1 is the D1 API (package d1).

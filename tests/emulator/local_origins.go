@@ -56,7 +56,7 @@ func (s *Server) startLocalOrigins(origins map[string]string) error {
 			return fmt.Errorf("emulator: local origin of %s: listen %s: %w", script, origins[script], err)
 		}
 		lo := &localOrigin{script: script, url: "http://" + urlHost(ln.Addr().(*net.TCPAddr)), done: make(chan struct{})}
-		lo.srv = &http.Server{Handler: s.withBindings(s.withLog(s.localOriginHandler(script))), ReadHeaderTimeout: 10 * time.Second}
+		lo.srv = &http.Server{Handler: s.withBindings(core.WithLog(s.logf, s.localOriginHandler(script))), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			defer close(lo.done)
 			_ = lo.srv.Serve(ln)
