@@ -357,8 +357,8 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			}
 			assert.Empty(t, rec.reset(), "nothing is registered")
 			assert.Zero(t, h.Emu.CloudflareCalls(), "no Cloudflare call: %v", h.Emu.Counts())
-			assert.Zero(t, h.Emu.ModalCalls(), "no Modal call")
-			assert.Zero(t, h.Emu.DaytonaCalls(), "no Daytona call")
+			assert.Zero(t, h.Emu.Modal().Calls(), "no Modal call")
+			assert.Zero(t, h.Emu.Daytona().Calls(), "no Daytona call")
 		})
 	}
 

@@ -19,6 +19,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -59,7 +60,7 @@ func sessionsDB(t *testing.T, h *providertest.Harness, sessions ...string) strin
 
 func sessionSandbox(t *testing.T, h *providertest.Harness, session string) string {
 	t.Helper()
-	id, err := h.Emu.CreateDaytonaSandbox(emulator.DaytonaSandboxSpec{Labels: map[string]string{
+	id, err := h.Emu.Daytona().CreateSandbox(emudaytona.SandboxSpec{Labels: map[string]string{
 		"openinspect_framework": "open-inspect", "openinspect_session_id": session}})
 	require.NoError(t, err)
 	return id
@@ -70,7 +71,7 @@ func sessionSandbox(t *testing.T, h *providertest.Harness, session string) strin
 // the resource's inputs carry them, as the component passes them.
 func daytonaHarness(t *testing.T, buildTime time.Duration, opts ...provider.Option) *providertest.Harness {
 	t.Helper()
-	h := providertest.NewHarnessWith(t, emulator.Options{DaytonaBuildTime: buildTime}, opts...)
+	h := providertest.NewHarnessWith(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: buildTime}}, opts...)
 	h.EnableModalDeploys(t)
 	h.Configure(t, map[string]property.Value{"daytonaApiKey": property.New(property.Null), "daytonaApiUrl": property.New(property.Null)})
 	return h
@@ -79,13 +80,13 @@ func daytonaHarness(t *testing.T, buildTime time.Duration, opts ...provider.Opti
 // daytonaInputs are a DaytonaSnapshot's inputs on the emulator's Daytona.
 func daytonaInputs(t *testing.T, h *providertest.Harness, checkout, prefix string, extra map[string]any) property.Map {
 	t.Helper()
-	in := map[string]any{"source": checkout, "namePrefix": prefix, "apiUrl": h.Emu.DaytonaAPIURL(),
-		"apiKey": property.New(emulator.DefaultDaytonaAPIKey).WithSecret(true), "target": "eu"}
+	in := map[string]any{"source": checkout, "namePrefix": prefix, "apiUrl": h.Emu.URL() + emudaytona.APIPrefix,
+		"apiKey": property.New(emudaytona.DefaultAPIKey).WithSecret(true), "target": "eu"}
 	maps.Copy(in, extra)
 	return providertest.Props(t, in)
 }
 
-func daytonaSnapshot(t *testing.T, h *providertest.Harness, name string) emulator.DaytonaSnapshotEntry {
+func daytonaSnapshot(t *testing.T, h *providertest.Harness, name string) emudaytona.SnapshotEntry {
 	t.Helper()
 	for _, s := range h.Emu.Inventory().Daytona.Snapshots {
 		if s.Name == name {
@@ -93,7 +94,7 @@ func daytonaSnapshot(t *testing.T, h *providertest.Harness, name string) emulato
 		}
 	}
 	t.Fatalf("no Daytona snapshot %s in %v", name, snapshotNames(h))
-	return emulator.DaytonaSnapshotEntry{}
+	return emudaytona.SnapshotEntry{}
 }
 
 // TestDaytonaSnapshotLifecycle builds the digest-named snapshot with the
@@ -118,14 +119,14 @@ func TestDaytonaSnapshotLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	name := preview.Properties.Get("name").AsString()
 	assert.Regexp(t, `^oi-prod-base-[0-9a-f]{12}$`, name)
-	assert.Zero(t, h.Emu.DaytonaCalls())
+	assert.Zero(t, h.Emu.Daytona().Calls())
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
 	state := created.Properties
 	assert.Equal(t, name, state.Get("name").AsString(), "the preview's name is the built one")
 	assert.Equal(t, "active", state.Get("state").AsString())
-	assert.Equal(t, h.Emu.DaytonaAPIURL(), state.Get("snapshotApiUrl").AsString())
+	assert.Equal(t, h.Emu.URL()+emudaytona.APIPrefix, state.Get("snapshotApiUrl").AsString())
 	assert.Equal(t, []string{name}, snapshotNames(h))
 	built := daytonaSnapshot(t, h, name)
 	assert.Equal(t, "eu", built.RegionID, "the target reaches the builder")
@@ -139,7 +140,7 @@ func TestDaytonaSnapshotLifecycle(t *testing.T) {
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
-	assert.Zero(t, h.Emu.DaytonaCalls())
+	assert.Zero(t, h.Emu.Daytona().Calls())
 
 	// A second installation in the same organization.
 	other := daytonaInputs(t, h, fixturePackages(t, "daytona-infra", "sandbox-runtime"), "oi-staging-base", nil)
@@ -206,15 +207,15 @@ func TestDaytonaSnapshotLifecycle(t *testing.T) {
 // up deletes it through the API and runs the builder again, uploading no
 // new context for the same content.
 func TestDaytonaSnapshotFailedBuildIsRetried(t *testing.T) {
-	h := daytonaHarness(t, emulator.InstantDaytonaBuilds)
+	h := daytonaHarness(t, emudaytona.InstantBuilds)
 	u := providertest.URN(sandbox.DaytonaSnapshotToken, "base")
 	inputs := daytonaInputs(t, h, fixturePackages(t, "daytona-infra", "sandbox-runtime"), "oi-fail-base", nil)
-	h.Emu.FailNextDaytonaBuild("npm ERR! 404 opencode-ai not found")
+	h.Emu.Daytona().FailNextBuild("npm ERR! 404 opencode-ai not found")
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "daytona: python -m src.bootstrap failed")
 	assert.Contains(t, err.Error(), "npm ERR! 404 opencode-ai not found", "the builder's own message")
-	assert.NotContains(t, err.Error(), emulator.DefaultDaytonaAPIKey)
+	assert.NotContains(t, err.Error(), emudaytona.DefaultAPIKey)
 	require.NotEmpty(t, created.ID, "the failed build is recorded")
 	state := created.Properties
 	assert.Equal(t, "build_failed", state.Get("state").AsString())
@@ -238,7 +239,7 @@ func TestDaytonaSnapshotFailedBuildIsRetried(t *testing.T) {
 // TestDaytonaSnapshotRefusesAnotherAPI guards against a provider pointed at
 // another Daytona.
 func TestDaytonaSnapshotRefusesAnotherAPI(t *testing.T) {
-	h := providertest.NewHarnessWith(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
+	h := providertest.NewHarnessWith(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
 	h.EnableModalDeploys(t)
 	u := providertest.URN(sandbox.DaytonaSnapshotToken, "base")
 	// Credentials from the provider's configuration alone still work.
@@ -268,5 +269,5 @@ func TestDaytonaSnapshotCheck(t *testing.T) {
 	assert.Contains(t, reasons["apiUrl"], "not an http(s) URL")
 	assert.Contains(t, reasons["gracePeriodSeconds"], "must be 0 or more")
 	assert.Len(t, reasons, 4)
-	assert.Zero(t, h.Emu.DaytonaCalls())
+	assert.Zero(t, h.Emu.Daytona().Calls())
 }

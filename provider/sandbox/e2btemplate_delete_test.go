@@ -11,6 +11,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -21,12 +22,12 @@ import (
 func TestE2bTemplateOverrideDeletesOnlyItsSessionsSandboxes(t *testing.T) {
 	h := providertest.NewHarnessWith(t, emulator.Options{})
 	dbID := sessionsDB(t, h, "s-mine")
-	_, err := h.Emu.CreateE2BTemplate("", "shared-base")
+	_, err := h.Emu.E2B().CreateTemplate("", "shared-base")
 	require.NoError(t, err)
 	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
 	inputs := providertest.Props(t, map[string]any{
 		"source": filepath.Join("..", "..", "tests", "fixtures", "upstream"), "namePrefix": "oi-prod-sandbox",
-		"apiUrl": h.Emu.E2BAPIURL(), "apiKey": emulator.DefaultE2BAPIKey,
+		"apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey,
 		"templateId": "shared-base", "d1DatabaseId": dbID,
 	})
 	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
@@ -45,7 +46,7 @@ func TestE2bTemplateOverrideDeletesOnlyItsSessionsSandboxes(t *testing.T) {
 		if session != "" {
 			md["openinspect_session_id"] = session
 		}
-		id, err := h.Emu.CreateE2BSandbox(emulator.E2BSandboxSpec{Template: "shared-base", Metadata: md})
+		id, err := h.Emu.E2B().CreateSandbox(e2b.SandboxSpec{Template: "shared-base", Metadata: md})
 		require.NoError(t, err)
 		return id
 	}
@@ -79,22 +80,22 @@ func TestE2bTemplateDeleteLeavesAnotherInstallation(t *testing.T) {
 		current, old := prefix+"-0123456789ab", prefix+"-ba9876543210"
 		var in installation
 		for _, name := range []string{current, old} {
-			id, err := h.Emu.CreateE2BTemplate("", name)
+			id, err := h.Emu.E2B().CreateTemplate("", name)
 			require.NoError(t, err)
-			sb, err := h.Emu.CreateE2BSandbox(emulator.E2BSandboxSpec{Template: id})
+			sb, err := h.Emu.E2B().CreateSandbox(e2b.SandboxSpec{Template: id})
 			require.NoError(t, err)
 			in.sandboxes = append(in.sandboxes, sb)
 		}
 		// A session's sandbox started from a template this installation did
 		// not build (a manual override earlier in its life).
-		_, err := h.Emu.CreateE2BTemplate("", prefix+"-manual")
+		_, err := h.Emu.E2B().CreateTemplate("", prefix+"-manual")
 		require.NoError(t, err)
-		sb, err := h.Emu.CreateE2BSandbox(emulator.E2BSandboxSpec{Template: prefix + "-manual",
+		sb, err := h.Emu.E2B().CreateSandbox(e2b.SandboxSpec{Template: prefix + "-manual",
 			Metadata: map[string]string{"openinspect_session_id": session}})
 		require.NoError(t, err)
 		in.sandboxes = append(in.sandboxes, sb)
 		in.state = providertest.Props(t, map[string]any{
-			"source": ".", "namePrefix": prefix, "apiUrl": h.Emu.E2BAPIURL(), "apiKey": emulator.DefaultE2BAPIKey,
+			"source": ".", "namePrefix": prefix, "apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey,
 			"d1DatabaseId": sessionsDB(t, h, session), "name": current, "digest": "0123456789ab", "e2bTemplateId": "",
 			"status": "ready", "built": true,
 			"superseded": []any{map[string]any{"name": old, "retiredAt": "2026-12-01T00:00:00Z"}},

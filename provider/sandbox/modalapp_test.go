@@ -17,7 +17,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -83,8 +83,8 @@ func recordImage(t *testing.T, h *providertest.Harness, env, dbID string) string
 	t.Helper()
 	t.Setenv("MODAL_SERVER_URL", h.Emu.URL())
 	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(t.TempDir(), "none.toml"))
-	c, err := modal.NewClientWithOptions(&modal.ClientParams{TokenID: emulator.DefaultModalTokenID,
-		TokenSecret: emulator.DefaultModalTokenSecret, Environment: env})
+	c, err := modal.NewClientWithOptions(&modal.ClientParams{TokenID: emumodal.DefaultTokenID,
+		TokenSecret: emumodal.DefaultTokenSecret, Environment: env})
 	require.NoError(t, err)
 	defer c.Close()
 	app, err := c.Apps.FromName(t.Context(), "open-inspect", &modal.AppFromNameParams{Environment: env})
@@ -105,7 +105,7 @@ func newInstallationDB(t *testing.T, h *providertest.Harness) string {
 }
 
 func imageExists(h *providertest.Harness, id string) bool {
-	for _, img := range h.Emu.ModalImages() {
+	for _, img := range h.Emu.Modal().Images() {
 		if img.ID == id {
 			return true
 		}
@@ -129,7 +129,7 @@ func TestModalAppLifecycle(t *testing.T) {
 	otherCreated, err := other.Create(p.CreateRequest{Urn: u, Properties: modalInputs(t, checkout, otherDB, "sk-other")})
 	require.NoError(t, err)
 	otherImage := recordImage(t, h, "staging", otherDB)
-	otherSandbox, err := h.Emu.CreateModalSandbox("", "staging", "open-inspect", map[string]string{"openinspect_kind": "session"})
+	otherSandbox, err := h.Emu.Modal().CreateSandbox("", "staging", "open-inspect", map[string]string{"openinspect_kind": "session"})
 	require.NoError(t, err)
 
 	dbID := newInstallationDB(t, h)
@@ -140,7 +140,7 @@ func TestModalAppLifecycle(t *testing.T) {
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
 	require.NoError(t, err)
 	state := created.Properties
-	assert.Equal(t, emulator.DefaultModalWorkspace, state.Get("workspace").AsString())
+	assert.Equal(t, emumodal.DefaultWorkspace, state.Get("workspace").AsString())
 	assert.Equal(t, "main", state.Get("deployedEnvironment").AsString())
 	assert.Empty(t, state.Get("webSuffix").AsString())
 	assert.Equal(t, "1.4.3", state.Get("cliVersion").AsString())
@@ -148,7 +148,7 @@ func TestModalAppLifecycle(t *testing.T) {
 	assert.Contains(t, state.Get("health").AsString(), "healthy")
 	assert.Contains(t, state.Get("healthUrl").AsString(), "--open-inspect-api-health")
 	assert.True(t, state.Get("secretHashes").Secret(), "digests of secret values stay secret")
-	values, ok := h.Emu.ModalSecretValues("", "main", "internal-api")
+	values, ok := h.Emu.Modal().SecretValues("", "main", "internal-api")
 	require.True(t, ok)
 	assert.Equal(t, apiSecret, values["MODAL_API_SECRET"])
 
@@ -157,7 +157,7 @@ func TestModalAppLifecycle(t *testing.T) {
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
-	assert.Zero(t, h.Emu.ModalCalls())
+	assert.Zero(t, h.Emu.Modal().Calls())
 
 	// A second installation in the same environment is refused before anything.
 	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(sandbox.ModalAppToken, "twin"), Properties: inputs})
@@ -175,7 +175,7 @@ func TestModalAppLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, h.Emu.Counts()[upsertRoute], "only the changed secret is written")
 	assert.Zero(t, h.Emu.Counts()[publishRoute], "no redeploy")
-	values, _ = h.Emu.ModalSecretValues("", "main", "llm-api-keys")
+	values, _ = h.Emu.Modal().SecretValues("", "main", "llm-api-keys")
 	assert.Equal(t, "sk-rotated", values["ANTHROPIC_API_KEY"])
 	state = updated.Properties
 
@@ -210,7 +210,7 @@ func TestModalAppLifecycle(t *testing.T) {
 	// Teardown: this installation's sandbox and recorded image go, the app
 	// stops, the secrets are deleted; the other installation keeps all.
 	mine := recordImage(t, h, "main", dbID)
-	sb, err := h.Emu.CreateModalSandbox("", "main", "open-inspect", map[string]string{"openinspect_kind": "session"})
+	sb, err := h.Emu.Modal().CreateSandbox("", "main", "open-inspect", map[string]string{"openinspect_kind": "session"})
 	require.NoError(t, err)
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: state}))
 	inv := h.Emu.Inventory().Modal
@@ -252,7 +252,7 @@ func TestModalAppCheckNamesFields(t *testing.T) {
 		assert.NotContains(t, f.Reason, "{", "no Go value printed")
 	}
 	assert.ElementsMatch(t, []string{"source", "secrets[0].name", "secrets[0].values.1X"}, fields)
-	assert.Zero(t, h.Emu.ModalCalls())
+	assert.Zero(t, h.Emu.Modal().Calls())
 	for _, f := range check.Failures {
 		if f.Property == "source" {
 			assert.True(t, strings.Contains(f.Reason, "packages"), f.Reason)
@@ -327,8 +327,8 @@ func TestModalAppUnownedHint(t *testing.T) {
 	// An app of that name, made by someone else.
 	t.Setenv("MODAL_SERVER_URL", h.Emu.URL())
 	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(t.TempDir(), "none.toml"))
-	c, err := modal.NewClientWithOptions(&modal.ClientParams{TokenID: emulator.DefaultModalTokenID,
-		TokenSecret: emulator.DefaultModalTokenSecret})
+	c, err := modal.NewClientWithOptions(&modal.ClientParams{TokenID: emumodal.DefaultTokenID,
+		TokenSecret: emumodal.DefaultTokenSecret})
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Apps.FromName(t.Context(), "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})

@@ -15,6 +15,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -50,13 +51,13 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 		t.Skip("installs @opencomputer/sdk and esbuild from npm on a cold cache; -short skips it")
 	}
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	h := providertest.NewHarnessWith(t, emulator.Options{OpenComputerBuildTime: 50 * time.Millisecond},
+	h := providertest.NewHarnessWith(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: 50 * time.Millisecond}},
 		provider.WithOpenComputerSnapshot(&sandbox.OpenComputerSnapshot{Now: clk.Now}))
 	checkout := fixturePackages(t, "opencomputer-infra", "sandbox-runtime")
 	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
 	inputsFor := func(prefix string) property.Map {
 		return providertest.Props(t, map[string]any{"source": checkout, "namePrefix": prefix,
-			"apiUrl": h.Emu.OpenComputerAPIURL(), "apiKey": emulator.DefaultOpenComputerAPIKey, "builderMemoryMb": 4096})
+			"apiUrl": h.Emu.URL() + opencomputer.APIPrefix, "apiKey": opencomputer.DefaultAPIKey, "builderMemoryMb": 4096})
 	}
 	inputs := inputsFor("oi-a-sandbox")
 	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
@@ -67,7 +68,7 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	name := preview.Properties.Get("name").AsString()
 	assert.Regexp(t, `^oi-a-sandbox-[0-9a-f]{16}$`, name)
-	assert.Zero(t, h.Emu.OpenComputerCalls(), "a preview names the snapshot without a call")
+	assert.Zero(t, h.Emu.OpenComputer().Calls(), "a preview names the snapshot without a call")
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
@@ -85,7 +86,7 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
-	assert.Zero(t, h.Emu.OpenComputerCalls())
+	assert.Zero(t, h.Emu.OpenComputer().Calls())
 
 	// A changed runtime builds a second snapshot; the first stays.
 	entry := filepath.Join(checkout, "packages", "sandbox-runtime", "src", "sandbox_runtime", "entrypoint.py")
@@ -98,12 +99,12 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 
 	// The build fails first: the builder's own message, nothing superseded
 	// yet, and the next update builds it.
-	h.Emu.FailNextOpenComputerBuild("step 3: pip exited with status 1")
+	h.Emu.OpenComputer().FailNextBuild("step 3: pip exited with status 1")
 	failed, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "opencomputer: node build-template failed")
 	assert.Contains(t, err.Error(), "pip exited with status 1")
-	assert.NotContains(t, err.Error(), emulator.DefaultOpenComputerAPIKey)
+	assert.NotContains(t, err.Error(), opencomputer.DefaultAPIKey)
 	state = failed.Properties
 	assert.Equal(t, "failed", state.Get("status").AsString())
 	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
@@ -147,7 +148,7 @@ func TestOpenComputerSnapshotTemplateOverride(t *testing.T) {
 	h := providertest.NewHarnessWith(t, emulator.Options{})
 	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
 	inputs := providertest.Props(t, map[string]any{"source": "", "namePrefix": "oi-prod-sandbox",
-		"apiUrl": h.Emu.OpenComputerAPIURL(), "apiKey": emulator.DefaultOpenComputerAPIKey, "template": "team-base"})
+		"apiUrl": h.Emu.URL() + opencomputer.APIPrefix, "apiKey": opencomputer.DefaultAPIKey, "template": "team-base"})
 	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
 	require.NoError(t, err)
 	require.Empty(t, check.Failures)
@@ -170,5 +171,5 @@ func TestOpenComputerSnapshotCheckNamesTheField(t *testing.T) {
 	}
 	slices.Sort(fields)
 	assert.Equal(t, []string{"apiKey", "apiUrl", "builderMemoryMb", "namePrefix", "source"}, fields, "%v", check.Failures)
-	assert.Zero(t, h.Emu.OpenComputerCalls())
+	assert.Zero(t, h.Emu.OpenComputer().Calls())
 }

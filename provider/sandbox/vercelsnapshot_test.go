@@ -18,6 +18,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -46,14 +47,14 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 		t.Skip("installs esbuild and zod from npm on a cold cache; -short skips it")
 	}
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	h := providertest.NewHarnessWith(t, emulator.Options{VercelCommandTime: 20 * time.Millisecond},
+	h := providertest.NewHarnessWith(t, emulator.Options{Vercel: emuvercel.Options{CommandTime: 20 * time.Millisecond}},
 		provider.WithVercelSnapshot(&sandbox.VercelSnapshot{Now: clk.Now}))
 	checkout := fixturePackages(t, "control-plane", "sandbox-runtime") // the control plane holds the Vercel builder
 	const project = "prj_openinspect_test"
 	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
 	inputsFor := func(prefix string) property.Map {
 		return providertest.Props(t, map[string]any{"source": checkout, "namePrefix": prefix,
-			"apiUrl": h.Emu.VercelAPIURL(), "token": emulator.DefaultVercelToken, "projectId": project})
+			"apiUrl": h.Emu.URL() + emuvercel.APIPrefix, "token": emuvercel.DefaultToken, "projectId": project})
 	}
 	inputs := inputsFor("oi-a-sandbox-base")
 	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
@@ -64,7 +65,7 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	name := preview.Properties.Get("name").AsString()
 	assert.Regexp(t, `^oi-a-sandbox-base-[0-9a-f]{16}$`, name)
-	assert.Zero(t, h.Emu.VercelCalls(), "a preview names the build sandbox without a call")
+	assert.Zero(t, h.Emu.Vercel().Calls(), "a preview names the build sandbox without a call")
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
@@ -92,7 +93,7 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
-	assert.Zero(t, h.Emu.VercelCalls())
+	assert.Zero(t, h.Emu.Vercel().Calls())
 
 	// A changed runtime: the first build fails with the builder's message.
 	entry := filepath.Join(checkout, "packages", "sandbox-runtime", "src", "sandbox_runtime", "entrypoint.py")
@@ -102,12 +103,12 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]p.PropertyDiff{"source": {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
-	h.Emu.FailNextVercelBuild("pip: no matching distribution (arranged by the test)")
+	h.Emu.Vercel().FailNextBuild("pip: no matching distribution (arranged by the test)")
 	failed, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "vercel: node vercel-base-snapshot failed")
 	assert.Contains(t, err.Error(), "Vercel base runtime bootstrap failed with exit code 1")
-	assert.NotContains(t, err.Error(), emulator.DefaultVercelToken)
+	assert.NotContains(t, err.Error(), emuvercel.DefaultToken)
 	state = failed.Properties
 	assert.Equal(t, "failed", state.Get("status").AsString())
 
@@ -160,7 +161,7 @@ func TestVercelSnapshotCheckNamesTheField(t *testing.T) {
 	}
 	slices.Sort(fields)
 	assert.Equal(t, []string{"apiUrl", "namePrefix", "projectId", "runtime", "source", "token"}, fields, "%v", check.Failures)
-	assert.Zero(t, h.Emu.VercelCalls())
+	assert.Zero(t, h.Emu.Vercel().Calls())
 }
 
 // createVercelSandbox creates a named sandbox in project through the API,
@@ -169,9 +170,9 @@ func createVercelSandbox(t *testing.T, h *providertest.Harness, project, name st
 	t.Helper()
 	body, err := json.Marshal(map[string]any{"projectId": project, "name": name, "runtime": "node24", "tags": tags})
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, h.Emu.VercelAPIURL()+"/v2/sandboxes", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, h.Emu.URL()+emuvercel.APIPrefix+"/v2/sandboxes", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+emulator.DefaultVercelToken)
+	req.Header.Set("Authorization", "Bearer "+emuvercel.DefaultToken)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -188,12 +189,12 @@ func TestVercelSnapshotOverrideDeletesOnlyItsSessionsSandboxes(t *testing.T) {
 	h := providertest.NewHarnessWith(t, emulator.Options{})
 	const project = "prj_shared"
 	dbID := sessionsDB(t, h, "s-mine")
-	shared, err := h.Emu.CreateVercelSnapshot(emulator.DefaultVercelTeamID, project, "someone-elses-build")
+	shared, err := h.Emu.Vercel().CreateSnapshot(emuvercel.DefaultTeamID, project, "someone-elses-build")
 	require.NoError(t, err)
 	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
 	inputs := providertest.Props(t, map[string]any{
 		"source": filepath.Join("..", "..", "tests", "fixtures", "upstream"), "namePrefix": "oi-a-sandbox-base",
-		"apiUrl": h.Emu.VercelAPIURL(), "token": emulator.DefaultVercelToken, "projectId": project,
+		"apiUrl": h.Emu.URL() + emuvercel.APIPrefix, "token": emuvercel.DefaultToken, "projectId": project,
 		"snapshotId": shared, "d1DatabaseId": dbID,
 	})
 	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
@@ -225,5 +226,5 @@ func TestVercelSnapshotOverrideDeletesOnlyItsSessionsSandboxes(t *testing.T) {
 	snaps := h.Emu.Inventory().Vercel.Snapshots
 	require.Len(t, snaps, 1)
 	assert.Equal(t, shared, snaps[0].ID, "an override's snapshot is never deleted")
-	assert.Equal(t, 2, h.Emu.VercelCalls(), "one tagged list for the one recorded session, one delete")
+	assert.Equal(t, 2, h.Emu.Vercel().Calls(), "one tagged list for the one recorded session, one delete")
 }

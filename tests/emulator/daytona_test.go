@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 )
 
 // newDaytona is the official SDK pointed at s. The SDK falls back to
@@ -33,7 +34,7 @@ func newDaytona(t *testing.T, s *emulator.Server, key string) *daytona.Client {
 	for _, k := range []string{"DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID", "DAYTONA_TARGET", "DAYTONA_OTEL_ENABLED", "DAYTONA_EXPERIMENTAL_OTEL_ENABLED"} {
 		t.Setenv(k, "")
 	}
-	c, err := daytona.NewClientWithConfig(&types.DaytonaConfig{APIKey: key, APIUrl: s.DaytonaAPIURL()})
+	c, err := daytona.NewClientWithConfig(&types.DaytonaConfig{APIKey: key, APIUrl: s.URL() + emudaytona.APIPrefix})
 	require.NoError(t, err)
 	return c
 }
@@ -68,8 +69,8 @@ func testImage(dir string) *daytona.DockerImage {
 }
 
 func TestDaytonaSnapshotBuildThroughSDK(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
-	c := newDaytona(t, s, emulator.DefaultDaytonaAPIKey)
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
+	c := newDaytona(t, s, emudaytona.DefaultAPIKey)
 	ctx := context.Background()
 	dir := runtimeDir(t)
 
@@ -100,20 +101,20 @@ func TestDaytonaSnapshotBuildThroughSDK(t *testing.T) {
 	assert.Equal(t, 1, counts["POST /daytona/api/snapshots"])
 	assert.Equal(t, 1, counts["GET /daytona/api/snapshots/{id}/build-logs"])
 	assert.Zero(t, s.CloudflareCalls())
-	assert.Equal(t, 6, s.DaytonaCalls())
+	assert.Equal(t, 6, s.Daytona().Calls())
 
 	inv := s.Inventory()
 	require.Len(t, inv.Daytona.Snapshots, 1)
 	entry := inv.Daytona.Snapshots[0]
-	assert.Equal(t, emulator.DaytonaSnapshotEntry{OrganizationID: emulator.DefaultDaytonaOrganizationID, ID: snap.ID, Name: "base-1", State: "active"},
-		emulator.DaytonaSnapshotEntry{OrganizationID: entry.OrganizationID, ID: entry.ID, Name: entry.Name, State: entry.State})
+	assert.Equal(t, emudaytona.SnapshotEntry{OrganizationID: emudaytona.DefaultOrganizationID, ID: snap.ID, Name: "base-1", State: "active"},
+		emudaytona.SnapshotEntry{OrganizationID: entry.OrganizationID, ID: entry.ID, Name: entry.Name, State: entry.State})
 	// What the build was asked to do: the SDK's Dockerfile and its one context.
 	assert.True(t, strings.HasPrefix(entry.Dockerfile, "FROM python:3.12-slim-bookworm\n"), entry.Dockerfile)
 	assert.Contains(t, entry.Dockerfile, "ENTRYPOINT [\"python\",\"-m\",\"sandbox_runtime.entrypoint\"]")
 	require.Len(t, entry.ContextHashes, 1)
 	require.Len(t, inv.Daytona.Objects, 1)
-	assert.Equal(t, emulator.DefaultDaytonaOrganizationID+"/"+entry.ContextHashes[0]+"/context.tar", inv.Daytona.Objects[0].Key, "content-addressed by the context hash")
-	assert.True(t, strings.HasPrefix(inv.Daytona.Objects[0].Key, emulator.DefaultDaytonaOrganizationID+"/"), inv.Daytona.Objects[0].Key)
+	assert.Equal(t, emudaytona.DefaultOrganizationID+"/"+entry.ContextHashes[0]+"/context.tar", inv.Daytona.Objects[0].Key, "content-addressed by the context hash")
+	assert.True(t, strings.HasPrefix(inv.Daytona.Objects[0].Key, emudaytona.DefaultOrganizationID+"/"), inv.Daytona.Objects[0].Key)
 	assert.False(t, inv.Empty())
 
 	// The same context again is found by hash and not uploaded twice; the
@@ -145,11 +146,11 @@ func requireDaytonaStatus(t *testing.T, err error, status int) {
 // then building, and follows the log stream while the build runs. A build
 // arranged to fail ends with the SDK's own "Error:" line.
 func TestDaytonaBuildStreamsLogsWhileBuilding(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: 2400 * time.Millisecond})
-	c := newDaytona(t, s, emulator.DefaultDaytonaAPIKey)
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: 2400 * time.Millisecond}})
+	c := newDaytona(t, s, emudaytona.DefaultAPIKey)
 	ctx := context.Background()
 	dir := runtimeDir(t)
-	s.FailDaytonaBuilds("broken", "")
+	s.Daytona().FailBuilds("broken", "")
 
 	type result struct {
 		lines []string
@@ -205,16 +206,16 @@ func TestDaytonaBuildStreamsLogsWhileBuilding(t *testing.T) {
 // rawDaytona sends a request to the Daytona API with the default key.
 func rawDaytona(t *testing.T, s *emulator.Server, method, path, body string) (*http.Response, string) {
 	t.Helper()
-	return do(t, method, s.DaytonaAPIURL()+path, "Bearer "+emulator.DefaultDaytonaAPIKey, body)
+	return do(t, method, s.URL()+emudaytona.APIPrefix+path, "Bearer "+emudaytona.DefaultAPIKey, body)
 }
 
 func TestDaytonaBuildFailsLikeABuild(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
 	cases := []struct {
 		name, body, reason, lastLog string
 	}{
 		{"no-context", `{"name":"no-context","buildInfo":{"dockerfileContent":"FROM alpine:3.20\nCOPY /x /y","contextHashes":["0123abcd"]}}`,
-			"failed to get build context 0123abcd: no object under " + emulator.DefaultDaytonaOrganizationID + "/0123abcd/ in bucket daytona-volume-builds", ""},
+			"failed to get build context 0123abcd: no object under " + emudaytona.DefaultOrganizationID + "/0123abcd/ in bucket daytona-volume-builds", ""},
 		{"copy-missing", `{"name":"copy-missing","buildInfo":{"dockerfileContent":"FROM alpine:3.20\nCOPY /nowhere /app"}}`,
 			`failed to compute cache key: "/nowhere" not found in the build context`, "#2 [2/2] COPY /nowhere /app"},
 		{"bad-syntax", `{"name":"bad-syntax","buildInfo":{"dockerfileContent":"FROM alpine:3.20\n\nFROBNICATE x"}}`,
@@ -244,7 +245,7 @@ func TestDaytonaBuildFailsLikeABuild(t *testing.T) {
 	}
 
 	// The next-build failure is consumed by one build.
-	s.FailNextDaytonaBuild("disk full")
+	s.Daytona().FailNextBuild("disk full")
 	resp, body := rawDaytona(t, s, "POST", "/snapshots", `{"name":"one","buildInfo":{"dockerfileContent":"FROM alpine:3.20\nRUN make"}}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, body, `"errorReason":"disk full"`)
@@ -255,7 +256,7 @@ func TestDaytonaBuildFailsLikeABuild(t *testing.T) {
 }
 
 func TestDaytonaSnapshotRequestsAreValidated(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
 	for _, tc := range []struct{ body, msg string }{
 		{`{"name":"bad name","imageName":"alpine:3.20"}`, "Invalid snapshot name format. May contain letters, digits, dots, colons, and dashes"},
 		{`{"name":"img","imageName":"alpine"}`, "Image name must include a tag (e.g., ubuntu:22.04) or digest (@sha256:...)"},
@@ -284,7 +285,7 @@ func TestDaytonaSnapshotRequestsAreValidated(t *testing.T) {
 	assert.Contains(t, body, "has no build info")
 
 	// Keys: missing, unknown, and another organization's view.
-	resp, body = do(t, "GET", s.DaytonaAPIURL()+"/snapshots/img", "", "")
+	resp, body = do(t, "GET", s.URL()+emudaytona.APIPrefix+"/snapshots/img", "", "")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Contains(t, body, `"message":"Unauthorized"`)
 	c := newDaytona(t, s, "not-a-key")
@@ -297,12 +298,11 @@ func TestDaytonaSnapshotRequestsAreValidated(t *testing.T) {
 	resp, body = rawDaytona(t, s, "GET", "/nope", "")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	assert.Contains(t, body, `"message":"Cannot GET /api/nope"`)
-	assert.Equal(t, 1, s.DaytonaCalls())
+	assert.Equal(t, 1, s.Daytona().Calls())
 }
 
 func TestDaytonaOrganizationsAreSeparate(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds,
-		DaytonaAPIKeys: map[string]string{"key-a": "org-a", "key-b": "org-b"}})
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds, APIKeys: map[string]string{"key-a": "org-a", "key-b": "org-b"}}})
 	ctx := context.Background()
 	a, b := newDaytona(t, s, "key-a"), newDaytona(t, s, "key-b")
 	_, logs, err := a.Snapshot.Create(ctx, &types.CreateSnapshotParams{Name: "same", Image: "alpine:3.20"})
@@ -313,13 +313,13 @@ func TestDaytonaOrganizationsAreSeparate(t *testing.T) {
 	_, logs, err = b.Snapshot.Create(ctx, &types.CreateSnapshotParams{Name: "same", Image: "alpine:3.20"})
 	require.NoError(t, err, "names are unique per organization")
 	drain(logs)
-	_, err = newDaytona(t, s, emulator.DefaultDaytonaAPIKey).Snapshot.Get(ctx, "same")
+	_, err = newDaytona(t, s, emudaytona.DefaultAPIKey).Snapshot.Get(ctx, "same")
 	requireDaytonaStatus(t, err, http.StatusUnauthorized)
 }
 
 func TestDaytonaSnapshotListAndAsyncDelete(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
-	c := newDaytona(t, s, emulator.DefaultDaytonaAPIKey)
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
+	c := newDaytona(t, s, emudaytona.DefaultAPIKey)
 	ctx := context.Background()
 	for _, n := range []string{"s1", "s2", "s3", "s4", "s5"} {
 		_, logs, err := c.Snapshot.Create(ctx, &types.CreateSnapshotParams{Name: n, Image: "alpine:3.20"})
@@ -360,8 +360,8 @@ func TestDaytonaSnapshotListAndAsyncDelete(t *testing.T) {
 }
 
 func TestDaytonaSandboxes(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
-	c := newDaytona(t, s, emulator.DefaultDaytonaAPIKey)
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
+	c := newDaytona(t, s, emudaytona.DefaultAPIKey)
 	ctx := context.Background()
 	_, err := c.Create(ctx, types.SnapshotParams{Snapshot: "missing"})
 	require.Error(t, err)
@@ -379,7 +379,7 @@ func TestDaytonaSandboxes(t *testing.T) {
 		assert.Equal(t, "started", string(sb.State))
 		ids = append(ids, sb.ID)
 	}
-	other, err := s.CreateDaytonaSandbox(emulator.DaytonaSandboxSpec{Labels: map[string]string{"openinspect_framework": "someone-else"}})
+	other, err := s.Daytona().CreateSandbox(emudaytona.SandboxSpec{Labels: map[string]string{"openinspect_framework": "someone-else"}})
 	require.NoError(t, err)
 
 	found := map[string]bool{}
@@ -411,15 +411,15 @@ func TestDaytonaSandboxes(t *testing.T) {
 	// sandboxes.
 	inv := s.Inventory().Daytona
 	require.Len(t, inv.Sandboxes, 3)
-	require.NoError(t, s.DeactivateDaytonaSnapshot("", "base"))
+	require.NoError(t, s.Daytona().DeactivateSnapshot("", "base"))
 	_, err = c.Create(ctx, types.SnapshotParams{Snapshot: "base"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Snapshot base is inactive")
 }
 
 func TestDaytonaFaults(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
-	c := newDaytona(t, s, emulator.DefaultDaytonaAPIKey)
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
+	c := newDaytona(t, s, emudaytona.DefaultAPIKey)
 	ctx := context.Background()
 	s.InjectFault(emulator.Fault{Route: "GET /daytona/api/snapshots/{idOrName}", Kind: emulator.FaultServerError, Status: 503, Times: 1})
 	_, err := c.Snapshot.Get(ctx, "x")
@@ -449,13 +449,13 @@ func TestDaytonaObjectStorageChecks(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &creds))
 	assert.Equal(t, s.URL()+"/daytona/s3", creds["storageUrl"])
 	assert.Equal(t, "daytona-volume-builds", creds["bucket"])
-	assert.Equal(t, emulator.DefaultDaytonaOrganizationID, creds["organizationId"])
+	assert.Equal(t, emudaytona.DefaultOrganizationID, creds["organizationId"])
 
 	sig := func(ak string) string {
 		return "AWS4-HMAC-SHA256 Credential=" + ak + "/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00"
 	}
 	bucket := creds["storageUrl"] + "/daytona-volume-builds/"
-	own := emulator.DefaultDaytonaOrganizationID + "/h/context.tar"
+	own := emudaytona.DefaultOrganizationID + "/h/context.tar"
 	resp, body = do(t, "PUT", bucket+own, sig("AKIAUNKNOWN"), "x")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, body, "<Code>InvalidAccessKeyId</Code>")
@@ -469,7 +469,7 @@ func TestDaytonaObjectStorageChecks(t *testing.T) {
 	// A body that is not a tar is stored, and fails the build using it.
 	resp, _ = do(t, "PUT", bucket+own, sig(creds["accessKey"]), "not a tar")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	resp, body = do(t, "GET", strings.TrimSuffix(bucket, "/")+"?list-type=2&prefix="+url.QueryEscape(emulator.DefaultDaytonaOrganizationID+"/h/"), sig(creds["accessKey"]), "")
+	resp, body = do(t, "GET", strings.TrimSuffix(bucket, "/")+"?list-type=2&prefix="+url.QueryEscape(emudaytona.DefaultOrganizationID+"/h/"), sig(creds["accessKey"]), "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, body, "<Key>"+own+"</Key>")
 	assert.Contains(t, body, "<KeyCount>1</KeyCount>")
@@ -483,7 +483,7 @@ func TestDaytonaObjectStorageChecks(t *testing.T) {
 }
 
 func TestDaytonaAdminRoutes(t *testing.T) {
-	s := start(t, emulator.Options{DaytonaBuildTime: emulator.InstantDaytonaBuilds})
+	s := start(t, emulator.Options{Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
 	resp, body := do(t, "POST", s.URL()+"/__emulator/daytona/sandboxes", "", `{"labels":{"k":"v"}}`)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
 	resp, body = rawDaytona(t, s, "GET", "/sandbox/paginated?labels="+url.QueryEscape(`{"k":"v"}`), "")
@@ -517,13 +517,13 @@ func TestDaytonaAdminRoutes(t *testing.T) {
 func TestDaytonaStateSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	first, err := emulator.Start(emulator.Options{DataDir: dir, DaytonaBuildTime: emulator.InstantDaytonaBuilds})
+	first, err := emulator.Start(emulator.Options{DataDir: dir, Daytona: emudaytona.Options{BuildTime: emudaytona.InstantBuilds}})
 	require.NoError(t, err)
-	c := newDaytona(t, first, emulator.DefaultDaytonaAPIKey)
+	c := newDaytona(t, first, emudaytona.DefaultAPIKey)
 	_, logs, err := c.Snapshot.Create(ctx, &types.CreateSnapshotParams{Name: "kept", Image: testImage(runtimeDir(t))})
 	require.NoError(t, err)
 	drain(logs)
-	_, err = first.CreateDaytonaSandbox(emulator.DaytonaSandboxSpec{Snapshot: "kept", Labels: map[string]string{"a": "b"}})
+	_, err = first.Daytona().CreateSandbox(emudaytona.SandboxSpec{Snapshot: "kept", Labels: map[string]string{"a": "b"}})
 	require.NoError(t, err)
 	before := first.Inventory()
 	require.NoError(t, first.Close())
@@ -532,7 +532,7 @@ func TestDaytonaStateSurvivesRestart(t *testing.T) {
 
 	second := start(t, emulator.Options{DataDir: dir})
 	assert.Equal(t, before.Daytona, second.Inventory().Daytona)
-	c = newDaytona(t, second, emulator.DefaultDaytonaAPIKey)
+	c = newDaytona(t, second, emudaytona.DefaultAPIKey)
 	got, err := c.Snapshot.Get(ctx, "kept")
 	require.NoError(t, err)
 	assert.Equal(t, "active", got.State)
@@ -557,7 +557,7 @@ func TestDaytonaObjectStorageMultipart(t *testing.T) {
 	var creds map[string]string
 	require.NoError(t, json.Unmarshal([]byte(body), &creds))
 	auth := "AWS4-HMAC-SHA256 Credential=" + creds["accessKey"] + "/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00"
-	object := creds["storageUrl"] + "/daytona-volume-builds/" + emulator.DefaultDaytonaOrganizationID + "/abc/context.tar"
+	object := creds["storageUrl"] + "/daytona-volume-builds/" + emudaytona.DefaultOrganizationID + "/abc/context.tar"
 
 	resp, body := do(t, "HEAD", object, auth, "")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 )
 
 // e2bCall makes one E2B API call with the default key (key "" sends none).
@@ -26,7 +27,7 @@ func e2bCall(t *testing.T, s *emulator.Server, key, method, path string, body an
 		require.NoError(t, err)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, s.E2BAPIURL()+path, rd)
+	req, err := http.NewRequest(method, s.URL()+e2b.APIPrefix+path, rd)
 	require.NoError(t, err)
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
@@ -52,7 +53,7 @@ func e2bCall(t *testing.T, s *emulator.Server, key, method, path string, body an
 // with the status codes and bodies the SDK's parsers accept.
 func TestE2BTemplateLifecycle(t *testing.T) {
 	s := start(t, emulator.Options{})
-	key := emulator.DefaultE2BAPIKey
+	key := e2b.DefaultAPIKey
 
 	status, body, _ := e2bCall(t, s, "", "POST", "/v3/templates", map[string]any{"name": "tpl"})
 	assert.Equal(t, http.StatusUnauthorized, status)
@@ -101,9 +102,9 @@ func TestE2BTemplateLifecycle(t *testing.T) {
 	assert.Empty(t, later["logEntries"], "logsOffset skips what was read")
 
 	// Sandboxes of the template: listed by metadata, and they block its deletion.
-	_, err = s.CreateE2BSandbox(emulator.E2BSandboxSpec{Template: "tpl", Metadata: map[string]string{"openinspect_installation": "a"}})
+	_, err = s.E2B().CreateSandbox(e2b.SandboxSpec{Template: "tpl", Metadata: map[string]string{"openinspect_installation": "a"}})
 	require.NoError(t, err)
-	paused, err := s.CreateE2BSandbox(emulator.E2BSandboxSpec{Template: "tpl", State: "paused", Metadata: map[string]string{"openinspect_installation": "b"}})
+	paused, err := s.E2B().CreateSandbox(e2b.SandboxSpec{Template: "tpl", State: "paused", Metadata: map[string]string{"openinspect_installation": "b"}})
 	require.NoError(t, err)
 	status, _, list := e2bCall(t, s, key, "GET", "/v2/sandboxes?state=running,paused&metadata="+url.QueryEscape("openinspect_installation=b"), nil)
 	require.Equal(t, http.StatusOK, status)
@@ -135,13 +136,13 @@ func TestE2BTemplateLifecycle(t *testing.T) {
 func TestE2BCountsAndFaults(t *testing.T) {
 	s := start(t, emulator.Options{})
 	s.InjectFault(emulator.Fault{Route: "POST /e2b/v3/templates", Kind: emulator.FaultServerError, Status: 503, Times: 1})
-	status, body, _ := e2bCall(t, s, emulator.DefaultE2BAPIKey, "POST", "/v3/templates", map[string]any{"name": "tpl"})
+	status, body, _ := e2bCall(t, s, e2b.DefaultAPIKey, "POST", "/v3/templates", map[string]any{"name": "tpl"})
 	assert.Equal(t, http.StatusServiceUnavailable, status)
 	assert.EqualValues(t, 503, body["code"])
-	status, _, _ = e2bCall(t, s, emulator.DefaultE2BAPIKey, "POST", "/v3/templates", map[string]any{"name": "tpl"})
+	status, _, _ = e2bCall(t, s, e2b.DefaultAPIKey, "POST", "/v3/templates", map[string]any{"name": "tpl"})
 	assert.Equal(t, http.StatusAccepted, status)
-	status, _, _ = e2bCall(t, s, emulator.DefaultE2BAPIKey, "GET", "/nowhere", nil)
+	status, _, _ = e2bCall(t, s, e2b.DefaultAPIKey, "GET", "/nowhere", nil)
 	assert.Equal(t, http.StatusNotFound, status)
-	assert.Equal(t, 3, s.E2BCalls())
+	assert.Equal(t, 3, s.E2B().Calls())
 	assert.Equal(t, 2, s.Counts()["POST /e2b/v3/templates"])
 }

@@ -1,25 +1,29 @@
-// Package emulator is a hermetic stand-in for the slice of the Cloudflare v4
-// REST API that OpenInspect uses: D1 (backed by real SQLite files), Workers KV,
-// R2 bucket management, Workers scripts (uploads with binding and Durable
-// Object migration checks, cron triggers, workers.dev), Queues with their
-// consumers, and token verification.
+// Package emulator is a hermetic local cloud for OpenInspect: the slice of
+// the Cloudflare v4 API it uses (D1 on real SQLite files, KV, R2, Queues,
+// zones and custom domains, Workers scripts run in workerd) and the sandbox
+// APIs (Modal, Daytona, E2B, OpenComputer, Vercel).
 //
 // It serves two audiences. Tests start it in-process (Start) and point the
-// official cloudflare-go client at CloudflareBaseURL(); the standalone binary
-// in cmd/openinspect-emulator lets a newcomer run `pulumi up` with no
-// Cloudflare account at all. Both need the same thing: official clients must
-// work unchanged, so responses copy the real envelope, status codes and error
-// codes as closely as we could establish them (see envelope.go).
+// official clients at it (CloudflareBaseURL, URL() + a family's APIPrefix);
+// the standalone binary in cmd/openinspect-emulator lets a newcomer run
+// `pulumi up` with no cloud account at all. Official clients must work
+// unchanged, so responses copy the real envelopes, status codes and error
+// codes as closely as we could establish them (each package's ledger;
+// envelope.go has the shared rows).
 //
-// Each API is its own package with its own store and file (cloudflare/d1,
-// kv, r2, queues, zones, workers, assets; daytona, e2b, modal, opencomputer,
-// vercel); this package composes them: it builds each from its Options,
-// wires the small interfaces they reach each other through, mounts their
-// routes in routes() and aggregates their inventories.
+// This package is the composer: Options has one struct per family, New
+// builds the families in one list (buildFamilies) over one core.Core and
+// data directory, wires what each needs of another (small interfaces the
+// consumer declares) and mounts their routes; accessors (D1(), Queues(),
+// Modal()...) reach each family's own API. It also keeps the Inventory
+// across families, the admin routes that span them and the split of a
+// legacy state.json. Each Cloudflare API is a package under cloudflare/
+// (d1, kv, r2, queues, zones, workers, assets); the sandbox families are
+// modal, daytona, e2b, opencomputer and vercel; core is what every family
+// shares. It may import every family package; none imports it.
 package emulator
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -68,42 +72,6 @@ type Options struct {
 	// Addr is the address Start listens on. Empty means 127.0.0.1:0 (a free
 	// loopback port). New ignores it.
 	Addr string
-	// ModalTokens are the accepted Modal token pairs, each with its
-	// workspace (package modal). Nil means DefaultModalTokenID and
-	// DefaultModalTokenSecret -> DefaultModalWorkspace.
-	ModalTokens []ModalToken
-	// ModalWebSuffixes overrides the web suffix of Modal environments by
-	// name; by default "main" has none and any other environment its name.
-	ModalWebSuffixes map[string]string
-	// ModalImageBuildTime is how long an emulated Modal image build takes
-	// (default 0: done as soon as a client follows it).
-	ModalImageBuildTime time.Duration
-	// DaytonaAPIKeys maps each accepted Daytona API key to its organization
-	// ID. Nil means DefaultDaytonaAPIKey -> DefaultDaytonaOrganizationID.
-	DaytonaAPIKeys map[string]string
-	// DaytonaBuildTime is how long a snapshot build takes (a quarter
-	// pending, the rest building). Zero means DefaultDaytonaBuildTime;
-	// InstantDaytonaBuilds (negative) finishes builds within the request.
-	DaytonaBuildTime time.Duration
-	// E2BAPIKeys maps each accepted E2B API key to its team. Nil means
-	// DefaultE2BAPIKey -> DefaultE2BTeamID.
-	E2BAPIKeys map[string]string
-	// E2BBuildTime is how long a template build runs. Zero means
-	// DefaultE2BBuildTime.
-	E2BBuildTime time.Duration
-	// OpenComputerAPIKeys maps each accepted OpenComputer API key to its
-	// org. Nil means DefaultOpenComputerAPIKey -> DefaultOpenComputerOrgID.
-	OpenComputerAPIKeys map[string]string
-	// OpenComputerBuildTime is how long a snapshot build runs. Zero means
-	// DefaultOpenComputerBuildTime.
-	OpenComputerBuildTime time.Duration
-	// VercelTokens maps each accepted Vercel bearer token to its team ID.
-	// Nil means DefaultVercelToken -> DefaultVercelTeamID.
-	VercelTokens map[string]string
-	// VercelCommandTime is how long every Vercel Sandbox command runs (what
-	// a wait:true command's answer takes). Zero means
-	// DefaultVercelCommandTime.
-	VercelCommandTime time.Duration
 
 	D1 d1.Options // package d1
 	KV kv.Options // package kv
@@ -116,6 +84,15 @@ type Options struct {
 	// crons, local origins; its Logf defaults to Logf) and assets.
 	Workers workers.Options
 	Assets  assets.Options
+
+	// The sandbox families (packages modal, daytona, e2b, opencomputer,
+	// vercel); zero values take each package's defaults. Modal's BaseURL
+	// and Logf, and Daytona's Logf, default to the Server's.
+	Modal        modal.Options
+	Daytona      daytona.Options
+	E2B          e2b.Options
+	OpenComputer opencomputer.Options
+	Vercel       vercel.Options
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -124,8 +101,6 @@ type Server struct {
 	dataDir string
 	tempDir bool
 	logf    func(format string, args ...any)
-
-	assets *assets.Service // static assets (package assets), own lock and file
 
 	core    *core.Core // mux, counts, faults and holds shared by every family
 	mux     *http.ServeMux
@@ -137,6 +112,9 @@ type Server struct {
 	queues *queues.Service // Queues, consumers and the broker (package queues), own lock and file
 	zones  *zones.Service  // zones, custom domains, routes (package zones), own lock and file
 
+	workers *workers.Service // scripts, the runtime, serving (package workers), own lock and file
+	assets  *assets.Service  // static assets (package assets), own lock and file
+
 	modal *modal.Service // the Modal API (package modal), with its own lock and file
 
 	daytona *daytona.Service // Daytona API and object storage (package daytona), own lock and file
@@ -146,8 +124,6 @@ type Server struct {
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
 	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
-
-	workers *workers.Service // scripts, the runtime, serving (package workers), own lock and file
 
 	httpSrv   *http.Server
 	url       string
@@ -190,75 +166,58 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, err
 	}
-	if s.d1, err = d1.New(opts.D1, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.kv, err = kv.New(opts.KV, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.r2, err = r2.New(opts.R2, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	qopts := opts.Queues
-	if qopts.Logf == nil {
-		qopts.Logf = opts.Logf
-	}
-	if s.assets, err = assets.New(opts.Assets, s.dataDir, s.core, s.cf); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	wopts := opts.Workers
-	if wopts.Logf == nil {
-		wopts.Logf = opts.Logf
-	}
-	wopts.BaseURL = s.URL
-	if s.workers, err = workers.New(wopts, s.dataDir, s.core, s.cf, workers.Deps{D1: s.d1, KV: s.kv, R2: s.r2, Assets: s.assets}); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.queues, err = queues.New(qopts, s.dataDir, s.core, s.cf, s.workers); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	zopts := opts.Zones
-	if zopts.Logf == nil {
-		zopts.Logf = opts.Logf
-	}
-	if s.zones, err = zones.New(zopts, s.dataDir, s.core, s.cf, s.workers); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	s.workers.Wire(s.queues, s.zones)
-	modalOpts := modal.Options{Tokens: opts.ModalTokens, WebSuffixes: opts.ModalWebSuffixes,
-		ImageBuildTime: opts.ModalImageBuildTime, BaseURL: s.URL, Logf: opts.Logf}
-	if s.modal, err = modal.New(modalOpts, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	dtOpts := daytona.Options{APIKeys: opts.DaytonaAPIKeys, BuildTime: opts.DaytonaBuildTime, Logf: opts.Logf}
-	if s.daytona, err = daytona.New(dtOpts, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.e2b, err = e2b.New(e2b.Options{APIKeys: opts.E2BAPIKeys, BuildTime: opts.E2BBuildTime}, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.opencomputer, err = opencomputer.New(opencomputer.Options{APIKeys: opts.OpenComputerAPIKeys, BuildTime: opts.OpenComputerBuildTime}, s.dataDir, s.core); err != nil {
-		s.removeTemp()
-		return nil, err
-	}
-	if s.vercel, err = vercel.New(vercel.Options{Tokens: opts.VercelTokens, CommandTime: opts.VercelCommandTime}, s.dataDir, s.core); err != nil {
+	if err := s.buildFamilies(opts); err != nil {
 		s.removeTemp()
 		return nil, err
 	}
 	s.mux = s.core.Mux()
 	s.routes()
-	s.handler = s.workers.Handler(s.mux, s.withLog)
+	s.handler = s.workers.Handler(s.mux, s.logged)
 	return s, nil
+}
+
+// buildFamilies makes every family, in one list: each with its own
+// Options, the shared core and data directory, and (the Cloudflare APIs)
+// the accounts and what it needs of its siblings.
+func (s *Server) buildFamilies(opts Options) error {
+	orLogf := func(l func(string, ...any)) func(string, ...any) {
+		if l != nil {
+			return l
+		}
+		return opts.Logf
+	}
+	opts.Queues.Logf, opts.Zones.Logf, opts.Workers.Logf = orLogf(opts.Queues.Logf), orLogf(opts.Zones.Logf), orLogf(opts.Workers.Logf)
+	opts.Workers.BaseURL = s.URL
+	opts.Modal.Logf, opts.Daytona.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf)
+	if opts.Modal.BaseURL == nil {
+		opts.Modal.BaseURL = s.URL
+	}
+	dir, c, cf := s.dataDir, s.core, s.cf
+	families := []func() error{
+		func() (err error) { s.d1, err = d1.New(opts.D1, dir, c, cf); return err },
+		func() (err error) { s.kv, err = kv.New(opts.KV, dir, c, cf); return err },
+		func() (err error) { s.r2, err = r2.New(opts.R2, dir, c, cf); return err },
+		func() (err error) { s.assets, err = assets.New(opts.Assets, dir, c, cf); return err },
+		func() (err error) {
+			s.workers, err = workers.New(opts.Workers, dir, c, cf, workers.Deps{D1: s.d1, KV: s.kv, R2: s.r2, Assets: s.assets})
+			return err
+		},
+		// Queues and zones reach the scripts through workers, which reaches them back (Wire).
+		func() (err error) { s.queues, err = queues.New(opts.Queues, dir, c, cf, s.workers); return err },
+		func() (err error) { s.zones, err = zones.New(opts.Zones, dir, c, cf, s.workers); return err },
+		func() error { s.workers.Wire(s.queues, s.zones); return nil },
+		func() (err error) { s.modal, err = modal.New(opts.Modal, dir, c); return err },
+		func() (err error) { s.daytona, err = daytona.New(opts.Daytona, dir, c); return err },
+		func() (err error) { s.e2b, err = e2b.New(opts.E2B, dir, c); return err },
+		func() (err error) { s.opencomputer, err = opencomputer.New(opts.OpenComputer, dir, c); return err },
+		func() (err error) { s.vercel, err = vercel.New(opts.Vercel, dir, c); return err },
+	}
+	for _, build := range families {
+		if err := build(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Start is New plus listening on opts.Addr (default 127.0.0.1:0) and serving
@@ -285,12 +244,15 @@ func Start(opts Options) (*Server, error) {
 		_ = s.httpSrv.Serve(ln)
 	}()
 	s.queues.Start()
-	if err := s.workers.Start(s.withLog); err != nil {
+	if err := s.workers.Start(s.logged); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// logged wraps h with the request log (core.WithLog).
+func (s *Server) logged(h http.Handler) http.Handler { return core.WithLog(s.logf, h) }
 
 // Handler serves the Cloudflare API under /client/v4/, uploaded scripts'
 // own HTTP on their own hosts (<script>.workers.localhost, custom domains,
@@ -304,13 +266,6 @@ func (s *Server) URL() string { return s.url }
 
 // CloudflareBaseURL is what to pass to cloudflare-go's option.WithBaseURL.
 func (s *Server) CloudflareBaseURL() string { return s.url + "/client/v4/" }
-
-// Assets is the static assets service (package assets).
-func (s *Server) Assets() *assets.Service { return s.assets }
-
-// Workers is the Workers service (package workers): Worker, WorkerURL,
-// AppSecrets, RuntimeStats, LocalOrigins and the rest of its Go API.
-func (s *Server) Workers() *workers.Service { return s.workers }
 
 // DataDir is where state lives; useful when New picked a temporary one.
 func (s *Server) DataDir() string { return s.dataDir }
@@ -334,7 +289,9 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			errs = append(errs, s.workers.Save(), s.d1.Save(), s.kv.Save(), s.r2.Save(), s.queues.Save(), s.zones.Save(), s.assets.Save())
+			for _, f := range []interface{ Save() error }{s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets} {
+				errs = append(errs, f.Save())
+			}
 		}
 		if err := s.removeTemp(); err != nil {
 			errs = append(errs, err)
@@ -355,85 +312,14 @@ func (s *Server) removeTemp() error {
 // API means adding one file and one line here.
 func (s *Server) routes() {
 	s.core.SetFaultCheck(checkFaultRoute)
-	s.core.AllowFaultKind(FaultImageBuildFailure)
+	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
-	s.cf.Register()
-	s.d1.Register()
-	s.kv.Register()
-	s.r2.Register()
-	s.workers.Register()
-	s.assets.Register()
-	s.queues.Register()
-	s.zones.Register()
-	s.daytona.Register()
-	s.e2b.Register()
-	s.opencomputer.Register()
-	s.vercel.Register()
+	for _, f := range []interface{ Register() }{s.cf, s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets,
+		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal} {
+		f.Register()
+	}
 	s.registerAdmin()
-	s.modal.Register()
 	s.mux.HandleFunc("/", s.core.Unmatched)
-}
-
-// withLog wraps h with the optional request log. Only method, path, status
-// and duration are logged: headers carry tokens and bodies carry user data.
-func (s *Server) withLog(h http.Handler) http.Handler {
-	if s.logf == nil {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			if rec := recover(); rec != nil {
-				s.logf("%s %s -> aborted (%s)", r.Method, r.URL.EscapedPath(), time.Since(start).Round(time.Microsecond))
-				panic(rec)
-			}
-		}()
-		h.ServeHTTP(sw, r)
-		status := fmt.Sprint(sw.status)
-		if sw.hijacked {
-			status = "dropped"
-		} else if sw.status == 0 && r.Context().Err() != nil {
-			status = "client gone" // e.g. a held request whose client was killed
-		} else if sw.status == 0 {
-			status = "200"
-		}
-		s.logf("%s %s -> %s (%s)", r.Method, r.URL.EscapedPath(), status, time.Since(start).Round(time.Microsecond))
-	})
-}
-
-// statusWriter records the status for the log. Unwrap keeps
-// http.ResponseController (used to hijack for dropped connections) working.
-type statusWriter struct {
-	http.ResponseWriter
-	status   int
-	hijacked bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// Hijack exists so the log can tell a deliberately dropped connection from a
-// response; http.ResponseController prefers it over Unwrap.
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil {
-		w.hijacked = true
-	}
-	return c, rw, err
 }
 
 // D1 is the D1 API (package d1).
@@ -451,3 +337,28 @@ func (s *Server) Queues() *queues.Service { return s.queues }
 // Zones is the zones, custom domains and routes (package zones): AddZone,
 // ZoneID.
 func (s *Server) Zones() *zones.Service { return s.zones }
+
+// Workers is the Workers service (package workers): Worker, WorkerURL,
+// AppSecrets, RuntimeStats, LocalOrigins and the rest of its Go API.
+func (s *Server) Workers() *workers.Service { return s.workers }
+
+// Assets is the static assets service (package assets): Blobs.
+func (s *Server) Assets() *assets.Service { return s.assets }
+
+// Modal is the Modal API (package modal).
+func (s *Server) Modal() *modal.Service { return s.modal }
+
+// Daytona is the Daytona API and object storage (package daytona); its API
+// is at URL() + daytona.APIPrefix.
+func (s *Server) Daytona() *daytona.Service { return s.daytona }
+
+// E2B is the E2B API (package e2b), at URL() + e2b.APIPrefix.
+func (s *Server) E2B() *e2b.Service { return s.e2b }
+
+// OpenComputer is the OpenComputer API (package opencomputer), at URL() +
+// opencomputer.APIPrefix.
+func (s *Server) OpenComputer() *opencomputer.Service { return s.opencomputer }
+
+// Vercel is the Vercel Sandbox API (package vercel), at URL() +
+// vercel.APIPrefix.
+func (s *Server) Vercel() *vercel.Service { return s.vercel }

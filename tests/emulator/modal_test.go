@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 )
 
 // modalClient is modal-go pointed at s. modal-go reads the server URL only
@@ -40,7 +41,7 @@ func modalClient(t *testing.T, s *emulator.Server, id, secret, env string) (*mod
 
 func mustModal(t *testing.T, s *emulator.Server, env string) *modal.Client {
 	t.Helper()
-	c, err := modalClient(t, s, emulator.DefaultModalTokenID, emulator.DefaultModalTokenSecret, env)
+	c, err := modalClient(t, s, emumodal.DefaultTokenID, emumodal.DefaultTokenSecret, env)
 	require.NoError(t, err)
 	return c
 }
@@ -115,10 +116,10 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestModalAuth(t *testing.T) {
-	s := start(t, emulator.Options{ModalTokens: []emulator.ModalToken{
+	s := start(t, emulator.Options{Modal: emumodal.Options{Tokens: []emumodal.Token{
 		{ID: "ak-one", Secret: "as-one", Workspace: "team-one"},
 		{ID: "ak-two", Secret: "as-two", Workspace: "team-two"},
-	}})
+	}}})
 	_, err := modalClient(t, s, "ak-one", "as-wrong", "")
 	require.Error(t, err)
 	assert.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
@@ -155,21 +156,21 @@ func TestModalAuth(t *testing.T) {
 }
 
 func TestModalEnvironments(t *testing.T) {
-	s := start(t, emulator.Options{ModalWebSuffixes: map[string]string{"prod": "live"}})
-	raw := rawModal(t, s, emulator.DefaultModalTokenID, emulator.DefaultModalTokenSecret)
+	s := start(t, emulator.Options{Modal: emumodal.Options{WebSuffixes: map[string]string{"prod": "live"}}})
+	raw := rawModal(t, s, emumodal.DefaultTokenID, emumodal.DefaultTokenSecret)
 	for env, want := range map[string][2]string{"": {"main", ""}, "staging": {"staging", "staging"}, "prod": {"prod", "live"}} {
 		resp, err := raw.EnvironmentGetOrCreate(context.Background(), pb.EnvironmentGetOrCreateRequest_builder{DeploymentName: env}.Build())
 		require.NoError(t, err)
 		assert.Equal(t, want[0], resp.GetMetadata().GetName())
 		assert.Equal(t, want[1], resp.GetMetadata().GetSettings().GetWebhookSuffix(), env)
-		assert.Equal(t, emulator.ModalImageBuilderVersion, resp.GetMetadata().GetSettings().GetImageBuilderVersion())
+		assert.Equal(t, emumodal.ImageBuilderVersion, resp.GetMetadata().GetSettings().GetImageBuilderVersion())
 	}
 }
 
 func TestModalSecrets(t *testing.T) {
 	s := start(t, emulator.Options{})
 	ctx := context.Background()
-	raw := rawModal(t, s, emulator.DefaultModalTokenID, emulator.DefaultModalTokenSecret)
+	raw := rawModal(t, s, emumodal.DefaultTokenID, emumodal.DefaultTokenSecret)
 	upsert := func(ct pb.ObjectCreationType, env string, values map[string]string) error {
 		_, err := raw.SecretGetOrCreate(ctx, pb.SecretGetOrCreateRequest_builder{
 			DeploymentName: "internal-api", EnvironmentName: env, ObjectCreationType: ct, EnvDict: values,
@@ -181,7 +182,7 @@ func TestModalSecrets(t *testing.T) {
 	assert.Equal(t, codes.AlreadyExists, status.Code(err))
 	require.NoError(t, upsert(pb.ObjectCreationType_OBJECT_CREATION_TYPE_CREATE_IF_MISSING, "", map[string]string{"IGNORED": "y"}))
 	require.NoError(t, upsert(pb.ObjectCreationType_OBJECT_CREATION_TYPE_CREATE_OVERWRITE_IF_EXISTS, "", map[string]string{"MODAL_API_SECRET": "three"}))
-	values, ok := s.ModalSecretValues("", "", "internal-api")
+	values, ok := s.Modal().SecretValues("", "", "internal-api")
 	require.True(t, ok)
 	assert.Equal(t, map[string]string{"MODAL_API_SECRET": "three"}, values, "overwrite replaces the whole secret")
 	assert.Equal(t, codes.InvalidArgument, status.Code(upsert(pb.ObjectCreationType_OBJECT_CREATION_TYPE_CREATE_OVERWRITE_IF_EXISTS, "", map[string]string{"NOT-A-NAME": "v"})))
@@ -215,7 +216,7 @@ func TestModalSecrets(t *testing.T) {
 func TestModalDeployAndWeb(t *testing.T) {
 	s := start(t, emulator.Options{})
 	ctx := context.Background()
-	raw := rawModal(t, s, emulator.DefaultModalTokenID, emulator.DefaultModalTokenSecret)
+	raw := rawModal(t, s, emumodal.DefaultTokenID, emumodal.DefaultTokenSecret)
 	appID := deploy(t, raw, "staging", "open-inspect", "api_health", "api_create_sandbox")
 
 	c := mustModal(t, s, "staging")
@@ -225,7 +226,7 @@ func TestModalDeployAndWeb(t *testing.T) {
 	assert.Equal(t, s.URL()+"/__modal/web/openinspect-emulator-staging--open-inspect-api-health", health)
 	status_, body := get(t, health)
 	assert.Equal(t, http.StatusOK, status_)
-	assert.JSONEq(t, emulator.ModalHealthBody, body)
+	assert.JSONEq(t, emumodal.HealthBody, body)
 
 	fn, err = c.Functions.FromName(ctx, "open-inspect", "api_create_sandbox", nil)
 	require.NoError(t, err)
@@ -278,12 +279,12 @@ func TestModalImagesAndSandboxes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, img.ImageID, again.ImageID, "an equal definition reuses the built image")
 
-	s.InjectFault(emulator.Fault{Kind: emulator.FaultImageBuildFailure, Times: 1})
+	s.InjectFault(emulator.Fault{Kind: emumodal.FaultImageBuildFailure, Times: 1})
 	_, err = c.Images.FromRegistry("python:3.12-slim", nil).DockerfileCommands([]string{"RUN false"}, nil).Build(ctx, app)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "failed")
 	states := map[string]int{}
-	for _, e := range s.ModalImages() {
+	for _, e := range s.Modal().Images() {
 		states[e.State]++
 	}
 	assert.Equal(t, map[string]int{"ready": 2, "failed": 1}, states)
@@ -291,7 +292,7 @@ func TestModalImagesAndSandboxes(t *testing.T) {
 	sb, err := c.Sandboxes.Create(ctx, app, img, nil)
 	require.NoError(t, err)
 	require.NoError(t, sb.SetTags(ctx, map[string]string{"openinspect_kind": "image-build", "openinspect_build_id": "b1"}))
-	other, err := s.CreateModalSandbox("", "", "open-inspect", map[string]string{"openinspect_kind": "session"})
+	other, err := s.Modal().CreateSandbox("", "", "open-inspect", map[string]string{"openinspect_kind": "session"})
 	require.NoError(t, err)
 
 	list := func(params *modal.SandboxListParams) []string {
@@ -341,7 +342,7 @@ func TestModalCountsAndFaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, time.Since(t0), 50*time.Millisecond)
 
-	assert.Equal(t, 7, s.ModalCalls())
+	assert.Equal(t, 7, s.Modal().Calls())
 	assert.Zero(t, s.CloudflareCalls(), "Modal calls are not Cloudflare calls")
 
 	// A plain HTTP/1 request to the gRPC path is refused, and counted.
@@ -349,7 +350,7 @@ func TestModalCountsAndFaults(t *testing.T) {
 	assert.Equal(t, http.StatusUnsupportedMediaType, code)
 
 	assert.Panics(t, func() {
-		s.InjectFault(emulator.Fault{Route: "/modal.client.ModalClient/AppList", Kind: emulator.FaultImageBuildFailure})
+		s.InjectFault(emulator.Fault{Route: "/modal.client.ModalClient/AppList", Kind: emumodal.FaultImageBuildFailure})
 	})
 }
 
@@ -357,30 +358,30 @@ func TestModalPersistence(t *testing.T) {
 	dir := t.TempDir()
 	first, err := emulator.Start(emulator.Options{DataDir: dir})
 	require.NoError(t, err)
-	raw := rawModal(t, first, emulator.DefaultModalTokenID, emulator.DefaultModalTokenSecret)
+	raw := rawModal(t, first, emumodal.DefaultTokenID, emumodal.DefaultTokenSecret)
 	_, err = raw.SecretGetOrCreate(context.Background(), pb.SecretGetOrCreateRequest_builder{
 		DeploymentName: "llm-api-keys", ObjectCreationType: pb.ObjectCreationType_OBJECT_CREATION_TYPE_CREATE_OVERWRITE_IF_EXISTS,
 		EnvDict: map[string]string{"ANTHROPIC_API_KEY": "k"},
 	}.Build())
 	require.NoError(t, err)
 	deploy(t, raw, "", "open-inspect", "api_health")
-	_, err = first.CreateModalSandbox("", "", "open-inspect", map[string]string{"k": "v"})
+	_, err = first.Modal().CreateSandbox("", "", "open-inspect", map[string]string{"k": "v"})
 	require.NoError(t, err)
 	before := first.Inventory()
 	require.NoError(t, first.Close())
 
 	second := start(t, emulator.Options{DataDir: dir})
 	assert.Equal(t, before.Modal, second.Inventory().Modal)
-	values, ok := second.ModalSecretValues("", "", "llm-api-keys")
+	values, ok := second.Modal().SecretValues("", "", "llm-api-keys")
 	require.True(t, ok)
 	assert.Equal(t, "k", values["ANTHROPIC_API_KEY"])
 	code, body := get(t, second.URL()+"/__modal/web/openinspect-emulator--open-inspect-api-health")
 	assert.Equal(t, http.StatusOK, code)
-	assert.JSONEq(t, emulator.ModalHealthBody, body)
+	assert.JSONEq(t, emumodal.HealthBody, body)
 }
 
 func TestModalSlowBuildAndAdmin(t *testing.T) {
-	s := start(t, emulator.Options{ModalImageBuildTime: 300 * time.Millisecond})
+	s := start(t, emulator.Options{Modal: emumodal.Options{ImageBuildTime: 300 * time.Millisecond}})
 	ctx := context.Background()
 	c := mustModal(t, s, "")
 	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})

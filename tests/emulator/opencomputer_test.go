@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 )
 
 // ocEvent is one server-sent event.
@@ -31,9 +32,9 @@ func ocCreate(t *testing.T, s *emulator.Server, name string, image map[string]an
 	t.Helper()
 	raw, err := json.Marshal(map[string]any{"name": name, "image": image})
 	require.NoError(t, err)
-	req, err := http.NewRequest("POST", s.OpenComputerAPIURL()+"/snapshots", bytes.NewReader(raw))
+	req, err := http.NewRequest("POST", s.URL()+opencomputer.APIPrefix+"/snapshots", bytes.NewReader(raw))
 	require.NoError(t, err)
-	req.Header.Set("X-API-Key", emulator.DefaultOpenComputerAPIKey)
+	req.Header.Set("X-API-Key", opencomputer.DefaultAPIKey)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -63,7 +64,7 @@ func ocCreate(t *testing.T, s *emulator.Server, name string, image map[string]an
 
 func ocCall(t *testing.T, s *emulator.Server, key, method, path string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.OpenComputerAPIURL()+path, nil)
+	req, err := http.NewRequest(method, s.URL()+opencomputer.APIPrefix+path, nil)
 	require.NoError(t, err)
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
@@ -91,8 +92,8 @@ var ocImage = map[string]any{"base": "base", "steps": []any{
 // list, delete; a failed build reported as an error event, whose name can
 // be built again; every call counted.
 func TestOpenComputerSnapshotLifecycle(t *testing.T) {
-	s := start(t, emulator.Options{OpenComputerBuildTime: 200 * time.Millisecond})
-	key := emulator.DefaultOpenComputerAPIKey
+	s := start(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: 200 * time.Millisecond}})
+	key := opencomputer.DefaultAPIKey
 
 	status, _ := ocCall(t, s, "", "GET", "/snapshots")
 	assert.Equal(t, http.StatusUnauthorized, status)
@@ -119,7 +120,7 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	require.Equal(t, "result", result.name)
 	assert.Equal(t, "ready", result.data["status"])
 	assert.Equal(t, "openinspect-runtime-0123456789abcdef", result.data["name"])
-	assert.Equal(t, emulator.DefaultOpenComputerOrgID, result.data["orgId"])
+	assert.Equal(t, opencomputer.DefaultOrgID, result.data["orgId"])
 	for _, k := range []string{"id", "contentHash", "checkpointId", "createdAt", "lastUsedAt", "manifest"} {
 		assert.NotEmpty(t, result.data[k], k)
 	}
@@ -138,7 +139,7 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	assert.Equal(t, []string{"/app/sandbox_runtime/entrypoint.py"}, inv.Files)
 
 	// A failed build: an error event, the name free to build again.
-	s.FailNextOpenComputerBuild("apt_install: exit status 100")
+	s.OpenComputer().FailNextBuild("apt_install: exit status 100")
 	_, events = ocCreate(t, s, "second", ocImage)
 	require.NotEmpty(t, events)
 	last := events[len(events)-1]
@@ -151,7 +152,7 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, status)
 	status, _ = ocCall(t, s, key, "DELETE", "/snapshots/second")
 	assert.Equal(t, http.StatusNotFound, status)
-	assert.Equal(t, 9, s.OpenComputerCalls())
+	assert.Equal(t, 9, s.OpenComputer().Calls())
 }
 
 // The real SDK (@opencomputer/sdk 0.12.4, as .ci/node-tools.sh installs it;
@@ -185,7 +186,7 @@ await snaps.delete("sdk-snap");
 console.log(JSON.stringify({ made, got, list: list.map((s) => s.name), logs, failed, key: image.cacheKey() }));
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.mjs"), []byte(script), 0o644))
-	s := start(t, emulator.Options{OpenComputerBuildTime: 50 * time.Millisecond})
+	s := start(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: 50 * time.Millisecond}})
 	arranged, err := http.Post(s.URL()+"/__emulator/opencomputer/build-failures", "application/json",
 		strings.NewReader(`{"name":"sdk-fail","reason":"run: exit status 2"}`))
 	require.NoError(t, err)
@@ -193,7 +194,7 @@ console.log(JSON.stringify({ made, got, list: list.map((s) => s.name), logs, fai
 	require.Equal(t, http.StatusNoContent, arranged.StatusCode)
 	cmd := exec.CommandContext(ctx, "node", "run.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OC_URL="+strings.TrimSuffix(s.OpenComputerAPIURL(), "/api"), "OC_KEY="+emulator.DefaultOpenComputerAPIKey)
+	cmd.Env = append(os.Environ(), "OC_URL="+strings.TrimSuffix(s.URL()+opencomputer.APIPrefix, "/api"), "OC_KEY="+opencomputer.DefaultAPIKey)
 	raw, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", raw)
 	var res struct {

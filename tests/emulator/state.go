@@ -7,6 +7,11 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/r2"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
 // stateVersion is the version of a legacy state.json the split reads.
@@ -29,13 +34,13 @@ type Inventory struct {
 	Routes  []RouteEntry  `json:"worker_routes"`
 
 	// Modal is the Modal side (package modal).
-	Modal   ModalInventory   `json:"modal"`
-	Daytona DaytonaInventory `json:"daytona"` // package daytona
-	E2B     E2BInventory     `json:"e2b"`     // package e2b
+	Modal   modal.Inventory   `json:"modal"`
+	Daytona daytona.Inventory `json:"daytona"` // package daytona
+	E2B     e2b.Inventory     `json:"e2b"`     // package e2b
 	// OpenComputer is the OpenComputer side (package opencomputer).
-	OpenComputer OpenComputerInventory `json:"opencomputer"`
+	OpenComputer opencomputer.Inventory `json:"opencomputer"`
 	// Vercel is the Vercel Sandbox side (package vercel).
-	Vercel VercelInventory `json:"vercel"`
+	Vercel vercel.Inventory `json:"vercel"`
 }
 
 // D1Entry is one D1 database in an Inventory.

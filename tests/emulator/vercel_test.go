@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
 const vercelProject = "prj_openinspect_demo"
@@ -39,9 +40,9 @@ func vercelCall(t *testing.T, s *emulator.Server, method, path string, body any,
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	req, err := http.NewRequest(method, s.VercelAPIURL()+path+sep+"teamId="+emulator.DefaultVercelTeamID, rd)
+	req, err := http.NewRequest(method, s.URL()+emuvercel.APIPrefix+path+sep+"teamId="+emuvercel.DefaultTeamID, rd)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+emulator.DefaultVercelToken)
+	req.Header.Set("Authorization", "Bearer "+emuvercel.DefaultToken)
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)
@@ -123,10 +124,10 @@ func vercelBuild(t *testing.T, s *emulator.Server, name string) (sessionID strin
 // name, deletes until the inventory is empty; every call counted as a
 // Vercel call and none as a Cloudflare one; faults reach /vercel/ routes.
 func TestVercelSandboxLifecycle(t *testing.T) {
-	s := start(t, emulator.Options{VercelCommandTime: 20 * time.Millisecond})
-	assert.True(t, strings.HasSuffix(s.VercelAPIURL(), "/vercel/api"), s.VercelAPIURL())
+	s := start(t, emulator.Options{Vercel: emuvercel.Options{CommandTime: 20 * time.Millisecond}})
+	assert.True(t, strings.HasSuffix(s.URL()+emuvercel.APIPrefix, "/vercel/api"), s.URL()+emuvercel.APIPrefix)
 
-	resp, body := do(t, "GET", s.VercelAPIURL()+"/v2/sandboxes?project="+vercelProject, "Bearer wrong", "")
+	resp, body := do(t, "GET", s.URL()+emuvercel.APIPrefix+"/v2/sandboxes?project="+vercelProject, "Bearer wrong", "")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Contains(t, body, `"code":"forbidden"`)
 
@@ -151,10 +152,10 @@ func TestVercelSandboxLifecycle(t *testing.T) {
 	require.Len(t, failed.Sessions[0].Commands, 2)
 	assert.Equal(t, "bash -lc bootstrap", failed.Sessions[0].Commands[1].Line)
 	assert.Equal(t, 1, *failed.Sessions[0].Commands[1].ExitCode)
-	s.ClearVercelBuildFailures()
+	s.Vercel().ClearBuildFailures()
 	resp, body = do(t, "GET", s.URL()+"/__emulator/inventory", "", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, body, `"vercel":{"sandboxes":[{"team":"`+emulator.DefaultVercelTeamID+`"`, "the admin inventory carries the Vercel side")
+	assert.Contains(t, body, `"vercel":{"sandboxes":[{"team":"`+emuvercel.DefaultTeamID+`"`, "the admin inventory carries the Vercel side")
 
 	// A snapshot made elsewhere, through the admin route and the forwarder.
 	resp, body = do(t, "POST", s.URL()+"/__emulator/vercel/snapshots", "",
@@ -162,7 +163,7 @@ func TestVercelSandboxLifecycle(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode, body)
 	var made struct{ ID string }
 	require.NoError(t, json.Unmarshal([]byte(body), &made))
-	direct, err := s.CreateVercelSnapshot("", vercelProject, "elsewhere")
+	direct, err := s.Vercel().CreateSnapshot("", vercelProject, "elsewhere")
 	require.NoError(t, err)
 
 	status, list := vercelCall(t, s, "GET", "/v2/sandboxes/snapshots?project="+vercelProject+"&name=openinspect-base-aaaaaaaaaaaaaaaa", nil, nil)
@@ -197,7 +198,7 @@ func TestVercelSandboxLifecycle(t *testing.T) {
 	assert.True(t, s.Inventory().Empty())
 	// 1 refused + 2 builds of 6 calls + 2 lists + the faulted list and the
 	// prefix list + the full list + 4 + 1 snapshot deletes + 2 sandbox deletes.
-	assert.Equal(t, 1+12+1+2+1+5+2, s.VercelCalls())
+	assert.Equal(t, 1+12+1+2+1+5+2, s.Vercel().Calls())
 	assert.Zero(t, s.CloudflareCalls())
 }
 
@@ -205,7 +206,7 @@ func TestVercelSandboxLifecycle(t *testing.T) {
 // the data directory's vercel.json.
 func TestVercelStateSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	first, err := emulator.Start(emulator.Options{DataDir: dir, VercelCommandTime: 10 * time.Millisecond})
+	first, err := emulator.Start(emulator.Options{DataDir: dir, Vercel: emuvercel.Options{CommandTime: 10 * time.Millisecond}})
 	require.NoError(t, err)
 	sid, _, snapID := vercelBuild(t, first, "openinspect-base-cccccccccccccccc")
 	before := first.Inventory().Vercel

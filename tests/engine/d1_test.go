@@ -3,7 +3,8 @@ package engine
 import (
 	"testing"
 
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
@@ -61,10 +62,10 @@ func configureStack(t tb, stack *auto.Stack, emu *emulatorProcess) {
 	// The sandbox side: the emulator's Modal and Daytona, a Python for the
 	// Modal CLI and the tools cache its virtual environments are kept in.
 	for key, v := range map[string]auto.ConfigValue{
-		"modalTokenId":     {Value: emulator.DefaultModalTokenID},
-		"modalTokenSecret": {Value: emulator.DefaultModalTokenSecret, Secret: true},
+		"modalTokenId":     {Value: modal.DefaultTokenID},
+		"modalTokenSecret": {Value: modal.DefaultTokenSecret, Secret: true},
 		"modalServerUrl":   {Value: emu.url},
-		"daytonaApiKey":    {Value: emulator.DefaultDaytonaAPIKey, Secret: true},
+		"daytonaApiKey":    {Value: daytona.DefaultAPIKey, Secret: true},
 		"daytonaApiUrl":    {Value: emu.url + "/daytona/api"},
 		"pythonPath":       {Value: toolchain.Python(t)},
 		"cacheDir":         {Value: toolchain.CacheDir()},

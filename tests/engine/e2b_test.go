@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 )
 
 const e2bProgramKey = "  e2bApiKey:\n    type: string\n    secret: true\n"
@@ -26,7 +26,7 @@ func withE2B(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 		return withSandbox("      sandbox:\n        provider: e2b\n        e2b:\n          apiUrl: " + emu.url + "/e2b\n" +
 			"          apiKey: ${e2bApiKey}\n")(program)
 	})
-	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "e2bApiKey", auto.ConfigValue{Value: emulator.DefaultE2BAPIKey, Secret: true}))
+	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "e2bApiKey", auto.ConfigValue{Value: e2b.DefaultAPIKey, Secret: true}))
 }
 
 // TestE2BInstallation deploys an installation with the e2b provider: the
@@ -64,7 +64,7 @@ func TestE2BInstallation(t *testing.T) {
 	assert.Equal(t, "7200", cp["E2B_SANDBOX_TIMEOUT_SECONDS"]["text"])
 	assert.Equal(t, "true", cp["E2B_AUTO_PAUSE"]["text"])
 	assert.Equal(t, "secret_text", cp["E2B_API_KEY"]["type"])
-	requireNoPlaintext(t, pt.CurrentStack(), emulator.DefaultE2BAPIKey)
+	requireNoPlaintext(t, pt.CurrentStack(), e2b.DefaultAPIKey)
 
 	emu.resetCounts(t)
 	assertpreview.HasNoChanges(t, pt.Preview(t))
@@ -81,7 +81,7 @@ func TestE2BInstallation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), reason)
 	assert.Contains(t, err.Error(), "python build-template.py failed")
-	assert.NotContains(t, err.Error(), emulator.DefaultE2BAPIKey)
+	assert.NotContains(t, err.Error(), e2b.DefaultAPIKey)
 
 	retried := previewUp(t, pt)
 	inv = emu.inventory(t).E2B

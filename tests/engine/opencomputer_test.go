@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 )
 
 const openComputerProgramKey = "  openComputerApiKey:\n    type: string\n    secret: true\n"
@@ -28,7 +28,7 @@ func withOpenComputer(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProc
 			"          apiKey: ${openComputerApiKey}\n")(program)
 	})
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "openComputerApiKey",
-		auto.ConfigValue{Value: emulator.DefaultOpenComputerAPIKey, Secret: true}))
+		auto.ConfigValue{Value: opencomputer.DefaultAPIKey, Secret: true}))
 }
 
 // TestOpenComputerInstallation deploys an installation with the
@@ -64,7 +64,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 	assert.Equal(t, "secret_text", cp["OPENCOMPUTER_API_KEY"]["type"])
 	assert.Equal(t, "secret_text", cp["ANTHROPIC_API_KEY"]["type"])
 	assert.Equal(t, "opencomputer", cp["SANDBOX_PROVIDER"]["text"])
-	requireNoPlaintext(t, pt.CurrentStack(), emulator.DefaultOpenComputerAPIKey)
+	requireNoPlaintext(t, pt.CurrentStack(), opencomputer.DefaultAPIKey)
 
 	emu.resetCounts(t)
 	assertpreview.HasNoChanges(t, pt.Preview(t))
@@ -81,7 +81,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), reason)
 	assert.Contains(t, err.Error(), "node build-template failed")
-	assert.NotContains(t, err.Error(), emulator.DefaultOpenComputerAPIKey)
+	assert.NotContains(t, err.Error(), opencomputer.DefaultAPIKey)
 	cp = emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first.Name, cp["OPENCOMPUTER_TEMPLATE"]["text"], "the control plane keeps the old snapshot while the new one fails")
 

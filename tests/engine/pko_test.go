@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/kube"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
@@ -269,8 +269,8 @@ var pkoCredentials = map[string]map[string]string{
 		"pulumi-access-token":   "pul-engine-test-unused",
 		"cloudflare-api-token":  emulatorToken,
 		"cloudflare-account-id": emulatorAccount,
-		"modal-token-id":        emulator.DefaultModalTokenID,
-		"modal-token-secret":    emulator.DefaultModalTokenSecret,
+		"modal-token-id":        modal.DefaultTokenID,
+		"modal-token-secret":    modal.DefaultTokenSecret,
 	},
 	"openinspect-config": {
 		"github-app-private-key":      githubAppKey,

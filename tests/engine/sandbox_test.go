@@ -19,7 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 )
 
 // fixtureCopy copies the fixture checkout so a test can change its sources.
@@ -140,8 +141,8 @@ func recordModalImage(t *testing.T, emu *emulatorProcess, env, databaseID string
 	t.Helper()
 	t.Setenv("MODAL_SERVER_URL", emu.url)
 	t.Setenv("MODAL_CONFIG_PATH", filepath.Join(t.TempDir(), "none.toml"))
-	c, err := modal.NewClientWithOptions(&modal.ClientParams{TokenID: emulator.DefaultModalTokenID,
-		TokenSecret: emulator.DefaultModalTokenSecret, Environment: env})
+	c, err := modal.NewClientWithOptions(&modal.ClientParams{TokenID: emumodal.DefaultTokenID,
+		TokenSecret: emumodal.DefaultTokenSecret, Environment: env})
 	require.NoError(t, err)
 	defer c.Close()
 	app, err := c.Apps.FromName(t.Context(), "open-inspect", &modal.AppFromNameParams{Environment: env})
@@ -155,7 +156,7 @@ func recordModalImage(t *testing.T, emu *emulatorProcess, env, databaseID string
 func (e *emulatorProcess) modalImages(t *testing.T) []string {
 	t.Helper()
 	var body struct {
-		Images []emulator.ModalImageEntry `json:"images"`
+		Images []emumodal.ImageEntry `json:"images"`
 	}
 	e.admin(t, http.MethodGet, "modal/images", &body)
 	var ids []string
@@ -167,7 +168,7 @@ func (e *emulatorProcess) modalImages(t *testing.T) []string {
 
 // modalSecrets splits the emulator's Modal secrets into upstream's
 // ("<environment>/<name>") and the environments holding an ownership record.
-func modalSecrets(all []emulator.ModalSecretEntry) (secrets, owners []string) {
+func modalSecrets(all []emumodal.SecretEntry) (secrets, owners []string) {
 	for _, s := range all {
 		if strings.HasPrefix(s.Name, "openinspect-owner-") {
 			owners = append(owners, s.Environment)
@@ -194,7 +195,7 @@ func TestModalInstallation(t *testing.T) {
 
 	up := previewUp(t, pt)
 	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "api_health healthy")
-	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "environment main of workspace "+emulator.DefaultModalWorkspace)
+	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "environment main of workspace "+emumodal.DefaultWorkspace)
 	inv := emu.inventory(t).Modal
 	require.Len(t, inv.Apps, 1)
 	assert.Equal(t, "deployed", inv.Apps[0].State)
@@ -203,7 +204,7 @@ func TestModalInstallation(t *testing.T) {
 	assert.ElementsMatch(t, []string{"main/llm-api-keys", "main/github-app", "main/internal-api"}, secrets)
 	assert.Equal(t, []string{"main"}, owners, "the environment records the installation (openinspect-owner-<id>)")
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
-	assert.Equal(t, emulator.DefaultModalWorkspace, cp["MODAL_WORKSPACE"]["text"])
+	assert.Equal(t, emumodal.DefaultWorkspace, cp["MODAL_WORKSPACE"]["text"])
 	assert.Equal(t, "main", cp["MODAL_ENVIRONMENT"]["text"])
 	assert.Equal(t, "", cp["MODAL_ENVIRONMENT_WEB_SUFFIX"]["text"])
 	assert.Equal(t, "secret_text", cp["MODAL_API_SECRET"]["type"])
@@ -278,7 +279,7 @@ func withDaytona(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) 
 		program = strings.Replace(program, "config:\n", "config:\n"+daytonaProgramKey, 1)
 		return withSandbox(daytonaSandbox(emu))(program)
 	})
-	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "daytonaApiKey", auto.ConfigValue{Value: emulator.DefaultDaytonaAPIKey, Secret: true}))
+	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "daytonaApiKey", auto.ConfigValue{Value: daytona.DefaultAPIKey, Secret: true}))
 	// Credentials given once: the component's sandbox.daytona settings
 	// build the snapshot too, without the provider's daytona* keys.
 	for _, key := range []string{"openinspect:daytonaApiKey", "openinspect:daytonaApiUrl"} {
@@ -346,7 +347,7 @@ func TestDaytonaInstallation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "daytona: python -m src.bootstrap failed")
 	assert.Contains(t, err.Error(), reason)
-	assert.NotContains(t, err.Error(), emulator.DefaultDaytonaAPIKey)
+	assert.NotContains(t, err.Error(), daytona.DefaultAPIKey)
 	changed := previewUp(t, pt)
 	now := emu.snapshots(t)
 	assert.Len(t, now, 3, "a new snapshot beside the old one and the other installation's: %v", now)

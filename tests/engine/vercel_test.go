@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
 const (
@@ -31,7 +31,7 @@ func withVercel(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 			"          token: ${vercelToken}\n          projectId: " + vercelProject + "\n")(program)
 	})
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "vercelToken",
-		auto.ConfigValue{Value: emulator.DefaultVercelToken, Secret: true}))
+		auto.ConfigValue{Value: vercel.DefaultToken, Secret: true}))
 }
 
 // createdVercelBuilds are the sandbox names of the project's created snapshots.
@@ -79,7 +79,7 @@ func TestVercelInstallation(t *testing.T) {
 	assert.Equal(t, "secret_text", cp["VERCEL_TOKEN"]["type"])
 	assert.Equal(t, "vercel", cp["SANDBOX_PROVIDER"]["text"])
 	assert.NotContains(t, cp, "VERCEL_BASE_SNAPSHOT_ID", "a managed snapshot is found by name")
-	requireNoPlaintext(t, pt.CurrentStack(), emulator.DefaultVercelToken)
+	requireNoPlaintext(t, pt.CurrentStack(), vercel.DefaultToken)
 
 	emu.resetCounts(t)
 	assertpreview.HasNoChanges(t, pt.Preview(t))
@@ -94,7 +94,7 @@ func TestVercelInstallation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Vercel base runtime bootstrap failed with exit code 1")
 	assert.Contains(t, err.Error(), "node vercel-base-snapshot failed")
-	assert.NotContains(t, err.Error(), emulator.DefaultVercelToken)
+	assert.NotContains(t, err.Error(), vercel.DefaultToken)
 	cp = emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first, cp["VERCEL_BASE_SNAPSHOT_NAME"]["text"], "the control plane keeps the old snapshot while the new one fails")
 

@@ -19,6 +19,8 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
@@ -91,11 +93,11 @@ func NewHarnessWith(t testing.TB, emuOpts emulator.Options, opts ...provider.Opt
 		"cloudflareApiToken":   property.New(emulator.DefaultToken).WithSecret(true),
 		"cloudflareAccountId":  property.New(emulator.DefaultAccountID),
 		"cloudflareApiBaseUrl": property.New(emu.CloudflareBaseURL()),
-		"modalTokenId":         property.New(emulator.DefaultModalTokenID),
-		"modalTokenSecret":     property.New(emulator.DefaultModalTokenSecret).WithSecret(true),
+		"modalTokenId":         property.New(modal.DefaultTokenID),
+		"modalTokenSecret":     property.New(modal.DefaultTokenSecret).WithSecret(true),
 		"modalServerUrl":       property.New(emu.URL()),
-		"daytonaApiKey":        property.New(emulator.DefaultDaytonaAPIKey).WithSecret(true),
-		"daytonaApiUrl":        property.New(emu.DaytonaAPIURL()),
+		"daytonaApiKey":        property.New(daytona.DefaultAPIKey).WithSecret(true),
+		"daytonaApiUrl":        property.New(emu.URL() + daytona.APIPrefix),
 	}}
 	h.Configure(t, nil)
 	return h

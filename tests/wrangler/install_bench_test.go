@@ -29,6 +29,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
@@ -126,8 +127,8 @@ func fullInstallation(b *testing.B, latency time.Duration) []benchRow {
 		// The example deploys the sandbox too: the emulator's Modal, through
 		// the real Modal CLI in the tools cache's virtual environment.
 		"openinspect:modalServerUrl":   {Value: emu.URL()},
-		"openinspect:modalTokenId":     {Value: emulator.DefaultModalTokenID},
-		"openinspect:modalTokenSecret": {Value: emulator.DefaultModalTokenSecret, Secret: true},
+		"openinspect:modalTokenId":     {Value: emumodal.DefaultTokenID},
+		"openinspect:modalTokenSecret": {Value: emumodal.DefaultTokenSecret, Secret: true},
 		"openinspect:pythonPath":       {Value: toolchain.Python(b)},
 		"openinspect:cacheDir":         {Value: toolchain.CacheDir()},
 		"deploymentName":               {Value: "bench"},

@@ -13,7 +13,6 @@ package cloudflare
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"regexp"
 	"sort"
@@ -68,16 +67,11 @@ type Accounts struct {
 
 // NewAccounts checks tokens (nil means DefaultToken -> DefaultAccountID).
 func NewAccounts(c *core.Core, tokens map[string]string) (*Accounts, error) {
-	a := &Accounts{core: c, tokens: map[string]string{DefaultToken: DefaultAccountID}}
-	if tokens != nil {
-		a.tokens = make(map[string]string, len(tokens))
-		for tok, acct := range tokens {
-			if tok == "" || acct == "" {
-				return nil, errors.New("emulator: tokens and account IDs must be non-empty")
-			}
-			a.tokens[tok] = acct
-		}
+	toks, err := core.Credentials(tokens, DefaultToken, DefaultAccountID, "tokens and account IDs")
+	if err != nil {
+		return nil, err
 	}
+	a := &Accounts{core: c, tokens: toks}
 	return a, nil
 }
 

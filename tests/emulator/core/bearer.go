@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -22,4 +23,22 @@ func Bearer(r *http.Request) (token string, present, wellFormed bool) {
 		return "", true, false
 	}
 	return tok, true, true
+}
+
+// Credentials is a family's accepted keys, each with its owner (team,
+// organization, account): given, every key and owner checked non-empty, or
+// defKey -> defOwner when given is nil. what names them in the error ("E2B
+// API keys and teams").
+func Credentials(given map[string]string, defKey, defOwner, what string) (map[string]string, error) {
+	if given == nil {
+		return map[string]string{defKey: defOwner}, nil
+	}
+	out := make(map[string]string, len(given))
+	for k, owner := range given {
+		if k == "" || owner == "" {
+			return nil, fmt.Errorf("emulator: %s must be non-empty", what)
+		}
+		out[k] = owner
+	}
+	return out, nil
 }

@@ -6,13 +6,11 @@ package daytona
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -176,15 +174,9 @@ type dtObject struct {
 // New loads dataDir/daytona.json (if any) and returns a Service whose routes
 // Register puts on c's mux.
 func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
-	keys := map[string]string{DefaultAPIKey: DefaultOrganizationID}
-	if opts.APIKeys != nil {
-		keys = make(map[string]string, len(opts.APIKeys))
-		for k, org := range opts.APIKeys {
-			if k == "" || org == "" {
-				return nil, errors.New("emulator: Daytona API keys and organization IDs must be non-empty")
-			}
-			keys[k] = org
-		}
+	keys, err := core.Credentials(opts.APIKeys, DefaultAPIKey, DefaultOrganizationID, "Daytona API keys and organization IDs")
+	if err != nil {
+		return nil, err
 	}
 	bt := opts.BuildTime
 	if bt == 0 {
@@ -206,42 +198,18 @@ func newDaytonaState() *daytonaState {
 }
 
 func loadDaytonaState(path string) (*daytonaState, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return newDaytonaState(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("emulator: read Daytona state: %w", err)
-	}
 	st := newDaytonaState()
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("emulator: parse %s: %w", path, err)
+	if err := core.LoadState(path, "Daytona state", daytonaStateVersion, st); err != nil {
+		return nil, err
 	}
-	if st.Version != daytonaStateVersion {
-		return nil, fmt.Errorf("emulator: %s has version %d, this emulator reads %d", path, st.Version, daytonaStateVersion)
-	}
-	if st.Snapshots == nil {
-		st.Snapshots = map[string]*dtSnapshot{}
-	}
-	if st.Sandboxes == nil {
-		st.Sandboxes = map[string]*dtSandbox{}
-	}
-	if st.Objects == nil {
-		st.Objects = map[string]*dtObject{}
-	}
+	core.NonNil(&st.Snapshots)
+	core.NonNil(&st.Sandboxes)
+	core.NonNil(&st.Objects)
 	// Entries may be null in hand-edited files; handlers assume they are not.
-	dropNil(st.Snapshots)
-	dropNil(st.Sandboxes)
-	dropNil(st.Objects)
+	core.DropNil(st.Snapshots)
+	core.DropNil(st.Sandboxes)
+	core.DropNil(st.Objects)
 	return st, nil
-}
-
-func dropNil[V any](m map[string]*V) {
-	for k, v := range m {
-		if v == nil {
-			delete(m, k)
-		}
-	}
 }
 
 // save writes daytona.json through core.StateFile: the snapshot is encoded

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -154,15 +153,9 @@ type sandbox struct {
 // New loads dataDir/e2b.json (if any) and returns a Service whose routes
 // Register puts on c's mux.
 func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
-	keys := map[string]string{DefaultAPIKey: DefaultTeamID}
-	if opts.APIKeys != nil {
-		keys = map[string]string{}
-		for k, team := range opts.APIKeys {
-			if k == "" || team == "" {
-				return nil, errors.New("emulator: E2B API keys and teams must be non-empty")
-			}
-			keys[k] = team
-		}
+	keys, err := core.Credentials(opts.APIKeys, DefaultAPIKey, DefaultTeamID, "E2B API keys and teams")
+	if err != nil {
+		return nil, err
 	}
 	bt := opts.BuildTime
 	if bt <= 0 {
@@ -184,34 +177,16 @@ func newState() *state {
 }
 
 func load(path string) (*state, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return newState(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("emulator: read E2B state: %w", err)
-	}
 	st := newState()
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("emulator: parse %s: %w", path, err)
-	}
-	if st.Version != stateVersion {
-		return nil, fmt.Errorf("emulator: %s has version %d, this emulator reads %d", path, st.Version, stateVersion)
+	if err := core.LoadState(path, "E2B state", stateVersion, st); err != nil {
+		return nil, err
 	}
 	// Entries may be null in hand-edited files; handlers assume they are not.
-	dropNil(st.Templates)
-	dropNil(st.Builds)
-	dropNil(st.Files)
-	dropNil(st.Sandboxes)
+	core.DropNil(st.Templates)
+	core.DropNil(st.Builds)
+	core.DropNil(st.Files)
+	core.DropNil(st.Sandboxes)
 	return st, nil
-}
-
-func dropNil[V any](m map[string]*V) {
-	for k, v := range m {
-		if v == nil {
-			delete(m, k)
-		}
-	}
 }
 
 func (s *Service) save() error { return s.stateFile.Save(&s.mu, s.st) }

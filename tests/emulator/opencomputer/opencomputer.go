@@ -18,10 +18,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -121,15 +119,9 @@ func (s *snapshot) info() map[string]any {
 // New loads dataDir/opencomputer.json (if any) and returns a Service whose
 // routes Register puts on c's mux.
 func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
-	keys := map[string]string{DefaultAPIKey: DefaultOrgID}
-	if opts.APIKeys != nil {
-		keys = map[string]string{}
-		for k, org := range opts.APIKeys {
-			if k == "" || org == "" {
-				return nil, errors.New("emulator: OpenComputer API keys and orgs must be non-empty")
-			}
-			keys[k] = org
-		}
+	keys, err := core.Credentials(opts.APIKeys, DefaultAPIKey, DefaultOrgID, "OpenComputer API keys and orgs")
+	if err != nil {
+		return nil, err
 	}
 	bt := opts.BuildTime
 	if bt <= 0 {
@@ -138,24 +130,10 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 	s := &Service{core: c, mux: c.Mux(), keys: keys, buildTime: bt, failures: core.NewBuildFailures(defaultFailure),
 		stateFile: core.NewStateFile(filepath.Join(dataDir, stateFileName), ".opencomputer-*.json", "OpenComputer state")}
 	st := &state{Version: stateVersion, Snapshots: map[string]*snapshot{}}
-	raw, err := os.ReadFile(s.stateFile.Path())
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("emulator: read OpenComputer state: %w", err)
-	default:
-		if err := json.Unmarshal(raw, st); err != nil {
-			return nil, fmt.Errorf("emulator: parse %s: %w", s.stateFile.Path(), err)
-		}
-		if st.Version != stateVersion {
-			return nil, fmt.Errorf("emulator: %s has version %d, this emulator reads %d", s.stateFile.Path(), st.Version, stateVersion)
-		}
-		for k, v := range st.Snapshots {
-			if v == nil {
-				delete(st.Snapshots, k)
-			}
-		}
+	if err := core.LoadState(s.stateFile.Path(), "OpenComputer state", stateVersion, st); err != nil {
+		return nil, err
 	}
+	core.DropNil(st.Snapshots)
 	s.st = st
 	return s, nil
 }

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -101,15 +100,9 @@ type state struct {
 // New loads dataDir/vercel.json (if any) and returns a Service whose routes
 // Register puts on c's mux.
 func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
-	tokens := map[string]string{DefaultToken: DefaultTeamID}
-	if opts.Tokens != nil {
-		tokens = map[string]string{}
-		for tok, team := range opts.Tokens {
-			if tok == "" || team == "" {
-				return nil, errors.New("emulator: Vercel tokens and team IDs must be non-empty")
-			}
-			tokens[tok] = team
-		}
+	tokens, err := core.Credentials(opts.Tokens, DefaultToken, DefaultTeamID, "Vercel tokens and team IDs")
+	if err != nil {
+		return nil, err
 	}
 	ct := opts.CommandTime
 	if ct <= 0 {
@@ -131,33 +124,15 @@ func newState() *state {
 }
 
 func load(path string) (*state, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return newState(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("emulator: read Vercel state: %w", err)
-	}
 	st := newState()
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("emulator: parse %s: %w", path, err)
-	}
-	if st.Version != stateVersion {
-		return nil, fmt.Errorf("emulator: %s has version %d, this emulator reads %d", path, st.Version, stateVersion)
+	if err := core.LoadState(path, "Vercel state", stateVersion, st); err != nil {
+		return nil, err
 	}
 	// Entries may be null in hand-edited files; handlers assume they are not.
-	dropNil(st.Sandboxes)
-	dropNil(st.Sessions)
-	dropNil(st.Snapshots)
+	core.DropNil(st.Sandboxes)
+	core.DropNil(st.Sessions)
+	core.DropNil(st.Snapshots)
 	return st, nil
-}
-
-func dropNil[V any](m map[string]*V) {
-	for k, v := range m {
-		if v == nil {
-			delete(m, k)
-		}
-	}
 }
 
 func (s *Service) save() error { return s.stateFile.Save(&s.mu, s.st) }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
@@ -32,8 +33,8 @@ func runE2BFixture(ctx context.Context, t *testing.T, r *Runner, s *emulator.Ser
 	require.NoError(t, err)
 	return r.Run(ctx, Step{Name: "python build-template.py", Dir: dir, Stream: true,
 		Env: append(venv.Env(),
-			"E2B_API_URL="+s.E2BAPIURL(),
-			"E2B_API_KEY="+emulator.DefaultE2BAPIKey,
+			"E2B_API_URL="+s.URL()+e2b.APIPrefix,
+			"E2B_API_KEY="+e2b.DefaultAPIKey,
 			"E2B_TEMPLATE_ID="+name,
 			"E2B_TEMPLATE_CPU=2",
 			"E2B_TEMPLATE_MEMORY_MB=4096",
@@ -59,7 +60,7 @@ func TestE2BFixtureBuildsOnTheEmulator(t *testing.T) {
 
 	var progress []string
 	r := &Runner{Label: "e2b", Python: python, CacheDir: filepath.Join(toolchain.CacheDir(), "e2b-venvs"),
-		Progress: func(s string) { progress = append(progress, s); t.Log(s) }, Redact: []string{emulator.DefaultE2BAPIKey}}
+		Progress: func(s string) { progress = append(progress, s); t.Log(s) }, Redact: []string{e2b.DefaultAPIKey}}
 	const name = "openinspect-fixture-0123456789abcdef"
 	require.NoError(t, runE2BFixture(ctx, t, r, s, name))
 
@@ -80,7 +81,7 @@ func TestE2BFixtureBuildsOnTheEmulator(t *testing.T) {
 	joined := strings.Join(progress, "\n")
 	assert.Contains(t, joined, "e2b: ", "the build log streamed as progress")
 	assert.Contains(t, joined, "Build finished, template ready", "the emulator's log entries reached the runner")
-	assert.NotContains(t, joined, emulator.DefaultE2BAPIKey)
+	assert.NotContains(t, joined, e2b.DefaultAPIKey)
 	uploads := s.Counts()["PUT /e2b/uploads/{tid}/{hash}"]
 	assert.Equal(t, 1, uploads)
 
@@ -94,7 +95,7 @@ func TestE2BFixtureBuildsOnTheEmulator(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "e2b: python build-template.py failed")
 	assert.Contains(t, err.Error(), "apt-get exited with status 100")
-	assert.NotContains(t, err.Error(), emulator.DefaultE2BAPIKey)
+	assert.NotContains(t, err.Error(), e2b.DefaultAPIKey)
 
 	// The retry builds the same template again; the runtime is not uploaded again.
 	require.NoError(t, runE2BFixture(ctx, t, r, s, name))

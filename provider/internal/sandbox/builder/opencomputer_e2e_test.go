@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
@@ -31,7 +32,7 @@ func TestOpenComputerFixtureBuildsOnTheEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @opencomputer/sdk and esbuild from npm on a cold cache; -short skips it")
 	}
-	s, err := emulator.Start(emulator.Options{OpenComputerBuildTime: 50 * time.Millisecond})
+	s, err := emulator.Start(emulator.Options{OpenComputer: opencomputer.Options{BuildTime: 50 * time.Millisecond}})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -41,14 +42,14 @@ func TestOpenComputerFixtureBuildsOnTheEmulator(t *testing.T) {
 	require.NoError(t, err)
 	var progress []string
 	r := &Runner{Label: "opencomputer", CacheDir: filepath.Join(toolchain.CacheDir(), "opencomputer-node"),
-		Progress: func(s string) { progress = append(progress, s); t.Log(s) }, Redact: []string{emulator.DefaultOpenComputerAPIKey}}
+		Progress: func(s string) { progress = append(progress, s); t.Log(s) }, Redact: []string{opencomputer.DefaultAPIKey}}
 	env, err := r.NodeEnvironment(ctx, "", openComputerPins)
 	require.NoError(t, err)
 	run := func(name string) error {
 		return r.RunNodeBuilder(ctx, env, NodeBuilder{Name: "node build-template", Dir: filepath.Join(root, "packages", "opencomputer-infra"),
 			Script: "build", Root: root, Env: []string{
-				"OPENCOMPUTER_API_URL=" + s.OpenComputerAPIURL(),
-				"OPENCOMPUTER_API_KEY=" + emulator.DefaultOpenComputerAPIKey,
+				"OPENCOMPUTER_API_URL=" + s.URL() + opencomputer.APIPrefix,
+				"OPENCOMPUTER_API_KEY=" + opencomputer.DefaultAPIKey,
 				"OPENCOMPUTER_TEMPLATE=" + name,
 				"OPENCOMPUTER_BUILDER_MEMORY_MB=4096",
 				"OPENINSPECT_REPO_ROOT=" + root,
@@ -65,7 +66,7 @@ func TestOpenComputerFixtureBuildsOnTheEmulator(t *testing.T) {
 	assert.Contains(t, snaps[0].Files, "/home/sandbox/app/sandbox_runtime/entrypoint.py", "the runtime was inlined: %v", snaps[0].Files)
 	joined := strings.Join(progress, "\n")
 	assert.Contains(t, joined, "opencomputer: build: ", "the SSE build log streamed as progress")
-	assert.NotContains(t, joined, emulator.DefaultOpenComputerAPIKey)
+	assert.NotContains(t, joined, opencomputer.DefaultAPIKey)
 	bundles, err := os.ReadDir(filepath.Join(env.Dir, "bundles"))
 	require.NoError(t, err)
 	assert.Empty(t, bundles, "the bundle is removed after the run")

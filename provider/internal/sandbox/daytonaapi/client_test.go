@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 )
 
 // startEmulator runs the in-process emulator with Daytona builds taking
 // buildTime.
 func startEmulator(t *testing.T, buildTime time.Duration) *emulator.Server {
 	t.Helper()
-	s, err := emulator.Start(emulator.Options{DaytonaBuildTime: buildTime})
+	s, err := emulator.Start(emulator.Options{Daytona: daytona.Options{BuildTime: buildTime}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -32,7 +33,7 @@ func newTestClient(t *testing.T, s *emulator.Server, key string) *Client {
 	for _, k := range []string{"DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID", "DAYTONA_TARGET", "DAYTONA_OTEL_ENABLED", "DAYTONA_EXPERIMENTAL_OTEL_ENABLED"} {
 		t.Setenv(k, "")
 	}
-	c, err := New(Options{APIKey: key, APIURL: s.DaytonaAPIURL()})
+	c, err := New(Options{APIKey: key, APIURL: s.URL() + daytona.APIPrefix})
 	require.NoError(t, err)
 	c.pollEvery, c.retryBase = 20*time.Millisecond, 10*time.Millisecond
 	return c
@@ -43,10 +44,10 @@ func newTestClient(t *testing.T, s *emulator.Server, key string) *Client {
 // deletes them).
 func createSnapshot(t *testing.T, s *emulator.Server, name string) {
 	t.Helper()
-	req, err := http.NewRequest("POST", s.DaytonaAPIURL()+"/snapshots",
+	req, err := http.NewRequest("POST", s.URL()+daytona.APIPrefix+"/snapshots",
 		strings.NewReader(fmt.Sprintf(`{"name":%q,"imageName":"alpine:3.20"}`, name)))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+emulator.DefaultDaytonaAPIKey)
+	req.Header.Set("Authorization", "Bearer "+daytona.DefaultAPIKey)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
@@ -75,8 +76,8 @@ func TestNewValidatesWithoutNetwork(t *testing.T) {
 
 // ClaimName on a free name makes one look-up and says so.
 func TestClaimNameFree(t *testing.T) {
-	s := startEmulator(t, emulator.InstantDaytonaBuilds)
-	c := newTestClient(t, s, emulator.DefaultDaytonaAPIKey)
+	s := startEmulator(t, daytona.InstantBuilds)
+	c := newTestClient(t, s, daytona.DefaultAPIKey)
 	var progress lines
 	_, exists, err := c.ClaimName(context.Background(), "openinspect-base-1", progress.add)
 	require.NoError(t, err)
@@ -88,8 +89,8 @@ func TestClaimNameFree(t *testing.T) {
 // An active snapshot is returned as is; an inactive one is reactivated
 // rather than rebuilt.
 func TestClaimNameKeepsWhatIsBuilt(t *testing.T) {
-	s := startEmulator(t, emulator.InstantDaytonaBuilds)
-	c := newTestClient(t, s, emulator.DefaultDaytonaAPIKey)
+	s := startEmulator(t, daytona.InstantBuilds)
+	c := newTestClient(t, s, daytona.DefaultAPIKey)
 	ctx := context.Background()
 	createSnapshot(t, s, "again")
 	s.ResetCounts()
@@ -101,7 +102,7 @@ func TestClaimNameKeepsWhatIsBuilt(t *testing.T) {
 	assert.Equal(t, []string{"Snapshot again is already active"}, progress.got)
 	assert.Equal(t, map[string]int{"GET /daytona/api/snapshots/{idOrName}": 1}, s.Counts())
 
-	require.NoError(t, s.DeactivateDaytonaSnapshot("", "again"))
+	require.NoError(t, s.Daytona().DeactivateSnapshot("", "again"))
 	again, exists, err := c.ClaimName(ctx, "again", nil)
 	require.NoError(t, err)
 	assert.True(t, exists)
@@ -114,9 +115,9 @@ func TestClaimNameKeepsWhatIsBuilt(t *testing.T) {
 // again; one in progress is waited for.
 func TestClaimNameFreesAFailedBuild(t *testing.T) {
 	s := startEmulator(t, 200*time.Millisecond)
-	c := newTestClient(t, s, emulator.DefaultDaytonaAPIKey)
+	c := newTestClient(t, s, daytona.DefaultAPIKey)
 	ctx := context.Background()
-	s.FailNextDaytonaBuild("no space left on device")
+	s.Daytona().FailNextBuild("no space left on device")
 	createSnapshot(t, s, "fails")
 	var progress lines
 	_, exists, err := c.ClaimName(ctx, "fails", progress.add)
@@ -133,8 +134,8 @@ func TestClaimNameFreesAFailedBuild(t *testing.T) {
 }
 
 func TestDeleteSnapshotWaitsUntilGone(t *testing.T) {
-	s := startEmulator(t, emulator.InstantDaytonaBuilds)
-	c := newTestClient(t, s, emulator.DefaultDaytonaAPIKey)
+	s := startEmulator(t, daytona.InstantBuilds)
+	c := newTestClient(t, s, daytona.DefaultAPIKey)
 	ctx := context.Background()
 	createSnapshot(t, s, "doomed")
 	s.ResetCounts()
@@ -149,8 +150,8 @@ func TestDeleteSnapshotWaitsUntilGone(t *testing.T) {
 }
 
 func TestSnapshotsListsAllPages(t *testing.T) {
-	s := startEmulator(t, emulator.InstantDaytonaBuilds)
-	c := newTestClient(t, s, emulator.DefaultDaytonaAPIKey)
+	s := startEmulator(t, daytona.InstantBuilds)
+	c := newTestClient(t, s, daytona.DefaultAPIKey)
 	for i := range 205 {
 		createSnapshot(t, s, fmt.Sprintf("s-%03d", i))
 	}
@@ -167,21 +168,21 @@ func TestSnapshotsListsAllPages(t *testing.T) {
 }
 
 func TestSandboxesAcrossPagesAndDelete(t *testing.T) {
-	s := startEmulator(t, emulator.InstantDaytonaBuilds)
-	c := newTestClient(t, s, emulator.DefaultDaytonaAPIKey)
+	s := startEmulator(t, daytona.InstantBuilds)
+	c := newTestClient(t, s, daytona.DefaultAPIKey)
 	ctx := context.Background()
 	mine := map[string]string{"openinspect_framework": "open-inspect", "openinspect_installation": "prod"}
 	want := map[string]bool{}
 	for i := range 130 {
 		labels := map[string]string{"openinspect_session_id": fmt.Sprint(i)}
 		maps.Copy(labels, mine)
-		id, err := s.CreateDaytonaSandbox(emulator.DaytonaSandboxSpec{Labels: labels})
+		id, err := s.Daytona().CreateSandbox(daytona.SandboxSpec{Labels: labels})
 		require.NoError(t, err)
 		want[id] = true
 	}
-	_, err := s.CreateDaytonaSandbox(emulator.DaytonaSandboxSpec{Labels: map[string]string{"openinspect_framework": "open-inspect", "openinspect_installation": "staging"}})
+	_, err := s.Daytona().CreateSandbox(daytona.SandboxSpec{Labels: map[string]string{"openinspect_framework": "open-inspect", "openinspect_installation": "staging"}})
 	require.NoError(t, err)
-	_, err = s.CreateDaytonaSandbox(emulator.DaytonaSandboxSpec{OrganizationID: "another-org", Labels: mine})
+	_, err = s.Daytona().CreateSandbox(daytona.SandboxSpec{OrganizationID: "another-org", Labels: mine})
 	require.NoError(t, err)
 
 	got, err := c.Sandboxes(ctx, mine)
@@ -206,7 +207,7 @@ func TestSandboxesAcrossPagesAndDelete(t *testing.T) {
 }
 
 func TestWrongAPIKeyIsReportedWithoutTheKey(t *testing.T) {
-	s := startEmulator(t, emulator.InstantDaytonaBuilds)
+	s := startEmulator(t, daytona.InstantBuilds)
 	const key = "dtn_wrong-key-0123456789abcdef"
 	c := newTestClient(t, s, key)
 	ctx := context.Background()
@@ -226,8 +227,8 @@ func TestWrongAPIKeyIsReportedWithoutTheKey(t *testing.T) {
 }
 
 func TestServerErrorsAreRetriedThenReported(t *testing.T) {
-	s := startEmulator(t, emulator.InstantDaytonaBuilds)
-	c := newTestClient(t, s, emulator.DefaultDaytonaAPIKey)
+	s := startEmulator(t, daytona.InstantBuilds)
+	c := newTestClient(t, s, daytona.DefaultAPIKey)
 	ctx := context.Background()
 	createSnapshot(t, s, "base")
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 )
 
 func startEmulator(t *testing.T, opts emulator.Options) *emulator.Server {
@@ -26,7 +27,7 @@ func startEmulator(t *testing.T, opts emulator.Options) *emulator.Server {
 
 func newClient(t *testing.T, s *emulator.Server, env string) *Client {
 	t.Helper()
-	c, err := New(Options{TokenID: emulator.DefaultModalTokenID, TokenSecret: emulator.DefaultModalTokenSecret, Environment: env, ServerURL: s.URL()})
+	c, err := New(Options{TokenID: emumodal.DefaultTokenID, TokenSecret: emumodal.DefaultTokenSecret, Environment: env, ServerURL: s.URL()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -83,7 +84,7 @@ func TestNewValidatesWithoutNetwork(t *testing.T) {
 
 func TestAuthFailure(t *testing.T) {
 	s := startEmulator(t, emulator.Options{})
-	c, err := New(Options{TokenID: emulator.DefaultModalTokenID, TokenSecret: "as-not-the-secret", ServerURL: s.URL()})
+	c, err := New(Options{TokenID: emumodal.DefaultTokenID, TokenSecret: "as-not-the-secret", ServerURL: s.URL()})
 	require.NoError(t, err)
 	defer c.Close()
 	err = c.UpsertSecret(context.Background(), "internal-api", map[string]string{"MODAL_API_SECRET": "value-that-must-not-leak"})
@@ -93,10 +94,10 @@ func TestAuthFailure(t *testing.T) {
 	assert.NotContains(t, err.Error(), "value-that-must-not-leak")
 	assert.True(t, s.Inventory().Modal.Empty())
 	// The failure is not cached: a second call asks again.
-	before := s.ModalCalls()
+	before := s.Modal().Calls()
 	_, err = c.Environment(context.Background())
 	require.Error(t, err)
-	assert.Greater(t, s.ModalCalls(), before)
+	assert.Greater(t, s.Modal().Calls(), before)
 }
 
 func TestEnvironmentAndSecrets(t *testing.T) {
@@ -106,15 +107,15 @@ func TestEnvironmentAndSecrets(t *testing.T) {
 
 	info, err := main.Environment(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, EnvironmentInfo{Name: "main", Workspace: emulator.DefaultModalWorkspace}, info)
+	assert.Equal(t, EnvironmentInfo{Name: "main", Workspace: emumodal.DefaultWorkspace}, info)
 	info, err = staging.Environment(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, EnvironmentInfo{Name: "staging", Workspace: emulator.DefaultModalWorkspace, WebSuffix: "staging"}, info)
+	assert.Equal(t, EnvironmentInfo{Name: "staging", Workspace: emumodal.DefaultWorkspace, WebSuffix: "staging"}, info)
 
 	keys := []string{"MODAL_API_SECRET", "ALLOWED_CONTROL_PLANE_HOSTS"}
 	require.NoError(t, staging.UpsertSecret(ctx, "internal-api", map[string]string{"MODAL_API_SECRET": "s1", "STALE": "x"}))
 	require.NoError(t, staging.UpsertSecret(ctx, "internal-api", map[string]string{"MODAL_API_SECRET": "s2", "ALLOWED_CONTROL_PLANE_HOSTS": "cp.example"}))
-	values, ok := s.ModalSecretValues("", "staging", "internal-api")
+	values, ok := s.Modal().SecretValues("", "staging", "internal-api")
 	require.True(t, ok)
 	assert.Equal(t, map[string]string{"MODAL_API_SECRET": "s2", "ALLOWED_CONTROL_PLANE_HOSTS": "cp.example"}, values)
 
@@ -133,7 +134,7 @@ func TestEnvironmentAndSecrets(t *testing.T) {
 	assert.False(t, found)
 	assert.Empty(t, present)
 	require.NoError(t, main.DeleteSecret(ctx, "internal-api"), "missing is fine")
-	_, ok = s.ModalSecretValues("", "staging", "internal-api")
+	_, ok = s.Modal().SecretValues("", "staging", "internal-api")
 	assert.True(t, ok, "deleting in main left staging alone")
 
 	require.NoError(t, staging.DeleteSecret(ctx, "internal-api"))
@@ -216,9 +217,9 @@ func TestAppLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, sb.SetTags(ctx, mine))
 	}
-	_, err = s.CreateModalSandbox("", "staging", "open-inspect", map[string]string{"openinspect_kind": "session"})
+	_, err = s.Modal().CreateSandbox("", "staging", "open-inspect", map[string]string{"openinspect_kind": "session"})
 	require.NoError(t, err)
-	_, err = s.CreateModalSandbox("", "staging", "open-inspect", map[string]string{"openinspect_kind": "image-build", "openinspect_scope_id": "inst-2"})
+	_, err = s.Modal().CreateSandbox("", "staging", "open-inspect", map[string]string{"openinspect_kind": "image-build", "openinspect_scope_id": "inst-2"})
 	require.NoError(t, err)
 
 	n, err := c.TerminateSandboxes(ctx, appID, mine)

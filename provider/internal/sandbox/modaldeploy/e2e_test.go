@@ -24,6 +24,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
@@ -121,7 +122,7 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 	defer cancel()
 
 	const env = "staging"
-	mc, err := modalapi.New(modalapi.Options{TokenID: emulator.DefaultModalTokenID, TokenSecret: emulator.DefaultModalTokenSecret, Environment: env, ServerURL: s.URL()})
+	mc, err := modalapi.New(modalapi.Options{TokenID: emumodal.DefaultTokenID, TokenSecret: emumodal.DefaultTokenSecret, Environment: env, ServerURL: s.URL()})
 	require.NoError(t, err)
 	defer mc.Close()
 	secrets := map[string]map[string]string{
@@ -144,7 +145,7 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 		Progress: func(s string) { progress = append(progress, s); t.Log(s) },
 		Redact:   values,
 	}
-	target := Target{ServerURL: s.URL(), TokenID: emulator.DefaultModalTokenID, TokenSecret: emulator.DefaultModalTokenSecret, Environment: env}
+	target := Target{ServerURL: s.URL(), TokenID: emumodal.DefaultTokenID, TokenSecret: emumodal.DefaultTokenSecret, Environment: env}
 	res, err := r.Run(ctx, app, target)
 	require.NoError(t, err)
 	t.Logf("first run: environment %s (reused %v) in %s, deploy in %s", filepath.Base(res.Venv), res.Reused, res.Setup.Round(time.Millisecond), res.Deploy.Round(time.Millisecond))
@@ -165,11 +166,11 @@ func TestDeployFixtureWithTheRealCLI(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.JSONEq(t, emulator.ModalHealthBody, string(body))
+	assert.JSONEq(t, emumodal.HealthBody, string(body))
 
 	// The eager build made the sandbox image (its layers) in the app.
 	var built int
-	for _, img := range s.ModalImages() {
+	for _, img := range s.Modal().Images() {
 		assert.Equal(t, "ready", img.State)
 		if img.AppID == deployed.ID {
 			built++
@@ -229,7 +230,7 @@ func TestDeployFailureIsReported(t *testing.T) {
 	}
 	python := toolchain.Python(t)
 	app := readOnlyFixture(t)
-	s, err := emulator.Start(emulator.Options{ModalTokens: []emulator.ModalToken{{ID: "ak-x", Secret: "as-failure-test-secret", Workspace: "ws"}}})
+	s, err := emulator.Start(emulator.Options{Modal: emumodal.Options{Tokens: []emumodal.Token{{ID: "ak-x", Secret: "as-failure-test-secret", Workspace: "ws"}}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)

@@ -26,6 +26,8 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
+	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 )
 
 func main() {
@@ -36,13 +38,13 @@ func main() {
 	addrFile := flag.String("addr-file", "", "write the base URL to this file once listening (removed on exit)")
 	verbose := flag.Bool("v", false, "log every request (method, path, status; never headers or bodies)")
 	workersSubdomain := flag.String("workers-subdomain", workers.DefaultSubdomain, "the account's workers.dev subdomain until one is set with PUT workers/subdomain")
-	modalToken := emulator.ModalToken{ID: emulator.DefaultModalTokenID, Secret: emulator.DefaultModalTokenSecret, Workspace: emulator.DefaultModalWorkspace}
+	modalToken := modal.Token{ID: modal.DefaultTokenID, Secret: modal.DefaultTokenSecret, Workspace: modal.DefaultWorkspace}
 	flag.StringVar(&modalToken.ID, "modal-token-id", modalToken.ID, "Modal token ID to accept")
 	flag.StringVar(&modalToken.Secret, "modal-token-secret", modalToken.Secret, "Modal token secret to accept")
 	flag.StringVar(&modalToken.Workspace, "modal-workspace", modalToken.Workspace, "Modal workspace the token belongs to")
-	daytonaKey := flag.String("daytona-api-key", emulator.DefaultDaytonaAPIKey, "Daytona API key to accept")
-	daytonaOrg := flag.String("daytona-organization", emulator.DefaultDaytonaOrganizationID, "organization ID the Daytona API key belongs to")
-	daytonaBuild := flag.Duration("daytona-build-time", emulator.DefaultDaytonaBuildTime, "how long a Daytona snapshot build takes (negative: done within the request)")
+	daytonaKey := flag.String("daytona-api-key", emudaytona.DefaultAPIKey, "Daytona API key to accept")
+	daytonaOrg := flag.String("daytona-organization", emudaytona.DefaultOrganizationID, "organization ID the Daytona API key belongs to")
+	daytonaBuild := flag.Duration("daytona-build-time", emudaytona.DefaultBuildTime, "how long a Daytona snapshot build takes (negative: done within the request)")
 	workersPlan := flag.String("workers-plan", "paid", "the Workers plan whose limits uploads are refused by: free or paid")
 	sizeLimit := flag.Int64("worker-size-limit", 0, "the largest Worker in bytes (default: the plan's 64 MiB)")
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
@@ -62,35 +64,40 @@ func main() {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	daytona := emulator.Options{DaytonaAPIKeys: map[string]string{*daytonaKey: *daytonaOrg}, DaytonaBuildTime: *daytonaBuild}
+	// opts holds what the flags set beyond the Cloudflare account, the
+	// address and the data directory (run adds those).
+	opts := emulator.Options{Workers: workers.Options{Subdomain: *workersSubdomain},
+		Modal:   modal.Options{Tokens: []modal.Token{modalToken}},
+		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild}}
 	if *daytonaBuild == 0 {
-		daytona.DaytonaBuildTime = emulator.InstantDaytonaBuilds // 0 in Options means the default
+		opts.Daytona.BuildTime = emudaytona.InstantBuilds // 0 in Options means the default
 	}
 	switch *workersPlan {
 	case "free":
-		daytona.Workers.Limits = workers.FreePlanLimits
+		opts.Workers.Limits = workers.FreePlanLimits
 	case "paid":
 	default:
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: -workers-plan %q: use free or paid\n", *workersPlan)
 		os.Exit(2)
 	}
-	daytona.Workers.Limits.MaxScriptBytes = *sizeLimit
-	daytona.Workers.Limits.Compressed = *sizeCompressed
-	daytona.Workers.Workerd, daytona.Workers.RunCrons, daytona.Workers.LocalOrigins = *workerdBin, *runCrons, localOrigins
-	daytona.Zones.Seeded = map[string][]string{"*": {}}
+	opts.Workers.Limits.MaxScriptBytes = *sizeLimit
+	opts.Workers.Limits.Compressed = *sizeCompressed
+	opts.Workers.Workerd, opts.Workers.RunCrons, opts.Workers.LocalOrigins = *workerdBin, *runCrons, localOrigins
+	opts.Zones.Seeded = map[string][]string{"*": {}}
 	for _, z := range strings.Split(*zones, ",") {
 		if z = strings.TrimSpace(z); z != "" {
-			daytona.Zones.Seeded["*"] = append(daytona.Zones.Seeded["*"], z)
+			opts.Zones.Seeded["*"] = append(opts.Zones.Seeded["*"], z)
 		}
 	}
-	if err := run(*listen, *dataDir, *token, *account, *addrFile, *workersSubdomain, modalToken, *verbose, daytona); err != nil {
+	if err := run(*listen, *dataDir, *token, *account, *addrFile, *verbose, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "openinspect-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-// daytona carries the Daytona fields, the zones and the Workers options (limits, workerd binary, crons, local origins) of Options.
-func run(listen, dataDir, token, account, addrFile, workersSubdomain string, modalToken emulator.ModalToken, verbose bool, daytona emulator.Options) error {
+// run serves opts (the families' options the flags set) with the account,
+// address and data directory until interrupted.
+func run(listen, dataDir, token, account, addrFile string, verbose bool, opts emulator.Options) error {
 	if token == "" || account == "" {
 		return fmt.Errorf("-token and -account must not be empty")
 	}
@@ -101,10 +108,7 @@ func run(listen, dataDir, token, account, addrFile, workersSubdomain string, mod
 			return err
 		}
 	}
-	opts := emulator.Options{DataDir: dataDir, Tokens: map[string]string{token: account}, Addr: listen,
-		ModalTokens: []emulator.ModalToken{modalToken}, DaytonaAPIKeys: daytona.DaytonaAPIKeys, DaytonaBuildTime: daytona.DaytonaBuildTime,
-		Zones: daytona.Zones, Workers: daytona.Workers}
-	opts.Workers.Subdomain = workersSubdomain
+	opts.DataDir, opts.Tokens, opts.Addr = dataDir, map[string]string{token: account}, listen
 	if verbose {
 		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf
