@@ -1,0 +1,107 @@
+package installation
+
+import (
+	"net/url"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+)
+
+// daytonaBackend is the daytona sandbox provider: a DaytonaSnapshot child
+// builds the base snapshot, unless sandbox.daytona.baseSnapshot names one.
+type daytonaBackend struct{}
+
+func (daytonaBackend) builds(s *spec) bool { return family.Deref(s.Daytona.BaseSnapshot, "") == "" }
+
+func (daytonaBackend) validate(s *spec) problems {
+	var errs problems
+	if s.SandboxProvider != "daytona" {
+		return errs
+	}
+	d := s.Daytona
+	if u := family.Deref(d.APIURL, ""); u == "" {
+		errs.add("sandbox.daytona.apiUrl", "required with the daytona provider")
+	} else if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
+		errs.add("sandbox.daytona.apiUrl", "%q is not an http(s) URL", u)
+	}
+	if d.APIKey == nil {
+		errs.add("sandbox.daytona.apiKey", "required with the daytona provider")
+	}
+	if !s.ManageSandbox && family.Deref(d.BaseSnapshot, "") == "" {
+		errs.add("sandbox.daytona.baseSnapshot", "required when sandbox.manage is false (otherwise the installation builds its own)")
+	}
+	if g := d.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
+		errs.add("sandbox.daytona.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
+	}
+	return errs
+}
+
+func (daytonaBackend) plan(pl *planner, s *spec) error {
+	pl.plan.Snapshot = &plannedSnapshot{NamePrefix: pl.plan.resourceName("sandbox-base"),
+		GracePeriodSeconds: s.Daytona.SnapshotGracePeriodSeconds}
+	pl.explicitVar(s, "DAYTONA_BASE_SNAPSHOT", sandboxSnapshot)
+	return nil
+}
+
+func (daytonaBackend) planned(plan *installPlan) bool { return plan.Snapshot != nil }
+
+func (daytonaBackend) sources(c *upstream.Contract) []string {
+	return []string{c.Sandbox.Daytona.Package + "/src/bootstrap.py", c.Sandbox.Daytona.Package + "/src/toolchain.py", c.Sandbox.Daytona.Snapshot.RuntimeSource}
+}
+
+// register registers the DaytonaSnapshot: the Daytona settings the control
+// plane gets build the snapshot too, so credentials are given once.
+func (daytonaBackend) register(b *installer, r sandboxRegistration) error {
+	plan := b.plan
+	props := pulumi.Map{
+		"source":       pulumi.String(plan.SandboxSource),
+		"namePrefix":   pulumi.String(plan.Snapshot.NamePrefix),
+		"apiKey":       pulumi.ToSecret(plan.SecretInputs["daytonaApiKey"]),
+		"d1DatabaseId": r.db.DatabaseID,
+		"keepOnDelete": pulumi.Bool(r.orphan),
+	}
+	optionalStrings(props, map[string]*string{"apiUrl": b.spec.Daytona.APIURL, "target": b.spec.Daytona.Target})
+	optionalInts(props, map[string]*int{"gracePeriodSeconds": plan.Snapshot.GracePeriodSeconds})
+	b.snapshot = &snapshotChild{}
+	return b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, b.snapshot, r.opts...)
+}
+
+func (daytonaBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
+	if name == sandboxSnapshot && b.snapshot != nil {
+		return b.snapshot.Name, true
+	}
+	return pulumi.StringOutput{}, false
+}
+
+func (daytonaBackend) status(b *installer) (pulumi.StringOutput, bool) {
+	if b.snapshot == nil {
+		return pulumi.StringOutput{}, false
+	}
+	return pulumi.Sprintf("daytona: base snapshot %s (%s)", b.snapshot.Name, b.snapshot.State), true
+}
+
+// DaytonaArgs are the Daytona settings the control plane needs.
+type DaytonaArgs struct {
+	APIURL       *string            `pulumi:"apiUrl,optional"`
+	APIKey       pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	BaseSnapshot *string            `pulumi:"baseSnapshot,optional"`
+	Target       *string            `pulumi:"target,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
+// Annotate documents the Daytona settings.
+func (d *DaytonaArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "DaytonaSettings")
+	a.Describe(d, "Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.")
+	a.Describe(&d.APIURL, "Daytona REST API base URL.")
+	a.Describe(&d.APIKey, "Daytona API key (snapshot read, write, delete).")
+	a.Describe(&d.BaseSnapshot, "Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through a DaytonaSnapshot child.")
+	a.Describe(&d.Target, "Optional Daytona target.")
+	a.Describe(&d.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
+}

@@ -1,0 +1,114 @@
+package installation
+
+import (
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/opencomputerapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+)
+
+// openComputerBackend is the opencomputer sandbox provider: an
+// OpenComputerSnapshot child builds the snapshot, unless
+// sandbox.opencomputer.template names one.
+type openComputerBackend struct{}
+
+func (openComputerBackend) builds(s *spec) bool {
+	return family.Deref(s.OpenComputer.Template, "") == ""
+}
+
+// validate checks the OpenComputer settings the build and the control
+// plane share.
+func (openComputerBackend) validate(s *spec) problems {
+	var errs problems
+	if s.SandboxProvider != "opencomputer" {
+		return errs
+	}
+	o := s.OpenComputer
+	if u := family.Deref(o.APIURL, ""); u == "" {
+		errs.add("sandbox.opencomputer.apiUrl", "required with the opencomputer provider, ending in /api (e.g. https://app.opencomputer.dev/api)")
+	} else if err := opencomputerapi.CheckAPIURL(u); err != nil {
+		errs.add("sandbox.opencomputer.apiUrl", "%v", err)
+	}
+	if o.APIKey == nil {
+		errs.add("sandbox.opencomputer.apiKey", "required with the opencomputer provider (the snapshot build and the control plane both use it)")
+	}
+	if !s.ManageSandbox && family.Deref(o.Template, "") == "" {
+		errs.add("sandbox.opencomputer.template", "required when sandbox.manage is false (otherwise the installation builds its own)")
+	}
+	if m := o.BuilderMemoryMB; m != nil && *m < 1024 {
+		errs.add("sandbox.opencomputer.builderMemoryMb", "must be at least 1024, got %d", *m)
+	}
+	if g := o.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
+		errs.add("sandbox.opencomputer.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
+	}
+	return errs
+}
+
+func (openComputerBackend) plan(pl *planner, s *spec) error {
+	o := s.OpenComputer
+	pl.plan.OpenComputer = &plannedOpenComputer{NamePrefix: pl.plan.resourceName("sandbox"), BuilderMemoryMB: o.BuilderMemoryMB,
+		GracePeriodSeconds: o.SnapshotGracePeriodSeconds}
+	pl.explicitVar(s, "OPENCOMPUTER_TEMPLATE", sandboxOpenComputer)
+	return nil
+}
+
+func (openComputerBackend) planned(plan *installPlan) bool { return plan.OpenComputer != nil }
+
+func (openComputerBackend) sources(*upstream.Contract) []string {
+	return []string{"packages/opencomputer-infra/package.json", "packages/opencomputer-infra/src/build-template.ts", "packages/sandbox-runtime/src"}
+}
+
+func (openComputerBackend) register(b *installer, r sandboxRegistration) error {
+	o := b.plan.OpenComputer
+	props := pulumi.Map{
+		"source":       pulumi.String(b.plan.SandboxSource),
+		"namePrefix":   pulumi.String(o.NamePrefix),
+		"apiUrl":       pulumi.String(family.Deref(b.spec.OpenComputer.APIURL, "")),
+		"apiKey":       pulumi.ToSecret(b.plan.SecretInputs["opencomputerApiKey"]),
+		"keepOnDelete": pulumi.Bool(r.orphan),
+	}
+	optionalInts(props, map[string]*int{"builderMemoryMb": o.BuilderMemoryMB, "gracePeriodSeconds": o.GracePeriodSeconds})
+	b.oc = &openComputerChild{}
+	return b.ctx.RegisterResource(sandbox.OpenComputerSnapshotToken, b.child("opencomputer-snapshot"), props, b.oc, r.opts...)
+}
+
+func (openComputerBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
+	if name == sandboxOpenComputer && b.oc != nil {
+		return b.oc.Name, true
+	}
+	return pulumi.StringOutput{}, false
+}
+
+func (openComputerBackend) status(b *installer) (pulumi.StringOutput, bool) {
+	if b.oc == nil {
+		return pulumi.StringOutput{}, false
+	}
+	return pulumi.Sprintf("opencomputer: snapshot %s (%s)", b.oc.Name, b.oc.Status), true
+}
+
+// OpenComputerArgs are the OpenComputer settings: one API URL and key for
+// the snapshot build and the control plane.
+type OpenComputerArgs struct {
+	APIURL          *string            `pulumi:"apiUrl,optional"`
+	APIKey          pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	Template        *string            `pulumi:"template,optional"`
+	BuilderMemoryMB *int               `pulumi:"builderMemoryMb,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
+// Annotate documents the OpenComputer settings.
+func (o *OpenComputerArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "OpenComputerSettings")
+	a.Describe(o, "OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), "+
+		"and the snapshot sessions boot from.")
+	a.Describe(&o.APIURL, "OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).")
+	a.Describe(&o.APIKey, "OpenComputer API key.")
+	a.Describe(&o.Template, "An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through an OpenComputerSnapshot child.")
+	a.Describe(&o.BuilderMemoryMB, "Memory of the snapshot build's builder VM in MB (default 8192).")
+	a.Describe(&o.SnapshotGracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default a day).")
+}

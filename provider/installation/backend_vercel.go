@@ -1,0 +1,126 @@
+package installation
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/vercelapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+)
+
+// vercelBackend is the vercel sandbox provider: a VercelSnapshot child
+// builds the base snapshot, unless sandbox.vercel.baseSnapshotId names one.
+type vercelBackend struct{}
+
+func (vercelBackend) builds(s *spec) bool { return family.Deref(s.Vercel.BaseSnapshotID, "") == "" }
+
+// validate checks the Vercel Sandbox settings the build and the control
+// plane share.
+func (vercelBackend) validate(s *spec) problems {
+	var errs problems
+	if s.SandboxProvider != "vercel" {
+		return errs
+	}
+	x := s.Vercel
+	if x.Token == nil {
+		errs.add("sandbox.vercel.token", "required with the vercel provider (the base-snapshot build and the control plane both use it)")
+	}
+	if strings.TrimSpace(family.Deref(x.ProjectID, "")) == "" {
+		errs.add("sandbox.vercel.projectId", "required with the vercel provider (every Sandbox API call is scoped by project)")
+	}
+	if u := family.Deref(x.APIURL, ""); u != "" {
+		if err := vercelapi.CheckAPIURL(u); err != nil {
+			errs.add("sandbox.vercel.apiUrl", "%v", err)
+		}
+	}
+	if r := x.Runtime; r != nil && !slices.Contains(sandbox.VercelRuntimes, *r) {
+		errs.add("sandbox.vercel.runtime", "%q: one of %s", *r, strings.Join(sandbox.VercelRuntimes, ", "))
+	}
+	if e := x.SnapshotExpirationMs; e != nil && *e < 0 {
+		errs.add("sandbox.vercel.snapshotExpirationMs", "must be 0 (never) or more, got %d", *e)
+	}
+	if !s.ManageSandbox && family.Deref(x.BaseSnapshotID, "") == "" {
+		errs.add("sandbox.vercel.baseSnapshotId", "required when sandbox.manage is false (otherwise the installation builds its own)")
+	}
+	if g := x.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
+		errs.add("sandbox.vercel.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
+	}
+	return errs
+}
+
+func (vercelBackend) plan(pl *planner, s *spec) error {
+	pl.plan.Vercel = &plannedVercel{NamePrefix: pl.plan.resourceName("sandbox-base"), GracePeriodSeconds: s.Vercel.SnapshotGracePeriodSeconds}
+	pl.explicitVar(s, "VERCEL_BASE_SNAPSHOT_NAME", sandboxVercel)
+	return nil
+}
+
+func (vercelBackend) planned(plan *installPlan) bool { return plan.Vercel != nil }
+
+func (vercelBackend) sources(*upstream.Contract) []string {
+	return []string{"packages/control-plane/package.json", "packages/sandbox-runtime/src"}
+}
+
+func (vercelBackend) register(b *installer, r sandboxRegistration) error {
+	plan, x := b.plan, b.spec.Vercel
+	props := pulumi.Map{
+		"source":       pulumi.String(plan.SandboxSource),
+		"namePrefix":   pulumi.String(plan.Vercel.NamePrefix),
+		"token":        pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"]),
+		"projectId":    pulumi.String(family.Deref(x.ProjectID, "")),
+		"d1DatabaseId": r.db.DatabaseID,
+		"keepOnDelete": pulumi.Bool(r.orphan),
+	}
+	optionalStrings(props, map[string]*string{"teamId": x.TeamID, "apiUrl": x.APIURL, "runtime": x.Runtime})
+	optionalInts(props, map[string]*int{"gracePeriodSeconds": plan.Vercel.GracePeriodSeconds})
+	b.vercel = &vercelChild{}
+	return b.ctx.RegisterResource(sandbox.VercelSnapshotToken, b.child("vercel-snapshot"), props, b.vercel, r.opts...)
+}
+
+func (vercelBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
+	if name == sandboxVercel && b.vercel != nil {
+		return b.vercel.Name, true
+	}
+	return pulumi.StringOutput{}, false
+}
+
+func (vercelBackend) status(b *installer) (pulumi.StringOutput, bool) {
+	if b.vercel == nil {
+		return pulumi.StringOutput{}, false
+	}
+	return pulumi.Sprintf("vercel: base snapshot %s of sandbox %s (%s)", b.vercel.VercelSnapshotID, b.vercel.Name, b.vercel.Status), true
+}
+
+// VercelArgs are the Vercel Sandbox settings: one token and project for the
+// base-snapshot build and the control plane.
+type VercelArgs struct {
+	Token                pulumi.StringInput `pulumi:"token,optional" provider:"secret"`
+	ProjectID            *string            `pulumi:"projectId,optional"`
+	TeamID               *string            `pulumi:"teamId,optional"`
+	APIURL               *string            `pulumi:"apiUrl,optional"`
+	Runtime              *string            `pulumi:"runtime,optional"`
+	SnapshotExpirationMs *int               `pulumi:"snapshotExpirationMs,optional"`
+	BaseSnapshotID       *string            `pulumi:"baseSnapshotId,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
+// Annotate documents the Vercel Sandbox settings.
+func (v *VercelArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "VercelSandboxSettings")
+	a.Describe(v, "Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build "+
+		"and the control plane), and the snapshot sessions start from.")
+	a.Describe(&v.Token, "Vercel token for the Sandbox API (upstream's vercel_sandbox_token).")
+	a.Describe(&v.ProjectID, "The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).")
+	a.Describe(&v.TeamID, "The Vercel team, when the project belongs to one.")
+	a.Describe(&v.APIURL, "Sandbox API base URL (default https://vercel.com/api).")
+	a.Describe(&v.Runtime, "Sandbox runtime (default node24): node22, node24 or python3.13.")
+	a.Describe(&v.SnapshotExpirationMs, "Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.")
+	a.Describe(&v.BaseSnapshotID, "An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage "+
+		"is not false) the installation builds its own through a VercelSnapshot child.")
+	a.Describe(&v.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
+}
