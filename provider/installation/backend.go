@@ -27,11 +27,18 @@ type sandboxBackend interface {
 	// sources are the checkout's files the child reads.
 	sources(c *upstream.Contract) []string
 	// register registers the planned child.
-	register(b *installer, r sandboxRegistration) error
-	// output is the child's output a control-plane value refers to, by name.
-	output(b *installer, name string) (pulumi.StringOutput, bool)
-	// status says what the registered child is; false when none is.
-	status(b *installer) (pulumi.StringOutput, bool)
+	register(b *installer, r sandboxRegistration) (*sandboxChild, error)
+}
+
+// sandboxChild is a registered sandbox child as the rest of the
+// installation reads it.
+type sandboxChild struct {
+	// outputs are the child's outputs control-plane values refer to, by
+	// the names the planner gave them.
+	outputs map[string]pulumi.StringOutput
+	// status says what the child is (the sandboxStatus output); nil until
+	// the child itself is registered.
+	status func() pulumi.StringOutput
 }
 
 // sandboxRegistration is what a sandbox child is registered with.
@@ -80,6 +87,17 @@ func (pl *planner) explicitVar(s *spec, name, output string) {
 	if _, explicit := s.explicitValue(controlPlane, name); !explicit {
 		pl.plan.worker(controlPlane).Vars[name] = valueRef{kind: refSandbox, text: output}
 	}
+}
+
+// imageProps are the inputs every image child shares (sandbox.ImageInputs).
+func (b *installer) imageProps(r sandboxRegistration, namePrefix string, grace *int) pulumi.Map {
+	props := pulumi.Map{
+		"source":       pulumi.String(b.plan.SandboxSource),
+		"namePrefix":   pulumi.String(namePrefix),
+		"keepOnDelete": pulumi.Bool(r.orphan),
+	}
+	optionalInts(props, map[string]*int{"gracePeriodSeconds": grace})
+	return props
 }
 
 // optionalStrings adds each given, non-empty string to props.

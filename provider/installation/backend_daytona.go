@@ -55,33 +55,25 @@ func (daytonaBackend) sources(c *upstream.Contract) []string {
 
 // register registers the DaytonaSnapshot: the Daytona settings the control
 // plane gets build the snapshot too, so credentials are given once.
-func (daytonaBackend) register(b *installer, r sandboxRegistration) error {
+func (daytonaBackend) register(b *installer, r sandboxRegistration) (*sandboxChild, error) {
 	plan := b.plan
-	props := pulumi.Map{
-		"source":       pulumi.String(plan.SandboxSource),
-		"namePrefix":   pulumi.String(plan.Snapshot.NamePrefix),
-		"apiKey":       pulumi.ToSecret(plan.SecretInputs["daytonaApiKey"]),
-		"d1DatabaseId": r.db.DatabaseID,
-		"keepOnDelete": pulumi.Bool(r.orphan),
-	}
+	props := b.imageProps(r, plan.Snapshot.NamePrefix, plan.Snapshot.GracePeriodSeconds)
+	props["apiKey"] = pulumi.ToSecret(plan.SecretInputs["daytonaApiKey"])
+	props["d1DatabaseId"] = r.db.DatabaseID
 	optionalStrings(props, map[string]*string{"apiUrl": b.spec.Daytona.APIURL, "target": b.spec.Daytona.Target})
-	optionalInts(props, map[string]*int{"gracePeriodSeconds": plan.Snapshot.GracePeriodSeconds})
-	b.snapshot = &snapshotChild{}
-	return b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, b.snapshot, r.opts...)
+	snap := &snapshotChild{}
+	err := b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, snap, r.opts...)
+	return &sandboxChild{outputs: map[string]pulumi.StringOutput{sandboxSnapshot: snap.Name},
+		status: func() pulumi.StringOutput {
+			return pulumi.Sprintf("daytona: base snapshot %s (%s)", snap.Name, snap.State)
+		}}, err
 }
 
-func (daytonaBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
-	if name == sandboxSnapshot && b.snapshot != nil {
-		return b.snapshot.Name, true
-	}
-	return pulumi.StringOutput{}, false
-}
-
-func (daytonaBackend) status(b *installer) (pulumi.StringOutput, bool) {
-	if b.snapshot == nil {
-		return pulumi.StringOutput{}, false
-	}
-	return pulumi.Sprintf("daytona: base snapshot %s (%s)", b.snapshot.Name, b.snapshot.State), true
+// snapshotChild is the DaytonaSnapshot child's outputs the component reads.
+type snapshotChild struct {
+	pulumi.CustomResourceState
+	Name  pulumi.StringOutput `pulumi:"name"`
+	State pulumi.StringOutput `pulumi:"state"`
 }
 
 // DaytonaArgs are the Daytona settings the control plane needs.

@@ -64,11 +64,10 @@ func (e2bBackend) sources(*upstream.Contract) []string {
 
 // register only names the template: the child itself is registered after
 // the control plane (registerAfterControlPlane).
-func (e2bBackend) register(b *installer, _ sandboxRegistration) error {
+func (e2bBackend) register(b *installer, _ sandboxRegistration) (*sandboxChild, error) {
 	t := b.plan.E2BTemplate
-	var err error
-	b.e2bName, err = sandbox.E2bTemplateName(b.plan.SandboxSource, t.NamePrefix, t.CPU, t.MemoryMB)
-	return err
+	name, err := sandbox.E2bTemplateName(b.plan.SandboxSource, t.NamePrefix, t.CPU, t.MemoryMB)
+	return &sandboxChild{outputs: map[string]pulumi.StringOutput{sandboxE2BTemplate: pulumi.String(name).ToStringOutput()}}, err
 }
 
 // registerAfterControlPlane registers the E2bTemplate child, as upstream
@@ -77,32 +76,25 @@ func (e2bBackend) register(b *installer, _ sandboxRegistration) error {
 // gets.
 func (e2bBackend) registerAfterControlPlane(b *installer, r sandboxRegistration, cp pulumi.Resource) error {
 	t := b.plan.E2BTemplate
-	props := pulumi.Map{
-		"source":       pulumi.String(b.plan.SandboxSource),
-		"namePrefix":   pulumi.String(t.NamePrefix),
-		"apiKey":       pulumi.ToSecret(b.plan.SecretInputs["e2bApiKey"]),
-		"d1DatabaseId": r.db.DatabaseID,
-		"keepOnDelete": pulumi.Bool(r.orphan),
-	}
+	props := b.imageProps(r, t.NamePrefix, t.GracePeriodSeconds)
+	props["apiKey"] = pulumi.ToSecret(b.plan.SecretInputs["e2bApiKey"])
+	props["d1DatabaseId"] = r.db.DatabaseID
 	optionalStrings(props, map[string]*string{"apiUrl": b.spec.E2B.APIURL})
-	optionalInts(props, map[string]*int{"cpu": t.CPU, "memoryMb": t.MemoryMB, "gracePeriodSeconds": t.GracePeriodSeconds})
-	b.e2b = &e2bTemplateChild{}
-	return b.ctx.RegisterResource(sandbox.E2bTemplateToken, b.child("e2b-template"), props, b.e2b,
+	optionalInts(props, map[string]*int{"cpu": t.CPU, "memoryMb": t.MemoryMB})
+	tmpl := &e2bTemplateChild{}
+	err := b.ctx.RegisterResource(sandbox.E2bTemplateToken, b.child("e2b-template"), props, tmpl,
 		pulumi.Parent(r.comp), pulumi.DependsOn([]pulumi.Resource{r.lock, cp}))
+	if b.sandboxed != nil {
+		b.sandboxed.status = func() pulumi.StringOutput { return pulumi.Sprintf("e2b: template %s (%s)", tmpl.Name, tmpl.Status) }
+	}
+	return err
 }
 
-func (e2bBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
-	if name == sandboxE2BTemplate {
-		return pulumi.String(b.e2bName).ToStringOutput(), true
-	}
-	return pulumi.StringOutput{}, false
-}
-
-func (e2bBackend) status(b *installer) (pulumi.StringOutput, bool) {
-	if b.e2b == nil {
-		return pulumi.StringOutput{}, false
-	}
-	return pulumi.Sprintf("e2b: template %s (%s)", b.e2b.Name, b.e2b.Status), true
+// e2bTemplateChild is the E2bTemplate child's outputs the component reads.
+type e2bTemplateChild struct {
+	pulumi.CustomResourceState
+	Name   pulumi.StringOutput `pulumi:"name"`
+	Status pulumi.StringOutput `pulumi:"status"`
 }
 
 // E2BArgs are the E2B settings: one API key for the template build and

@@ -99,7 +99,7 @@ func (modalBackend) sources(c *upstream.Contract) []string {
 	return []string{c.Sandbox.Modal.Package + "/deploy.py", c.Sandbox.Modal.Package + "/uv.lock"}
 }
 
-func (modalBackend) register(b *installer, r sandboxRegistration) error {
+func (modalBackend) register(b *installer, r sandboxRegistration) (*sandboxChild, error) {
 	plan := b.plan
 	cp := plan.worker(controlPlane)
 	secrets := pulumi.Array{}
@@ -122,28 +122,29 @@ func (modalBackend) register(b *installer, r sandboxRegistration) error {
 	if plan.Modal.Environment != "" {
 		props["environment"] = pulumi.String(plan.Modal.Environment)
 	}
-	b.modal = &modalAppChild{}
-	return b.ctx.RegisterResource(sandbox.ModalAppToken, b.child("modal-app"), props, b.modal, r.opts...)
+	app := &modalAppChild{}
+	b.modal = app
+	// The outputs exist once the child is registered.
+	err := b.ctx.RegisterResource(sandbox.ModalAppToken, b.child("modal-app"), props, app, r.opts...)
+	return &sandboxChild{
+		outputs: map[string]pulumi.StringOutput{
+			sandboxWorkspace: app.Workspace, sandboxEnvironment: app.DeployedEnvironment, sandboxWebSuffix: app.WebSuffix},
+		status: func() pulumi.StringOutput {
+			return pulumi.Sprintf("modal: app %s in environment %s of workspace %s; api_health %s",
+				app.AppID, app.DeployedEnvironment, app.Workspace, app.Health)
+		},
+	}, err
 }
 
-func (modalBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
-	switch name {
-	case sandboxWorkspace:
-		return b.modal.Workspace, true
-	case sandboxEnvironment:
-		return b.modal.DeployedEnvironment, true
-	case sandboxWebSuffix:
-		return b.modal.WebSuffix, true
-	}
-	return pulumi.StringOutput{}, false
-}
-
-func (modalBackend) status(b *installer) (pulumi.StringOutput, bool) {
-	if b.modal == nil {
-		return pulumi.StringOutput{}, false
-	}
-	return pulumi.Sprintf("modal: app %s in environment %s of workspace %s; api_health %s",
-		b.modal.AppID, b.modal.DeployedEnvironment, b.modal.Workspace, b.modal.Health), true
+// modalAppChild is the ModalApp child's outputs the component reads.
+type modalAppChild struct {
+	pulumi.CustomResourceState
+	Workspace           pulumi.StringOutput `pulumi:"workspace"`
+	DeployedEnvironment pulumi.StringOutput `pulumi:"deployedEnvironment"`
+	WebSuffix           pulumi.StringOutput `pulumi:"webSuffix"`
+	AppID               pulumi.StringOutput `pulumi:"appId"`
+	HealthURL           pulumi.StringOutput `pulumi:"healthUrl"`
+	Health              pulumi.StringOutput `pulumi:"health"`
 }
 
 // ModalArgs are the Modal settings the control plane needs.

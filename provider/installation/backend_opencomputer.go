@@ -61,32 +61,26 @@ func (openComputerBackend) sources(*upstream.Contract) []string {
 	return []string{"packages/opencomputer-infra/package.json", "packages/opencomputer-infra/src/build-template.ts", "packages/sandbox-runtime/src"}
 }
 
-func (openComputerBackend) register(b *installer, r sandboxRegistration) error {
+func (openComputerBackend) register(b *installer, r sandboxRegistration) (*sandboxChild, error) {
 	o := b.plan.OpenComputer
-	props := pulumi.Map{
-		"source":       pulumi.String(b.plan.SandboxSource),
-		"namePrefix":   pulumi.String(o.NamePrefix),
-		"apiUrl":       pulumi.String(family.Deref(b.spec.OpenComputer.APIURL, "")),
-		"apiKey":       pulumi.ToSecret(b.plan.SecretInputs["opencomputerApiKey"]),
-		"keepOnDelete": pulumi.Bool(r.orphan),
-	}
-	optionalInts(props, map[string]*int{"builderMemoryMb": o.BuilderMemoryMB, "gracePeriodSeconds": o.GracePeriodSeconds})
-	b.oc = &openComputerChild{}
-	return b.ctx.RegisterResource(sandbox.OpenComputerSnapshotToken, b.child("opencomputer-snapshot"), props, b.oc, r.opts...)
+	props := b.imageProps(r, o.NamePrefix, o.GracePeriodSeconds)
+	props["apiUrl"] = pulumi.String(family.Deref(b.spec.OpenComputer.APIURL, ""))
+	props["apiKey"] = pulumi.ToSecret(b.plan.SecretInputs["opencomputerApiKey"])
+	optionalInts(props, map[string]*int{"builderMemoryMb": o.BuilderMemoryMB})
+	snap := &openComputerChild{}
+	err := b.ctx.RegisterResource(sandbox.OpenComputerSnapshotToken, b.child("opencomputer-snapshot"), props, snap, r.opts...)
+	return &sandboxChild{outputs: map[string]pulumi.StringOutput{sandboxOpenComputer: snap.Name},
+		status: func() pulumi.StringOutput {
+			return pulumi.Sprintf("opencomputer: snapshot %s (%s)", snap.Name, snap.Status)
+		}}, err
 }
 
-func (openComputerBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
-	if name == sandboxOpenComputer && b.oc != nil {
-		return b.oc.Name, true
-	}
-	return pulumi.StringOutput{}, false
-}
-
-func (openComputerBackend) status(b *installer) (pulumi.StringOutput, bool) {
-	if b.oc == nil {
-		return pulumi.StringOutput{}, false
-	}
-	return pulumi.Sprintf("opencomputer: snapshot %s (%s)", b.oc.Name, b.oc.Status), true
+// openComputerChild is the OpenComputerSnapshot child's outputs the
+// component reads.
+type openComputerChild struct {
+	pulumi.CustomResourceState
+	Name   pulumi.StringOutput `pulumi:"name"`
+	Status pulumi.StringOutput `pulumi:"status"`
 }
 
 // OpenComputerArgs are the OpenComputer settings: one API URL and key for

@@ -65,34 +65,27 @@ func (vercelBackend) sources(*upstream.Contract) []string {
 	return []string{"packages/control-plane/package.json", "packages/sandbox-runtime/src"}
 }
 
-func (vercelBackend) register(b *installer, r sandboxRegistration) error {
+func (vercelBackend) register(b *installer, r sandboxRegistration) (*sandboxChild, error) {
 	plan, x := b.plan, b.spec.Vercel
-	props := pulumi.Map{
-		"source":       pulumi.String(plan.SandboxSource),
-		"namePrefix":   pulumi.String(plan.Vercel.NamePrefix),
-		"token":        pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"]),
-		"projectId":    pulumi.String(family.Deref(x.ProjectID, "")),
-		"d1DatabaseId": r.db.DatabaseID,
-		"keepOnDelete": pulumi.Bool(r.orphan),
-	}
+	props := b.imageProps(r, plan.Vercel.NamePrefix, plan.Vercel.GracePeriodSeconds)
+	props["token"] = pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"])
+	props["projectId"] = pulumi.String(family.Deref(x.ProjectID, ""))
+	props["d1DatabaseId"] = r.db.DatabaseID
 	optionalStrings(props, map[string]*string{"teamId": x.TeamID, "apiUrl": x.APIURL, "runtime": x.Runtime})
-	optionalInts(props, map[string]*int{"gracePeriodSeconds": plan.Vercel.GracePeriodSeconds})
-	b.vercel = &vercelChild{}
-	return b.ctx.RegisterResource(sandbox.VercelSnapshotToken, b.child("vercel-snapshot"), props, b.vercel, r.opts...)
+	snap := &vercelChild{}
+	err := b.ctx.RegisterResource(sandbox.VercelSnapshotToken, b.child("vercel-snapshot"), props, snap, r.opts...)
+	return &sandboxChild{outputs: map[string]pulumi.StringOutput{sandboxVercel: snap.Name},
+		status: func() pulumi.StringOutput {
+			return pulumi.Sprintf("vercel: base snapshot %s of sandbox %s (%s)", snap.VercelSnapshotID, snap.Name, snap.Status)
+		}}, err
 }
 
-func (vercelBackend) output(b *installer, name string) (pulumi.StringOutput, bool) {
-	if name == sandboxVercel && b.vercel != nil {
-		return b.vercel.Name, true
-	}
-	return pulumi.StringOutput{}, false
-}
-
-func (vercelBackend) status(b *installer) (pulumi.StringOutput, bool) {
-	if b.vercel == nil {
-		return pulumi.StringOutput{}, false
-	}
-	return pulumi.Sprintf("vercel: base snapshot %s of sandbox %s (%s)", b.vercel.VercelSnapshotID, b.vercel.Name, b.vercel.Status), true
+// vercelChild is the VercelSnapshot child's outputs the component reads.
+type vercelChild struct {
+	pulumi.CustomResourceState
+	Name             pulumi.StringOutput `pulumi:"name"`
+	VercelSnapshotID pulumi.StringOutput `pulumi:"vercelSnapshotId"`
+	Status           pulumi.StringOutput `pulumi:"status"`
 }
 
 // VercelArgs are the Vercel Sandbox settings: one token and project for the

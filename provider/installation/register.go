@@ -33,13 +33,9 @@ type installer struct {
 	kv        map[string]*kvNamespaceChild
 	r2        map[string]*r2BucketChild
 	queues    map[string]*queueChild
-	modal     *modalAppChild
-	snapshot  *snapshotChild
-	e2b       *e2bTemplateChild
-	e2bName   string // the E2bTemplate's name, known before it is built
-	oc        *openComputerChild
-	vercel    *vercelChild
-	owner     pulumi.Map // the ownership inputs: owner (the identity) and takeOverFrom
+	modal     *modalAppChild // the ModalApp child, whose health URL is an output
+	sandboxed *sandboxChild  // the sandbox child, once registered
+	owner     pulumi.Map     // the ownership inputs: owner (the identity) and takeOverFrom
 }
 
 // owned adds the ownership inputs to a child's properties.
@@ -90,36 +86,6 @@ type (
 	workerUrlsChild struct {
 		pulumi.CustomResourceState
 		Urls pulumi.StringMapOutput `pulumi:"urls"`
-	}
-	modalAppChild struct {
-		pulumi.CustomResourceState
-		Workspace           pulumi.StringOutput `pulumi:"workspace"`
-		DeployedEnvironment pulumi.StringOutput `pulumi:"deployedEnvironment"`
-		WebSuffix           pulumi.StringOutput `pulumi:"webSuffix"`
-		AppID               pulumi.StringOutput `pulumi:"appId"`
-		HealthURL           pulumi.StringOutput `pulumi:"healthUrl"`
-		Health              pulumi.StringOutput `pulumi:"health"`
-	}
-	snapshotChild struct {
-		pulumi.CustomResourceState
-		Name  pulumi.StringOutput `pulumi:"name"`
-		State pulumi.StringOutput `pulumi:"state"`
-	}
-	vercelChild struct {
-		pulumi.CustomResourceState
-		Name             pulumi.StringOutput `pulumi:"name"`
-		VercelSnapshotID pulumi.StringOutput `pulumi:"vercelSnapshotId"`
-		Status           pulumi.StringOutput `pulumi:"status"`
-	}
-	openComputerChild struct {
-		pulumi.CustomResourceState
-		Name   pulumi.StringOutput `pulumi:"name"`
-		Status pulumi.StringOutput `pulumi:"status"`
-	}
-	e2bTemplateChild struct {
-		pulumi.CustomResourceState
-		Name   pulumi.StringOutput `pulumi:"name"`
-		Status pulumi.StringOutput `pulumi:"status"`
 	}
 )
 
@@ -311,10 +277,13 @@ func (b *installer) install(comp *OpenInspect) error {
 // retainOnDelete.
 func (b *installer) sandbox(r sandboxRegistration) error {
 	r.opts = []pulumi.ResourceOption{pulumi.Parent(r.comp), pulumi.DependsOn([]pulumi.Resource{r.lock})}
-	if backend := b.plan.plannedBackend(); backend != nil {
-		return backend.register(b, r)
+	backend := b.plan.plannedBackend()
+	if backend == nil {
+		return nil
 	}
-	return nil
+	child, err := backend.register(b, r)
+	b.sandboxed = child
+	return err
 }
 
 // lateSandbox is a backend whose child is registered once the control plane
@@ -334,8 +303,8 @@ func (b *installer) sandboxAfterControlPlane(r sandboxRegistration, cp pulumi.Re
 
 // sandboxOutput is an output of the sandbox child by its name.
 func (b *installer) sandboxOutput(name string) pulumi.StringOutput {
-	if backend := b.plan.plannedBackend(); backend != nil {
-		if out, ok := backend.output(b, name); ok {
+	if b.sandboxed != nil {
+		if out, ok := b.sandboxed.outputs[name]; ok {
 			return out
 		}
 	}
@@ -345,10 +314,8 @@ func (b *installer) sandboxOutput(name string) pulumi.StringOutput {
 // sandboxStatus says what the installation does for its sandbox provider.
 func (b *installer) sandboxStatus() pulumi.StringOutput {
 	plan := b.plan
-	if backend := plan.plannedBackend(); backend != nil {
-		if status, ok := backend.status(b); ok {
-			return status
-		}
+	if b.sandboxed != nil && b.sandboxed.status != nil {
+		return b.sandboxed.status()
 	}
 	cp := plan.worker(controlPlane)
 	var injected []string
