@@ -117,6 +117,61 @@ type SandboxArgs struct {
 	Vercel              *VercelArgs       `pulumi:"vercel,optional"`
 }
 
+// ModalArgs are the Modal settings the control plane needs.
+type ModalArgs struct {
+	Workspace            *string            `pulumi:"workspace,optional"`
+	Environment          *string            `pulumi:"environment,optional"`
+	EnvironmentWebSuffix *string            `pulumi:"environmentWebSuffix,optional"`
+	APISecret            pulumi.StringInput `pulumi:"apiSecret,optional" provider:"secret"`
+}
+
+// DaytonaArgs are the Daytona settings the control plane needs.
+type DaytonaArgs struct {
+	APIURL       *string            `pulumi:"apiUrl,optional"`
+	APIKey       pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	BaseSnapshot *string            `pulumi:"baseSnapshot,optional"`
+	Target       *string            `pulumi:"target,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
+// E2BArgs are the E2B settings: one API key for the template build and
+// the control plane.
+type E2BArgs struct {
+	APIURL     *string            `pulumi:"apiUrl,optional"`
+	APIKey     pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	TemplateID *string            `pulumi:"templateId,optional"`
+	CPU        *int               `pulumi:"cpu,optional"`
+	MemoryMB   *int               `pulumi:"memoryMb,optional"`
+	// TemplateGracePeriodSeconds is how long a superseded template is kept.
+	TemplateGracePeriodSeconds *int `pulumi:"templateGracePeriodSeconds,optional"`
+}
+
+// OpenComputerArgs are the OpenComputer settings: one API URL and key for
+// the snapshot build and the control plane.
+type OpenComputerArgs struct {
+	APIURL          *string            `pulumi:"apiUrl,optional"`
+	APIKey          pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
+	Template        *string            `pulumi:"template,optional"`
+	BuilderMemoryMB *int               `pulumi:"builderMemoryMb,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
+// VercelArgs are the Vercel Sandbox settings: one token and project for the
+// base-snapshot build and the control plane.
+type VercelArgs struct {
+	Token                pulumi.StringInput `pulumi:"token,optional" provider:"secret"`
+	ProjectID            *string            `pulumi:"projectId,optional"`
+	TeamID               *string            `pulumi:"teamId,optional"`
+	APIURL               *string            `pulumi:"apiUrl,optional"`
+	Runtime              *string            `pulumi:"runtime,optional"`
+	SnapshotExpirationMs *int               `pulumi:"snapshotExpirationMs,optional"`
+	BaseSnapshotID       *string            `pulumi:"baseSnapshotId,optional"`
+	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
+	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
+}
+
 // MediaArgs configures the media bucket.
 type MediaArgs struct {
 	Location   *string `pulumi:"location,optional"`
@@ -286,6 +341,72 @@ func (s *SandboxArgs) Annotate(a infer.Annotator) {
 	a.Describe(&s.E2B, "E2B settings; required when provider is e2b.")
 	a.Describe(&s.OpenComputer, "OpenComputer settings; required when provider is opencomputer.")
 	a.Describe(&s.Vercel, "Vercel Sandbox settings; required when provider is vercel.")
+}
+
+// Annotate documents the Vercel Sandbox settings.
+func (v *VercelArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "VercelSandboxSettings")
+	a.Describe(v, "Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build "+
+		"and the control plane), and the snapshot sessions start from.")
+	a.Describe(&v.Token, "Vercel token for the Sandbox API (upstream's vercel_sandbox_token).")
+	a.Describe(&v.ProjectID, "The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).")
+	a.Describe(&v.TeamID, "The Vercel team, when the project belongs to one.")
+	a.Describe(&v.APIURL, "Sandbox API base URL (default https://vercel.com/api).")
+	a.Describe(&v.Runtime, "Sandbox runtime (default node24): node22, node24 or python3.13.")
+	a.Describe(&v.SnapshotExpirationMs, "Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.")
+	a.Describe(&v.BaseSnapshotID, "An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage "+
+		"is not false) the installation builds its own through a VercelSnapshot child.")
+	a.Describe(&v.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
+}
+
+// Annotate documents the OpenComputer settings.
+func (o *OpenComputerArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "OpenComputerSettings")
+	a.Describe(o, "OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), "+
+		"and the snapshot sessions boot from.")
+	a.Describe(&o.APIURL, "OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).")
+	a.Describe(&o.APIKey, "OpenComputer API key.")
+	a.Describe(&o.Template, "An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through an OpenComputerSnapshot child.")
+	a.Describe(&o.BuilderMemoryMB, "Memory of the snapshot build's builder VM in MB (default 8192).")
+	a.Describe(&o.SnapshotGracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default a day).")
+}
+
+// Annotate documents the E2B settings.
+func (e *E2BArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "E2bSettings")
+	a.Describe(e, "E2B settings of the installation: the API and its key (used by both the template build and the control plane), "+
+		"and the template sessions start from.")
+	a.Describe(&e.APIURL, "E2B REST API base URL (default https://api.e2b.app).")
+	a.Describe(&e.APIKey, "E2B API key.")
+	a.Describe(&e.TemplateID, "An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through an E2bTemplate child.")
+	a.Describe(&e.CPU, "vCPUs of the built template (default 2).")
+	a.Describe(&e.MemoryMB, "Memory of the built template in MB, an even number (default 4096).")
+	a.Describe(&e.TemplateGracePeriodSeconds, "How long a superseded template is kept before a later up deletes it (default a day).")
+}
+
+// Annotate documents the Modal settings.
+func (m *ModalArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "ModalSettings")
+	a.Describe(m, "Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.")
+	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.")
+	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). "+
+		"Each installation needs its own: upstream's app and secret names are fixed.")
+	a.Describe(&m.EnvironmentWebSuffix, "Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.")
+	a.Describe(&m.APISecret, "Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.")
+}
+
+// Annotate documents the Daytona settings.
+func (d *DaytonaArgs) Annotate(a infer.Annotator) {
+	a.SetToken("index", "DaytonaSettings")
+	a.Describe(d, "Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.")
+	a.Describe(&d.APIURL, "Daytona REST API base URL.")
+	a.Describe(&d.APIKey, "Daytona API key (snapshot read, write, delete).")
+	a.Describe(&d.BaseSnapshot, "Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) "+
+		"the installation builds its own, digest-named, through a DaytonaSnapshot child.")
+	a.Describe(&d.Target, "Optional Daytona target.")
+	a.Describe(&d.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
 }
 
 // Annotate documents the media bucket settings.

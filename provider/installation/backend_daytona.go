@@ -3,7 +3,6 @@ package installation
 import (
 	"net/url"
 
-	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
@@ -74,26 +73,4 @@ type snapshotChild struct {
 	pulumi.CustomResourceState
 	Name  pulumi.StringOutput `pulumi:"name"`
 	State pulumi.StringOutput `pulumi:"state"`
-}
-
-// DaytonaArgs are the Daytona settings the control plane needs.
-type DaytonaArgs struct {
-	APIURL       *string            `pulumi:"apiUrl,optional"`
-	APIKey       pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
-	BaseSnapshot *string            `pulumi:"baseSnapshot,optional"`
-	Target       *string            `pulumi:"target,optional"`
-	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
-	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
-}
-
-// Annotate documents the Daytona settings.
-func (d *DaytonaArgs) Annotate(a infer.Annotator) {
-	a.SetToken("index", "DaytonaSettings")
-	a.Describe(d, "Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.")
-	a.Describe(&d.APIURL, "Daytona REST API base URL.")
-	a.Describe(&d.APIKey, "Daytona API key (snapshot read, write, delete).")
-	a.Describe(&d.BaseSnapshot, "Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) "+
-		"the installation builds its own, digest-named, through a DaytonaSnapshot child.")
-	a.Describe(&d.Target, "Optional Daytona target.")
-	a.Describe(&d.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
 }

@@ -3,7 +3,6 @@ package installation
 import (
 	"net/url"
 
-	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
@@ -95,30 +94,4 @@ type e2bTemplateChild struct {
 	pulumi.CustomResourceState
 	Name   pulumi.StringOutput `pulumi:"name"`
 	Status pulumi.StringOutput `pulumi:"status"`
-}
-
-// E2BArgs are the E2B settings: one API key for the template build and
-// the control plane.
-type E2BArgs struct {
-	APIURL     *string            `pulumi:"apiUrl,optional"`
-	APIKey     pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
-	TemplateID *string            `pulumi:"templateId,optional"`
-	CPU        *int               `pulumi:"cpu,optional"`
-	MemoryMB   *int               `pulumi:"memoryMb,optional"`
-	// TemplateGracePeriodSeconds is how long a superseded template is kept.
-	TemplateGracePeriodSeconds *int `pulumi:"templateGracePeriodSeconds,optional"`
-}
-
-// Annotate documents the E2B settings.
-func (e *E2BArgs) Annotate(a infer.Annotator) {
-	a.SetToken("index", "E2bSettings")
-	a.Describe(e, "E2B settings of the installation: the API and its key (used by both the template build and the control plane), "+
-		"and the template sessions start from.")
-	a.Describe(&e.APIURL, "E2B REST API base URL (default https://api.e2b.app).")
-	a.Describe(&e.APIKey, "E2B API key.")
-	a.Describe(&e.TemplateID, "An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) "+
-		"the installation builds its own, digest-named, through an E2bTemplate child.")
-	a.Describe(&e.CPU, "vCPUs of the built template (default 2).")
-	a.Describe(&e.MemoryMB, "Memory of the built template in MB, an even number (default 4096).")
-	a.Describe(&e.TemplateGracePeriodSeconds, "How long a superseded template is kept before a later up deletes it (default a day).")
 }

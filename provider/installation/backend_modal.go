@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
@@ -145,23 +144,4 @@ type modalAppChild struct {
 	AppID               pulumi.StringOutput `pulumi:"appId"`
 	HealthURL           pulumi.StringOutput `pulumi:"healthUrl"`
 	Health              pulumi.StringOutput `pulumi:"health"`
-}
-
-// ModalArgs are the Modal settings the control plane needs.
-type ModalArgs struct {
-	Workspace            *string            `pulumi:"workspace,optional"`
-	Environment          *string            `pulumi:"environment,optional"`
-	EnvironmentWebSuffix *string            `pulumi:"environmentWebSuffix,optional"`
-	APISecret            pulumi.StringInput `pulumi:"apiSecret,optional" provider:"secret"`
-}
-
-// Annotate documents the Modal settings.
-func (m *ModalArgs) Annotate(a infer.Annotator) {
-	a.SetToken("index", "ModalSettings")
-	a.Describe(m, "Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.")
-	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.")
-	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). "+
-		"Each installation needs its own: upstream's app and secret names are fixed.")
-	a.Describe(&m.EnvironmentWebSuffix, "Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.")
-	a.Describe(&m.APISecret, "Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.")
 }

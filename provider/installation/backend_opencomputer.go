@@ -1,7 +1,6 @@
 package installation
 
 import (
-	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
@@ -81,28 +80,4 @@ type openComputerChild struct {
 	pulumi.CustomResourceState
 	Name   pulumi.StringOutput `pulumi:"name"`
 	Status pulumi.StringOutput `pulumi:"status"`
-}
-
-// OpenComputerArgs are the OpenComputer settings: one API URL and key for
-// the snapshot build and the control plane.
-type OpenComputerArgs struct {
-	APIURL          *string            `pulumi:"apiUrl,optional"`
-	APIKey          pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
-	Template        *string            `pulumi:"template,optional"`
-	BuilderMemoryMB *int               `pulumi:"builderMemoryMb,optional"`
-	// SnapshotGracePeriodSeconds is how long a superseded snapshot is kept.
-	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
-}
-
-// Annotate documents the OpenComputer settings.
-func (o *OpenComputerArgs) Annotate(a infer.Annotator) {
-	a.SetToken("index", "OpenComputerSettings")
-	a.Describe(o, "OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), "+
-		"and the snapshot sessions boot from.")
-	a.Describe(&o.APIURL, "OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).")
-	a.Describe(&o.APIKey, "OpenComputer API key.")
-	a.Describe(&o.Template, "An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) "+
-		"the installation builds its own, digest-named, through an OpenComputerSnapshot child.")
-	a.Describe(&o.BuilderMemoryMB, "Memory of the snapshot build's builder VM in MB (default 8192).")
-	a.Describe(&o.SnapshotGracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default a day).")
 }

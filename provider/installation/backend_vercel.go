@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
@@ -86,34 +85,4 @@ type vercelChild struct {
 	Name             pulumi.StringOutput `pulumi:"name"`
 	VercelSnapshotID pulumi.StringOutput `pulumi:"vercelSnapshotId"`
 	Status           pulumi.StringOutput `pulumi:"status"`
-}
-
-// VercelArgs are the Vercel Sandbox settings: one token and project for the
-// base-snapshot build and the control plane.
-type VercelArgs struct {
-	Token                pulumi.StringInput `pulumi:"token,optional" provider:"secret"`
-	ProjectID            *string            `pulumi:"projectId,optional"`
-	TeamID               *string            `pulumi:"teamId,optional"`
-	APIURL               *string            `pulumi:"apiUrl,optional"`
-	Runtime              *string            `pulumi:"runtime,optional"`
-	SnapshotExpirationMs *int               `pulumi:"snapshotExpirationMs,optional"`
-	BaseSnapshotID       *string            `pulumi:"baseSnapshotId,optional"`
-	// SnapshotGracePeriodSeconds is how long a superseded base snapshot is kept.
-	SnapshotGracePeriodSeconds *int `pulumi:"snapshotGracePeriodSeconds,optional"`
-}
-
-// Annotate documents the Vercel Sandbox settings.
-func (v *VercelArgs) Annotate(a infer.Annotator) {
-	a.SetToken("index", "VercelSandboxSettings")
-	a.Describe(v, "Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build "+
-		"and the control plane), and the snapshot sessions start from.")
-	a.Describe(&v.Token, "Vercel token for the Sandbox API (upstream's vercel_sandbox_token).")
-	a.Describe(&v.ProjectID, "The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).")
-	a.Describe(&v.TeamID, "The Vercel team, when the project belongs to one.")
-	a.Describe(&v.APIURL, "Sandbox API base URL (default https://vercel.com/api).")
-	a.Describe(&v.Runtime, "Sandbox runtime (default node24): node22, node24 or python3.13.")
-	a.Describe(&v.SnapshotExpirationMs, "Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.")
-	a.Describe(&v.BaseSnapshotID, "An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage "+
-		"is not false) the installation builds its own through a VercelSnapshot child.")
-	a.Describe(&v.SnapshotGracePeriodSeconds, "How long a superseded base snapshot is kept before a later up deletes it (default a day).")
 }
