@@ -210,7 +210,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 		}
 		plan.MigrationsDir = dir
 	}
-	if checkout != "" && (plan.Modal != nil || plan.Snapshot != nil || plan.E2BTemplate != nil || plan.OpenComputer != nil || plan.Vercel != nil) {
+	if checkout != "" && plan.plannedBackend() != nil {
 		plan.SandboxSource = checkout
 		for _, rel := range sandboxSources(c, plan) {
 			source := filepath.Join(checkout, filepath.FromSlash(rel))
@@ -484,25 +484,12 @@ func warnDifferingBundles(c *upstream.Contract, plan *installPlan) {
 		"the upstreamVerification output has the digests", len(plan.differingBundles), c.Upstream.Commit, strings.Join(plan.differingBundles, ", ")))
 }
 
-// sandboxSources are the checkout's files the sandbox children read.
+// sandboxSources are the checkout's files the sandbox child reads.
 func sandboxSources(c *upstream.Contract, plan *installPlan) []string {
-	var out []string
-	if plan.Modal != nil {
-		out = append(out, c.Sandbox.Modal.Package+"/deploy.py", c.Sandbox.Modal.Package+"/uv.lock")
+	if backend := plan.plannedBackend(); backend != nil {
+		return backend.sources(c)
 	}
-	if plan.Snapshot != nil {
-		out = append(out, c.Sandbox.Daytona.Package+"/src/bootstrap.py", c.Sandbox.Daytona.Package+"/src/toolchain.py", c.Sandbox.Daytona.Snapshot.RuntimeSource)
-	}
-	if plan.E2BTemplate != nil {
-		out = append(out, "packages/e2b-infra/build-template.py", "packages/e2b-infra/uv.lock", "packages/sandbox-runtime/src")
-	}
-	if plan.Vercel != nil {
-		out = append(out, "packages/control-plane/package.json", "packages/sandbox-runtime/src")
-	}
-	if plan.OpenComputer != nil {
-		out = append(out, "packages/opencomputer-infra/package.json", "packages/opencomputer-infra/src/build-template.ts", "packages/sandbox-runtime/src")
-	}
-	return out
+	return nil
 }
 
 // checkWorkerBundles refuses, before any upload, what Cloudflare would

@@ -5,7 +5,9 @@
 // resolved and verified, validation of the plan, and registration of the
 // children (register.go); web/ places the web UI on Kubernetes, and
 // web_cloudflare.go registers it as a Worker with static assets on Cloudflare, from
-// the placeholder build webbuild/ makes right for the installation.
+// the placeholder build webbuild/ makes right for the installation. Each
+// sandbox provider enters the stages through one interface, sandboxBackend
+// (backend.go), with one file per backend (backend_<provider>.go).
 //
 // Children are registered by token with untyped inputs (the generated SDK is
 // built from this provider, so using it here would be circular). It imports

@@ -389,74 +389,11 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 // controlPlaneSecrets of the provider), replacing what the contract's
 // conditions would have taken from inputs.
 func (pl *planner) sandbox(s *spec) error {
-	c, plan := pl.contract, pl.plan
+	plan := pl.plan
 	cp := plan.worker(controlPlane)
-	switch {
-	case s.managesModal():
-		m := c.Sandbox.Modal
-		plan.Modal = &plannedModal{Environment: family.Deref(s.Modal.Environment, "")}
-		apiSecret := valueRef{kind: refGenerated, text: modalAPISecret.Name}
-		if _, given := plan.SecretInputs["modalApiSecret"]; given {
-			apiSecret = valueRef{kind: refSecretInput, text: "modalApiSecret"}
-		} else {
-			pl.generated[modalAPISecret.Name] = true
-		}
-		for _, secret := range m.Secrets {
-			keys := map[string]valueRef{}
-			for _, k := range secret.Keys {
-				ref, err := pl.ref(k.Source, controlPlane)
-				if err != nil {
-					return fmt.Errorf("contract modal secret %s.%s: %w", secret.Name, k.Name, err)
-				}
-				if k.Source.Input == "modalApiSecret" {
-					ref = apiSecret
-				}
-				keys[k.Name] = ref
-			}
-			plan.Modal.Secrets = append(plan.Modal.Secrets, plannedModalSecret{Name: secret.Name, Keys: keys})
-		}
-		outputs := map[string]string{
-			"MODAL_WORKSPACE": sandboxWorkspace, "MODAL_ENVIRONMENT": sandboxEnvironment,
-			"MODAL_ENVIRONMENT_WEB_SUFFIX": sandboxWebSuffix,
-		}
-		for _, name := range m.ControlPlaneVars {
-			out, ok := outputs[name]
-			if !ok {
-				return fmt.Errorf("contract: control-plane var %s of the modal provider has no ModalApp output", name)
-			}
-			if _, explicit := s.explicitValue(controlPlane, name); !explicit {
-				cp.Vars[name] = valueRef{kind: refSandbox, text: out}
-			}
-		}
-		for _, name := range m.ControlPlaneSecrets {
-			if _, explicit := s.explicitValue(controlPlane, name); !explicit {
-				cp.Secrets[name] = apiSecret
-			}
-		}
-	case s.buildsSnapshot():
-		plan.Snapshot = &plannedSnapshot{NamePrefix: plan.resourceName("sandbox-base"),
-			GracePeriodSeconds: s.Daytona.SnapshotGracePeriodSeconds}
-		if _, explicit := s.explicitValue(controlPlane, "DAYTONA_BASE_SNAPSHOT"); !explicit {
-			cp.Vars["DAYTONA_BASE_SNAPSHOT"] = valueRef{kind: refSandbox, text: sandboxSnapshot}
-		}
-	case s.buildsE2BTemplate():
-		plan.E2BTemplate = &plannedE2BTemplate{NamePrefix: plan.resourceName("sandbox"), CPU: s.E2B.CPU, MemoryMB: s.E2B.MemoryMB,
-			GracePeriodSeconds: s.E2B.TemplateGracePeriodSeconds}
-		if _, explicit := s.explicitValue(controlPlane, "E2B_TEMPLATE_ID"); !explicit {
-			cp.Vars["E2B_TEMPLATE_ID"] = valueRef{kind: refSandbox, text: sandboxE2BTemplate}
-		}
-	case s.buildsOpenComputerSnapshot():
-		o := s.OpenComputer
-		plan.OpenComputer = &plannedOpenComputer{NamePrefix: plan.resourceName("sandbox"), BuilderMemoryMB: o.BuilderMemoryMB,
-			GracePeriodSeconds: o.SnapshotGracePeriodSeconds}
-		if _, explicit := s.explicitValue(controlPlane, "OPENCOMPUTER_TEMPLATE"); !explicit {
-			cp.Vars["OPENCOMPUTER_TEMPLATE"] = valueRef{kind: refSandbox, text: sandboxOpenComputer}
-		}
-	}
-	if s.buildsVercelSnapshot() {
-		plan.Vercel = &plannedVercel{NamePrefix: plan.resourceName("sandbox-base"), GracePeriodSeconds: s.Vercel.SnapshotGracePeriodSeconds}
-		if _, explicit := s.explicitValue(controlPlane, "VERCEL_BASE_SNAPSHOT_NAME"); !explicit {
-			cp.Vars["VERCEL_BASE_SNAPSHOT_NAME"] = valueRef{kind: refSandbox, text: sandboxVercel}
+	if s.buildsSandbox() {
+		if err := s.backend().plan(pl, s); err != nil {
+			return err
 		}
 	}
 	if v, ok := cp.Vars["VERCEL_BASE_SNAPSHOT_NAME"]; ok && v.kind == refSandbox && v.text == sandboxVercel && plan.Vercel == nil {

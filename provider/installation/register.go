@@ -12,7 +12,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
-	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -34,13 +33,9 @@ type installer struct {
 	kv        map[string]*kvNamespaceChild
 	r2        map[string]*r2BucketChild
 	queues    map[string]*queueChild
-	modal     *modalAppChild
-	snapshot  *snapshotChild
-	e2b       *e2bTemplateChild
-	e2bName   string // the E2bTemplate's name, known before it is built
-	oc        *openComputerChild
-	vercel    *vercelChild
-	owner     pulumi.Map // the ownership inputs: owner (the identity) and takeOverFrom
+	modal     *modalAppChild // the ModalApp child, whose health URL is an output
+	sandboxed *sandboxChild  // the sandbox child, once registered
+	owner     pulumi.Map     // the ownership inputs: owner (the identity) and takeOverFrom
 }
 
 // owned adds the ownership inputs to a child's properties.
@@ -91,36 +86,6 @@ type (
 	workerUrlsChild struct {
 		pulumi.CustomResourceState
 		Urls pulumi.StringMapOutput `pulumi:"urls"`
-	}
-	modalAppChild struct {
-		pulumi.CustomResourceState
-		Workspace           pulumi.StringOutput `pulumi:"workspace"`
-		DeployedEnvironment pulumi.StringOutput `pulumi:"deployedEnvironment"`
-		WebSuffix           pulumi.StringOutput `pulumi:"webSuffix"`
-		AppID               pulumi.StringOutput `pulumi:"appId"`
-		HealthURL           pulumi.StringOutput `pulumi:"healthUrl"`
-		Health              pulumi.StringOutput `pulumi:"health"`
-	}
-	snapshotChild struct {
-		pulumi.CustomResourceState
-		Name  pulumi.StringOutput `pulumi:"name"`
-		State pulumi.StringOutput `pulumi:"state"`
-	}
-	vercelChild struct {
-		pulumi.CustomResourceState
-		Name             pulumi.StringOutput `pulumi:"name"`
-		VercelSnapshotID pulumi.StringOutput `pulumi:"vercelSnapshotId"`
-		Status           pulumi.StringOutput `pulumi:"status"`
-	}
-	openComputerChild struct {
-		pulumi.CustomResourceState
-		Name   pulumi.StringOutput `pulumi:"name"`
-		Status pulumi.StringOutput `pulumi:"status"`
-	}
-	e2bTemplateChild struct {
-		pulumi.CustomResourceState
-		Name   pulumi.StringOutput `pulumi:"name"`
-		Status pulumi.StringOutput `pulumi:"status"`
 	}
 )
 
@@ -220,7 +185,8 @@ func (b *installer) install(comp *OpenInspect) error {
 		return err
 	}
 
-	if err := b.sandbox(comp, lock, db, adopt, orphan); err != nil {
+	sandboxReg := sandboxRegistration{comp: comp, lock: lock, db: db, adopt: adopt, orphan: orphan}
+	if err := b.sandbox(sandboxReg); err != nil {
 		return err
 	}
 
@@ -241,7 +207,7 @@ func (b *installer) install(comp *OpenInspect) error {
 		hashes[w.Logical] = worker.Hash
 	}
 	controlPlaneURL := b.workerURL(controlPlane, urlFull)
-	if err := b.e2bTemplate(comp, lock, db, workers[controlPlane], orphan); err != nil {
+	if err := b.sandboxAfterControlPlane(sandboxReg, workers[controlPlane]); err != nil {
 		return err
 	}
 
@@ -305,166 +271,51 @@ func (b *installer) install(comp *OpenInspect) error {
 	return nil
 }
 
-// sandbox registers the sandbox child the plan asks for. Its teardown
-// reports what it keeps under the Orphan policy (keepOnDelete) instead of
-// being silently retained, so it never carries retainOnDelete.
-func (b *installer) sandbox(comp *OpenInspect, lock pulumi.Resource, db *d1Child, adopt pulumi.BoolInput, orphan bool) error {
-	plan := b.plan
-	opts := []pulumi.ResourceOption{pulumi.Parent(comp), pulumi.DependsOn([]pulumi.Resource{lock})}
-	var err error
-	switch {
-	case plan.Modal != nil:
-		cp := plan.worker(controlPlane)
-		secrets := pulumi.Array{}
-		for _, secret := range plan.Modal.Secrets {
-			values := pulumi.StringMap{}
-			for k, ref := range secret.Keys {
-				values[k] = b.value(cp, ref)
-			}
-			secrets = append(secrets, pulumi.Map{"name": pulumi.String(secret.Name), "values": pulumi.ToSecret(values)})
-		}
-		// Owned: the environment records the installation before the
-		// deploy, so a killed run's app is adopted by the recovery.
-		props := b.owned(pulumi.Map{
-			"source":        pulumi.String(plan.SandboxSource),
-			"secrets":       secrets,
-			"d1DatabaseId":  db.DatabaseID,
-			"adoptExisting": adopt,
-			"keepOnDelete":  pulumi.Bool(orphan),
-		})
-		if plan.Modal.Environment != "" {
-			props["environment"] = pulumi.String(plan.Modal.Environment)
-		}
-		b.modal = &modalAppChild{}
-		err = b.ctx.RegisterResource(sandbox.ModalAppToken, b.child("modal-app"), props, b.modal, opts...)
-	case plan.Snapshot != nil:
-		// The Daytona settings the control plane gets build the snapshot
-		// too: credentials are given once.
-		props := pulumi.Map{
-			"source":       pulumi.String(plan.SandboxSource),
-			"namePrefix":   pulumi.String(plan.Snapshot.NamePrefix),
-			"apiKey":       pulumi.ToSecret(plan.SecretInputs["daytonaApiKey"]),
-			"d1DatabaseId": db.DatabaseID,
-			"keepOnDelete": pulumi.Bool(orphan),
-		}
-		for key, v := range map[string]*string{"apiUrl": b.spec.Daytona.APIURL, "target": b.spec.Daytona.Target} {
-			if family.Deref(v, "") != "" {
-				props[key] = pulumi.String(*v)
-			}
-		}
-		if g := plan.Snapshot.GracePeriodSeconds; g != nil {
-			props["gracePeriodSeconds"] = pulumi.Int(*g)
-		}
-		b.snapshot = &snapshotChild{}
-		err = b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, b.snapshot, opts...)
-	case plan.Vercel != nil:
-		x := b.spec.Vercel
-		props := pulumi.Map{
-			"source":       pulumi.String(plan.SandboxSource),
-			"namePrefix":   pulumi.String(plan.Vercel.NamePrefix),
-			"token":        pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"]),
-			"projectId":    pulumi.String(family.Deref(x.ProjectID, "")),
-			"d1DatabaseId": db.DatabaseID,
-			"keepOnDelete": pulumi.Bool(orphan),
-		}
-		for key, v := range map[string]*string{"teamId": x.TeamID, "apiUrl": x.APIURL, "runtime": x.Runtime} {
-			if family.Deref(v, "") != "" {
-				props[key] = pulumi.String(*v)
-			}
-		}
-		if g := plan.Vercel.GracePeriodSeconds; g != nil {
-			props["gracePeriodSeconds"] = pulumi.Int(*g)
-		}
-		b.vercel = &vercelChild{}
-		err = b.ctx.RegisterResource(sandbox.VercelSnapshotToken, b.child("vercel-snapshot"), props, b.vercel, opts...)
-	case plan.OpenComputer != nil:
-		o := plan.OpenComputer
-		props := pulumi.Map{
-			"source":       pulumi.String(plan.SandboxSource),
-			"namePrefix":   pulumi.String(o.NamePrefix),
-			"apiUrl":       pulumi.String(family.Deref(b.spec.OpenComputer.APIURL, "")),
-			"apiKey":       pulumi.ToSecret(plan.SecretInputs["opencomputerApiKey"]),
-			"keepOnDelete": pulumi.Bool(orphan),
-		}
-		for key, v := range map[string]*int{"builderMemoryMb": o.BuilderMemoryMB, "gracePeriodSeconds": o.GracePeriodSeconds} {
-			if v != nil {
-				props[key] = pulumi.Int(*v)
-			}
-		}
-		b.oc = &openComputerChild{}
-		err = b.ctx.RegisterResource(sandbox.OpenComputerSnapshotToken, b.child("opencomputer-snapshot"), props, b.oc, opts...)
-	case plan.E2BTemplate != nil:
-		// Registered after the control plane (e2bTemplate); its name is known now.
-		t := plan.E2BTemplate
-		b.e2bName, err = sandbox.E2bTemplateName(plan.SandboxSource, t.NamePrefix, t.CPU, t.MemoryMB)
+// sandbox registers the sandbox child the plan asks for, through its
+// backend. Its teardown reports what it keeps under the Orphan policy
+// (keepOnDelete) instead of being silently retained, so it never carries
+// retainOnDelete.
+func (b *installer) sandbox(r sandboxRegistration) error {
+	r.opts = []pulumi.ResourceOption{pulumi.Parent(r.comp), pulumi.DependsOn([]pulumi.Resource{r.lock})}
+	backend := b.plan.plannedBackend()
+	if backend == nil {
+		return nil
 	}
+	child, err := backend.register(b, r)
+	b.sandboxed = child
 	return err
 }
 
-// e2bTemplate registers the E2bTemplate child, as upstream orders it: after
-// the control plane is uploaded (a new control plane boots an old
-// template, never the reverse). Its key is the one the control plane gets.
-func (b *installer) e2bTemplate(comp *OpenInspect, lock pulumi.Resource, db *d1Child, cp pulumi.Resource, orphan bool) error {
-	t := b.plan.E2BTemplate
-	if t == nil {
-		return nil
+// lateSandbox is a backend whose child is registered once the control plane
+// is uploaded (E2B, as upstream orders it).
+type lateSandbox interface {
+	registerAfterControlPlane(b *installer, r sandboxRegistration, cp pulumi.Resource) error
+}
+
+// sandboxAfterControlPlane registers the sandbox child of a lateSandbox
+// backend.
+func (b *installer) sandboxAfterControlPlane(r sandboxRegistration, cp pulumi.Resource) error {
+	if late, ok := b.plan.plannedBackend().(lateSandbox); ok {
+		return late.registerAfterControlPlane(b, r, cp)
 	}
-	props := pulumi.Map{
-		"source":       pulumi.String(b.plan.SandboxSource),
-		"namePrefix":   pulumi.String(t.NamePrefix),
-		"apiKey":       pulumi.ToSecret(b.plan.SecretInputs["e2bApiKey"]),
-		"d1DatabaseId": db.DatabaseID,
-		"keepOnDelete": pulumi.Bool(orphan),
-	}
-	if u := family.Deref(b.spec.E2B.APIURL, ""); u != "" {
-		props["apiUrl"] = pulumi.String(u)
-	}
-	for key, v := range map[string]*int{"cpu": t.CPU, "memoryMb": t.MemoryMB, "gracePeriodSeconds": t.GracePeriodSeconds} {
-		if v != nil {
-			props[key] = pulumi.Int(*v)
-		}
-	}
-	b.e2b = &e2bTemplateChild{}
-	return b.ctx.RegisterResource(sandbox.E2bTemplateToken, b.child("e2b-template"), props, b.e2b,
-		pulumi.Parent(comp), pulumi.DependsOn([]pulumi.Resource{lock, cp}))
+	return nil
 }
 
 // sandboxOutput is an output of the sandbox child by its name.
 func (b *installer) sandboxOutput(name string) pulumi.StringOutput {
-	switch name {
-	case sandboxWorkspace:
-		return b.modal.Workspace
-	case sandboxEnvironment:
-		return b.modal.DeployedEnvironment
-	case sandboxWebSuffix:
-		return b.modal.WebSuffix
-	case sandboxSnapshot:
-		return b.snapshot.Name
-	case sandboxE2BTemplate:
-		return pulumi.String(b.e2bName).ToStringOutput()
-	case sandboxOpenComputer:
-		return b.oc.Name
-	case sandboxVercel:
-		return b.vercel.Name
+	if b.sandboxed != nil {
+		if out, ok := b.sandboxed.outputs[name]; ok {
+			return out
+		}
 	}
-	panic("installation: no sandbox output " + name) // the planner only names the four above
+	panic("installation: no sandbox output " + name) // the planner only names the planned child's
 }
 
 // sandboxStatus says what the installation does for its sandbox provider.
 func (b *installer) sandboxStatus() pulumi.StringOutput {
 	plan := b.plan
-	switch {
-	case b.modal != nil:
-		return pulumi.Sprintf("modal: app %s in environment %s of workspace %s; api_health %s",
-			b.modal.AppID, b.modal.DeployedEnvironment, b.modal.Workspace, b.modal.Health)
-	case b.snapshot != nil:
-		return pulumi.Sprintf("daytona: base snapshot %s (%s)", b.snapshot.Name, b.snapshot.State)
-	case b.e2b != nil:
-		return pulumi.Sprintf("e2b: template %s (%s)", b.e2b.Name, b.e2b.Status)
-	case b.vercel != nil:
-		return pulumi.Sprintf("vercel: base snapshot %s of sandbox %s (%s)", b.vercel.VercelSnapshotID, b.vercel.Name, b.vercel.Status)
-	case b.oc != nil:
-		return pulumi.Sprintf("opencomputer: snapshot %s (%s)", b.oc.Name, b.oc.Status)
+	if b.sandboxed != nil && b.sandboxed.status != nil {
+		return b.sandboxed.status()
 	}
 	cp := plan.worker(controlPlane)
 	var injected []string

@@ -110,31 +110,6 @@ func normalize(a *OpenInspectArgs) *spec {
 	return s
 }
 
-// managesModal and buildsSnapshot say which sandbox child the installation
-// registers.
-func (s *spec) managesModal() bool { return s.ManageSandbox && s.SandboxProvider == "modal" }
-
-func (s *spec) buildsSnapshot() bool {
-	return s.ManageSandbox && s.SandboxProvider == "daytona" && family.Deref(s.Daytona.BaseSnapshot, "") == ""
-}
-
-// buildsE2BTemplate: an E2bTemplate child builds the installation's template.
-func (s *spec) buildsE2BTemplate() bool {
-	return s.ManageSandbox && s.SandboxProvider == "e2b" && family.Deref(s.E2B.TemplateID, "") == ""
-}
-
-// buildsOpenComputerSnapshot: an OpenComputerSnapshot child builds the
-// installation's snapshot.
-func (s *spec) buildsOpenComputerSnapshot() bool {
-	return s.ManageSandbox && s.SandboxProvider == "opencomputer" && family.Deref(s.OpenComputer.Template, "") == ""
-}
-
-// buildsVercelSnapshot: a VercelSnapshot child builds the installation's
-// base snapshot.
-func (s *spec) buildsVercelSnapshot() bool {
-	return s.ManageSandbox && s.SandboxProvider == "vercel" && family.Deref(s.Vercel.BaseSnapshotID, "") == ""
-}
-
 // explicitValue reports whether a worker entry of the spec sets name as a
 // var or secret itself: explicit values win over sandbox injection.
 func (s *spec) explicitValue(worker, name string) (string, bool) {

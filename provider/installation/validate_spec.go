@@ -14,9 +14,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/opencomputerapi"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/vercelapi"
-	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
@@ -179,150 +176,20 @@ func validateSpec(s *spec) []error {
 
 func validateSandbox(s *spec) problems {
 	var errs problems
-	if !slices.Contains([]string{"modal", "daytona", "e2b", "vercel", "opencomputer"}, s.SandboxProvider) {
+	if !slices.Contains(sandboxProviders, s.SandboxProvider) {
 		errs.add("sandbox.provider", "must be modal, daytona, e2b, vercel or opencomputer, got %q", s.SandboxProvider)
 	}
-	if (s.managesModal() || s.buildsSnapshot() || s.buildsE2BTemplate() || s.buildsOpenComputerSnapshot() || s.buildsVercelSnapshot()) &&
-		family.Deref(s.Upstream.Checkout, "") == "" {
+	if s.buildsSandbox() && family.Deref(s.Upstream.Checkout, "") == "" {
 		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
 			"set it, or set sandbox.manage to false", s.SandboxProvider)
 	}
-	if env := s.configModalEnvironment; s.managesModal() && family.Deref(s.Modal.Environment, "") == "" && env != "" &&
-		(strings.TrimSpace(env) == "" || !modalEnvironmentPattern.MatchString(env)) {
-		errs.add("sandbox.modal.environment", "unset, so the provider's openinspect:modalEnvironment %q is used, which Modal refuses: "+
-			"it must be non-blank without ':', '/' or '\\'; set sandbox.modal.environment or fix the provider setting", env)
-	}
-	if s.Sandbox == nil {
-		return errs
-	}
-	if t := s.Sandbox.InactivityTimeoutMs; t != nil && *t <= 0 {
-		errs.add("sandbox.inactivityTimeoutMs", "must be positive, got %d", *t)
-	}
-	if s.Sandbox.Modal != nil {
-		if env := family.Deref(s.Modal.Environment, "main"); !modalEnvironmentPattern.MatchString(env) || strings.TrimSpace(env) == "" {
-			errs.add("sandbox.modal.environment", "%q must be non-blank without ':', '/' or '\\'", env)
-		}
-		if sfx := family.Deref(s.Modal.EnvironmentWebSuffix, ""); !webSuffixPattern.MatchString(sfx) {
-			errs.add("sandbox.modal.environmentWebSuffix", "%q: use lower-case letters, digits and '-'", sfx)
-		}
-		if s.managesModal() {
-			// The deployed app reports both; a given value could only disagree.
-			if s.Modal.Workspace != nil {
-				errs.add("sandbox.modal.workspace", "the managed Modal app reports its workspace; remove it, or set sandbox.manage to false")
-			}
-			if s.Modal.EnvironmentWebSuffix != nil {
-				errs.add("sandbox.modal.environmentWebSuffix", "the managed Modal app reports its web suffix; remove it, or set sandbox.manage to false")
-			}
+	if s.Sandbox != nil {
+		if t := s.Sandbox.InactivityTimeoutMs; t != nil && *t <= 0 {
+			errs.add("sandbox.inactivityTimeoutMs", "must be positive, got %d", *t)
 		}
 	}
-	if s.SandboxProvider == "daytona" {
-		d := s.Daytona
-		if u := family.Deref(d.APIURL, ""); u == "" {
-			errs.add("sandbox.daytona.apiUrl", "required with the daytona provider")
-		} else if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
-			errs.add("sandbox.daytona.apiUrl", "%q is not an http(s) URL", u)
-		}
-		if d.APIKey == nil {
-			errs.add("sandbox.daytona.apiKey", "required with the daytona provider")
-		}
-		if !s.ManageSandbox && family.Deref(d.BaseSnapshot, "") == "" {
-			errs.add("sandbox.daytona.baseSnapshot", "required when sandbox.manage is false (otherwise the installation builds its own)")
-		}
-		if g := d.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
-			errs.add("sandbox.daytona.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
-		}
-	}
-	if s.SandboxProvider == "e2b" {
-		errs = append(errs, validateE2B(s)...)
-	}
-	if s.SandboxProvider == "opencomputer" {
-		errs = append(errs, validateOpenComputer(s)...)
-	}
-	if s.SandboxProvider == "vercel" {
-		errs = append(errs, validateVercel(s)...)
-	}
-	return errs
-}
-
-// validateVercel checks the Vercel Sandbox settings the build and the
-// control plane share.
-func validateVercel(s *spec) problems {
-	var errs problems
-	x := s.Vercel
-	if x.Token == nil {
-		errs.add("sandbox.vercel.token", "required with the vercel provider (the base-snapshot build and the control plane both use it)")
-	}
-	if strings.TrimSpace(family.Deref(x.ProjectID, "")) == "" {
-		errs.add("sandbox.vercel.projectId", "required with the vercel provider (every Sandbox API call is scoped by project)")
-	}
-	if u := family.Deref(x.APIURL, ""); u != "" {
-		if err := vercelapi.CheckAPIURL(u); err != nil {
-			errs.add("sandbox.vercel.apiUrl", "%v", err)
-		}
-	}
-	if r := x.Runtime; r != nil && !slices.Contains(sandbox.VercelRuntimes, *r) {
-		errs.add("sandbox.vercel.runtime", "%q: one of %s", *r, strings.Join(sandbox.VercelRuntimes, ", "))
-	}
-	if e := x.SnapshotExpirationMs; e != nil && *e < 0 {
-		errs.add("sandbox.vercel.snapshotExpirationMs", "must be 0 (never) or more, got %d", *e)
-	}
-	if !s.ManageSandbox && family.Deref(x.BaseSnapshotID, "") == "" {
-		errs.add("sandbox.vercel.baseSnapshotId", "required when sandbox.manage is false (otherwise the installation builds its own)")
-	}
-	if g := x.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
-		errs.add("sandbox.vercel.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
-	}
-	return errs
-}
-
-// validateOpenComputer checks the OpenComputer settings the build and the
-// control plane share.
-func validateOpenComputer(s *spec) problems {
-	var errs problems
-	o := s.OpenComputer
-	if u := family.Deref(o.APIURL, ""); u == "" {
-		errs.add("sandbox.opencomputer.apiUrl", "required with the opencomputer provider, ending in /api (e.g. https://app.opencomputer.dev/api)")
-	} else if err := opencomputerapi.CheckAPIURL(u); err != nil {
-		errs.add("sandbox.opencomputer.apiUrl", "%v", err)
-	}
-	if o.APIKey == nil {
-		errs.add("sandbox.opencomputer.apiKey", "required with the opencomputer provider (the snapshot build and the control plane both use it)")
-	}
-	if !s.ManageSandbox && family.Deref(o.Template, "") == "" {
-		errs.add("sandbox.opencomputer.template", "required when sandbox.manage is false (otherwise the installation builds its own)")
-	}
-	if m := o.BuilderMemoryMB; m != nil && *m < 1024 {
-		errs.add("sandbox.opencomputer.builderMemoryMb", "must be at least 1024, got %d", *m)
-	}
-	if g := o.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
-		errs.add("sandbox.opencomputer.snapshotGracePeriodSeconds", "must be 0 or more, got %d", *g)
-	}
-	return errs
-}
-
-// validateE2B checks the E2B settings the build and the control plane share.
-func validateE2B(s *spec) problems {
-	var errs problems
-	e := s.E2B
-	if u := family.Deref(e.APIURL, ""); u != "" {
-		if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
-			errs.add("sandbox.e2b.apiUrl", "%q is not an http(s) URL", u)
-		}
-	}
-	if e.APIKey == nil {
-		errs.add("sandbox.e2b.apiKey", "required with the e2b provider (the template build and the control plane both use it)")
-	}
-	if !s.ManageSandbox && family.Deref(e.TemplateID, "") == "" {
-		errs.add("sandbox.e2b.templateId", "required when sandbox.manage is false (otherwise the installation builds its own)")
-	}
-	if c := e.CPU; c != nil && (*c < 1 || *c > 8) {
-		errs.add("sandbox.e2b.cpu", "must be between 1 and 8, got %d", *c)
-	}
-	if m := e.MemoryMB; m != nil && (*m < 512 || *m%2 != 0) {
-		errs.add("sandbox.e2b.memoryMb", "must be an even number of at least 512, got %d", *m)
-	}
-	if g := e.TemplateGracePeriodSeconds; g != nil && *g < 0 {
-		errs.add("sandbox.e2b.templateGracePeriodSeconds", "must be 0 or more, got %d", *g)
+	for _, name := range sandboxProviders {
+		errs = append(errs, sandboxBackends[name].validate(s)...)
 	}
 	return errs
 }

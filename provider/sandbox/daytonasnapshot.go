@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +18,6 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/daytonaapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
@@ -30,18 +29,14 @@ import (
 // everything that build reads, so a new build never replaces the snapshot
 // running sandboxes use.
 type DaytonaSnapshot struct {
-	// Now is the clock superseded snapshots' grace periods are measured
-	// with; nil means time.Now.
-	Now func() time.Time
-	// Timeout bounds the builder (default builder.DefaultTimeout).
-	Timeout time.Duration
+	image[DaytonaSnapshotArgs, DaytonaSnapshotState, snapshotPlan, daytonaImages]
 }
+
+// daytonaImages is DaytonaSnapshot's backend of the shared image lifecycle.
+type daytonaImages struct{}
 
 // DaytonaSnapshotToken is the DaytonaSnapshot resource's type token.
 const DaytonaSnapshotToken = "openinspect:index:DaytonaSnapshot"
-
-// defaultGracePeriod is how long a superseded snapshot is kept.
-const defaultGracePeriod = 24 * time.Hour
 
 // Where the build reads, relative to a checkout root, and how upstream
 // runs it (terraform/modules/daytona-infra/scripts/build-snapshot.sh at the
@@ -59,48 +54,28 @@ var daytonaDigestPatterns = []string{daytonaBuilderDir + "/src/**", daytonaRunti
 
 // DaytonaSnapshotArgs are the inputs of a DaytonaSnapshot.
 type DaytonaSnapshotArgs struct {
-	Source     string `pulumi:"source"`
-	NamePrefix string `pulumi:"namePrefix"`
+	ImageInputs
 	// APIURL, APIKey and Target are the installation's Daytona settings
 	// (the component passes the ones the control plane gets); each falls
 	// back to the provider's daytonaApiUrl, daytonaApiKey and daytonaTarget.
-	APIURL             string `pulumi:"apiUrl,optional"`
-	APIKey             string `pulumi:"apiKey,optional" provider:"secret"`
-	Target             string `pulumi:"target,optional"`
-	GracePeriodSeconds *int   `pulumi:"gracePeriodSeconds,optional"`
-	D1DatabaseID       string `pulumi:"d1DatabaseId,optional"`
-	KeepOnDelete       bool   `pulumi:"keepOnDelete,optional"`
-}
-
-// SupersededSnapshot is a snapshot a newer build replaced, kept until its
-// grace period ends.
-type SupersededSnapshot struct {
-	Name      string `pulumi:"name"`
-	RetiredAt string `pulumi:"retiredAt"`
+	APIURL       string `pulumi:"apiUrl,optional"`
+	APIKey       string `pulumi:"apiKey,optional" provider:"secret"`
+	Target       string `pulumi:"target,optional"`
+	D1DatabaseID string `pulumi:"d1DatabaseId,optional"`
 }
 
 // DaytonaSnapshotState is what the provider records.
 type DaytonaSnapshotState struct {
 	DaytonaSnapshotArgs
-	// Name is the current snapshot: <namePrefix>-<first 12 of digest>.
-	Name       string `pulumi:"name"`
-	Digest     string `pulumi:"digest"`
+	// ImageOutputs' Name is the current snapshot: <namePrefix>-<first 12
+	// of digest>.
+	ImageOutputs
 	SnapshotID string `pulumi:"snapshotId"`
 	State      string `pulumi:"state"`
 	// SnapshotAPIURL is the API the snapshots were built in, whichever
 	// setting named it.
-	SnapshotAPIURL string               `pulumi:"snapshotApiUrl"`
-	Superseded     []SupersededSnapshot `pulumi:"superseded,optional"`
+	SnapshotAPIURL string `pulumi:"snapshotApiUrl"`
 }
-
-var (
-	_ infer.ExplicitDependencies[DaytonaSnapshotArgs, DaytonaSnapshotState] = (*DaytonaSnapshot)(nil)
-	_ infer.CustomCheck[DaytonaSnapshotArgs]                                = (*DaytonaSnapshot)(nil)
-	_ infer.CustomDiff[DaytonaSnapshotArgs, DaytonaSnapshotState]           = (*DaytonaSnapshot)(nil)
-	_ infer.CustomUpdate[DaytonaSnapshotArgs, DaytonaSnapshotState]         = (*DaytonaSnapshot)(nil)
-	_ infer.CustomRead[DaytonaSnapshotArgs, DaytonaSnapshotState]           = (*DaytonaSnapshot)(nil)
-	_ infer.CustomDelete[DaytonaSnapshotState]                              = (*DaytonaSnapshot)(nil)
-)
 
 // Annotate documents the resource.
 func (d *DaytonaSnapshot) Annotate(a infer.Annotator) {
@@ -115,75 +90,47 @@ func (d *DaytonaSnapshot) Annotate(a infer.Annotator) {
 
 // Annotate documents the inputs.
 func (a *DaytonaSnapshotArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Source, "An Open-Inspect checkout root holding "+daytonaBuilderDir+" and the sandbox runtime.")
-	an.Describe(&a.NamePrefix, "The first part of every snapshot name, unique to the installation.")
+	a.ImageInputs.describe(an, "snapshot", imageDocs{
+		source:       "An Open-Inspect checkout root holding " + daytonaBuilderDir + " and the sandbox runtime.",
+		namePrefix:   "The first part of every snapshot name, unique to the installation.",
+		keepOnDelete: "Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept."})
 	an.Describe(&a.APIURL, "Daytona REST API base URL (default: the provider's daytonaApiUrl, else "+daytonaapi.DefaultAPIURL+").")
 	an.Describe(&a.APIKey, "Daytona API key with snapshot read, write and delete and sandbox read and delete (default: the provider's daytonaApiKey).")
 	an.Describe(&a.Target, "Daytona target (region) the snapshot is built for (default: the provider's daytonaTarget, else the organization's default).")
-	an.Describe(&a.GracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).")
 	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions decide which sandboxes are its own on delete. "+
 		"Without it no sandbox is deleted.")
-	an.Describe(&a.KeepOnDelete, "Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.")
-}
-
-// Annotate documents a superseded snapshot.
-func (s *SupersededSnapshot) Annotate(a infer.Annotator) {
-	a.Describe(s, "A snapshot or template a newer build replaced, kept for the grace period.")
-	a.Describe(&s.Name, "Its name.")
-	a.Describe(&s.RetiredAt, "When it was replaced (RFC 3339).")
 }
 
 // Annotate documents the outputs.
 func (s *DaytonaSnapshotState) Annotate(a infer.Annotator) {
-	a.Describe(&s.Name, "The current snapshot's name (the control plane's DAYTONA_BASE_SNAPSHOT).")
-	a.Describe(&s.Digest, "SHA-256 of the builder's sources, the runtime, the SDK pin and the target.")
+	s.ImageOutputs.describe(a, imageDocs{name: "The current snapshot's name (the control plane's DAYTONA_BASE_SNAPSHOT).",
+		digest:     "SHA-256 of the builder's sources, the runtime, the SDK pin and the target.",
+		superseded: "Replaced snapshots still kept."})
 	a.Describe(&s.SnapshotID, "The current snapshot's ID.")
 	a.Describe(&s.State, "The current snapshot's state as last seen (active once built).")
 	a.Describe(&s.SnapshotAPIURL, "The Daytona API the snapshots live in.")
-	a.Describe(&s.Superseded, "Replaced snapshots still kept.")
-}
-
-// WireDependencies makes the snapshot's name and digest known in a preview:
-// both are computed from local files, so the control plane's
-// DAYTONA_BASE_SNAPSHOT is known before anything is built.
-func (*DaytonaSnapshot) WireDependencies(f infer.FieldSelector, args *DaytonaSnapshotArgs, state *DaytonaSnapshotState) {
-	f.OutputField(&state.Name).AlwaysKnown()
-	f.OutputField(&state.Digest).AlwaysKnown()
-	f.OutputField(state).DependsOn(f.InputField(args))
 }
 
 var snapshotPrefixPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,80}$`)
 
-// Check validates the inputs before any remote call.
-func (*DaytonaSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[DaytonaSnapshotArgs], error) {
-	args, failures, err := infer.DefaultCheck[DaytonaSnapshotArgs](ctx, req.NewInputs)
-	if err != nil {
-		return infer.CheckResponse[DaytonaSnapshotArgs]{}, err
-	}
-	bad := func(property, format string, a ...any) {
-		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
-	}
-	if !family.IsUnknown(req.NewInputs, "source") {
-		if _, err := daytonaBuilderRoot(args.Source); err != nil {
-			bad("source", "%v", err)
-		}
-	}
-	if !family.IsUnknown(req.NewInputs, "namePrefix") && !snapshotPrefixPattern.MatchString(args.NamePrefix) {
-		bad("namePrefix", "%q: use letters, digits, '_', '.' and '-' (at most 81), starting with a letter or digit", args.NamePrefix)
-	}
-	if !family.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+func (daytonaImages) kind() imageKind {
+	return imageKind{Label: "daytona snapshot", Ready: daytonaapi.StateActive, Root: daytonaBuilderRoot, Prefix: snapshotPrefixPattern,
+		PrefixRule: "letters, digits, '_', '.' and '-' (at most 81), starting with a letter or digit"}
+}
+
+// override: a DaytonaSnapshot always builds (the component's baseSnapshot
+// override creates no DaytonaSnapshot at all).
+func (daytonaImages) override(DaytonaSnapshotArgs) string { return "" }
+
+func (daytonaImages) check(args DaytonaSnapshotArgs, known func(string) bool, bad badFunc) {
+	if known("apiUrl") && args.APIURL != "" {
 		if _, err := daytonaapi.New(daytonaapi.Options{APIKey: "x", APIURL: args.APIURL}); err != nil {
 			bad("apiUrl", "%q is not an http(s) URL", args.APIURL)
 		}
 	}
-	if !family.IsUnknown(req.NewInputs, "apiKey") && args.APIKey != "" && strings.TrimSpace(args.APIKey) == "" {
+	if known("apiKey") && args.APIKey != "" && strings.TrimSpace(args.APIKey) == "" {
 		bad("apiKey", "is blank")
 	}
-	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
-		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
-	}
-	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[DaytonaSnapshotArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // daytonaBuilderRoot is the checkout root holding the builder and the
@@ -256,116 +203,70 @@ func daytonaClient(conn daytonaapi.Options, state DaytonaSnapshotState) (*dayton
 
 // snapshotPlan is what a build would make.
 type snapshotPlan struct {
-	root, name, digest, sdk string
+	imagePlan
+	sdk string
+	// conn is the Daytona the snapshot is built in.
+	conn daytonaapi.Options
 }
 
 // planSnapshot names the snapshot from a digest of the builder's sources,
 // the runtime, the SDK pin and the target (what upstream's Terraform
 // rebuilds on, bar the name and the API, which here are the name's prefix
 // and the API the state is bound to).
-func planSnapshot(args DaytonaSnapshotArgs, target string) (snapshotPlan, error) {
+func (daytonaImages) plan(ctx context.Context, args DaytonaSnapshotArgs) (snapshotPlan, error) {
+	pl := snapshotPlan{imagePlan: imagePlan{in: args.ImageInputs}, conn: daytonaConn(ctx, args)}
 	c, err := upstream.Load()
 	if err != nil {
-		return snapshotPlan{}, err
+		return pl, err
 	}
 	root, err := daytonaBuilderRoot(args.Source)
 	if err != nil {
-		return snapshotPlan{}, fmt.Errorf("source: %w", err)
+		return pl, fmt.Errorf("source: %w", err)
 	}
 	files, err := builder.SourceDigest(root, daytonaDigestPatterns)
 	if err != nil {
-		return snapshotPlan{}, fmt.Errorf("source: %w", err)
+		return pl, fmt.Errorf("source: %w", err)
 	}
-	sdk := daytonaSDKPin(c)
-	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00sdk %s\x00target %s", files, sdk, target)))
-	digest := hex.EncodeToString(sum[:])
-	return snapshotPlan{root: root, name: args.NamePrefix + "-" + digest[:12], digest: digest, sdk: sdk}, nil
+	pl.sdk = daytonaSDKPin(c)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00sdk %s\x00target %s", files, pl.sdk, pl.conn.Target)))
+	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
+	pl.name = args.NamePrefix + "-" + pl.digest[:12]
+	return pl, nil
 }
 
-func (d *DaytonaSnapshot) now() time.Time {
-	if d.Now != nil {
-		return d.Now()
-	}
-	return time.Now()
+func (daytonaImages) changed(olds DaytonaSnapshotState, news DaytonaSnapshotArgs) map[string]bool {
+	return map[string]bool{"apiUrl": olds.APIURL != news.APIURL, "apiKey": olds.APIKey != news.APIKey,
+		"target": olds.Target != news.Target, "d1DatabaseId": olds.D1DatabaseID != news.D1DatabaseID}
 }
 
-// graceOf is a grace period in seconds, defaultGracePeriod when unset.
-func graceOf(seconds *int) time.Duration {
-	if seconds == nil {
-		return defaultGracePeriod
-	}
-	return time.Duration(*seconds) * time.Second
+func (daytonaImages) state(old DaytonaSnapshotState, in DaytonaSnapshotArgs) DaytonaSnapshotState {
+	old.DaytonaSnapshotArgs = in
+	return old
 }
-
-// expiredAt are the superseded images whose grace period ended by now.
-func expiredAt(list []SupersededSnapshot, now time.Time, grace time.Duration) []string {
-	var out []string
-	for _, s := range list {
-		retired, err := time.Parse(time.RFC3339, s.RetiredAt)
-		if err != nil || !now.Before(retired.Add(grace)) {
-			out = append(out, s.Name)
-		}
-	}
-	return out
-}
-
-var daytonaKind = imageKind{Label: "daytona snapshot", Ready: daytonaapi.StateActive}
 
 // record points the shared image lifecycle at the state; every snapshot a
-// DaytonaSnapshot names it built (the component's baseSnapshot override
-// creates no DaytonaSnapshot at all).
-func (s *DaytonaSnapshotState) record() imageRecord {
+// DaytonaSnapshot names it built.
+func (daytonaImages) record(s *DaytonaSnapshotState) imageRecord {
 	built := true
-	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.State, Built: &built, Superseded: &s.Superseded}
+	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.State, Built: &built, Superseded: &s.Superseded}
 }
 
-// Diff decides from state and local files alone (no Daytona call): a new
-// digest rebuilds, an unfinished build retries, an ended grace period
-// collects.
-func (d *DaytonaSnapshot) Diff(ctx context.Context, req infer.DiffRequest[DaytonaSnapshotArgs, DaytonaSnapshotState]) (infer.DiffResponse, error) {
-	olds, news := req.State, req.Inputs
-	conn := daytonaConn(ctx, news)
-	plan, err := planSnapshot(news, conn.Target)
-	if err != nil {
-		return infer.DiffResponse{}, err
+// bind refuses an API other than the one the snapshots were built in, and
+// records the plan's API (a state from before snapshotApiUrl has none).
+func (daytonaImages) bind(plan snapshotPlan, s *DaytonaSnapshotState) error {
+	if _, err := daytonaClient(plan.conn, *s); err != nil {
+		return err
 	}
-	return daytonaKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, OldName: olds.Name, OldDigest: olds.Digest,
-		OldStatus: olds.State, Superseded: olds.Superseded, Now: d.now(), Grace: graceOf(news.GracePeriodSeconds),
-		Changed: map[string]bool{
-			"source":             olds.Source != news.Source,
-			"apiUrl":             olds.APIURL != news.APIURL,
-			"apiKey":             olds.APIKey != news.APIKey,
-			"target":             olds.Target != news.Target,
-			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
-			"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
-			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-			"namePrefix":         olds.NamePrefix != news.NamePrefix,
-		}}), nil
+	s.SnapshotAPIURL = plan.conn.APIURL
+	return nil
 }
 
-// Create builds the snapshot. In a preview it only names it: the name is
-// known before anything is built.
-func (d *DaytonaSnapshot) Create(ctx context.Context, req infer.CreateRequest[DaytonaSnapshotArgs]) (infer.CreateResponse[DaytonaSnapshotState], error) {
-	if req.DryRun && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
-		// Inputs not known yet (outputs of other resources): nothing to name.
-		return infer.CreateResponse[DaytonaSnapshotState]{Output: DaytonaSnapshotState{DaytonaSnapshotArgs: req.Inputs}}, nil
-	}
-	conn := daytonaConn(ctx, req.Inputs)
-	plan, err := planSnapshot(req.Inputs, conn.Target)
+func (daytonaImages) deleter(ctx context.Context, s *DaytonaSnapshotState) (func(string) error, error) {
+	client, err := daytonaClient(daytonaConn(ctx, s.DaytonaSnapshotArgs), *s)
 	if err != nil {
-		return infer.CreateResponse[DaytonaSnapshotState]{}, err
+		return nil, err
 	}
-	state := DaytonaSnapshotState{DaytonaSnapshotArgs: req.Inputs, Name: plan.name, Digest: plan.digest}
-	if req.DryRun {
-		return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state}, nil
-	}
-	state.SnapshotAPIURL = conn.APIURL
-	if err := d.ensure(ctx, conn, plan, &state); err != nil {
-		// The snapshot may exist in some state: record it so the next up
-		// retries (or finishes) it rather than finding a stranger.
-		return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state}, initFailed(err)
-	}
-	return infer.CreateResponse[DaytonaSnapshotState]{ID: plan.name, Output: state}, nil
+	return func(name string) error { return client.DeleteSnapshot(ctx, name) }, nil
 }
 
 // ensure makes plan's snapshot exist and be active, running upstream's
@@ -377,7 +278,9 @@ func (d *DaytonaSnapshot) Create(ctx context.Context, req infer.CreateRequest[Da
 // it), and a failed or unfinished one is dealt with here through the API
 // first (ClaimName deletes a failed build and waits for one in progress),
 // which is all --force would do for a rebuild.
-func (d *DaytonaSnapshot) ensure(ctx context.Context, conn daytonaapi.Options, plan snapshotPlan, state *DaytonaSnapshotState) error {
+func (daytonaImages) ensure(ctx context.Context, timeout time.Duration, plan snapshotPlan, state *DaytonaSnapshotState) error {
+	conn := plan.conn
+	state.SnapshotAPIURL = conn.APIURL
 	client, err := daytonaClient(conn, DaytonaSnapshotState{})
 	if err != nil {
 		return err
@@ -391,7 +294,7 @@ func (d *DaytonaSnapshot) ensure(ctx context.Context, conn daytonaapi.Options, p
 	}
 	if !exists {
 		state.State = daytonaapi.StateBuilding
-		if err := d.runBuilder(ctx, conn, plan); err != nil {
+		if err := runDaytonaBuilder(ctx, timeout, plan); err != nil {
 			state.State = daytonaapi.StateError
 			if s, found, lerr := client.Snapshot(ctx, plan.name); lerr == nil && found {
 				state.State = s.State
@@ -416,10 +319,11 @@ func (d *DaytonaSnapshot) ensure(ctx context.Context, conn daytonaapi.Options, p
 	return nil
 }
 
-// runBuilder runs upstream's `python -m src.bootstrap` from the checkout's
+// runDaytonaBuilder runs upstream's `python -m src.bootstrap` from the checkout's
 // packages/daytona-infra with the pinned SDK, the name and the credentials.
-func (d *DaytonaSnapshot) runBuilder(ctx context.Context, conn daytonaapi.Options, plan snapshotPlan) error {
-	r, err := newPythonRunner(ctx, "daytona", "daytona-venvs", conn.APIKey, d.Timeout)
+func runDaytonaBuilder(ctx context.Context, timeout time.Duration, plan snapshotPlan) error {
+	conn := plan.conn
+	r, err := newPythonRunner(ctx, "daytona", "daytona-venvs", conn.APIKey, timeout)
 	if err != nil {
 		return err
 	}
@@ -446,46 +350,6 @@ func (d *DaytonaSnapshot) runBuilder(ctx context.Context, conn daytonaapi.Option
 	p.GetLogger(ctx).InfoStatusf("daytona: building snapshot %s", plan.name)
 	return r.Run(ctx, builder.Step{Name: "python -m " + daytonaBuilderModule, Dir: filepath.Join(plan.root, filepath.FromSlash(daytonaBuilderDir)),
 		Stream: true, Env: env, Args: []string{venv.Python(), "-m", daytonaBuilderModule}})
-}
-
-// Update builds the new snapshot when the digest moved (or the last build
-// did not finish), retiring the old one only once the new one is active,
-// then deletes what outlived its grace period.
-func (d *DaytonaSnapshot) Update(ctx context.Context, req infer.UpdateRequest[DaytonaSnapshotArgs, DaytonaSnapshotState]) (infer.UpdateResponse[DaytonaSnapshotState], error) {
-	conn := daytonaConn(ctx, req.Inputs)
-	plan, err := planSnapshot(req.Inputs, conn.Target)
-	if err != nil {
-		return infer.UpdateResponse[DaytonaSnapshotState]{}, err
-	}
-	state := req.State
-	state.DaytonaSnapshotArgs = req.Inputs
-	if req.DryRun {
-		state.Name, state.Digest = plan.name, plan.digest
-		return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, nil
-	}
-	client, err := daytonaClient(conn, state)
-	if err != nil {
-		return infer.UpdateResponse[DaytonaSnapshotState]{Output: req.State}, err
-	}
-	state.SnapshotAPIURL = conn.APIURL
-	if plan.name != state.Name || state.State != daytonaapi.StateActive {
-		err := daytonaKind.replace(state.record(), plan.name, plan.digest, d.now(), func() error {
-			return d.ensure(ctx, conn, plan, &state)
-		})
-		if err != nil {
-			return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, initFailed(err)
-		}
-	}
-	err = daytonaKind.collect(ctx, state.record(), d.now(), graceOf(req.Inputs.GracePeriodSeconds),
-		func(name string) error { return client.DeleteSnapshot(ctx, name) })
-	return infer.UpdateResponse[DaytonaSnapshotState]{Output: state}, err
-}
-
-func appendSuperseded(list []SupersededSnapshot, name string, at time.Time) []SupersededSnapshot {
-	if slices.ContainsFunc(list, func(s SupersededSnapshot) bool { return s.Name == name }) {
-		return list
-	}
-	return append(list, SupersededSnapshot{Name: name, RetiredAt: at.UTC().Format(time.RFC3339)})
 }
 
 // Read refreshes the current snapshot's state and forgets superseded ones
@@ -583,4 +447,60 @@ func deleteOwnSandboxes(ctx context.Context, client *daytonaapi.Client, database
 		n++
 	}
 	return n, nil
+}
+
+// plainHTTPSitecustomize lets the Daytona Python SDK upload build contexts
+// to object storage over plain HTTP. The SDK (0.161.0) makes its
+// obstore S3Store inside a cleared environment and passes no client
+// options, and obstore refuses an http:// endpoint unless told
+// allow_http, so no setting of ours can reach it. Against a plain-HTTP
+// Daytona API (a local stand-in such as the emulator; Daytona itself is
+// HTTPS and never gets this) the builder runs with this module on
+// PYTHONPATH: it adds allow_http for http:// endpoints only and changes
+// nothing else the SDK or the builder does.
+const plainHTTPSitecustomize = `# Written by pulumi-openinspect for builds against a plain-HTTP Daytona API.
+try:
+    import obstore.store as _obstore_store
+except ImportError:
+    _obstore_store = None
+
+if _obstore_store is not None:
+    _S3Store = _obstore_store.S3Store
+
+    def _s3_store_allowing_http(*args, **kwargs):
+        if str(kwargs.get("endpoint") or "").startswith("http://"):
+            options = dict(kwargs.pop("client_options", None) or {})
+            options.setdefault("allow_http", True)
+            kwargs["client_options"] = options
+        return _S3Store(*args, **kwargs)
+
+    _obstore_store.S3Store = _s3_store_allowing_http
+`
+
+// plainHTTPStorage writes plainHTTPSitecustomize under cacheDir and
+// returns the directory to put on PYTHONPATH.
+func plainHTTPStorage(cacheDir string) (string, error) {
+	dir := filepath.Join(cacheDir, "plain-http-object-storage")
+	file := filepath.Join(dir, "sitecustomize.py")
+	if b, err := os.ReadFile(file); err == nil && bytes.Equal(b, []byte(plainHTTPSitecustomize)) {
+		return dir, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("daytona: cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".sitecustomize-*.py")
+	if err != nil {
+		return "", fmt.Errorf("daytona: cache: %w", err)
+	}
+	_, werr := tmp.WriteString(plainHTTPSitecustomize)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("daytona: cache: %w", errors.Join(werr, cerr))
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("daytona: cache: %w", err)
+	}
+	return dir, nil
 }

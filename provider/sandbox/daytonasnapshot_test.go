@@ -105,7 +105,9 @@ func daytonaSnapshot(t *testing.T, h *providertest.Harness, name string) emudayt
 // own snapshots and sandboxes.
 func TestDaytonaSnapshotLifecycle(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	h := daytonaHarness(t, 50*time.Millisecond, provider.WithDaytonaSnapshot(&sandbox.DaytonaSnapshot{Now: clk.Now}))
+	images := &sandbox.DaytonaSnapshot{}
+	images.Now = clk.Now // the shared image lifecycle's clock
+	h := daytonaHarness(t, 50*time.Millisecond, provider.WithDaytonaSnapshot(images))
 	checkout := fixturePackages(t, "daytona-infra", "sandbox-runtime")
 	dbID := sessionsDB(t, h, "s-mine")
 	u := providertest.URN(sandbox.DaytonaSnapshotToken, "base")

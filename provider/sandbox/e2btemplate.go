@@ -28,12 +28,11 @@ import (
 // that build reads, so a new build never replaces the template running
 // sandboxes use.
 type E2bTemplate struct {
-	// Now is the clock superseded templates' grace periods are measured
-	// with; nil means time.Now.
-	Now func() time.Time
-	// Timeout bounds the builder (default builder.DefaultTimeout).
-	Timeout time.Duration
+	image[E2bTemplateArgs, E2bTemplateState, templatePlan, e2bImages]
 }
+
+// e2bImages is E2bTemplate's backend of the shared image lifecycle.
+type e2bImages struct{}
 
 // E2bTemplateToken is the E2bTemplate resource's type token.
 const E2bTemplateToken = "openinspect:index:E2bTemplate"
@@ -55,39 +54,25 @@ const (
 
 // E2bTemplateArgs are the inputs of an E2bTemplate.
 type E2bTemplateArgs struct {
-	Source             string  `pulumi:"source"`
-	NamePrefix         string  `pulumi:"namePrefix"`
-	APIURL             string  `pulumi:"apiUrl,optional"`
-	APIKey             string  `pulumi:"apiKey" provider:"secret"`
-	TemplateID         *string `pulumi:"templateId,optional"`
-	CPU                *int    `pulumi:"cpu,optional"`
-	MemoryMB           *int    `pulumi:"memoryMb,optional"`
-	GracePeriodSeconds *int    `pulumi:"gracePeriodSeconds,optional"`
-	D1DatabaseID       string  `pulumi:"d1DatabaseId,optional"`
-	KeepOnDelete       bool    `pulumi:"keepOnDelete,optional"`
+	ImageInputs
+	APIURL       string  `pulumi:"apiUrl,optional"`
+	APIKey       string  `pulumi:"apiKey" provider:"secret"`
+	TemplateID   *string `pulumi:"templateId,optional"`
+	CPU          *int    `pulumi:"cpu,optional"`
+	MemoryMB     *int    `pulumi:"memoryMb,optional"`
+	D1DatabaseID string  `pulumi:"d1DatabaseId,optional"`
 }
 
 // E2bTemplateState is what the provider records.
 type E2bTemplateState struct {
 	E2bTemplateArgs
-	// Name is the template sessions start from: <namePrefix>-<first 12 of
-	// digest>, or templateId when given.
-	Name       string               `pulumi:"name"`
-	Digest     string               `pulumi:"digest"`
-	E2bID      string               `pulumi:"e2bTemplateId"`
-	Status     string               `pulumi:"status"`
-	Built      bool                 `pulumi:"built"`
-	Superseded []SupersededSnapshot `pulumi:"superseded,optional"`
+	// ImageOutputs' Name is the template sessions start from:
+	// <namePrefix>-<first 12 of digest>, or templateId when given.
+	ImageOutputs
+	E2bID  string `pulumi:"e2bTemplateId"`
+	Status string `pulumi:"status"`
+	Built  bool   `pulumi:"built"`
 }
-
-var (
-	_ infer.ExplicitDependencies[E2bTemplateArgs, E2bTemplateState] = (*E2bTemplate)(nil)
-	_ infer.CustomCheck[E2bTemplateArgs]                            = (*E2bTemplate)(nil)
-	_ infer.CustomDiff[E2bTemplateArgs, E2bTemplateState]           = (*E2bTemplate)(nil)
-	_ infer.CustomUpdate[E2bTemplateArgs, E2bTemplateState]         = (*E2bTemplate)(nil)
-	_ infer.CustomRead[E2bTemplateArgs, E2bTemplateState]           = (*E2bTemplate)(nil)
-	_ infer.CustomDelete[E2bTemplateState]                          = (*E2bTemplate)(nil)
-)
 
 // Annotate documents the resource.
 func (e *E2bTemplate) Annotate(a infer.Annotator) {
@@ -102,60 +87,44 @@ func (e *E2bTemplate) Annotate(a infer.Annotator) {
 
 // Annotate documents the inputs.
 func (a *E2bTemplateArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Source, "An Open-Inspect checkout root holding "+e2bBuilderDir+" and the sandbox runtime.")
-	an.Describe(&a.NamePrefix, "The first part of every template name, unique to the installation (lowercase letters, digits, '-', '_').")
+	a.ImageInputs.describe(an, "template", imageDocs{
+		source:       "An Open-Inspect checkout root holding " + e2bBuilderDir + " and the sandbox runtime.",
+		namePrefix:   "The first part of every template name, unique to the installation (lowercase letters, digits, '-', '_').",
+		keepOnDelete: "Keep the templates and sandboxes on delete (the installation's Orphan policy) and say what was kept."})
 	an.Describe(&a.APIURL, "E2B REST API base URL (default "+e2bapi.DefaultAPIURL+").")
 	an.Describe(&a.APIKey, "E2B API key.")
 	an.Describe(&a.TemplateID, "Use this existing template and build nothing (upstream's e2b_template_id).")
 	an.Describe(&a.CPU, "vCPUs of the template's sandboxes (default 2).")
 	an.Describe(&a.MemoryMB, "Memory of the template's sandboxes in MB, an even number (default 4096).")
-	an.Describe(&a.GracePeriodSeconds, "How long a superseded template is kept before a later up deletes it (default 86400, a day).")
 	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions' sandboxes are killed on delete.")
-	an.Describe(&a.KeepOnDelete, "Keep the templates and sandboxes on delete (the installation's Orphan policy) and say what was kept.")
 }
 
 // Annotate documents the outputs.
 func (s *E2bTemplateState) Annotate(a infer.Annotator) {
-	a.Describe(&s.Name, "The template's name (the control plane's E2B_TEMPLATE_ID).")
-	a.Describe(&s.Digest, "SHA-256 of the builder, the runtime and the template's size; empty with templateId.")
+	s.ImageOutputs.describe(a, imageDocs{name: "The template's name (the control plane's E2B_TEMPLATE_ID).",
+		digest:     "SHA-256 of the builder, the runtime and the template's size; empty with templateId.",
+		superseded: "Replaced templates still kept."})
 	a.Describe(&s.E2bID, "E2B's ID of the template.")
 	a.Describe(&s.Status, "The template's latest build status as last seen (ready once built).")
 	a.Describe(&s.Built, "Whether this resource built the template (false with templateId).")
-	a.Describe(&s.Superseded, "Replaced templates still kept.")
-}
-
-// WireDependencies makes the name and digest known in a preview: both come
-// from local files, so E2B_TEMPLATE_ID is known before anything is built.
-func (*E2bTemplate) WireDependencies(f infer.FieldSelector, args *E2bTemplateArgs, state *E2bTemplateState) {
-	f.OutputField(&state.Name).AlwaysKnown()
-	f.OutputField(&state.Digest).AlwaysKnown()
-	f.OutputField(state).DependsOn(f.InputField(args))
 }
 
 var e2bPrefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,80}$`)
 
-// Check validates the inputs before any remote call.
-func (*E2bTemplate) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[E2bTemplateArgs], error) {
-	args, failures, err := infer.DefaultCheck[E2bTemplateArgs](ctx, req.NewInputs)
-	if err != nil {
-		return infer.CheckResponse[E2bTemplateArgs]{}, err
-	}
-	bad := func(property, format string, a ...any) {
-		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
-	}
-	override := family.Deref(args.TemplateID, "")
-	if override == "" && !family.IsUnknown(req.NewInputs, "source") && !family.IsUnknown(req.NewInputs, "templateId") {
-		if _, err := e2bBuilderRoot(args.Source); err != nil {
-			bad("source", "%v", err)
-		}
-	}
-	if !family.IsUnknown(req.NewInputs, "namePrefix") && !e2bPrefixPattern.MatchString(args.NamePrefix) {
-		bad("namePrefix", "%q: use lowercase letters, digits, '_' and '-' (at most 81), starting with a letter or digit", args.NamePrefix)
-	}
-	if !family.IsUnknown(req.NewInputs, "apiKey") && strings.TrimSpace(args.APIKey) == "" {
+const e2bReady = "ready"
+
+func (e2bImages) kind() imageKind {
+	return imageKind{Label: "e2b template", Ready: e2bReady, OverrideKey: "templateId", Root: e2bBuilderRoot, Prefix: e2bPrefixPattern,
+		PrefixRule: "lowercase letters, digits, '_' and '-' (at most 81), starting with a letter or digit"}
+}
+
+func (e2bImages) override(in E2bTemplateArgs) string { return family.Deref(in.TemplateID, "") }
+
+func (e2bImages) check(args E2bTemplateArgs, known func(string) bool, bad badFunc) {
+	if known("apiKey") && strings.TrimSpace(args.APIKey) == "" {
 		bad("apiKey", "required: an E2B API key")
 	}
-	if !family.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+	if known("apiUrl") && args.APIURL != "" {
 		if _, err := e2bapi.New(args.APIURL, "x"); err != nil {
 			bad("apiUrl", "%q is not an http(s) URL", args.APIURL)
 		}
@@ -166,11 +135,6 @@ func (*E2bTemplate) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 	if m := args.MemoryMB; m != nil && (*m < 512 || *m%2 != 0) {
 		bad("memoryMb", "must be an even number of at least 512, got %d", *m)
 	}
-	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
-		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
-	}
-	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[E2bTemplateArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // e2bBuilderRoot is the checkout root holding the builder and the runtime.
@@ -203,17 +167,17 @@ var e2bDigestPatterns = []string{
 
 // templatePlan is what a build would make.
 type templatePlan struct {
-	root, name, digest string
-	cpu, memoryMB      int
-	override           bool
+	imagePlan
+	cpu, memoryMB int
 }
 
 // planTemplate names the template: the override, or the prefix and a
 // digest of the builder's directory, the runtime and the size.
 func planTemplate(args E2bTemplateArgs) (templatePlan, error) {
-	pl := templatePlan{cpu: family.Deref(args.CPU, defaultE2BCPU), memoryMB: family.Deref(args.MemoryMB, defaultE2BMemoryMB)}
+	pl := templatePlan{imagePlan: imagePlan{in: args.ImageInputs},
+		cpu: family.Deref(args.CPU, defaultE2BCPU), memoryMB: family.Deref(args.MemoryMB, defaultE2BMemoryMB)}
 	if id := family.Deref(args.TemplateID, ""); id != "" {
-		pl.name, pl.override = id, true
+		pl.name, pl.override, pl.overrideID = id, true, id
 		return pl, nil
 	}
 	root, err := e2bBuilderRoot(args.Source)
@@ -234,74 +198,41 @@ func planTemplate(args E2bTemplateArgs) (templatePlan, error) {
 // template, from local files alone: the installation hands it to the
 // control plane, which is uploaded before the template is built.
 func E2bTemplateName(source, namePrefix string, cpu, memoryMB *int) (string, error) {
-	pl, err := planTemplate(E2bTemplateArgs{Source: source, NamePrefix: namePrefix, CPU: cpu, MemoryMB: memoryMB})
+	pl, err := planTemplate(E2bTemplateArgs{ImageInputs: ImageInputs{Source: source, NamePrefix: namePrefix}, CPU: cpu, MemoryMB: memoryMB})
 	return pl.name, err
 }
 
-func (e *E2bTemplate) now() time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
+func (e2bImages) plan(_ context.Context, in E2bTemplateArgs) (templatePlan, error) {
+	return planTemplate(in)
 }
 
-const e2bReady = "ready"
-
-var e2bKind = imageKind{Label: "e2b template", Ready: e2bReady, OverrideKey: "templateId"}
-
-func (s *E2bTemplateState) record() imageRecord {
-	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built, Superseded: &s.Superseded}
+func (e2bImages) changed(olds E2bTemplateState, news E2bTemplateArgs) map[string]bool {
+	return map[string]bool{"apiUrl": olds.APIURL != news.APIURL, "apiKey": olds.APIKey != news.APIKey,
+		"d1DatabaseId": olds.D1DatabaseID != news.D1DatabaseID}
 }
 
-// Diff decides from state and local files alone (no E2B call): a new
-// digest rebuilds, an unfinished build retries, an ended grace period
-// collects.
-func (e *E2bTemplate) Diff(ctx context.Context, req infer.DiffRequest[E2bTemplateArgs, E2bTemplateState]) (infer.DiffResponse, error) {
-	olds, news := req.State, req.Inputs
-	plan, err := planTemplate(news)
+func (e2bImages) state(old E2bTemplateState, in E2bTemplateArgs) E2bTemplateState {
+	old.E2bTemplateArgs = in
+	return old
+}
+
+func (e2bImages) record(s *E2bTemplateState) imageRecord {
+	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built,
+		Superseded: &s.Superseded, Override: &s.Name}
+}
+
+func (e2bImages) deleter(ctx context.Context, s *E2bTemplateState) (func(string) error, error) {
+	client, err := e2bapi.New(s.APIURL, s.APIKey)
 	if err != nil {
-		return infer.DiffResponse{}, err
+		return nil, err
 	}
-	return e2bKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, Override: plan.override,
-		OverrideChanged: plan.name != olds.Name, OldName: olds.Name, OldDigest: olds.Digest, OldStatus: olds.Status,
-		Superseded: olds.Superseded, Now: e.now(), Grace: graceOf(news.GracePeriodSeconds),
-		Changed: map[string]bool{
-			"source":             olds.Source != news.Source,
-			"apiUrl":             olds.APIURL != news.APIURL,
-			"apiKey":             olds.APIKey != news.APIKey,
-			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
-			"d1DatabaseId":       olds.D1DatabaseID != news.D1DatabaseID,
-			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-			"namePrefix":         olds.NamePrefix != news.NamePrefix,
-		}}), nil
-}
-
-// Create builds the template (or takes the override). In a preview it
-// only names it.
-func (e *E2bTemplate) Create(ctx context.Context, req infer.CreateRequest[E2bTemplateArgs]) (infer.CreateResponse[E2bTemplateState], error) {
-	override := family.Deref(req.Inputs.TemplateID, "")
-	if req.DryRun && override == "" && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
-		return infer.CreateResponse[E2bTemplateState]{Output: E2bTemplateState{E2bTemplateArgs: req.Inputs}}, nil
-	}
-	plan, err := planTemplate(req.Inputs)
-	if err != nil {
-		return infer.CreateResponse[E2bTemplateState]{}, err
-	}
-	state := E2bTemplateState{E2bTemplateArgs: req.Inputs, Name: plan.name, Digest: plan.digest}
-	if req.DryRun {
-		return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state}, nil
-	}
-	if err := e.ensure(ctx, plan, &state); err != nil {
-		// Record what exists so the next up retries rather than finding a stranger.
-		return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state},
-			initFailed(err)
-	}
-	return infer.CreateResponse[E2bTemplateState]{ID: plan.name, Output: state}, nil
+	return func(name string) error { return client.DeleteTemplate(ctx, name) }, nil
 }
 
 // ensure makes plan's template exist: the override is looked up, anything
 // else built by the builder; state records what was seen.
-func (e *E2bTemplate) ensure(ctx context.Context, plan templatePlan, state *E2bTemplateState) error {
+func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templatePlan, state *E2bTemplateState) error {
+	state.E2bID = ""
 	client, err := e2bapi.New(state.APIURL, state.APIKey)
 	if err != nil {
 		return err
@@ -319,7 +250,7 @@ func (e *E2bTemplate) ensure(ctx context.Context, plan templatePlan, state *E2bT
 	}
 	state.Built = true
 	state.Status = "building"
-	if err := e.runBuilder(ctx, plan, state); err != nil {
+	if err := runE2BBuilder(ctx, timeout, plan, state); err != nil {
 		state.Status = "error"
 		return err
 	}
@@ -338,9 +269,9 @@ func (e *E2bTemplate) ensure(ctx context.Context, plan templatePlan, state *E2bT
 	return nil
 }
 
-// runBuilder runs upstream's build-template.py with its locked SDK.
-func (e *E2bTemplate) runBuilder(ctx context.Context, plan templatePlan, state *E2bTemplateState) error {
-	r, err := newPythonRunner(ctx, "e2b", "e2b-venvs", state.APIKey, e.Timeout)
+// runE2BBuilder runs upstream's build-template.py with its locked SDK.
+func runE2BBuilder(ctx context.Context, timeout time.Duration, plan templatePlan, state *E2bTemplateState) error {
+	r, err := newPythonRunner(ctx, "e2b", "e2b-venvs", state.APIKey, timeout)
 	if err != nil {
 		return err
 	}
@@ -364,38 +295,6 @@ func (e *E2bTemplate) runBuilder(ctx context.Context, plan templatePlan, state *
 			"COLUMNS=200",
 		),
 		Args: []string{venv.Python(), e2bBuilder}})
-}
-
-// Update builds the new template when the digest moved (or the last build
-// did not finish), retiring the old one only once the new one is ready,
-// then deletes what outlived its grace period.
-func (e *E2bTemplate) Update(ctx context.Context, req infer.UpdateRequest[E2bTemplateArgs, E2bTemplateState]) (infer.UpdateResponse[E2bTemplateState], error) {
-	plan, err := planTemplate(req.Inputs)
-	if err != nil {
-		return infer.UpdateResponse[E2bTemplateState]{}, err
-	}
-	state := req.State
-	state.E2bTemplateArgs = req.Inputs
-	if req.DryRun {
-		state.Name, state.Digest = plan.name, plan.digest
-		return infer.UpdateResponse[E2bTemplateState]{Output: state}, nil
-	}
-	if plan.name != state.Name || state.Status != e2bReady {
-		err := e2bKind.replace(state.record(), plan.name, plan.digest, e.now(), func() error {
-			state.E2bID = ""
-			return e.ensure(ctx, plan, &state)
-		})
-		if err != nil {
-			return infer.UpdateResponse[E2bTemplateState]{Output: state}, initFailed(err)
-		}
-	}
-	client, err := e2bapi.New(state.APIURL, state.APIKey)
-	if err != nil {
-		return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
-	}
-	err = e2bKind.collect(ctx, state.record(), e.now(), graceOf(req.Inputs.GracePeriodSeconds),
-		func(name string) error { return client.DeleteTemplate(ctx, name) })
-	return infer.UpdateResponse[E2bTemplateState]{Output: state}, err
 }
 
 // Read refreshes the template's build status and forgets superseded ones
@@ -429,7 +328,7 @@ func (*E2bTemplate) Read(ctx context.Context, req infer.ReadRequest[E2bTemplateA
 // built (never an override), or says what it keeps.
 func (*E2bTemplate) Delete(ctx context.Context, req infer.DeleteRequest[E2bTemplateState]) (infer.DeleteResponse, error) {
 	state := req.State
-	names := state.record().owned()
+	names := e2bImages{}.record(&state).owned()
 	log := p.GetLogger(ctx)
 	if state.KeepOnDelete {
 		log.Warningf("e2b templates %s and the installation's sandboxes kept (deletion policy Orphan)", strings.Join(names, ", "))

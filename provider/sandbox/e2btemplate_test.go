@@ -22,7 +22,7 @@ func e2bCheckout(t *testing.T) string {
 
 func TestE2bTemplateNameFollowsWhatTheBuildReads(t *testing.T) {
 	root := e2bCheckout(t)
-	args := E2bTemplateArgs{Source: root, NamePrefix: "oi-test", APIKey: "e2b_00"}
+	args := E2bTemplateArgs{ImageInputs: ImageInputs{Source: root, NamePrefix: "oi-test"}, APIKey: "e2b_00"}
 	first, err := planTemplate(args)
 	require.NoError(t, err)
 	assert.Regexp(t, `^oi-test-[0-9a-f]{12}$`, first.name)

@@ -4,33 +4,316 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/builder"
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 )
 
-// The digest-named images built by upstream's builders (E2bTemplate,
-// VercelSnapshot, OpenComputerSnapshot) share one lifecycle: the name comes
-// from a digest of what the build reads, so a change builds a new image
-// first; the one it replaces is kept for a grace period and then deleted; a
-// build that did not finish is retried; a manual override builds nothing.
-// The steps below are that lifecycle, written once; each resource supplies
-// its platform's calls.
+// The digest-named images built by upstream's builders (DaytonaSnapshot,
+// E2bTemplate, OpenComputerSnapshot, VercelSnapshot) share one lifecycle:
+// the name comes from a digest of what the build reads, so a change builds
+// a new image first; the one it replaces is kept for a grace period and then
+// deleted; a build that did not finish is retried; a manual override builds
+// nothing. That lifecycle is written once here (image: Check, Diff, Create,
+// Update, WireDependencies); each resource embeds it and gives only its
+// backend (imageBackend): how it names an image, makes one exist and
+// deletes one, plus its own Read and Delete.
+
+// ImageInputs are the inputs every image resource shares. Embedded first in
+// each resource's inputs, so the schema lists source and namePrefix first
+// among the required ones, as it always has.
+type ImageInputs struct {
+	Source             string `pulumi:"source"`
+	NamePrefix         string `pulumi:"namePrefix"`
+	GracePeriodSeconds *int   `pulumi:"gracePeriodSeconds,optional"`
+	KeepOnDelete       bool   `pulumi:"keepOnDelete,optional"`
+}
+
+func (in ImageInputs) image() ImageInputs { return in }
+
+// ImageOutputs are the outputs every image resource shares, beside its
+// inputs.
+type ImageOutputs struct {
+	Name       string               `pulumi:"name"`
+	Digest     string               `pulumi:"digest"`
+	Superseded []SupersededSnapshot `pulumi:"superseded,optional"`
+}
+
+// SupersededSnapshot is a snapshot a newer build replaced, kept until its
+// grace period ends.
+type SupersededSnapshot struct {
+	Name      string `pulumi:"name"`
+	RetiredAt string `pulumi:"retiredAt"`
+}
+
+// Annotate documents a superseded snapshot.
+func (s *SupersededSnapshot) Annotate(a infer.Annotator) {
+	a.Describe(s, "A snapshot or template a newer build replaced, kept for the grace period.")
+	a.Describe(&s.Name, "Its name.")
+	a.Describe(&s.RetiredAt, "When it was replaced (RFC 3339).")
+}
+
+// imageDocs are the descriptions of the shared inputs and outputs that
+// differ by resource.
+type imageDocs struct {
+	source, namePrefix, keepOnDelete string
+	name, digest, superseded         string
+}
+
+// describe documents the shared inputs. noun names one image ("template").
+func (in *ImageInputs) describe(an infer.Annotator, noun string, d imageDocs) {
+	an.Describe(&in.Source, d.source)
+	an.Describe(&in.NamePrefix, d.namePrefix)
+	an.Describe(&in.GracePeriodSeconds, "How long a superseded "+noun+" is kept before a later up deletes it (default 86400, a day).")
+	an.Describe(&in.KeepOnDelete, d.keepOnDelete)
+}
+
+// describe documents the shared outputs.
+func (out *ImageOutputs) describe(an infer.Annotator, d imageDocs) {
+	an.Describe(&out.Name, d.name)
+	an.Describe(&out.Digest, d.digest)
+	an.Describe(&out.Superseded, d.superseded)
+}
+
+// imageArgs are a resource's inputs: they embed ImageInputs.
+type imageArgs interface{ image() ImageInputs }
+
+// imagePlan is what a build would make, as the shared lifecycle reads it;
+// each backend's plan embeds it and adds what its builder needs.
+type imagePlan struct {
+	root, name, digest string
+	// override: an existing image is used and nothing is built; overrideID
+	// names it (the image's name, or Vercel's snapshot ID).
+	override   bool
+	overrideID string
+	// in are the inputs planned from.
+	in ImageInputs
+}
+
+func (pl imagePlan) base() imagePlan { return pl }
+
+// id is the resource's ID: the override's, or the image's name.
+func (pl imagePlan) id() string {
+	if pl.override {
+		return pl.overrideID
+	}
+	return pl.name
+}
+
+// planned is a backend's plan: it embeds imagePlan.
+type planned interface{ base() imagePlan }
+
+// imageBackend is what one image resource gives the shared lifecycle.
+type imageBackend[In imageArgs, Out any, P planned] interface {
+	kind() imageKind
+	// override is the existing image the inputs name, "" for none.
+	override(in In) string
+	// check adds the backend's own input failures (the shared inputs are
+	// checked by the lifecycle).
+	check(in In, known func(key string) bool, bad badFunc)
+	// plan names the image from the inputs and local files alone. It fills
+	// the shared imagePlan's override and in even when it fails.
+	plan(ctx context.Context, in In) (P, error)
+	// changed are the backend's own inputs an update applies in place.
+	changed(olds Out, news In) map[string]bool
+	// state is old with the inputs in.
+	state(old Out, in In) Out
+	// record points at out's shared fields.
+	record(out *Out) imageRecord
+	// ensure makes plan's image exist, forgetting what out recorded of the
+	// previous one and recording what it saw; each builder step is bounded
+	// by timeout.
+	ensure(ctx context.Context, timeout time.Duration, plan P, out *Out) error
+	// deleter deletes one superseded image.
+	deleter(ctx context.Context, out *Out) (func(name string) error, error)
+}
+
+// imageBinder is a backend whose images belong to one API: bind refuses a
+// plan for another and records the plan's API in out, before an update.
+type imageBinder[Out any, P planned] interface {
+	bind(plan P, out *Out) error
+}
+
+type badFunc func(property, format string, a ...any)
+
+// imageResource is what every image resource implements through image.
+type imageResource[In, Out any] interface {
+	infer.ExplicitDependencies[In, Out]
+	infer.CustomCheck[In]
+	infer.CustomDiff[In, Out]
+	infer.CustomUpdate[In, Out]
+	infer.CustomRead[In, Out]
+	infer.CustomDelete[Out]
+}
+
+var (
+	_ imageResource[DaytonaSnapshotArgs, DaytonaSnapshotState]           = (*DaytonaSnapshot)(nil)
+	_ imageResource[E2bTemplateArgs, E2bTemplateState]                   = (*E2bTemplate)(nil)
+	_ imageResource[OpenComputerSnapshotArgs, OpenComputerSnapshotState] = (*OpenComputerSnapshot)(nil)
+	_ imageResource[VercelSnapshotArgs, VercelSnapshotState]             = (*VercelSnapshot)(nil)
+)
+
+// image is the shared lifecycle, embedded in each image resource; B is the
+// resource's backend, used as its zero value.
+type image[In imageArgs, Out any, P planned, B imageBackend[In, Out, P]] struct {
+	// Now is the clock superseded images' grace periods are measured with;
+	// nil means time.Now.
+	Now func() time.Time
+	// Timeout bounds each builder step (default builder.DefaultTimeout).
+	Timeout time.Duration
+}
+
+func (r *image[In, Out, P, B]) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// WireDependencies makes the name and digest known in a preview: both come
+// from local files, so the control plane's setting naming the image is
+// known before anything is built.
+func (*image[In, Out, P, B]) WireDependencies(f infer.FieldSelector, args *In, state *Out) {
+	var b B
+	rec := b.record(state)
+	f.OutputField(rec.Name).AlwaysKnown()
+	f.OutputField(rec.Digest).AlwaysKnown()
+	f.OutputField(state).DependsOn(f.InputField(args))
+}
+
+// Check validates the inputs before any remote call.
+func (*image[In, Out, P, B]) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[In], error) {
+	args, failures, err := infer.DefaultCheck[In](ctx, req.NewInputs)
+	if err != nil {
+		return infer.CheckResponse[In]{}, err
+	}
+	bad := func(property, format string, a ...any) {
+		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
+	}
+	known := func(key string) bool { return !family.IsUnknown(req.NewInputs, key) }
+	var b B
+	k, in := b.kind(), args.image()
+	if b.override(args) == "" && known("source") && (k.OverrideKey == "" || known(k.OverrideKey)) {
+		if _, err := k.Root(in.Source); err != nil {
+			bad("source", "%v", err)
+		}
+	}
+	if known("namePrefix") && !k.Prefix.MatchString(in.NamePrefix) {
+		bad("namePrefix", "%q: use %s", in.NamePrefix, k.PrefixRule)
+	}
+	b.check(args, known, bad)
+	if g := in.GracePeriodSeconds; g != nil && *g < 0 {
+		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
+	}
+	// A field computed at a preview decodes as its zero value: not a problem yet.
+	return infer.CheckResponse[In]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
+}
+
+// Diff decides from state and local files alone (no call to the platform):
+// a new digest rebuilds, an unfinished build retries, an ended grace period
+// collects, and any other changed input updates.
+func (r *image[In, Out, P, B]) Diff(ctx context.Context, req infer.DiffRequest[In, Out]) (infer.DiffResponse, error) {
+	var b B
+	olds := req.State
+	plan, err := b.plan(ctx, req.Inputs)
+	if err != nil {
+		return infer.DiffResponse{}, err
+	}
+	pl, rec := plan.base(), b.record(&olds)
+	old, news := rec.Inputs, pl.in
+	changed := b.changed(olds, req.Inputs)
+	changed["source"] = old.Source != news.Source
+	changed["namePrefix"] = old.NamePrefix != news.NamePrefix
+	changed["gracePeriodSeconds"] = family.Deref(old.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1)
+	changed["keepOnDelete"] = old.KeepOnDelete != news.KeepOnDelete
+	return b.kind().diff(ctx, imageDiff{Name: pl.name, Digest: pl.digest, Override: pl.override,
+		OverrideChanged: rec.Override != nil && pl.overrideID != *rec.Override,
+		OldName:         *rec.Name, OldDigest: *rec.Digest, OldStatus: *rec.Status,
+		Superseded: *rec.Superseded, Now: r.now(), Grace: graceOf(news.GracePeriodSeconds), Changed: changed}), nil
+}
+
+// Create builds the image (or takes the override). In a preview it only
+// names it: the name is known before anything is built.
+func (r *image[In, Out, P, B]) Create(ctx context.Context, req infer.CreateRequest[In]) (infer.CreateResponse[Out], error) {
+	var b B
+	var zero Out
+	plan, err := b.plan(ctx, req.Inputs)
+	if pl := plan.base(); req.DryRun && !pl.override && (pl.in.Source == "" || pl.in.NamePrefix == "") {
+		// Inputs not known yet (outputs of other resources): nothing to name.
+		return infer.CreateResponse[Out]{Output: b.state(zero, req.Inputs)}, nil
+	}
+	if err != nil {
+		return infer.CreateResponse[Out]{}, err
+	}
+	pl, state := plan.base(), b.state(zero, req.Inputs)
+	rec := b.record(&state)
+	*rec.Name, *rec.Digest = pl.name, pl.digest
+	if req.DryRun {
+		return infer.CreateResponse[Out]{ID: pl.id(), Output: state}, nil
+	}
+	if err := b.ensure(ctx, r.Timeout, plan, &state); err != nil {
+		// The image may exist in some state: record it so the next up
+		// retries (or finishes) it rather than finding a stranger.
+		return infer.CreateResponse[Out]{ID: pl.id(), Output: state}, initFailed(err)
+	}
+	return infer.CreateResponse[Out]{ID: pl.id(), Output: state}, nil
+}
+
+// Update builds the new image when the digest (or the override) moved, or
+// the last build did not finish, retiring the old one only once the new one
+// is ready, then deletes what outlived its grace period.
+func (r *image[In, Out, P, B]) Update(ctx context.Context, req infer.UpdateRequest[In, Out]) (infer.UpdateResponse[Out], error) {
+	var b B
+	plan, err := b.plan(ctx, req.Inputs)
+	if err != nil {
+		return infer.UpdateResponse[Out]{}, err
+	}
+	pl, state := plan.base(), b.state(req.State, req.Inputs)
+	rec := b.record(&state)
+	if req.DryRun {
+		*rec.Name, *rec.Digest = pl.name, pl.digest
+		return infer.UpdateResponse[Out]{Output: state}, nil
+	}
+	if binder, ok := any(b).(imageBinder[Out, P]); ok {
+		if err := binder.bind(plan, &state); err != nil {
+			return infer.UpdateResponse[Out]{Output: req.State}, err
+		}
+	}
+	k := b.kind()
+	if pl.name != *rec.Name || *rec.Status != k.Ready || (pl.override && rec.Override != nil && pl.overrideID != *rec.Override) {
+		err := k.replace(rec, pl.name, pl.digest, r.now(), func() error { return b.ensure(ctx, r.Timeout, plan, &state) })
+		if err != nil {
+			return infer.UpdateResponse[Out]{Output: state}, initFailed(err)
+		}
+	}
+	del, err := b.deleter(ctx, &state)
+	if err != nil {
+		return infer.UpdateResponse[Out]{Output: state}, err
+	}
+	err = k.collect(ctx, rec, r.now(), graceOf(pl.in.GracePeriodSeconds), del)
+	return infer.UpdateResponse[Out]{Output: state}, err
+}
 
 // imageRecord points at the fields of a resource's state the shared steps
 // read and write.
 type imageRecord struct {
+	Inputs               *ImageInputs
 	Name, Digest, Status *string
 	Built                *bool
 	Superseded           *[]SupersededSnapshot
+	// Override is the state's field an override is compared with (nil: the
+	// resource takes none).
+	Override *string
 }
 
-// imageKind describes one resource's images for logs and diffs.
+// imageKind describes one resource's images.
 type imageKind struct {
 	// Label names an image in log lines ("e2b template").
 	Label string
@@ -38,6 +321,11 @@ type imageKind struct {
 	Ready string
 	// OverrideKey is the input naming an existing image to use.
 	OverrideKey string
+	// Prefix is what namePrefix must match, PrefixRule says it in words.
+	Prefix     *regexp.Regexp
+	PrefixRule string
+	// Root is the checkout root holding the builder and what it reads.
+	Root func(source string) (string, error)
 }
 
 // imageDiff is what the shared Diff compares.
@@ -122,6 +410,36 @@ func (rec imageRecord) owned() []string {
 		names = append(names, s.Name)
 	}
 	return names
+}
+
+// defaultGracePeriod is how long a superseded image is kept.
+const defaultGracePeriod = 24 * time.Hour
+
+// graceOf is a grace period in seconds, defaultGracePeriod when unset.
+func graceOf(seconds *int) time.Duration {
+	if seconds == nil {
+		return defaultGracePeriod
+	}
+	return time.Duration(*seconds) * time.Second
+}
+
+// expiredAt are the superseded images whose grace period ended by now.
+func expiredAt(list []SupersededSnapshot, now time.Time, grace time.Duration) []string {
+	var out []string
+	for _, s := range list {
+		retired, err := time.Parse(time.RFC3339, s.RetiredAt)
+		if err != nil || !now.Before(retired.Add(grace)) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+func appendSuperseded(list []SupersededSnapshot, name string, at time.Time) []SupersededSnapshot {
+	if slices.ContainsFunc(list, func(s SupersededSnapshot) bool { return s.Name == name }) {
+		return list
+	}
+	return append(list, SupersededSnapshot{Name: name, RetiredAt: at.UTC().Format(time.RFC3339)})
 }
 
 // initFailed marks err as a partial create or update, so the engine keeps

@@ -28,12 +28,11 @@ import (
 // Node and the SDK) under a name made from a digest of everything that
 // build reads.
 type OpenComputerSnapshot struct {
-	// Now is the clock superseded snapshots' grace periods are measured
-	// with; nil means time.Now.
-	Now func() time.Time
-	// Timeout bounds each builder step (default builder.DefaultTimeout).
-	Timeout time.Duration
+	image[OpenComputerSnapshotArgs, OpenComputerSnapshotState, ocPlan, ocImages]
 }
+
+// ocImages is OpenComputerSnapshot's backend of the shared image lifecycle.
+type ocImages struct{}
 
 // OpenComputerSnapshotToken is the OpenComputerSnapshot resource's type token.
 const OpenComputerSnapshotToken = "openinspect:index:OpenComputerSnapshot"
@@ -58,39 +57,25 @@ const defaultOCBuilderMemoryMB = 8192
 
 // OpenComputerSnapshotArgs are the inputs of an OpenComputerSnapshot.
 type OpenComputerSnapshotArgs struct {
-	Source             string  `pulumi:"source"`
-	NamePrefix         string  `pulumi:"namePrefix"`
-	APIURL             string  `pulumi:"apiUrl"`
-	APIKey             string  `pulumi:"apiKey" provider:"secret"`
-	Template           *string `pulumi:"template,optional"`
-	BuilderMemoryMB    *int    `pulumi:"builderMemoryMb,optional"`
-	GracePeriodSeconds *int    `pulumi:"gracePeriodSeconds,optional"`
-	KeepOnDelete       bool    `pulumi:"keepOnDelete,optional"`
+	ImageInputs
+	APIURL          string  `pulumi:"apiUrl"`
+	APIKey          string  `pulumi:"apiKey" provider:"secret"`
+	Template        *string `pulumi:"template,optional"`
+	BuilderMemoryMB *int    `pulumi:"builderMemoryMb,optional"`
 }
 
 // OpenComputerSnapshotState is what the provider records.
 type OpenComputerSnapshotState struct {
 	OpenComputerSnapshotArgs
-	// Name is the snapshot sessions boot from: <namePrefix>-<first 16 of
-	// digest> (upstream: openinspect-runtime-<16 of its source hash>), or
-	// template when given.
-	Name        string               `pulumi:"name"`
-	Digest      string               `pulumi:"digest"`
-	SnapshotID  string               `pulumi:"snapshotId"`
-	ContentHash string               `pulumi:"contentHash"`
-	Status      string               `pulumi:"status"`
-	Built       bool                 `pulumi:"built"`
-	Superseded  []SupersededSnapshot `pulumi:"superseded,optional"`
+	// ImageOutputs' Name is the snapshot sessions boot from:
+	// <namePrefix>-<first 16 of digest> (upstream: openinspect-runtime-<16
+	// of its source hash>), or template when given.
+	ImageOutputs
+	SnapshotID  string `pulumi:"snapshotId"`
+	ContentHash string `pulumi:"contentHash"`
+	Status      string `pulumi:"status"`
+	Built       bool   `pulumi:"built"`
 }
-
-var (
-	_ infer.ExplicitDependencies[OpenComputerSnapshotArgs, OpenComputerSnapshotState] = (*OpenComputerSnapshot)(nil)
-	_ infer.CustomCheck[OpenComputerSnapshotArgs]                                     = (*OpenComputerSnapshot)(nil)
-	_ infer.CustomDiff[OpenComputerSnapshotArgs, OpenComputerSnapshotState]           = (*OpenComputerSnapshot)(nil)
-	_ infer.CustomUpdate[OpenComputerSnapshotArgs, OpenComputerSnapshotState]         = (*OpenComputerSnapshot)(nil)
-	_ infer.CustomRead[OpenComputerSnapshotArgs, OpenComputerSnapshotState]           = (*OpenComputerSnapshot)(nil)
-	_ infer.CustomDelete[OpenComputerSnapshotState]                                   = (*OpenComputerSnapshot)(nil)
-)
 
 // Annotate documents the resource.
 func (o *OpenComputerSnapshot) Annotate(a infer.Annotator) {
@@ -106,58 +91,43 @@ func (o *OpenComputerSnapshot) Annotate(a infer.Annotator) {
 
 // Annotate documents the inputs.
 func (a *OpenComputerSnapshotArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Source, "An Open-Inspect checkout root holding "+ocBuilderDir+" and the sandbox runtime.")
-	an.Describe(&a.NamePrefix, "The first part of every snapshot name, unique to the installation (lowercase letters, digits, '-').")
+	a.ImageInputs.describe(an, "snapshot", imageDocs{
+		source:       "An Open-Inspect checkout root holding " + ocBuilderDir + " and the sandbox runtime.",
+		namePrefix:   "The first part of every snapshot name, unique to the installation (lowercase letters, digits, '-').",
+		keepOnDelete: "Keep the snapshots on delete (the installation's Orphan policy) and say what was kept."})
 	an.Describe(&a.APIURL, "OpenComputer REST API URL, ending in /api (upstream's opencomputer_api_url).")
 	an.Describe(&a.APIKey, "OpenComputer API key.")
 	an.Describe(&a.Template, "Use this existing snapshot and build nothing (upstream's opencomputer_template).")
 	an.Describe(&a.BuilderMemoryMB, "Memory of the build's builder VM in MB (default 8192).")
-	an.Describe(&a.GracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).")
-	an.Describe(&a.KeepOnDelete, "Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.")
 }
 
 // Annotate documents the outputs.
 func (s *OpenComputerSnapshotState) Annotate(a infer.Annotator) {
-	a.Describe(&s.Name, "The snapshot's name (the control plane's OPENCOMPUTER_TEMPLATE).")
-	a.Describe(&s.Digest, "SHA-256 of the builder, its pinned packages, the runtime and the builder memory; empty with template.")
+	s.ImageOutputs.describe(a, imageDocs{name: "The snapshot's name (the control plane's OPENCOMPUTER_TEMPLATE).",
+		digest:     "SHA-256 of the builder, its pinned packages, the runtime and the builder memory; empty with template.",
+		superseded: "Replaced snapshots still kept."})
 	a.Describe(&s.SnapshotID, "OpenComputer's ID of the snapshot.")
 	a.Describe(&s.ContentHash, "The image's content hash (the SDK's cache key) as OpenComputer records it.")
 	a.Describe(&s.Status, "The snapshot's status as last seen (ready once built).")
 	a.Describe(&s.Built, "Whether this resource built the snapshot (false with template).")
-	a.Describe(&s.Superseded, "Replaced snapshots still kept.")
-}
-
-// WireDependencies makes the name and digest known in a preview: both come
-// from local files.
-func (*OpenComputerSnapshot) WireDependencies(f infer.FieldSelector, args *OpenComputerSnapshotArgs, state *OpenComputerSnapshotState) {
-	f.OutputField(&state.Name).AlwaysKnown()
-	f.OutputField(&state.Digest).AlwaysKnown()
-	f.OutputField(state).DependsOn(f.InputField(args))
 }
 
 var ocPrefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,70}$`)
 
-// Check validates the inputs before any remote call.
-func (*OpenComputerSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[OpenComputerSnapshotArgs], error) {
-	args, failures, err := infer.DefaultCheck[OpenComputerSnapshotArgs](ctx, req.NewInputs)
-	if err != nil {
-		return infer.CheckResponse[OpenComputerSnapshotArgs]{}, err
-	}
-	bad := func(property, format string, a ...any) {
-		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
-	}
-	if family.Deref(args.Template, "") == "" && !family.IsUnknown(req.NewInputs, "source") && !family.IsUnknown(req.NewInputs, "template") {
-		if _, err := ocBuilderRoot(args.Source); err != nil {
-			bad("source", "%v", err)
-		}
-	}
-	if !family.IsUnknown(req.NewInputs, "namePrefix") && !ocPrefixPattern.MatchString(args.NamePrefix) {
-		bad("namePrefix", "%q: use lowercase letters, digits and '-' (at most 71), starting with a letter or digit", args.NamePrefix)
-	}
-	if !family.IsUnknown(req.NewInputs, "apiKey") && strings.TrimSpace(args.APIKey) == "" {
+const ocReady = "ready"
+
+func (ocImages) kind() imageKind {
+	return imageKind{Label: "opencomputer snapshot", Ready: ocReady, OverrideKey: "template", Root: ocBuilderRoot, Prefix: ocPrefixPattern,
+		PrefixRule: "lowercase letters, digits and '-' (at most 71), starting with a letter or digit"}
+}
+
+func (ocImages) override(in OpenComputerSnapshotArgs) string { return family.Deref(in.Template, "") }
+
+func (ocImages) check(args OpenComputerSnapshotArgs, known func(string) bool, bad badFunc) {
+	if known("apiKey") && strings.TrimSpace(args.APIKey) == "" {
 		bad("apiKey", "required: an OpenComputer API key")
 	}
-	if !family.IsUnknown(req.NewInputs, "apiUrl") {
+	if known("apiUrl") {
 		if err := opencomputerapi.CheckAPIURL(args.APIURL); err != nil {
 			bad("apiUrl", "%v", err)
 		}
@@ -165,11 +135,6 @@ func (*OpenComputerSnapshot) Check(ctx context.Context, req infer.CheckRequest) 
 	if m := args.BuilderMemoryMB; m != nil && *m < 1024 {
 		bad("builderMemoryMb", "must be at least 1024, got %d", *m)
 	}
-	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
-		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
-	}
-	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[OpenComputerSnapshotArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // ocBuilderRoot is the checkout root holding the builder and the runtime.
@@ -200,15 +165,14 @@ var ocDigestPatterns = []string{
 
 // ocPlan is what a build would make.
 type ocPlan struct {
-	root, name, digest string
-	memoryMB           int
-	override           bool
+	imagePlan
+	memoryMB int
 }
 
 func planOCSnapshot(args OpenComputerSnapshotArgs) (ocPlan, error) {
-	pl := ocPlan{memoryMB: family.Deref(args.BuilderMemoryMB, defaultOCBuilderMemoryMB)}
+	pl := ocPlan{imagePlan: imagePlan{in: args.ImageInputs}, memoryMB: family.Deref(args.BuilderMemoryMB, defaultOCBuilderMemoryMB)}
 	if t := family.Deref(args.Template, ""); t != "" {
-		pl.name, pl.override = t, true
+		pl.name, pl.override, pl.overrideID = t, true, t
 		return pl, nil
 	}
 	root, err := ocBuilderRoot(args.Source)
@@ -225,68 +189,37 @@ func planOCSnapshot(args OpenComputerSnapshotArgs) (ocPlan, error) {
 	return pl, nil
 }
 
-func (o *OpenComputerSnapshot) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
-	}
-	return time.Now()
+func (ocImages) plan(_ context.Context, in OpenComputerSnapshotArgs) (ocPlan, error) {
+	return planOCSnapshot(in)
 }
 
-const ocReady = "ready"
-
-var ocKind = imageKind{Label: "opencomputer snapshot", Ready: ocReady, OverrideKey: "template"}
-
-func (s *OpenComputerSnapshotState) record() imageRecord {
-	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built, Superseded: &s.Superseded}
+func (ocImages) changed(olds OpenComputerSnapshotState, news OpenComputerSnapshotArgs) map[string]bool {
+	return map[string]bool{"apiUrl": olds.APIURL != news.APIURL, "apiKey": olds.APIKey != news.APIKey}
 }
 
-// Diff decides from state and local files alone (no OpenComputer call).
-func (o *OpenComputerSnapshot) Diff(ctx context.Context, req infer.DiffRequest[OpenComputerSnapshotArgs, OpenComputerSnapshotState]) (infer.DiffResponse, error) {
-	olds, news := req.State, req.Inputs
-	plan, err := planOCSnapshot(news)
+func (ocImages) state(old OpenComputerSnapshotState, in OpenComputerSnapshotArgs) OpenComputerSnapshotState {
+	old.OpenComputerSnapshotArgs = in
+	return old
+}
+
+func (ocImages) record(s *OpenComputerSnapshotState) imageRecord {
+	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built,
+		Superseded: &s.Superseded, Override: &s.Name}
+}
+
+func (ocImages) deleter(ctx context.Context, s *OpenComputerSnapshotState) (func(string) error, error) {
+	client, err := opencomputerapi.New(s.APIURL, s.APIKey)
 	if err != nil {
-		return infer.DiffResponse{}, err
+		return nil, err
 	}
-	return ocKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, Override: plan.override,
-		OverrideChanged: plan.name != olds.Name, OldName: olds.Name, OldDigest: olds.Digest, OldStatus: olds.Status,
-		Superseded: olds.Superseded, Now: o.now(), Grace: graceOf(news.GracePeriodSeconds),
-		Changed: map[string]bool{
-			"source":             olds.Source != news.Source,
-			"apiUrl":             olds.APIURL != news.APIURL,
-			"apiKey":             olds.APIKey != news.APIKey,
-			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
-			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-			"namePrefix":         olds.NamePrefix != news.NamePrefix,
-		}}), nil
-}
-
-// Create builds the snapshot (or takes the override). In a preview it only
-// names it.
-func (o *OpenComputerSnapshot) Create(ctx context.Context, req infer.CreateRequest[OpenComputerSnapshotArgs]) (infer.CreateResponse[OpenComputerSnapshotState], error) {
-	override := family.Deref(req.Inputs.Template, "")
-	if req.DryRun && override == "" && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
-		return infer.CreateResponse[OpenComputerSnapshotState]{Output: OpenComputerSnapshotState{OpenComputerSnapshotArgs: req.Inputs}}, nil
-	}
-	plan, err := planOCSnapshot(req.Inputs)
-	if err != nil {
-		return infer.CreateResponse[OpenComputerSnapshotState]{}, err
-	}
-	state := OpenComputerSnapshotState{OpenComputerSnapshotArgs: req.Inputs, Name: plan.name, Digest: plan.digest}
-	if req.DryRun {
-		return infer.CreateResponse[OpenComputerSnapshotState]{ID: plan.name, Output: state}, nil
-	}
-	if err := o.ensure(ctx, plan, &state); err != nil {
-		// Record what exists so the next up retries rather than finding a stranger.
-		return infer.CreateResponse[OpenComputerSnapshotState]{ID: plan.name, Output: state},
-			initFailed(err)
-	}
-	return infer.CreateResponse[OpenComputerSnapshotState]{ID: plan.name, Output: state}, nil
+	return func(name string) error { return client.DeleteSnapshot(ctx, name) }, nil
 }
 
 // ensure makes plan's snapshot exist: the override is looked up; a ready
 // snapshot under the digest name (built by an up whose state was lost) is
 // taken; anything else is built by the builder.
-func (o *OpenComputerSnapshot) ensure(ctx context.Context, plan ocPlan, state *OpenComputerSnapshotState) error {
+func (ocImages) ensure(ctx context.Context, timeout time.Duration, plan ocPlan, state *OpenComputerSnapshotState) error {
+	state.SnapshotID, state.ContentHash = "", ""
 	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
 	if err != nil {
 		return err
@@ -311,7 +244,7 @@ func (o *OpenComputerSnapshot) ensure(ctx context.Context, plan ocPlan, state *O
 			}
 		}
 		state.Status = "building"
-		if err := o.runBuilder(ctx, plan, state); err != nil {
+		if err := runOCBuilder(ctx, timeout, plan, state); err != nil {
 			state.Status = "failed"
 			return err
 		}
@@ -330,11 +263,11 @@ func (o *OpenComputerSnapshot) ensure(ctx context.Context, plan ocPlan, state *O
 	return nil
 }
 
-// runBuilder bundles and runs upstream's build-template.ts as its
+// runOCBuilder bundles and runs upstream's build-template.ts as its
 // Terraform does: from the checkout root, with the API, key, name and
 // builder memory in its environment.
-func (o *OpenComputerSnapshot) runBuilder(ctx context.Context, plan ocPlan, state *OpenComputerSnapshotState) error {
-	r, err := newRunner(ctx, "opencomputer", "node-builders", state.APIKey, o.Timeout)
+func runOCBuilder(ctx context.Context, timeout time.Duration, plan ocPlan, state *OpenComputerSnapshotState) error {
+	r, err := newRunner(ctx, "opencomputer", "node-builders", state.APIKey, timeout)
 	if err != nil {
 		return err
 	}
@@ -352,38 +285,6 @@ func (o *OpenComputerSnapshot) runBuilder(ctx context.Context, plan ocPlan, stat
 			"OPENCOMPUTER_BUILDER_MEMORY_MB=" + strconv.Itoa(plan.memoryMB),
 			"OPENINSPECT_REPO_ROOT=" + plan.root,
 		}})
-}
-
-// Update builds the new snapshot when the digest moved (or the last build
-// did not finish), retiring the old one only once the new one is ready,
-// then deletes what outlived its grace period.
-func (o *OpenComputerSnapshot) Update(ctx context.Context, req infer.UpdateRequest[OpenComputerSnapshotArgs, OpenComputerSnapshotState]) (infer.UpdateResponse[OpenComputerSnapshotState], error) {
-	plan, err := planOCSnapshot(req.Inputs)
-	if err != nil {
-		return infer.UpdateResponse[OpenComputerSnapshotState]{}, err
-	}
-	state := req.State
-	state.OpenComputerSnapshotArgs = req.Inputs
-	if req.DryRun {
-		state.Name, state.Digest = plan.name, plan.digest
-		return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, nil
-	}
-	if plan.name != state.Name || state.Status != ocReady {
-		err := ocKind.replace(state.record(), plan.name, plan.digest, o.now(), func() error {
-			state.SnapshotID, state.ContentHash = "", ""
-			return o.ensure(ctx, plan, &state)
-		})
-		if err != nil {
-			return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, initFailed(err)
-		}
-	}
-	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
-	if err != nil {
-		return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, err
-	}
-	err = ocKind.collect(ctx, state.record(), o.now(), graceOf(req.Inputs.GracePeriodSeconds),
-		func(name string) error { return client.DeleteSnapshot(ctx, name) })
-	return infer.UpdateResponse[OpenComputerSnapshotState]{Output: state}, err
 }
 
 // Read refreshes the snapshot's status and forgets superseded ones deleted
@@ -416,7 +317,7 @@ func (*OpenComputerSnapshot) Read(ctx context.Context, req infer.ReadRequest[Ope
 // running ones, and they stop with their sessions.
 func (*OpenComputerSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[OpenComputerSnapshotState]) (infer.DeleteResponse, error) {
 	state := req.State
-	names := state.record().owned()
+	names := ocImages{}.record(&state).owned()
 	log := p.GetLogger(ctx)
 	if len(names) == 0 {
 		return infer.DeleteResponse{}, nil

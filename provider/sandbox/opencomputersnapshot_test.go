@@ -51,8 +51,10 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 		t.Skip("installs @opencomputer/sdk and esbuild from npm on a cold cache; -short skips it")
 	}
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	images := &sandbox.OpenComputerSnapshot{}
+	images.Now = clk.Now // the shared image lifecycle's clock
 	h := providertest.NewHarnessWith(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: 50 * time.Millisecond}},
-		provider.WithOpenComputerSnapshot(&sandbox.OpenComputerSnapshot{Now: clk.Now}))
+		provider.WithOpenComputerSnapshot(images))
 	checkout := fixturePackages(t, "opencomputer-infra", "sandbox-runtime")
 	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
 	inputsFor := func(prefix string) property.Map {

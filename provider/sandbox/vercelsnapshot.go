@@ -29,12 +29,11 @@ import (
 // after a digest of everything that build reads. Upstream's control plane
 // finds the snapshot by that sandbox name (VERCEL_BASE_SNAPSHOT_NAME).
 type VercelSnapshot struct {
-	// Now is the clock superseded snapshots' grace periods are measured
-	// with; nil means time.Now.
-	Now func() time.Time
-	// Timeout bounds each builder step (default builder.DefaultTimeout).
-	Timeout time.Duration
+	image[VercelSnapshotArgs, VercelSnapshotState, vercelPlan, vercelImages]
 }
+
+// vercelImages is VercelSnapshot's backend of the shared image lifecycle.
+type vercelImages struct{}
 
 // VercelSnapshotToken is the VercelSnapshot resource's type token.
 const VercelSnapshotToken = "openinspect:index:VercelSnapshot"
@@ -78,41 +77,28 @@ const defaultVercelRuntime = "node24"
 
 // VercelSnapshotArgs are the inputs of a VercelSnapshot.
 type VercelSnapshotArgs struct {
-	Source             string  `pulumi:"source"`
-	NamePrefix         string  `pulumi:"namePrefix"`
-	APIURL             string  `pulumi:"apiUrl,optional"`
-	Token              string  `pulumi:"token" provider:"secret"`
-	ProjectID          string  `pulumi:"projectId"`
-	TeamID             string  `pulumi:"teamId,optional"`
-	Runtime            *string `pulumi:"runtime,optional"`
-	SnapshotID         *string `pulumi:"snapshotId,optional"`
-	GracePeriodSeconds *int    `pulumi:"gracePeriodSeconds,optional"`
-	D1DatabaseID       string  `pulumi:"d1DatabaseId,optional"`
-	KeepOnDelete       bool    `pulumi:"keepOnDelete,optional"`
+	ImageInputs
+	APIURL       string  `pulumi:"apiUrl,optional"`
+	Token        string  `pulumi:"token" provider:"secret"`
+	ProjectID    string  `pulumi:"projectId"`
+	TeamID       string  `pulumi:"teamId,optional"`
+	Runtime      *string `pulumi:"runtime,optional"`
+	SnapshotID   *string `pulumi:"snapshotId,optional"`
+	D1DatabaseID string  `pulumi:"d1DatabaseId,optional"`
 }
 
 // VercelSnapshotState is what the provider records.
 type VercelSnapshotState struct {
 	VercelSnapshotArgs
-	// Name is the build sandbox's name, which names the snapshot for the
-	// control plane: <namePrefix>-<first 16 of digest> (upstream:
-	// openinspect-base-<16 of its source hash>); empty with snapshotId.
-	Name             string               `pulumi:"name"`
-	Digest           string               `pulumi:"digest"`
-	VercelSnapshotID string               `pulumi:"vercelSnapshotId"`
-	Status           string               `pulumi:"status"`
-	Built            bool                 `pulumi:"built"`
-	Superseded       []SupersededSnapshot `pulumi:"superseded,optional"`
+	// ImageOutputs' Name is the build sandbox's name, which names the
+	// snapshot for the control plane: <namePrefix>-<first 16 of digest>
+	// (upstream: openinspect-base-<16 of its source hash>); empty with
+	// snapshotId.
+	ImageOutputs
+	VercelSnapshotID string `pulumi:"vercelSnapshotId"`
+	Status           string `pulumi:"status"`
+	Built            bool   `pulumi:"built"`
 }
-
-var (
-	_ infer.ExplicitDependencies[VercelSnapshotArgs, VercelSnapshotState] = (*VercelSnapshot)(nil)
-	_ infer.CustomCheck[VercelSnapshotArgs]                               = (*VercelSnapshot)(nil)
-	_ infer.CustomDiff[VercelSnapshotArgs, VercelSnapshotState]           = (*VercelSnapshot)(nil)
-	_ infer.CustomUpdate[VercelSnapshotArgs, VercelSnapshotState]         = (*VercelSnapshot)(nil)
-	_ infer.CustomRead[VercelSnapshotArgs, VercelSnapshotState]           = (*VercelSnapshot)(nil)
-	_ infer.CustomDelete[VercelSnapshotState]                             = (*VercelSnapshot)(nil)
-)
 
 // Annotate documents the resource.
 func (v *VercelSnapshot) Annotate(a infer.Annotator) {
@@ -129,34 +115,27 @@ func (v *VercelSnapshot) Annotate(a infer.Annotator) {
 
 // Annotate documents the inputs.
 func (a *VercelSnapshotArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Source, "An Open-Inspect checkout root holding "+vercelPackage+" and the sandbox runtime.")
-	an.Describe(&a.NamePrefix, "The first part of every build sandbox's name, unique to the installation (lowercase letters, digits, '-').")
+	a.ImageInputs.describe(an, "snapshot", imageDocs{
+		source:       "An Open-Inspect checkout root holding " + vercelPackage + " and the sandbox runtime.",
+		namePrefix:   "The first part of every build sandbox's name, unique to the installation (lowercase letters, digits, '-').",
+		keepOnDelete: "Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept."})
 	an.Describe(&a.APIURL, "Vercel Sandbox API base URL (default "+vercelapi.DefaultAPIURL+").")
 	an.Describe(&a.Token, "Vercel token for the Sandbox API.")
 	an.Describe(&a.ProjectID, "The Vercel project every Sandbox API call is scoped by.")
 	an.Describe(&a.TeamID, "The Vercel team, when the project belongs to one.")
 	an.Describe(&a.Runtime, "The build sandbox's runtime (default node24).")
 	an.Describe(&a.SnapshotID, "Use this existing snapshot and build nothing (upstream's vercel_base_snapshot_id).")
-	an.Describe(&a.GracePeriodSeconds, "How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).")
 	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions' sandboxes (found by their "+sessionLabel+" tag) are deleted on delete.")
-	an.Describe(&a.KeepOnDelete, "Keep the snapshots and sandboxes on delete (the installation's Orphan policy) and say what was kept.")
 }
 
 // Annotate documents the outputs.
 func (s *VercelSnapshotState) Annotate(a infer.Annotator) {
-	a.Describe(&s.Name, "The build sandbox's name (the control plane's VERCEL_BASE_SNAPSHOT_NAME); empty with snapshotId.")
-	a.Describe(&s.Digest, "SHA-256 of the builder, its client, the bundle if any, the pins, the runtime and the sandbox runtime; empty with snapshotId.")
+	s.ImageOutputs.describe(a, imageDocs{name: "The build sandbox's name (the control plane's VERCEL_BASE_SNAPSHOT_NAME); empty with snapshotId.",
+		digest:     "SHA-256 of the builder, its client, the bundle if any, the pins, the runtime and the sandbox runtime; empty with snapshotId.",
+		superseded: "Replaced build sandboxes whose snapshots are still kept."})
 	a.Describe(&s.VercelSnapshotID, "Vercel's ID of the snapshot.")
 	a.Describe(&s.Status, "The snapshot's status as last seen (created once built).")
 	a.Describe(&s.Built, "Whether this resource built the snapshot (false with snapshotId).")
-	a.Describe(&s.Superseded, "Replaced build sandboxes whose snapshots are still kept.")
-}
-
-// WireDependencies makes the name and digest known in a preview.
-func (*VercelSnapshot) WireDependencies(f infer.FieldSelector, args *VercelSnapshotArgs, state *VercelSnapshotState) {
-	f.OutputField(&state.Name).AlwaysKnown()
-	f.OutputField(&state.Digest).AlwaysKnown()
-	f.OutputField(state).DependsOn(f.InputField(args))
 }
 
 // Build sandbox names: upstream's normalisation keeps lowercase letters,
@@ -166,30 +145,23 @@ var vercelPrefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,78}$`)
 // VercelRuntimes are the Sandbox runtimes Vercel offers.
 var VercelRuntimes = []string{"node22", "node24", "python3.13"}
 
-// Check validates the inputs before any remote call.
-func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[VercelSnapshotArgs], error) {
-	args, failures, err := infer.DefaultCheck[VercelSnapshotArgs](ctx, req.NewInputs)
-	if err != nil {
-		return infer.CheckResponse[VercelSnapshotArgs]{}, err
-	}
-	bad := func(property, format string, a ...any) {
-		failures = append(failures, p.CheckFailure{Property: property, Reason: fmt.Sprintf(format, a...)})
-	}
-	if family.Deref(args.SnapshotID, "") == "" && !family.IsUnknown(req.NewInputs, "source") && !family.IsUnknown(req.NewInputs, "snapshotId") {
-		if _, err := vercelBuilderRoot(args.Source); err != nil {
-			bad("source", "%v", err)
-		}
-	}
-	if !family.IsUnknown(req.NewInputs, "namePrefix") && !vercelPrefixPattern.MatchString(args.NamePrefix) {
-		bad("namePrefix", "%q: use lowercase letters, digits and '-' (at most 79), starting with a letter or digit", args.NamePrefix)
-	}
-	if !family.IsUnknown(req.NewInputs, "token") && strings.TrimSpace(args.Token) == "" {
+const vercelCreated = "created"
+
+func (vercelImages) kind() imageKind {
+	return imageKind{Label: "vercel snapshot", Ready: vercelCreated, OverrideKey: "snapshotId", Root: vercelBuilderRoot,
+		Prefix: vercelPrefixPattern, PrefixRule: "lowercase letters, digits and '-' (at most 79), starting with a letter or digit"}
+}
+
+func (vercelImages) override(in VercelSnapshotArgs) string { return family.Deref(in.SnapshotID, "") }
+
+func (vercelImages) check(args VercelSnapshotArgs, known func(string) bool, bad badFunc) {
+	if known("token") && strings.TrimSpace(args.Token) == "" {
 		bad("token", "required: a Vercel token")
 	}
-	if !family.IsUnknown(req.NewInputs, "projectId") && strings.TrimSpace(args.ProjectID) == "" {
+	if known("projectId") && strings.TrimSpace(args.ProjectID) == "" {
 		bad("projectId", "required: the Vercel project the sandboxes belong to")
 	}
-	if !family.IsUnknown(req.NewInputs, "apiUrl") && args.APIURL != "" {
+	if known("apiUrl") && args.APIURL != "" {
 		if err := vercelapi.CheckAPIURL(args.APIURL); err != nil {
 			bad("apiUrl", "%v", err)
 		}
@@ -197,11 +169,6 @@ func (*VercelSnapshot) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if r := args.Runtime; r != nil && !slices.Contains(VercelRuntimes, *r) {
 		bad("runtime", "%q: one of %s", *r, strings.Join(VercelRuntimes, ", "))
 	}
-	if g := args.GracePeriodSeconds; g != nil && *g < 0 {
-		bad("gracePeriodSeconds", "must be 0 or more, got %d", *g)
-	}
-	// A field computed at a preview decodes as its zero value: not a problem yet.
-	return infer.CheckResponse[VercelSnapshotArgs]{Inputs: args, Failures: family.KnownFailures(req.NewInputs, failures)}, nil
 }
 
 // vercelBuilderRoot is the checkout root holding the builder (its sources
@@ -240,14 +207,14 @@ var vercelDigestPatterns = []string{
 
 // vercelPlan is what a build would make.
 type vercelPlan struct {
-	root, name, digest, runtime string
-	override                    string
+	imagePlan
+	runtime string
 }
 
 func planVercelSnapshot(args VercelSnapshotArgs) (vercelPlan, error) {
-	pl := vercelPlan{runtime: family.Deref(args.Runtime, defaultVercelRuntime)}
+	pl := vercelPlan{imagePlan: imagePlan{in: args.ImageInputs}, runtime: family.Deref(args.Runtime, defaultVercelRuntime)}
 	if id := family.Deref(args.SnapshotID, ""); id != "" {
-		pl.override = id
+		pl.override, pl.overrideID = true, id
 		return pl, nil
 	}
 	root, err := vercelBuilderRoot(args.Source)
@@ -264,86 +231,51 @@ func planVercelSnapshot(args VercelSnapshotArgs) (vercelPlan, error) {
 	return pl, nil
 }
 
-func (v *VercelSnapshot) now() time.Time {
-	if v.Now != nil {
-		return v.Now()
-	}
-	return time.Now()
+func (vercelImages) plan(_ context.Context, in VercelSnapshotArgs) (vercelPlan, error) {
+	return planVercelSnapshot(in)
 }
 
-const vercelCreated = "created"
-
-var vercelKind = imageKind{Label: "vercel snapshot", Ready: vercelCreated, OverrideKey: "snapshotId"}
-
-func (s *VercelSnapshotState) record() imageRecord {
-	return imageRecord{Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built, Superseded: &s.Superseded}
+func (vercelImages) changed(olds VercelSnapshotState, news VercelSnapshotArgs) map[string]bool {
+	return map[string]bool{"apiUrl": olds.APIURL != news.APIURL, "token": olds.Token != news.Token,
+		"projectId": olds.ProjectID != news.ProjectID, "teamId": olds.TeamID != news.TeamID}
 }
 
-// Diff decides from state and local files alone (no Vercel call).
-func (v *VercelSnapshot) Diff(ctx context.Context, req infer.DiffRequest[VercelSnapshotArgs, VercelSnapshotState]) (infer.DiffResponse, error) {
-	olds, news := req.State, req.Inputs
-	plan, err := planVercelSnapshot(news)
+func (vercelImages) state(old VercelSnapshotState, in VercelSnapshotArgs) VercelSnapshotState {
+	old.VercelSnapshotArgs = in
+	return old
+}
+
+func (vercelImages) record(s *VercelSnapshotState) imageRecord {
+	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built,
+		Superseded: &s.Superseded, Override: &s.VercelSnapshotID}
+}
+
+// deleter deletes a superseded build: its snapshots and its sandbox.
+func (vercelImages) deleter(ctx context.Context, s *VercelSnapshotState) (func(string) error, error) {
+	client, err := vercelapi.New(s.APIURL, s.Token, s.ProjectID, s.TeamID)
 	if err != nil {
-		return infer.DiffResponse{}, err
+		return nil, err
 	}
-	return vercelKind.diff(ctx, imageDiff{Name: plan.name, Digest: plan.digest, Override: plan.override != "",
-		OverrideChanged: plan.override != olds.VercelSnapshotID, OldName: olds.Name, OldDigest: olds.Digest, OldStatus: olds.Status,
-		Superseded: olds.Superseded, Now: v.now(), Grace: graceOf(news.GracePeriodSeconds),
-		Changed: map[string]bool{
-			"source":             olds.Source != news.Source,
-			"apiUrl":             olds.APIURL != news.APIURL,
-			"token":              olds.Token != news.Token,
-			"projectId":          olds.ProjectID != news.ProjectID,
-			"teamId":             olds.TeamID != news.TeamID,
-			"gracePeriodSeconds": family.Deref(olds.GracePeriodSeconds, -1) != family.Deref(news.GracePeriodSeconds, -1),
-			"keepOnDelete":       olds.KeepOnDelete != news.KeepOnDelete,
-			"namePrefix":         olds.NamePrefix != news.NamePrefix,
-		}}), nil
-}
-
-// Create builds the snapshot (or takes the override). In a preview it only
-// names it.
-func (v *VercelSnapshot) Create(ctx context.Context, req infer.CreateRequest[VercelSnapshotArgs]) (infer.CreateResponse[VercelSnapshotState], error) {
-	override := family.Deref(req.Inputs.SnapshotID, "")
-	if req.DryRun && override == "" && (req.Inputs.Source == "" || req.Inputs.NamePrefix == "") {
-		return infer.CreateResponse[VercelSnapshotState]{Output: VercelSnapshotState{VercelSnapshotArgs: req.Inputs}}, nil
-	}
-	plan, err := planVercelSnapshot(req.Inputs)
-	if err != nil {
-		return infer.CreateResponse[VercelSnapshotState]{}, err
-	}
-	state := VercelSnapshotState{VercelSnapshotArgs: req.Inputs, Name: plan.name, Digest: plan.digest}
-	id := plan.name
-	if override != "" {
-		id = override
-	}
-	if req.DryRun {
-		return infer.CreateResponse[VercelSnapshotState]{ID: id, Output: state}, nil
-	}
-	if err := v.ensure(ctx, plan, &state); err != nil {
-		// Record what exists so the next up retries rather than finding a stranger.
-		return infer.CreateResponse[VercelSnapshotState]{ID: id, Output: state},
-			initFailed(err)
-	}
-	return infer.CreateResponse[VercelSnapshotState]{ID: id, Output: state}, nil
+	return func(name string) error { return deleteBuild(ctx, client, name) }, nil
 }
 
 // ensure makes plan's snapshot exist: the override is looked up; a created
 // snapshot of the digest-named sandbox (built by an up whose state was
 // lost) is taken; anything else is built by the builder.
-func (v *VercelSnapshot) ensure(ctx context.Context, plan vercelPlan, state *VercelSnapshotState) error {
+func (vercelImages) ensure(ctx context.Context, timeout time.Duration, plan vercelPlan, state *VercelSnapshotState) error {
+	state.VercelSnapshotID = ""
 	client, err := vercelapi.New(state.APIURL, state.Token, state.ProjectID, state.TeamID)
 	if err != nil {
 		return err
 	}
-	if plan.override != "" {
+	if plan.override {
 		snaps, err := client.Snapshots(ctx, "")
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(snaps, func(s vercelapi.Snapshot) bool { return s.ID == plan.override })
+		i := slices.IndexFunc(snaps, func(s vercelapi.Snapshot) bool { return s.ID == plan.overrideID })
 		if i < 0 {
-			return fmt.Errorf("snapshotId: project %s has no snapshot %q", state.ProjectID, plan.override)
+			return fmt.Errorf("snapshotId: project %s has no snapshot %q", state.ProjectID, plan.overrideID)
 		}
 		state.VercelSnapshotID, state.Status, state.Built = snaps[i].ID, snaps[i].Status, false
 		return nil
@@ -357,7 +289,7 @@ func (v *VercelSnapshot) ensure(ctx context.Context, plan vercelPlan, state *Ver
 		return nil
 	}
 	state.Status = "building"
-	id, err := v.runBuilder(ctx, plan, state)
+	id, err := runVercelBuilder(ctx, timeout, plan, state)
 	if err != nil {
 		state.Status = "failed"
 		return err
@@ -391,11 +323,11 @@ func latestCreated(ctx context.Context, client *vercelapi.Client, name string) (
 	return best, found, nil
 }
 
-// runBuilder runs upstream's builder as its Terraform does, from the
+// runVercelBuilder runs upstream's builder as its Terraform does, from the
 // checkout root with the token, project, team, runtime, API and sandbox
 // name in its environment, and returns the snapshot ID it wrote.
-func (v *VercelSnapshot) runBuilder(ctx context.Context, plan vercelPlan, state *VercelSnapshotState) (string, error) {
-	r, err := newRunner(ctx, "vercel", "node-builders", state.Token, v.Timeout)
+func runVercelBuilder(ctx context.Context, timeout time.Duration, plan vercelPlan, state *VercelSnapshotState) (string, error) {
+	r, err := newRunner(ctx, "vercel", "node-builders", state.Token, timeout)
 	if err != nil {
 		return "", err
 	}
@@ -455,40 +387,6 @@ func fileExists(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// Update builds the new snapshot when the digest moved (or the last build
-// did not finish), retiring the old one only once the new one exists, then
-// deletes what outlived its grace period.
-func (v *VercelSnapshot) Update(ctx context.Context, req infer.UpdateRequest[VercelSnapshotArgs, VercelSnapshotState]) (infer.UpdateResponse[VercelSnapshotState], error) {
-	plan, err := planVercelSnapshot(req.Inputs)
-	if err != nil {
-		return infer.UpdateResponse[VercelSnapshotState]{}, err
-	}
-	state := req.State
-	state.VercelSnapshotArgs = req.Inputs
-	if req.DryRun {
-		state.Name, state.Digest = plan.name, plan.digest
-		return infer.UpdateResponse[VercelSnapshotState]{Output: state}, nil
-	}
-	rebuild := plan.name != state.Name || state.Status != vercelCreated ||
-		(plan.override != "" && plan.override != state.VercelSnapshotID)
-	if rebuild {
-		err := vercelKind.replace(state.record(), plan.name, plan.digest, v.now(), func() error {
-			state.VercelSnapshotID = ""
-			return v.ensure(ctx, plan, &state)
-		})
-		if err != nil {
-			return infer.UpdateResponse[VercelSnapshotState]{Output: state}, initFailed(err)
-		}
-	}
-	client, err := vercelapi.New(state.APIURL, state.Token, state.ProjectID, state.TeamID)
-	if err != nil {
-		return infer.UpdateResponse[VercelSnapshotState]{Output: state}, err
-	}
-	err = vercelKind.collect(ctx, state.record(), v.now(), graceOf(req.Inputs.GracePeriodSeconds),
-		func(name string) error { return deleteBuild(ctx, client, name) })
-	return infer.UpdateResponse[VercelSnapshotState]{Output: state}, err
-}
-
 // deleteBuild deletes every snapshot taken from a build sandbox, then the
 // sandbox.
 func deleteBuild(ctx context.Context, client *vercelapi.Client, name string) error {
@@ -539,7 +437,7 @@ func (*VercelSnapshot) Read(ctx context.Context, req infer.ReadRequest[VercelSna
 // (never an override's) and those sandboxes, or says what it keeps.
 func (*VercelSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[VercelSnapshotState]) (infer.DeleteResponse, error) {
 	state := req.State
-	names := state.record().owned()
+	names := vercelImages{}.record(&state).owned()
 	log := p.GetLogger(ctx)
 	if state.KeepOnDelete {
 		log.Warningf("vercel snapshots of %s and the installation's session sandboxes kept (deletion policy Orphan)", strings.Join(names, ", "))

@@ -47,8 +47,10 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 		t.Skip("installs esbuild and zod from npm on a cold cache; -short skips it")
 	}
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	images := &sandbox.VercelSnapshot{}
+	images.Now = clk.Now // the shared image lifecycle's clock
 	h := providertest.NewHarnessWith(t, emulator.Options{Vercel: emuvercel.Options{CommandTime: 20 * time.Millisecond}},
-		provider.WithVercelSnapshot(&sandbox.VercelSnapshot{Now: clk.Now}))
+		provider.WithVercelSnapshot(images))
 	checkout := fixturePackages(t, "control-plane", "sandbox-runtime") // the control plane holds the Vercel builder
 	const project = "prj_openinspect_test"
 	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
