@@ -66,7 +66,7 @@ type WorkerArgs struct {
 	Assets             *WorkerAssets          `pulumi:"assets,optional"`
 	AdoptExisting      bool                   `pulumi:"adoptExisting,optional"`
 	Ownership
-	WorkerPlatform
+	WorkerSettings
 }
 
 // D1Binding binds a D1 database.
@@ -418,7 +418,7 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		checkRange("maxRetries", c.MaxRetries, 0, 100)
 		checkRange("retryDelaySeconds", c.RetryDelaySeconds, 0, 43200)
 	}
-	a.validatePlatform(fail, unknown)
+	a.validateSettings(fail, unknown)
 	return failures
 }
 

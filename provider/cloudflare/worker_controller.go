@@ -445,7 +445,7 @@ func argsFromSettings(name string, s cfapi.ScriptSettings) WorkerArgs {
 			}
 		}
 	}
-	args.WorkerPlatform = platformFromSettings(args.WorkerPlatform, s)
+	args.WorkerSettings = settingsFromScript(args.WorkerSettings, s)
 	return args
 }
 

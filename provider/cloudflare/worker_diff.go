@@ -143,7 +143,7 @@ func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, 
 	if err := c.assets(state, news); err != nil {
 		return nil, "", err
 	}
-	platformDiff(c, olds, news)
+	settingsDiff(c, olds, news)
 
 	hash, secretsHash, err := news.hashes()
 	if err != nil {

@@ -10,10 +10,10 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
-// WorkerPlatform are the Worker inputs beyond code and the eight binding
+// WorkerSettings are the Worker inputs beyond code and the eight binding
 // kinds Open-Inspect uses: script-level settings, the other binding kinds,
 // bindings kept from elsewhere, and the hostnames the worker serves.
-type WorkerPlatform struct {
+type WorkerSettings struct {
 	Observability *Observability `pulumi:"observability,optional"`
 	Placement     *Placement     `pulumi:"placement,optional"`
 	Limits        *ScriptLimits  `pulumi:"limits,optional"`
@@ -99,8 +99,8 @@ func (t *TailConsumer) Annotate(a infer.Annotator) {
 	a.Describe(&t.Namespace, "Its dispatch namespace, for a Workers for Platforms tail worker.")
 }
 
-// Annotate documents the WorkerPlatform inputs of WorkerArgs.
-func (a *WorkerPlatform) Annotate(an infer.Annotator) {
+// Annotate documents the WorkerSettings inputs of WorkerArgs.
+func (a *WorkerSettings) Annotate(an infer.Annotator) {
 	an.Describe(&a.Observability, "Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.")
 	an.Describe(&a.Placement, "Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).")
 	an.Describe(&a.Limits, "Resource limits, e.g. `cpuMs`.")
@@ -118,10 +118,10 @@ func (a *WorkerPlatform) Annotate(an infer.Annotator) {
 // keepableTypes are the binding types keepBindings accepts.
 var keepableTypes = []string{"plain_text", "secret_text"}
 
-// validatePlatform adds each problem with the platform inputs, naming the field.
+// validateSettings adds each problem with the WorkerSettings inputs, naming the field.
 // fail drops problems with unknown fields; unknown guards the cross-field
 // checks.
-func (a WorkerArgs) validatePlatform(fail func(field, format string, args ...any), unknown func(string) bool) {
+func (a WorkerArgs) validateSettings(fail func(field, format string, args ...any), unknown func(string) bool) {
 	rate := func(field string, v *float64) {
 		if v != nil && (*v < 0 || *v > 1) {
 			fail(field, "%v is not a sampling rate: use a number from 0 to 1", *v)
@@ -223,9 +223,9 @@ func (a WorkerArgs) settingsDigest() *cfapi.ScriptConfig {
 	return &c
 }
 
-// platformDiff names each platform input that moved; settings, tags and
+// settingsDiff names each WorkerSettings input that moved; settings, tags and
 // the new bindings need an upload, domains and routes do not.
-func platformDiff(c *workerChanges, olds, news WorkerArgs) {
+func settingsDiff(c *workerChanges, olds, news WorkerArgs) {
 	norm := func(a WorkerArgs) cfapi.ScriptConfig { return a.scriptConfig() }
 	oc, nc := norm(olds), norm(news)
 	c.scalar("observability", differ(oc.Observability, nc.Observability), &c.settings)
@@ -240,11 +240,11 @@ func platformDiff(c *workerChanges, olds, news WorkerArgs) {
 	moreBindingsDiff(c, olds.MoreBindings, news.MoreBindings)
 }
 
-// platformFromSettings adds what GET settings reports of the platform
+// settingsFromScript adds what GET settings reports of the WorkerSettings
 // inputs to an import's inputs: observability, placement, limits, tail
 // consumers, logpush and the user's tags (not the ownership tag). Domains
 // and routes are not in the settings; the program lists them.
-func platformFromSettings(pl WorkerPlatform, s cfapi.ScriptSettings) WorkerPlatform {
+func settingsFromScript(pl WorkerSettings, s cfapi.ScriptSettings) WorkerSettings {
 	c := s.Config
 	pl.Observability = observabilityInput(c.Observability)
 	if c.Placement != nil {
