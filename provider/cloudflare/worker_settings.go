@@ -178,7 +178,9 @@ func (a WorkerArgs) validateSettings(fail func(field, format string, args ...any
 		}
 	}
 	a.validateRouting(fail, unknown)
-	a.validateMoreBindings(fail, unknown)
+	for _, k := range moreBindingKinds {
+		k.check(a, fail, unknown)
+	}
 }
 
 // scriptTags are the tags an upload carries: the user's, sorted and
@@ -237,7 +239,9 @@ func settingsDiff(c *workerChanges, olds, news WorkerArgs) {
 	byKey(c, "keepBindings", olds.KeepBindings, news.KeepBindings, func(s string) string { return s }, &c.settings)
 	byKey(c, "domains", olds.Domains, news.Domains, func(d CustomDomain) string { return d.Hostname }, &c.other)
 	byKey(c, "routes", olds.Routes, news.Routes, func(r WorkerRoute) string { return r.Pattern }, &c.other)
-	moreBindingsDiff(c, olds.MoreBindings, news.MoreBindings)
+	for _, k := range moreBindingKinds {
+		k.diff(c, olds, news)
+	}
 }
 
 // settingsFromScript adds what GET settings reports of the WorkerSettings

@@ -1,0 +1,42 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	backgroundagents "github.com/openinspect/pulumi-openinspect/third_party/background-agents"
+)
+
+// Load decodes the embedded contract strictly: unknown fields and trailing
+// data are errors. It does not call Validate.
+func Load() (*Contract, error) { return Parse(backgroundagents.ContractJSON()) }
+
+// embedded is the embedded contract, decoded once for the accessors below.
+var embedded = sync.OnceValue(func() *Contract {
+	c, err := Load()
+	if err != nil {
+		panic(err) // the embedded file is checked by this package's tests
+	}
+	return c
+})
+
+// Parse decodes a contract document strictly, refusing another format version.
+func Parse(data []byte) (*Contract, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c Contract
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("contract.json: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("contract.json: trailing data after the top-level object")
+	}
+	if c.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("contract.json: schemaVersion %d; this loader reads version %d", c.SchemaVersion, SchemaVersion)
+	}
+	return &c, nil
+}

@@ -1,0 +1,271 @@
+package upstream
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
+)
+
+// Worker is a Cloudflare Worker upstream deploys.
+type Worker struct {
+	Logical string `json:"logical"`
+	When    string `json:"when"`
+	// Package is the upstream package directory; Build runs there.
+	Package string `json:"package"`
+	Build   string `json:"build"`
+	// Bundle is the built ESM bundle, relative to an upstream checkout.
+	Bundle string `json:"bundle"`
+	// MainModule is the module name the bundle is uploaded under.
+	MainModule string   `json:"mainModule"`
+	Bindings   Bindings `json:"bindings"`
+	// Vars are plain-text bindings; Secrets are secret-text bindings.
+	Vars           []EnvEntry      `json:"vars"`
+	Secrets        []EnvEntry      `json:"secrets"`
+	Crons          []Cron          `json:"crons"`
+	QueueConsumers []QueueConsumer `json:"queueConsumers"`
+	// DurableObjectClasses are the classes the worker exports, which its
+	// Durable Object bindings name.
+	DurableObjectClasses []DurableObjectClass `json:"durableObjectClasses,omitempty"`
+}
+
+// DurableObjectClass is a Durable Object class a worker exports. Storage is
+// "sqlite": the Worker resource creates classes with new_sqlite_classes
+// migrations (free plans refuse others).
+type DurableObjectClass struct {
+	ClassName string `json:"className"`
+	Storage   string `json:"storage"`
+}
+
+// EnvEntry is a named value with its source and condition.
+type EnvEntry struct {
+	Name   string `json:"name"`
+	Source Source `json:"source"`
+	When   string `json:"when"`
+	Notes  string `json:"notes,omitempty"`
+}
+
+// Cron is a cron trigger with what it is for.
+type Cron struct {
+	Schedule string `json:"schedule"`
+	Purpose  string `json:"purpose"`
+}
+
+// QueueConsumer is a worker's consumer settings for a queue.
+type QueueConsumer struct {
+	Queue             string `json:"queue"`
+	DeadLetterQueue   string `json:"deadLetterQueue"`
+	MaxBatchSize      int    `json:"maxBatchSize"`
+	MaxWaitTimeMs     int    `json:"maxWaitTimeMs"`
+	MaxConcurrency    int    `json:"maxConcurrency"`
+	MaxRetries        int    `json:"maxRetries"`
+	RetryDelaySeconds int    `json:"retryDelaySeconds"`
+}
+
+// Worker returns the worker with the logical name, or nil.
+func (c *Contract) Worker(logical string) *Worker {
+	for i := range c.Workers {
+		if c.Workers[i].Logical == logical {
+			return &c.Workers[i]
+		}
+	}
+	return nil
+}
+
+// Var returns the worker's plain-text var with the name, or nil.
+func (w *Worker) Var(name string) *EnvEntry { return findEntry(w.Vars, name) }
+
+// Secret returns the worker's secret with the name, or nil.
+func (w *Worker) Secret(name string) *EnvEntry { return findEntry(w.Secrets, name) }
+
+func findEntry(entries []EnvEntry, name string) *EnvEntry {
+	for i := range entries {
+		if entries[i].Name == name {
+			return &entries[i]
+		}
+	}
+	return nil
+}
+
+func (v *validator) worker(w *Worker) {
+	c := v.c
+	wn := fmt.Sprintf("worker %q", w.Logical)
+	v.when(wn, w.When)
+	if w.Bundle == "" || w.MainModule == "" || w.Package == "" || w.Build == "" {
+		v.add("%s: package, build, bundle and mainModule are required", wn)
+	}
+	if w.Package != "" && !strings.HasPrefix(w.Bundle, w.Package+"/") {
+		v.add("%s: bundle %q is not inside package %q", wn, w.Bundle, w.Package)
+	}
+	names := map[string]string{}
+	claim := func(field, name string) {
+		where := fmt.Sprintf("%s: %s %q", wn, field, name)
+		if !envNameRE.MatchString(name) {
+			v.add("%s: binding name is not UPPER_SNAKE_CASE", where)
+		}
+		if prev, dup := names[name]; dup {
+			v.add("%s: duplicate binding name (also %s)", where, prev)
+			return
+		}
+		names[name] = field
+	}
+
+	b := w.Bindings
+	for i, d := range b.D1 {
+		field := fmt.Sprintf("bindings.d1[%d]", i)
+		claim(field, d.Binding)
+		bw := v.optWhen(wn+": "+field, d.When)
+		found := false
+		for _, db := range c.D1Databases {
+			if db.Logical == d.Database {
+				found = true
+				v.targetWhen(wn+": "+field, "d1 database", db.Logical, db.When, bw, w.When)
+			}
+		}
+		if !found {
+			v.add("%s: %s %q: database %q is not declared in d1Databases", wn, field, d.Binding, d.Database)
+		}
+	}
+	for i, k := range b.KV {
+		field := fmt.Sprintf("bindings.kv[%d]", i)
+		claim(field, k.Binding)
+		bw := v.optWhen(wn+": "+field, k.When)
+		found := false
+		for _, ns := range c.KVNamespaces {
+			if ns.Logical == k.Namespace {
+				found = true
+				v.targetWhen(wn+": "+field, "kv namespace", ns.Logical, ns.When, bw, w.When)
+			}
+		}
+		if !found {
+			v.add("%s: %s %q: namespace %q is not declared in kvNamespaces", wn, field, k.Binding, k.Namespace)
+		}
+	}
+	for i, r := range b.R2 {
+		field := fmt.Sprintf("bindings.r2[%d]", i)
+		claim(field, r.Binding)
+		bw := v.optWhen(wn+": "+field, r.When)
+		found := false
+		for _, bk := range c.R2Buckets {
+			if bk.Logical == r.Bucket {
+				found = true
+				v.targetWhen(wn+": "+field, "r2 bucket", bk.Logical, bk.When, bw, w.When)
+			}
+		}
+		if !found {
+			v.add("%s: %s %q: bucket %q is not declared in r2Buckets", wn, field, r.Binding, r.Bucket)
+		}
+	}
+	for i, q := range b.QueueProducers {
+		field := fmt.Sprintf("bindings.queueProducers[%d]", i)
+		claim(field, q.Binding)
+		bw := v.optWhen(wn+": "+field, q.When)
+		if tq := c.Queue(q.Queue); tq == nil {
+			v.add("%s: %s %q: queue %q is not declared in queues", wn, field, q.Binding, q.Queue)
+		} else {
+			v.targetWhen(wn+": "+field, "queue", tq.Logical, tq.When, bw, w.When)
+		}
+	}
+	for i, s := range b.Services {
+		field := fmt.Sprintf("bindings.services[%d]", i)
+		claim(field, s.Binding)
+		v.when(fmt.Sprintf("%s: %s %q", wn, field, s.Binding), s.When)
+		if s.Worker == w.Logical {
+			v.add("%s: %s %q: a worker cannot bind itself", wn, field, s.Binding)
+		}
+		if tw := c.Worker(s.Worker); tw == nil {
+			v.add("%s: %s %q: worker %q is not declared in workers", wn, field, s.Binding, s.Worker)
+		} else {
+			v.targetWhen(wn+": "+field, "worker", tw.Logical, tw.When, s.When, w.When)
+		}
+	}
+	classes := map[string]bool{}
+	for i, dc := range w.DurableObjectClasses {
+		where := fmt.Sprintf("%s: durableObjectClasses[%d] %q", wn, i, dc.ClassName)
+		if dc.ClassName == "" || classes[dc.ClassName] {
+			v.add("%s: empty or duplicate class", where)
+		}
+		classes[dc.ClassName] = true
+		if dc.Storage != "sqlite" {
+			v.add("%s: storage %q; only sqlite classes are declared (free plans refuse others)", where, dc.Storage)
+		}
+	}
+	for i, d := range b.DurableObjects {
+		field := fmt.Sprintf("bindings.durableObjects[%d]", i)
+		claim(field, d.Binding)
+		v.optWhen(wn+": "+field, d.When)
+		if !classes[d.ClassName] {
+			v.add("%s: %s %q: class %q is not in the worker's durableObjectClasses", wn, field, d.Binding, d.ClassName)
+		}
+	}
+	for i, e := range w.Vars {
+		field := fmt.Sprintf("vars[%d]", i)
+		claim(field, e.Name)
+		v.entry(fmt.Sprintf("%s: %s %q", wn, field, e.Name), e)
+	}
+	for i, e := range w.Secrets {
+		field := fmt.Sprintf("secrets[%d]", i)
+		claim(field, e.Name)
+		v.entry(fmt.Sprintf("%s: %s %q", wn, field, e.Name), e)
+	}
+	schedules := map[string]bool{}
+	for i, cr := range w.Crons {
+		where := fmt.Sprintf("%s: crons[%d] %q", wn, i, cr.Schedule)
+		if err := cron.Validate(cr.Schedule); err != nil {
+			v.add("%s: %v", where, err)
+		}
+		if schedules[cr.Schedule] {
+			v.add("%s: duplicate schedule", where)
+		}
+		schedules[cr.Schedule] = true
+	}
+	for i, qc := range w.QueueConsumers {
+		v.consumer(fmt.Sprintf("%s: queueConsumers[%d] %q", wn, i, qc.Queue), w, qc)
+	}
+}
+
+func (v *validator) entry(where string, e EnvEntry) {
+	v.when(where, e.When)
+	v.source(where+": source", e.Source)
+}
+
+func (v *validator) consumer(where string, w *Worker, qc QueueConsumer) {
+	q := v.c.Queue(qc.Queue)
+	if q == nil {
+		v.add("%s: queue %q is not declared in queues", where, qc.Queue)
+		return
+	}
+	if q.DeadLetterFor != "" {
+		v.add("%s: consumes a dead-letter queue", where)
+	}
+	v.targetWhen(where, "queue", q.Logical, q.When, "always", w.When)
+	if qc.DeadLetterQueue == "" {
+		v.add("%s: deadLetterQueue is required", where)
+	} else if v.c.Queue(qc.DeadLetterQueue) == nil {
+		v.add("%s: deadLetterQueue %q is not declared in queues", where, qc.DeadLetterQueue)
+	} else if qc.DeadLetterQueue != q.DeadLetterQueue {
+		v.add("%s: deadLetterQueue %q is not the queue's paired dead-letter queue %q", where, qc.DeadLetterQueue, q.DeadLetterQueue)
+	}
+	bound := func(field string, n, lo, hi int) {
+		if n < lo || n > hi {
+			v.add("%s: %s %d is outside %d-%d", where, field, n, lo, hi)
+		}
+	}
+	bound("maxBatchSize", qc.MaxBatchSize, 1, 100)
+	bound("maxWaitTimeMs", qc.MaxWaitTimeMs, 0, 60000)
+	bound("maxConcurrency", qc.MaxConcurrency, 1, 250)
+	bound("maxRetries", qc.MaxRetries, 0, 100)
+	bound("retryDelaySeconds", qc.RetryDelaySeconds, 0, 43200)
+}
+
+func (v *validator) consumersAndOrder() {
+	consumers := map[string]string{}
+	for _, w := range v.c.Workers {
+		for _, qc := range w.QueueConsumers {
+			if prev, ok := consumers[qc.Queue]; ok {
+				v.add("worker %q: queueConsumers %q: queue is already consumed by worker %q", w.Logical, qc.Queue, prev)
+			}
+			consumers[qc.Queue] = w.Logical
+		}
+	}
+}
