@@ -146,18 +146,24 @@ func inputDocs(kinds []bindingKind) map[string]string {
 	return docs
 }
 
-// describeElem describes a binding kind's element type (ptr is *T) from the
-// first kind of that type: kinds sharing one (NamedBinding) share its text.
-func describeElem(an infer.Annotator, ptr any) {
+// describeType describes the type ptr points to (*T) and its fields, from
+// typeDocs or else from the first binding kind of that type: kinds sharing
+// one (NamedBinding) share its text.
+func describeType(an infer.Annotator, ptr any) {
 	t := reflect.TypeOf(ptr).Elem()
+	docs, ok := typeDocs[t]
 	for _, k := range allBindingKinds() {
-		if k.elemType() == t {
-			an.Describe(ptr, k.docs().elem)
-			describeFields(an, ptr, k.docs().fields)
-			return
+		if !ok && k.elemType() == t {
+			docs, ok = k.docs(), true
 		}
 	}
-	panic(fmt.Sprintf("describeElem: %s is no binding kind's type", t))
+	if !ok {
+		panic(fmt.Sprintf("describeType: %s has no descriptions", t))
+	}
+	if docs.elem != "" {
+		an.Describe(ptr, docs.elem)
+	}
+	describeFields(an, ptr, docs.fields)
 }
 
 // allBindingKinds are the kinds in declaration order: Open-Inspect's, then

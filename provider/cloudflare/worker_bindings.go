@@ -163,24 +163,24 @@ type GenericBinding struct {
 
 // Annotate methods describe each element type from its kind's declaration.
 
-func (b *D1Binding) Annotate(a infer.Annotator)            { describeElem(a, b) }
-func (b *KvBinding) Annotate(a infer.Annotator)            { describeElem(a, b) }
-func (b *R2Binding) Annotate(a infer.Annotator)            { describeElem(a, b) }
-func (b *QueueBinding) Annotate(a infer.Annotator)         { describeElem(a, b) }
-func (b *ServiceBinding) Annotate(a infer.Annotator)       { describeElem(a, b) }
-func (b *DurableObjectBinding) Annotate(a infer.Annotator) { describeElem(a, b) }
-func (b *NamedBinding) Annotate(a infer.Annotator)         { describeElem(a, b) }
-func (b *JSONBinding) Annotate(a infer.Annotator)          { describeElem(a, b) }
-func (b *AnalyticsBinding) Annotate(a infer.Annotator)     { describeElem(a, b) }
-func (b *HyperdriveBinding) Annotate(a infer.Annotator)    { describeElem(a, b) }
-func (b *VectorizeBinding) Annotate(a infer.Annotator)     { describeElem(a, b) }
-func (b *RateLimitBinding) Annotate(a infer.Annotator)     { describeElem(a, b) }
-func (b *SecretsStoreBinding) Annotate(a infer.Annotator)  { describeElem(a, b) }
-func (b *WorkflowBinding) Annotate(a infer.Annotator)      { describeElem(a, b) }
-func (b *DispatchBinding) Annotate(a infer.Annotator)      { describeElem(a, b) }
-func (b *MTLSBinding) Annotate(a infer.Annotator)          { describeElem(a, b) }
-func (b *SendEmailBinding) Annotate(a infer.Annotator)     { describeElem(a, b) }
-func (b *GenericBinding) Annotate(a infer.Annotator)       { describeElem(a, b) }
+func (b *D1Binding) Annotate(a infer.Annotator)            { describeType(a, b) }
+func (b *KvBinding) Annotate(a infer.Annotator)            { describeType(a, b) }
+func (b *R2Binding) Annotate(a infer.Annotator)            { describeType(a, b) }
+func (b *QueueBinding) Annotate(a infer.Annotator)         { describeType(a, b) }
+func (b *ServiceBinding) Annotate(a infer.Annotator)       { describeType(a, b) }
+func (b *DurableObjectBinding) Annotate(a infer.Annotator) { describeType(a, b) }
+func (b *NamedBinding) Annotate(a infer.Annotator)         { describeType(a, b) }
+func (b *JSONBinding) Annotate(a infer.Annotator)          { describeType(a, b) }
+func (b *AnalyticsBinding) Annotate(a infer.Annotator)     { describeType(a, b) }
+func (b *HyperdriveBinding) Annotate(a infer.Annotator)    { describeType(a, b) }
+func (b *VectorizeBinding) Annotate(a infer.Annotator)     { describeType(a, b) }
+func (b *RateLimitBinding) Annotate(a infer.Annotator)     { describeType(a, b) }
+func (b *SecretsStoreBinding) Annotate(a infer.Annotator)  { describeType(a, b) }
+func (b *WorkflowBinding) Annotate(a infer.Annotator)      { describeType(a, b) }
+func (b *DispatchBinding) Annotate(a infer.Annotator)      { describeType(a, b) }
+func (b *MTLSBinding) Annotate(a infer.Annotator)          { describeType(a, b) }
+func (b *SendEmailBinding) Annotate(a infer.Annotator)     { describeType(a, b) }
+func (b *GenericBinding) Annotate(a infer.Annotator)       { describeType(a, b) }
 
 // Annotate describes the MoreBindings inputs from their kinds.
 func (b *MoreBindings) Annotate(an infer.Annotator) {

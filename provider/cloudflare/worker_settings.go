@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulumi/pulumi-go-provider/infer"
-
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
@@ -58,61 +56,6 @@ type TailConsumer struct {
 	Service     string `pulumi:"service"`
 	Environment string `pulumi:"environment,optional"`
 	Namespace   string `pulumi:"namespace,optional"`
-}
-
-// Annotate documents the settings.
-func (o *Observability) Annotate(a infer.Annotator) {
-	a.Describe(o, "Workers Logs and observability settings.")
-	a.Describe(&o.Enabled, "Turn Workers Logs on.")
-	a.Describe(&o.HeadSamplingRate, "Share of invocations sampled, 0 to 1 (Cloudflare's default 1).")
-	a.Describe(&o.Logs, "Persisted logs: enabled, invocation logs, their own sampling rate.")
-}
-
-// Annotate documents the logs settings.
-func (l *ObservabilityLogs) Annotate(a infer.Annotator) {
-	a.Describe(l, "Workers Logs' persisted logs.")
-	a.Describe(&l.Enabled, "Persist the worker's logs.")
-	a.Describe(&l.InvocationLogs, "Log each invocation (request and outcome) as well. Defaults to true.")
-	a.Describe(&l.HeadSamplingRate, "Share of invocations whose logs are kept, 0 to 1.")
-}
-
-// Annotate documents placement.
-func (pl *Placement) Annotate(a infer.Annotator) {
-	a.Describe(pl, "Where the worker runs: exactly one of mode (smart), region, host or hostname.")
-	a.Describe(&pl.Mode, "\"smart\": Cloudflare places the worker near the back ends it calls most.")
-	a.Describe(&pl.Region, "A cloud region to run near, e.g. \"aws:us-east-1\" or \"gcp:us-east4\".")
-	a.Describe(&pl.Host, "A host:port probed at layer 4 (e.g. a database) to run near.")
-	a.Describe(&pl.Hostname, "A hostname probed at layer 7 (an API) to run near.")
-}
-
-// Annotate documents the limits.
-func (l *ScriptLimits) Annotate(a infer.Annotator) {
-	a.Describe(l, "Resource limits per invocation.")
-	a.Describe(&l.CPUMs, "CPU time per invocation in milliseconds (1-300000; the plan's default when unset).")
-}
-
-// Annotate documents a tail consumer.
-func (t *TailConsumer) Annotate(a infer.Annotator) {
-	a.Describe(t, "A worker receiving this worker's tail events.")
-	a.Describe(&t.Service, "The tail worker's script name.")
-	a.Describe(&t.Environment, "Its environment, if any.")
-	a.Describe(&t.Namespace, "Its dispatch namespace, for a Workers for Platforms tail worker.")
-}
-
-// Annotate documents the WorkerSettings inputs of WorkerArgs.
-func (a *WorkerSettings) Annotate(an infer.Annotator) {
-	an.Describe(&a.Observability, "Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.")
-	an.Describe(&a.Placement, "Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).")
-	an.Describe(&a.Limits, "Resource limits, e.g. `cpuMs`.")
-	an.Describe(&a.TailConsumers, "Workers that receive this worker's tail events.")
-	an.Describe(&a.Logpush, "Send this worker's trace events to the account's Logpush jobs.")
-	an.Describe(&a.Tags, "Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither "+
-		"set nor remove.")
-	an.Describe(&a.KeepBindings, "Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi "+
-		"(e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and "+
-		"no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.")
-	an.Describe(&a.Domains, "Custom domains served by the worker, attached after the upload and detached when removed.")
-	an.Describe(&a.Routes, "Zone routes (patterns like `example.com/api/*`) served by the worker.")
 }
 
 // keepableTypes are the binding types keepBindings accepts.
