@@ -88,7 +88,6 @@ func findEntry(entries []EnvEntry, name string) *EnvEntry {
 }
 
 func (v *validator) worker(w *Worker) {
-	c := v.c
 	wn := fmt.Sprintf("worker %q", w.Logical)
 	v.when(wn, w.When)
 	if w.Bundle == "" || w.MainModule == "" || w.Package == "" || w.Build == "" {
@@ -110,75 +109,6 @@ func (v *validator) worker(w *Worker) {
 		names[name] = field
 	}
 
-	b := w.Bindings
-	for i, d := range b.D1 {
-		field := fmt.Sprintf("bindings.d1[%d]", i)
-		claim(field, d.Binding)
-		bw := v.optWhen(wn+": "+field, d.When)
-		found := false
-		for _, db := range c.D1Databases {
-			if db.Logical == d.Database {
-				found = true
-				v.targetWhen(wn+": "+field, "d1 database", db.Logical, db.When, bw, w.When)
-			}
-		}
-		if !found {
-			v.add("%s: %s %q: database %q is not declared in d1Databases", wn, field, d.Binding, d.Database)
-		}
-	}
-	for i, k := range b.KV {
-		field := fmt.Sprintf("bindings.kv[%d]", i)
-		claim(field, k.Binding)
-		bw := v.optWhen(wn+": "+field, k.When)
-		found := false
-		for _, ns := range c.KVNamespaces {
-			if ns.Logical == k.Namespace {
-				found = true
-				v.targetWhen(wn+": "+field, "kv namespace", ns.Logical, ns.When, bw, w.When)
-			}
-		}
-		if !found {
-			v.add("%s: %s %q: namespace %q is not declared in kvNamespaces", wn, field, k.Binding, k.Namespace)
-		}
-	}
-	for i, r := range b.R2 {
-		field := fmt.Sprintf("bindings.r2[%d]", i)
-		claim(field, r.Binding)
-		bw := v.optWhen(wn+": "+field, r.When)
-		found := false
-		for _, bk := range c.R2Buckets {
-			if bk.Logical == r.Bucket {
-				found = true
-				v.targetWhen(wn+": "+field, "r2 bucket", bk.Logical, bk.When, bw, w.When)
-			}
-		}
-		if !found {
-			v.add("%s: %s %q: bucket %q is not declared in r2Buckets", wn, field, r.Binding, r.Bucket)
-		}
-	}
-	for i, q := range b.QueueProducers {
-		field := fmt.Sprintf("bindings.queueProducers[%d]", i)
-		claim(field, q.Binding)
-		bw := v.optWhen(wn+": "+field, q.When)
-		if tq := c.Queue(q.Queue); tq == nil {
-			v.add("%s: %s %q: queue %q is not declared in queues", wn, field, q.Binding, q.Queue)
-		} else {
-			v.targetWhen(wn+": "+field, "queue", tq.Logical, tq.When, bw, w.When)
-		}
-	}
-	for i, s := range b.Services {
-		field := fmt.Sprintf("bindings.services[%d]", i)
-		claim(field, s.Binding)
-		v.when(fmt.Sprintf("%s: %s %q", wn, field, s.Binding), s.When)
-		if s.Worker == w.Logical {
-			v.add("%s: %s %q: a worker cannot bind itself", wn, field, s.Binding)
-		}
-		if tw := c.Worker(s.Worker); tw == nil {
-			v.add("%s: %s %q: worker %q is not declared in workers", wn, field, s.Binding, s.Worker)
-		} else {
-			v.targetWhen(wn+": "+field, "worker", tw.Logical, tw.When, s.When, w.When)
-		}
-	}
 	classes := map[string]bool{}
 	for i, dc := range w.DurableObjectClasses {
 		where := fmt.Sprintf("%s: durableObjectClasses[%d] %q", wn, i, dc.ClassName)
@@ -190,14 +120,7 @@ func (v *validator) worker(w *Worker) {
 			v.add("%s: storage %q; only sqlite classes are declared (free plans refuse others)", where, dc.Storage)
 		}
 	}
-	for i, d := range b.DurableObjects {
-		field := fmt.Sprintf("bindings.durableObjects[%d]", i)
-		claim(field, d.Binding)
-		v.optWhen(wn+": "+field, d.When)
-		if !classes[d.ClassName] {
-			v.add("%s: %s %q: class %q is not in the worker's durableObjectClasses", wn, field, d.Binding, d.ClassName)
-		}
-	}
+	v.bindings(w, claim)
 	for i, e := range w.Vars {
 		field := fmt.Sprintf("vars[%d]", i)
 		claim(field, e.Name)
