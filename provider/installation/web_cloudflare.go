@@ -106,7 +106,7 @@ func resolveWeb(plan *installPlan, s *spec, emb *embedded) []error {
 	}
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		errs.add(field, "the web build directory %s is missing: it holds the placeholder OpenNext build and its %s "+
-			"(the release step builds it; see the README's web part)", dir, webbuild.ManifestFile)
+			"(the release step builds it; see docs/component.md, Web UI on Cloudflare)", dir, webbuild.ManifestFile)
 		return errs
 	}
 	m, err := webbuild.ReadManifest(os.DirFS(dir))

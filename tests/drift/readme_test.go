@@ -12,16 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReadmeResourcesTableNamesWorkerInputs: the README's Resources table
-// row for the Worker names every input schema.json gives it, in backticks,
-// so an input added to the resource is also added to its one-line reference.
+// TestReadmeResourcesTableNamesWorkerInputs: the Resources table's row for
+// the Worker (docs/component.md, where the README's table moved) names every
+// input schema.json gives it, in backticks, so an input added to the resource
+// is also added to its one-line reference.
 func TestReadmeResourcesTableNamesWorkerInputs(t *testing.T) {
 	root := repoRoot(t)
 	raw, err := os.ReadFile(filepath.Join(root, "schema.json"))
 	require.NoError(t, err)
 	var spec schema.PackageSpec
 	require.NoError(t, json.Unmarshal(raw, &spec))
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "component.md"))
 	require.NoError(t, err)
 	var row string
 	for _, line := range strings.Split(string(readme), "\n") {
@@ -29,10 +30,10 @@ func TestReadmeResourcesTableNamesWorkerInputs(t *testing.T) {
 			row = line
 		}
 	}
-	require.NotEmpty(t, row, "README has no Resources table row for openinspect:index:Worker")
+	require.NotEmpty(t, row, "docs/component.md has no Resources table row for openinspect:index:Worker")
 	worker := spec.Resources["openinspect:index:Worker"]
 	require.NotEmpty(t, worker.InputProperties)
 	for name := range worker.InputProperties {
-		assert.Contains(t, row, "`"+name+"`", "the README's Worker row does not name the input %s", name)
+		assert.Contains(t, row, "`"+name+"`", "docs/component.md's Worker row does not name the input %s", name)
 	}
 }

@@ -201,7 +201,7 @@ func TestCollidingNamesTenancy(t *testing.T) {
 	// up with --continue-on-error uploads it (without its binding to the
 	// control plane, which does not exist) and then waits the bounded
 	// 3 minutes for that control plane before failing: real behaviour
-	// (README, "Workers that bind each other"), and all it adds here is the
+	// (docs/component.md, "Workers that bind each other"), and all it adds here is the
 	// wait, twice.
 	b := secondInstallation(t, emu, checkout, unmanagedSandbox+"      slack:\n        enabled: false\n")
 	b.SetConfig(t, "deploymentName", "y")

@@ -3,6 +3,7 @@ package builder
 import (
 	"bytes"
 	"context"
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,7 @@ import (
 
 // e2bFixture is the E2B builder written for the tests, beside the fixture
 // runtime it copies.
-var e2bFixture = filepath.Join("..", "..", "..", "tests", "fixtures", "upstream", "packages", "e2b-infra")
+var e2bFixture = filepath.Join(reporoot.Dir(), "tests", "fixtures", "upstream", "packages", "e2b-infra")
 
 // runE2BFixture runs the fixture's build-template.py (the real e2b 2.29.1
 // SDK, locked in its uv.lock) against s, the way the provider runs it.

@@ -3,6 +3,7 @@ package builder
 import (
 	"bytes"
 	"context"
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestOpenComputerFixtureBuildsOnTheEmulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	root, err := filepath.Abs(filepath.Join("..", "..", "..", "tests", "fixtures", "upstream"))
+	root, err := filepath.Abs(filepath.Join(reporoot.Dir(), "tests", "fixtures", "upstream"))
 	require.NoError(t, err)
 	var progress []string
 	r := &Runner{Label: "opencomputer", CacheDir: filepath.Join(toolchain.CacheDir(), "opencomputer-node"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"io"
 	"io/fs"
 	"net/http"
@@ -38,7 +39,7 @@ var fixtureFunctions = []string{
 // deploy.
 func readOnlyFixture(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join("..", "..", "..", "tests", "fixtures", "upstream", "packages")
+	src := filepath.Join(reporoot.Dir(), "tests", "fixtures", "upstream", "packages")
 	root := t.TempDir()
 	for _, pkg := range []string{"modal-infra", "sandbox-runtime"} {
 		base := filepath.Join(src, pkg)
