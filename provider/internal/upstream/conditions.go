@@ -7,48 +7,6 @@ import (
 	"strings"
 )
 
-// Condition is a named predicate. Default says whether it holds when every
-// input and derived value has its default; it is absent for conditions that
-// depend on the value of the entry they guard (`set`).
-type Condition struct {
-	Description string `json:"description"`
-	Default     *bool  `json:"default,omitempty"`
-	Test        Test   `json:"test"`
-}
-
-// Test is a condition's definition. Op is one of:
-//
-//	always              true
-//	set                 the guarded entry's own value is non-empty
-//	isTrue              the referenced value is "true"
-//	nonEmpty            the referenced value is not ""
-//	nonBlank            the referenced value is not blank after trimming
-//	equals              the referenced value equals Value
-//	allOf, anyOf, not   combine the conditions named in Of (not takes one)
-//
-// The referenced value is Input (declared in inputs) or Derived (declared in
-// derived); exactly one of them is set for the value ops.
-type Test struct {
-	Op      string   `json:"op"`
-	Input   string   `json:"input,omitempty"`
-	Derived string   `json:"derived,omitempty"`
-	Value   string   `json:"value,omitempty"`
-	Of      []string `json:"of,omitempty"`
-}
-
-// Condition op names.
-const (
-	OpAlways   = "always"
-	OpSet      = "set"
-	OpIsTrue   = "isTrue"
-	OpNonEmpty = "nonEmpty"
-	OpNonBlank = "nonBlank"
-	OpEquals   = "equals"
-	OpAllOf    = "allOf"
-	OpAnyOf    = "anyOf"
-	OpNot      = "not"
-)
-
 // Holds evaluates the named condition. own is the value of the entry the
 // condition guards (used by `set`).
 func (c *Contract) Holds(name string, v Values, own string) (bool, error) {

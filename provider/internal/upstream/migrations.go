@@ -5,39 +5,6 @@ import (
 	"strconv"
 )
 
-// D1Migrations records facts about upstream's migration files and ledger.
-type D1Migrations struct {
-	Directory         string   `json:"directory"`
-	FilePattern       string   `json:"filePattern"`
-	NumberWidth       int      `json:"numberWidth"`
-	FileCount         int      `json:"fileCount"`
-	First             int      `json:"first"`
-	Last              int      `json:"last"`
-	Gaps              []int    `json:"gaps"`
-	FilesWithTriggers []string `json:"filesWithTriggers"`
-	FilesWithPragmas  []string `json:"filesWithPragmas"`
-	Applier           string   `json:"applier"`
-	Ledger            Ledger   `json:"ledger"`
-	Rules             []string `json:"rules"`
-}
-
-// Ledger is the migration ledger table.
-type Ledger struct {
-	Table         string         `json:"table"`
-	Columns       []LedgerColumn `json:"columns"`
-	VersionFormat string         `json:"versionFormat"`
-	NameFormat    string         `json:"nameFormat"`
-}
-
-// LedgerColumn is one column of the ledger table. Default is an SQL expression.
-type LedgerColumn struct {
-	Name       string `json:"name"`
-	Type       string `json:"type"`
-	PrimaryKey bool   `json:"primaryKey"`
-	NotNull    bool   `json:"notNull"`
-	Default    string `json:"default,omitempty"`
-}
-
 func (v *validator) migrations() {
 	m := v.c.D1Migrations
 	if m.First < 1 || m.Last < m.First {

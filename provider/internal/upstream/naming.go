@@ -4,21 +4,6 @@ import (
 	"strings"
 )
 
-// Naming describes how resource names are formed.
-type Naming struct {
-	DefaultPrefix string            `json:"defaultPrefix"`
-	Pattern       string            `json:"pattern"`
-	Notes         string            `json:"notes,omitempty"`
-	Exceptions    []NamingException `json:"exceptions"`
-}
-
-// NamingException is a resource kind whose name does not follow Pattern as is.
-type NamingException struct {
-	Kind    string `json:"kind"`
-	Pattern string `json:"pattern"`
-	Notes   string `json:"notes,omitempty"`
-}
-
 // Name applies the general pattern.
 func (n Naming) Name(prefix, logical, deploymentName string) string {
 	return prefix + "-" + logical + "-" + deploymentName

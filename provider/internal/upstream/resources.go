@@ -4,44 +4,9 @@ import (
 	"fmt"
 )
 
-// D1Database is a D1 database upstream creates.
-type D1Database struct {
-	Logical string `json:"logical"`
-	When    string `json:"when"`
-	Notes   string `json:"notes,omitempty"`
-}
-
-// KVNamespace is a KV namespace upstream creates.
-type KVNamespace struct {
-	Logical string `json:"logical"`
-	When    string `json:"when"`
-}
-
-// R2Bucket is an R2 bucket upstream creates.
-type R2Bucket struct {
-	Logical      string  `json:"logical"`
-	When         string  `json:"when"`
-	LocationHint *Source `json:"locationHint,omitempty"`
-	NameOverride *Source `json:"nameOverride,omitempty"`
-}
-
-// Queue is a queue upstream creates. A main queue names its dead-letter queue
-// in DeadLetterQueue; the dead-letter queue names it back in DeadLetterFor.
-type Queue struct {
-	Logical         string `json:"logical"`
-	When            string `json:"when"`
-	DeadLetterQueue string `json:"deadLetterQueue,omitempty"`
-	DeadLetterFor   string `json:"deadLetterFor,omitempty"`
-}
-
 // Queue returns the queue with the logical name, or nil.
 func (c *Contract) Queue(logical string) *Queue {
-	for i := range c.Queues {
-		if c.Queues[i].Logical == logical {
-			return &c.Queues[i]
-		}
-	}
-	return nil
+	return find(c.Queues, func(x *Queue) bool { return x.Logical == logical })
 }
 
 func (v *validator) resources() {

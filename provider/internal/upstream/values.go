@@ -8,82 +8,12 @@ import (
 	"strings"
 )
 
-// Input is a value the installer supplies. Type is string, bool or number;
-// Default (absent when Required) has the matching JSON type.
-type Input struct {
-	Name             string `json:"name"`
-	Type             string `json:"type"`
-	Required         bool   `json:"required,omitempty"`
-	Default          any    `json:"default,omitempty"`
-	Secret           bool   `json:"secret,omitempty"`
-	UpstreamVariable string `json:"upstreamVariable"`
-	Description      string `json:"description"`
-}
-
 // DefaultString renders the default as a worker would receive it: booleans as
 // "true"/"false", numbers in plain decimal. A required input renders as "".
 func (i Input) DefaultString() string {
 	s, _ := render(i.Default)
 	return s
 }
-
-// Generated is a random secret created once and shared by every source that
-// names it. Alphabet is "alphanumeric" (Length characters from A-Z, a-z, 0-9)
-// or "base64Bytes" (Length random bytes, used in standard padded base64).
-type Generated struct {
-	Name             string `json:"name"`
-	Length           int    `json:"length"`
-	Alphabet         string `json:"alphabet"`
-	UpstreamResource string `json:"upstreamResource"`
-	Description      string `json:"description"`
-}
-
-// Alphabets of generated secrets.
-const (
-	AlphabetAlphanumeric = "alphanumeric"
-	AlphabetBase64Bytes  = "base64Bytes"
-)
-
-// Derived is a value computed from the installation. PerWorker values need
-// the worker named in the source.
-type Derived struct {
-	Name        string   `json:"name"`
-	Default     *string  `json:"default,omitempty"`
-	Allowed     []string `json:"allowed,omitempty"`
-	PerWorker   bool     `json:"perWorker,omitempty"`
-	Description string   `json:"description"`
-}
-
-// Source says where a value comes from; exactly one kind is set:
-//
-//	{"value": "<literal>"}                  a fixed string, possibly empty
-//	{"input": "<name>"}                     a value the installer supplies (declared in inputs);
-//	                                        booleans render as "true"/"false", numbers in plain
-//	                                        decimal; with "trim": true it is trimmed first
-//	{"generated": "<name>", "length": N}    a random secret made once per installation, shared
-//	                                        by every place that names it (declared in generated)
-//	{"derived": "<name>"}                   a value computed from the installation (declared in
-//	                                        derived); "worker": "<logical>" picks a worker's URL
-//	{"firstOf": [<source>, ...]}            the first listed source whose value is non-empty
-type Source struct {
-	Value     *string  `json:"value,omitempty"`
-	Input     string   `json:"input,omitempty"`
-	Generated string   `json:"generated,omitempty"`
-	Length    int      `json:"length,omitempty"`
-	Derived   string   `json:"derived,omitempty"`
-	Worker    string   `json:"worker,omitempty"`
-	FirstOf   []Source `json:"firstOf,omitempty"`
-	Trim      bool     `json:"trim,omitempty"`
-}
-
-// Source kinds.
-const (
-	KindValue     = "value"
-	KindInput     = "input"
-	KindGenerated = "generated"
-	KindDerived   = "derived"
-	KindFirstOf   = "firstOf"
-)
 
 // Kind reports which kind the source is, or "" when it sets none or several.
 func (s Source) Kind() string {
@@ -111,43 +41,17 @@ func (s Source) Kind() string {
 
 // Input returns the declared input, or nil.
 func (c *Contract) Input(name string) *Input {
-	for i := range c.Inputs {
-		if c.Inputs[i].Name == name {
-			return &c.Inputs[i]
-		}
-	}
-	return nil
+	return find(c.Inputs, func(x *Input) bool { return x.Name == name })
 }
 
 // GeneratedSecret returns the declared generated secret, or nil.
 func (c *Contract) GeneratedSecret(name string) *Generated {
-	for i := range c.Generated {
-		if c.Generated[i].Name == name {
-			return &c.Generated[i]
-		}
-	}
-	return nil
+	return find(c.Generated, func(x *Generated) bool { return x.Name == name })
 }
 
 // DerivedValue returns the declared derived value, or nil.
 func (c *Contract) DerivedValue(name string) *Derived {
-	for i := range c.Derived {
-		if c.Derived[i].Name == name {
-			return &c.Derived[i]
-		}
-	}
-	return nil
-}
-
-// Values are the concrete values of one installation, used to evaluate
-// conditions and resolve sources. Inputs and Derived hold rendered strings
-// (booleans "true"/"false"); a missing entry falls back to its declared
-// default, or "". Per-worker derived values are keyed "<name>:<worker>".
-// Generated holds the generated secrets by name.
-type Values struct {
-	Inputs    map[string]string
-	Derived   map[string]string
-	Generated map[string]string
+	return find(c.Derived, func(x *Derived) bool { return x.Name == name })
 }
 
 func (c *Contract) inputValue(v Values, name string) (string, error) {

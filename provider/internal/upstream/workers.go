@@ -7,69 +7,9 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
 )
 
-// Worker is a Cloudflare Worker upstream deploys.
-type Worker struct {
-	Logical string `json:"logical"`
-	When    string `json:"when"`
-	// Package is the upstream package directory; Build runs there.
-	Package string `json:"package"`
-	Build   string `json:"build"`
-	// Bundle is the built ESM bundle, relative to an upstream checkout.
-	Bundle string `json:"bundle"`
-	// MainModule is the module name the bundle is uploaded under.
-	MainModule string   `json:"mainModule"`
-	Bindings   Bindings `json:"bindings"`
-	// Vars are plain-text bindings; Secrets are secret-text bindings.
-	Vars           []EnvEntry      `json:"vars"`
-	Secrets        []EnvEntry      `json:"secrets"`
-	Crons          []Cron          `json:"crons"`
-	QueueConsumers []QueueConsumer `json:"queueConsumers"`
-	// DurableObjectClasses are the classes the worker exports, which its
-	// Durable Object bindings name.
-	DurableObjectClasses []DurableObjectClass `json:"durableObjectClasses,omitempty"`
-}
-
-// DurableObjectClass is a Durable Object class a worker exports. Storage is
-// "sqlite": the Worker resource creates classes with new_sqlite_classes
-// migrations (free plans refuse others).
-type DurableObjectClass struct {
-	ClassName string `json:"className"`
-	Storage   string `json:"storage"`
-}
-
-// EnvEntry is a named value with its source and condition.
-type EnvEntry struct {
-	Name   string `json:"name"`
-	Source Source `json:"source"`
-	When   string `json:"when"`
-	Notes  string `json:"notes,omitempty"`
-}
-
-// Cron is a cron trigger with what it is for.
-type Cron struct {
-	Schedule string `json:"schedule"`
-	Purpose  string `json:"purpose"`
-}
-
-// QueueConsumer is a worker's consumer settings for a queue.
-type QueueConsumer struct {
-	Queue             string `json:"queue"`
-	DeadLetterQueue   string `json:"deadLetterQueue"`
-	MaxBatchSize      int    `json:"maxBatchSize"`
-	MaxWaitTimeMs     int    `json:"maxWaitTimeMs"`
-	MaxConcurrency    int    `json:"maxConcurrency"`
-	MaxRetries        int    `json:"maxRetries"`
-	RetryDelaySeconds int    `json:"retryDelaySeconds"`
-}
-
 // Worker returns the worker with the logical name, or nil.
 func (c *Contract) Worker(logical string) *Worker {
-	for i := range c.Workers {
-		if c.Workers[i].Logical == logical {
-			return &c.Workers[i]
-		}
-	}
-	return nil
+	return find(c.Workers, func(x *Worker) bool { return x.Logical == logical })
 }
 
 // Var returns the worker's plain-text var with the name, or nil.
@@ -79,12 +19,7 @@ func (w *Worker) Var(name string) *EnvEntry { return findEntry(w.Vars, name) }
 func (w *Worker) Secret(name string) *EnvEntry { return findEntry(w.Secrets, name) }
 
 func findEntry(entries []EnvEntry, name string) *EnvEntry {
-	for i := range entries {
-		if entries[i].Name == name {
-			return &entries[i]
-		}
-	}
-	return nil
+	return find(entries, func(e *EnvEntry) bool { return e.Name == name })
 }
 
 func (v *validator) worker(w *Worker) {
@@ -189,6 +124,24 @@ func (v *validator) consumersAndOrder() {
 				v.add("worker %q: queueConsumers %q: queue is already consumed by worker %q", w.Logical, qc.Queue, prev)
 			}
 			consumers[qc.Queue] = w.Logical
+		}
+	}
+}
+
+// CompatibilityDate is the Workers compatibility date upstream pins its
+// workers to (compatibility.date): the Worker resource's default.
+func CompatibilityDate() string { return embedded().Compatibility.Date }
+
+func (v *validator) compatibility() {
+	cp := v.c.Compatibility
+	if !dateRE.MatchString(cp.Date) {
+		v.add("compatibility.date %q is not YYYY-MM-DD", cp.Date)
+	}
+	if o := cp.Observability; o != nil {
+		for name, rate := range map[string]float64{"headSamplingRate": o.HeadSamplingRate, "logs.headSamplingRate": o.Logs.HeadSamplingRate} {
+			if rate < 0 || rate > 1 {
+				v.add("compatibility.observability.%s %v is not between 0 and 1", name, rate)
+			}
 		}
 	}
 }
