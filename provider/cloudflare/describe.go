@@ -6,11 +6,11 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 )
 
-// typeDocs describe the nested types of the Worker and D1Migrations
-// schemas that are not binding kinds (worker_bindings.go describes those):
-// each type's text, then its fields' by Pulumi name, so the generated SDK
-// docs describe every type and field. WorkerSettings is embedded in
-// WorkerArgs, so only its fields are described.
+// typeDocs describe the nested and embedded types of the schemas that are
+// not binding kinds (worker_bindings.go describes those): each type's text,
+// then its fields' by Pulumi name, so the generated SDK docs describe every
+// type and field. An embedded struct (WorkerSettings, WorkerRouting,
+// Ownership) has no text of its own, only its fields'.
 var typeDocs = map[reflect.Type]kindDocs{
 	reflect.TypeFor[Observability](): {elem: "Workers Logs and observability settings.",
 		fields: map[string]string{
@@ -73,6 +73,49 @@ var typeDocs = map[reflect.Type]kindDocs{
 			"appliedAt": "When the file was applied, as the ledger records it.",
 			"hash":      "SHA-256 of the file when it was applied (or first seen applied); a later content change is reported in `changed`.",
 		}},
+	reflect.TypeFor[WorkerAssets](): {elem: "Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session " +
+		"and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.",
+		fields: map[string]string{
+			"directory": "Directory whose files are the assets, each served at \"/\" + its path relative to the directory. " +
+				"Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as " +
+				"configuration and not served. Exactly one of `directory` and `files` is set.",
+			"files": "The assets as a map from URL path (\"/index.html\") to a local file. Keys `/_headers` and " +
+				"`/_redirects` are configuration, as in a directory.",
+			"binding": "Binding name through which the worker's code fetches its assets, e.g. ASSETS. " +
+				"Not allowed on an assets-only worker.",
+			"htmlHandling": "How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), " +
+				"force-trailing-slash, drop-trailing-slash or none.",
+			"notFoundHandling": "What a request matching no asset gets when no worker code handles it: none " +
+				"(Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).",
+			"runWorkerFirst": "Run the worker's code before serving assets for every request (the code reaches the assets " +
+				"through the binding). Set this or `runWorkerFirstRoutes`, not both.",
+			"runWorkerFirstRoutes": "Run the worker's code first only for these routes, e.g. [\"/api/*\", \"!/api/docs/*\"]: " +
+				"each starts with / or !/ (an exclusion), and at least one is not an exclusion.",
+		}},
+	reflect.TypeFor[CustomDomain](): {elem: "A custom domain: a hostname the worker serves as its origin.",
+		fields: map[string]string{
+			"hostname": "The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.",
+			"zoneId":   "The zone's ID. Exactly one of zoneId and zoneName is set.",
+			"zoneName": "The zone's name (e.g. example.com), looked up in the account.",
+		}},
+	reflect.TypeFor[WorkerRoute](): {elem: "A zone route: a URL pattern the worker runs on.",
+		fields: map[string]string{
+			"pattern":  "The route pattern, e.g. example.com/api/*.",
+			"zoneId":   "The zone's ID. Exactly one of zoneId and zoneName is set.",
+			"zoneName": "The zone's name, looked up in the account.",
+		}},
+	reflect.TypeFor[WorkerRouting](): {fields: map[string]string{
+		"domainIds": "Custom domain IDs by hostname.",
+		"routeIds":  "Route IDs (zoneId/routeId) by pattern.",
+	}},
+	reflect.TypeFor[Ownership](): {fields: map[string]string{
+		"owner": "The installation identity this object belongs to (the OpenInspect component passes its " +
+			"NameLock's installationId). It is recorded with the object, so a create that finds the object already " +
+			"carrying it adopts it (finishing a create a crashed run never recorded), and another installation's " +
+			"object is refused even with adoptExisting.",
+		"takeOverFrom": "The identity of another installation whose object under this name is taken over, " +
+			"with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.",
+	}},
 }
 
 // Annotate methods describe each type from typeDocs.
@@ -85,3 +128,8 @@ func (t *TailConsumer) Annotate(a infer.Annotator)      { describeType(a, t) }
 func (s *WorkerSettings) Annotate(a infer.Annotator)    { describeType(a, s) }
 func (c *QueueConsumer) Annotate(a infer.Annotator)     { describeType(a, c) }
 func (m *AppliedMigration) Annotate(a infer.Annotator)  { describeType(a, m) }
+func (w *WorkerAssets) Annotate(a infer.Annotator)      { describeType(a, w) }
+func (d *CustomDomain) Annotate(a infer.Annotator)      { describeType(a, d) }
+func (r *WorkerRoute) Annotate(a infer.Annotator)       { describeType(a, r) }
+func (r *WorkerRouting) Annotate(a infer.Annotator)     { describeType(a, r) }
+func (o *Ownership) Annotate(a infer.Annotator)         { describeType(a, o) }
