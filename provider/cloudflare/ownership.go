@@ -8,7 +8,6 @@ import (
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
-	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
@@ -21,16 +20,6 @@ import (
 type Ownership struct {
 	Owner        string `pulumi:"owner,optional"`
 	TakeOverFrom string `pulumi:"takeOverFrom,optional"`
-}
-
-// Annotate documents the ownership inputs.
-func (o *Ownership) Annotate(an infer.Annotator) {
-	an.Describe(&o.Owner, "The installation identity this object belongs to (the OpenInspect component passes its "+
-		"NameLock's installationId). It is recorded with the object, so a create that finds the object already "+
-		"carrying it adopts it (finishing a create a crashed run never recorded), and another installation's "+
-		"object is refused even with adoptExisting.")
-	an.Describe(&o.TakeOverFrom, "The identity of another installation whose object under this name is taken over, "+
-		"with a warning. Its destroy could then delete what this one uses: only for moving objects between stacks.")
 }
 
 // Where each kind keeps its evidence (see the package doc):

@@ -66,47 +66,7 @@ type WorkerArgs struct {
 	Assets             *WorkerAssets          `pulumi:"assets,optional"`
 	AdoptExisting      bool                   `pulumi:"adoptExisting,optional"`
 	Ownership
-	WorkerPlatform
-}
-
-// D1Binding binds a D1 database.
-type D1Binding struct {
-	Binding    string `pulumi:"binding"`
-	DatabaseID string `pulumi:"databaseId"`
-}
-
-// KvBinding binds a KV namespace.
-type KvBinding struct {
-	Binding     string `pulumi:"binding"`
-	NamespaceID string `pulumi:"namespaceId"`
-}
-
-// R2Binding binds an R2 bucket.
-type R2Binding struct {
-	Binding    string `pulumi:"binding"`
-	BucketName string `pulumi:"bucketName"`
-}
-
-// QueueBinding makes the worker a producer of a queue.
-type QueueBinding struct {
-	Binding   string `pulumi:"binding"`
-	QueueName string `pulumi:"queueName"`
-}
-
-// ServiceBinding binds another worker by script name. The name is a plain
-// string rather than a resource reference, so two workers may bind each other.
-type ServiceBinding struct {
-	Binding     string `pulumi:"binding"`
-	Service     string `pulumi:"service"`
-	Environment string `pulumi:"environment,optional"`
-}
-
-// DurableObjectBinding binds a Durable Object class, declared by this worker
-// unless scriptName names another.
-type DurableObjectBinding struct {
-	Binding    string `pulumi:"binding"`
-	ClassName  string `pulumi:"className"`
-	ScriptName string `pulumi:"scriptName,optional"`
+	WorkerSettings
 }
 
 // QueueConsumer makes the worker the consumer of a queue.
@@ -179,12 +139,7 @@ func (a *WorkerArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.CompatibilityDate, "Workers compatibility date.")
 	an.SetDefault(&a.CompatibilityDate, upstream.CompatibilityDate())
 	an.Describe(&a.CompatibilityFlags, "Workers compatibility flags, e.g. nodejs_compat.")
-	an.Describe(&a.D1Databases, "D1 database bindings.")
-	an.Describe(&a.KvNamespaces, "KV namespace bindings.")
-	an.Describe(&a.R2Buckets, "R2 bucket bindings.")
-	an.Describe(&a.Queues, "Queue producer bindings.")
-	an.Describe(&a.Services, "Service bindings to other workers, by script name.")
-	an.Describe(&a.DurableObjects, "Durable Object namespace bindings.")
+	describeFields(an, a, inputDocs(workerBindingKinds))
 	an.Describe(&a.Vars, "Plain-text environment variables.")
 	an.Describe(&a.Secrets, "Secret environment variables, uploaded as secret_text bindings.")
 	an.Describe(&a.Crons, "Cron triggers, set after the script exists.")
@@ -234,33 +189,15 @@ type declaredBinding struct {
 func (a WorkerArgs) declaredBindings() []declaredBinding {
 	var out []declaredBinding
 	add := func(path string, b cfapi.Binding) { out = append(out, declaredBinding{path, b}) }
-	for i, b := range a.D1Databases {
-		add(fmt.Sprintf("d1Databases[%d].binding", i), cfapi.Binding{Type: "d1", Name: b.Binding, ID: b.DatabaseID})
-	}
-	for i, b := range a.KvNamespaces {
-		add(fmt.Sprintf("kvNamespaces[%d].binding", i), cfapi.Binding{Type: "kv_namespace", Name: b.Binding, NamespaceID: b.NamespaceID})
-	}
-	for i, b := range a.R2Buckets {
-		add(fmt.Sprintf("r2Buckets[%d].binding", i), cfapi.Binding{Type: "r2_bucket", Name: b.Binding, BucketName: b.BucketName})
-	}
-	for i, b := range a.Queues {
-		add(fmt.Sprintf("queues[%d].binding", i), cfapi.Binding{Type: "queue", Name: b.Binding, QueueName: b.QueueName})
-	}
-	for i, b := range a.Services {
-		add(fmt.Sprintf("services[%d].binding", i), cfapi.Binding{Type: "service", Name: b.Binding, Service: b.Service, Environment: b.Environment})
-	}
-	for i, b := range a.DurableObjects {
-		script := b.ScriptName
-		if script == a.Name {
-			script = ""
-		}
-		add(fmt.Sprintf("durableObjects[%d].binding", i),
-			cfapi.Binding{Type: "durable_object_namespace", Name: b.Binding, ClassName: b.ClassName, ScriptName: script})
+	for _, k := range workerBindingKinds {
+		k.declare(a, add)
 	}
 	if a.Assets != nil && a.Assets.Binding != "" {
 		add("assets.binding", cfapi.Binding{Type: "assets", Name: a.Assets.Binding})
 	}
-	a.moreBindings(add)
+	for _, k := range moreBindingKinds {
+		k.declare(a, add)
+	}
 	for _, k := range slices.Sorted(maps.Keys(a.Vars)) {
 		add("vars."+k, cfapi.Binding{Type: "plain_text", Name: k, Text: new(a.Vars[k])})
 	}
@@ -390,15 +327,8 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 			fail("secrets."+k, "secret %s is empty; Cloudflare refuses an empty secret", k)
 		}
 	}
-	for i, d := range a.DurableObjects {
-		if d.ClassName == "" {
-			fail(fmt.Sprintf("durableObjects[%d].className", i), "a Durable Object binding needs its class name")
-		}
-	}
-	for i, s := range a.Services {
-		if s.Service == "" {
-			fail(fmt.Sprintf("services[%d].service", i), "a service binding needs the target worker's name")
-		}
+	for _, k := range workerBindingKinds {
+		k.check(a, fail, unknown)
 	}
 	for i, c := range a.Crons {
 		if err := cron.Validate(c); err != nil {
@@ -418,7 +348,7 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 		checkRange("maxRetries", c.MaxRetries, 0, 100)
 		checkRange("retryDelaySeconds", c.RetryDelaySeconds, 0, 43200)
 	}
-	a.validatePlatform(fail, unknown)
+	a.validateSettings(fail, unknown)
 	return failures
 }
 

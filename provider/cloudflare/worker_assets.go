@@ -19,7 +19,6 @@ import (
 	"sync"
 
 	p "github.com/pulumi/pulumi-go-provider"
-	"github.com/pulumi/pulumi-go-provider/infer"
 	"lukechampine.com/blake3"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
@@ -38,27 +37,6 @@ type WorkerAssets struct {
 	NotFoundHandling     string            `pulumi:"notFoundHandling,optional"`
 	RunWorkerFirst       *bool             `pulumi:"runWorkerFirst,optional"`
 	RunWorkerFirstRoutes []string          `pulumi:"runWorkerFirstRoutes,optional"`
-}
-
-// Annotate documents the assets inputs.
-func (a *WorkerAssets) Annotate(an infer.Annotator) {
-	an.Describe(a, "Static assets uploaded with the worker (Workers Assets) through Cloudflare's manifest, upload-session "+
-		"and bucket flow: only files the account does not hold yet are sent, and an unchanged set sends nothing.")
-	an.Describe(&a.Directory, "Directory whose files are the assets, each served at \"/\" + its path relative to the directory. "+
-		"Symlinks are skipped; `.assetsignore` (gitignore syntax) excludes files; `_headers` and `_redirects` are read as "+
-		"configuration and not served. Exactly one of `directory` and `files` is set.")
-	an.Describe(&a.Files, "The assets as a map from URL path (\"/index.html\") to a local file. Keys `/_headers` and "+
-		"`/_redirects` are configuration, as in a directory.")
-	an.Describe(&a.Binding, "Binding name through which the worker's code fetches its assets, e.g. ASSETS. "+
-		"Not allowed on an assets-only worker.")
-	an.Describe(&a.HTMLHandling, "How requests for HTML pages are matched and redirected: auto-trailing-slash (Cloudflare's default), "+
-		"force-trailing-slash, drop-trailing-slash or none.")
-	an.Describe(&a.NotFoundHandling, "What a request matching no asset gets when no worker code handles it: none "+
-		"(Cloudflare's default: 404, or the worker), 404-page (the nearest 404.html) or single-page-application (/index.html with 200).")
-	an.Describe(&a.RunWorkerFirst, "Run the worker's code before serving assets for every request (the code reaches the assets "+
-		"through the binding). Set this or `runWorkerFirstRoutes`, not both.")
-	an.Describe(&a.RunWorkerFirstRoutes, "Run the worker's code first only for these routes, e.g. [\"/api/*\", \"!/api/docs/*\"]: "+
-		"each starts with / or !/ (an exclusion), and at least one is not an exclusion.")
 }
 
 // Cloudflare's assets limits (https://developers.cloudflare.com/workers/static-assets/#limits

@@ -421,19 +421,10 @@ func mergeIDs(prior, done map[string]string) map[string]string {
 func argsFromSettings(name string, s cfapi.ScriptSettings) WorkerArgs {
 	args := WorkerArgs{Name: name, CompatibilityDate: s.CompatibilityDate}
 	for _, b := range s.Bindings {
+		if readBinding(&args, b) {
+			continue
+		}
 		switch b.Type {
-		case "d1":
-			args.D1Databases = append(args.D1Databases, D1Binding{Binding: b.Name, DatabaseID: b.ID})
-		case "kv_namespace":
-			args.KvNamespaces = append(args.KvNamespaces, KvBinding{Binding: b.Name, NamespaceID: b.NamespaceID})
-		case "r2_bucket":
-			args.R2Buckets = append(args.R2Buckets, R2Binding{Binding: b.Name, BucketName: b.BucketName})
-		case "queue":
-			args.Queues = append(args.Queues, QueueBinding{Binding: b.Name, QueueName: b.QueueName})
-		case "service":
-			args.Services = append(args.Services, ServiceBinding{Binding: b.Name, Service: b.Service, Environment: b.Environment})
-		case "durable_object_namespace":
-			args.DurableObjects = append(args.DurableObjects, DurableObjectBinding{Binding: b.Name, ClassName: b.ClassName, ScriptName: b.ScriptName})
 		case "assets":
 			args.Assets = assetsFromSettings(b)
 		case "plain_text":
@@ -445,7 +436,7 @@ func argsFromSettings(name string, s cfapi.ScriptSettings) WorkerArgs {
 			}
 		}
 	}
-	args.WorkerPlatform = platformFromSettings(args.WorkerPlatform, s)
+	args.WorkerSettings = settingsFromScript(args.WorkerSettings, s)
 	return args
 }
 

@@ -128,12 +128,9 @@ func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, 
 	c.scalar("compatibilityFlags", differ(olds.CompatibilityFlags, news.CompatibilityFlags), &c.settings)
 	// The owner is uploaded as a script tag; takeOverFrom matters only to a create.
 	c.scalar("owner", olds.Owner != news.Owner, &c.settings)
-	byKey(c, "d1Databases", olds.D1Databases, news.D1Databases, func(b D1Binding) string { return b.Binding }, &c.settings)
-	byKey(c, "kvNamespaces", olds.KvNamespaces, news.KvNamespaces, func(b KvBinding) string { return b.Binding }, &c.settings)
-	byKey(c, "r2Buckets", olds.R2Buckets, news.R2Buckets, func(b R2Binding) string { return b.Binding }, &c.settings)
-	byKey(c, "queues", olds.Queues, news.Queues, func(b QueueBinding) string { return b.Binding }, &c.settings)
-	byKey(c, "services", olds.Services, news.Services, func(b ServiceBinding) string { return b.Binding }, &c.settings)
-	byKey(c, "durableObjects", olds.DurableObjects, news.DurableObjects, func(b DurableObjectBinding) string { return b.Binding }, &c.settings)
+	for _, k := range workerBindingKinds {
+		k.diff(c, olds, news)
+	}
 	c.byName("vars", olds.Vars, news.Vars, &c.settings)
 	c.byName("secrets", olds.Secrets, news.Secrets, &c.secrets)
 	byKey(c, "crons", olds.Crons, news.Crons, func(s string) string { return s }, &c.other)
@@ -143,7 +140,7 @@ func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, 
 	if err := c.assets(state, news); err != nil {
 		return nil, "", err
 	}
-	platformDiff(c, olds, news)
+	settingsDiff(c, olds, news)
 
 	hash, secretsHash, err := news.hashes()
 	if err != nil {

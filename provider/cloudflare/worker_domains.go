@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulumi/pulumi-go-provider/infer"
-
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
@@ -28,34 +26,12 @@ type WorkerRoute struct {
 	ZoneName string `pulumi:"zoneName,optional"`
 }
 
-// Annotate documents a custom domain.
-func (d *CustomDomain) Annotate(a infer.Annotator) {
-	a.Describe(d, "A custom domain: a hostname the worker serves as its origin.")
-	a.Describe(&d.Hostname, "The hostname, e.g. app.example.com; Cloudflare creates its DNS record and certificate.")
-	a.Describe(&d.ZoneID, "The zone's ID. Exactly one of zoneId and zoneName is set.")
-	a.Describe(&d.ZoneName, "The zone's name (e.g. example.com), looked up in the account.")
-}
-
-// Annotate documents a route.
-func (r *WorkerRoute) Annotate(a infer.Annotator) {
-	a.Describe(r, "A zone route: a URL pattern the worker runs on.")
-	a.Describe(&r.Pattern, "The route pattern, e.g. example.com/api/*.")
-	a.Describe(&r.ZoneID, "The zone's ID. Exactly one of zoneId and zoneName is set.")
-	a.Describe(&r.ZoneName, "The zone's name, looked up in the account.")
-}
-
 // WorkerRouting is what the provider records of the attached hostnames.
 type WorkerRouting struct {
 	// DomainIDs are the custom domains' IDs by hostname.
 	DomainIDs map[string]string `pulumi:"domainIds,optional"`
 	// RouteIDs are "zoneId/routeId" by pattern.
 	RouteIDs map[string]string `pulumi:"routeIds,optional"`
-}
-
-// Annotate documents the routing outputs.
-func (r *WorkerRouting) Annotate(a infer.Annotator) {
-	a.Describe(&r.DomainIDs, "Custom domain IDs by hostname.")
-	a.Describe(&r.RouteIDs, "Route IDs (zoneId/routeId) by pattern.")
 }
 
 // hostnamePattern is a DNS name of at least two labels.

@@ -8,6 +8,15 @@
 // OpenInspect component expands its defaults from it, and contract tests
 // check that expansion against it.
 //
+// Files, by concern: types.go is the record's shape (contract.json's
+// fields); contract.go loads and parses it; validate.go is Validate, which
+// runs the checks of conditions.go (conditions and their evaluation),
+// naming.go, values.go (inputs, generated secrets, derived values and the
+// sources that resolve them), resources.go (D1, KV, R2, queues),
+// workers.go (each worker, its vars, secrets, crons, consumers and shared
+// compatibility settings), bindings.go (one table of the binding kinds and
+// what is checked of each), sandbox.go, migrations.go and artefacts.go.
+//
 // It imports the data package third_party/background-agents and
 // internal/cron, the one validator of cron expressions.
 package upstream

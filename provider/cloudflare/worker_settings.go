@@ -5,15 +5,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulumi/pulumi-go-provider/infer"
-
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
-// WorkerPlatform are the Worker inputs beyond code and the eight binding
+// WorkerSettings are the Worker inputs beyond code and the eight binding
 // kinds Open-Inspect uses: script-level settings, the other binding kinds,
 // bindings kept from elsewhere, and the hostnames the worker serves.
-type WorkerPlatform struct {
+type WorkerSettings struct {
 	Observability *Observability `pulumi:"observability,optional"`
 	Placement     *Placement     `pulumi:"placement,optional"`
 	Limits        *ScriptLimits  `pulumi:"limits,optional"`
@@ -60,68 +58,13 @@ type TailConsumer struct {
 	Namespace   string `pulumi:"namespace,optional"`
 }
 
-// Annotate documents the settings.
-func (o *Observability) Annotate(a infer.Annotator) {
-	a.Describe(o, "Workers Logs and observability settings.")
-	a.Describe(&o.Enabled, "Turn Workers Logs on.")
-	a.Describe(&o.HeadSamplingRate, "Share of invocations sampled, 0 to 1 (Cloudflare's default 1).")
-	a.Describe(&o.Logs, "Persisted logs: enabled, invocation logs, their own sampling rate.")
-}
-
-// Annotate documents the logs settings.
-func (l *ObservabilityLogs) Annotate(a infer.Annotator) {
-	a.Describe(l, "Workers Logs' persisted logs.")
-	a.Describe(&l.Enabled, "Persist the worker's logs.")
-	a.Describe(&l.InvocationLogs, "Log each invocation (request and outcome) as well. Defaults to true.")
-	a.Describe(&l.HeadSamplingRate, "Share of invocations whose logs are kept, 0 to 1.")
-}
-
-// Annotate documents placement.
-func (pl *Placement) Annotate(a infer.Annotator) {
-	a.Describe(pl, "Where the worker runs: exactly one of mode (smart), region, host or hostname.")
-	a.Describe(&pl.Mode, "\"smart\": Cloudflare places the worker near the back ends it calls most.")
-	a.Describe(&pl.Region, "A cloud region to run near, e.g. \"aws:us-east-1\" or \"gcp:us-east4\".")
-	a.Describe(&pl.Host, "A host:port probed at layer 4 (e.g. a database) to run near.")
-	a.Describe(&pl.Hostname, "A hostname probed at layer 7 (an API) to run near.")
-}
-
-// Annotate documents the limits.
-func (l *ScriptLimits) Annotate(a infer.Annotator) {
-	a.Describe(l, "Resource limits per invocation.")
-	a.Describe(&l.CPUMs, "CPU time per invocation in milliseconds (1-300000; the plan's default when unset).")
-}
-
-// Annotate documents a tail consumer.
-func (t *TailConsumer) Annotate(a infer.Annotator) {
-	a.Describe(t, "A worker receiving this worker's tail events.")
-	a.Describe(&t.Service, "The tail worker's script name.")
-	a.Describe(&t.Environment, "Its environment, if any.")
-	a.Describe(&t.Namespace, "Its dispatch namespace, for a Workers for Platforms tail worker.")
-}
-
-// Annotate documents the WorkerPlatform inputs of WorkerArgs.
-func (a *WorkerPlatform) Annotate(an infer.Annotator) {
-	an.Describe(&a.Observability, "Workers Logs (upstream turns it on for every worker). Unset means off; every upload states it, so a change made elsewhere is reverted by the next up.")
-	an.Describe(&a.Placement, "Where the worker runs: `mode: smart`, or a `region`, `host` or `hostname` hint (exactly one).")
-	an.Describe(&a.Limits, "Resource limits, e.g. `cpuMs`.")
-	an.Describe(&a.TailConsumers, "Workers that receive this worker's tail events.")
-	an.Describe(&a.Logpush, "Send this worker's trace events to the account's Logpush jobs.")
-	an.Describe(&a.Tags, "Script tags. The provider adds its own ownership tag (`openinspect-owner-<id>`), which these can neither "+
-		"set nor remove.")
-	an.Describe(&a.KeepBindings, "Binding types (`secret_text`, `plain_text`) that uploads leave in place when set outside Pulumi "+
-		"(e.g. `wrangler secret put`). Their values are not in the content hash: changing one elsewhere makes no diff, and "+
-		"no upload removes it. A name declared here in vars or secrets is still replaced by the program's value.")
-	an.Describe(&a.Domains, "Custom domains served by the worker, attached after the upload and detached when removed.")
-	an.Describe(&a.Routes, "Zone routes (patterns like `example.com/api/*`) served by the worker.")
-}
-
 // keepableTypes are the binding types keepBindings accepts.
 var keepableTypes = []string{"plain_text", "secret_text"}
 
-// validatePlatform adds each problem with the platform inputs, naming the field.
+// validateSettings adds each problem with the WorkerSettings inputs, naming the field.
 // fail drops problems with unknown fields; unknown guards the cross-field
 // checks.
-func (a WorkerArgs) validatePlatform(fail func(field, format string, args ...any), unknown func(string) bool) {
+func (a WorkerArgs) validateSettings(fail func(field, format string, args ...any), unknown func(string) bool) {
 	rate := func(field string, v *float64) {
 		if v != nil && (*v < 0 || *v > 1) {
 			fail(field, "%v is not a sampling rate: use a number from 0 to 1", *v)
@@ -178,7 +121,9 @@ func (a WorkerArgs) validatePlatform(fail func(field, format string, args ...any
 		}
 	}
 	a.validateRouting(fail, unknown)
-	a.validateMoreBindings(fail, unknown)
+	for _, k := range moreBindingKinds {
+		k.check(a, fail, unknown)
+	}
 }
 
 // scriptTags are the tags an upload carries: the user's, sorted and
@@ -223,9 +168,9 @@ func (a WorkerArgs) settingsDigest() *cfapi.ScriptConfig {
 	return &c
 }
 
-// platformDiff names each platform input that moved; settings, tags and
+// settingsDiff names each WorkerSettings input that moved; settings, tags and
 // the new bindings need an upload, domains and routes do not.
-func platformDiff(c *workerChanges, olds, news WorkerArgs) {
+func settingsDiff(c *workerChanges, olds, news WorkerArgs) {
 	norm := func(a WorkerArgs) cfapi.ScriptConfig { return a.scriptConfig() }
 	oc, nc := norm(olds), norm(news)
 	c.scalar("observability", differ(oc.Observability, nc.Observability), &c.settings)
@@ -237,14 +182,16 @@ func platformDiff(c *workerChanges, olds, news WorkerArgs) {
 	byKey(c, "keepBindings", olds.KeepBindings, news.KeepBindings, func(s string) string { return s }, &c.settings)
 	byKey(c, "domains", olds.Domains, news.Domains, func(d CustomDomain) string { return d.Hostname }, &c.other)
 	byKey(c, "routes", olds.Routes, news.Routes, func(r WorkerRoute) string { return r.Pattern }, &c.other)
-	moreBindingsDiff(c, olds.MoreBindings, news.MoreBindings)
+	for _, k := range moreBindingKinds {
+		k.diff(c, olds, news)
+	}
 }
 
-// platformFromSettings adds what GET settings reports of the platform
+// settingsFromScript adds what GET settings reports of the WorkerSettings
 // inputs to an import's inputs: observability, placement, limits, tail
 // consumers, logpush and the user's tags (not the ownership tag). Domains
 // and routes are not in the settings; the program lists them.
-func platformFromSettings(pl WorkerPlatform, s cfapi.ScriptSettings) WorkerPlatform {
+func settingsFromScript(pl WorkerSettings, s cfapi.ScriptSettings) WorkerSettings {
 	c := s.Config
 	pl.Observability = observabilityInput(c.Observability)
 	if c.Placement != nil {

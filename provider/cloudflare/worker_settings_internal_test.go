@@ -7,9 +7,9 @@ import (
 )
 
 // Each new input's bad value is refused naming its field.
-func TestWorkerPlatformValidationNamesFields(t *testing.T) {
+func TestWorkerSettingsValidationNamesFields(t *testing.T) {
 	args := WorkerArgs{Name: "oi-w", Content: "export default {}", CompatibilityDate: "2024-09-23",
-		WorkerPlatform: WorkerPlatform{
+		WorkerSettings: WorkerSettings{
 			Observability: &Observability{Enabled: true, HeadSamplingRate: new(1.5)},
 			Placement:     &Placement{Mode: "smart", Region: "aws:us-east-1"},
 			Limits:        &ScriptLimits{CPUMs: 0},

@@ -145,7 +145,7 @@ func with(base M, extra M) M {
 	return out
 }
 
-func TestWorkerPlatformSettingsLifecycle(t *testing.T) {
+func TestWorkerSettingsLifecycle(t *testing.T) {
 	h := providertest.NewHarness(t)
 	l := newLifecycle(t, h, "settings")
 	base := M{"name": "oi-settings", "content": providertest.FixtureWorker}
@@ -450,9 +450,9 @@ func bindingsByName(t *testing.T, h *providertest.Harness, script string) map[st
 	return out
 }
 
-// pulumi import of a worker deployed elsewhere reads its platform settings
+// pulumi import of a worker deployed elsewhere reads its script settings
 // into the inputs (the ownership tag excluded), and they pass Check.
-func TestWorkerImportReadsPlatformSettings(t *testing.T) {
+func TestWorkerImportReadsSettings(t *testing.T) {
 	h := providertest.NewHarness(t)
 	client := emuClient(t, h)
 	rate := 0.5
