@@ -2,14 +2,16 @@ package cloudflare_test
 
 import (
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
+
+	p "github.com/pulumi/pulumi-go-provider"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/tests/migrationset"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
-	p "github.com/pulumi/pulumi-go-provider"
 )
 
 // BenchmarkWorkerNoopUpdate measures what an unchanged worker costs on

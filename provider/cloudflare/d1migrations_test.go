@@ -1,10 +1,11 @@
 package cloudflare_test
 
 import (
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"

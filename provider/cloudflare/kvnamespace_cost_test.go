@@ -2,8 +2,9 @@ package cloudflare_test
 
 import (
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"testing"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/stretchr/testify/assert"

@@ -3,11 +3,12 @@ package cloudflare_test
 import (
 	"testing"
 
-	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 func TestQueueLifecycle(t *testing.T) {

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/pulumi/pulumi-go-provider/infer"
+
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
-	"github.com/pulumi/pulumi-go-provider/infer"
 )
 
 // WorkerUrls says where scripts with workers.dev enabled will answer, before

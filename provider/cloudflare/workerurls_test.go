@@ -4,11 +4,12 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 // TestWorkerUrlsReadSubdomainOnce: create and refresh read the account's

@@ -1,10 +1,11 @@
 package installation
 
 import (
-	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 )
 
 // OpenInspectArgs are the inputs of the OpenInspect component: the operator's

@@ -2,6 +2,7 @@ package installation
 
 import (
 	"fmt"
+
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 
 	"github.com/pulumi/pulumi-go-provider/infer"

@@ -7,13 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 // Stage 6: registration of the children, in dependency order, from a plan

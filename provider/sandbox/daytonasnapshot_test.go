@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"

@@ -1,13 +1,14 @@
 package sandbox_test
 
 import (
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapitest"
 
 	modal "github.com/modal-labs/libmodal/modal-go"
 	p "github.com/pulumi/pulumi-go-provider"

@@ -4,11 +4,12 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/openinspect/pulumi-openinspect/provider/tenant"
-	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/tenant"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 func TestGeneratedSecretIsStable(t *testing.T) {

@@ -1,8 +1,9 @@
 package emulator
 
 import (
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 // registerAdmin mounts the admin routes that read or write Cloudflare state

@@ -27,6 +27,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
@@ -41,12 +48,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
-	"sync"
-	"time"
 )
 
 // DefaultToken is the API token accepted when Options.Tokens is nil. It is
@@ -162,7 +163,7 @@ func New(opts Options) (*Server, error) {
 		s.removeTemp()
 		return nil, fmt.Errorf("emulator: %w", err)
 	}
-	if err := splitLegacyState(s.dataDir, legacyKeys); err != nil {
+	if err := core.SplitLegacyState(s.dataDir, legacyStateFile, legacyKeys, legacyStateVersion); err != nil {
 		s.removeTemp()
 		return nil, err
 	}

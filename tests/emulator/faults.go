@@ -2,8 +2,9 @@ package emulator
 
 import (
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"

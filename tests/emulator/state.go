@@ -14,9 +14,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
-// stateVersion is the version of a legacy state.json the split reads.
-const stateVersion = 1
-
 // Inventory lists everything that exists, across all accounts. Tests use it
 // to prove a destroy left nothing behind.
 type Inventory struct {

@@ -3,9 +3,6 @@ package engine
 import (
 	"testing"
 
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
-	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/providertest/pulumitest/assertpreview"
 	"github.com/pulumi/providertest/pulumitest/assertrefresh"
@@ -13,6 +10,10 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
 // TestYAMLD1Lifecycle: up, a preview that changes nothing and calls

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 )
 
@@ -51,18 +50,7 @@ func (f *StateFile) Save(mu sync.Locker, v any) error {
 	if seq <= f.written {
 		return nil // a newer snapshot is already on disk
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), f.pattern)
-	if err != nil {
-		return fmt.Errorf("emulator: save %s: %w", f.what, err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("emulator: save %s: %w", f.what, err)
-	}
-	if err := os.Rename(tmp.Name(), f.path); err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := writeFileAtomic(f.path, f.pattern, b); err != nil {
 		return fmt.Errorf("emulator: save %s: %w", f.what, err)
 	}
 	f.written = seq

@@ -3,9 +3,10 @@ package daytona
 import (
 	"errors"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 // dtDefaultFailure stands for "fail like a RUN step that exits 1": the

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"net/http"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 // DefaultAPIKey is the Daytona API key accepted when

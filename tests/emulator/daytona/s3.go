@@ -25,7 +25,6 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"hash/crc32"
 	"io"
 	"net/http"
@@ -34,6 +33,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 const (

@@ -2,12 +2,13 @@ package daytona
 
 import (
 	"encoding/json"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"maps"
 	"net/http"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 func (s *Service) registerDaytonaSandboxes() {

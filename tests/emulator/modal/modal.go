@@ -24,11 +24,12 @@ import (
 	"time"
 
 	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 // DefaultTokenID and DefaultTokenSecret are the Modal token pair

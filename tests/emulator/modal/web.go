@@ -7,12 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"maps"
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 
 	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
 )

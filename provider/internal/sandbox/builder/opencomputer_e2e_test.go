@@ -3,13 +3,14 @@ package builder
 import (
 	"bytes"
 	"context"
-	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

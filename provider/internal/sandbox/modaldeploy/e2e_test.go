@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 	"io"
 	"io/fs"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/internal/reporoot"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

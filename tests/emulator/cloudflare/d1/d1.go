@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 // Register mounts the D1 API routes, the import flow's included.

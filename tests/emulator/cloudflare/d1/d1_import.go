@@ -21,12 +21,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 type d1Upload struct {

@@ -3,8 +3,6 @@ package kv
 import (
 	"encoding/base64"
 	"encoding/json"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"mime"
 	"net/http"
@@ -12,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 // Register mounts the routes of the API.

@@ -3,8 +3,6 @@ package queues
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"math"
 	"net/http"
 	"regexp"
@@ -12,6 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 // Register mounts the routes of the API.

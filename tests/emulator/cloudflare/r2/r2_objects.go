@@ -8,12 +8,13 @@ package r2
 // NoSuchKey wording); wrangler reads any 404 as "no such bucket/object".
 
 import (
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
 func (s *Service) registerR2Objects() {

@@ -17,10 +17,11 @@ package workers
 //   - assets: the script's static assets at the request's path.
 
 import (
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 )
 
 // bindingBackend answers one binding request for the store id of account.

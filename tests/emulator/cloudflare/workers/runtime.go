@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -31,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/workerd"

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"net/http"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
 )

@@ -22,12 +22,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"net/http"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )

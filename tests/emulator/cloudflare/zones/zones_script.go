@@ -15,10 +15,11 @@ package zones
 
 import (
 	"fmt"
-	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )

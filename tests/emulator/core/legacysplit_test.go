@@ -1,4 +1,4 @@
-package emulator
+package core
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ func TestSplitLegacyState(t *testing.T) {
 	legacy := `{"version": 1, "a": {"x": 1}, "b": [2], "c": "three", "unknown": true}`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte(legacy), 0o600))
 	keys := map[string]string{"a": "one.json", "b": "one.json", "c": "two.json", "d": "three.json"}
-	require.NoError(t, splitLegacyState(dir, keys))
+	require.NoError(t, SplitLegacyState(dir, "state.json", keys, 1))
 
 	assert.Equal(t, map[string]any{"version": 1.0, "a": map[string]any{"x": 1.0}, "b": []any{2.0}}, readJSON(t, filepath.Join(dir, "one.json")))
 	assert.Equal(t, map[string]any{"version": 1.0, "c": "three"}, readJSON(t, filepath.Join(dir, "two.json")))
@@ -35,7 +35,7 @@ func TestSplitLegacyState(t *testing.T) {
 
 	// A state.json next to a family's file is not split again: the files win.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"version": 1, "c": "new"}`), 0o600))
-	require.NoError(t, splitLegacyState(dir, keys))
+	require.NoError(t, SplitLegacyState(dir, "state.json", keys, 1))
 	assert.Equal(t, "three", readJSON(t, filepath.Join(dir, "two.json"))["c"])
 	_, err = os.Stat(filepath.Join(dir, "state.json"))
 	assert.NoError(t, err, "left alone")
@@ -44,7 +44,7 @@ func TestSplitLegacyState(t *testing.T) {
 func TestSplitLegacyStateRefusesOtherVersions(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"version": 2}`), 0o600))
-	err := splitLegacyState(dir, map[string]string{"a": "one.json"})
+	err := SplitLegacyState(dir, "state.json", map[string]string{"a": "one.json"}, 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "version 2")
 	_, err = os.Stat(filepath.Join(dir, "one.json"))
