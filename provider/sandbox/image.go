@@ -136,6 +136,16 @@ type imageBackend[In imageArgs, Out any, P planned] interface {
 	deleter(ctx context.Context, out *Out) (func(name string) error, error)
 }
 
+// Each image resource's backend, stated once: the compiler checks each
+// against imageBackend, and staticcheck's unused check, which cannot follow
+// methods called only through a type parameter, sees them used.
+var (
+	_ imageBackend[DaytonaSnapshotArgs, DaytonaSnapshotState, snapshotPlan]     = daytonaImages{}
+	_ imageBackend[E2bTemplateArgs, E2bTemplateState, templatePlan]             = e2bImages{}
+	_ imageBackend[OpenComputerSnapshotArgs, OpenComputerSnapshotState, ocPlan] = ocImages{}
+	_ imageBackend[VercelSnapshotArgs, VercelSnapshotState, vercelPlan]         = vercelImages{}
+)
+
 // imageBinder is a backend whose images belong to one API: bind refuses a
 // plan for another and records the plan's API in out, before an update.
 type imageBinder[Out any, P planned] interface {
