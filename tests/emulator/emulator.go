@@ -9,7 +9,7 @@
 // `pulumi up` with no cloud account at all. Official clients must work
 // unchanged, so responses copy the real envelopes, status codes and error
 // codes as closely as we could establish them (each package's ledger;
-// envelope.go has the shared rows).
+// package cloudflare's ledger.go has the shared rows).
 //
 // This package is the composer: Options has one struct per family, New
 // builds the families in one list (buildFamilies) over one core.Core and

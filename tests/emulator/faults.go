@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
-
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"

@@ -18,5 +18,5 @@
 // SQL.
 //
 // Its rows of the error-code ledger (the Workers scripts routes, the cron
-// syntax) are in ledger.go; the shared rows stay in the root's envelope.go.
+// syntax) are in ledger.go; the shared rows stay in package cloudflare's ledger.go.
 package workers

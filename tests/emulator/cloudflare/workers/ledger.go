@@ -1,7 +1,7 @@
 package workers
 
 // Error codes as observed / assumed for the Workers scripts routes (the
-// shared rows are in the root's envelope.go). "verified" means the code and
+// shared rows are in package cloudflare's ledger.go). "verified" means the code and
 // message appear in real API responses quoted in public bug reports or
 // documentation; "assumed" means a plausible value from the same family.
 //

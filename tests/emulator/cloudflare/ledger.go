@@ -1,8 +1,8 @@
-package emulator
+package cloudflare
 
 // Error codes as observed / assumed: the rows every Cloudflare API shares.
-// Each API package keeps its own rows (cloudflare/d1, kv, r2, queues,
-// zones, assets in their package docs; workers in its ledger.go).
+// Each API package keeps its own rows (d1, kv, r2, queues, zones, assets
+// in their package docs; workers in its ledger.go).
 //
 // "observed" (the Workers and Queues rows say "verified") means the code and
 // message appear in real API responses quoted in public bug reports
