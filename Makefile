@@ -67,9 +67,14 @@ lint:
 
 # Every tier that runs offline: unit, provider, emulator and engine tests;
 # then each fuzz target for a bounded time (their seed corpora also run as
-# plain tests in `go test`).
-test: test-tools lint
+# plain tests in `go test`). The Kubernetes lane, the longest cold build,
+# keeps building behind lint and the tests; only the tests that start a
+# control plane wait for it, and the run fails if it failed.
+test:
+	./.ci/test-tools.sh --behind kubernetes
+	$(MAKE) lint
 	go test $(GO_TEST_FLAGS) ./...
+	./.ci/test-tools.sh --wait kubernetes
 	$(MAKE) fuzz
 	$(MAKE) bench-side-by-side
 

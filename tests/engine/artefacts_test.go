@@ -48,6 +48,7 @@ func buildEmbeddingPlugin(t *testing.T) string {
 // The full installation, web UI included, deploys with no upstream input
 // from the artefacts the plugin embeds, and says so in upstreamVerification.
 func TestOpenInspectFromEmbeddedArtefacts(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	plugins := buildEmbeddingPlugin(t)
 	emu := startEmulator(t)
@@ -79,6 +80,7 @@ func TestOpenInspectFromEmbeddedArtefacts(t *testing.T) {
 // recorded for the pin: its migrations are refused at preview, naming the
 // file, with no call made.
 func TestOpenInspectRefusesUnverifiedMigrations(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationTest(t, emu)

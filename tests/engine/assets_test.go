@@ -51,6 +51,7 @@ func get(t *testing.T, url string) (int, string) {
 // uploads exactly that file; the worker's URL serves the files (and the 404
 // page); removing the domain detaches it; destroy leaves the emulator empty.
 func TestYAMLWorkerAssets(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	site := writeSite(t, 200)

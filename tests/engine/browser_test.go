@@ -28,6 +28,7 @@ import (
 // from how the emulator spells a Worker's URL. The screenshot is kept under
 // the artefacts directory (browser.ArtefactDir).
 func TestBrowserLoadsTheWebUI(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	// The web UI on a loopback port of its own, as make demo serves it: the
 	// control plane accepts no other http origin as WEB_APP_URL, and without

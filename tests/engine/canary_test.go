@@ -153,6 +153,7 @@ func requireNoCanary(t *testing.T, what, log string, secrets map[string]string) 
 // inputs and every generated or derived one) stays out of the engine's most
 // verbose log with plugin log flow, through an install and a rotation.
 func TestNoSecretInVerboseLogs(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationTest(t, emu)

@@ -21,6 +21,7 @@ const (
 // calls Cloudflare zero times; then one changed var that re-uploads exactly
 // one worker; then destroy to empty.
 func TestYAMLCloudflareStack(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "tests", "engine", "testdata", "resources-yaml"), emu)

@@ -68,6 +68,7 @@ type crashCase struct {
 // duplicate), the migration ledger lists each migration once, a second up
 // changes nothing, and destroy empties the emulator.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	cases := []crashCase{
 		{

@@ -19,6 +19,7 @@ import (
 // TestYAMLD1Lifecycle: up, a preview that changes nothing and calls
 // Cloudflare zero times, a refresh with no changes, destroy to empty.
 func TestYAMLD1Lifecycle(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := pulumitest.NewPulumiTest(t, "testdata/d1-yaml",

@@ -36,6 +36,7 @@ func withE2B(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 // makes zero E2B calls; a failing build fails the up with the builder's
 // message and the next up retries it, the old template kept.
 func TestE2BInstallation(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := fixtureCopy(t)

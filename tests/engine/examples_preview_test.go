@@ -23,6 +23,7 @@ import (
 // nodejs_test.go, python_test.go). examples/pko's program is examples/yaml's
 // component run by the operator (pko_test.go previews it before its update).
 func TestExamplesPreviewAFreshStack(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	for _, tc := range []struct {
 		name string

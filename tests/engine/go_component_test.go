@@ -20,6 +20,7 @@ import (
 // names; the second keeps everything remote on destroy (deletionPolicy Orphan),
 // and a new stack can take it over only with adoptExisting.
 func TestGoInlineTwoInstallations(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")

@@ -44,6 +44,7 @@ func newInlineStack(t *testing.T, name string, program pulumi.RunFunc) auto.Stac
 }
 
 func TestGoInlineD1Lifecycle(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	stack := newInlineStack(t, "go-d1", func(ctx *pulumi.Context) error {
@@ -84,6 +85,7 @@ func TestGoInlineD1Lifecycle(t *testing.T) {
 // lists, a file asset, secrets) through the engine: two workers that bind each
 // other plus a D1 binding, created in one up; an unchanged preview; destroy.
 func TestGoInlineWorkerPair(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	script := filepath.Join(repoRoot(), "tests", "fixtures", "upstream", "packages", "control-plane", "dist", "index.js")

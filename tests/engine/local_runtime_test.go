@@ -27,6 +27,7 @@ import (
 // the dead-letter queue after its retries; AppSecrets seeded through the
 // script's own signature check, which refuses a wrong key.
 func TestLocalInstallationRuns(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationTest(t, emu)

@@ -41,6 +41,7 @@ const installationResources = 16
 // nothing and calls Cloudflare zero times; a destroy that empties the emulator.
 
 func TestNodeInlineWorkerPair(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	deps := nodeDeps(t)
 	dir := t.TempDir()

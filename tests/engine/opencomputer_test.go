@@ -40,6 +40,7 @@ func withOpenComputer(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProc
 // message and the next up retries it, the old snapshot kept; destroy
 // deletes what the installation built.
 func TestOpenComputerInstallation(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := fixtureCopy(t)

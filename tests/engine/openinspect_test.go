@@ -117,6 +117,7 @@ func (e *emulatorProcess) scriptSettings(t *testing.T, script string, out any) {
 // a KV namespace from the spec deletes it remotely; a changed deploymentName is
 // refused at preview; destroy empties the emulator.
 func TestOpenInspectInstallation(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationTest(t, emu)
@@ -215,6 +216,7 @@ func TestOpenInspectInstallation(t *testing.T) {
 // TestOpenInspectInvalidSpec: a bad spec fails at preview with field paths
 // and makes no call.
 func TestOpenInspectInvalidSpec(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationTest(t, emu)
@@ -234,6 +236,7 @@ func TestOpenInspectInvalidSpec(t *testing.T) {
 // call, naming the field: the component refuses what its children's checks
 // or Cloudflare would have refused only after other objects existed.
 func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationTest(t, emu)

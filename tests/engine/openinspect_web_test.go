@@ -23,8 +23,9 @@ import (
 // read back as the API server stores them; destroy empties both the emulator
 // and the installation's namespace.
 func TestOpenInspectWithWebOnKubernetes(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
-	if err := kube.CheckBinaries(kube.DefaultBinDir(), true); err != nil {
+	if err := kube.CheckBinaries(kube.DefaultBinDir(), true, t.Logf); err != nil {
 		t.Fatalf("%v: run `make test-tools`", err)
 	}
 	cluster, err := kube.Start(t.Context(), kube.Options{Full: true})

@@ -139,8 +139,9 @@ func applyCRDs(t *testing.T, cp *kube.ControlPlane, files ...string) {
 // engine's environment. Up, a no-change preview and destroy run through the
 // real CLI and the provider binary against the emulator.
 func TestPKOExample(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
-	require.NoError(t, kube.CheckBinaries("", false))
+	require.NoError(t, kube.CheckBinaries("", false, t.Logf))
 	ctx := t.Context()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()

@@ -79,6 +79,7 @@ type previewResult struct {
 // most, against a deployed stack, and checks the exact detailed-diff entries
 // and that no secret value appears anywhere in what preview shows.
 func TestPreviewNamesEveryChange(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	const oldSecret, newSecret = "preview-secret-before-0f3a", "preview-secret-after-9c1d"

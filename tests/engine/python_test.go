@@ -20,6 +20,7 @@ const pythonSecret = "py-secret-value-0123456789abcdef"
 // binding, and an OpenInspect installation (a remote component), in one up;
 // an unchanged preview with zero Cloudflare calls; destroy.
 func TestPythonInlineWorkerPair(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	out, err := exec.Command(filepath.Join(repoRoot(), ".ci", "python-tools.sh")).Output()
 	require.NoError(t, err, ".ci/python-tools.sh prepares the Pulumi Python SDK")

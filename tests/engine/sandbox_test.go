@@ -305,6 +305,7 @@ func (e *emulatorProcess) snapshots(t *testing.T) []string {
 // installation deletes only its snapshots and the sandboxes of its own
 // sessions.
 func TestDaytonaInstallation(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := fixtureCopy(t)

@@ -166,6 +166,7 @@ const unmanagedSandbox = "      sandbox:\n        manage: false\n"
 // script etag and D1 row), destroying B leaves exactly A, destroying A
 // leaves exactly B's objects, and B deploys once the name is free.
 func TestCollidingNamesTenancy(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")
@@ -307,6 +308,7 @@ func queueRecords(owner string, names ...string) []string {
 // included, still recorded for A); destroying A after B's second try leaves
 // exactly B's objects; then B creates the freed queue as its own.
 func TestQueueTenancy(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")

@@ -54,6 +54,7 @@ func (e *emulatorProcess) createdVercelBuilds(t *testing.T) []string {
 // the next up retries it, the old snapshot kept; destroy deletes what the
 // installation built.
 func TestVercelInstallation(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	checkout := fixtureCopy(t)

@@ -95,6 +95,7 @@ var scriptTags = regexp.MustCompile(`<script src="([^"]+)"`)
 // appName redeploys the web and uploads exactly the assets whose content
 // changed, none of the others; destroy leaves the emulator empty.
 func TestOpenInspectWebOnCloudflare(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	pt := newInstallationWithWebTest(t, emu)
@@ -230,6 +231,7 @@ func (e *emulatorProcess) cloudflareGet(t *testing.T, apiPath string, out any) i
 // the webUrl and the control plane's WEB_APP_URL. It needs the emulator's
 // zones and domains (every account seeded with the zone example.com).
 func TestOpenInspectWebOnCloudflareCustomDomain(t *testing.T) {
+	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
 	var zones struct {

@@ -82,7 +82,7 @@ func TestWebOnKubernetes(t *testing.T) {
 			t.Fatalf("%s is not on PATH (looked in %s too): run `make test-tools`", tool, binDir)
 		}
 	}
-	require.NoError(t, kube.CheckBinaries("", true))
+	require.NoError(t, kube.CheckBinaries("", true, t.Logf))
 
 	startCtx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()

@@ -105,10 +105,15 @@ func Binaries(full bool) []string {
 }
 
 // CheckBinaries reports which needed binaries are missing from binDir
-// (default DefaultBinDir()), with a hint on how to build them.
-func CheckBinaries(binDir string, full bool) error {
+// (default DefaultBinDir()), with a hint on how to build them. While `make
+// test` still builds the Kubernetes lane behind the tests, it first waits
+// for that lane (logf, when not nil, hears that it waits).
+func CheckBinaries(binDir string, full bool, logf func(format string, args ...any)) error {
 	if binDir == "" {
 		binDir = DefaultBinDir()
+	}
+	if err := toolchain.WaitForLane("kubernetes", logf); err != nil {
+		return fmt.Errorf("kube: %w", err)
 	}
 	var missing []string
 	for _, b := range Binaries(full) {
@@ -136,7 +141,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	if err := CheckBinaries(opts.BinDir, opts.Full); err != nil {
+	if err := CheckBinaries(opts.BinDir, opts.Full, opts.Logf); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "kube-controlplane-")

@@ -17,7 +17,7 @@ func TestControlPlaneFull(t *testing.T) { testControlPlane(t, true) }
 
 func testControlPlane(t *testing.T, full bool) {
 	// Missing binaries are a failure, not a skip: CI must build them.
-	if err := CheckBinaries("", full); err != nil {
+	if err := CheckBinaries("", full, t.Logf); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
