@@ -247,8 +247,18 @@ func (c claim[T]) run(ctx context.Context) (T, bool, error) {
 		}
 		return created, false, c.record(ctx, created)
 	}
+	return c.decide(ctx, existing)
+}
+
+// decide is what run does with an object found under the name: its
+// evidence says whether this installation adopts it, takes it over, or is
+// refused.
+func (c claim[T]) decide(ctx context.Context, existing T) (T, bool, error) {
+	var zero T
+	mine := c.ownership.Owner
 	where := fmt.Sprintf("%s %q already exists in account %s (id %s)", c.kind, c.name, c.accountID, c.id(existing))
 	var owner string
+	var err error
 	var empty bool
 	if c.evidence != nil {
 		if owner, empty, err = c.evidence(ctx, existing); err != nil {

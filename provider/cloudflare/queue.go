@@ -134,12 +134,73 @@ func (*Queue) Create(ctx context.Context, req infer.CreateRequest[QueueArgs]) (i
 			return err
 		}
 	}
-	q, adopted, err := c.run(ctx)
+	q, adopted, err := createQueue(ctx, reg, c, req.Inputs.TakeOverFrom)
 	if err != nil {
 		return infer.CreateResponse[QueueState]{}, err
 	}
 	state.QueueID, state.AccountID, state.Adopted = q.ID, client.AccountID(), adopted
 	return infer.CreateResponse[QueueState]{ID: q.ID, Output: state}, nil
+}
+
+// createQueue is c.run without listing the account's queues when it can:
+// Cloudflare lists queues only whole, so a listing costs what every other
+// installation in the account has made. With an owner and the account's
+// registry in place, the name is recorded first (as run reserves it) and
+// the queue created; the queues are listed only when that create fails, to
+// find the one in the way, which the record from before this run then
+// decides about as run's evidence would (this installation's: a create an
+// interrupted run never recorded; takeOverFrom's: taken over; none: only
+// with adoptExisting, and the reservation is withdrawn on a refusal). A
+// record of another installation, a reservation lost to a concurrent run,
+// no owner, or an account without a registry take run's way, which lists
+// first and so names what it refuses precisely (and, refusing, creates no
+// registry).
+func createQueue(ctx context.Context, reg *registry, c claim[cfapi.Queue], takeOverFrom string) (cfapi.Queue, bool, error) {
+	owner := c.ownership.Owner
+	if owner == "" {
+		return c.run(ctx)
+	}
+	if ok, err := reg.find(ctx); err != nil || !ok {
+		if err != nil {
+			return cfapi.Queue{}, false, err
+		}
+		return c.run(ctx)
+	}
+	before, err := reg.owner(ctx, registryQueue, c.name)
+	if err != nil {
+		return cfapi.Queue{}, false, err
+	}
+	if before != "" && before != owner && before != takeOverFrom {
+		return c.run(ctx)
+	}
+	holder, err := reg.record(ctx, registryQueue, c.name, owner, takeOverFrom)
+	if err != nil {
+		return cfapi.Queue{}, false, err
+	}
+	if holder != owner {
+		return c.run(ctx)
+	}
+	created, createErr := c.create(ctx)
+	if createErr == nil {
+		return created, false, nil
+	}
+	existing, found, err := c.find(ctx)
+	if err != nil {
+		return cfapi.Queue{}, false, fmt.Errorf("%w (and then, looking for a queue in the way: %w)", createErr, err)
+	}
+	if !found {
+		// The record stays, as a crash after it would leave it: the next
+		// run goes on from it.
+		return cfapi.Queue{}, false, createErr
+	}
+	c.evidence = func(context.Context, cfapi.Queue) (string, bool, error) { return before, false, nil }
+	q, adopted, err := c.decide(ctx, existing)
+	if err != nil && before == "" {
+		if ferr := reg.forget(ctx, registryQueue, c.name, owner); ferr != nil {
+			err = fmt.Errorf("%w (and withdrawing this run's record of the name failed: %w)", err, ferr)
+		}
+	}
+	return q, adopted, err
 }
 
 // Update sees adoptExisting and the ownership inputs change; a new name

@@ -243,3 +243,57 @@ func TestD1DatabaseRefusesTheRegistryName(t *testing.T) {
 	assert.Contains(t, check.Failures[0].Reason, "reserved for the account's ownership registry")
 	assert.Zero(t, h.Emu.CloudflareCalls())
 }
+
+const queueListKey = "GET /client/v4/accounts/{account_id}/queues"
+
+// Once the account has its registry, a new queue's create lists no queues
+// and costs the same calls and bytes whether the account holds 0 or 250
+// other queues (other installations'): the name is recorded, then created.
+func TestQueueCreateCostDoesNotGrowWithTheAccount(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client := cfapitest.Client(t, h)
+	_, err := queueCreate(t, h.Server, map[string]any{"name": "oi-first", "owner": ownerA})
+	require.NoError(t, err, "the first create makes the account's registry")
+
+	calls, bytes := map[int]int{}, map[int]int64{}
+	for _, others := range []int{0, 250} {
+		for i := len(h.Emu.Inventory().Queues) - 1; i < others; i++ {
+			_, err := client.CreateQueue(t.Context(), fmt.Sprintf("other-installation-%03d", i))
+			require.NoError(t, err)
+		}
+		h.Emu.ResetCounts()
+		created, err := queueCreate(t, h.Server, map[string]any{"name": fmt.Sprintf("oi-cost-%03d", others), "owner": ownerA})
+		require.NoError(t, err)
+		assert.False(t, created.Properties.Get("adopted").AsBool())
+		assert.Zero(t, h.Emu.Counts()[queueListKey], "with %d other queues the create lists the account", others)
+		calls[others], bytes[others] = h.Emu.CloudflareCalls(), h.Emu.CloudflareBytes()
+	}
+	assert.Equal(t, calls[0], calls[250], "calls of a create with 0 and 250 other queues")
+	assert.Equal(t, bytes[0], bytes[250], "bytes of a create with 0 and 250 other queues")
+	assert.Contains(t, registryRecords(t, h), "queue/oi-cost-250="+ownerA)
+}
+
+// With the registry in place, an unrecorded queue in the way is found once
+// the create fails: refused without adoptExisting (withdrawing this run's
+// record of the name), adopted and recorded with it.
+func TestQueueWithoutRecordInAnAccountWithARegistry(t *testing.T) {
+	h := providertest.NewHarness(t)
+	client := cfapitest.Client(t, h)
+	_, err := queueCreate(t, h.Server, map[string]any{"name": "oi-first", "owner": ownerA})
+	require.NoError(t, err)
+	q, err := client.CreateQueue(t.Context(), "oi-owned-queue")
+	require.NoError(t, err)
+
+	_, err = queueCreate(t, h.Server, map[string]any{"owner": ownerB})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `queue "oi-owned-queue" already exists`)
+	assert.Contains(t, err.Error(), "records no installation")
+	assert.Contains(t, err.Error(), "set adoptExisting: true on the OpenInspect component")
+	assert.Equal(t, []string{"queue/oi-first=" + ownerA}, registryRecords(t, h), "the refusal leaves no record of the name")
+
+	adopted, err := queueCreate(t, h.Server, map[string]any{"owner": ownerB, "adoptExisting": true})
+	require.NoError(t, err)
+	assert.Equal(t, q.ID, adopted.ID)
+	assert.True(t, adopted.Properties.Get("adopted").AsBool())
+	assert.Equal(t, []string{"queue/oi-first=" + ownerA, "queue/oi-owned-queue=" + ownerB}, registryRecords(t, h))
+}

@@ -50,12 +50,20 @@ import (
 // killed between the two). No Pulumi resource represents the registry, so no
 // destroy deletes it; D1Database refuses its name (D1NameProblem).
 //
+// A queue create does not list the account's queues (Cloudflare lists them
+// only whole, so that would cost what every other installation made) once
+// the account has a registry: it reads the name's record, records it, then
+// creates; only a failed create, or a record of another installation, lists
+// the queues to say what is in the way (createQueue in queue.go).
+//
 // Cost in Cloudflare calls, beside the object's own calls: finding the
-// registry is one D1 list by name; each read or write is one /raw query.
-// A queue create: +2 (list, record), +2 more once per account (the
-// registry's create and its table); adopting a recorded queue: +2 (list,
-// read); delete: +3 (list, read, record removed), +1 (the list) when the
-// account has no registry. Nothing is cached between calls: each resource
+// registry is one D1 list by name (filtered, so constant in the account's
+// size); each read or write is one /raw query. A queue create: +3 (the
+// registry found, the name's record read, the name recorded), the same in
+// an account of any size; the account's first: the queue list, the
+// registry's create and its table instead. Adopting a recorded queue: +1
+// (the queue list after the create fails); delete: +3 (registry found,
+// read, record removed), +1 (the list) when the account has no registry. Nothing is cached between calls: each resource
 // operation finds the registry again, so one deleted out of band is never
 // addressed by a stale ID.
 const (
