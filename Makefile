@@ -69,11 +69,12 @@ lint:
 # then each fuzz target for a bounded time (their seed corpora also run as
 # plain tests in `go test`). The Kubernetes lane, the longest cold build,
 # keeps building behind lint and the tests; only the tests that start a
-# control plane wait for it, and the run fails if it failed.
+# control plane wait for it, and the run fails if it failed (its log is
+# printed then, also when the tests failed first).
 test:
 	./.ci/test-tools.sh --behind kubernetes
 	$(MAKE) lint
-	go test $(GO_TEST_FLAGS) ./...
+	go test $(GO_TEST_FLAGS) ./... || { ./.ci/test-tools.sh --report kubernetes; exit 1; }
 	./.ci/test-tools.sh --wait kubernetes
 	$(MAKE) fuzz
 	$(MAKE) bench-side-by-side

@@ -14,6 +14,8 @@
 #                                            LANE keeps building (make test)
 #        .ci/test-tools.sh --wait LANE       wait for a lane left behind, print
 #                                            its log, fail when it failed
+#        .ci/test-tools.sh --report LANE     the same without waiting (after a
+#                                            failed test run)
 # A lane left behind records itself in $CACHE/lanes/: LANE.pid while it runs,
 # then LANE.status ("ready" or "FAILED") and LANE.log. The tests that need it
 # wait for it (tests/toolchain.WaitForLane: only the tests that start a
@@ -78,9 +80,21 @@ case "${1:-}" in
     [ "$status" = ready ]
     exit
     ;;
+  --report)
+    # What `make test` prints when the tests failed: a lane still building
+    # is left to build; a finished one is reported as --wait would.
+    lane=${2:?usage: $0 --report LANE}
+    if lane_running "$lane"; then
+      echo "test-tools: the $lane lane is still building (log: $lanedir/$lane.log)"
+      exit 0
+    fi
+    status=$(cat "$lanedir/$lane.status" 2>/dev/null || echo ready)
+    if [ -f "$lanedir/$lane.log" ]; then report "$lane" "$lanedir/$lane.log" "$status"; fi
+    exit 0
+    ;;
   --behind) behind=${2:?usage: $0 --behind LANE} ;;
   "") ;;
-  *) echo "usage: $0 [--behind LANE | --wait LANE]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--behind LANE | --wait LANE | --report LANE]" >&2; exit 2 ;;
 esac
 
 lanes=(pulumi kubernetes registries)
