@@ -248,7 +248,8 @@ func (daytonaImages) state(old DaytonaSnapshotState, in DaytonaSnapshotArgs) Day
 // DaytonaSnapshot names it built.
 func (daytonaImages) record(s *DaytonaSnapshotState) imageRecord {
 	built := true
-	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.State, Built: &built, Superseded: &s.Superseded}
+	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.State, Built: &built, Superseded: &s.Superseded,
+		Public: []any{&s.SnapshotID, &s.SnapshotAPIURL}}
 }
 
 // bind refuses an API other than the one the snapshots were built in, and

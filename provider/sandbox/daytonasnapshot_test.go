@@ -138,6 +138,9 @@ func TestDaytonaSnapshotLifecycle(t *testing.T) {
 	require.Len(t, built.ContextHashes, 1, "the runtime directory, uploaded once")
 	assert.Len(t, h.Emu.Inventory().Daytona.Objects, 1)
 	assert.True(t, state.Get("apiKey").Secret(), "the key is a secret in state")
+	for _, key := range []string{"name", "digest", "state", "snapshotId", "snapshotApiUrl"} {
+		assert.False(t, state.Get(key).Secret(), "%s says which snapshot runs: not hidden by the secret key beside it", key)
+	}
 
 	h.Emu.ResetCounts()
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})

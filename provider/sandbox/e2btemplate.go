@@ -218,7 +218,7 @@ func (e2bImages) state(old E2bTemplateState, in E2bTemplateArgs) E2bTemplateStat
 
 func (e2bImages) record(s *E2bTemplateState) imageRecord {
 	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built,
-		Superseded: &s.Superseded, Override: &s.Name}
+		Superseded: &s.Superseded, Override: &s.Name, Public: []any{&s.E2bID, &s.Built}}
 }
 
 func (e2bImages) deleter(ctx context.Context, s *E2bTemplateState) (func(string) error, error) {

@@ -190,13 +190,20 @@ func (r *image[In, Out, P, B]) now() time.Time {
 
 // WireDependencies makes the name and digest known in a preview: both come
 // from local files, so the control plane's setting naming the image is
-// known before anything is built.
+// known before anything is built. The image's name, digest, status, the
+// superseded list and the backend's identifiers are never secret: they
+// say which image an installation runs, and deriving their secretness
+// from the inputs (the API key among them) would hide all of them, and
+// every value made from them (the control plane's vars, sandboxStatus).
 func (*image[In, Out, P, B]) WireDependencies(f infer.FieldSelector, args *In, state *Out) {
 	var b B
 	rec := b.record(state)
 	f.OutputField(rec.Name).AlwaysKnown()
 	f.OutputField(rec.Digest).AlwaysKnown()
 	f.OutputField(state).DependsOn(f.InputField(args))
+	for _, field := range append([]any{rec.Name, rec.Digest, rec.Status, rec.Superseded}, rec.Public...) {
+		f.OutputField(field).NeverSecret()
+	}
 }
 
 // Check validates the inputs before any remote call.
@@ -322,6 +329,9 @@ type imageRecord struct {
 	// Override is the state's field an override is compared with (nil: the
 	// resource takes none).
 	Override *string
+	// Public are the backend's own outputs that identify or describe the
+	// image (its API's ID, built, ...): never secret, like Name and Digest.
+	Public []any
 }
 
 // imageKind describes one resource's images.

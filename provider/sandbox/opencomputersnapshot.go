@@ -204,7 +204,7 @@ func (ocImages) state(old OpenComputerSnapshotState, in OpenComputerSnapshotArgs
 
 func (ocImages) record(s *OpenComputerSnapshotState) imageRecord {
 	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built,
-		Superseded: &s.Superseded, Override: &s.Name}
+		Superseded: &s.Superseded, Override: &s.Name, Public: []any{&s.SnapshotID, &s.ContentHash, &s.Built}}
 }
 
 func (ocImages) deleter(ctx context.Context, s *OpenComputerSnapshotState) (func(string) error, error) {

@@ -247,7 +247,8 @@ func (vercelImages) state(old VercelSnapshotState, in VercelSnapshotArgs) Vercel
 
 func (vercelImages) record(s *VercelSnapshotState) imageRecord {
 	return imageRecord{Inputs: &s.ImageInputs, Name: &s.Name, Digest: &s.Digest, Status: &s.Status, Built: &s.Built,
-		Superseded: &s.Superseded, Override: &s.VercelSnapshotID}
+		Superseded: &s.Superseded, Override: &s.VercelSnapshotID,
+		Public: []any{&s.VercelSnapshotID, &s.Built}}
 }
 
 // deleter deletes a superseded build: its snapshots and its sandbox.

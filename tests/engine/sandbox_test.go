@@ -319,6 +319,7 @@ func TestDaytonaInstallation(t *testing.T) {
 	require.Len(t, first, 1)
 	assert.Regexp(t, snapshotName, first[0])
 	assert.Equal(t, "daytona: base snapshot "+first[0]+" (active)", up.Outputs["sandboxStatus"].Value)
+	assert.False(t, up.Outputs["sandboxStatus"].Secret, "which snapshot runs is not hidden by the secret API key")
 	built := emu.inventory(t).Daytona.Snapshots[0]
 	assert.Contains(t, built.Dockerfile, "ENV SANDBOX_VERSION=fixture-daytona-1", "built by the fixture's builder")
 	assert.Contains(t, built.Dockerfile, strings.TrimPrefix(filepath.Join(checkout, "packages/sandbox-runtime/src/sandbox_runtime"), "/")+" /app/sandbox_runtime",
