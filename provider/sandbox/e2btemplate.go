@@ -249,6 +249,16 @@ func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templat
 		return nil
 	}
 	state.Built = true
+	// A ready template under this digest's name is this build, finished by a
+	// run that was killed before its state was written (or whose state was
+	// lost): adopted, not built again. Any other status builds anew.
+	if t, found, err := client.TemplateByName(ctx, plan.name); err != nil {
+		return err
+	} else if found && t.BuildStatus == e2bReady {
+		state.E2bID, state.Status = t.ID, t.BuildStatus
+		p.GetLogger(ctx).Infof("e2b template %s is ready (%s), built by an earlier run: not built again", plan.name, t.ID)
+		return nil
+	}
 	state.Status = "building"
 	if err := runE2BBuilder(ctx, timeout, plan, state); err != nil {
 		state.Status = "error"
