@@ -289,6 +289,13 @@ func (vercelImages) ensure(ctx context.Context, timeout time.Duration, plan verc
 		p.GetLogger(ctx).Infof("vercel snapshot %s of %s already exists", snap.ID, plan.name)
 		return nil
 	}
+	// The build sandbox is named by the digest, so it is this build's alone.
+	// One still there is what a killed build left: Vercel keeps its session
+	// running until its timeout and refuses a new sandbox of the name (409
+	// sandbox_exists), so it is deleted first (its snapshots stay).
+	if err := client.DeleteSandbox(ctx, plan.name); err != nil {
+		return fmt.Errorf("vercel: removing the build sandbox %s an earlier run left: %w", plan.name, err)
+	}
 	state.Status = "building"
 	id, err := runVercelBuilder(ctx, timeout, plan, state)
 	if err != nil {

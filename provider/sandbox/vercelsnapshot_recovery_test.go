@@ -1,0 +1,53 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emuvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
+	"github.com/openinspect/pulumi-openinspect/tests/providertest"
+)
+
+// A build killed while its sandbox ran leaves that sandbox running (Vercel
+// keeps it until its timeout, refusing another of the name with 409
+// sandbox_exists). The next create removes it and builds.
+func TestVercelSnapshotRecoversFromAKilledBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs esbuild and zod from npm on a cold cache; -short skips it")
+	}
+	h := providertest.NewHarnessWith(t, emulator.Options{Vercel: emuvercel.Options{CommandTime: 20 * time.Millisecond}})
+	const project = "prj_openinspect_test"
+	u := providertest.URN(sandbox.VercelSnapshotToken, "sandbox-base")
+	inputs := providertest.Props(t, map[string]any{"source": fixturePackages(t, "control-plane", "sandbox-runtime"),
+		"namePrefix": "oi-a-sandbox-base", "apiUrl": h.Emu.URL() + emuvercel.APIPrefix, "token": emuvercel.DefaultToken, "projectId": project})
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	require.NoError(t, err)
+	name := preview.Properties.Get("name").AsString()
+
+	// The killed build's sandbox, as the builder started it, still running.
+	body, err := json.Marshal(map[string]any{"projectId": project, "name": name, "runtime": "node22"})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, h.Emu.URL()+emuvercel.APIPrefix+"/v2/sandboxes", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+emuvercel.DefaultToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300, "the stale build sandbox is running")
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err, "the stale build sandbox is removed, then the build runs")
+	assert.Equal(t, name, created.Properties.Get("name").AsString())
+	assert.Equal(t, "created", created.Properties.Get("status").AsString())
+	assert.NotEmpty(t, created.Properties.Get("vercelSnapshotId").AsString())
+}
