@@ -81,6 +81,9 @@ const (
 type registry struct {
 	client *cfapi.Client
 	id     string // "" until found or created
+	// absent: looked up and not there, so the next find in this operation
+	// is not another list call (a queue create looks before it records).
+	absent bool
 }
 
 func newRegistry(client *cfapi.Client) *registry { return &registry{client: client} }
@@ -92,16 +95,14 @@ func (r *registry) where() string {
 // find looks the registry up without creating it; false when the account
 // has none yet.
 func (r *registry) find(ctx context.Context) (bool, error) {
-	if r.id != "" {
-		return true, nil
+	if r.id != "" || r.absent {
+		return r.id != "", nil
 	}
 	db, ok, err := r.client.FindDatabase(ctx, registryDatabase)
 	if err != nil {
 		return false, fmt.Errorf("finding %s: %w", r.where(), err)
 	}
-	if ok {
-		r.id = db.ID
-	}
+	r.id, r.absent = db.ID, !ok
 	return ok, nil
 }
 
@@ -116,6 +117,7 @@ func (r *registry) ensure(ctx context.Context) error {
 		// Another installation created it since the lookup: use that one.
 		// Its table may not exist yet; a query meeting "no such table"
 		// creates it.
+		r.absent = false
 		ok, err := r.find(ctx)
 		if err != nil {
 			return err
