@@ -37,3 +37,17 @@ func TestReadmeResourcesTableNamesWorkerInputs(t *testing.T) {
 		assert.Contains(t, row, "`"+name+"`", "docs/component.md's Worker row does not name the input %s", name)
 	}
 }
+
+// TestReadmeIsAGuide: the README stays a guide of at most 200 lines, and
+// every docs/ page it links to exists.
+func TestReadmeIsAGuide(t *testing.T) {
+	root := repoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	readme := string(b)
+	assert.LessOrEqual(t, strings.Count(readme, "\n"), 200, "README.md lines")
+	for _, part := range strings.Split(readme, "](docs/")[1:] {
+		page := strings.SplitN(strings.SplitN(part, ")", 2)[0], "#", 2)[0]
+		assert.FileExists(t, filepath.Join(root, "docs", page), "README links docs/%s", page)
+	}
+}
