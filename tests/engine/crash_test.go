@@ -192,6 +192,7 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	case "pulumi":
 		require.NoError(t, syscall.Kill(up.Process.Pid, syscall.SIGKILL))
 		<-exited
+		tree.requireGoneAfterKill(t, tc.name)
 	case "provider":
 		providers := tree.withExe(filepath.Join(binDir, "pulumi-resource-openinspect"))
 		require.NotEmpty(t, providers, "no provider process under pulumi %d", up.Process.Pid)
@@ -650,6 +651,36 @@ func (pt *processTree) withExe(exe string) []process {
 		}
 	}
 	return out
+}
+
+// orphanGrace is how long the processes of a killed CLI's run may outlive
+// it: the plugin checks its parent and the engine every second and gives
+// in-flight calls three seconds (provider/internal/enginewatch).
+const orphanGrace = 15 * time.Second
+
+// requireGoneAfterKill waits for every process the killed CLI started
+// (the provider plugins and whatever they started) to exit by itself, and
+// fails naming those still alive after orphanGrace. Language hosts are
+// Pulumi's own and stop at Pulumi's five-minute engine health check; they
+// are left to killAll (docs/reliability.md).
+func (pt *processTree) requireGoneAfterKill(t *testing.T, what string) {
+	t.Helper()
+	start := time.Now()
+	var alive []string
+	for {
+		alive = alive[:0]
+		for _, p := range pt.known {
+			if p.alive() && !strings.HasPrefix(filepath.Base(p.exe), "pulumi-language-") {
+				alive = append(alive, fmt.Sprintf("%d %s", p.pid, p.exe))
+			}
+		}
+		if len(alive) == 0 || time.Since(start) > orphanGrace {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Empty(t, alive, "%s: processes of the killed run still alive %s after the CLI died", what, orphanGrace)
+	t.Logf("%s: every process the killed CLI started (language hosts aside) exited %s after it", what, time.Since(start).Round(10*time.Millisecond))
 }
 
 // killAll SIGKILLs every known process still alive and reports how many

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -12,6 +13,7 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/enginewatch"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/logredact"
 )
 
@@ -31,8 +33,19 @@ func main() {
 		os.Exit(1)
 	}
 	serve := p.RawServer(provider.Name, provider.Version, logredact.Provider(prov))
-	err = pulumiprovider.MainContext(context.Background(), provider.Name,
+	// A CLI killed outright never tells its plugins to stop; the watch ends
+	// this one within seconds instead of at Pulumi's five-minute health check.
+	ctx, watch := enginewatch.Start(context.Background(), enginewatch.Options{})
+	err = pulumiprovider.MainContext(ctx, provider.Name,
 		func(host *pulumiprovider.HostClient) (pulumirpc.ResourceProviderServer, error) {
+			// MainContext has parsed the flags by now: the one argument
+			// left is the engine's address (none when attached for
+			// debugging).
+			if args := flag.Args(); len(args) == 1 {
+				if err := watch.Engine(ctx, args[0]); err != nil {
+					return nil, err
+				}
+			}
 			// Pulumi's logging is initialised by now; see logredact for why
 			// the plugin's verbose log needs both of these.
 			logredact.InstallHandler()
