@@ -506,7 +506,10 @@ func (e *emulatorProcess) waitHeld(t *testing.T, exited <-chan error, out *bytes
 	for e.holds(t).Held == 0 {
 		select {
 		case err := <-exited:
-			t.Fatalf("the up ended (%v) before the held call:\n%s", err, out.String())
+			// A hold on a call no longer made: say which (other than
+			// Cloudflare's) were.
+			_, counts := e.callsWhere(t, func(route string) bool { return !strings.Contains(route, "/client/v4/") })
+			t.Fatalf("the up ended (%v) before the held call; the calls it made: %v\n%s", err, counts, out.String())
 		case <-deadline:
 			t.Fatalf("no call held within 5 minutes:\n%s", out.String())
 		case <-tick.C:
