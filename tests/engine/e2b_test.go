@@ -61,6 +61,7 @@ func TestE2BInstallation(t *testing.T) {
 
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first.Name, cp["E2B_TEMPLATE_ID"]["text"])
+	assert.False(t, controlPlaneVarIsSecret(t, pt, "E2B_TEMPLATE_ID"), "the template name is stored plain: it is not derived from the API key")
 	assert.Equal(t, emu.url+"/e2b", cp["E2B_API_URL"]["text"])
 	assert.Equal(t, "7200", cp["E2B_SANDBOX_TIMEOUT_SECONDS"]["text"])
 	assert.Equal(t, "true", cp["E2B_AUTO_PAUSE"]["text"])

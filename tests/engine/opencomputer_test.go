@@ -61,6 +61,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first.Name, cp["OPENCOMPUTER_TEMPLATE"]["text"])
+	assert.False(t, controlPlaneVarIsSecret(t, pt, "OPENCOMPUTER_TEMPLATE"), "the snapshot name is stored plain: it is not derived from the API key")
 	assert.Equal(t, emu.url+"/opencomputer/api", cp["OPENCOMPUTER_API_URL"]["text"])
 	assert.Equal(t, "secret_text", cp["OPENCOMPUTER_API_KEY"]["type"])
 	assert.Equal(t, "secret_text", cp["ANTHROPIC_API_KEY"]["type"])

@@ -327,6 +327,7 @@ func TestDaytonaInstallation(t *testing.T) {
 	assert.Len(t, built.ContextHashes, 1)
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first[0], cp["DAYTONA_BASE_SNAPSHOT"]["text"])
+	assert.False(t, controlPlaneVarIsSecret(t, pt, "DAYTONA_BASE_SNAPSHOT"), "the snapshot name is stored plain: it is not derived from the API key")
 	assert.Equal(t, emu.url+"/daytona/api", cp["DAYTONA_API_URL"]["text"])
 
 	emu.resetCounts(t)
@@ -386,4 +387,36 @@ func TestDaytonaInstallation(t *testing.T) {
 		left = append(left, sb.ID)
 	}
 	assert.Equal(t, []string{nobody}, left)
+}
+
+// controlPlaneVarIsSecret reports whether the stack's state stores the
+// control plane Worker's var key as a secret (the var itself or the whole
+// map), failing when the state has no such var.
+func controlPlaneVarIsSecret(t *testing.T, pt *pulumitest.PulumiTest, key string) bool {
+	t.Helper()
+	exported, err := pt.CurrentStack().Export(t.Context())
+	require.NoError(t, err)
+	var d struct {
+		Resources []struct {
+			URN     string         `json:"urn"`
+			Outputs map[string]any `json:"outputs"`
+		} `json:"resources"`
+	}
+	require.NoError(t, json.Unmarshal(exported.Deployment, &d))
+	for _, r := range d.Resources {
+		if !strings.HasSuffix(r.URN, "::openinspect-worker-control-plane") {
+			continue
+		}
+		vars, _ := r.Outputs["vars"].(map[string]any)
+		require.NotNil(t, vars, "the control plane's state has vars")
+		if vars[secretSig] != nil {
+			return true
+		}
+		v, ok := vars[key]
+		require.True(t, ok, "the control plane's state has no var %s", key)
+		m, isMap := v.(map[string]any)
+		return isMap && m[secretSig] != nil
+	}
+	t.Fatalf("no control plane Worker in the state")
+	return false
 }

@@ -73,6 +73,7 @@ func TestVercelInstallation(t *testing.T) {
 
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first, cp["VERCEL_BASE_SNAPSHOT_NAME"]["text"])
+	assert.False(t, controlPlaneVarIsSecret(t, pt, "VERCEL_BASE_SNAPSHOT_NAME"), "the snapshot name is stored plain: it is not derived from the API key")
 	assert.Equal(t, vercelProject, cp["VERCEL_PROJECT_ID"]["text"])
 	assert.Equal(t, emu.url+"/vercel/api", cp["VERCEL_SANDBOX_API_BASE_URL"]["text"])
 	assert.Equal(t, "node24", cp["VERCEL_RUNTIME"]["text"])
