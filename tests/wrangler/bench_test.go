@@ -213,9 +213,7 @@ func sideBySide(b *testing.B) {
 		note: fmt.Sprintf("peak RSS %.1f MiB (request path only, child process)", float64(rss)/(1<<20))})
 
 	rows = append(rows, assetsRows(b)...)
-	for _, lat := range []time.Duration{0, 50 * time.Millisecond} {
-		rows = append(rows, fullInstallation(b, lat)...)
-	}
+	rows = append(rows, installationRows(b)...)
 	printTable(rows)
 }
 
