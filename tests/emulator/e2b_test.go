@@ -146,3 +146,115 @@ func TestE2BCountsAndFaults(t *testing.T) {
 	assert.Equal(t, 3, s.E2B().Calls())
 	assert.Equal(t, 2, s.Counts()["POST /e2b/v3/templates"])
 }
+
+// TestE2BSandboxLifecycle walks the sandbox routes upstream's pre-warm and
+// control plane call: create from a built template, get, timeout, pause,
+// connect (resume and extend), kill, E2B's refusals, and timeouts that
+// pause or end a sandbox.
+func TestE2BSandboxLifecycle(t *testing.T) {
+	const other = "e2b_other_team_key"
+	s := start(t, emulator.Options{E2B: e2b.Options{BuildTime: time.Millisecond,
+		APIKeys: map[string]string{e2b.DefaultAPIKey: e2b.DefaultTeamID, other: "team-other"}}})
+	key := e2b.DefaultAPIKey
+
+	status, body, _ := e2bCall(t, s, key, "POST", "/sandboxes", map[string]any{"templateID": "nowhere"})
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.EqualValues(t, 404, body["code"])
+	assert.Contains(t, body["message"], "nowhere")
+
+	// A template that never built cannot start a sandbox.
+	status, body, _ = e2bCall(t, s, key, "POST", "/v3/templates", map[string]any{"name": "unbuilt"})
+	require.Equal(t, http.StatusAccepted, status)
+	status, body, _ = e2bCall(t, s, key, "POST", "/sandboxes", map[string]any{"templateID": "unbuilt"})
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, body["message"], "no successful build")
+
+	tid := buildE2BTemplate(t, s, key, "tpl")
+	status, body, _ = e2bCall(t, s, key, "POST", "/sandboxes", map[string]any{"templateID": "tpl", "timeout": 86401})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, body["message"], "timeout")
+
+	status, body, _ = e2bCall(t, s, key, "POST", "/sandboxes", map[string]any{
+		"templateID": "tpl", "timeout": 60, "secure": true, "autoPause": true,
+		"metadata": map[string]string{"purpose": "template-prewarm"},
+		"envVars":  map[string]string{"SANDBOX_AUTH_TOKEN": "not-for-the-inventory"},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	id, _ := body["sandboxID"].(string)
+	require.NotEmpty(t, id)
+	assert.Equal(t, tid, body["templateID"], "the alias resolves to the template's ID")
+	assert.Equal(t, "tpl", body["alias"])
+	for _, k := range []string{"clientID", "envdVersion", "envdAccessToken"} {
+		assert.Contains(t, body, k)
+	}
+
+	status, body, _ = e2bCall(t, s, key, "GET", "/sandboxes/"+id, nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "running", body["state"])
+	assert.Equal(t, map[string]any{"purpose": "template-prewarm"}, body["metadata"])
+	started, err := time.Parse(time.RFC3339Nano, body["startedAt"].(string))
+	require.NoError(t, err)
+	end, err := time.Parse(time.RFC3339Nano, body["endAt"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, 60*time.Second, end.Sub(started).Round(time.Second))
+	raw, err := json.Marshal(s.Inventory().E2B)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "not-for-the-inventory", "env var values are never kept")
+
+	status, _, _ = e2bCall(t, s, key, "POST", "/sandboxes/"+id+"/timeout", map[string]any{"timeout": 600})
+	assert.Equal(t, http.StatusNoContent, status)
+	_, body, _ = e2bCall(t, s, key, "GET", "/sandboxes/"+id, nil)
+	end, err = time.Parse(time.RFC3339Nano, body["endAt"].(string))
+	require.NoError(t, err)
+	assert.InDelta(t, 600, time.Until(end).Seconds(), 30)
+
+	status, _, _ = e2bCall(t, s, key, "POST", "/sandboxes/"+id+"/pause", nil)
+	assert.Equal(t, http.StatusNoContent, status)
+	status, _, _ = e2bCall(t, s, key, "POST", "/sandboxes/"+id+"/pause", nil)
+	assert.Equal(t, http.StatusConflict, status, "paused already")
+	status, _, _ = e2bCall(t, s, key, "POST", "/sandboxes/"+id+"/timeout", map[string]any{"timeout": 60})
+	assert.Equal(t, http.StatusConflict, status, "a paused sandbox has no timeout to set")
+	status, body, _ = e2bCall(t, s, key, "POST", "/sandboxes/"+id+"/connect", map[string]any{"timeout": 60})
+	assert.Equal(t, http.StatusCreated, status, "connect resumes a paused sandbox")
+	assert.Equal(t, id, body["sandboxID"])
+	status, _, _ = e2bCall(t, s, key, "POST", "/sandboxes/"+id+"/connect", map[string]any{"timeout": 60})
+	assert.Equal(t, http.StatusOK, status, "connect to a running sandbox")
+
+	// Another team sees none of it.
+	status, _, _ = e2bCall(t, s, other, "GET", "/sandboxes/"+id, nil)
+	assert.Equal(t, http.StatusNotFound, status)
+
+	status, _, _ = e2bCall(t, s, key, "DELETE", "/sandboxes/"+id, nil)
+	assert.Equal(t, http.StatusNoContent, status)
+	status, _, _ = e2bCall(t, s, key, "GET", "/sandboxes/"+id, nil)
+	assert.Equal(t, http.StatusNotFound, status)
+
+	// Timeouts: an autoPause sandbox pauses at its end, another is gone.
+	_, pausing, _ := e2bCall(t, s, key, "POST", "/sandboxes", map[string]any{"templateID": "tpl", "timeout": 1, "autoPause": true})
+	_, ending, _ := e2bCall(t, s, key, "POST", "/sandboxes", map[string]any{"templateID": "tpl", "timeout": 1})
+	require.Eventually(t, func() bool {
+		status, _, _ := e2bCall(t, s, key, "GET", "/sandboxes/"+ending["sandboxID"].(string), nil)
+		return status == http.StatusNotFound
+	}, 10*time.Second, 100*time.Millisecond)
+	_, body, _ = e2bCall(t, s, key, "GET", "/sandboxes/"+pausing["sandboxID"].(string), nil)
+	assert.Equal(t, "paused", body["state"])
+	inv := s.Inventory().E2B
+	require.Len(t, inv.Sandboxes, 1)
+	assert.Equal(t, "paused", inv.Sandboxes[0].State)
+}
+
+// buildE2BTemplate builds name from a bare base image through the API the
+// SDK uses and returns its template ID once the build is ready.
+func buildE2BTemplate(t *testing.T, s *emulator.Server, key, name string) string {
+	t.Helper()
+	status, body, _ := e2bCall(t, s, key, "POST", "/v3/templates", map[string]any{"name": name})
+	require.Equal(t, http.StatusAccepted, status, "%v", body)
+	tid, bid := body["templateID"].(string), body["buildID"].(string)
+	status, body, _ = e2bCall(t, s, key, "POST", "/v2/templates/"+tid+"/builds/"+bid, map[string]any{"fromImage": "python:3.12-slim"})
+	require.Equal(t, http.StatusAccepted, status, "%v", body)
+	require.Eventually(t, func() bool {
+		_, body, _ = e2bCall(t, s, key, "GET", "/templates/"+tid+"/builds/"+bid+"/status", nil)
+		return body["status"] == "ready"
+	}, 10*time.Second, 20*time.Millisecond, "build %s", bid)
+	return tid
+}

@@ -148,6 +148,14 @@ type sandbox struct {
 	State      string            `json:"state"` // running | paused
 	Metadata   map[string]string `json:"metadata"`
 	StartedAt  time.Time         `json:"startedAt"`
+	// EndAt is when a running sandbox times out (zero: never, as for one a
+	// test added); AutoPause says whether it is then paused or killed.
+	EndAt     time.Time `json:"endAt,omitempty"`
+	AutoPause bool      `json:"autoPause,omitempty"`
+	// EnvVarNames are the names of the env it was created with; the values
+	// (session secrets) are never kept.
+	EnvVarNames []string `json:"envVarNames,omitempty"`
+	Secure      bool     `json:"secure,omitempty"`
 }
 
 // New loads dataDir/e2b.json (if any) and returns a Service whose routes
@@ -398,6 +406,7 @@ func (s *Service) Inventory() Inventory {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireLocked(now.UTC())
 	inv := Inventory{Templates: []TemplateEntry{}, Sandboxes: []SandboxEntry{}}
 	for _, t := range s.st.Templates {
 		e := TemplateEntry{Team: t.Team, ID: t.ID, Name: t.Name, Builds: []BuildEntry{}}

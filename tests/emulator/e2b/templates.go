@@ -154,6 +154,7 @@ func (s *Service) getAlias(w http.ResponseWriter, r *http.Request, team string) 
 // with it.
 func (s *Service) deleteTemplate(w http.ResponseWriter, r *http.Request, team string) {
 	s.mu.Lock()
+	s.expireLocked(time.Now().UTC())
 	t := s.lookupLocked(team, r.PathValue("idOrAlias"))
 	var err error
 	switch {

@@ -46,7 +46,8 @@ func runE2BFixture(ctx context.Context, t *testing.T, r *Runner, s *emulator.Ser
 // TestE2BFixtureBuildsOnTheEmulator builds the fixture template with the
 // real SDK: the emulator sees the SDK's steps and uploaded runtime, streams
 // the build log back, fails a build when told to (the SDK's error reaches
-// the runner's), and the retry builds the same template again without
+// the runner's), a built template is pre-warmed with one sandbox that is
+// killed again, and the retry builds the same template again without
 // uploading the unchanged runtime twice.
 func TestE2BFixtureBuildsOnTheEmulator(t *testing.T) {
 	if testing.Short() {
@@ -85,6 +86,11 @@ func TestE2BFixtureBuildsOnTheEmulator(t *testing.T) {
 	assert.NotContains(t, joined, e2b.DefaultAPIKey)
 	uploads := s.Counts()["PUT /e2b/uploads/{tid}/{hash}"]
 	assert.Equal(t, 1, uploads)
+	// The pre-warm started one sandbox of the new build and killed it.
+	assert.Equal(t, 1, s.Counts()["POST /e2b/sandboxes"], "one pre-warm sandbox")
+	assert.Equal(t, 1, s.Counts()["DELETE /e2b/sandboxes/{id}"], "the pre-warm sandbox killed")
+	assert.Contains(t, joined, "pre-warmed with sandbox ")
+	assert.Empty(t, inv.Sandboxes, "no sandbox outlives the pre-warm")
 
 	// A failing build fails the run with the build's own reason.
 	resp, err := http.Post(s.URL()+"/__emulator/e2b/build-failures", "application/json",
@@ -106,4 +112,6 @@ func TestE2BFixtureBuildsOnTheEmulator(t *testing.T) {
 	require.Len(t, inv.Templates[0].Builds, 3)
 	assert.Equal(t, []string{"ready", "error", "ready"}, []string{inv.Templates[0].Builds[0].Status, inv.Templates[0].Builds[1].Status, inv.Templates[0].Builds[2].Status})
 	assert.Equal(t, uploads, s.Counts()["PUT /e2b/uploads/{tid}/{hash}"], "an unchanged runtime is already present")
+	assert.Equal(t, 2, s.Counts()["POST /e2b/sandboxes"], "a failed build is not pre-warmed")
+	assert.Empty(t, inv.Sandboxes)
 }
