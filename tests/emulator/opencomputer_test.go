@@ -157,7 +157,8 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 
 // The real SDK (@opencomputer/sdk 0.12.4, as .ci/node-tools.sh installs it;
 // imported as upstream's builder imports it, from its node entry point)
-// builds, reads, lists and deletes a snapshot against the emulator, its
+// builds, reads, lists and deletes a snapshot, and starts, hibernates,
+// wakes and kills a sandbox of it, against the emulator, its
 // build logs arriving through its own SSE parser, and reports a failed
 // build with the emulator's reason.
 func TestOpenComputerSDKAgainstTheEmulator(t *testing.T) {
@@ -174,16 +175,30 @@ func TestOpenComputerSDKAgainstTheEmulator(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(dir, "node_modules")))
 	script := `import { Image, Snapshots } from "@opencomputer/sdk/node";
-const snaps = new Snapshots({ apiUrl: process.env.OC_URL, apiKey: process.env.OC_KEY });
+import { Sandbox } from "@opencomputer/sdk";
+const opts = { apiUrl: process.env.OC_URL, apiKey: process.env.OC_KEY };
+const snaps = new Snapshots(opts);
 const logs = [];
 const image = Image.base().aptInstall(["curl"]).addFile("/app/hello.txt", "hi").env({ A: "1" }).workdir("/app");
 const made = await snaps.create({ name: "sdk-snap", image, onBuildLogs: (l) => logs.push(l) });
 const got = await snaps.get("sdk-snap");
 const list = await snaps.list();
+const sb = await Sandbox.create({ ...opts, snapshot: "sdk-snap", metadata: { openinspect_session_id: "s1" }, envs: { TOKEN: "hidden" } });
+const running = await sb.isRunning();
+await sb.hibernate();
+const asleep = await sb.isRunning();
+await sb.wake();
+const awake = await sb.isRunning();
+await sb.kill();
+let gone = "";
+try { await Sandbox.connect(sb.sandboxId, opts); } catch (e) { gone = e.message; }
+let noSnap = "";
+try { await Sandbox.create({ ...opts, snapshot: "nowhere" }); } catch (e) { noSnap = e.message; }
+const sandbox = { id: sb.sandboxId, running, asleep, awake, gone, noSnap, status: sb.status };
 let failed = "";
 try { await snaps.create({ name: "sdk-fail", image }); } catch (e) { failed = e.message; }
 await snaps.delete("sdk-snap");
-console.log(JSON.stringify({ made, got, list: list.map((s) => s.name), logs, failed, key: image.cacheKey() }));
+console.log(JSON.stringify({ made, got, list: list.map((s) => s.name), logs, failed, key: image.cacheKey(), sandbox }));
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.mjs"), []byte(script), 0o644))
 	s := start(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: 50 * time.Millisecond}})
@@ -204,6 +219,11 @@ console.log(JSON.stringify({ made, got, list: list.map((s) => s.name), logs, fai
 		Logs   []string       `json:"logs"`
 		Failed string         `json:"failed"`
 		Key    string         `json:"key"`
+		Box    struct {
+			ID                     string
+			Running, Asleep, Awake bool
+			Gone, NoSnap, Status   string
+		} `json:"sandbox"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &res), "%s", raw)
 	assert.Equal(t, "ready", res.Made["status"])
@@ -212,7 +232,93 @@ console.log(JSON.stringify({ made, got, list: list.map((s) => s.name), logs, fai
 	assert.Equal(t, []string{"sdk-snap"}, res.List)
 	assert.Len(t, res.Logs, 4)
 	assert.Equal(t, "Build failed: run: exit status 2", res.Failed)
+	// A sandbox of the snapshot: started through the SDK's stream, hibernated,
+	// woken and killed; a snapshot that does not exist starts nothing.
+	assert.NotEmpty(t, res.Box.ID)
+	assert.True(t, res.Box.Running)
+	assert.False(t, res.Box.Asleep, "hibernated")
+	assert.True(t, res.Box.Awake)
+	assert.Equal(t, "stopped", res.Box.Status)
+	assert.Contains(t, res.Box.Gone, ": 404")
+	assert.Contains(t, res.Box.NoSnap, "404")
+	assert.Empty(t, s.Inventory().OpenComputer.Sandboxes)
+	assert.Equal(t, 1, s.Counts()["DELETE "+opencomputer.APIPrefix+"/sandboxes/{id}"])
 	snaps := s.Inventory().OpenComputer.Snapshots
 	require.Len(t, snaps, 1, "sdk-snap was deleted; the failed one is recorded")
 	assert.Equal(t, "failed", snaps[0].Status)
+}
+
+// ocJSON makes one call with a JSON body and decodes the JSON answer.
+func ocJSON(t *testing.T, s *emulator.Server, key, method, path string, body any, out any) int {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(t, err)
+	req, err := http.NewRequest(method, s.URL()+opencomputer.APIPrefix+path, bytes.NewReader(raw))
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode < 300 && resp.StatusCode != http.StatusNoContent {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+	}
+	return resp.StatusCode
+}
+
+// TestOpenComputerSandboxRoutes: sandboxes as upstream's control plane
+// starts them (JSON, not a stream: {templateID "base", snapshot, envs,
+// metadata, timeout}), the list of running ones only and at most 100, each
+// org seeing its own, env values never kept.
+func TestOpenComputerSandboxRoutes(t *testing.T) {
+	const otherKey = "oc_other_org"
+	s := start(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: time.Millisecond,
+		APIKeys: map[string]string{opencomputer.DefaultAPIKey: opencomputer.DefaultOrgID, otherKey: "org-other"}}})
+	key := opencomputer.DefaultAPIKey
+	status, _ := ocCreate(t, s, "snap", ocImage)
+	require.Equal(t, http.StatusOK, status)
+
+	var sb map[string]any
+	status = ocJSON(t, s, key, "POST", "/sandboxes", map[string]any{"templateID": "base", "snapshot": "snap",
+		"envs": map[string]string{"SANDBOX_AUTH_TOKEN": "never-kept"}, "metadata": map[string]string{"openinspect_session_id": "s1"}, "timeout": 1800}, &sb)
+	require.Equal(t, http.StatusCreated, status)
+	id, _ := sb["sandboxID"].(string)
+	require.NotEmpty(t, id)
+	assert.Equal(t, "running", sb["status"])
+	assert.NotEmpty(t, sb["sandboxDomain"])
+	assert.Equal(t, http.StatusNotFound, ocJSON(t, s, key, "POST", "/sandboxes", map[string]any{"snapshot": "nowhere"}, nil))
+	assert.Equal(t, http.StatusBadRequest, ocJSON(t, s, key, "POST", "/sandboxes", map[string]any{"timeout": -1}, nil))
+
+	var got map[string]any
+	assert.Equal(t, http.StatusOK, ocJSON(t, s, key, "GET", "/sandboxes/"+id, nil, &got))
+	assert.Equal(t, map[string]any{"openinspect_session_id": "s1"}, got["metadata"])
+	assert.Equal(t, http.StatusNotFound, ocJSON(t, s, otherKey, "GET", "/sandboxes/"+id, nil, nil), "another org's sandbox")
+	assert.Equal(t, http.StatusNoContent, ocJSON(t, s, key, "POST", "/sandboxes/"+id+"/timeout", map[string]any{"timeout": 60}, nil))
+	assert.Equal(t, http.StatusBadRequest, ocJSON(t, s, key, "POST", "/sandboxes/"+id+"/timeout", map[string]any{}, nil))
+	raw, err := json.Marshal(s.Inventory().OpenComputer)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "never-kept")
+	assert.Contains(t, string(raw), "SANDBOX_AUTH_TOKEN")
+
+	// The list holds running sandboxes only, at most 100.
+	assert.Equal(t, http.StatusNoContent, ocJSON(t, s, key, "POST", "/sandboxes/"+id+"/hibernate", nil, nil))
+	assert.Equal(t, http.StatusConflict, ocJSON(t, s, key, "POST", "/sandboxes/"+id+"/hibernate", nil, nil))
+	for i := 0; i < 101; i++ {
+		_, err := s.OpenComputer().CreateSandbox(opencomputer.SandboxSpec{Snapshot: "snap"})
+		require.NoError(t, err)
+	}
+	_, err = s.OpenComputer().CreateSandbox(opencomputer.SandboxSpec{OrgID: "org-other"})
+	require.NoError(t, err)
+	var list []map[string]any
+	require.Equal(t, http.StatusOK, ocJSON(t, s, key, "GET", "/sandboxes", nil, &list))
+	assert.Len(t, list, 100)
+	for _, l := range list {
+		assert.NotEqual(t, id, l["sandboxID"], "a hibernated sandbox is not listed")
+	}
+	var woken map[string]any
+	assert.Equal(t, http.StatusOK, ocJSON(t, s, key, "POST", "/sandboxes/"+id+"/wake", map[string]any{"timeout": 0}, &woken))
+	assert.Equal(t, "running", woken["status"])
+	assert.Equal(t, http.StatusNoContent, ocJSON(t, s, key, "DELETE", "/sandboxes/"+id, nil, nil))
+	assert.Equal(t, http.StatusNotFound, ocJSON(t, s, key, "DELETE", "/sandboxes/"+id, nil, nil))
+	assert.Len(t, s.Inventory().OpenComputer.Sandboxes, 102)
 }

@@ -15,4 +15,8 @@ func (s *Service) FailBuilds(name, reason string) { s.failures.FailNamed(name, r
 func (s *Service) ClearBuildFailures() { s.failures.Clear() }
 
 // registerAdmin adds the test controls under /__emulator/opencomputer/.
-func (s *Service) registerAdmin() { s.failures.Register(s.mux, "/__emulator/opencomputer") }
+func (s *Service) registerAdmin() {
+	const base = "/__emulator/opencomputer"
+	s.failures.Register(s.mux, base)
+	s.registerSandboxAdmin(base)
+}

@@ -5,7 +5,8 @@
 // server-sent events (build_log per step, then result, or error) or, without
 // `Accept: text/event-stream`, as JSON; a duplicate name is 409; GET of a
 // snapshot still building is 404 (the SDK's waitUntilReady reads it so);
-// list and delete by name. The facts are in
+// list and delete by name; sandboxes started from a snapshot (create, get,
+// list of running ones, hibernate, wake, timeout, delete). The facts are in
 // /work/shared/design/sandbox-notes.md, "OpenComputer".
 //
 // Everything is served under Prefix: OPENCOMPUTER_API_URL is the emulator's
@@ -86,7 +87,8 @@ type Service struct {
 
 type state struct {
 	Version   int                  `json:"version"`
-	Snapshots map[string]*snapshot `json:"snapshots"` // by org + "/" + name
+	Snapshots map[string]*snapshot  `json:"snapshots"` // by org + "/" + name
+	Sandboxes map[string]*ocSandbox `json:"sandboxes"` // by ID
 }
 
 // snapshot is one named snapshot and what its build was asked to do.
@@ -129,11 +131,15 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 	}
 	s := &Service{core: c, mux: c.Mux(), keys: keys, buildTime: bt, failures: core.NewBuildFailures(defaultFailure),
 		stateFile: core.NewStateFile(filepath.Join(dataDir, stateFileName), ".opencomputer-*.json", "OpenComputer state")}
-	st := &state{Version: stateVersion, Snapshots: map[string]*snapshot{}}
+	st := &state{Version: stateVersion, Snapshots: map[string]*snapshot{}, Sandboxes: map[string]*ocSandbox{}}
 	if err := core.LoadState(s.stateFile.Path(), "OpenComputer state", stateVersion, st); err != nil {
 		return nil, err
 	}
 	core.DropNil(st.Snapshots)
+	if st.Sandboxes == nil { // a state file from before sandboxes were served
+		st.Sandboxes = map[string]*ocSandbox{}
+	}
+	core.DropNil(st.Sandboxes)
 	s.st = st
 	return s, nil
 }
@@ -179,6 +185,7 @@ func (s *Service) Register() {
 	s.route("GET /snapshots", s.list)
 	s.route("GET /snapshots/{name}", s.get)
 	s.route("DELETE /snapshots/{name}", s.delete)
+	s.registerSandboxes()
 	s.registerAdmin()
 	const other = APIPrefix + "/{path...}"
 	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
@@ -422,13 +429,24 @@ func newID(prefix string) string {
 }
 
 // Inventory is the OpenComputer side of /__emulator/inventory: every
-// snapshot with what its build was asked to do.
+// snapshot with what its build was asked to do, and every sandbox.
 type Inventory struct {
 	Snapshots []SnapshotEntry `json:"snapshots"`
+	Sandboxes []SandboxEntry  `json:"sandboxes"`
 }
 
 // Empty reports whether nothing exists.
-func (i Inventory) Empty() bool { return len(i.Snapshots) == 0 }
+func (i Inventory) Empty() bool { return len(i.Snapshots) == 0 && len(i.Sandboxes) == 0 }
+
+// SandboxEntry is one sandbox, running or hibernated; its env by name.
+type SandboxEntry struct {
+	OrgID    string            `json:"orgId"`
+	ID       string            `json:"id"`
+	Snapshot string            `json:"snapshot,omitempty"`
+	Status   string            `json:"status"`
+	Metadata map[string]string `json:"metadata"`
+	EnvNames []string          `json:"envNames,omitempty"`
+}
 
 // SnapshotEntry is one snapshot.
 type SnapshotEntry struct {
@@ -447,11 +465,20 @@ type SnapshotEntry struct {
 func (s *Service) Inventory() Inventory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{Snapshots: []SnapshotEntry{}}
+	inv := Inventory{Snapshots: []SnapshotEntry{}, Sandboxes: []SandboxEntry{}}
 	for _, snap := range s.sortedLocked() {
 		inv.Snapshots = append(inv.Snapshots, SnapshotEntry{OrgID: snap.OrgID, Name: snap.Name, Status: snap.Status,
 			ContentHash: snap.ContentHash, Base: snap.Base, Steps: snap.Steps, Files: snap.Files,
 			BuilderMemoryMB: snap.BuilderMemoryMB, Reason: snap.Reason})
+	}
+	sandboxes := make([]*ocSandbox, 0, len(s.st.Sandboxes))
+	for _, sb := range s.st.Sandboxes {
+		sandboxes = append(sandboxes, sb)
+	}
+	sortSandboxes(sandboxes)
+	for _, sb := range sandboxes {
+		inv.Sandboxes = append(inv.Sandboxes, SandboxEntry{OrgID: sb.OrgID, ID: sb.ID, Snapshot: sb.Snapshot,
+			Status: sb.Status, Metadata: sb.Metadata, EnvNames: sb.EnvNames})
 	}
 	return inv
 }
