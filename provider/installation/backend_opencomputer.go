@@ -65,6 +65,7 @@ func (openComputerBackend) register(b *installer, r sandboxRegistration) (*sandb
 	props := b.imageProps(r, o.NamePrefix, o.GracePeriodSeconds)
 	props["apiUrl"] = pulumi.String(family.Deref(b.spec.OpenComputer.APIURL, ""))
 	props["apiKey"] = pulumi.ToSecret(b.plan.SecretInputs["opencomputerApiKey"])
+	props["d1DatabaseId"] = r.db.DatabaseID
 	optionalInts(props, map[string]*int{"builderMemoryMb": o.BuilderMemoryMB})
 	snap := &openComputerChild{}
 	err := b.ctx.RegisterResource(sandbox.OpenComputerSnapshotToken, b.child("opencomputer-snapshot"), props, snap, r.opts...)

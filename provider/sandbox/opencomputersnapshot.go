@@ -62,6 +62,7 @@ type OpenComputerSnapshotArgs struct {
 	APIKey          string  `pulumi:"apiKey" provider:"secret"`
 	Template        *string `pulumi:"template,optional"`
 	BuilderMemoryMB *int    `pulumi:"builderMemoryMb,optional"`
+	D1DatabaseID    string  `pulumi:"d1DatabaseId,optional"`
 }
 
 // OpenComputerSnapshotState is what the provider records.
@@ -85,8 +86,10 @@ func (o *OpenComputerSnapshot) Annotate(a infer.Annotator) {
 		"<namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first "+
 		"and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as "+
 		"progress; a failed build fails with the builder's own message and the next up retries it. With template "+
-		"nothing is built.\n\nOn delete, the snapshots this resource built are deleted; another installation's are never "+
-		"touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix).")
+		"nothing is built.\n\nOn delete, the running sandboxes of the sessions the installation's D1 records and of the "+
+		"snapshots this resource built are deleted, then those snapshots; another installation's are never touched "+
+		"(snapshot names are unique per OpenComputer org, and an installation's names carry its prefix). OpenComputer "+
+		"lists no hibernated sandbox, so one of those outlives the delete.")
 }
 
 // Annotate documents the inputs.
@@ -99,6 +102,8 @@ func (a *OpenComputerSnapshotArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.APIKey, "OpenComputer API key.")
 	an.Describe(&a.Template, "Use this existing snapshot and build nothing (upstream's opencomputer_template).")
 	an.Describe(&a.BuilderMemoryMB, "Memory of the build's builder VM in MB (default 8192).")
+	an.Describe(&a.D1DatabaseID, "The installation's D1 database, whose sessions' running sandboxes (found by their "+sessionLabel+
+		" metadata) are deleted on delete.")
 }
 
 // Annotate documents the outputs.
@@ -194,7 +199,8 @@ func (ocImages) plan(_ context.Context, in OpenComputerSnapshotArgs) (ocPlan, er
 }
 
 func (ocImages) changed(olds OpenComputerSnapshotState, news OpenComputerSnapshotArgs) map[string]bool {
-	return map[string]bool{"apiUrl": olds.APIURL != news.APIURL, "apiKey": olds.APIKey != news.APIKey}
+	return map[string]bool{"apiUrl": olds.APIURL != news.APIURL, "apiKey": olds.APIKey != news.APIKey,
+		"d1DatabaseId": olds.D1DatabaseID != news.D1DatabaseID}
 }
 
 func (ocImages) state(old OpenComputerSnapshotState, in OpenComputerSnapshotArgs) OpenComputerSnapshotState {
@@ -217,7 +223,8 @@ func (ocImages) deleter(ctx context.Context, s *OpenComputerSnapshotState) (func
 
 // ensure makes plan's snapshot exist: the override is looked up; a ready
 // snapshot under the digest name (built by an up whose state was lost) is
-// taken; anything else is built by the builder.
+// taken; one still building (a killed up's) is waited for; anything else is
+// built by the builder.
 func (ocImages) ensure(ctx context.Context, timeout time.Duration, plan ocPlan, state *OpenComputerSnapshotState) error {
 	state.SnapshotID, state.ContentHash = "", ""
 	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
@@ -245,8 +252,26 @@ func (ocImages) ensure(ctx context.Context, timeout time.Duration, plan ocPlan, 
 		}
 		state.Status = "building"
 		if err := runOCBuilder(ctx, timeout, plan, state); err != nil {
-			state.Status = "failed"
-			return err
+			if !buildInProgress(err) {
+				state.Status = "failed"
+				return err
+			}
+			// A build of this very name is running (a killed up's, whose
+			// builder died but whose build OpenComputer goes on with); it
+			// builds what this one would, so wait for it.
+			if snap, err = waitForOCBuild(ctx, timeout, client, plan.name); err != nil {
+				return err
+			}
+			if snap.Status != ocReady {
+				// That build failed: OpenComputer keeps it, the retry replaces it.
+				if err := client.DeleteSnapshot(ctx, plan.name); err != nil {
+					return err
+				}
+				if err := runOCBuilder(ctx, timeout, plan, state); err != nil {
+					state.Status = "failed"
+					return err
+				}
+			}
 		}
 		if snap, found, err = client.Snapshot(ctx, plan.name); err != nil {
 			return err
@@ -261,6 +286,42 @@ func (ocImages) ensure(ctx context.Context, timeout time.Duration, plan ocPlan, 
 	}
 	p.GetLogger(ctx).Infof("opencomputer snapshot %s is ready (%s)", plan.name, snap.ID)
 	return nil
+}
+
+// buildInProgress reports whether the builder was refused because a
+// snapshot of its name exists: OpenComputer answers a snapshot still
+// building 404 on read, so a 409 on create is how it shows.
+func buildInProgress(err error) bool {
+	return strings.Contains(err.Error(), "Failed to create snapshot: 409")
+}
+
+// ocBuildPoll is how often a running build of another up is looked at.
+var ocBuildPoll = 2 * time.Second
+
+// waitForOCBuild waits until the snapshot name is readable (its build
+// ended, ready or failed) and returns it, for as long as a build may take
+// (timeout; 0: the builders' default).
+func waitForOCBuild(ctx context.Context, timeout time.Duration, client *opencomputerapi.Client, name string) (opencomputerapi.Snapshot, error) {
+	p.GetLogger(ctx).InfoStatusf("opencomputer: snapshot %s is being built by an earlier run; waiting for it", name)
+	if timeout <= 0 {
+		timeout = builder.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		snap, found, err := client.Snapshot(ctx, name)
+		if err != nil {
+			return snap, err
+		}
+		if found {
+			return snap, nil
+		}
+		select {
+		case <-ctx.Done():
+			return snap, fmt.Errorf("opencomputer snapshot %q was still building after %s: %w", name, timeout, ctx.Err())
+		case <-time.After(ocBuildPoll):
+		}
+	}
 }
 
 // runOCBuilder bundles and runs upstream's build-template.ts as its
@@ -312,21 +373,30 @@ func (*OpenComputerSnapshot) Read(ctx context.Context, req infer.ReadRequest[Ope
 	return infer.ReadResponse[OpenComputerSnapshotArgs, OpenComputerSnapshotState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
 }
 
-// Delete deletes the snapshots this resource built (never an override), or
-// says what it keeps. Sandboxes are not enumerated: OpenComputer lists only
-// running ones, and they stop with their sessions.
+// Delete deletes the running sandboxes of the installation's recorded
+// sessions and of the snapshots this resource built, then those snapshots
+// (never an override), or says what it keeps. OpenComputer lists only
+// running sandboxes (at most 100), so a hibernated one is not found.
 func (*OpenComputerSnapshot) Delete(ctx context.Context, req infer.DeleteRequest[OpenComputerSnapshotState]) (infer.DeleteResponse, error) {
 	state := req.State
 	names := ocImages{}.record(&state).owned()
 	log := p.GetLogger(ctx)
-	if len(names) == 0 {
+	if state.KeepOnDelete {
+		log.Warningf("opencomputer snapshots %s and the installation's session sandboxes kept (deletion policy Orphan)", strings.Join(names, ", "))
 		return infer.DeleteResponse{}, nil
 	}
-	if state.KeepOnDelete {
-		log.Warningf("opencomputer snapshots %s kept (deletion policy Orphan)", strings.Join(names, ", "))
+	sessions, err := recordedSessions(ctx, state.D1DatabaseID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if len(names) == 0 && len(sessions) == 0 {
 		return infer.DeleteResponse{}, nil
 	}
 	client, err := opencomputerapi.New(state.APIURL, state.APIKey)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	deleted, err := deleteOCSandboxes(ctx, client, names, sessions)
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}
@@ -336,6 +406,27 @@ func (*OpenComputerSnapshot) Delete(ctx context.Context, req infer.DeleteRequest
 			return infer.DeleteResponse{}, err
 		}
 	}
-	log.Infof("opencomputer: %d snapshots deleted", len(names))
+	log.Infof("opencomputer: %d sandboxes and %d snapshots deleted", deleted, len(names))
 	return infer.DeleteResponse{}, nil
+}
+
+// deleteOCSandboxes deletes the running sandboxes started from one of the
+// snapshots or tagged with one of the sessions: the snapshot's name (unique
+// to the installation) or the session label is what ties a sandbox to it.
+func deleteOCSandboxes(ctx context.Context, client *opencomputerapi.Client, snapshots, sessions []string) (int, error) {
+	running, err := client.RunningSandboxes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, sb := range running {
+		if !slices.Contains(snapshots, sb.Snapshot) && !slices.Contains(sessions, sb.Metadata[sessionLabel]) {
+			continue
+		}
+		if err := client.DeleteSandbox(ctx, sb.ID); err != nil {
+			return deleted, err
+		}
+		deleted++
+	}
+	return deleted, nil
 }

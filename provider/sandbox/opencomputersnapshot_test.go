@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,4 +176,81 @@ func TestOpenComputerSnapshotCheckNamesTheField(t *testing.T) {
 	slices.Sort(fields)
 	assert.Equal(t, []string{"apiKey", "apiUrl", "builderMemoryMb", "namePrefix", "source"}, fields, "%v", check.Failures)
 	assert.Zero(t, h.Emu.OpenComputer().Calls())
+}
+
+// On delete, an OpenComputerSnapshot deletes the running sandboxes of the
+// sessions its installation's D1 records and of the snapshots it built,
+// then those snapshots; another installation's sandboxes, and an override
+// snapshot, stay.
+func TestOpenComputerSnapshotDeletesItsSessionsSandboxes(t *testing.T) {
+	h := providertest.NewHarnessWith(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: time.Millisecond}})
+	oc := h.Emu.OpenComputer()
+	sandboxOf := func(snapshot, session string) string {
+		md := map[string]string{"openinspect_framework": "open-inspect"}
+		if session != "" {
+			md["openinspect_session_id"] = session
+		}
+		id, err := oc.CreateSandbox(opencomputer.SandboxSpec{Snapshot: snapshot, Metadata: md})
+		require.NoError(t, err)
+		return id
+	}
+	const built = "oi-a-sandbox-0123456789abcdef"
+	fromBuilt := sandboxOf(built, "")
+	mine := sandboxOf("shared-base", "s-mine")
+	theirs := sandboxOf("shared-base", "s-theirs")
+	unlabelled := sandboxOf("shared-base", "")
+	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
+	state := providertest.Props(t, map[string]any{
+		"source": ".", "namePrefix": "oi-a-sandbox", "apiUrl": h.Emu.URL() + opencomputer.APIPrefix,
+		"apiKey": opencomputer.DefaultAPIKey, "d1DatabaseId": sessionsDB(t, h, "s-mine"),
+		"name": built, "digest": "0123456789abcdef", "snapshotId": "", "contentHash": "", "status": "ready", "built": true,
+	})
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: "a", Urn: u, Properties: state}))
+	var left []string
+	for _, sb := range h.Emu.Inventory().OpenComputer.Sandboxes {
+		left = append(left, sb.ID)
+	}
+	assert.NotContains(t, left, mine, "the sandbox of a session this installation recorded is deleted")
+	assert.NotContains(t, left, fromBuilt, "a sandbox of the snapshot it built is deleted")
+	assert.ElementsMatch(t, []string{theirs, unlabelled}, left, "another installation's sandboxes survive")
+}
+
+// A build of the digest name still running (a killed up's: its builder
+// died, OpenComputer goes on) is waited for and adopted, not refused as a
+// duplicate and not built twice.
+func TestOpenComputerSnapshotWaitsForARunningBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs @opencomputer/sdk and esbuild from npm on a cold cache; -short skips it")
+	}
+	h := providertest.NewHarnessWith(t, emulator.Options{OpenComputer: opencomputer.Options{BuildTime: 4 * time.Second}})
+	checkout := fixturePackages(t, "opencomputer-infra", "sandbox-runtime")
+	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "sandbox")
+	inputs := providertest.Props(t, map[string]any{"source": checkout, "namePrefix": "oi-a-sandbox",
+		"apiUrl": h.Emu.URL() + opencomputer.APIPrefix, "apiKey": opencomputer.DefaultAPIKey})
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	require.NoError(t, err)
+	name := preview.Properties.Get("name").AsString()
+
+	// The earlier run's build, started and left running.
+	go func() {
+		body := strings.NewReader(`{"name":"` + name + `","image":{"base":"base","steps":[{"type":"run","args":{"commands":["true"]}}]}}`)
+		req, _ := http.NewRequest("POST", h.Emu.URL()+opencomputer.APIPrefix+"/snapshots", body)
+		req.Header.Set("X-API-Key", opencomputer.DefaultAPIKey)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	require.Eventually(t, func() bool {
+		snaps := h.Emu.Inventory().OpenComputer.Snapshots
+		return len(snaps) == 1 && snaps[0].Status == "building"
+	}, 10*time.Second, 20*time.Millisecond)
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, name, created.Properties.Get("name").AsString())
+	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
+	snaps := h.Emu.Inventory().OpenComputer.Snapshots
+	require.Len(t, snaps, 1)
+	assert.Equal(t, []string{"run true"}, snaps[0].Steps, "the earlier run's build was adopted")
+	assert.Equal(t, 2, h.Emu.Counts()["POST "+opencomputer.APIPrefix+"/snapshots"], "the earlier build and the builder's refused one")
 }

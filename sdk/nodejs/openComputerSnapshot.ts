@@ -9,7 +9,7 @@ import * as utilities from "./utilities";
 /**
  * An installation's OpenComputer base snapshot, built by upstream's own builder (packages/opencomputer-infra/src/build-template.ts, bundled by its package's build script with esbuild and run with Node and @opencomputer/sdk 0.12.4, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With template nothing is built.
  *
- * On delete, the snapshots this resource built are deleted; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix).
+ * On delete, the running sandboxes of the sessions the installation's D1 records and of the snapshots this resource built are deleted, then those snapshots; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix). OpenComputer lists no hibernated sandbox, so one of those outlives the delete.
  */
 export class OpenComputerSnapshot extends pulumi.CustomResource {
     /**
@@ -68,6 +68,10 @@ export class OpenComputerSnapshot extends pulumi.CustomResource {
      * The image's content hash (the SDK's cache key) as OpenComputer records it.
      */
     declare public /*out*/ readonly contentHash: pulumi.Output<string>;
+    /**
+     * The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+     */
+    declare public readonly d1DatabaseId: pulumi.Output<string | undefined>;
     /**
      * SHA-256 of the builder, its pinned packages, the runtime and the builder memory; empty with template.
      */
@@ -135,6 +139,7 @@ export class OpenComputerSnapshot extends pulumi.CustomResource {
             resourceInputs["apiKey"] = args?.apiKey ? pulumi.secret(args.apiKey) : undefined;
             resourceInputs["apiUrl"] = args?.apiUrl;
             resourceInputs["builderMemoryMb"] = args?.builderMemoryMb;
+            resourceInputs["d1DatabaseId"] = args?.d1DatabaseId;
             resourceInputs["gracePeriodSeconds"] = args?.gracePeriodSeconds;
             resourceInputs["keepOnDelete"] = args?.keepOnDelete;
             resourceInputs["namePrefix"] = args?.namePrefix;
@@ -153,6 +158,7 @@ export class OpenComputerSnapshot extends pulumi.CustomResource {
             resourceInputs["builderMemoryMb"] = undefined /*out*/;
             resourceInputs["built"] = undefined /*out*/;
             resourceInputs["contentHash"] = undefined /*out*/;
+            resourceInputs["d1DatabaseId"] = undefined /*out*/;
             resourceInputs["digest"] = undefined /*out*/;
             resourceInputs["gracePeriodSeconds"] = undefined /*out*/;
             resourceInputs["keepOnDelete"] = undefined /*out*/;
@@ -187,6 +193,10 @@ export interface OpenComputerSnapshotArgs {
      * Memory of the build's builder VM in MB (default 8192).
      */
     builderMemoryMb?: pulumi.Input<number | undefined>;
+    /**
+     * The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+     */
+    d1DatabaseId?: pulumi.Input<string | undefined>;
     /**
      * How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
      */

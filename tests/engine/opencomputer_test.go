@@ -102,6 +102,23 @@ func TestOpenComputerInstallation(t *testing.T) {
 	cp = emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, current, cp["OPENCOMPUTER_TEMPLATE"]["text"])
 
+	// Destroy deletes the running sandboxes of the installation's sessions
+	// and snapshots, then its snapshots; another installation's sandbox stays.
+	emu.d1(t, retried.Outputs["databaseId"].Value.(string), "INSERT INTO sessions (id, title) VALUES ('s-mine', 'mine')")
+	sandboxOf := func(snapshot, session string) string {
+		var out struct {
+			SandboxID string `json:"sandboxID"`
+		}
+		emu.adminPost(t, "opencomputer/sandboxes", map[string]any{"snapshot": snapshot,
+			"metadata": map[string]string{"openinspect_session_id": session}}, &out)
+		return out.SandboxID
+	}
+	sandboxOf(current, "s-unrecorded")
+	sandboxOf("team-base", "s-mine")
+	theirs := sandboxOf("team-base", "s-theirs")
 	pt.Destroy(t)
-	assert.True(t, emu.inventory(t).OpenComputer.Empty(), "%+v", emu.inventory(t).OpenComputer)
+	inv := emu.inventory(t).OpenComputer
+	assert.Empty(t, inv.Snapshots)
+	require.Len(t, inv.Sandboxes, 1, "%+v", inv.Sandboxes)
+	assert.Equal(t, theirs, inv.Sandboxes[0].ID)
 }

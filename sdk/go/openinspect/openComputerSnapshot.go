@@ -14,7 +14,7 @@ import (
 
 // An installation's OpenComputer base snapshot, built by upstream's own builder (packages/opencomputer-infra/src/build-template.ts, bundled by its package's build script with esbuild and run with Node and @opencomputer/sdk 0.12.4, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With template nothing is built.
 //
-// On delete, the snapshots this resource built are deleted; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix).
+// On delete, the running sandboxes of the sessions the installation's D1 records and of the snapshots this resource built are deleted, then those snapshots; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix). OpenComputer lists no hibernated sandbox, so one of those outlives the delete.
 type OpenComputerSnapshot struct {
 	pulumi.CustomResourceState
 
@@ -28,6 +28,8 @@ type OpenComputerSnapshot struct {
 	Built pulumi.BoolOutput `pulumi:"built"`
 	// The image's content hash (the SDK's cache key) as OpenComputer records it.
 	ContentHash pulumi.StringOutput `pulumi:"contentHash"`
+	// The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+	D1DatabaseId pulumi.StringPtrOutput `pulumi:"d1DatabaseId"`
 	// SHA-256 of the builder, its pinned packages, the runtime and the builder memory; empty with template.
 	Digest pulumi.StringOutput `pulumi:"digest"`
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
@@ -121,6 +123,8 @@ type openComputerSnapshotArgs struct {
 	ApiUrl string `pulumi:"apiUrl"`
 	// Memory of the build's builder VM in MB (default 8192).
 	BuilderMemoryMb *int `pulumi:"builderMemoryMb"`
+	// The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+	D1DatabaseId *string `pulumi:"d1DatabaseId"`
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
 	GracePeriodSeconds *int `pulumi:"gracePeriodSeconds"`
 	// Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
@@ -141,6 +145,8 @@ type OpenComputerSnapshotArgs struct {
 	ApiUrl pulumi.StringInput
 	// Memory of the build's builder VM in MB (default 8192).
 	BuilderMemoryMb pulumi.IntPtrInput
+	// The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+	D1DatabaseId pulumi.StringPtrInput
 	// How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
 	GracePeriodSeconds pulumi.IntPtrInput
 	// Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
@@ -263,6 +269,11 @@ func (o OpenComputerSnapshotOutput) Built() pulumi.BoolOutput {
 // The image's content hash (the SDK's cache key) as OpenComputer records it.
 func (o OpenComputerSnapshotOutput) ContentHash() pulumi.StringOutput {
 	return o.ApplyT(func(v *OpenComputerSnapshot) pulumi.StringOutput { return v.ContentHash }).(pulumi.StringOutput)
+}
+
+// The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+func (o OpenComputerSnapshotOutput) D1DatabaseId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OpenComputerSnapshot) pulumi.StringPtrOutput { return v.D1DatabaseId }).(pulumi.StringPtrOutput)
 }
 
 // SHA-256 of the builder, its pinned packages, the runtime and the builder memory; empty with template.

@@ -25,6 +25,7 @@ class OpenComputerSnapshotArgs:
                  name_prefix: pulumi.Input[_builtins.str],
                  source: pulumi.Input[_builtins.str],
                  builder_memory_mb: pulumi.Input[Optional[_builtins.int]] = None,
+                 d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  template: pulumi.Input[Optional[_builtins.str]] = None):
@@ -36,6 +37,7 @@ class OpenComputerSnapshotArgs:
         :param pulumi.Input[_builtins.str] name_prefix: The first part of every snapshot name, unique to the installation (lowercase letters, digits, '-').
         :param pulumi.Input[_builtins.str] source: An Open-Inspect checkout root holding packages/opencomputer-infra and the sandbox runtime.
         :param pulumi.Input[_builtins.int] builder_memory_mb: Memory of the build's builder VM in MB (default 8192).
+        :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
         :param pulumi.Input[_builtins.int] grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
         :param pulumi.Input[_builtins.str] template: Use this existing snapshot and build nothing (upstream's opencomputer_template).
@@ -46,6 +48,8 @@ class OpenComputerSnapshotArgs:
         pulumi.set(__self__, "source", source)
         if builder_memory_mb is not None:
             pulumi.set(__self__, "builder_memory_mb", builder_memory_mb)
+        if d1_database_id is not None:
+            pulumi.set(__self__, "d1_database_id", d1_database_id)
         if grace_period_seconds is not None:
             pulumi.set(__self__, "grace_period_seconds", grace_period_seconds)
         if keep_on_delete is not None:
@@ -114,6 +118,18 @@ class OpenComputerSnapshotArgs:
         pulumi.set(self, "builder_memory_mb", value)
 
     @_builtins.property
+    @pulumi.getter(name="d1DatabaseId")
+    def d1_database_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+        """
+        return pulumi.get(self, "d1_database_id")
+
+    @d1_database_id.setter
+    def d1_database_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "d1_database_id", value)
+
+    @_builtins.property
     @pulumi.getter(name="gracePeriodSeconds")
     def grace_period_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
@@ -159,6 +175,7 @@ class OpenComputerSnapshot(pulumi.CustomResource):
                  api_key: pulumi.Input[Optional[_builtins.str]] = None,
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  builder_memory_mb: pulumi.Input[Optional[_builtins.int]] = None,
+                 d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
@@ -168,13 +185,14 @@ class OpenComputerSnapshot(pulumi.CustomResource):
         """
         An installation's OpenComputer base snapshot, built by upstream's own builder (packages/opencomputer-infra/src/build-template.ts, bundled by its package's build script with esbuild and run with Node and @opencomputer/sdk 0.12.4, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With template nothing is built.
 
-        On delete, the snapshots this resource built are deleted; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix).
+        On delete, the running sandboxes of the sessions the installation's D1 records and of the snapshots this resource built are deleted, then those snapshots; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix). OpenComputer lists no hibernated sandbox, so one of those outlives the delete.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] api_key: OpenComputer API key.
         :param pulumi.Input[_builtins.str] api_url: OpenComputer REST API URL, ending in /api (upstream's opencomputer_api_url).
         :param pulumi.Input[_builtins.int] builder_memory_mb: Memory of the build's builder VM in MB (default 8192).
+        :param pulumi.Input[_builtins.str] d1_database_id: The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
         :param pulumi.Input[_builtins.int] grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default 86400, a day).
         :param pulumi.Input[_builtins.bool] keep_on_delete: Keep the snapshots on delete (the installation's Orphan policy) and say what was kept.
         :param pulumi.Input[_builtins.str] name_prefix: The first part of every snapshot name, unique to the installation (lowercase letters, digits, '-').
@@ -190,7 +208,7 @@ class OpenComputerSnapshot(pulumi.CustomResource):
         """
         An installation's OpenComputer base snapshot, built by upstream's own builder (packages/opencomputer-infra/src/build-template.ts, bundled by its package's build script with esbuild and run with Node and @opencomputer/sdk 0.12.4, in a cached environment) from the checkout. It is named <namePrefix>-<digest of everything the build reads>, so a changed builder or runtime builds a new snapshot first and the old one keeps serving until its grace period ends; a later up deletes it. The build log is reported as progress; a failed build fails with the builder's own message and the next up retries it. With template nothing is built.
 
-        On delete, the snapshots this resource built are deleted; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix).
+        On delete, the running sandboxes of the sessions the installation's D1 records and of the snapshots this resource built are deleted, then those snapshots; another installation's are never touched (snapshot names are unique per OpenComputer org, and an installation's names carry its prefix). OpenComputer lists no hibernated sandbox, so one of those outlives the delete.
 
         :param str resource_name: The name of the resource.
         :param OpenComputerSnapshotArgs args: The arguments to use to populate this resource's properties.
@@ -210,6 +228,7 @@ class OpenComputerSnapshot(pulumi.CustomResource):
                  api_key: pulumi.Input[Optional[_builtins.str]] = None,
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  builder_memory_mb: pulumi.Input[Optional[_builtins.int]] = None,
+                 d1_database_id: pulumi.Input[Optional[_builtins.str]] = None,
                  grace_period_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  keep_on_delete: pulumi.Input[Optional[_builtins.bool]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
@@ -231,6 +250,7 @@ class OpenComputerSnapshot(pulumi.CustomResource):
                 raise TypeError("Missing required property 'api_url'")
             __props__.__dict__["api_url"] = api_url
             __props__.__dict__["builder_memory_mb"] = builder_memory_mb
+            __props__.__dict__["d1_database_id"] = d1_database_id
             __props__.__dict__["grace_period_seconds"] = grace_period_seconds
             __props__.__dict__["keep_on_delete"] = keep_on_delete
             if name_prefix is None and not opts.urn:
@@ -276,6 +296,7 @@ class OpenComputerSnapshot(pulumi.CustomResource):
         __props__.__dict__["builder_memory_mb"] = None
         __props__.__dict__["built"] = None
         __props__.__dict__["content_hash"] = None
+        __props__.__dict__["d1_database_id"] = None
         __props__.__dict__["digest"] = None
         __props__.__dict__["grace_period_seconds"] = None
         __props__.__dict__["keep_on_delete"] = None
@@ -333,6 +354,14 @@ class OpenComputerSnapshot(pulumi.CustomResource):
         The image's content hash (the SDK's cache key) as OpenComputer records it.
         """
         return pulumi.get(self, "content_hash")
+
+    @_builtins.property
+    @pulumi.getter(name="d1DatabaseId")
+    def d1_database_id(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The installation's D1 database, whose sessions' running sandboxes (found by their openinspect_session_id metadata) are deleted on delete.
+        """
+        return pulumi.get(self, "d1_database_id")
 
     @_builtins.property
     @pulumi.getter

@@ -86,7 +86,7 @@ type Service struct {
 }
 
 type state struct {
-	Version   int                  `json:"version"`
+	Version   int                   `json:"version"`
 	Snapshots map[string]*snapshot  `json:"snapshots"` // by org + "/" + name
 	Sandboxes map[string]*ocSandbox `json:"sandboxes"` // by ID
 }

@@ -1,5 +1,6 @@
 // Package opencomputerapi is the small part of OpenComputer's REST API the provider
-// calls itself: reading, listing and deleting snapshots. Snapshots are built
+// calls itself: reading, listing and deleting snapshots, and listing and
+// deleting the running sandboxes at teardown. Snapshots are built
 // by upstream's builder (build-template.ts with @opencomputer/sdk), never
 // here. Routes are the SDK's (0.12.4, whose Snapshots code is 0.9.1's):
 // under an API URL ending in /api, header X-API-Key.
@@ -87,5 +88,27 @@ func (c *Client) Snapshot(ctx context.Context, name string) (snap Snapshot, foun
 // DeleteSnapshot deletes a snapshot by name; one already gone is no error.
 func (c *Client) DeleteSnapshot(ctx context.Context, name string) error {
 	_, err := c.do(ctx, http.MethodDelete, "/snapshots/"+url.PathEscape(name), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
+	return err
+}
+
+// Sandbox is a sandbox as the API answers it.
+type Sandbox struct {
+	ID       string            `json:"sandboxID"`
+	Status   string            `json:"status"`
+	Snapshot string            `json:"snapshot"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// RunningSandboxes lists the org's running sandboxes. OpenComputer lists no
+// hibernated ones and at most 100, so this finds only what is running now.
+func (c *Client) RunningSandboxes(ctx context.Context) ([]Sandbox, error) {
+	var out []Sandbox
+	_, err := c.do(ctx, http.MethodGet, "/sandboxes", &out, http.StatusOK)
+	return out, err
+}
+
+// DeleteSandbox kills a sandbox; one already gone is no error.
+func (c *Client) DeleteSandbox(ctx context.Context, id string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/sandboxes/"+url.PathEscape(id), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
 	return err
 }
