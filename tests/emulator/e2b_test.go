@@ -163,7 +163,7 @@ func TestE2BSandboxLifecycle(t *testing.T) {
 	assert.Contains(t, body["message"], "nowhere")
 
 	// A template that never built cannot start a sandbox.
-	status, body, _ = e2bCall(t, s, key, "POST", "/v3/templates", map[string]any{"name": "unbuilt"})
+	status, _, _ = e2bCall(t, s, key, "POST", "/v3/templates", map[string]any{"name": "unbuilt"})
 	require.Equal(t, http.StatusAccepted, status)
 	status, body, _ = e2bCall(t, s, key, "POST", "/sandboxes", map[string]any{"templateID": "unbuilt"})
 	assert.Equal(t, http.StatusNotFound, status)
