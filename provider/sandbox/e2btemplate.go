@@ -111,7 +111,10 @@ func (s *E2bTemplateState) Annotate(a infer.Annotator) {
 
 var e2bPrefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,80}$`)
 
-const e2bReady = "ready"
+const (
+	e2bReady    = "ready"
+	e2bBuilding = "building"
+)
 
 func (e2bImages) kind() imageKind {
 	return imageKind{Label: "e2b template", Ready: e2bReady, OverrideKey: "templateId", Root: e2bBuilderRoot, Prefix: e2bPrefixPattern,
@@ -251,20 +254,30 @@ func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templat
 	state.Built = true
 	// A ready template under this digest's name is this build, finished by a
 	// run that was killed before its state was written (or whose state was
-	// lost): adopted, not built again. Any other status builds anew.
-	if t, found, err := client.TemplateByName(ctx, plan.name); err != nil {
+	// lost): adopted, not built again. One still building is that run's
+	// build, which E2B goes on with after its builder died: waited for, then
+	// adopted when it ends ready. Any other status (waiting: the killed
+	// builder never started it; error) builds anew.
+	t, found, err := client.TemplateByName(ctx, plan.name)
+	if err != nil {
 		return err
-	} else if found && t.BuildStatus == e2bReady {
+	}
+	if found && t.BuildStatus == e2bBuilding {
+		if t, err = waitForE2BBuild(ctx, timeout, client, plan.name); err != nil {
+			return err
+		}
+	}
+	if found && t.BuildStatus == e2bReady {
 		state.E2bID, state.Status = t.ID, t.BuildStatus
 		p.GetLogger(ctx).Infof("e2b template %s is ready (%s), built by an earlier run: not built again", plan.name, t.ID)
 		return nil
 	}
-	state.Status = "building"
+	state.Status = e2bBuilding
 	if err := runE2BBuilder(ctx, timeout, plan, state); err != nil {
 		state.Status = "error"
 		return err
 	}
-	t, found, err := client.TemplateByName(ctx, plan.name)
+	t, found, err = client.TemplateByName(ctx, plan.name)
 	if err != nil {
 		return err
 	}
@@ -277,6 +290,38 @@ func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templat
 	}
 	p.GetLogger(ctx).Infof("e2b template %s is ready (%s)", plan.name, t.ID)
 	return nil
+}
+
+// e2bBuildPoll is how often a running build of another up is looked at.
+var e2bBuildPoll = 2 * time.Second
+
+// waitForE2BBuild waits until the named template's latest build is no
+// longer building and returns the template, for as long as a build may take
+// (timeout; 0: the builders' default).
+func waitForE2BBuild(ctx context.Context, timeout time.Duration, client *e2bapi.Client, name string) (e2bapi.Template, error) {
+	p.GetLogger(ctx).InfoStatusf("e2b: template %s is being built by an earlier run; waiting for it", name)
+	if timeout <= 0 {
+		timeout = builder.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		t, found, err := client.TemplateByName(ctx, name)
+		if err != nil {
+			return t, err
+		}
+		if !found {
+			return t, fmt.Errorf("e2b template %q was deleted while an earlier run was building it", name)
+		}
+		if t.BuildStatus != e2bBuilding {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			return t, fmt.Errorf("e2b template %q was still building after %s: %w", name, timeout, ctx.Err())
+		case <-time.After(e2bBuildPoll):
+		}
+	}
 }
 
 // runE2BBuilder runs upstream's build-template.py with its locked SDK.

@@ -1,13 +1,19 @@
 package sandbox_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -38,4 +44,47 @@ func TestE2bTemplateAdoptsItsOwnReadyTemplate(t *testing.T) {
 	templates = h.Emu.Inventory().E2B.Templates
 	require.Len(t, templates, 1)
 	assert.Len(t, templates[0].Builds, 1, "adopted, not built a second time")
+}
+
+// A create that finds its digest-named template still building (a killed
+// up's build, which E2B goes on with) waits for that build and adopts it:
+// no second build is requested.
+func TestE2bTemplateWaitsForARunningBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs the e2b SDK from PyPI on a cold cache; -short skips it")
+	}
+	h := providertest.NewHarnessWith(t, emulator.Options{E2B: e2b.Options{BuildTime: 4 * time.Second}})
+	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
+	inputs := providertest.Props(t, map[string]any{"source": fixturePackages(t, "e2b-infra", "sandbox-runtime"),
+		"namePrefix": "oi-a-sandbox", "apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey})
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	require.NoError(t, err)
+	name := preview.Properties.Get("name").AsString()
+
+	// The earlier run's build: requested and started, then left to E2B.
+	call := func(path, body string) map[string]any {
+		req, err := http.NewRequest("POST", h.Emu.URL()+e2b.APIPrefix+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("X-API-Key", e2b.DefaultAPIKey)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Less(t, resp.StatusCode, 300, "%s answered %s", path, resp.Status)
+		out := map[string]any{}
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	build := call("/v3/templates", `{"name":"`+name+`"}`)
+	call(fmt.Sprintf("/v2/templates/%s/builds/%s", build["templateID"], build["buildID"]),
+		`{"fromImage":"ubuntu:22.04","steps":[{"type":"RUN","args":["true"]}]}`)
+	require.Equal(t, "building", h.Emu.Inventory().E2B.Templates[0].Builds[0].Status)
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, name, created.Properties.Get("name").AsString())
+	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
+	templates := h.Emu.Inventory().E2B.Templates
+	require.Len(t, templates, 1)
+	assert.Len(t, templates[0].Builds, 1, "the earlier run's build adopted, none requested again")
+	assert.Equal(t, 1, h.Emu.Counts()["POST "+e2b.APIPrefix+"/v3/templates"], "only the earlier run's request")
 }

@@ -16,21 +16,24 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
-// TestEmulatorDocsListEveryCredential: docs/emulator.md names the
-// credential each emulated API accepts by default and whom it belongs to,
-// so a user pointing a client at the emulator finds it without reading Go.
+// TestEmulatorDocsListEveryCredential: the README and docs/emulator.md
+// name the credential each emulated API accepts by default and whom it
+// belongs to, so a user pointing a client at the emulator finds it without
+// reading Go.
 func TestEmulatorDocsListEveryCredential(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "emulator.md"))
-	require.NoError(t, err)
-	doc := string(raw)
-	for what, value := range map[string]string{
+	credentials := map[string]string{
 		"Cloudflare token": emulator.DefaultToken, "Cloudflare account": emulator.DefaultAccountID,
 		"Modal token ID": modal.DefaultTokenID, "Modal token secret": modal.DefaultTokenSecret, "Modal workspace": modal.DefaultWorkspace,
 		"Daytona key": daytona.DefaultAPIKey, "Daytona organization": daytona.DefaultOrganizationID,
 		"E2B key": e2b.DefaultAPIKey, "E2B team": e2b.DefaultTeamID,
 		"OpenComputer key": opencomputer.DefaultAPIKey, "OpenComputer org": opencomputer.DefaultOrgID,
 		"Vercel token": vercel.DefaultToken, "Vercel team": vercel.DefaultTeamID,
-	} {
-		assert.Contains(t, doc, "`"+value+"`", "docs/emulator.md names the %s", what)
+	}
+	for _, page := range []string{"README.md", filepath.Join("docs", "emulator.md")} {
+		raw, err := os.ReadFile(filepath.Join(repoRoot(t), page))
+		require.NoError(t, err)
+		for what, value := range credentials {
+			assert.Contains(t, string(raw), "`"+value+"`", "%s names the %s", page, what)
+		}
 	}
 }

@@ -58,6 +58,7 @@ func TestE2BInstallation(t *testing.T) {
 	assert.Equal(t, "python:3.12-slim", build.FromImage, "the fixture builder's Dockerfile, turned into steps by the SDK")
 	assert.Contains(t, build.Files, "sandbox_runtime/entrypoint.py", "the fixture runtime was uploaded by the builder")
 	assert.Equal(t, "e2b: template "+first.Name+" (ready)", up.Outputs["sandboxStatus"].Value)
+	assert.False(t, up.Outputs["sandboxStatus"].Secret, "which image runs is not hidden by the secret API key")
 
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first.Name, cp["E2B_TEMPLATE_ID"]["text"])

@@ -58,6 +58,7 @@ func TestOpenComputerInstallation(t *testing.T) {
 	assert.Equal(t, 8192, first.BuilderMemoryMB, "upstream's default builder memory")
 	assert.Contains(t, first.Files, "/home/sandbox/app/sandbox_runtime/entrypoint.py", "the fixture runtime was inlined by the builder")
 	assert.Equal(t, "opencomputer: snapshot "+first.Name+" (ready)", up.Outputs["sandboxStatus"].Value)
+	assert.False(t, up.Outputs["sandboxStatus"].Secret, "which image runs is not hidden by the secret API key")
 
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first.Name, cp["OPENCOMPUTER_TEMPLATE"]["text"])

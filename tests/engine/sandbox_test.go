@@ -195,6 +195,7 @@ func TestModalInstallation(t *testing.T) {
 
 	up := previewUp(t, pt)
 	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "api_health healthy")
+	assert.False(t, up.Outputs["sandboxStatus"].Secret, "the Modal app's status is not hidden by the secret token")
 	assert.Contains(t, up.Outputs["sandboxStatus"].Value, "environment main of workspace "+emumodal.DefaultWorkspace)
 	inv := emu.inventory(t).Modal
 	require.Len(t, inv.Apps, 1)

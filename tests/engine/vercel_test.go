@@ -70,6 +70,7 @@ func TestVercelInstallation(t *testing.T) {
 	assert.Regexp(t, name, first)
 	snap := emu.inventory(t).Vercel.Snapshots[0]
 	assert.Equal(t, "vercel: base snapshot "+snap.ID+" of sandbox "+first+" (created)", up.Outputs["sandboxStatus"].Value)
+	assert.False(t, up.Outputs["sandboxStatus"].Secret, "which image runs is not hidden by the secret API key")
 
 	cp := emu.workerBindings(t, "open-inspect-control-plane-engine")
 	assert.Equal(t, first, cp["VERCEL_BASE_SNAPSHOT_NAME"]["text"])
