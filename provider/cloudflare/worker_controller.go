@@ -43,12 +43,24 @@ func (w *Worker) targetPoll() time.Duration {
 // sets its triggers, route and consumers.
 func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]) (infer.CreateResponse[WorkerState], error) {
 	if req.DryRun {
+		if req.Inputs.needsAccount() {
+			client, err := config.Cloudflare(ctx)
+			if err != nil {
+				return infer.CreateResponse[WorkerState]{}, err
+			}
+			if err := req.Inputs.preflight(ctx, client, nil); err != nil {
+				return infer.CreateResponse[WorkerState]{}, err
+			}
+		}
 		return infer.CreateResponse[WorkerState]{Output: WorkerState{WorkerArgs: req.Inputs}}, nil
 	}
 	// Nothing is applied yet: deploy records each step in state as it lands.
 	var state WorkerState
 	client, err := config.Cloudflare(ctx)
 	if err != nil {
+		return infer.CreateResponse[WorkerState]{}, err
+	}
+	if err := req.Inputs.preflight(ctx, client, nil); err != nil {
 		return infer.CreateResponse[WorkerState]{}, err
 	}
 	_, adopted, err := claim[cfapi.Script]{
@@ -96,12 +108,24 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 // route and consumers only when they changed.
 func (w *Worker) Update(ctx context.Context, req infer.UpdateRequest[WorkerArgs, WorkerState]) (infer.UpdateResponse[WorkerState], error) {
 	if req.DryRun {
+		if req.Inputs.needsAccount() {
+			client, err := accountClient(ctx, req.State.AccountID)
+			if err != nil {
+				return infer.UpdateResponse[WorkerState]{}, err
+			}
+			if err := req.Inputs.preflight(ctx, client, &req.State.WorkerArgs); err != nil {
+				return infer.UpdateResponse[WorkerState]{}, err
+			}
+		}
 		state := req.State
 		state.WorkerArgs = req.Inputs
 		return infer.UpdateResponse[WorkerState]{Output: state}, nil
 	}
 	client, err := accountClient(ctx, req.State.AccountID)
 	if err != nil {
+		return infer.UpdateResponse[WorkerState]{}, err
+	}
+	if err := req.Inputs.preflight(ctx, client, &req.State.WorkerArgs); err != nil {
 		return infer.UpdateResponse[WorkerState]{}, err
 	}
 	state, err := w.deploy(ctx, client, req.Inputs, req.State, false)

@@ -78,7 +78,8 @@ func TestWorkerLifecycleWithEveryBinding(t *testing.T) {
 	h.Emu.ResetCounts()
 	_, err = h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
 	require.NoError(t, err)
-	assert.Zero(t, h.Emu.CloudflareCalls(), "preview makes no call")
+	assert.Equal(t, map[string]int{"GET /client/v4/accounts/{account_id}/d1/database/{database_id}": 1}, h.Emu.Counts(),
+		"preview reads only that the bound database exists")
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
 	require.NoError(t, err)

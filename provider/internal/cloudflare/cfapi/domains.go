@@ -136,3 +136,17 @@ func (c *Client) DeleteRoute(ctx context.Context, zoneID, id string) error {
 	}
 	return err
 }
+
+// ZoneName returns the name of the zone with this ID, or ok=false when the
+// token's accounts have no such zone (GET zones/{id}).
+func (c *Client) ZoneName(ctx context.Context, id string) (string, bool, error) {
+	z, err := c.api.Zones.Get(ctx, zones.ZoneGetParams{ZoneID: cf.F(id)})
+	if err != nil {
+		if err := wrap(fmt.Sprintf("read zone %s", id), err); IsNotFound(err) {
+			return "", false, nil
+		} else {
+			return "", false, err
+		}
+	}
+	return z.Name, true, nil
+}

@@ -1,0 +1,162 @@
+package cloudflare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+)
+
+// Rules only the account can decide, checked with read-only calls in the
+// preview (Create and Update with DryRun) and again before the first
+// mutating call of a deploy, so `up --skip-preview` refuses as early: a
+// custom domain's or route's zone exists in the account and holds its
+// hostname, and a D1 binding's database exists. In a preview a value
+// another resource has yet to produce arrives empty and is not checked;
+// the deploy checks it. Queues and service targets are not checked here:
+// another resource of the same program may create them during the up
+// (circular service bindings converge in one up).
+
+// accountProblems returns every such problem at once, each naming its
+// field; nil when there is none. A failed read is returned as the error.
+// What prior (the state an update starts from; nil for a create) already
+// had is not read again: an update costs a call only for what it changes.
+func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, prior *WorkerArgs) ([]string, error) {
+	var had WorkerArgs
+	if prior != nil {
+		had = *prior
+	}
+	var problems []string
+	zones := map[string]zoneSeen{} // by "id:<id>" or "name:<name>"
+	zone := func(id, name string) (zoneSeen, error) {
+		key := "id:" + id
+		if id == "" {
+			key = "name:" + name
+		}
+		if z, ok := zones[key]; ok {
+			return z, nil
+		}
+		z := zoneSeen{name: name}
+		var err error
+		if id != "" {
+			z.name, z.found, err = client.ZoneName(ctx, id)
+		} else {
+			_, z.found, err = client.FindZone(ctx, name)
+		}
+		if err != nil {
+			return z, err
+		}
+		zones[key] = z
+		return z, nil
+	}
+	check := func(field, host, id, name string) error {
+		if id == "" && name == "" {
+			return nil // not known yet
+		}
+		z, err := zone(id, name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !z.found && id != "":
+			problems = append(problems, fmt.Sprintf("%s.zoneId: the account has no zone %s: add the zone to account %s, or fix zoneId",
+				field, id, client.AccountID()))
+		case !z.found:
+			problems = append(problems, fmt.Sprintf("%s.zoneName: zone %s is not in account %s: add it to the account, or fix zoneName",
+				field, name, client.AccountID()))
+		case host != "" && !inZone(host, z.name):
+			problems = append(problems, fmt.Sprintf("%s: %s is not in zone %s (%s): use a hostname under %s, or the zone that holds it",
+				field, host, z.name, id, z.name))
+		}
+		return nil
+	}
+	for i, d := range a.Domains {
+		if slices.Contains(had.Domains, d) {
+			continue
+		}
+		if err := check(fmt.Sprintf("domains[%d]", i), strings.ToLower(d.Hostname), d.ZoneID, d.ZoneName); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range a.Routes {
+		if slices.Contains(had.Routes, r) {
+			continue
+		}
+		if err := check(fmt.Sprintf("routes[%d]", i), routeHost(r.Pattern), r.ZoneID, r.ZoneName); err != nil {
+			return nil, err
+		}
+	}
+	for i, b := range a.D1Databases {
+		if b.DatabaseID == "" || slices.ContainsFunc(had.D1Databases, func(o D1Binding) bool { return o.DatabaseID == b.DatabaseID }) {
+			continue
+		}
+		if _, err := client.GetDatabase(ctx, b.DatabaseID); cfapi.IsNotFound(err) {
+			problems = append(problems, fmt.Sprintf("d1Databases[%d].databaseId: account %s has no D1 database %s: "+
+				"bind a D1Database's databaseId output, or fix the ID", i, client.AccountID(), b.DatabaseID))
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return problems, nil
+}
+
+// zoneSeen is one zone as the account answered for it.
+type zoneSeen struct {
+	name  string
+	found bool
+}
+
+// inZone reports whether host is the zone's apex or under it.
+func inZone(host, zone string) bool {
+	zone = strings.ToLower(zone)
+	return host == zone || strings.HasSuffix(host, "."+zone)
+}
+
+// routeHost is the host part of a route pattern with a leading wildcard
+// taken off ("*.example.com/*" and "*example.com/*" are in example.com).
+func routeHost(pattern string) string {
+	host, _, _ := strings.Cut(pattern, "/")
+	host = strings.TrimPrefix(strings.TrimPrefix(host, "*"), ".")
+	if strings.Contains(host, "*") {
+		return "" // a wildcard inside the host: Cloudflare decides
+	}
+	return strings.ToLower(host)
+}
+
+// needsAccount reports whether any value accountProblems checks is known.
+func (a WorkerArgs) needsAccount() bool {
+	for _, d := range a.Domains {
+		if d.ZoneID != "" || d.ZoneName != "" {
+			return true
+		}
+	}
+	for _, r := range a.Routes {
+		if r.ZoneID != "" || r.ZoneName != "" {
+			return true
+		}
+	}
+	for _, b := range a.D1Databases {
+		if b.DatabaseID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// preflight refuses a deploy whose account problems it finds, all at once.
+func (a WorkerArgs) preflight(ctx context.Context, client *cfapi.Client, prior *WorkerArgs) error {
+	if !a.needsAccount() {
+		return nil
+	}
+	problems, err := a.accountProblems(ctx, client, prior)
+	if err != nil {
+		return fmt.Errorf("checking worker %s against the account: %w", a.Name, err)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(problems, "; "))
+}
