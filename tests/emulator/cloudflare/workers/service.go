@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -441,6 +442,15 @@ type workerModule struct {
 	Filename    string `json:"filename,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
 	Content     []byte `json:"content"`
+}
+
+// isSourceMap says the part is a source map (Cloudflare's documented part
+// type application/source-map, which wrangler and Alchemy upload beside each
+// module): kept with the version and served back, never given to workerd as
+// a module.
+func (m workerModule) isSourceMap() bool {
+	ct, _, _ := strings.Cut(m.ContentType, ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "application/source-map")
 }
 
 type workerCron struct {

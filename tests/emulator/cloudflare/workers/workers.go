@@ -168,55 +168,126 @@ type scriptUpload struct {
 	config   scriptConfig
 }
 
-// parseScriptUpload reads the multipart body and checks everything that does
-// not depend on other resources.
-func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, error) {
+// rawScriptName is what Cloudflare names a script uploaded as the whole
+// body (Content-Type application/javascript): its errors point at
+// worker.js (observed, see ledger.go).
+const rawScriptName = "worker.js"
+
+// uploadPart is one part of a script upload as it arrived.
+type uploadPart struct {
+	name, filename, contentType string
+	content                     []byte
+}
+
+// parseScriptUpload reads the body and checks everything that does not
+// depend on other resources. raw allows the body to be a service-worker
+// script on its own (PUT scripts; the versions route takes forms only).
+func parseScriptUpload(w http.ResponseWriter, r *http.Request, raw bool) (*scriptUpload, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, core.MaxBody)
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if raw && err == nil && (mt == "application/javascript" || mt == "text/javascript") {
+		// The body is the script (service-worker syntax) and there is no
+		// metadata: what Cloudflare runs when a form is sent under this
+		// type (the TypeScript SDK 7.x's update does), failing on the
+		// form's boundary line as JavaScript.
+		content, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, uploadReadError(err)
+		}
+		return finishScriptUpload(&scriptUpload{metaRaw: []byte(`{"body_part":"` + rawScriptName + `"}`)},
+			[]uploadPart{{name: rawScriptName, filename: rawScriptName, contentType: mt, content: content}})
+	}
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, wkInvalid("a script upload must be multipart/form-data with a metadata part and the module parts")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, core.MaxBody)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, wkInvalid("could not parse the multipart body: %v", err)
 	}
 	up := &scriptUpload{}
-	seen := map[string]bool{}
+	var parts []uploadPart
 	for {
 		p, err := mr.NextPart()
 		if err == io.EOF {
 			break
 		}
-		if err == nil {
-			var content []byte
-			content, err = io.ReadAll(p)
-			if err == nil {
-				name := p.FormName()
-				switch {
-				case name == "":
-					return nil, wkInvalid("every part of a script upload needs a name")
-				case seen[name]:
-					return nil, wkInvalid("part %q appears more than once", name)
-				case name == "metadata":
-					up.metaRaw = content
-				default:
-					up.modules = append(up.modules, workerModule{
-						Name: name, Filename: p.FileName(), ContentType: p.Header.Get("Content-Type"), Content: content,
-					})
-				}
-				seen[name] = true
-			}
-		}
 		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return nil, core.NewAPIError(http.StatusRequestEntityTooLarge, 10021, "the script upload is too large")
-			}
-			return nil, wkInvalid("could not parse the multipart body: %v", err)
+			return nil, uploadReadError(err)
+		}
+		content, err := io.ReadAll(p)
+		if err != nil {
+			return nil, uploadReadError(err)
+		}
+		name := p.FormName()
+		switch {
+		case name == "":
+			return nil, wkInvalid("every part of a script upload needs a name")
+		case name == "metadata" && up.metaRaw != nil:
+			return nil, wkInvalid("part %q appears more than once", name)
+		case name == "metadata":
+			// A plain field (wrangler, the Python SDK) or a JSON file
+			// (Alchemy, the TypeScript SDK given a File): the same.
+			up.metaRaw = content
+		default:
+			parts = append(parts, uploadPart{name: name, filename: rawFilename(p), contentType: p.Header.Get("Content-Type"), content: content})
 		}
 	}
+	return finishScriptUpload(up, parts)
+}
+
+// rawFilename is the part's filename as sent: Part.FileName keeps only its
+// last path element, and a module's name may have directories
+// ("lib/util.js").
+func rawFilename(p *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	if err != nil {
+		return p.FileName()
+	}
+	return params["filename"]
+}
+
+func uploadReadError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return core.NewAPIError(http.StatusRequestEntityTooLarge, 10021, "the script upload is too large")
+	}
+	return wkInvalid("could not parse the multipart body: %v", err)
+}
+
+// moduleNames gives each part the name its module is known by (imports,
+// main_module, the content route). Cloudflare matches main_module and
+// body_part "by filename" (its API schema's words for the files field) and
+// also by part name (its curl examples name the part after the module,
+// wrangler and Alchemy send both the same): a part whose form name is the
+// one main_module names keeps that name, any other is named by its filename
+// when it has one (the SDKs send every module under one form name, "files"
+// or "files[]"), else by its form name. Two modules with one name are
+// refused: which one would run is not defined.
+func moduleNames(parts []uploadPart, main string) ([]workerModule, error) {
+	mods := make([]workerModule, 0, len(parts))
+	seen := map[string]bool{}
+	for _, p := range parts {
+		name := p.name
+		if p.filename != "" && p.name != main {
+			name = p.filename
+		}
+		if seen[name] {
+			return nil, wkInvalid("part %q appears more than once", name)
+		}
+		seen[name] = true
+		mods = append(mods, workerModule{Name: name, Filename: p.filename, ContentType: p.contentType, Content: p.content})
+	}
+	return mods, nil
+}
+
+// finishScriptUpload decodes the metadata, names the modules and checks the
+// upload's structure.
+func finishScriptUpload(up *scriptUpload, parts []uploadPart) (*scriptUpload, error) {
 	if up.metaRaw == nil {
-		return nil, wkInvalid("the upload has no metadata part")
+		// Observed wording (cloudflare-typescript issues 158 and 2645):
+		// what Cloudflare answers when the metadata part is missing or is
+		// not one JSON part (the TypeScript SDK's metadata[...] fields).
+		return nil, wkInvalid("could not read content for part metadata")
 	}
 	dec := json.NewDecoder(bytes.NewReader(up.metaRaw))
 	dec.UseNumber()
@@ -229,14 +300,21 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 	if up.main == "" {
 		up.main = meta.BodyPart
 	}
+	var err error
+	if up.modules, err = moduleNames(parts, up.main); err != nil {
+		return nil, err
+	}
 	assetsOnly := up.main == "" && len(up.modules) == 0 && len(meta.Assets) > 0 && string(meta.Assets) != "null"
 	if up.main == "" && !assetsOnly {
 		return nil, wkInvalid("metadata.main_module is required: name the part that holds the main module")
 	}
 	if !assetsOnly {
 		mainMod := up.module(up.main)
-		if mainMod == nil {
+		switch {
+		case mainMod == nil:
 			return nil, wkInvalid("main_module %q is not one of the uploaded parts", up.main)
+		case mainMod.isSourceMap():
+			return nil, wkInvalid("main module %q is a source map (application/source-map), not code", up.main)
 		}
 		if len(bytes.TrimSpace(mainMod.Content)) == 0 {
 			return nil, wkInvalid("main module %q is empty", up.main)
@@ -358,7 +436,7 @@ func (s *Service) wkUpload(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10016, "workers.api.error.invalid_script_name: script names are 1-63 characters of a-z, 0-9, '_' and '-'"))
 		return
 	}
-	up, err := parseScriptUpload(w, r)
+	up, err := parseScriptUpload(w, r, true)
 	if err != nil {
 		core.WriteError(w, err)
 		return
