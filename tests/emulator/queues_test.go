@@ -189,7 +189,7 @@ func TestQueueConsumers(t *testing.T) {
 	consumers = listConsumers(t, c, jobs.QueueID)
 	require.Len(t, consumers, 1)
 	assert.Nil(t, consumers[0]["dead_letter_queue"])
-	assert.Equal(t, M{"batch_size": 10.0, "max_retries": 10.0, "max_wait_time_ms": 5000.0, "max_concurrency": nil, "retry_delay": 60.0},
+	assert.Equal(t, M{"batch_size": 10.0, "max_retries": 10.0, "max_wait_time_ms": 5000.0, "retry_delay": 60.0},
 		consumers[0]["settings"])
 	assert.Equal(t, created.CreatedOn, consumers[0]["created_on"])
 	_, err = c.Queues.Consumers.Update(ctx, jobs.QueueID, created.ConsumerID, consumerUpdate("consumer", "jobs-dlq", M{"batch_size": 101}))

@@ -69,6 +69,9 @@ type Zones interface {
 	// an unserved zone hostname is told apart from the emulator's own.
 	ScriptFor(host, escapedPath, rawQuery string) (account, script string, ok bool)
 	RemoveScript(account, script string) // a deleted script's custom domains go (persisting)
+	// RoutesByScript is the account's zone routes by script (the script
+	// list's routes); called without s.mu held.
+	RoutesByScript(account string) map[string][]cloudflare.ScriptRoute
 }
 
 // Deps are the other APIs New is given by the root. Queues and zones are

@@ -61,7 +61,7 @@ var wkBindingTypes = map[string]bool{
 
 // wkRequiredField is the target field each modelled binding type must carry.
 var wkRequiredField = map[string]string{
-	"d1": "id", "kv_namespace": "namespace_id", "r2_bucket": "bucket_name", "queue": "queue_name",
+	"d1": "database_id", "kv_namespace": "namespace_id", "r2_bucket": "bucket_name", "queue": "queue_name",
 	"service": "service", "durable_object_namespace": "class_name",
 }
 
@@ -79,6 +79,7 @@ type bindingSpec struct {
 	Type        string  `json:"type"`
 	Name        string  `json:"name"`
 	ID          string  `json:"id"`
+	DatabaseID  string  `json:"database_id"` // d1: the SDKs' name; id is its deprecated alias
 	NamespaceID string  `json:"namespace_id"`
 	BucketName  string  `json:"bucket_name"`
 	QueueName   string  `json:"queue_name"`
@@ -93,7 +94,10 @@ type bindingSpec struct {
 func (b bindingSpec) target() string {
 	switch b.Type {
 	case "d1":
-		return b.ID
+		if b.ID != "" {
+			return b.ID
+		}
+		return b.DatabaseID
 	case "kv_namespace":
 		return b.NamespaceID
 	case "r2_bucket":
@@ -351,6 +355,11 @@ func finishScriptUpload(up *scriptUpload, parts []uploadPart) (*scriptUpload, er
 		case b.Type == "secret_text" && (b.Text == nil || *b.Text == ""):
 			return nil, wkInvalid("binding %s of type secret_text needs a non-empty \"text\"", b.Name)
 		}
+		if b.Type == "d1" {
+			if raw, err = d1BindingBothIDs(raw, &b); err != nil {
+				return nil, err
+			}
+		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, raw); err != nil {
 			return nil, wkInvalid("binding #%d is malformed: %v", i, err)
@@ -375,6 +384,28 @@ func finishScriptUpload(up *scriptUpload, parts []uploadPart) (*scriptUpload, er
 	}
 	up.etag = scriptEtag(up.metaRaw, up.modules)
 	return up, nil
+}
+
+// d1BindingBothIDs gives a D1 binding both spellings of its database: the
+// SDKs' types name it database_id (required) with id its deprecated alias,
+// which wrangler and the provider send and read; an upload may carry
+// either, and answers carry both, as Cloudflare's do.
+func d1BindingBothIDs(raw json.RawMessage, b *bindingSpec) (json.RawMessage, error) {
+	if b.ID != "" && b.DatabaseID != "" && b.ID != b.DatabaseID {
+		return nil, wkInvalid("binding %s of type d1 names two databases: id %q and database_id %q", b.Name, b.ID, b.DatabaseID)
+	}
+	id := b.target()
+	b.ID, b.DatabaseID = id, id
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, wkInvalid("binding %s is malformed: %v", b.Name, err)
+	}
+	quoted, err := json.Marshal(id)
+	if err != nil {
+		return nil, err
+	}
+	m["id"], m["database_id"] = quoted, quoted
+	return json.Marshal(m)
 }
 
 func (up *scriptUpload) module(name string) *workerModule {
@@ -751,6 +782,9 @@ type wkListJSON struct {
 	Tags               []string           `json:"tags"`
 	TailConsumers      []tailConsumerJSON `json:"tail_consumers"`
 	UsageModel         string             `json:"usage_model"`
+	// Routes are the zone routes running the script (the SDKs declare
+	// them, null for a script without any).
+	Routes []cloudflare.ScriptRoute `json:"routes"`
 }
 
 func (s *Service) wkList(w http.ResponseWriter, r *http.Request) {
@@ -770,6 +804,12 @@ func (s *Service) wkList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	if s.zones != nil { // asked after s.mu: zones takes its own lock
+		routes := s.zones.RoutesByScript(acct)
+		for i := range out {
+			out[i].Routes = routes[out[i].ID]
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	core.WriteResult(w, out)
 }
