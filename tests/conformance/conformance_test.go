@@ -33,6 +33,7 @@ import (
 const (
 	typescriptSDKVersion = "7.3.0"
 	pythonSDKVersion     = "5.9.0"
+	alchemyVersion       = "0.94.0"
 )
 
 // repoRoot is two levels above the package directory, where go test runs
@@ -64,13 +65,18 @@ func ciTool(t *testing.T, script, override string) string {
 	return strings.TrimSpace(stdout.String())
 }
 
-func nodeDeps(t *testing.T) string {
+func requireNode(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not on PATH: the conformance suite runs Cloudflare's TypeScript SDK on Node.js", tool)
+			t.Fatalf("%s is not on PATH: the conformance suite runs Cloudflare's TypeScript SDK and Alchemy on Node.js", tool)
 		}
 	}
+}
+
+func nodeDeps(t *testing.T) string {
+	t.Helper()
+	requireNode(t)
 	dir := ciTool(t, "node-tools.sh", "OPENINSPECT_CONFORMANCE_NODE_DEPS")
 	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", "cloudflare", "package.json"))
 	require.NoError(t, err, "the TypeScript SDK is not installed in %s (.ci/node-tools.sh installs it)", dir)
@@ -121,6 +127,43 @@ func (c client) run(t *testing.T, s *emulator.Server, zoneID string, vars ...str
 	var out map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &out), "%s printed %q", c.name, stdout.String())
 	return out
+}
+
+func alchemyDeps(t *testing.T) string {
+	t.Helper()
+	requireNode(t)
+	dir := ciTool(t, "alchemy-tools.sh", "OPENINSPECT_CONFORMANCE_ALCHEMY")
+	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", "alchemy", "package.json"))
+	require.NoError(t, err, "Alchemy is not installed in %s (.ci/alchemy-tools.sh installs it)", dir)
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &pkg))
+	require.Equal(t, alchemyVersion, pkg.Version, "npm alchemy in %s", dir)
+	return dir
+}
+
+// copyDir copies the files of src (one level of subdirectories deep is
+// all testdata/alchemy has, but any depth works) into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	}))
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -175,4 +218,66 @@ func TestOfficialSDKsAgainstTheEmulator(t *testing.T) {
 			assert.False(t, exists, "the SDK deleted %s", worker)
 		})
 	}
+}
+
+// Alchemy with its default settings bundles the Worker with a source map and
+// uploads it beside the module: the emulator keeps it as a source map (the
+// content route serves it back) and runs the module, serving the assets.
+func TestAlchemyDeploysAWorkerWithAssets(t *testing.T) {
+	deps := alchemyDeps(t)
+	app := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot(t), "tests", "conformance", "testdata", "alchemy"), app)
+	require.NoError(t, os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(app, "node_modules")))
+
+	s, err := emulator.Start(emulator.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	home := t.TempDir()
+	run := func(phase string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "node", "alchemy.run.mjs")
+		cmd.Dir = app
+		cmd.Env = []string{
+			"PATH=" + os.Getenv("PATH"),
+			"HOME=" + home,
+			"PHASE=" + phase,
+			"CLOUDFLARE_BASE_URL=" + strings.TrimSuffix(s.CloudflareBaseURL(), "/"),
+			"CLOUDFLARE_API_TOKEN=" + emulator.DefaultToken,
+			"CLOUDFLARE_ACCOUNT_ID=" + emulator.DefaultAccountID,
+			// Nothing leaves the machine: no telemetry.
+			"DO_NOT_TRACK=1",
+			"ALCHEMY_TELEMETRY_DISABLED=1",
+		}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "alchemy %s:\n%s", phase, out)
+		return string(out)
+	}
+	out := run("up")
+	assert.Contains(t, out, `{"worker":"alchemy-web"}`)
+
+	url := s.Workers().WorkerURL("alchemy-web")
+	status, body := get(t, url+"/hello.txt")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "hello from alchemy assets\n", body)
+	status, body = get(t, url+"/x")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "alchemy worker alchemy /x", body)
+
+	// The upload carried a source map (Alchemy's default), kept as one.
+	req, err := http.NewRequest(http.MethodGet, s.CloudflareBaseURL()+"accounts/"+emulator.DefaultAccountID+"/workers/scripts/alchemy-web/content/v2", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+emulator.DefaultToken)
+	resp, err := loopback.Client(0).Do(req)
+	require.NoError(t, err)
+	content, err := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, err)
+	assert.Contains(t, string(content), "Content-Type: application/source-map")
+
+	out = run("destroy")
+	t.Logf("alchemy destroy:\n%s", out)
+	_, exists := s.Workers().Worker(emulator.DefaultAccountID, "alchemy-web")
+	assert.False(t, exists, "alchemy destroy deleted the Worker")
 }
