@@ -25,6 +25,9 @@ TYPES_NODE_VERSION=${TYPES_NODE_VERSION:-20.19.43}
 # Upstream locks 0.9.1, which the registry no longer serves; 0.12.4 is, and
 # its Snapshots, Image and SSE code is 0.9.1's (diffed).
 OPENCOMPUTER_SDK_VERSION=${OPENCOMPUTER_SDK_VERSION:-0.12.4}
+# Cloudflare's TypeScript SDK, which the conformance suite (tests/conformance)
+# drives the emulator with; it has no dependencies of its own.
+CLOUDFLARE_SDK_VERSION=${CLOUDFLARE_SDK_VERSION:-7.3.0}
 
 CACHE=${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}
 
@@ -44,6 +47,7 @@ manifest=$(cat <<JSON
     "@opencomputer/sdk": "$OPENCOMPUTER_SDK_VERSION",
     "@pulumi/pulumi": "$PULUMI_NODE_VERSION",
     "@types/node": "$TYPES_NODE_VERSION",
+    "cloudflare": "$CLOUDFLARE_SDK_VERSION",
     "typescript": "$TYPESCRIPT_VERSION"
   }
 }
@@ -60,7 +64,7 @@ if [ -f "$out/.complete" ]; then
 fi
 
 mkdir -p "$CACHE"
-log "installing @pulumi/pulumi@$PULUMI_NODE_VERSION @opencomputer/sdk@$OPENCOMPUTER_SDK_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION into $out (cold: 5-60 s, 150 MB)"
+log "installing @pulumi/pulumi@$PULUMI_NODE_VERSION @opencomputer/sdk@$OPENCOMPUTER_SDK_VERSION cloudflare@$CLOUDFLARE_SDK_VERSION typescript@$TYPESCRIPT_VERSION @types/node@$TYPES_NODE_VERSION into $out (cold: 5-60 s, 150 MB)"
 tmp=$(mktemp -d "$CACHE/node-deps-$hash.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 printf '%s\n' "$manifest" > "$tmp/package.json"

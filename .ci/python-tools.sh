@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Prepares (once) a virtualenv with the Pulumi Python SDK the generated
-# Python SDK runs on, from PyPI, cached outside the clone keyed by the pinned
-# versions; prints the venv's directory.
+# Python SDK runs on and Cloudflare's Python SDK the conformance suite
+# (tests/conformance) drives the emulator with, from PyPI, cached outside the
+# clone keyed by the pinned versions; prints the venv's directory.
 set -euo pipefail
 
 PULUMI_PY_VERSION=${PULUMI_PY_VERSION:-3.272.0}
+CLOUDFLARE_PY_VERSION=${CLOUDFLARE_PY_VERSION:-5.9.0}
 CACHE=${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}
 # setuptools and wheel build the generated SDK, installed per test run.
-requirements="pulumi==$PULUMI_PY_VERSION semver==3.0.4 setuptools==84.2.1 wheel==0.48.0"
+# cloudflare brings httpx and pydantic, which pulumi does not use.
+requirements="pulumi==$PULUMI_PY_VERSION semver==3.0.4 setuptools==84.2.1 wheel==0.48.0 cloudflare==$CLOUDFLARE_PY_VERSION"
 key=$(printf '%s' "$requirements" | sha256sum | cut -c1-12)
 out="$CACHE/python-deps-$key"
 if [ -x "$out/bin/python" ]; then echo "$out"; exit 0; fi

@@ -146,7 +146,8 @@ func (*R2Bucket) Create(ctx context.Context, req infer.CreateRequest[R2BucketArg
 }
 
 func (s *R2BucketState) fill(b cfapi.Bucket, accountID string) {
-	s.Name, s.AccountID, s.Location, s.CreatedAt = b.Name, accountID, b.Location, b.CreatedAt
+	// Lower-case, the SDKs' declared form: Cloudflare has answered both cases.
+	s.Name, s.AccountID, s.Location, s.CreatedAt = b.Name, accountID, strings.ToLower(b.Location), b.CreatedAt
 }
 
 // Update sees only adoptExisting and the ownership inputs change; the other

@@ -189,7 +189,7 @@ func TestQueueConsumers(t *testing.T) {
 	consumers = listConsumers(t, c, jobs.QueueID)
 	require.Len(t, consumers, 1)
 	assert.Nil(t, consumers[0]["dead_letter_queue"])
-	assert.Equal(t, M{"batch_size": 10.0, "max_retries": 10.0, "max_wait_time_ms": 5000.0, "max_concurrency": nil, "retry_delay": 60.0},
+	assert.Equal(t, M{"batch_size": 10.0, "max_retries": 10.0, "max_wait_time_ms": 5000.0, "retry_delay": 60.0},
 		consumers[0]["settings"])
 	assert.Equal(t, created.CreatedOn, consumers[0]["created_on"])
 	_, err = c.Queues.Consumers.Update(ctx, jobs.QueueID, created.ConsumerID, consumerUpdate("consumer", "jobs-dlq", M{"batch_size": 101}))
@@ -354,4 +354,37 @@ func TestQueueListNameFilter(t *testing.T) {
 	require.NoError(t, err)
 	names, _, _ = list("")
 	assert.Equal(t, []string{"alpha", "beta"}, names, "only the queue named was deleted")
+}
+
+// GET workers/scripts/{name}/queue-consumers lists what the script consumes
+// across queues (Alchemy reads it before deleting a Worker).
+func TestQueueConsumersOfAScript(t *testing.T) {
+	s := start(t, emulator.Options{})
+	c := newClient(s)
+	mustUpload(t, c, "consumer", meta())
+	mustUpload(t, c, "idle", meta())
+	jobs := createQueue(t, c, "jobs")
+	createQueue(t, c, "other")
+	_, err := c.Queues.Consumers.New(context.Background(), jobs.QueueID, consumerParams("consumer", "", M{"batch_size": 4}))
+	require.NoError(t, err)
+
+	url := s.CloudflareBaseURL() + "accounts/" + acct + "/workers/scripts/"
+	resp, body := do(t, http.MethodGet, url+"consumer/queue-consumers", "Bearer "+emulator.DefaultToken, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	var env struct {
+		Result []M `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &env))
+	require.Len(t, env.Result, 1)
+	assert.Equal(t, "jobs", env.Result[0]["queue_name"])
+	assert.Equal(t, jobs.QueueID, env.Result[0]["queue_id"])
+	assert.Equal(t, "consumer", env.Result[0]["script_name"])
+	assert.Equal(t, 4.0, env.Result[0]["settings"].(map[string]any)["batch_size"])
+
+	resp, body = do(t, http.MethodGet, url+"idle/queue-consumers", "Bearer "+emulator.DefaultToken, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `"result":[]`)
+	resp, body = do(t, http.MethodGet, url+"ghost/queue-consumers", "Bearer "+emulator.DefaultToken, "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Contains(t, body, `"code":10007`)
 }

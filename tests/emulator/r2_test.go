@@ -26,7 +26,7 @@ func TestR2BucketLifecycle(t *testing.T) {
 		LocationHint: cloudflare.F(r2.BucketNewParamsLocationHintWeur)})
 	require.NoError(t, err)
 	assert.Equal(t, "artifacts", b.Name)
-	assert.Equal(t, "WEUR", string(b.Location))
+	assert.Equal(t, "weur", string(b.Location))
 	assert.Equal(t, r2.BucketStorageClassStandard, b.StorageClass)
 	assert.NotEmpty(t, b.CreationDate)
 

@@ -176,7 +176,7 @@ func TestWorkerUploadWithEveryBindingType(t *testing.T) {
 	assert.Equal(t, res.Etag, d.Etag)
 	assert.Equal(t, 1, d.Uploads)
 	require.Len(t, d.Bindings, 11)
-	assert.Equal(t, emuworkers.WorkerBinding{Type: "d1", Name: "DB", ID: db.UUID, Raw: json.RawMessage(`{"id":"` + db.UUID + `","name":"DB","type":"d1"}`)}, d.Bindings[0])
+	assert.Equal(t, emuworkers.WorkerBinding{Type: "d1", Name: "DB", ID: db.UUID, Raw: json.RawMessage(`{"database_id":"` + db.UUID + `","id":"` + db.UUID + `","name":"DB","type":"d1"}`)}, d.Bindings[0])
 	assert.Equal(t, "helper", d.Bindings[7].ScriptName)
 
 	// Settings: every binding as uploaded, the secret without its text.
@@ -286,7 +286,7 @@ func TestWorkerUploadValidation(t *testing.T) {
 		{"duplicate binding names", "app", meta(M{"type": "plain_text", "name": "A", "text": "1"}, M{"type": "plain_text", "name": "A", "text": "2"}), nil, 10021, "A"},
 		{"secret without text", "app", meta(M{"type": "secret_text", "name": "TOKEN"}), nil, 10021, "TOKEN"},
 		{"plain_text without text", "app", meta(M{"type": "plain_text", "name": "MODE"}), nil, 10021, "MODE"},
-		{"d1 without id", "app", meta(M{"type": "d1", "name": "DB"}), nil, 10021, `"id"`},
+		{"d1 without id", "app", meta(M{"type": "d1", "name": "DB"}), nil, 10021, `"database_id"`},
 		{"binding without name", "app", meta(M{"type": "plain_text", "text": "x"}), nil, 10021, "no name"},
 		{"bad compatibility date", "app", M{"main_module": "index.js", "compatibility_date": "yesterday"}, nil, 10021, "yesterday"},
 		{"upper-case script name", "App", meta(), nil, 10016, "invalid_script_name"},

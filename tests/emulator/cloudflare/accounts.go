@@ -158,6 +158,10 @@ func (a *Accounts) verifyToken(w http.ResponseWriter, r *http.Request) {
 // accountName is the name the emulator gives every account.
 func accountName(id string) string { return "OpenInspect emulator (" + id[:8] + ")" }
 
+// AccountName is accountName for the other APIs' answers (a zone's account
+// and owner), so every route names an account alike.
+func AccountName(id string) string { return accountName(id) }
+
 // userGet is GET /user: one user per token. wrangler whoami reads email.
 func (a *Accounts) userGet(w http.ResponseWriter, r *http.Request) {
 	tok, _, _ := core.Bearer(r)
@@ -215,4 +219,12 @@ func (a *Accounts) membershipsList(w http.ResponseWriter, r *http.Request) {
 	page, perPage := core.PageParams(r, 20, 50)
 	items, info := core.Paginate(out, page, perPage)
 	core.WriteEnvelope(w, http.StatusOK, items, info, nil)
+}
+
+// ScriptRoute is a zone route as the Workers script list shows it under
+// its script (package zones stores routes, package workers lists scripts).
+type ScriptRoute struct {
+	ID      string `json:"id"`
+	Pattern string `json:"pattern"`
+	Script  string `json:"script,omitempty"`
 }

@@ -179,7 +179,9 @@ func (s *Service) kvDelete(w http.ResponseWriter, r *http.Request) {
 		delete(s.st.KV, ns.ID)
 	}
 	s.mu.Unlock()
-	s.saveAndRespond(w, err, nil)
+	// An empty object, not null: the Python SDK parses the result as a
+	// NamespaceDeleteResponse model, which strict validation requires.
+	s.saveAndRespond(w, err, map[string]any{})
 }
 
 type kvKeyJSON struct {

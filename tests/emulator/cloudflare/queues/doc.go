@@ -29,4 +29,7 @@
 //	400   11009  A queue with this name already exists                       assumed
 //	400   11004  workers.api.error.consumer_exists (second consumer)         verified (code, token); detail assumed
 //	404   11005  Consumer not found                                          assumed
+//	404   10007  workers.api.error.script_not_found (GET workers/scripts/
+//	             {name}/queue-consumers of a missing script; the route and
+//	             its shape are inferred from Alchemy 0.94.0's client)       assumed
 package queues

@@ -29,6 +29,7 @@ func (s *Service) Register() {
 	s.cf.API("GET "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qGetConsumer)
 	s.cf.API("PUT "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qUpdateConsumer)
 	s.cf.API("DELETE "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qDeleteConsumer)
+	s.cf.API("GET /client/v4/accounts/{account_id}/workers/scripts/{script_name}/queue-consumers", cloudflare.AuthAccount, s.qScriptConsumers)
 	s.registerAdmin()
 }
 
@@ -342,6 +343,34 @@ func (s *Service) qListConsumers(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	core.Respond(w, err, out)
+}
+
+// qScriptConsumers is GET workers/scripts/{name}/queue-consumers: the
+// consumers of every queue that the script consumes, in the shape of a
+// queue's consumer list. Alchemy reads it before deleting a Worker (and
+// takes 404 as "none"); the route and shape are inferred from that client,
+// the 404 for a missing script is 10007 as on the other script routes.
+func (s *Service) qScriptConsumers(w http.ResponseWriter, r *http.Request) {
+	acct, script := r.PathValue("account_id"), r.PathValue("script_name")
+	if !s.scripts.Exists(acct, script) { // asked before s.mu (the lock rule)
+		core.WriteError(w, core.NewAPIError(http.StatusNotFound, 10007, "workers.api.error.script_not_found"))
+		return
+	}
+	s.mu.Lock()
+	out := []consumerJSON{}
+	for _, id := range core.SortedKeys(s.st.Queues) {
+		q := s.st.Queues[id]
+		if q.AccountID != acct {
+			continue
+		}
+		for _, c := range q.Consumers {
+			if c.Script == script {
+				out = append(out, q.consumerJSON(c))
+			}
+		}
+	}
+	s.mu.Unlock()
+	core.WriteResult(w, out)
 }
 
 // qGetConsumer is GET consumers/{consumer_id}: one consumer, in the list's

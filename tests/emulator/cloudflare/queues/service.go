@@ -89,7 +89,7 @@ type consumerSettings struct {
 	BatchSize      int  `json:"batch_size"`
 	MaxRetries     int  `json:"max_retries"`
 	MaxWaitTimeMs  int  `json:"max_wait_time_ms"`
-	MaxConcurrency *int `json:"max_concurrency"` // nil: the platform's maximum
+	MaxConcurrency *int `json:"max_concurrency,omitempty"` // nil: the platform's maximum; absent, not null: the SDKs declare a number
 	RetryDelay     int  `json:"retry_delay"`
 }
 

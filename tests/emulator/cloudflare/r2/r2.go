@@ -48,7 +48,7 @@ func (b *r2Bucket) json() r2BucketJSON {
 		Jurisdiction: "default",
 		Name:         b.Name,
 		CreationDate: b.CreationDate.UTC().Format("2006-01-02T15:04:05.000Z"),
-		Location:     b.Location,
+		Location:     strings.ToLower(b.Location), // state written before lower-case
 		StorageClass: b.StorageClass,
 	}
 }
@@ -95,10 +95,14 @@ func (s *Service) r2Create(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, core.NewAPIError(http.StatusConflict, 10004, "The bucket you tried to create already exists, and you own it."))
 		return
 	}
-	// R2 reports the location upper-case (ENAM) even though hints are sent
-	// lower-case; clients must already cope with that.
+	// The location in the case the SDKs declare it (TypeScript:
+	// 'apac' | 'eeur' | 'enam' | …; Python: a Literal of the same, which
+	// strict validation enforces). Some real answers have been upper-case
+	// (the Terraform provider compares case-insensitively since its PR
+	// 6026), so clients should cope with both; the emulator gives the
+	// declared form.
 	b := &r2Bucket{AccountID: acct, Name: body.Name, CreationDate: time.Now().UTC(),
-		Location: strings.ToUpper(loc), StorageClass: class, Objects: map[string]*r2Object{}}
+		Location: loc, StorageClass: class, Objects: map[string]*r2Object{}}
 	s.st.R2[r2Key(acct, b.Name)] = b
 	out := b.json()
 	s.mu.Unlock()

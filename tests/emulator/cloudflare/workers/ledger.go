@@ -47,6 +47,28 @@ package workers
 //	             outside 1-300000; a sampling rate outside 0-1; a tail
 //	             consumer without service; PATCH settings not multipart or
 //	             carrying bindings / migrations                              assumed
+//	400   10021  "could not read content for part metadata": no part named
+//	             metadata (metadata[...] fields, as the TypeScript SDK 7.x
+//	             flattens an object, are not one)                            verified (code, message:
+//	                                                                         cloudflare-typescript #158, #2645)
+//	400   10021  "Uncaught SyntaxError: … at worker.js:L:C": a body sent as
+//	             Content-Type application/javascript is the script itself,
+//	             service-worker syntax, named worker.js (the TypeScript SDK
+//	             7.x's update sends its form so)                             verified (cloudflare-typescript #2799)
+//	400   10021  main module is an application/source-map part; two module
+//	             parts of one name                                           assumed
+//
+//	Upload forms (workers.go parseScriptUpload, moduleNames): the metadata
+//	part is a plain field (wrangler, the Python SDK) or a JSON file (Alchemy,
+//	the TypeScript SDK given a File). main_module / body_part is matched
+//	"by filename" (the API schema's description of the files field, which
+//	both SDKs send under one part name, "files" or "files[]") and by part
+//	name (Cloudflare's curl examples, wrangler, Alchemy: name = filename).
+//	Part types as documented for the files field: JS module/commonjs,
+//	text/plain (text), application/octet-stream (data), application/wasm,
+//	text/x-python, application/source-map (kept and served back by
+//	content/v2, never run).
+//
 //	Cron syntax follows Cloudflare's documented table (verified), read as
 //	in cron.go: weekdays 1-7 with 1 = Sunday or SUN-SAT, months 1-12 or
 //	JAN-DEC, plus L, LW, L-n, nW (day of month) and L, nL, n#k (day of week).

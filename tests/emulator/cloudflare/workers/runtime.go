@@ -241,6 +241,9 @@ func (s *Service) moduleFiles(c *workerContent) ([]workerd.Module, error) {
 	})
 	out := make([]workerd.Module, 0, len(mods))
 	for _, m := range mods {
+		if m.isSourceMap() {
+			continue // kept with the version, not run
+		}
 		sum := sha256.Sum256(m.Content)
 		p := filepath.Join(dir, hex.EncodeToString(sum[:])+"-"+path.Base(strings.ReplaceAll(m.Name, "\\", "/")))
 		if _, err := os.Stat(p); err != nil {
@@ -374,12 +377,30 @@ func (s *Service) checkStartupLocked(acct, name string, c *workerContent) error 
 	switch {
 	case errors.As(err, &se):
 		// Cloudflare's answer to a script that fails to start.
-		return core.NewAPIError(http.StatusBadRequest, 10021, se.Message)
+		return core.NewAPIError(http.StatusBadRequest, 10021, startMessage(se.Message, w.Service, c))
 	case err != nil:
 		return err
 	}
 	proc.Stop()
 	return nil
+}
+
+// startMessage is workerd's startup error as Cloudflare words it. workerd
+// names a service-worker script after its service; Cloudflare after its
+// part (worker.js for a script sent as the whole body: "Uncaught
+// SyntaxError … at worker.js:1:4", observed in cloudflare-typescript issue
+// 2799), and reports a script that fails to evaluate without workerd's
+// second line about the handlers that failure left unregistered.
+func startMessage(msg, service string, c *workerContent) string {
+	if c.HasModules {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, " at "+service+":", " at "+c.MainModule+":")
+	const noHandlers = "\nNo event handlers were registered. This script does nothing."
+	if head, ok := strings.CutSuffix(msg, noHandlers); ok && head != "" {
+		return head
+	}
+	return msg
 }
 
 // stopRuntime ends workerd; closing says for good (Close).

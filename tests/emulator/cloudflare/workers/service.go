@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,6 +69,9 @@ type Zones interface {
 	// an unserved zone hostname is told apart from the emulator's own.
 	ScriptFor(host, escapedPath, rawQuery string) (account, script string, ok bool)
 	RemoveScript(account, script string) // a deleted script's custom domains go (persisting)
+	// RoutesByScript is the account's zone routes by script (the script
+	// list's routes); called without s.mu held.
+	RoutesByScript(account string) map[string][]cloudflare.ScriptRoute
 }
 
 // Deps are the other APIs New is given by the root. Queues and zones are
@@ -441,6 +445,15 @@ type workerModule struct {
 	Filename    string `json:"filename,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
 	Content     []byte `json:"content"`
+}
+
+// isSourceMap says the part is a source map (Cloudflare's documented part
+// type application/source-map, which wrangler and Alchemy upload beside each
+// module): kept with the version and served back, never given to workerd as
+// a module.
+func (m workerModule) isSourceMap() bool {
+	ct, _, _ := strings.Cut(m.ContentType, ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "application/source-map")
 }
 
 type workerCron struct {

@@ -61,7 +61,7 @@ var wkBindingTypes = map[string]bool{
 
 // wkRequiredField is the target field each modelled binding type must carry.
 var wkRequiredField = map[string]string{
-	"d1": "id", "kv_namespace": "namespace_id", "r2_bucket": "bucket_name", "queue": "queue_name",
+	"d1": "database_id", "kv_namespace": "namespace_id", "r2_bucket": "bucket_name", "queue": "queue_name",
 	"service": "service", "durable_object_namespace": "class_name",
 }
 
@@ -79,6 +79,7 @@ type bindingSpec struct {
 	Type        string  `json:"type"`
 	Name        string  `json:"name"`
 	ID          string  `json:"id"`
+	DatabaseID  string  `json:"database_id"` // d1: the SDKs' name; id is its deprecated alias
 	NamespaceID string  `json:"namespace_id"`
 	BucketName  string  `json:"bucket_name"`
 	QueueName   string  `json:"queue_name"`
@@ -93,7 +94,10 @@ type bindingSpec struct {
 func (b bindingSpec) target() string {
 	switch b.Type {
 	case "d1":
-		return b.ID
+		if b.ID != "" {
+			return b.ID
+		}
+		return b.DatabaseID
 	case "kv_namespace":
 		return b.NamespaceID
 	case "r2_bucket":
@@ -168,55 +172,126 @@ type scriptUpload struct {
 	config   scriptConfig
 }
 
-// parseScriptUpload reads the multipart body and checks everything that does
-// not depend on other resources.
-func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, error) {
+// rawScriptName is what Cloudflare names a script uploaded as the whole
+// body (Content-Type application/javascript): its errors point at
+// worker.js (observed, see ledger.go).
+const rawScriptName = "worker.js"
+
+// uploadPart is one part of a script upload as it arrived.
+type uploadPart struct {
+	name, filename, contentType string
+	content                     []byte
+}
+
+// parseScriptUpload reads the body and checks everything that does not
+// depend on other resources. raw allows the body to be a service-worker
+// script on its own (PUT scripts; the versions route takes forms only).
+func parseScriptUpload(w http.ResponseWriter, r *http.Request, raw bool) (*scriptUpload, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, core.MaxBody)
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if raw && err == nil && (mt == "application/javascript" || mt == "text/javascript") {
+		// The body is the script (service-worker syntax) and there is no
+		// metadata: what Cloudflare runs when a form is sent under this
+		// type (the TypeScript SDK 7.x's update does), failing on the
+		// form's boundary line as JavaScript.
+		content, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, uploadReadError(err)
+		}
+		return finishScriptUpload(&scriptUpload{metaRaw: []byte(`{"body_part":"` + rawScriptName + `"}`)},
+			[]uploadPart{{name: rawScriptName, filename: rawScriptName, contentType: mt, content: content}})
+	}
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, wkInvalid("a script upload must be multipart/form-data with a metadata part and the module parts")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, core.MaxBody)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, wkInvalid("could not parse the multipart body: %v", err)
 	}
 	up := &scriptUpload{}
-	seen := map[string]bool{}
+	var parts []uploadPart
 	for {
 		p, err := mr.NextPart()
 		if err == io.EOF {
 			break
 		}
-		if err == nil {
-			var content []byte
-			content, err = io.ReadAll(p)
-			if err == nil {
-				name := p.FormName()
-				switch {
-				case name == "":
-					return nil, wkInvalid("every part of a script upload needs a name")
-				case seen[name]:
-					return nil, wkInvalid("part %q appears more than once", name)
-				case name == "metadata":
-					up.metaRaw = content
-				default:
-					up.modules = append(up.modules, workerModule{
-						Name: name, Filename: p.FileName(), ContentType: p.Header.Get("Content-Type"), Content: content,
-					})
-				}
-				seen[name] = true
-			}
-		}
 		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return nil, core.NewAPIError(http.StatusRequestEntityTooLarge, 10021, "the script upload is too large")
-			}
-			return nil, wkInvalid("could not parse the multipart body: %v", err)
+			return nil, uploadReadError(err)
+		}
+		content, err := io.ReadAll(p)
+		if err != nil {
+			return nil, uploadReadError(err)
+		}
+		name := p.FormName()
+		switch {
+		case name == "":
+			return nil, wkInvalid("every part of a script upload needs a name")
+		case name == "metadata" && up.metaRaw != nil:
+			return nil, wkInvalid("part %q appears more than once", name)
+		case name == "metadata":
+			// A plain field (wrangler, the Python SDK) or a JSON file
+			// (Alchemy, the TypeScript SDK given a File): the same.
+			up.metaRaw = content
+		default:
+			parts = append(parts, uploadPart{name: name, filename: rawFilename(p), contentType: p.Header.Get("Content-Type"), content: content})
 		}
 	}
+	return finishScriptUpload(up, parts)
+}
+
+// rawFilename is the part's filename as sent: Part.FileName keeps only its
+// last path element, and a module's name may have directories
+// ("lib/util.js").
+func rawFilename(p *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	if err != nil {
+		return p.FileName()
+	}
+	return params["filename"]
+}
+
+func uploadReadError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return core.NewAPIError(http.StatusRequestEntityTooLarge, 10021, "the script upload is too large")
+	}
+	return wkInvalid("could not parse the multipart body: %v", err)
+}
+
+// moduleNames gives each part the name its module is known by (imports,
+// main_module, the content route). Cloudflare matches main_module and
+// body_part "by filename" (its API schema's words for the files field) and
+// also by part name (its curl examples name the part after the module,
+// wrangler and Alchemy send both the same): a part whose form name is the
+// one main_module names keeps that name, any other is named by its filename
+// when it has one (the SDKs send every module under one form name, "files"
+// or "files[]"), else by its form name. Two modules with one name are
+// refused: which one would run is not defined.
+func moduleNames(parts []uploadPart, main string) ([]workerModule, error) {
+	mods := make([]workerModule, 0, len(parts))
+	seen := map[string]bool{}
+	for _, p := range parts {
+		name := p.name
+		if p.filename != "" && p.name != main {
+			name = p.filename
+		}
+		if seen[name] {
+			return nil, wkInvalid("part %q appears more than once", name)
+		}
+		seen[name] = true
+		mods = append(mods, workerModule{Name: name, Filename: p.filename, ContentType: p.contentType, Content: p.content})
+	}
+	return mods, nil
+}
+
+// finishScriptUpload decodes the metadata, names the modules and checks the
+// upload's structure.
+func finishScriptUpload(up *scriptUpload, parts []uploadPart) (*scriptUpload, error) {
 	if up.metaRaw == nil {
-		return nil, wkInvalid("the upload has no metadata part")
+		// Observed wording (cloudflare-typescript issues 158 and 2645):
+		// what Cloudflare answers when the metadata part is missing or is
+		// not one JSON part (the TypeScript SDK's metadata[...] fields).
+		return nil, wkInvalid("could not read content for part metadata")
 	}
 	dec := json.NewDecoder(bytes.NewReader(up.metaRaw))
 	dec.UseNumber()
@@ -229,14 +304,21 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 	if up.main == "" {
 		up.main = meta.BodyPart
 	}
+	var err error
+	if up.modules, err = moduleNames(parts, up.main); err != nil {
+		return nil, err
+	}
 	assetsOnly := up.main == "" && len(up.modules) == 0 && len(meta.Assets) > 0 && string(meta.Assets) != "null"
 	if up.main == "" && !assetsOnly {
 		return nil, wkInvalid("metadata.main_module is required: name the part that holds the main module")
 	}
 	if !assetsOnly {
 		mainMod := up.module(up.main)
-		if mainMod == nil {
+		switch {
+		case mainMod == nil:
 			return nil, wkInvalid("main_module %q is not one of the uploaded parts", up.main)
+		case mainMod.isSourceMap():
+			return nil, wkInvalid("main module %q is a source map (application/source-map), not code", up.main)
 		}
 		if len(bytes.TrimSpace(mainMod.Content)) == 0 {
 			return nil, wkInvalid("main module %q is empty", up.main)
@@ -273,6 +355,11 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 		case b.Type == "secret_text" && (b.Text == nil || *b.Text == ""):
 			return nil, wkInvalid("binding %s of type secret_text needs a non-empty \"text\"", b.Name)
 		}
+		if b.Type == "d1" {
+			if raw, err = d1BindingBothIDs(raw, &b); err != nil {
+				return nil, err
+			}
+		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, raw); err != nil {
 			return nil, wkInvalid("binding #%d is malformed: %v", i, err)
@@ -297,6 +384,28 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request) (*scriptUpload, e
 	}
 	up.etag = scriptEtag(up.metaRaw, up.modules)
 	return up, nil
+}
+
+// d1BindingBothIDs gives a D1 binding both spellings of its database: the
+// SDKs' types name it database_id (required) with id its deprecated alias,
+// which wrangler and the provider send and read; an upload may carry
+// either, and answers carry both, as Cloudflare's do.
+func d1BindingBothIDs(raw json.RawMessage, b *bindingSpec) (json.RawMessage, error) {
+	if b.ID != "" && b.DatabaseID != "" && b.ID != b.DatabaseID {
+		return nil, wkInvalid("binding %s of type d1 names two databases: id %q and database_id %q", b.Name, b.ID, b.DatabaseID)
+	}
+	id := b.target()
+	b.ID, b.DatabaseID = id, id
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, wkInvalid("binding %s is malformed: %v", b.Name, err)
+	}
+	quoted, err := json.Marshal(id)
+	if err != nil {
+		return nil, err
+	}
+	m["id"], m["database_id"] = quoted, quoted
+	return json.Marshal(m)
 }
 
 func (up *scriptUpload) module(name string) *workerModule {
@@ -358,7 +467,7 @@ func (s *Service) wkUpload(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, core.NewAPIError(http.StatusBadRequest, 10016, "workers.api.error.invalid_script_name: script names are 1-63 characters of a-z, 0-9, '_' and '-'"))
 		return
 	}
-	up, err := parseScriptUpload(w, r)
+	up, err := parseScriptUpload(w, r, true)
 	if err != nil {
 		core.WriteError(w, err)
 		return
@@ -673,6 +782,9 @@ type wkListJSON struct {
 	Tags               []string           `json:"tags"`
 	TailConsumers      []tailConsumerJSON `json:"tail_consumers"`
 	UsageModel         string             `json:"usage_model"`
+	// Routes are the zone routes running the script (the SDKs declare
+	// them, null for a script without any).
+	Routes []cloudflare.ScriptRoute `json:"routes"`
 }
 
 func (s *Service) wkList(w http.ResponseWriter, r *http.Request) {
@@ -692,6 +804,12 @@ func (s *Service) wkList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	if s.zones != nil { // asked after s.mu: zones takes its own lock
+		routes := s.zones.RoutesByScript(acct)
+		for i := range out {
+			out[i].Routes = routes[out[i].ID]
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	core.WriteResult(w, out)
 }

@@ -311,7 +311,7 @@ func (s *Service) registerWorkerVersions() {
 // only uses this route for an existing Worker).
 func (s *Service) wkVersionUpload(w http.ResponseWriter, r *http.Request) {
 	acct, name := r.PathValue("account_id"), r.PathValue("script_name")
-	up, err := parseScriptUpload(w, r)
+	up, err := parseScriptUpload(w, r, false)
 	if err != nil {
 		core.WriteError(w, err)
 		return

@@ -5,8 +5,10 @@ package zones
 // winning, then its custom domain.
 
 import (
+	"sort"
 	"strings"
 
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 )
 
@@ -123,4 +125,23 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// RoutesByScript is account's zone routes by the script they run, each
+// script's sorted by pattern (the Workers script list's routes).
+func (s *Service) RoutesByScript(account string) map[string][]cloudflare.ScriptRoute {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]cloudflare.ScriptRoute{}
+	for _, id := range core.SortedKeys(s.st.WorkerRoutes) {
+		rt := s.st.WorkerRoutes[id]
+		if z := s.st.Zones[rt.ZoneID]; z == nil || z.AccountID != account || rt.Script == "" {
+			continue
+		}
+		out[rt.Script] = append(out[rt.Script], cloudflare.ScriptRoute{ID: rt.ID, Pattern: rt.Pattern, Script: rt.Script})
+	}
+	for _, rs := range out {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Pattern < rs[j].Pattern })
+	}
+	return out
 }

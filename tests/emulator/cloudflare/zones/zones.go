@@ -183,8 +183,10 @@ func (z *zone) json() zoneJSON {
 		ID: z.ID, Name: z.Name, Status: "active", Type: "full",
 		NameServers: []string{"ada.ns.cloudflare.com", "bob.ns.cloudflare.com"}, OriginalNameServers: []string{},
 		CreatedOn: t, ModifiedOn: t, ActivatedOn: t,
-		Account:     map[string]any{"id": z.AccountID, "name": "Emulated account"},
-		Owner:       map[string]any{"id": nil, "type": "organization", "name": nil},
+		Account: map[string]any{"id": z.AccountID, "name": cloudflare.AccountName(z.AccountID)},
+		// The owning account, with the id and name the SDKs declare as
+		// strings (null fails the Python SDK's strict validation).
+		Owner:       map[string]any{"id": z.AccountID, "type": "organization", "name": cloudflare.AccountName(z.AccountID)},
 		Meta:        map[string]any{"cdn_only": false, "dns_only": false, "foundation_dns": false, "page_rule_quota": 3, "phishing_detected": false, "step": 2},
 		Plan:        map[string]any{"id": "0feeeeeeeeeeeeeeeeeeeeeeeeeeeeee", "name": "Free Website", "price": 0, "currency": "USD", "frequency": "", "is_subscribed": false, "can_subscribe": false, "legacy_id": "free", "legacy_discount": false, "externally_managed": false},
 		Permissions: []string{"#worker:edit", "#worker:read", "#zone:read"},
@@ -248,6 +250,7 @@ func inZone(host, zoneName string) bool {
 
 type domainJSON struct {
 	ID          string `json:"id"`
+	CertID      string `json:"cert_id"`
 	Environment string `json:"environment"`
 	Hostname    string `json:"hostname"`
 	Service     string `json:"service"`
@@ -256,11 +259,20 @@ type domainJSON struct {
 }
 
 func (s *Service) domainJSONLocked(d *workerDomain) domainJSON {
-	out := domainJSON{ID: d.ID, Environment: d.Environment, Hostname: d.Hostname, Service: d.Service, ZoneID: d.ZoneID}
+	out := domainJSON{ID: d.ID, CertID: certID(d.ID), Environment: d.Environment, Hostname: d.Hostname, Service: d.Service, ZoneID: d.ZoneID}
 	if z, ok := s.st.Zones[d.ZoneID]; ok {
 		out.ZoneName = z.Name
 	}
 	return out
+}
+
+// certID is the edge certificate Cloudflare issues a custom domain (a
+// UUID, required by the SDKs' types): derived from the domain's ID, so it
+// is stable across restarts and needs no state of its own.
+func certID(domainID string) string {
+	sum := sha256.Sum256([]byte("cert/" + domainID))
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func domainNotFound() *core.APIError {
