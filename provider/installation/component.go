@@ -153,7 +153,7 @@ func planInstallation(contract *upstream.Contract, s *spec, emb *embedded, value
 	errs = append(errs, resolveArtifacts(contract, plan, s, emb)...)
 	errs = append(errs, resolveWeb(plan, s, emb)...)
 	if len(errs) == 0 {
-		errs = checkWorkerBundles(plan, s)
+		errs = append(checkWorkerBundles(plan, s), childWorkerProblems(plan, s)...)
 	}
 	if len(errs) > 0 {
 		return nil, specError(errs)

@@ -269,7 +269,8 @@ func Validate(prefix string, w *Args) []error {
 	}
 
 	if strings.TrimSpace(w.Image) == "" {
-		add("image", "required")
+		add("image", "required on platform kubernetes: the web UI's container image (upstream's packages/web built with "+
+			"output \"standalone\"), e.g. ghcr.io/example/open-inspect-web:1.0")
 	} else if strings.ContainsAny(w.Image, " \t\n") {
 		add("image", "must not contain whitespace, got %q", w.Image)
 	}
