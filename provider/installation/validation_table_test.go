@@ -378,6 +378,8 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			`sandbox.daytona: set, but sandbox.provider is "modal", so these settings would be ignored`, "", false},
 		{"non-numeric app id", set("githubApp", map[string]any{"appId": "my-app", "installationId": "2", "privateKey": secret("-----BEGIN PRIVATE KEY-----x")}),
 			`githubApp.appId: "my-app" is not a GitHub ID`, "-----BEGIN PRIVATE KEY-----x", false},
+		{"app id as a fraction", set("githubApp", map[string]any{"appId": 1.5, "installationId": 2, "privateKey": secret("k")}),
+			"githubApp.appId: must be a string, got the number 1.5", "", false},
 		{"missing app id has a hint", set("githubApp", map[string]any{"installationId": "2", "privateKey": secret("k")}),
 			"githubApp.appId: required: the GitHub App's numeric App ID", "", false},
 		{"missing deployment name has a hint", func(m map[string]any) { delete(m, "deploymentName") },
