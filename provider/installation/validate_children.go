@@ -39,6 +39,35 @@ func childWorkerProblems(plan *installPlan, s *spec) []error {
 			errs.add(path, "%s%s", prefix, f.Reason)
 		}
 	}
+	errs = append(errs, cronLimitProblems(plan, s)...)
+	return errs
+}
+
+// cronLimitProblems: Cloudflare's cron trigger limit is per account, so the
+// installation's workers together must fit it (each Worker's own Check sees
+// only its own).
+func cronLimitProblems(plan *installPlan, s *spec) problems {
+	var errs problems
+	lim := s.workerLimits()
+	total, field := 0, ""
+	for _, w := range plan.Workers {
+		if len(w.Crons) > lim.MaxCrons {
+			return nil // the Worker's own rule reports it, on that worker
+		}
+		total += len(w.Crons)
+		for i, e := range s.Workers {
+			if e.Name == w.Logical && e.Crons != nil && len(e.Crons) > 0 {
+				field = fmt.Sprintf("workers[%d].crons", i)
+			}
+		}
+	}
+	if lim.MaxCrons > 0 && total > lim.MaxCrons {
+		if field == "" {
+			field = "workers"
+		}
+		errs.add(field, "the installation's workers have %d cron triggers together; the Workers %s plan allows %d per account "+
+			"(openinspect:workersPlan): remove some crons", total, lim.Plan, lim.MaxCrons)
+	}
 	return errs
 }
 
