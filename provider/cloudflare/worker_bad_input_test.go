@@ -2,6 +2,8 @@ package cloudflare_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +98,22 @@ func TestSecretContentNeverInAnError(t *testing.T) {
 			assert.NotContains(t, f.Property, token)
 		}
 	}
+}
+
+// Asset keys are URL paths; an empty directory publishes nothing.
+func TestWorkerAssetsRefusedBeforeUpload(t *testing.T) {
+	h := providertest.NewHarness(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "index.html")
+	require.NoError(t, os.WriteFile(file, []byte("<p>hi</p>"), 0o644))
+	reasons := checkReasons(t, h, map[string]any{"name": "oi-assets", "assets": map[string]any{"files": map[string]any{
+		"/../../etc/passwd": file, "/ok.html": file, `\win\path`: file}}})
+	assert.Contains(t, reasons[`assets.files["/../../etc/passwd"]`], `"/../../etc/passwd" has a '.' or '..' segment`)
+	assert.Contains(t, reasons[`assets.files["\\win\\path"]`], "holds a backslash")
+	assert.NotContains(t, reasons, `assets.files["/ok.html"]`)
+
+	empty := t.TempDir()
+	reasons = checkReasons(t, h, map[string]any{"name": "oi-assets", "assets": map[string]any{"directory": empty}})
+	assert.Contains(t, reasons["assets.directory"], "no asset files to publish")
+	assert.Empty(t, checkReasons(t, h, map[string]any{"name": "oi-assets", "assets": map[string]any{"directory": dir}}))
 }
