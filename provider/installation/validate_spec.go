@@ -93,11 +93,9 @@ func validateSpec(s *spec) []error {
 	// their own problem is the one to fix.
 	namesValid := logicalNamePattern.MatchString(s.DeploymentName) && logicalNamePattern.MatchString(s.Prefix)
 	if !s.WebFromWorker && (!s.WebOriginIsDefault || namesValid) && !validWebOrigin(s.WebOrigin) {
-		if s.WebOriginField == "web.customDomain.hostname" {
-			// The origin is made from the hostname: quote what was written.
-			errs.add(s.WebOriginField, "%q is not a hostname: give the host alone (inspect.example.com), without a scheme, path or spaces",
-				s.Web.CustomDomain.Hostname)
-		} else {
+		if s.WebOriginField != "web.customDomain.hostname" {
+			// A custom domain's origin is https://<hostname>: web.Validate
+			// reports the hostname as written, not a URL the user never wrote.
 			errs.add(s.WebOriginField, "%q must be an https origin, or http on localhost, 127.0.0.1 or [::1]: the control plane refuses anything else", s.WebOrigin)
 		}
 	}

@@ -388,10 +388,14 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			"sandbox.daytona.apiKey: required with the daytona provider: a Daytona API key", "", false},
 		{"wildcard email domain", set("access", map[string]any{"allowedEmailDomains": "*"}),
 			`access.allowedEmailDomains: "*" is not an e-mail domain`, "", false},
-		{"web custom domain not a host", set("web", map[string]any{"platform": "cloudflare", "customDomain": map[string]any{"hostname": "not a host!", "zoneName": "example.com"}}),
-			`"not a host!"`, "", false},
+		{"web custom domain not a host", set("web", map[string]any{"platform": "cloudflare", "customDomain": map[string]any{"hostname": "not a host!", "zoneId": strings.Repeat("0", 32)}}),
+			`web.customDomain.hostname: "not a host!" is not a lower-case hostname`, "", false},
+		{"web custom domain over 253 characters", set("web", map[string]any{"platform": "cloudflare", "customDomain": map[string]any{
+			"hostname": strings.Repeat("a.", 130) + "example.com", "zoneId": strings.Repeat("0", 32)}}),
+			"web.customDomain.hostname: is 271 characters; a hostname has at most 253", "", false},
 	}...)
 	absentText["web custom domain not a host"] = "https://not a host!"
+	absentText["web custom domain over 253 characters"] = "https://"
 	cases = append(cases, gateCases(t, fixture, tmp, set, worker, upstream)...)
 	require.GreaterOrEqual(t, len(cases), 100)
 

@@ -211,7 +211,10 @@ func (w *Args) validateCloudflare(add func(field, format string, args ...any)) {
 		add("bundleDir", "empty: give the directory of the OpenNext build, or leave bundleDir out")
 	}
 	if d := w.CustomDomain; d != nil {
-		if !hostnamePattern.MatchString(d.Hostname) {
+		if len(d.Hostname) > 253 {
+			// DNS names are at most 253 characters; the length, not the name, is the problem.
+			add("customDomain.hostname", "is %d characters; a hostname has at most 253", len(d.Hostname))
+		} else if !hostnamePattern.MatchString(d.Hostname) {
 			add("customDomain.hostname", "%q is not a lower-case hostname of at least two labels (no scheme, path, port or wildcard)", d.Hostname)
 		}
 		if !zoneIDPattern.MatchString(d.ZoneID) {
