@@ -87,6 +87,7 @@ FUZZSCALE ?= 1
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzValidation$$' -fuzztime $$((1500 * $(FUZZSCALE)))x ./provider/installation/
 	go test -run '^$$' -fuzz '^FuzzUpstreamGates$$' -fuzztime $$((1500 * $(FUZZSCALE)))x ./provider/installation/
+	go test -run '^$$' -fuzz '^FuzzInputRules$$' -fuzztime $$((1500 * $(FUZZSCALE)))x ./provider/installation/
 	go test -run '^$$' -fuzz '^FuzzParseMigrations$$' -fuzztime $$((8000 * $(FUZZSCALE)))x ./provider/cloudflare/
 	go test -run '^$$' -fuzz '^FuzzMultipartBody$$' -fuzztime $$((40000 * $(FUZZSCALE)))x ./provider/internal/cloudflare/cfapi/
 	go test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $$((400000 * $(FUZZSCALE)))x ./provider/esm/

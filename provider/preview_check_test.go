@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"strings"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
@@ -132,7 +134,11 @@ func TestCheckTreatsUnknownNestedInputsAsUnknown(t *testing.T) {
 			assert.Empty(t, check(t, tc.token, tc.inputs(pending)), "%s is unknown at a preview, not wrong", tc.field)
 			var fields []string
 			for _, f := range check(t, tc.token, tc.inputs(tc.known)) {
-				fields = append(fields, f.Property)
+				fields = append(fields, family.FailureField(f))
+				// The engine renders a named property's input as a Go value
+				// ({<nil>} for a nested path): the path is in the reason.
+				assert.Empty(t, f.Property, "a failure names its field in its reason, not as a property")
+				assert.True(t, strings.HasPrefix(f.Reason, family.FailureField(f)+": "), f.Reason)
 			}
 			assert.Contains(t, fields, tc.field, "the same inputs known and wrong fail at the field")
 		})
@@ -167,7 +173,7 @@ func TestCheckStillChecksKnownSiblingsOfUnknowns(t *testing.T) {
 			require.NoError(t, err)
 			var fields []string
 			for _, f := range resp.Failures {
-				fields = append(fields, f.Property)
+				fields = append(fields, family.FailureField(f))
 			}
 			assert.ElementsMatch(t, tc.fields, fields)
 		})

@@ -122,7 +122,7 @@ func New(opts ...Option) (p.Provider, error) {
 	if err != nil {
 		return p.Provider{}, err
 	}
-	return checkComponentInputs(explainReplacements(prov)), nil
+	return readableFailures(checkComponentInputs(explainReplacements(prov))), nil
 }
 
 // checkComponentInputs refuses a component input of the wrong kind (a YAML
@@ -135,11 +135,32 @@ func checkComponentInputs(inner p.Provider) p.Provider {
 	}
 	inner.Construct = func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
 		if req.Urn.Type().String() == installation.Token {
+			req.Inputs = installation.NumericIDs(req.Inputs)
 			if err := installation.CheckInputKinds(req.Inputs); err != nil {
 				return p.ConstructResponse{}, err
 			}
 		}
 		return construct(ctx, req)
 	}
+	return inner
+}
+
+// readableFailures passes every Check's and CheckConfig's failures through
+// family.Readable: the engine prints a failure that names a property with
+// that property's input rendered as a Go value ({<nil>} for a nested path,
+// {map[...]} for a map), so the field path goes into the reason instead.
+func readableFailures(inner p.Provider) p.Provider {
+	wrap := func(check func(context.Context, p.CheckRequest) (p.CheckResponse, error)) func(context.Context, p.CheckRequest) (p.CheckResponse, error) {
+		if check == nil {
+			return nil
+		}
+		return func(ctx context.Context, req p.CheckRequest) (p.CheckResponse, error) {
+			resp, err := check(ctx, req)
+			resp.Failures = family.Readable(resp.Failures)
+			return resp, err
+		}
+	}
+	inner.Check = wrap(inner.Check)
+	inner.CheckConfig = wrap(inner.CheckConfig)
 	return inner
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/migrationset"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -143,9 +144,9 @@ func TestD1MigrationsBatchBudgetChecked(t *testing.T) {
 		Set("maxBatchBytes", property.New(0.0)).Set("maxFilesPerBatch", property.New(-1.0))})
 	require.NoError(t, err)
 	require.Len(t, check.Failures, 2)
-	assert.Equal(t, "maxBatchBytes", check.Failures[0].Property)
+	assert.Equal(t, "maxBatchBytes", family.FailureField(check.Failures[0]))
 	assert.Contains(t, check.Failures[0].Reason, "at least 1")
-	assert.Equal(t, "maxFilesPerBatch", check.Failures[1].Property)
+	assert.Equal(t, "maxFilesPerBatch", family.FailureField(check.Failures[1]))
 	assert.Contains(t, check.Failures[1].Reason, "not -1")
 	assert.Zero(t, h.Emu.CloudflareCalls())
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -122,7 +123,7 @@ func TestD1DatabaseCheckNamesTheFieldBeforeAnyCall(t *testing.T) {
 	require.NoError(t, err)
 	fields := map[string]string{}
 	for _, f := range check.Failures {
-		fields[f.Property] = f.Reason
+		fields[family.FailureField(f)] = family.FailureProblem(f)
 	}
 	assert.Contains(t, fields["name"], "bad name!")
 	assert.Contains(t, fields["primaryLocationHint"], "mars")
@@ -130,7 +131,7 @@ func TestD1DatabaseCheckNamesTheFieldBeforeAnyCall(t *testing.T) {
 	check, err = h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.D1DatabaseToken, "db"), Inputs: property.NewMap(nil)})
 	require.NoError(t, err)
 	require.NotEmpty(t, check.Failures)
-	assert.Equal(t, "name", check.Failures[0].Property)
+	assert.Equal(t, "name", family.FailureField(check.Failures[0]))
 	assert.Zero(t, h.Emu.CloudflareCalls())
 }
 

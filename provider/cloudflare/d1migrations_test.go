@@ -15,6 +15,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -360,7 +361,7 @@ func TestD1MigrationsCheckNamesBadFiles(t *testing.T) {
 		map[string]string{"0001_a.sql": "SELECT 1;", "0001_b.sql": "SELECT 2;", "setup.sql": "SELECT 3;"})})
 	require.NoError(t, err)
 	require.Len(t, check.Failures, 2)
-	assert.Equal(t, "migrations", check.Failures[0].Property)
+	assert.Equal(t, "migrations", family.FailureField(check.Failures[0]))
 	assert.Contains(t, check.Failures[0].Reason, "0001_a.sql, 0001_b.sql")
 	assert.Contains(t, check.Failures[1].Reason, "setup.sql")
 	assert.Zero(t, h.Emu.CloudflareCalls())

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -66,6 +67,6 @@ func TestKvNamespaceCheck(t *testing.T) {
 	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.KvNamespaceToken, "kv"), Inputs: providertest.Props(t, map[string]any{"title": ""})})
 	require.NoError(t, err)
 	require.Len(t, check.Failures, 1)
-	assert.Equal(t, "title", check.Failures[0].Property)
+	assert.Equal(t, "title", family.FailureField(check.Failures[0]))
 	assert.Zero(t, h.Emu.CloudflareCalls())
 }

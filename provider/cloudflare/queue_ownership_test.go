@@ -14,6 +14,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -239,7 +240,7 @@ func TestD1DatabaseRefusesTheRegistryName(t *testing.T) {
 		Inputs: providertest.Props(t, map[string]any{"name": registryName, "adoptExisting": true})})
 	require.NoError(t, err)
 	require.Len(t, check.Failures, 1)
-	assert.Equal(t, "name", check.Failures[0].Property)
+	assert.Equal(t, "name", family.FailureField(check.Failures[0]))
 	assert.Contains(t, check.Failures[0].Reason, "reserved for the account's ownership registry")
 	assert.Zero(t, h.Emu.CloudflareCalls())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -58,6 +59,6 @@ func TestQueueCheck(t *testing.T) {
 	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.QueueToken, "q"), Inputs: providertest.Props(t, map[string]any{"name": "-Bad_Queue"})})
 	require.NoError(t, err)
 	require.Len(t, check.Failures, 1)
-	assert.Equal(t, "name", check.Failures[0].Property)
+	assert.Equal(t, "name", family.FailureField(check.Failures[0]))
 	assert.Zero(t, h.Emu.CloudflareCalls())
 }

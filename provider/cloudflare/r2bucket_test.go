@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -61,7 +62,7 @@ func TestR2BucketCheck(t *testing.T) {
 	require.NoError(t, err)
 	fields := map[string]bool{}
 	for _, f := range check.Failures {
-		fields[f.Property] = true
+		fields[family.FailureField(f)] = true
 	}
 	assert.True(t, fields["name"])
 	assert.True(t, fields["locationHint"])

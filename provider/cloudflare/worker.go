@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,11 +221,23 @@ func ScriptNameProblem(name string) string {
 // BindingNameProblem says what is wrong with a binding name (a var, secret or
 // resource binding in the worker's env), or "".
 func BindingNameProblem(name string) string {
-	if bindingPattern.MatchString(name) {
-		return ""
+	if !bindingPattern.MatchString(name) {
+		return fmt.Sprintf("%q is not a valid binding name: use letters, digits and '_', not starting with a digit", name)
 	}
-	return fmt.Sprintf("%q is not a valid binding name: use letters, digits and '_', not starting with a digit", name)
+	if slices.Contains(jsReservedWords, name) {
+		return fmt.Sprintf("%q is a JavaScript reserved word: a binding is a property of the Worker's env, and Cloudflare refuses "+
+			"reserved words as binding names; pick another name (e.g. %s)", name, strings.ToUpper(name))
+	}
+	return ""
 }
+
+// jsReservedWords are ECMAScript's reserved words (keywords, the literals
+// null, true and false, and the words reserved in strict mode, which ES
+// modules always are).
+var jsReservedWords = []string{"await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete",
+	"do", "else", "enum", "export", "extends", "false", "finally", "for", "function", "if", "implements", "import", "in",
+	"instanceof", "interface", "let", "new", "null", "package", "private", "protected", "public", "return", "static", "super",
+	"switch", "this", "throw", "true", "try", "typeof", "var", "void", "while", "with", "yield"}
 
 // BindingNames are the binding names of one worker, each with where it was
 // declared: vars, secrets and resource bindings share one namespace.
@@ -303,8 +316,27 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 			}
 		}
 	}
-	if !unknown("compatibilityDate") && !datePattern.MatchString(a.CompatibilityDate) {
-		fail("compatibilityDate", "%q is not a date of the form YYYY-MM-DD", a.CompatibilityDate)
+	if !unknown("compatibilityDate") {
+		if problem := compatibilityDateProblem(a.CompatibilityDate, time.Now()); problem != "" {
+			fail("compatibilityDate", "%s", problem)
+		}
+	}
+	if !unknown("mainModule") && a.MainModule != "" {
+		if problem := mainModuleProblem(a.MainModule); problem != "" {
+			fail("mainModule", "%s", problem)
+		}
+	}
+	consumed := map[string]int{}
+	for i, c := range a.QueueConsumers {
+		field := fmt.Sprintf("queueConsumers[%d].queueId", i)
+		if c.QueueID == "" || unknown(field) {
+			continue
+		}
+		if j, dup := consumed[c.QueueID]; dup {
+			fail(field, "the worker already consumes this queue (queueConsumers[%d]): give each queue once", j)
+			continue
+		}
+		consumed[c.QueueID] = i
 	}
 	seen := BindingNames{}
 	for _, d := range a.declaredBindings() {
@@ -383,6 +415,45 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	}
 	failures = append(args.limitFailures(limits, unknown), args.assetFailures(limits, unknown)...)
 	return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil
+}
+
+// CheckArgs is the Worker's own Check on inputs already decoded, without
+// its assets: what Check refuses before any call. A parent that passes
+// values to a Worker (the OpenInspect component) runs it before registering
+// any child, so `up --skip-preview` refuses as early as a preview; unknown
+// says which fields the parent does not know yet (by path, as in Check).
+func CheckArgs(a WorkerArgs, lim config.WorkerLimits, unknown func(string) bool) []p.CheckFailure {
+	return append(a.validate(unknown), a.limitFailures(lim, unknown)...)
+}
+
+// compatibilityDateProblem: Cloudflare refuses a date that is not a
+// calendar date or that is after today (the runtime has no such version
+// yet). A day of slack covers the time zones ahead of UTC.
+func compatibilityDateProblem(date string, now time.Time) string {
+	if !datePattern.MatchString(date) {
+		return fmt.Sprintf("%q is not a date of the form YYYY-MM-DD", date)
+	}
+	d, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return fmt.Sprintf("%q is not a calendar date", date)
+	}
+	if latest := now.UTC().AddDate(0, 0, 1); d.After(latest) {
+		return fmt.Sprintf("%s is in the future: Cloudflare refuses a compatibility date after today; use today's date (%s) or an earlier one",
+			date, now.UTC().Format(time.DateOnly))
+	}
+	return ""
+}
+
+// mainModuleProblem: the main module is the JavaScript module the runtime
+// starts, named by a relative path inside the upload.
+func mainModuleProblem(name string) string {
+	switch {
+	case strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") || slices.Contains(strings.Split(name, "/"), "."):
+		return fmt.Sprintf("%q is not a module name inside the upload: use a relative path without '.' or '..' segments, e.g. index.js", name)
+	case !strings.HasSuffix(name, ".js") && !strings.HasSuffix(name, ".mjs"):
+		return fmt.Sprintf("%q is not a JavaScript module: the main module must end in .js or .mjs (other files are uploaded as modules beside it)", name)
+	}
+	return ""
 }
 
 // --- hashing and the upload ---------------------------------------------------

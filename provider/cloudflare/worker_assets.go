@@ -451,6 +451,11 @@ func (a WorkerArgs) assetFailures(lim config.WorkerLimits, unknown func(string) 
 	case as.Directory == "" && len(as.Files) == 0 && !filesUnknown:
 		fail("assets.directory", "the assets have no files: set assets.directory or assets.files")
 	}
+	for _, key := range slices.Sorted(maps.Keys(as.Files)) {
+		if problem := assetKeyProblem(key); problem != "" {
+			fail(family.KeyPath("assets.files", key), "%s", problem)
+		}
+	}
 	if as.HTMLHandling != "" && !slices.Contains(htmlHandlings, as.HTMLHandling) {
 		fail("assets.htmlHandling", "%q is not an HTML handling: use one of %s", as.HTMLHandling, strings.Join(htmlHandlings, ", "))
 	}
@@ -491,6 +496,10 @@ func (a WorkerArgs) assetFailures(lim config.WorkerLimits, unknown func(string) 
 	if as.Directory == "" {
 		field = "assets.files"
 	}
+	if len(set.files) == 0 {
+		fail(field, "no asset files to publish (the directory is empty, or holds only ignored and _headers/_redirects files): "+
+			"point assets.directory at the built site, or leave assets out")
+	}
 	if n := len(set.files); n > lim.MaxAssetFiles {
 		fail(field, "%d asset files: Cloudflare allows %d per worker version; see openinspect:workerAssetsFileLimit", n, lim.MaxAssetFiles)
 	}
@@ -511,6 +520,22 @@ func (a WorkerArgs) assetFailures(lim config.WorkerLimits, unknown func(string) 
 		}
 	}
 	return failures
+}
+
+// assetKeyProblem: an assets.files key is the URL path the file is served
+// at (a leading '/' is added), so it has no '.' or '..' segment: served as
+// given, `/../../etc/passwd` is a path no request reaches, or one a proxy
+// normalises onto another file.
+func assetKeyProblem(key string) string {
+	if strings.Contains(key, "\\") {
+		return fmt.Sprintf("%q holds a backslash: separate the URL path's parts with '/', e.g. /css/site.css", key)
+	}
+	for _, seg := range strings.Split(strings.TrimLeft(key, "/"), "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Sprintf("%q has a '.' or '..' segment: give the URL path the file is served at, e.g. /index.html", key)
+		}
+	}
+	return ""
 }
 
 // --- hashing, upload and state ------------------------------------------------

@@ -13,6 +13,7 @@ import (
 	"lukechampine.com/blake3"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 func writeTree(t *testing.T, files map[string]string) string {
@@ -96,7 +97,7 @@ func TestAssetFailuresNameTheFile(t *testing.T) {
 	failures := args.assetFailures(config.WorkerLimits{MaxAssetFiles: 3}, func(string) bool { return false })
 	reasons := map[string][]string{}
 	for _, f := range failures {
-		reasons[f.Property] = append(reasons[f.Property], f.Reason)
+		reasons[family.FailureField(f)] = append(reasons[family.FailureField(f)], family.FailureProblem(f))
 	}
 	require.Len(t, reasons["assets.directory"], 2, "%v", failures)
 	assert.Contains(t, reasons["assets.directory"][0], "4 asset files: Cloudflare allows 3")
@@ -129,7 +130,7 @@ func TestAssetFailuresOfTheInputs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			failures := tc.args.assetFailures(lim, no)
 			require.NotEmpty(t, failures)
-			assert.Equal(t, tc.field, failures[0].Property)
+			assert.Equal(t, tc.field, family.FailureField(failures[0]))
 			assert.Contains(t, failures[0].Reason, tc.text)
 		})
 	}

@@ -54,6 +54,8 @@ func (a WorkerArgs) validateRouting(fail func(field, format string, args ...any)
 		field := fmt.Sprintf("domains[%d]", i)
 		host := strings.ToLower(d.Hostname)
 		switch {
+		case len(host) > 253:
+			fail(field+".hostname", "is %d characters; a hostname has at most 253", len(host))
 		case !hostnamePattern.MatchString(host):
 			fail(field+".hostname", "%q is not a hostname (no scheme, path, port or wildcard)", d.Hostname)
 		case seen[host] != "":

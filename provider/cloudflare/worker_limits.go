@@ -2,6 +2,7 @@ package cloudflare
 
 import (
 	"fmt"
+	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 
@@ -37,6 +38,9 @@ func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) 
 			}
 		}
 	}
+	if max := lim.MaxCrons; max > 0 && len(a.Crons) > max {
+		fail("crons", "%d cron triggers: the Workers %s plan allows %d per account", len(a.Crons), lim.Plan, max)
+	}
 	if unknown("content") || unknown("script") || unknown("modules") || unknown("mainModule") {
 		return failures
 	}
@@ -52,6 +56,9 @@ func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) 
 		contents[i] = m.Content
 	}
 	if problem := lim.SizeProblem(contents...); problem != "" {
+		fail(a.codeField(), "%s", problem)
+	}
+	if problem := mainModuleSyntaxProblem(mods[0]); problem != "" {
 		fail(a.codeField(), "%s", problem)
 	}
 	exported := moduleExports(mods)
@@ -91,4 +98,25 @@ func moduleExports(mods []cfapi.Module) map[string]bool {
 		return nil
 	}
 	return names
+}
+
+// mainModuleSyntaxProblem refuses a main module Cloudflare cannot start as
+// an ES module, read with the project's own reader (esm): one that exports
+// nothing is a service-worker script (addEventListener("fetch", ...)),
+// which a modules upload refuses only once every resource before it exists.
+// The message never quotes the module: it may be a secret.
+func mainModuleSyntaxProblem(m cfapi.Module) string {
+	if !strings.HasSuffix(m.Name, ".js") && !strings.HasSuffix(m.Name, ".mjs") {
+		return "" // mainModuleProblem names the extension
+	}
+	e := esm.Scan(string(m.Content))
+	if len(e.Names) > 0 || len(e.StarFrom) > 0 {
+		return ""
+	}
+	if strings.Contains(string(m.Content), "addEventListener") {
+		return fmt.Sprintf("the main module %s is in service-worker syntax (addEventListener): Workers with bindings run ES modules; "+
+			"export the handlers instead (export default { fetch(request, env) { ... } })", m.Name)
+	}
+	return fmt.Sprintf("the main module %s exports nothing: a Worker's ES module exports its handlers "+
+		"(export default { fetch(request, env) { ... } })", m.Name)
 }

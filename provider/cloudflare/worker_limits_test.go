@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
@@ -23,7 +24,7 @@ func checkReasons(t *testing.T, h *providertest.Harness, inputs map[string]any) 
 	require.NoError(t, err)
 	reasons := map[string]string{}
 	for _, f := range check.Failures {
-		reasons[f.Property] = f.Reason
+		reasons[family.FailureField(f)] = family.FailureProblem(f)
 	}
 	return reasons
 }

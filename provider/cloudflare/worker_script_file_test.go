@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -64,7 +65,7 @@ func TestWorkerScriptFileProblems(t *testing.T) {
 		check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.WorkerToken, "bad"), Inputs: inputs})
 		require.NoError(t, err)
 		require.Len(t, check.Failures, 1, "%s", path)
-		assert.Equal(t, "script", check.Failures[0].Property)
+		assert.Equal(t, "script", family.FailureField(check.Failures[0]))
 		assert.Contains(t, check.Failures[0].Reason, reason)
 	}
 }

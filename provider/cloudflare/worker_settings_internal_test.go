@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Each new input's bad value is refused naming its field.
@@ -26,7 +28,7 @@ func TestWorkerSettingsValidationNamesFields(t *testing.T) {
 	args.Vars = map[string]string{"GREETING": "hi"}
 	reasons := map[string]string{}
 	for _, f := range args.validate(func(string) bool { return false }) {
-		reasons[f.Property] = f.Reason
+		reasons[family.FailureField(f)] = family.FailureProblem(f)
 	}
 	for _, field := range []string{"observability.headSamplingRate", "placement", "limits.cpuMs", "tags[0]", "keepBindings[0]",
 		"domains[0].hostname", "domains[0].zoneId", "routes[0].zoneName", "rateLimits[0].namespaceId", "rateLimits[0].period",

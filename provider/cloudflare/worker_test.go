@@ -14,6 +14,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -243,7 +244,7 @@ func TestWorkerCheckNamesFieldsBeforeAnyCall(t *testing.T) {
 	require.NoError(t, err)
 	reasons := map[string]string{}
 	for _, f := range check.Failures {
-		reasons[f.Property] = f.Reason
+		reasons[family.FailureField(f)] = family.FailureProblem(f)
 	}
 	assert.Contains(t, reasons["name"], "Bad Name")
 	assert.Contains(t, reasons["content"], "no code")

@@ -27,7 +27,14 @@ type WorkerLimits struct {
 	Compressed     bool
 	// MaxAssetFiles bounds a Worker's static asset files (workerAssetsFileLimit).
 	MaxAssetFiles int
+	// MaxCrons bounds the cron triggers of the account (0: no bound known):
+	// Cloudflare allows 5 on Workers Free and 250 on Workers Paid, per
+	// account, so one Worker or one installation over it can never deploy.
+	MaxCrons int
 }
+
+// CronsPerPlan are the cron triggers an account has on each plan.
+var CronsPerPlan = map[string]int{"free": 5, "paid": 250}
 
 // Plans are the plan names workersPlan accepts.
 var Plans = map[string]int{"free": 64, "paid": 128}
@@ -66,7 +73,7 @@ func (c *Config) WorkerLimits() (WorkerLimits, error) {
 		return WorkerLimits{}, err
 	}
 	return WorkerLimits{Plan: plan, MaxVars: maxVars, MaxVarBytes: varBytes, MaxScriptBytes: limit, Compressed: compressed,
-		MaxAssetFiles: files}, nil
+		MaxAssetFiles: files, MaxCrons: CronsPerPlan[plan]}, nil
 }
 
 // DefaultAssetFileLimit is Cloudflare's asset file count on Workers Free,

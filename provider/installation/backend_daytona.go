@@ -28,7 +28,7 @@ func (daytonaBackend) validate(s *spec) problems {
 		errs.add("sandbox.daytona.apiUrl", "%q is not an http(s) URL", u)
 	}
 	if d.APIKey == nil {
-		errs.add("sandbox.daytona.apiKey", "required with the daytona provider")
+		errs.add("sandbox.daytona.apiKey", "required with the daytona provider: a Daytona API key (as a secret), which the snapshot build and the control plane both use")
 	}
 	if !s.ManageSandbox && family.Deref(d.BaseSnapshot, "") == "" {
 		errs.add("sandbox.daytona.baseSnapshot", "required when sandbox.manage is false (otherwise the installation builds its own)")

@@ -153,7 +153,11 @@ func planInstallation(contract *upstream.Contract, s *spec, emb *embedded, value
 	errs = append(errs, resolveArtifacts(contract, plan, s, emb)...)
 	errs = append(errs, resolveWeb(plan, s, emb)...)
 	if len(errs) == 0 {
-		errs = checkWorkerBundles(plan, s)
+		// The Worker's own rules last: what the bundle checks find (a
+		// worker's var count) they would report again.
+		if errs = checkWorkerBundles(plan, s); len(errs) == 0 {
+			errs = childWorkerProblems(plan, s)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, specError(errs)

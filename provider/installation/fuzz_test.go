@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 )
 
 // FuzzValidation runs the component's stages before registration on specs
@@ -122,6 +124,49 @@ func FuzzUpstreamGates(f *testing.F) {
 		}
 		if !bit(8) && !bit(9) && !strings.Contains(msg, "githubOAuth: ") {
 			t.Fatalf("no sign-in provider and githubOAuth is not named:\n%s", msg)
+		}
+	})
+}
+
+// FuzzInputRules fuzzes the inputs issue 34 found deployed as given or
+// refused too late: the icon URL, the GitHub IDs, the e-mail domains, a
+// sandbox backend's URL and names, a worker's var name and sampling rate.
+// The stages never panic, every problem names a field, no message prints a
+// Go value, and the backend's API key is never quoted.
+func FuzzInputRules(f *testing.F) {
+	f.Add("https://example.com/logo.png", "123", "example.com", "https://daytona.example/api", "snap", "us", "FINE", 0.5)
+	f.Add("javascript:alert(1)", "my-app", "*", "http://daytona.example/api", "my snapshot", "us east!", "class", 2.0)
+	f.Add("/logo.png", "1.5", " , @x", "http://127.0.0.1:1/api", strings.Repeat("s", 200), "", "default", -1.0)
+	f.Add("data:,x", "", "a,b", "ftp://x", "a/b@sha256:"+strings.Repeat("a", 64), "eu", "", 1.0)
+	const apiKey = "dtn_fuzz_api_key_never_quoted"
+	f.Fuzz(func(t *testing.T, icon, appID, domains, apiURL, snapshot, target, varKey string, rate float64) {
+		args := requiredArgs()
+		args.AppIconURL = &icon
+		args.GithubApp.AppID = appID
+		args.Access = &AccessArgs{AllowedEmailDomains: &domains, AllowedUsers: new("octocat")}
+		args.Sandbox = &SandboxArgs{Provider: new("daytona"), Manage: new(false),
+			Daytona: &DaytonaArgs{APIURL: &apiURL, APIKey: pulumi.String(apiKey), BaseSnapshot: &snapshot, Target: &target}}
+		args.Workers = []InstallationWorkerArgs{{Name: "slack-bot", Vars: map[string]string{varKey: "v"},
+			Observability: &cloudflare.Observability{Enabled: true, HeadSamplingRate: &rate}}}
+		s := normalize(&args)
+		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
+		if err == nil {
+			return
+		}
+		msg := err.Error()
+		for _, line := range strings.Split(msg, "\n")[1:] {
+			if field, _, ok := strings.Cut(strings.TrimSpace(line), ": "); !ok || field == "" {
+				t.Fatalf("a problem without its field: %q", line)
+			}
+		}
+		for _, goValue := range []string{"<nil>", "map[", "&{", "%!"} {
+			given := strings.Join([]string{icon, appID, domains, apiURL, snapshot, target, varKey}, "\x00")
+			if strings.Contains(msg, goValue) && !strings.Contains(given, goValue) {
+				t.Fatalf("the message prints a Go value (%s): %s", goValue, msg)
+			}
+		}
+		if strings.Contains(msg, apiKey) {
+			t.Fatalf("the message quotes the API key: %s", msg)
 		}
 	})
 }

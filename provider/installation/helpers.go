@@ -17,6 +17,13 @@ func (p *problems) add(path, format string, args ...any) {
 	*p = append(*p, fieldError(path, format, args...))
 }
 
+// addIf records problem at path unless it is "".
+func (p *problems) addIf(path, problem string) {
+	if problem != "" {
+		p.add(path, "%s", problem)
+	}
+}
+
 // keyPath is the path of a map entry, base.key or base["key"] quoted
 // (family.KeyPath), so that a key holding a newline, a dot or nothing at all
 // still names one field on one line.

@@ -126,3 +126,33 @@ func joinPath(base, field string) string {
 	}
 	return base + "." + field
 }
+
+// NumericIDs turns githubApp.appId and githubApp.installationId given as
+// whole numbers into their decimal strings. Both are numbers GitHub shows,
+// and a YAML program's `appId: 123456` (or a config value interpolated into
+// it) arrives as a number; the component keeps them as strings, as upstream
+// passes them to the workers. Anything else is left for CheckInputKinds.
+func NumericIDs(inputs property.Map) property.Map {
+	app, ok := inputs.GetOk("githubApp")
+	if !ok || !app.IsMap() {
+		return inputs
+	}
+	m := app.AsMap()
+	changed := false
+	for _, key := range []string{"appId", "installationId"} {
+		v, ok := m.GetOk(key)
+		if !ok || !v.IsNumber() {
+			continue
+		}
+		n := v.AsNumber()
+		if n < 1 || n != float64(int64(n)) || n > 1<<53 {
+			continue
+		}
+		m = m.Set(key, property.New(strconv.FormatInt(int64(n), 10)).WithSecret(v.Secret()).WithDependencies(v.Dependencies()))
+		changed = true
+	}
+	if !changed {
+		return inputs
+	}
+	return inputs.Set("githubApp", property.New(m).WithSecret(app.Secret()).WithDependencies(app.Dependencies()))
+}

@@ -36,7 +36,8 @@ func validateSpec(s *spec) []error {
 		}
 	}
 	if s.DeploymentName == "" {
-		errs.add("deploymentName", "required")
+		errs.add("deploymentName", "required: the installation's unique name, the last part of every Cloudflare name "+
+			"(lower-case letters, digits and '-', e.g. prod)")
 	} else {
 		checkLogical("deploymentName", s.DeploymentName)
 	}
@@ -47,10 +48,10 @@ func validateSpec(s *spec) []error {
 		errs.add("deletionPolicy", "must be Delete or Orphan, got %q", s.DeletionPolicy)
 	}
 	if strings.TrimSpace(s.GithubApp.AppID) == "" {
-		errs.add("githubApp.appId", "required")
+		errs.add("githubApp.appId", "required: the GitHub App's numeric App ID, from the App's settings page")
 	}
 	if strings.TrimSpace(s.GithubApp.InstallationID) == "" {
-		errs.add("githubApp.installationId", "required")
+		errs.add("githubApp.installationId", "required: the numeric ID of the App's installation, the last part of its settings URL")
 	}
 	for _, secret := range []struct {
 		path  string
@@ -81,6 +82,7 @@ func validateSpec(s *spec) []error {
 		}
 	}
 	errs = append(errs, validateSandbox(s)...)
+	errs = append(errs, inputProblems(s)...)
 	errs = append(errs, upstreamGates(s)...)
 	errs = append(errs, varSizeProblems(s)...)
 	if t := s.TakeOverFrom; t != nil && !tenant.IsInstallationID(*t) {
@@ -91,7 +93,11 @@ func validateSpec(s *spec) []error {
 	// their own problem is the one to fix.
 	namesValid := logicalNamePattern.MatchString(s.DeploymentName) && logicalNamePattern.MatchString(s.Prefix)
 	if !s.WebFromWorker && (!s.WebOriginIsDefault || namesValid) && !validWebOrigin(s.WebOrigin) {
-		errs.add(s.WebOriginField, "%q must be an https origin, or http on localhost, 127.0.0.1 or [::1]: the control plane refuses anything else", s.WebOrigin)
+		if s.WebOriginField != "web.customDomain.hostname" {
+			// A custom domain's origin is https://<hostname>: web.Validate
+			// reports the hostname as written, not a URL the user never wrote.
+			errs.add(s.WebOriginField, "%q must be an https origin, or http on localhost, 127.0.0.1 or [::1]: the control plane refuses anything else", s.WebOrigin)
+		}
 	}
 	for _, list := range []struct {
 		path  string

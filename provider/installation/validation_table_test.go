@@ -327,6 +327,75 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"web image", set("web", map[string]any{"image": "", "namespace": "oi"}), "web.image: required", "", false},
 		{"web system namespace", set("web", map[string]any{"image": "web:1", "namespace": "kube-system"}), `web.namespace: "kube-system" is a system namespace`, "", false},
 	}
+	// Issue 34: values a child's own rules refuse, and values that deployed
+	// as given although they can never work.
+	sandboxWith := func(provider string, settings map[string]any) func(m map[string]any) {
+		return set("sandbox", map[string]any{"provider": provider, "manage": false, provider: settings})
+	}
+	cases = append(cases, []tableCase{
+		{"observability sampling rate out of range", worker(map[string]any{"observability": map[string]any{"enabled": true, "headSamplingRate": 2}}),
+			"workers[0].observability.headSamplingRate: 2 is not a sampling rate", "", false},
+		{"observability logs sampling rate", worker(map[string]any{"observability": map[string]any{"enabled": true,
+			"logs": map[string]any{"enabled": true, "headSamplingRate": -1}}}),
+			"workers[0].observability.logs.headSamplingRate: -1 is not a sampling rate", "", true},
+		{"app icon javascript url", set("appIconUrl", "javascript:alert(1)"), `appIconUrl: "javascript:alert(1)" is not an http(s) URL`, "", false},
+		{"app icon data url", set("appIconUrl", "data:image/png;base64,AAAA"), `appIconUrl: "data:image/png;base64,AAAA" is not an http(s) URL`, "", false},
+		{"app icon ftp url", set("appIconUrl", "ftp://example.com/logo.png"), `appIconUrl: "ftp://example.com/logo.png" is not an http(s) URL`, "", false},
+		{"app icon not a url", set("appIconUrl", "logo dot png"), `appIconUrl: "logo dot png" is not an http(s) URL`, "", false},
+		{"var named class", worker(map[string]any{"vars": map[string]any{"class": "x"}}),
+			`workers[0].vars.class: "class" is a JavaScript reserved word`, "", false},
+		{"var named default", worker(map[string]any{"vars": map[string]any{"default": "x"}}),
+			`workers[0].vars.default: "default" is a JavaScript reserved word`, "", false},
+		{"r2 binding named function", worker(map[string]any{"bindings": map[string]any{"r2": []any{
+			map[string]any{"binding": "function", "target": "media"}}}}),
+			`workers[0].bindings.r2[0].binding: "function" is a JavaScript reserved word`, "", false},
+		{"secret named new", worker(map[string]any{"secrets": map[string]any{"new": secret("x")}}),
+			`workers[0].secrets.new: "new" is a JavaScript reserved word`, "", false},
+		{"daytona api url over plain http", sandboxWith("daytona", map[string]any{"apiUrl": "http://daytona.example/api", "apiKey": secret("dtn_secret_key"), "baseSnapshot": "s"}),
+			`sandbox.daytona.apiUrl: "http://daytona.example/api" is plain http to another host`, "dtn_secret_key", false},
+		{"e2b api url over plain http", sandboxWith("e2b", map[string]any{"apiUrl": "http://e2b.example", "apiKey": secret("e2b_00"), "templateId": "t"}),
+			`sandbox.e2b.apiUrl: "http://e2b.example" is plain http to another host`, "", false},
+		{"vercel api url over plain http", sandboxWith("vercel", map[string]any{"apiUrl": "http://vercel.example/api", "token": secret("vt_00"),
+			"projectId": "prj_1", "baseSnapshotId": "snap_1"}), `sandbox.vercel.apiUrl: "http://vercel.example/api" is plain http to another host`, "", false},
+		{"opencomputer api url over plain http", sandboxWith("opencomputer", map[string]any{"apiUrl": "http://oc.example/api", "apiKey": secret("oc_00"), "template": "t"}),
+			`sandbox.opencomputer.apiUrl: "http://oc.example/api" is plain http to another host`, "", false},
+		{"daytona snapshot with spaces", sandboxWith("daytona", map[string]any{"apiUrl": "https://daytona.example/api", "apiKey": secret("k"), "baseSnapshot": "my snapshot"}),
+			`sandbox.daytona.baseSnapshot: "my snapshot": use letters`, "", false},
+		{"daytona snapshot of 200 characters", sandboxWith("daytona", map[string]any{"apiUrl": "https://daytona.example/api", "apiKey": secret("k"),
+			"baseSnapshot": strings.Repeat("s", 200)}), "sandbox.daytona.baseSnapshot: is 200 characters; at most 128", "", false},
+		{"daytona target with punctuation", sandboxWith("daytona", map[string]any{"apiUrl": "https://daytona.example/api", "apiKey": secret("k"),
+			"baseSnapshot": "s", "target": "us east!"}), `sandbox.daytona.target: "us east!": use letters`, "", false},
+		{"e2b template with spaces", sandboxWith("e2b", map[string]any{"apiKey": secret("e2b_00"), "templateId": "my template"}),
+			`sandbox.e2b.templateId: "my template": use lower-case letters`, "", false},
+		{"e2b template of 200 characters", sandboxWith("e2b", map[string]any{"apiKey": secret("e2b_00"), "templateId": strings.Repeat("t", 200)}),
+			"sandbox.e2b.templateId: is 200 characters; at most 128", "", false},
+		{"opencomputer template with spaces", sandboxWith("opencomputer", map[string]any{"apiUrl": "https://oc.example/api", "apiKey": secret("oc_00"), "template": "my template"}),
+			`sandbox.opencomputer.template: "my template": use letters`, "", false},
+		{"vercel project with spaces", sandboxWith("vercel", map[string]any{"token": secret("vt_00"), "projectId": "my project", "baseSnapshotId": "snap_1"}),
+			`sandbox.vercel.projectId: "my project": use letters`, "", false},
+		{"another provider's settings", set("sandbox", map[string]any{"provider": "modal", "manage": false,
+			"daytona": map[string]any{"apiUrl": "https://daytona.example/api"}}),
+			`sandbox.daytona: set, but sandbox.provider is "modal", so these settings would be ignored`, "", false},
+		{"non-numeric app id", set("githubApp", map[string]any{"appId": "my-app", "installationId": "2", "privateKey": secret("-----BEGIN PRIVATE KEY-----x")}),
+			`githubApp.appId: "my-app" is not a GitHub ID`, "-----BEGIN PRIVATE KEY-----x", false},
+		{"app id as a fraction", set("githubApp", map[string]any{"appId": 1.5, "installationId": 2, "privateKey": secret("k")}),
+			"githubApp.appId: must be a string, got the number 1.5", "", false},
+		{"missing app id has a hint", set("githubApp", map[string]any{"installationId": "2", "privateKey": secret("k")}),
+			"githubApp.appId: required: the GitHub App's numeric App ID", "", false},
+		{"missing deployment name has a hint", func(m map[string]any) { delete(m, "deploymentName") },
+			"deploymentName: required: the installation's unique name", "", false},
+		{"missing daytona api key has a hint", sandboxWith("daytona", map[string]any{"apiUrl": "https://daytona.example/api", "baseSnapshot": "s"}),
+			"sandbox.daytona.apiKey: required with the daytona provider: a Daytona API key", "", false},
+		{"wildcard email domain", set("access", map[string]any{"allowedEmailDomains": "*"}),
+			`access.allowedEmailDomains: "*" is not an e-mail domain`, "", false},
+		{"web custom domain not a host", set("web", map[string]any{"platform": "cloudflare", "customDomain": map[string]any{"hostname": "not a host!", "zoneId": strings.Repeat("0", 32)}}),
+			`web.customDomain.hostname: "not a host!" is not a lower-case hostname`, "", false},
+		{"web custom domain over 253 characters", set("web", map[string]any{"platform": "cloudflare", "customDomain": map[string]any{
+			"hostname": strings.Repeat("a.", 130) + "example.com", "zoneId": strings.Repeat("0", 32)}}),
+			"web.customDomain.hostname: is 271 characters; a hostname has at most 253", "", false},
+	}...)
+	absentText["web custom domain not a host"] = "https://not a host!"
+	absentText["web custom domain over 253 characters"] = "https://"
 	cases = append(cases, gateCases(t, fixture, tmp, set, worker, upstream)...)
 	require.GreaterOrEqual(t, len(cases), 100)
 

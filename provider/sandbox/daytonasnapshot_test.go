@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
@@ -268,7 +269,7 @@ func TestDaytonaSnapshotCheck(t *testing.T) {
 	require.NoError(t, err)
 	reasons := map[string]string{}
 	for _, f := range check.Failures {
-		reasons[f.Property] = f.Reason
+		reasons[family.FailureField(f)] = family.FailureProblem(f)
 	}
 	assert.Contains(t, reasons["source"], "packages/daytona-infra/src/bootstrap.py is missing")
 	assert.Contains(t, reasons["namePrefix"], `"-bad"`)

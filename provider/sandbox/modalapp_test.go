@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
@@ -249,13 +250,13 @@ func TestModalAppCheckNamesFields(t *testing.T) {
 	require.NoError(t, err)
 	var fields []string
 	for _, f := range check.Failures {
-		fields = append(fields, f.Property)
+		fields = append(fields, family.FailureField(f))
 		assert.NotContains(t, f.Reason, "{", "no Go value printed")
 	}
 	assert.ElementsMatch(t, []string{"source", "secrets[0].name", "secrets[0].values.1X"}, fields)
 	assert.Zero(t, h.Emu.Modal().Calls())
 	for _, f := range check.Failures {
-		if f.Property == "source" {
+		if family.FailureField(f) == "source" {
 			assert.True(t, strings.Contains(f.Reason, "packages"), f.Reason)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
@@ -171,7 +172,7 @@ func TestOpenComputerSnapshotCheckNamesTheField(t *testing.T) {
 	require.NoError(t, err)
 	var fields []string
 	for _, f := range check.Failures {
-		fields = append(fields, f.Property)
+		fields = append(fields, family.FailureField(f))
 	}
 	slices.Sort(fields)
 	assert.Equal(t, []string{"apiKey", "apiUrl", "builderMemoryMb", "namePrefix", "source"}, fields, "%v", check.Failures)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	emuvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
@@ -159,7 +160,7 @@ func TestVercelSnapshotCheckNamesTheField(t *testing.T) {
 	require.NoError(t, err)
 	var fields []string
 	for _, f := range check.Failures {
-		fields = append(fields, f.Property)
+		fields = append(fields, family.FailureField(f))
 	}
 	slices.Sort(fields)
 	assert.Equal(t, []string{"apiUrl", "namePrefix", "projectId", "runtime", "source", "token"}, fields, "%v", check.Failures)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/controlplane"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
@@ -129,7 +130,7 @@ func TestAppSecretsCheck(t *testing.T) {
 	require.NoError(t, err)
 	fields := map[string]bool{}
 	for _, f := range check.Failures {
-		fields[f.Property] = true
+		fields[family.FailureField(f)] = true
 	}
 	assert.Equal(t, map[string]bool{"controlPlaneUrl": true, "service": true, "secrets.1BAD": true, "secrets.EMPTY": true,
 		"secrets.lower": true, "secrets.PATH": true}, fields)

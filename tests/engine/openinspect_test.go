@@ -258,6 +258,11 @@ func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
 		{"var named like a binding", extra("      workers:\n        - name: control-plane\n          vars:\n            DB: x\n"),
 			"workers[0].vars.DB: binding name DB is already used"},
 		{"media location", extra("      media:\n        location: mars\n"), `media.location: "mars" is not an R2 location hint`},
+		// Refused by the Worker's own rule, which the component applies
+		// before registering any child.
+		{"worker observability out of range", extra("      workers:\n        - name: control-plane\n          observability:\n            enabled: true\n            headSamplingRate: 2\n"),
+			"workers[0].observability.headSamplingRate: 2 is not a sampling rate"},
+		{"app icon javascript url", extra("      appIconUrl: \"javascript:alert(1)\"\n"), `appIconUrl: "javascript:alert(1)" is not an http(s) URL`},
 		{"script outside the working directory", extra("      workers:\n        - name: control-plane\n          script: " + escape + "\n"),
 			"resolves outside the checkout and the working directory"},
 	} {

@@ -211,7 +211,10 @@ func (w *Args) validateCloudflare(add func(field, format string, args ...any)) {
 		add("bundleDir", "empty: give the directory of the OpenNext build, or leave bundleDir out")
 	}
 	if d := w.CustomDomain; d != nil {
-		if !hostnamePattern.MatchString(d.Hostname) {
+		if len(d.Hostname) > 253 {
+			// DNS names are at most 253 characters; the length, not the name, is the problem.
+			add("customDomain.hostname", "is %d characters; a hostname has at most 253", len(d.Hostname))
+		} else if !hostnamePattern.MatchString(d.Hostname) {
 			add("customDomain.hostname", "%q is not a lower-case hostname of at least two labels (no scheme, path, port or wildcard)", d.Hostname)
 		}
 		if !zoneIDPattern.MatchString(d.ZoneID) {
@@ -269,7 +272,8 @@ func Validate(prefix string, w *Args) []error {
 	}
 
 	if strings.TrimSpace(w.Image) == "" {
-		add("image", "required")
+		add("image", "required on platform kubernetes: the web UI's container image (upstream's packages/web built with "+
+			"output \"standalone\"), e.g. ghcr.io/example/open-inspect-web:1.0")
 	} else if strings.ContainsAny(w.Image, " \t\n") {
 		add("image", "must not contain whitespace, got %q", w.Image)
 	}

@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
+	"reflect"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -151,12 +153,51 @@ func ReadManifest(build fs.FS) (*Manifest, error) {
 	dec.DisallowUnknownFields()
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("webbuild: %s: %w", ManifestFile, err)
+		return nil, fmt.Errorf("webbuild: %s %s", ManifestFile, decodeProblem(err))
 	}
 	if err := m.Check(); err != nil {
 		return nil, fmt.Errorf("webbuild: %s: %w", ManifestFile, err)
 	}
 	return &m, nil
+}
+
+// decodeProblem says in words why the manifest did not decode: the JSON
+// decoder's own errors name Go types ("cannot unmarshal string into Go
+// struct field Manifest.schemaVersion of type int").
+func decodeProblem(err error) string {
+	var syntax *json.SyntaxError
+	var kind *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "is empty: rebuild the web (its builder writes the manifest last)"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "ends early (a truncated file): rebuild the web"
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("is not valid JSON (at byte %d): rebuild the web", syntax.Offset)
+	case errors.As(err, &kind):
+		return fmt.Sprintf("has %s as a JSON %s, which must be a %s: rebuild the web with the builder of this provider's version",
+			kind.Field, kind.Value, jsonKind(kind.Type))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Sprintf("has the field %s, which this provider's manifest does not have: the build was made by another "+
+			"version of the web builder; rebuild it with this provider's", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return "is not a web build manifest: rebuild the web"
+}
+
+// jsonKind is the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16,
+		reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "list"
+	}
+	return "object"
 }
 
 // Check validates a manifest: clean paths, one distinct placeholder per

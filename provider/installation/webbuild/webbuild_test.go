@@ -697,3 +697,22 @@ func nodeText(n *html.Node) string {
 	})
 	return b.String()
 }
+
+// A manifest that does not decode is described in words, not with the JSON
+// decoder's Go types.
+func TestBrokenManifestSaysWhy(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{"", "is empty"},
+		{`{"schemaVersion": 1,`, "ends early"},
+		{`{"schemaVersion": }`, "is not valid JSON (at byte"},
+		{`{"schemaVersion": "one"}`, "has schemaVersion as a JSON string, which must be a number"},
+		{`{"extra": true}`, `has the field "extra"`},
+	} {
+		_, err := ReadManifest(fstest.MapFS{ManifestFile: &fstest.MapFile{Data: []byte(tc.raw)}})
+		require.Error(t, err, tc.raw)
+		assert.Contains(t, err.Error(), tc.want, tc.raw)
+		for _, goText := range []string{"Go struct", "Go value", "webbuild.Manifest", "unmarshal"} {
+			assert.NotContains(t, err.Error(), goText, tc.raw)
+		}
+	}
+}
