@@ -292,36 +292,19 @@ func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templat
 	return nil
 }
 
-// e2bBuildPoll is how often a running build of another up is looked at.
-var e2bBuildPoll = 2 * time.Second
-
 // waitForE2BBuild waits until the named template's latest build is no
-// longer building and returns the template, for as long as a build may take
-// (timeout; 0: the builders' default).
+// longer building and returns the template.
 func waitForE2BBuild(ctx context.Context, timeout time.Duration, client *e2bapi.Client, name string) (e2bapi.Template, error) {
-	p.GetLogger(ctx).InfoStatusf("e2b: template %s is being built by an earlier run; waiting for it", name)
-	if timeout <= 0 {
-		timeout = builder.DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		t, found, err := client.TemplateByName(ctx, name)
-		if err != nil {
-			return t, err
+	var t e2bapi.Template
+	err := waitForEarlierBuild(ctx, timeout, "e2b template "+name, func(ctx context.Context) (bool, error) {
+		var found bool
+		var err error
+		if t, found, err = client.TemplateByName(ctx, name); err == nil && !found {
+			err = fmt.Errorf("e2b template %q was deleted while an earlier run was building it", name)
 		}
-		if !found {
-			return t, fmt.Errorf("e2b template %q was deleted while an earlier run was building it", name)
-		}
-		if t.BuildStatus != e2bBuilding {
-			return t, nil
-		}
-		select {
-		case <-ctx.Done():
-			return t, fmt.Errorf("e2b template %q was still building after %s: %w", name, timeout, ctx.Err())
-		case <-time.After(e2bBuildPoll):
-		}
-	}
+		return t.BuildStatus != e2bBuilding, err
+	})
+	return t, err
 }
 
 // runE2BBuilder runs upstream's build-template.py with its locked SDK.

@@ -497,3 +497,29 @@ func newPythonRunner(ctx context.Context, label, cacheSub, secret string, timeou
 	r.Python = python
 	return r, nil
 }
+
+// earlierBuildPoll is how often a build a killed up left running is looked at.
+var earlierBuildPoll = 2 * time.Second
+
+// waitForEarlierBuild polls ended until it reports the build of what (a
+// killed up's, which the backend goes on with) ended, or fails, for as long
+// as a build may take (timeout; 0: the builders' default).
+func waitForEarlierBuild(ctx context.Context, timeout time.Duration, what string, ended func(context.Context) (bool, error)) error {
+	p.GetLogger(ctx).InfoStatusf("%s is being built by an earlier run; waiting for it", what)
+	if timeout <= 0 {
+		timeout = builder.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		done, err := ended(ctx)
+		if err != nil || done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s was still building after %s: %w", what, timeout, ctx.Err())
+		case <-time.After(earlierBuildPoll):
+		}
+	}
+}

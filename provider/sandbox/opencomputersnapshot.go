@@ -295,33 +295,17 @@ func buildInProgress(err error) bool {
 	return strings.Contains(err.Error(), "Failed to create snapshot: 409")
 }
 
-// ocBuildPoll is how often a running build of another up is looked at.
-var ocBuildPoll = 2 * time.Second
-
 // waitForOCBuild waits until the snapshot name is readable (its build
-// ended, ready or failed) and returns it, for as long as a build may take
-// (timeout; 0: the builders' default).
+// ended, ready or failed) and returns it.
 func waitForOCBuild(ctx context.Context, timeout time.Duration, client *opencomputerapi.Client, name string) (opencomputerapi.Snapshot, error) {
-	p.GetLogger(ctx).InfoStatusf("opencomputer: snapshot %s is being built by an earlier run; waiting for it", name)
-	if timeout <= 0 {
-		timeout = builder.DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		snap, found, err := client.Snapshot(ctx, name)
-		if err != nil {
-			return snap, err
-		}
-		if found {
-			return snap, nil
-		}
-		select {
-		case <-ctx.Done():
-			return snap, fmt.Errorf("opencomputer snapshot %q was still building after %s: %w", name, timeout, ctx.Err())
-		case <-time.After(ocBuildPoll):
-		}
-	}
+	var snap opencomputerapi.Snapshot
+	err := waitForEarlierBuild(ctx, timeout, "opencomputer snapshot "+name, func(ctx context.Context) (bool, error) {
+		var found bool
+		var err error
+		snap, found, err = client.Snapshot(ctx, name)
+		return found, err
+	})
+	return snap, err
 }
 
 // runOCBuilder bundles and runs upstream's build-template.ts as its
