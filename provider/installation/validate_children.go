@@ -27,12 +27,7 @@ var childResourceRef = regexp.MustCompile(`^(d1Databases|kvNamespaces|r2Buckets|
 func childWorkerProblems(plan *installPlan, s *spec) []error {
 	var errs problems
 	for _, w := range plan.Workers {
-		entry, index := InstallationWorkerArgs{}, -1
-		for i, e := range s.Workers {
-			if e.Name == w.Logical {
-				entry, index = e, i
-			}
-		}
+		entry, index := s.workerEntry(w.Logical)
 		args, unknown := childWorkerArgs(plan, w)
 		for _, f := range cloudflare.CheckArgs(args, s.workerLimits(), unknown) {
 			path, prefix := componentPath(w, entry, index, f.Property)

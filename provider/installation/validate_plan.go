@@ -148,12 +148,7 @@ type bindingDecl struct {
 func checkBindingNames(plan *installPlan, s *spec) []error {
 	var errs problems
 	for _, w := range plan.Workers {
-		entry, index := InstallationWorkerArgs{}, -1
-		for i, e := range s.Workers {
-			if e.Name == w.Logical {
-				entry, index = e, i
-			}
-		}
+		entry, index := s.workerEntry(w.Logical)
 		seen := cloudflare.BindingNames{}
 		where := map[string]bindingDecl{}
 		for _, d := range workerDeclarations(w, entry, index) {
@@ -229,4 +224,16 @@ func keysOf[V any](m map[string]V) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// workerEntry is the spec's workers entry for a logical worker and its
+// index (the last one naming it), or index -1 when the spec has none.
+func (s *spec) workerEntry(logical string) (InstallationWorkerArgs, int) {
+	entry, index := InstallationWorkerArgs{}, -1
+	for i, e := range s.Workers {
+		if e.Name == logical {
+			entry, index = e, i
+		}
+	}
+	return entry, index
 }

@@ -75,17 +75,7 @@ func requireNode(t *testing.T) {
 }
 
 func nodeDeps(t *testing.T) string {
-	t.Helper()
-	requireNode(t)
-	dir := ciTool(t, "node-tools.sh", "OPENINSPECT_CONFORMANCE_NODE_DEPS")
-	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", "cloudflare", "package.json"))
-	require.NoError(t, err, "the TypeScript SDK is not installed in %s (.ci/node-tools.sh installs it)", dir)
-	var pkg struct {
-		Version string `json:"version"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &pkg))
-	require.Equal(t, typescriptSDKVersion, pkg.Version, "npm cloudflare in %s", dir)
-	return dir
+	return npmTool(t, "node-tools.sh", "OPENINSPECT_CONFORMANCE_NODE_DEPS", "cloudflare", typescriptSDKVersion)
 }
 
 func pythonVenv(t *testing.T) string {
@@ -130,16 +120,22 @@ func (c client) run(t *testing.T, s *emulator.Server, zoneID string, vars ...str
 }
 
 func alchemyDeps(t *testing.T) string {
+	return npmTool(t, "alchemy-tools.sh", "OPENINSPECT_CONFORMANCE_ALCHEMY", "alchemy", alchemyVersion)
+}
+
+// npmTool returns the directory the .ci script installs into (or env's
+// override), failing unless its node_modules holds pkg at version.
+func npmTool(t *testing.T, script, env, pkg, version string) string {
 	t.Helper()
 	requireNode(t)
-	dir := ciTool(t, "alchemy-tools.sh", "OPENINSPECT_CONFORMANCE_ALCHEMY")
-	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", "alchemy", "package.json"))
-	require.NoError(t, err, "Alchemy is not installed in %s (.ci/alchemy-tools.sh installs it)", dir)
-	var pkg struct {
+	dir := ciTool(t, script, env)
+	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
+	require.NoError(t, err, "%s is not installed in %s (.ci/%s installs it)", pkg, dir, script)
+	var manifest struct {
 		Version string `json:"version"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &pkg))
-	require.Equal(t, alchemyVersion, pkg.Version, "npm alchemy in %s", dir)
+	require.NoError(t, json.Unmarshal(raw, &manifest))
+	require.Equal(t, version, manifest.Version, "npm %s in %s", pkg, dir)
 	return dir
 }
 
