@@ -48,7 +48,7 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 			if err != nil {
 				return infer.CreateResponse[WorkerState]{}, err
 			}
-			if err := req.Inputs.preflight(ctx, client, nil); err != nil {
+			if err := req.Inputs.preflight(ctx, client, nil, true); err != nil {
 				return infer.CreateResponse[WorkerState]{}, err
 			}
 		}
@@ -60,7 +60,7 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 	if err != nil {
 		return infer.CreateResponse[WorkerState]{}, err
 	}
-	if err := req.Inputs.preflight(ctx, client, nil); err != nil {
+	if err := req.Inputs.preflight(ctx, client, nil, false); err != nil {
 		return infer.CreateResponse[WorkerState]{}, err
 	}
 	_, adopted, err := claim[cfapi.Script]{
@@ -113,7 +113,7 @@ func (w *Worker) Update(ctx context.Context, req infer.UpdateRequest[WorkerArgs,
 			if err != nil {
 				return infer.UpdateResponse[WorkerState]{}, err
 			}
-			if err := req.Inputs.preflight(ctx, client, &req.State.WorkerArgs); err != nil {
+			if err := req.Inputs.preflight(ctx, client, &req.State.WorkerArgs, true); err != nil {
 				return infer.UpdateResponse[WorkerState]{}, err
 			}
 		}
@@ -125,7 +125,7 @@ func (w *Worker) Update(ctx context.Context, req infer.UpdateRequest[WorkerArgs,
 	if err != nil {
 		return infer.UpdateResponse[WorkerState]{}, err
 	}
-	if err := req.Inputs.preflight(ctx, client, &req.State.WorkerArgs); err != nil {
+	if err := req.Inputs.preflight(ctx, client, &req.State.WorkerArgs, false); err != nil {
 		return infer.UpdateResponse[WorkerState]{}, err
 	}
 	state, err := w.deploy(ctx, client, req.Inputs, req.State, false)

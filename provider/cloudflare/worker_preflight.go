@@ -11,20 +11,25 @@ import (
 )
 
 // Rules only the account can decide, checked with read-only calls in the
-// preview (Create and Update with DryRun) and again before the first
-// mutating call of a deploy, so `up --skip-preview` refuses as early: a
-// custom domain's or route's zone exists in the account and holds its
-// hostname, and a D1 binding's database exists. In a preview a value
-// another resource has yet to produce arrives empty and is not checked;
-// the deploy checks it. Queues and service targets are not checked here:
-// another resource of the same program may create them during the up
-// (circular service bindings converge in one up).
+// preview (Create and Update with DryRun): a custom domain's or route's
+// zone exists in the account and holds its hostname, a D1 binding's
+// database exists, and a queue consumer's queue exists and is not its own
+// dead-letter queue. In a preview a value another resource has yet to
+// produce arrives empty and is not checked: that resource makes it exist.
+// A deploy checks the zones again before its first mutating call (so `up
+// --skip-preview` refuses before the upload, not after it, at the domain);
+// a missing database already refuses the upload itself, which creates
+// nothing, and costing every create one more read for it would not change
+// that. Service targets are not checked: another resource of the same
+// program may create them during the up (circular service bindings
+// converge in one up).
 
 // accountProblems returns every such problem at once, each naming its
 // field; nil when there is none. A failed read is returned as the error.
 // What prior (the state an update starts from; nil for a create) already
 // had is not read again: an update costs a call only for what it changes.
-func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, prior *WorkerArgs) ([]string, error) {
+// Outside a preview only the zones are checked.
+func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, prior *WorkerArgs, preview bool) ([]string, error) {
 	var had WorkerArgs
 	if prior != nil {
 		had = *prior
@@ -89,6 +94,9 @@ func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, p
 			return nil, err
 		}
 	}
+	if !preview {
+		return problems, nil
+	}
 	for i, b := range a.D1Databases {
 		if b.DatabaseID == "" || slices.ContainsFunc(had.D1Databases, func(o D1Binding) bool { return o.DatabaseID == b.DatabaseID }) {
 			continue
@@ -98,6 +106,24 @@ func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, p
 				"bind a D1Database's databaseId output, or fix the ID", i, client.AccountID(), b.DatabaseID))
 		} else if err != nil {
 			return nil, err
+		}
+	}
+	for i, c := range a.QueueConsumers {
+		if c.QueueID == "" || slices.ContainsFunc(had.QueueConsumers, func(o QueueConsumer) bool {
+			return o.QueueID == c.QueueID && o.DeadLetterQueue == c.DeadLetterQueue
+		}) {
+			continue
+		}
+		q, err := client.GetQueue(ctx, c.QueueID)
+		switch {
+		case cfapi.IsNotFound(err):
+			problems = append(problems, fmt.Sprintf("queueConsumers[%d].queueId: account %s has no queue %s: "+
+				"consume a Queue's queueId output, or fix the ID", i, client.AccountID(), c.QueueID))
+		case err != nil:
+			return nil, err
+		case c.DeadLetterQueue != "" && c.DeadLetterQueue == q.Name:
+			problems = append(problems, fmt.Sprintf("queueConsumers[%d].deadLetterQueue: %s is the queue this consumer reads: "+
+				"name another queue, or leave deadLetterQueue unset", i, q.Name))
 		}
 	}
 	return problems, nil
@@ -143,15 +169,20 @@ func (a WorkerArgs) needsAccount() bool {
 			return true
 		}
 	}
+	for _, c := range a.QueueConsumers {
+		if c.QueueID != "" {
+			return true
+		}
+	}
 	return false
 }
 
 // preflight refuses a deploy whose account problems it finds, all at once.
-func (a WorkerArgs) preflight(ctx context.Context, client *cfapi.Client, prior *WorkerArgs) error {
+func (a WorkerArgs) preflight(ctx context.Context, client *cfapi.Client, prior *WorkerArgs, preview bool) error {
 	if !a.needsAccount() {
 		return nil
 	}
-	problems, err := a.accountProblems(ctx, client, prior)
+	problems, err := a.accountProblems(ctx, client, prior, preview)
 	if err != nil {
 		return fmt.Errorf("checking worker %s against the account: %w", a.Name, err)
 	}

@@ -79,8 +79,10 @@ func TestWorkerLifecycleWithEveryBinding(t *testing.T) {
 	h.Emu.ResetCounts()
 	_, err = h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int{"GET /client/v4/accounts/{account_id}/d1/database/{database_id}": 1}, h.Emu.Counts(),
-		"preview reads only that the bound database exists")
+	assert.Equal(t, map[string]int{
+		"GET /client/v4/accounts/{account_id}/d1/database/{database_id}": 1,
+		"GET /client/v4/accounts/{account_id}/queues/{queue_id}":         1,
+	}, h.Emu.Counts(), "preview only reads that the bound database and the consumed queue exist")
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
 	require.NoError(t, err)
