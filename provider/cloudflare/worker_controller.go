@@ -108,15 +108,8 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 // route and consumers only when they changed.
 func (w *Worker) Update(ctx context.Context, req infer.UpdateRequest[WorkerArgs, WorkerState]) (infer.UpdateResponse[WorkerState], error) {
 	if req.DryRun {
-		if req.Inputs.needsAccount() {
-			client, err := accountClient(ctx, req.State.AccountID)
-			if err != nil {
-				return infer.UpdateResponse[WorkerState]{}, err
-			}
-			if err := req.Inputs.preflight(ctx, client, &req.State.WorkerArgs, true); err != nil {
-				return infer.UpdateResponse[WorkerState]{}, err
-			}
-		}
+		// An update's preview plans from state and makes no call; the
+		// update checks what it changes before its first mutating call.
 		state := req.State
 		state.WorkerArgs = req.Inputs
 		return infer.UpdateResponse[WorkerState]{Output: state}, nil

@@ -10,14 +10,16 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
-// Rules only the account can decide, checked with read-only calls in the
-// preview (Create and Update with DryRun): a custom domain's or route's
+// Rules only the account can decide, checked with read-only calls in a
+// create's preview (an update's preview plans from state and makes no
+// call): a custom domain's or route's
 // zone exists in the account and holds its hostname, a D1 binding's
 // database exists, and a queue consumer's queue exists and is not its own
 // dead-letter queue. In a preview a value another resource has yet to
 // produce arrives empty and is not checked: that resource makes it exist.
-// A deploy checks the zones again before its first mutating call (so `up
-// --skip-preview` refuses before the upload, not after it, at the domain);
+// A deploy checks the zones (an update: the ones it changes) before its
+// first mutating call, so an update or `up --skip-preview` refuses before
+// the upload, not after it, at the domain;
 // a missing database already refuses the upload itself, which creates
 // nothing, and costing every create one more read for it would not change
 // that. Service targets are not checked: another resource of the same
