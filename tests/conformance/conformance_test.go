@@ -139,29 +139,6 @@ func npmTool(t *testing.T, script, env, pkg, version string) string {
 	return dir
 }
 
-// copyDir copies the files of src (one level of subdirectories deep is
-// all testdata/alchemy has, but any depth works) into dst.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	}))
-}
-
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	// loopback: worker URLs are *.localhost names the resolver may not know.
@@ -222,7 +199,7 @@ func TestOfficialSDKsAgainstTheEmulator(t *testing.T) {
 func TestAlchemyDeploysAWorkerWithAssets(t *testing.T) {
 	deps := alchemyDeps(t)
 	app := t.TempDir()
-	copyDir(t, filepath.Join(repoRoot(t), "tests", "conformance", "testdata", "alchemy"), app)
+	require.NoError(t, os.CopyFS(app, os.DirFS(filepath.Join(repoRoot(t), "tests", "conformance", "testdata", "alchemy"))))
 	require.NoError(t, os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(app, "node_modules")))
 
 	s, err := emulator.Start(emulator.Options{})
