@@ -37,6 +37,9 @@ type Worker struct {
 	ServiceTargetWait time.Duration
 	// ServiceTargetPoll is how often the targets are looked for (default 1 s).
 	ServiceTargetPoll time.Duration
+	// UnplannedTargetGrace bounds the wait for a target that no Worker of
+	// this program is named (default 20 s).
+	UnplannedTargetGrace time.Duration
 
 	boardOnce sync.Once
 	scripts   *scriptBoard
@@ -321,6 +324,11 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 			fail("compatibilityDate", "%s", problem)
 		}
 	}
+	for i, flag := range a.CompatibilityFlags {
+		if problem := compatibilityFlagProblem(flag); problem != "" {
+			fail(fmt.Sprintf("compatibilityFlags[%d]", i), "%s", problem)
+		}
+	}
 	if !unknown("mainModule") && a.MainModule != "" {
 		if problem := mainModuleProblem(a.MainModule); problem != "" {
 			fail("mainModule", "%s", problem)
@@ -397,7 +405,7 @@ func knownOnly(unknown func(string) bool, report func(field, format string, args
 
 // Check validates every field before any remote call; messages carry the
 // field path.
-func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[WorkerArgs], error) {
+func (w *Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[WorkerArgs], error) {
 	args, failures, err := infer.DefaultCheck[WorkerArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, err
@@ -405,6 +413,9 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	// Paths, not only top-level keys: at a preview one nested field may be
 	// computed (assets.directory, one secret, one binding's target).
 	unknown := func(path string) bool { return family.IsUnknown(req.NewInputs, path) }
+	if !unknown("name") && args.Name != "" {
+		w.board().plan(args.Name)
+	}
 	failures = args.validate(unknown)
 	if len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil
@@ -450,7 +461,7 @@ func mainModuleProblem(name string) string {
 	switch {
 	case strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") || slices.Contains(strings.Split(name, "/"), "."):
 		return fmt.Sprintf("%q is not a module name inside the upload: use a relative path without '.' or '..' segments, e.g. index.js", name)
-	case !strings.HasSuffix(name, ".js") && !strings.HasSuffix(name, ".mjs"):
+	case !isJavaScriptModule(name):
 		return fmt.Sprintf("%q is not a JavaScript module: the main module must end in .js or .mjs (other files are uploaded as modules beside it)", name)
 	}
 	return ""

@@ -49,6 +49,14 @@ func TestWorkerCheckRefusesWhatOnlyDeployingRevealed(t *testing.T) {
 		{"service-worker syntax", base(map[string]any{"content": "addEventListener('fetch', e => e.respondWith(new Response('ok')))"}),
 			"content", "the main module index.js is in service-worker syntax"},
 		{"module exporting nothing", base(map[string]any{"content": "const handler = 1;"}), "content", "the main module index.js exports nothing"},
+		{"misspelt compatibility flag", base(map[string]any{"compatibilityFlags": []any{"nodejs_compat", "nodejs_compatt"}}),
+			"compatibilityFlags[1]", `"nodejs_compatt" is not a compatibility flag of the Workers runtime (workerd 2026-11-17): did you mean "nodejs_compat"?`},
+		{"made-up compatibility flag", base(map[string]any{"compatibilityFlags": []any{"make_it_fast"}}),
+			"compatibilityFlags[0]", `"make_it_fast" is not a compatibility flag of the Workers runtime (workerd 2026-11-17): see https://developers.cloudflare.com/workers/configuration/compatibility-flags/`},
+		{"syntax error", base(map[string]any{"content": "export default {\n  fetch() { return new Response('ok' }\n};"}),
+			"content", `the module index.js is not valid JavaScript at line 2, column 38: Expected ")" but found "}"`},
+		{"syntax error in another module", base(map[string]any{"modules": map[string]any{"lib/util.mjs": "export const x = ;"}}),
+			`modules["lib/util.mjs"]`, "the module lib/util.mjs is not valid JavaScript at line 1, column 18"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reasons := checkReasons(t, h, tc.in)
@@ -73,12 +81,14 @@ func TestWorkerCheckRefusesWhatOnlyDeployingRevealed(t *testing.T) {
 	})
 
 	t.Run("a valid module with a past date passes", func(t *testing.T) {
-		assert.Empty(t, checkReasons(t, h, base(map[string]any{"compatibilityDate": "2025-01-01", "mainModule": "src/worker.mjs"})))
+		assert.Empty(t, checkReasons(t, h, base(map[string]any{"compatibilityDate": "2025-01-01", "mainModule": "src/worker.mjs",
+			"compatibilityFlags": []any{"nodejs_compat", "global_fetch_strictly_public", "no_nodejs_compat_v2"}})))
 	})
 }
 
 // TestSecretContentNeverInAnError: a Worker's content may be a secret; the
-// check that refuses it (service-worker syntax, a module exporting nothing)
+// check that refuses it (service-worker syntax, a module exporting nothing,
+// a syntax error)
 // says what is wrong in a sentence and never quotes the source.
 func TestSecretContentNeverInAnError(t *testing.T) {
 	h := providertest.NewHarness(t)
@@ -87,6 +97,7 @@ func TestSecretContentNeverInAnError(t *testing.T) {
 		"addEventListener('fetch', () => '" + token + "')",
 		"const " + token + " = 1;",
 		token,
+		"export default { fetch() { return " + token + " " + token + "; } };",
 	} {
 		inputs := providertest.Props(t, map[string]any{"name": "oi-secret", "content": property.New(content).WithSecret(true)})
 		check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.WorkerToken, "w"), Inputs: inputs})

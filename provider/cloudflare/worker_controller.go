@@ -18,10 +18,15 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
-// Defaults of Worker.ServiceTargetWait and Worker.ServiceTargetPoll.
+// Defaults of Worker.ServiceTargetWait, Worker.ServiceTargetPoll and
+// Worker.UnplannedTargetGrace.
 const (
 	defaultServiceTargetWait = 3 * time.Minute
 	defaultServiceTargetPoll = time.Second
+	// A Worker whose name is another resource's output registers (and is
+	// checked) only once that output is known: the grace covers such a
+	// target while its name resolves.
+	defaultUnplannedTargetGrace = 20 * time.Second
 )
 
 // targetWait and targetPoll are the worker's wait settings with defaults applied.
@@ -30,6 +35,13 @@ func (w *Worker) targetWait() time.Duration {
 		return w.ServiceTargetWait
 	}
 	return defaultServiceTargetWait
+}
+
+func (w *Worker) unplannedGrace() time.Duration {
+	if w.UnplannedTargetGrace > 0 {
+		return w.UnplannedTargetGrace
+	}
+	return defaultUnplannedTargetGrace
 }
 
 func (w *Worker) targetPoll() time.Duration {
@@ -360,7 +372,8 @@ func missingServices(ctx context.Context, client *cfapi.Client, args WorkerArgs)
 // upload and this worker's), polls the API for targets made elsewhere, and
 // stops at once when a target's create failed in this process.
 func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names []string) error {
-	deadline := time.Now().Add(w.targetWait())
+	start := time.Now()
+	deadline := start.Add(w.targetWait())
 	board := w.board()
 	for {
 		var pending []string
@@ -381,6 +394,10 @@ func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names
 		}
 		if len(pending) == 0 {
 			return nil
+		}
+		if unplanned := slices.DeleteFunc(slices.Clone(pending), board.isPlanned); len(unplanned) > 0 && time.Since(start) > w.unplannedGrace() {
+			return fmt.Errorf("the account has no worker %s and no Worker of this program is named so: "+
+				"fix the service name (services[].service), or create that worker", strings.Join(unplanned, ", "))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the target workers %s did not appear within %s; create them (or fix the service names) and run pulumi up again",

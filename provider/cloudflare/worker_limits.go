@@ -61,6 +61,19 @@ func (a WorkerArgs) limitFailures(lim config.WorkerLimits, unknown func(string) 
 	if problem := mainModuleSyntaxProblem(mods[0]); problem != "" {
 		fail(a.codeField(), "%s", problem)
 	}
+	for i, m := range mods {
+		if !isJavaScriptModule(m.Name) {
+			continue
+		}
+		if err := esm.CheckSyntax(m.Content); err != nil {
+			field := a.codeField()
+			if i > 0 {
+				field = fmt.Sprintf("modules[%q]", m.Name)
+			}
+			fail(field, "the module %s is not valid JavaScript at %v; Cloudflare refuses the upload (10021): fix the module, "+
+				"or rebuild the bundle", m.Name, err)
+		}
+	}
 	exported := moduleExports(mods)
 	for i, d := range a.DurableObjects {
 		if unknown(fmt.Sprintf("durableObjects[%d]", i)) || unknown("name") {
@@ -106,7 +119,7 @@ func moduleExports(mods []cfapi.Module) map[string]bool {
 // which a modules upload refuses only once every resource before it exists.
 // The message never quotes the module: it may be a secret.
 func mainModuleSyntaxProblem(m cfapi.Module) string {
-	if !strings.HasSuffix(m.Name, ".js") && !strings.HasSuffix(m.Name, ".mjs") {
+	if !isJavaScriptModule(m.Name) {
 		return "" // mainModuleProblem names the extension
 	}
 	e := esm.Scan(string(m.Content))
@@ -119,4 +132,9 @@ func mainModuleSyntaxProblem(m cfapi.Module) string {
 	}
 	return fmt.Sprintf("the main module %s exports nothing: a Worker's ES module exports its handlers "+
 		"(export default { fetch(request, env) { ... } })", m.Name)
+}
+
+// isJavaScriptModule: the module names Cloudflare reads as ES modules.
+func isJavaScriptModule(name string) bool {
+	return strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".mjs")
 }

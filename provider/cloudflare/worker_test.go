@@ -391,3 +391,40 @@ func TestWorkerDetailedDiffNamesEachChange(t *testing.T) {
 			Set("workersDev", property.New(false))
 	}), "crons and workers.dev alone: no upload")
 }
+
+// A service target that is not in the account and that no Worker of the
+// program is named (a misspelt service) ends the wait after the short grace,
+// saying so; a target a Worker of the program is named is waited for.
+func TestWorkerWaitsOnlyForPlannedTargets(t *testing.T) {
+	h := providertest.NewHarness(t, provider.WithWorker(&cloudflare.Worker{
+		ServiceTargetWait: time.Minute, ServiceTargetPoll: 20 * time.Millisecond, UnplannedTargetGrace: 100 * time.Millisecond}))
+	inputs := func(name, target string) property.Map {
+		return providertest.Props(t, map[string]any{"name": name, "content": providertest.FixtureWorker,
+			"services": providertest.List(map[string]any{"binding": "PEER", "service": target})})
+	}
+	start := time.Now()
+	_, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.WorkerToken, "typo"), Properties: inputs("oi-caller", "oi-misspelt")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the account has no worker oi-misspelt and no Worker of this program is named so")
+	assert.Less(t, time.Since(start), 30*time.Second, "ended after the grace, not the minute's wait")
+
+	// The target's Check has run (it is in the program); it is created
+	// after the caller starts waiting, well past the grace.
+	later := providertest.URN(cloudflare.WorkerToken, "later")
+	laterInputs := providertest.Props(t, map[string]any{"name": "oi-later", "content": providertest.FixtureWorker})
+	_, err = h.Server.Check(p.CheckRequest{Urn: later, Inputs: laterInputs})
+	require.NoError(t, err)
+	created := make(chan error, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_, err := h.Server.Create(p.CreateRequest{Urn: later, Properties: laterInputs})
+		created <- err
+	}()
+	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.WorkerToken, "waiter"), Properties: inputs("oi-waiter", "oi-later")})
+	require.NoError(t, err, "a target of the program is waited for")
+	require.NoError(t, <-created)
+	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-waiter")
+	require.True(t, ok)
+	require.Len(t, w.Bindings, 1)
+	assert.Equal(t, "oi-later", w.Bindings[0].Service)
+}

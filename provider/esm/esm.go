@@ -1,9 +1,12 @@
-// Package esm reads the names an ES module exports without running it: the
-// structural check Cloudflare makes when a Worker is uploaded (a Durable
-// Object class must be exported by the main module), made here at preview.
+// Package esm reads ES modules without running them: the names a module
+// exports, the structural check Cloudflare makes when a Worker is uploaded
+// (a Durable Object class must be exported by the main module), and whether
+// it parses at all (CheckSyntax, with esbuild's parser), made here at
+// preview.
 //
-// The package is a leaf with no dependencies, outside internal/, so the
-// emulator refuses uploads by the same rule the provider checks at preview.
+// The package depends only on esbuild's parser and sits outside internal/,
+// so the emulator refuses uploads by the same rules the provider checks at
+// preview.
 package esm
 
 import (

@@ -105,7 +105,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 	checkout, checkoutField := family.Deref(up.Checkout, ""), "upstream.checkout"
 	var roots artefactRoots
 	if emb != nil && checkout == emb.dir {
-		checkoutField = "the embedded artefacts"
+		checkoutField = embeddedField
 		roots.checkout, _ = realPath(checkout)
 		verified := "verified against the digests recorded for the pin when the release was built"
 		if !emb.set.Manifest.Verified {
@@ -449,9 +449,13 @@ func verifyMigrations(c *upstream.Contract, plan *installPlan, path, dir string,
 // of the pin. Bundlers differ by version, so a difference is a warning.
 func verifyBundle(c *upstream.Contract, plan *installPlan, logical, path, script string, fromEmbedded bool) {
 	key := "bundle." + logical
+	if plan.pinnedBundles == nil {
+		plan.pinnedBundles = map[string]bool{}
+	}
 	if fromEmbedded {
 		plan.Verification[key] = "from the embedded artefacts, checked against their manifest"
 		plan.tally.embeddedBundles++
+		plan.pinnedBundles[logical] = true
 		return
 	}
 	ref, ok := c.Artefacts.Bundles[logical]
@@ -464,6 +468,7 @@ func verifyBundle(c *upstream.Contract, plan *installPlan, logical, path, script
 		plan.Verification[key] = "given by " + path + ", not compared"
 	case sum == ref.SHA256:
 		plan.Verification[key] = "matches the reference build of " + c.Upstream.Commit
+		plan.pinnedBundles[logical] = true
 	default:
 		plan.Verification[key] = fmt.Sprintf("DIFFERS from the reference build: sha256 %s, reference %s", sum, ref.SHA256)
 		plan.differingBundles = append(plan.differingBundles, fmt.Sprintf("%s (%s)", logical, path))
@@ -494,9 +499,11 @@ func sandboxSources(c *upstream.Contract, plan *installPlan) []string {
 
 // checkWorkerBundles refuses, before any upload, what Cloudflare would
 // refuse of each worker's bundle: a size over the plan's limit (10027), more
-// vars and secrets than the plan allows, and a Durable Object binding whose
-// class the bundle does not export (10061; 10070 for the migration that
-// declares it), read structurally as Cloudflare does.
+// vars and secrets than the plan allows, a bundle that does not parse as
+// JavaScript (10021; the pin's own builds are known to parse), and a
+// Durable Object binding whose class the bundle does not export (10061;
+// 10070 for the migration that declares it), read structurally as
+// Cloudflare does.
 func checkWorkerBundles(plan *installPlan, s *spec) []error {
 	lim := s.workerLimits()
 	var errs []error
@@ -515,6 +522,12 @@ func checkWorkerBundles(plan *installPlan, s *spec) []error {
 		}
 		if problem := lim.SizeProblem(bundle); problem != "" {
 			errs = append(errs, fieldError(w.ScriptField, "the bundle %s of worker %s: %s", w.Script, w.Logical, problem))
+		}
+		if plan.pinnedBundles[w.Logical] {
+			esm.Vouch(bundle)
+		} else if err := esm.CheckSyntax(bundle); err != nil {
+			errs = append(errs, fieldError(w.ScriptField, "the bundle %s of worker %s is not valid JavaScript at %v; Cloudflare "+
+				"refuses the upload (10021): rebuild the bundle", w.Script, w.Logical, err))
 		}
 		exported, known := esm.Graph(w.Script, func(name string) ([]byte, bool) { return bundle, name == w.Script })
 		for _, b := range w.DurableObjects {

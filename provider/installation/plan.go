@@ -146,6 +146,9 @@ type installPlan struct {
 	// differingBundles are the workers whose bundle differs from the
 	// reference build, gathered into one warning.
 	differingBundles []string
+	// pinnedBundles are the workers whose bundle is the pin's own build
+	// (embedded, or equal to the reference build's digest).
+	pinnedBundles map[string]bool
 	// tally counts what resolveArtifacts compared, for Summary.
 	tally verificationTally
 

@@ -41,6 +41,8 @@ func gateCases(t *testing.T, fixture, tmp string, set func(string, any) func(map
 	require.NoError(t, os.Symlink("/etc/passwd", passwd))
 	serviceWorker := filepath.Join(tmp, "service-worker.js")
 	require.NoError(t, os.WriteFile(serviceWorker, []byte("addEventListener('fetch', e => e.respondWith(new Response('ok')));\n"), 0o644))
+	syntaxError := filepath.Join(tmp, "syntax-error.js")
+	require.NoError(t, os.WriteFile(syntaxError, []byte("export class SessionDO {}\nexport default {\n  fetch() { return new Response('ok' }\n};\n"), 0o644))
 	binary := filepath.Join(tmp, "binary.js")
 	require.NoError(t, os.WriteFile(binary, []byte{0x7f, 'E', 'L', 'F', 0, 0, 1, 2}, 0o644))
 	// A checkout whose control-plane bundle is not an ES module.
@@ -99,6 +101,9 @@ func gateCases(t *testing.T, fixture, tmp string, set func(string, any) func(map
 			want: "upstream.checkout: the bundle " + filepath.Join(notESM, "packages", "control-plane", "dist", "index.js") + " of worker control-plane is not an ES module"},
 		{name: "worker script a service worker", modify: worker(map[string]any{"script": serviceWorker}),
 			want: "workers[0].script: the bundle " + serviceWorker + " of worker control-plane is not an ES module"},
+		{name: "worker script with a syntax error", modify: worker(map[string]any{"script": syntaxError}),
+			want: "workers[0].script: the bundle " + syntaxError + " of worker control-plane is not valid JavaScript at line 3, column 38: " +
+				`Expected ")" but found "}"; Cloudflare refuses the upload (10021): rebuild the bundle`},
 		{name: "worker script binary", modify: worker(map[string]any{"script": binary}),
 			want: "workers[0].script: the bundle " + binary + " of worker control-plane is not JavaScript text"},
 

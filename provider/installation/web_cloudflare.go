@@ -11,6 +11,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/openinspect/pulumi-openinspect/provider/esm"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/webbuild"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
@@ -67,8 +68,10 @@ type plannedWeb struct {
 	// Build is the placeholder build's directory, BuildField the input it
 	// came from (for messages).
 	Build, BuildField string
-	Manifest          *webbuild.Manifest
-	CustomDomain      *web.CustomDomain
+	// Pinned: the build is the embedded artefacts', made at the pin.
+	Pinned       bool
+	Manifest     *webbuild.Manifest
+	CustomDomain *web.CustomDomain
 }
 
 // workersDev: upstream turns workers.dev off when a custom domain serves the web.
@@ -101,7 +104,7 @@ func resolveWeb(plan *installPlan, s *spec, emb *embedded) []error {
 		}
 		dir, field = filepath.Join(checkout, filepath.FromSlash(webBuildPath)), "upstream.checkout"
 		if emb != nil && checkout == emb.dir {
-			field = "the embedded artefacts"
+			field = embeddedField
 		}
 	}
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
@@ -128,9 +131,13 @@ func resolveWeb(plan *installPlan, s *spec, emb *embedded) []error {
 			errs.add(v.field, "cannot go into the web build: %v", err)
 		}
 	}
-	plan.Web = &plannedWeb{Name: plan.resourceName(webLogical), Build: dir, BuildField: field, Manifest: m, CustomDomain: s.Web.CustomDomain}
+	plan.Web = &plannedWeb{Name: plan.resourceName(webLogical), Build: dir, BuildField: field, Manifest: m, CustomDomain: s.Web.CustomDomain,
+		Pinned: field == embeddedField}
 	return errs
 }
+
+// embeddedField names the embedded set in messages and marks its web build.
+const embeddedField = "the embedded artefacts"
 
 // webOnCloudflare registers the web Worker: its per-build keys, then the
 // Worker with the build rendered for this installation. The rendering waits
@@ -161,7 +168,7 @@ func (b *installer) webOnCloudflare(controlPlaneWorker pulumi.Resource, controlP
 		for i, k := range webBuildKeys {
 			k.set(&in.Secrets, v[i+1].(string))
 		}
-		return renderWeb(w.Build, filepath.Join(cache, webRenderDir), in)
+		return renderWeb(w.Build, filepath.Join(cache, webRenderDir), in, w.Pinned)
 	}).(pulumi.StringOutput)
 	// The path is named by a digest over the rendered files, the worker
 	// module with the keys among them: a SHA-256 over 32 random bytes and
@@ -213,7 +220,10 @@ func (b *installer) webOnCloudflare(controlPlaneWorker pulumi.Resource, controlP
 // A directory of that name already holds exactly these files (it is only
 // ever made by a rename of a complete rendering), so it is kept. The
 // directories are private: the worker module holds the installation's keys.
-func renderWeb(build, root string, in webbuild.Installation) (string, error) {
+// The worker module of a pinned build is vouched for (esm.Vouch): the
+// rendering only replaces string literals, each kept valid in its context,
+// so the Worker's check need not parse it.
+func renderWeb(build, root string, in webbuild.Installation, pinned bool) (string, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("web: %w", err)
 	}
@@ -238,6 +248,13 @@ func renderWeb(build, root string, in webbuild.Installation) (string, error) {
 		return "", fmt.Errorf("web: %w", err)
 	}
 	pruneRenderedWeb(root, now)
+	if pinned {
+		module, err := os.ReadFile(filepath.Join(final, filepath.FromSlash(path.Clean(res.Worker))))
+		if err != nil {
+			return "", fmt.Errorf("web: %w", err)
+		}
+		esm.Vouch(module)
+	}
 	return final, nil
 }
 

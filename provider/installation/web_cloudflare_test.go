@@ -320,7 +320,7 @@ func TestRenderWebPrunesUnusedRenderings(t *testing.T) {
 	secrets, err := webbuild.GenerateSecrets(strings.NewReader(strings.Repeat("s", 256)))
 	require.NoError(t, err)
 	in := webbuild.Installation{Values: webbuild.Values{WSURL: "wss://cp.example.workers.dev", SandboxProvider: "modal", AppName: "A"}, Secrets: secrets}
-	first, err := renderWeb(build, root, in)
+	first, err := renderWeb(build, root, in, false)
 	require.NoError(t, err)
 	worker, err := os.ReadFile(filepath.Join(first, "worker.js"))
 	require.NoError(t, err)
@@ -340,7 +340,7 @@ func TestRenderWebPrunesUnusedRenderings(t *testing.T) {
 	foreign := mk("not-a-rendering", old)
 	require.NoError(t, os.Chtimes(first, old, old)) // unused for a week, but rendered again now
 
-	again, err := renderWeb(build, root, in)
+	again, err := renderWeb(build, root, in, false)
 	require.NoError(t, err)
 	assert.Equal(t, first, again)
 	for _, gone := range []string{stale, crashed} {
@@ -350,7 +350,7 @@ func TestRenderWebPrunesUnusedRenderings(t *testing.T) {
 		assert.DirExists(t, kept)
 	}
 	require.NoError(t, os.RemoveAll(again))
-	third, err := renderWeb(build, root, in)
+	third, err := renderWeb(build, root, in, false)
 	require.NoError(t, err)
 	rerendered, err := os.ReadFile(filepath.Join(third, "worker.js"))
 	require.NoError(t, err)

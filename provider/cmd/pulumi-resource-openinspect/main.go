@@ -13,11 +13,20 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/openinspect/pulumi-openinspect/provider"
+	"github.com/openinspect/pulumi-openinspect/provider/esm"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/enginewatch"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/logredact"
 )
 
 func main() {
+	// The plugin started as its own syntax checker (see esm.ParseInChildProcess).
+	if os.Getenv(esm.ChildEnv) == "1" {
+		if err := esm.ServeChild(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "syntax check: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// A malformed version would only surface as an engine error later.
 	if _, err := semver.ParseTolerant(provider.Version); err != nil {
 		fmt.Fprintf(os.Stderr, "invalid provider version %q: %v\n", provider.Version, err)
@@ -31,6 +40,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building provider: %v\n", err)
 		os.Exit(1)
+	}
+	if exe, err := os.Executable(); err == nil {
+		esm.ParseInChildProcess(exe)
 	}
 	serve := p.RawServer(provider.Name, provider.Version, logredact.Provider(prov))
 	// A CLI killed outright never tells its plugins to stop; the watch ends
