@@ -37,9 +37,6 @@ type Worker struct {
 	ServiceTargetWait time.Duration
 	// ServiceTargetPoll is how often the targets are looked for (default 1 s).
 	ServiceTargetPoll time.Duration
-	// UnplannedTargetGrace bounds the wait for a target that no Worker of
-	// this program is named (default 20 s).
-	UnplannedTargetGrace time.Duration
 
 	boardOnce sync.Once
 	scripts   *scriptBoard
@@ -405,7 +402,7 @@ func knownOnly(unknown func(string) bool, report func(field, format string, args
 
 // Check validates every field before any remote call; messages carry the
 // field path.
-func (w *Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[WorkerArgs], error) {
+func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[WorkerArgs], error) {
 	args, failures, err := infer.DefaultCheck[WorkerArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, err
@@ -413,9 +410,6 @@ func (w *Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 	// Paths, not only top-level keys: at a preview one nested field may be
 	// computed (assets.directory, one secret, one binding's target).
 	unknown := func(path string) bool { return family.IsUnknown(req.NewInputs, path) }
-	if !unknown("name") && args.Name != "" {
-		w.board().plan(args.Name)
-	}
 	failures = args.validate(unknown)
 	if len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil

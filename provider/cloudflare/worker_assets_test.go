@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
+	"github.com/openinspect/pulumi-openinspect/provider"
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
@@ -159,4 +160,45 @@ func nonZero(counts map[string]int) map[string]int {
 		}
 	}
 	return out
+}
+
+// A Worker with static assets whose service target does not exist yet (the
+// web UI, created beside the control plane it binds): it is uploaded
+// without the binding and its files sent once; when the target appears, the
+// upload with the binding takes a new assets session, since the first
+// upload used the completion token up.
+func TestWorkerWithAssetsBindsATargetCreatedLater(t *testing.T) {
+	h := providertest.NewHarness(t, provider.WithWorker(&cloudflare.Worker{
+		ServiceTargetWait: time.Minute, ServiceTargetPoll: 20 * time.Millisecond}))
+	web := assetWorker(t, assetTree(t, 3))
+	web["services"] = []any{map[string]any{"binding": "CONTROL_PLANE", "service": "oi-later-target"}}
+	u := providertest.URN(cloudflare.WorkerToken, "web")
+	inputs := checked(t, h, u, providertest.Props(t, web))
+	h.Emu.ResetCounts()
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { _, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-assets"); return ok },
+		30*time.Second, 20*time.Millisecond, "uploaded without the binding while the target is missing")
+	_, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.WorkerToken, "target"),
+		Properties: providertest.Props(t, map[string]any{"name": "oi-later-target", "content": providertest.FixtureWorker})})
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+
+	counts := h.Emu.Counts()
+	assert.Equal(t, 4, counts[uploadKey], "the web refused for the missing target, without the binding, the target, the web with it")
+	assert.Equal(t, 2, counts[sessionKey], "a second session for the second upload's token")
+	assert.Equal(t, 1, counts[assetsUploadKey], "the files are sent once")
+	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-assets")
+	require.True(t, ok)
+	var services []string
+	for _, b := range w.Bindings {
+		if b.Type == "service" {
+			services = append(services, b.Service)
+		}
+	}
+	assert.Equal(t, []string{"oi-later-target"}, services)
+	assert.NotNil(t, workerEntry(t, h, "oi-assets").Assets, "the assets stay bound")
 }

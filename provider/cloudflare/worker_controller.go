@@ -18,15 +18,10 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
 
-// Defaults of Worker.ServiceTargetWait, Worker.ServiceTargetPoll and
-// Worker.UnplannedTargetGrace.
+// Defaults of Worker.ServiceTargetWait and Worker.ServiceTargetPoll.
 const (
 	defaultServiceTargetWait = 3 * time.Minute
 	defaultServiceTargetPoll = time.Second
-	// A Worker whose name is another resource's output registers (and is
-	// checked) only once that output is known: the grace covers such a
-	// target while its name resolves.
-	defaultUnplannedTargetGrace = 20 * time.Second
 )
 
 // targetWait and targetPoll are the worker's wait settings with defaults applied.
@@ -35,13 +30,6 @@ func (w *Worker) targetWait() time.Duration {
 		return w.ServiceTargetWait
 	}
 	return defaultServiceTargetWait
-}
-
-func (w *Worker) unplannedGrace() time.Duration {
-	if w.UnplannedTargetGrace > 0 {
-		return w.UnplannedTargetGrace
-	}
-	return defaultUnplannedTargetGrace
 }
 
 func (w *Worker) targetPoll() time.Duration {
@@ -281,6 +269,11 @@ func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerAr
 				args.Name, strings.Join(missing, ", "), err)
 		}
 		clear(skip)
+		// The upload used the assets' completion token up: a new session
+		// (nothing left to send) gives the next one its own.
+		if assets, err = syncAssets(ctx, client, args); err != nil {
+			return script, err
+		}
 		script, err = send()
 	}
 	if err != nil {
@@ -372,9 +365,12 @@ func missingServices(ctx context.Context, client *cfapi.Client, args WorkerArgs)
 // upload and this worker's), polls the API for targets made elsewhere, and
 // stops at once when a target's create failed in this process.
 func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names []string) error {
-	start := time.Now()
-	deadline := start.Add(w.targetWait())
+	deadline := time.Now().Add(w.targetWait())
 	board := w.board()
+	// A target this process creates wakes the wait through the board; the
+	// polls are for targets made elsewhere, so they back off to a tenth of
+	// the rate, sparing the account's rate limit during a long wait.
+	poll := w.targetPoll()
 	for {
 		var pending []string
 		var changed <-chan struct{}
@@ -395,10 +391,6 @@ func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names
 		if len(pending) == 0 {
 			return nil
 		}
-		if unplanned := slices.DeleteFunc(slices.Clone(pending), board.isPlanned); len(unplanned) > 0 && time.Since(start) > w.unplannedGrace() {
-			return fmt.Errorf("the account has no worker %s and no Worker of this program is named so: "+
-				"fix the service name (services[].service), or create that worker", strings.Join(unplanned, ", "))
-		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the target workers %s did not appear within %s; create them (or fix the service names) and run pulumi up again",
 				strings.Join(pending, ", "), w.targetWait())
@@ -408,7 +400,8 @@ func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-changed:
-		case <-time.After(w.targetPoll()):
+		case <-time.After(poll):
+			poll = min(2*poll, 10*w.targetPoll())
 		}
 	}
 }

@@ -10,37 +10,14 @@ import (
 // as one of them is uploaded in this process (no poll interval in the
 // way), and stops at once, naming it, when that target's create failed.
 // Targets created elsewhere are still found by polling the API.
-//
-// It also knows which scripts a Worker of this program is named (its Check
-// ran here): a target that is neither in the account nor planned is a
-// mistake (a misspelt service name), not a worker still to come, so the
-// wait for it ends after a short grace instead of the full wait.
 type scriptBoard struct {
 	mu      sync.Mutex
 	failed  map[string]error // by account/script
-	planned map[string]bool  // by script name
 	changed chan struct{}    // closed and replaced at every event
 }
 
 func newScriptBoard() *scriptBoard {
-	return &scriptBoard{failed: map[string]error{}, planned: map[string]bool{}, changed: make(chan struct{})}
-}
-
-// plan records that a Worker of this program is named script.
-func (b *scriptBoard) plan(script string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.planned[script] {
-		b.planned[script] = true
-		b.notifyLocked()
-	}
-}
-
-// isPlanned reports whether a Worker of this program is named script.
-func (b *scriptBoard) isPlanned(script string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.planned[script]
+	return &scriptBoard{failed: map[string]error{}, changed: make(chan struct{})}
 }
 
 func boardKey(account, script string) string { return account + "/" + script }

@@ -18,14 +18,22 @@ const ChildEnv = "OPENINSPECT_ESM_SYNTAX_CHILD"
 // pointed it at a child.
 var parseIn = parseHere
 
-// ParseInChildProcess makes CheckSyntax parse in a short-lived child
-// process (exe, run with ChildEnv set) instead of in this one. A parse holds
-// the module's syntax tree, many times the module's size; the plugin is
-// long-lived and holds every Worker of an installation at once, so its
-// memory would keep that peak. Outside the plugin (tests, tools) the parse
-// stays in process.
+// childFrom is the size from which ParseInChildProcess parses in a child: a
+// smaller module's syntax tree is at most some 15 MB, less than the start
+// of a child costs in time.
+const childFrom = 256 << 10
+
+// ParseInChildProcess makes CheckSyntax parse modules of childFrom bytes and
+// more in a short-lived child process (exe, run with ChildEnv set) instead
+// of in this one. A parse holds the module's syntax tree, some 60 times the
+// module's size; the plugin is long-lived and holds every Worker of an
+// installation at once, so its memory would keep that peak. Outside the
+// plugin (tests, tools) every parse stays in process.
 func ParseInChildProcess(exe string) {
 	parseIn = func(src []byte) *SyntaxError {
+		if len(src) < childFrom {
+			return parseHere(src)
+		}
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), ChildEnv+"=1")
 		cmd.Stdin = bytes.NewReader(src)

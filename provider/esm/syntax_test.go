@@ -2,6 +2,7 @@ package esm
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,13 +84,26 @@ func TestMain(m *testing.M) {
 func TestCheckSyntaxInAChildProcess(t *testing.T) {
 	ParseInChildProcess(os.Args[0])
 	t.Cleanup(func() { parseIn = parseHere })
-	bad := []byte("export default { fetch() { return new Response('x' } };\n")
+	padding := "// " + strings.Repeat("x", childFrom) + "\n" // large enough for the child
+	bad := []byte(padding + "export default { fetch() { return new Response('x' } };\n")
 	got := CheckSyntax(bad)
 	require.NotNil(t, got)
 	assert.Equal(t, parseHere(bad), got)
 
-	good := []byte("export default { fetch() { return new Response('child') } };\n")
+	good := []byte(padding + "export default { fetch() { return new Response('child') } };\n")
 	assert.Nil(t, CheckSyntax(good))
 	parseIn = func([]byte) *SyntaxError { t.Fatal("parsed twice"); return nil }
 	assert.Nil(t, CheckSyntax(good), "remembered by digest")
+}
+
+// Only modules of childFrom bytes or more go to the child: with no child to
+// run, a large module's parse does not happen (and refuses nothing), a
+// small one's still does, in process.
+func TestCheckSyntaxSendsOnlyLargeModulesToTheChild(t *testing.T) {
+	ParseInChildProcess(filepath.Join(t.TempDir(), "no-such-plugin"))
+	t.Cleanup(func() { parseIn = parseHere })
+	small := []byte("export default { fetch( };\n")
+	large := []byte("// " + strings.Repeat("y", childFrom) + "\nexport default { fetch( };\n")
+	assert.NotNil(t, CheckSyntax(small), "parsed in process")
+	assert.Nil(t, CheckSyntax(large), "sent to the child, which could not start")
 }

@@ -231,7 +231,7 @@ func (b *installer) install(comp *OpenInspect) error {
 
 	webURL := pulumi.String(plan.WebAppURL).ToStringOutput()
 	if plan.Web != nil {
-		if err := b.webOnCloudflare(workers[controlPlane], controlPlaneURL, adopt); err != nil {
+		if err := b.webOnCloudflare(controlPlaneURL, adopt); err != nil {
 			return err
 		}
 		if s.WebFromWorker {

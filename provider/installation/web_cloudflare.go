@@ -144,7 +144,7 @@ const embeddedField = "the embedded artefacts"
 // for the WebSocket URL and the keys; its directory is named by the
 // result's digest, so an unchanged installation renders the same path and
 // the same bytes, and the Worker uploads nothing.
-func (b *installer) webOnCloudflare(controlPlaneWorker pulumi.Resource, controlPlaneURL pulumi.StringOutput, adopt pulumi.BoolInput) error {
+func (b *installer) webOnCloudflare(controlPlaneURL pulumi.StringOutput, adopt pulumi.BoolInput) error {
 	w, plan := b.plan.Web, b.plan
 	cache, err := cacheRoot(b.ctx.Context())
 	if err != nil {
@@ -210,8 +210,11 @@ func (b *installer) webOnCloudflare(controlPlaneWorker pulumi.Resource, controlP
 	if d := w.CustomDomain; d != nil {
 		props["domains"] = pulumi.Array{pulumi.Map{"hostname": pulumi.String(d.Hostname), "zoneId": pulumi.String(d.ZoneID)}}
 	}
-	_, err = register(b, "Worker", "worker-"+webLogical, b.owned(props), &workerChild{},
-		pulumi.DependsOn([]pulumi.Resource{controlPlaneWorker}))
+	// No dependency on the control plane's Worker: its URL comes from
+	// WorkerUrls, and the Worker waits for the control plane it binds before
+	// its own upload (after its assets), so the web's assets go up while the
+	// control plane waits for the database and the sandbox.
+	_, err = register(b, "Worker", "worker-"+webLogical, b.owned(props), &workerChild{})
 	return err
 }
 
