@@ -419,6 +419,11 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 		return infer.CheckResponse[WorkerArgs]{Inputs: args}, err
 	}
 	failures = append(args.limitFailures(limits, unknown), args.assetFailures(limits, unknown)...)
+	if len(failures) == 0 && !unknown("assets.directory") && !unknown("assets.files") {
+		for _, warning := range args.assetRuleWarnings() {
+			p.GetLogger(ctx).Warning(warning)
+		}
+	}
 	return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil
 }
 

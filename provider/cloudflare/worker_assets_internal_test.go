@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -170,4 +171,55 @@ func TestAssetsDiffNamesPaths(t *testing.T) {
 		`assets.files["/new.svg"]`:    {Kind: p.Add, InputDiff: true},
 		`assets.files["/gone.txt"]`:   {Kind: p.Delete, InputDiff: true},
 	}, detailed)
+}
+
+func TestHeadersProblems(t *testing.T) {
+	text := strings.Join([]string{
+		"# comment",
+		"/*",
+		"  X-Frame-Options: DENY",
+		"  ! Server",
+		"https://example.com/app/*",
+		"  Cache-Control: no-store",
+		"  NotAHeader",
+		"  Bad Name: x",
+		"  !",
+		"products/*",
+		"  X-Robots-Tag: noindex",
+		"",
+		"  Orphan: yes",
+	}, "\n")
+	assert.Equal(t, []string{
+		`line 7: "NotAHeader" is not a header (write Name: value)`,
+		`line 8: "Bad Name: x" is not a header (write Name: value)`,
+		`line 9: "!" names no header to remove`,
+		`line 10: "products/*" is not a URL pattern (start it with / or https://); header lines below a pattern are indented`,
+		"line 11: a header with no URL pattern above it",
+		"line 13: a header with no URL pattern above it",
+	}, headersProblems(text))
+	assert.Empty(t, headersProblems("/*\n  X-A: 1\n\n/api/*\n\tX-B: 2\n"))
+}
+
+func TestRedirectsProblems(t *testing.T) {
+	text := strings.Join([]string{
+		"# comment",
+		"/old /new",
+		"/a /b 301",
+		"/proxy/* /internal/:splat 200",
+		"/ext https://example.com/x 308",
+		"/only-source",
+		"old /new",
+		"/x ftp://host/y",
+		"/y /z 404",
+		"/w https://elsewhere.example/ 200",
+		"/too /many 301 fields",
+	}, "\n")
+	assert.Equal(t, []string{
+		`line 6: "/only-source" is not a rule (write: source destination [status])`,
+		`line 7: the source "old" is not a path (start it with /)`,
+		`line 8: the destination "ftp://host/y" is neither a path nor a URL`,
+		`line 9: "404" is not a redirect status (200, 301, 302, 303, 307 or 308)`,
+		`line 10: a 200 rule proxies to a path on the same site, not to "https://elsewhere.example/"`,
+		`line 11: "/too /many 301 fields" is not a rule (write: source destination [status])`,
+	}, redirectsProblems(text))
 }

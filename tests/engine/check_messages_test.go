@@ -47,3 +47,40 @@ resources:
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "a refused check makes no call: %v", counts)
 }
+
+// TestAssetRulesCloudflareIgnoresAreWarned previews a Worker with static
+// assets whose _headers and _redirects hold rules Cloudflare ignores: the
+// CLI prints a warning for each, naming the file and the line, and the
+// preview goes on (Cloudflare accepts the upload; the rules never apply).
+func TestAssetRulesCloudflareIgnoresAreWarned(t *testing.T) {
+	t.Parallel()
+	requirePulumi(t)
+	emu := startEmulator(t)
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	require.NoError(t, os.MkdirAll(site, 0o755))
+	for name, text := range map[string]string{
+		"index.html": "<p>hi</p>",
+		"_headers":   "/*\n  X-Frame-Options DENY\n",
+		"_redirects": "/old /new 404\n/fine /ok 301\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(site, name), []byte(text), 0o644))
+	}
+	program := `name: asset-rules
+runtime: yaml
+resources:
+  site:
+    type: openinspect:index:Worker
+    properties:
+      name: oi-asset-rules
+      assets:
+        directory: ` + site + `
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(program), 0o644))
+	pt := newYAMLTest(t, dir, emu)
+	preview, err := pt.CurrentStack().Preview(t.Context())
+	require.NoError(t, err)
+	assert.Contains(t, preview.StdOut, `worker oi-asset-rules: assets _headers line 2: "X-Frame-Options DENY" is not a header (write Name: value): Cloudflare ignores this rule`)
+	assert.Contains(t, preview.StdOut, `worker oi-asset-rules: assets _redirects line 1: "404" is not a redirect status (200, 301, 302, 303, 307 or 308): Cloudflare ignores this rule`)
+	assert.NotContains(t, preview.StdOut, "line 2: the", "the valid redirect is not warned about")
+}
