@@ -51,6 +51,13 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 			if err := req.Inputs.preflight(ctx, client, nil, true); err != nil {
 				return infer.CreateResponse[WorkerState]{}, err
 			}
+			warnings, err := req.Inputs.missingTailConsumers(ctx, client)
+			if err != nil {
+				return infer.CreateResponse[WorkerState]{}, fmt.Errorf("checking worker %s against the account: %w", req.Inputs.Name, err)
+			}
+			for _, w := range warnings {
+				p.GetLogger(ctx).Warning(w)
+			}
 		}
 		return infer.CreateResponse[WorkerState]{Output: WorkerState{WorkerArgs: req.Inputs}}, nil
 	}

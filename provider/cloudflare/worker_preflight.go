@@ -154,6 +154,32 @@ func routeHost(pattern string) string {
 	return strings.ToLower(host)
 }
 
+// missingTailConsumers are warnings, read in a create's preview, for the
+// tail consumers' scripts the account does not hold: another resource of
+// the program may create them during the up, so they are not refused, only
+// said (Cloudflare accepts the setting and the trace events go nowhere).
+// Service targets are not read for this: the component's own workers bind
+// each other, and every first preview would warn about them.
+func (a WorkerArgs) missingTailConsumers(ctx context.Context, client *cfapi.Client) ([]string, error) {
+	var warnings []string
+	seen := map[string]bool{}
+	for i, t := range a.TailConsumers {
+		if t.Service == "" || seen[t.Service] {
+			continue
+		}
+		seen[t.Service] = true
+		_, found, err := client.GetScript(ctx, t.Service)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			warnings = append(warnings, fmt.Sprintf("tailConsumers[%d].service: account %s has no worker %s yet; unless this program "+
+				"creates it, the trace events of %s go nowhere", i, client.AccountID(), t.Service, a.Name))
+		}
+	}
+	return warnings, nil
+}
+
 // needsAccount reports whether any value accountProblems checks is known.
 func (a WorkerArgs) needsAccount() bool {
 	for _, d := range a.Domains {
@@ -176,7 +202,7 @@ func (a WorkerArgs) needsAccount() bool {
 			return true
 		}
 	}
-	return false
+	return len(a.TailConsumers) > 0
 }
 
 // preflight refuses a deploy whose account problems it finds, all at once.

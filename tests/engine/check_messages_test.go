@@ -48,11 +48,13 @@ resources:
 	assert.Zero(t, calls, "a refused check makes no call: %v", counts)
 }
 
-// TestAssetRulesCloudflareIgnoresAreWarned previews a Worker with static
-// assets whose _headers and _redirects hold rules Cloudflare ignores: the
-// CLI prints a warning for each, naming the file and the line, and the
-// preview goes on (Cloudflare accepts the upload; the rules never apply).
-func TestAssetRulesCloudflareIgnoresAreWarned(t *testing.T) {
+// TestPreviewWarnsOfWhatCloudflareIgnores previews a Worker with static
+// assets whose _headers and _redirects hold rules Cloudflare ignores, and a
+// tail consumer the account lacks: the CLI prints a warning for each,
+// naming the file and the line, or the field, and the preview goes on
+// (Cloudflare accepts the upload; the rules never apply, the events go
+// nowhere).
+func TestPreviewWarnsOfWhatCloudflareIgnores(t *testing.T) {
 	t.Parallel()
 	requirePulumi(t)
 	emu := startEmulator(t)
@@ -75,6 +77,8 @@ resources:
       name: oi-asset-rules
       assets:
         directory: ` + site + `
+      tailConsumers:
+        - service: oi-nowhere
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(program), 0o644))
 	pt := newYAMLTest(t, dir, emu)
@@ -83,4 +87,6 @@ resources:
 	assert.Contains(t, preview.StdOut, `worker oi-asset-rules: assets _headers line 2: "X-Frame-Options DENY" is not a header (write Name: value): Cloudflare ignores this rule`)
 	assert.Contains(t, preview.StdOut, `worker oi-asset-rules: assets _redirects line 1: "404" is not a redirect status (200, 301, 302, 303, 307 or 308): Cloudflare ignores this rule`)
 	assert.NotContains(t, preview.StdOut, "line 2: the", "the valid redirect is not warned about")
+	assert.Contains(t, preview.StdOut, "tailConsumers[0].service: account "+emulatorAccount+" has no worker oi-nowhere yet; "+
+		"unless this program creates it, the trace events of oi-asset-rules go nowhere")
 }
