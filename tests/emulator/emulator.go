@@ -45,6 +45,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
@@ -94,6 +95,7 @@ type Options struct {
 	E2B          e2b.Options
 	OpenComputer opencomputer.Options
 	Vercel       vercel.Options
+	GitHub       github.Options // the GitHub stand-in; its Logf and BaseURL default to the Server's
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -125,6 +127,7 @@ type Server struct {
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
 	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
+	github *github.Service // the GitHub stand-in (package github), own lock, file and browser origin
 
 	httpSrv   *http.Server
 	url       string
@@ -189,7 +192,8 @@ func (s *Server) buildFamilies(opts Options) error {
 	}
 	opts.Queues.Logf, opts.Zones.Logf, opts.Workers.Logf = orLogf(opts.Queues.Logf), orLogf(opts.Zones.Logf), orLogf(opts.Workers.Logf)
 	opts.Workers.BaseURL = s.URL
-	opts.Modal.Logf, opts.Daytona.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf)
+	opts.Modal.Logf, opts.Daytona.Logf, opts.GitHub.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf), orLogf(opts.GitHub.Logf)
+	opts.GitHub.BaseURL = s.URL
 	if opts.Modal.BaseURL == nil {
 		opts.Modal.BaseURL = s.URL
 	}
@@ -212,6 +216,7 @@ func (s *Server) buildFamilies(opts Options) error {
 		func() (err error) { s.e2b, err = e2b.New(opts.E2B, dir, c); return err },
 		func() (err error) { s.opencomputer, err = opencomputer.New(opts.OpenComputer, dir, c); return err },
 		func() (err error) { s.vercel, err = vercel.New(opts.Vercel, dir, c); return err },
+		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },
 	}
 	for _, build := range families {
 		if err := build(); err != nil {
@@ -245,7 +250,7 @@ func Start(opts Options) (*Server, error) {
 		_ = s.httpSrv.Serve(ln)
 	}()
 	s.queues.Start()
-	if err := s.workers.Start(s.logged); err != nil {
+	if err := errors.Join(s.workers.Start(s.logged), s.github.Start(s.handler, s.logged)); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -277,7 +282,7 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		errs = append(errs, s.queues.Close(), s.workers.Close())
+		errs = append(errs, s.queues.Close(), s.workers.Close(), s.github.Close())
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {
@@ -290,7 +295,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			for _, f := range []interface{ Save() error }{s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets} {
+			for _, f := range []interface{ Save() error }{s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets, s.github} {
 				errs = append(errs, f.Save())
 			}
 		}
@@ -316,7 +321,7 @@ func (s *Server) routes() {
 	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
 	for _, f := range []interface{ Register() }{s.cf, s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets,
-		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal} {
+		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github} {
 		f.Register()
 	}
 	s.registerAdmin()
@@ -363,3 +368,7 @@ func (s *Server) OpenComputer() *opencomputer.Service { return s.opencomputer }
 // Vercel is the Vercel Sandbox API (package vercel), at URL() +
 // vercel.APIPrefix.
 func (s *Server) Vercel() *vercel.Service { return s.vercel }
+
+// GitHub is the GitHub stand-in (package github): its REST API at URL() +
+// github.APIPrefix, its pages at BrowserURL().
+func (s *Server) GitHub() *github.Service { return s.github }
