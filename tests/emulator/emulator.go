@@ -48,6 +48,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/outbound"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
@@ -126,8 +127,9 @@ type Server struct {
 
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
-	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
-	github *github.Service // the GitHub stand-in (package github), own lock, file and browser origin
+	vercel *vercel.Service   // Vercel Sandbox API (package vercel), own lock and file
+	github *github.Service   // the GitHub stand-in (package github), own lock, file and browser origin
+	out    *outbound.Gateway // where the scripts' fetch() calls go (package outbound), with its log
 
 	httpSrv   *http.Server
 	url       string
@@ -199,12 +201,19 @@ func (s *Server) buildFamilies(opts Options) error {
 	}
 	dir, c, cf := s.dataDir, s.core, s.cf
 	families := []func() error{
+		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },
+		func() error {
+			s.out = outbound.New(outbound.Options{Logf: opts.Logf, BrowserURL: s.github.RewriteBrowserURL, Hosts: map[string]map[string]string{
+				"github": github.RealHosts, "modal": modal.RealHosts, "e2b": e2b.RealHosts, "vercel": vercel.RealHosts,
+				"daytona": daytona.RealHosts, "cloudflare": cloudflare.RealHosts}}, c)
+			return nil
+		},
 		func() (err error) { s.d1, err = d1.New(opts.D1, dir, c, cf); return err },
 		func() (err error) { s.kv, err = kv.New(opts.KV, dir, c, cf); return err },
 		func() (err error) { s.r2, err = r2.New(opts.R2, dir, c, cf); return err },
 		func() (err error) { s.assets, err = assets.New(opts.Assets, dir, c, cf); return err },
 		func() (err error) {
-			s.workers, err = workers.New(opts.Workers, dir, c, cf, workers.Deps{D1: s.d1, KV: s.kv, R2: s.r2, Assets: s.assets})
+			s.workers, err = workers.New(opts.Workers, dir, c, cf, workers.Deps{D1: s.d1, KV: s.kv, R2: s.r2, Assets: s.assets, Outbound: s.out})
 			return err
 		},
 		// Queues and zones reach the scripts through workers, which reaches them back (Wire).
@@ -216,7 +225,6 @@ func (s *Server) buildFamilies(opts Options) error {
 		func() (err error) { s.e2b, err = e2b.New(opts.E2B, dir, c); return err },
 		func() (err error) { s.opencomputer, err = opencomputer.New(opts.OpenComputer, dir, c); return err },
 		func() (err error) { s.vercel, err = vercel.New(opts.Vercel, dir, c); return err },
-		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },
 	}
 	for _, build := range families {
 		if err := build(); err != nil {
@@ -321,7 +329,7 @@ func (s *Server) routes() {
 	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
 	for _, f := range []interface{ Register() }{s.cf, s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets,
-		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github} {
+		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github, s.out} {
 		f.Register()
 	}
 	s.registerAdmin()
@@ -372,3 +380,6 @@ func (s *Server) Vercel() *vercel.Service { return s.vercel }
 // GitHub is the GitHub stand-in (package github): its REST API at URL() +
 // github.APIPrefix, its pages at BrowserURL().
 func (s *Server) GitHub() *github.Service { return s.github }
+
+// Outbound is the gateway of the scripts' fetch() calls, and its log.
+func (s *Server) Outbound() *outbound.Gateway { return s.out }

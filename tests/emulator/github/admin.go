@@ -3,7 +3,7 @@ package github
 // The stand-in's configuration and inventory, from Go and under
 // /__emulator/github (plain JSON, never counted):
 //
-//	GET /__emulator/github                      the inventory
+//	GET /__emulator/github                      the inventory, and browser_url
 //	PUT /__emulator/github/users/{login}        a User
 //	PUT /__emulator/github/oauth-apps/{client}  an OAuthApp (client_secret required; stored hashed)
 //	PUT /__emulator/github/apps/{id}            an App; a missing public_key or installations keeps the current ones
@@ -75,11 +75,10 @@ func (s *Service) PutApp(a App) error {
 // Inventory is the stand-in's part of /__emulator/inventory: no secret,
 // no digest of one.
 type Inventory struct {
-	BrowserURL string     `json:"browser_url"`
-	Users      []User     `json:"users"`
-	OAuthApps  []OAuthApp `json:"oauth_apps"` // without their secrets
-	Apps       []AppEntry `json:"apps"`
-	SignIns    []SignIn   `json:"sign_ins"`
+	Users     []User     `json:"users"`
+	OAuthApps []OAuthApp `json:"oauth_apps"` // without their secrets
+	Apps      []AppEntry `json:"apps"`
+	SignIns   []SignIn   `json:"sign_ins"`
 	// UserTokens and InstallationTokens count the live tokens.
 	UserTokens         int `json:"user_tokens"`
 	InstallationTokens int `json:"installation_tokens"`
@@ -95,11 +94,10 @@ type AppEntry struct {
 
 // Inventory lists the configuration and what happened.
 func (s *Service) Inventory() Inventory {
-	browserURL := s.BrowserURL()
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{BrowserURL: browserURL, Users: []User{}, OAuthApps: []OAuthApp{}, Apps: []AppEntry{},
+	inv := Inventory{Users: []User{}, OAuthApps: []OAuthApp{}, Apps: []AppEntry{},
 		SignIns: append([]SignIn{}, s.st.SignIns...), UserTokens: len(s.st.UserTokens)}
 	for _, k := range core.SortedKeys(s.st.Users) {
 		inv.Users = append(inv.Users, *s.st.Users[k])
@@ -124,7 +122,11 @@ func (s *Service) Inventory() Inventory {
 func (s *Service) registerAdmin() {
 	const base = "/__emulator/github"
 	s.mux.HandleFunc("GET "+base, func(w http.ResponseWriter, _ *http.Request) {
-		core.WriteJSON(w, http.StatusOK, s.Inventory())
+		// The browser origin's URL changes with each start: not inventory.
+		core.WriteJSON(w, http.StatusOK, struct {
+			Inventory
+			BrowserURL string `json:"browser_url"`
+		}{s.Inventory(), s.BrowserURL()})
 	})
 	put := func(path string, decode func(w http.ResponseWriter, r *http.Request) error) {
 		s.mux.HandleFunc("PUT "+base+path, func(w http.ResponseWriter, r *http.Request) {

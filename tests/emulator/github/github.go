@@ -24,6 +24,10 @@ const Prefix = "/github"
 // is rewritten to (go-github's BaseURL is the emulator's URL + APIPrefix + "/").
 const APIPrefix = "/github/api"
 
+// RealHosts are GitHub's hosts the outbound gateway sends here, with the
+// prefix their paths go under.
+var RealHosts = map[string]string{"github.com": Prefix, "api.github.com": APIPrefix}
+
 const (
 	stateFileName = "github.json"
 	stateVersion  = 1

@@ -87,6 +87,10 @@ const modalImageBuildRoute = modalServicePrefix + "ImageGetOrCreate"
 // deployed web endpoints.
 const WebRoute = "/__modal/web/{label}"
 
+// RealHosts are Modal's hosts the outbound gateway sends here: a deployed
+// web endpoint's https://<label>.modal.run is WebRoute with that label.
+var RealHosts = map[string]string{"*.modal.run": "/__modal/web/{label}"}
+
 // modalFaultHeader carries a FaultImageBuildFailure from the HTTP layer, where
 // faults are taken, to the ImageGetOrCreate handler (gRPC turns request
 // headers into incoming metadata). Clients cannot set it: it is removed from
