@@ -118,7 +118,7 @@ func TestMakeDemo(t *testing.T) {
 	var shown map[string]any
 	require.NoError(t, json.Unmarshal([]byte(jsonPart), &shown), "%s", jsonPart)
 	assert.NotContains(t, shown, "upstreamVerification", "its detail is in outputs.json, not on screen")
-	assert.Regexp(t, `^checkout .*tests/fixtures/upstream, upstream [0-9a-f]{12}: 0 of the pin's \d+ migrations \(\d+ missing, 5 extra\); `+
+	assert.Regexp(t, `^checkout .*tests/fixtures/upstream, upstream [0-9a-f]{12}: 0 of the pin's \d+ migrations \(\d+ missing, 6 extra\); `+
 		`\d+ of \d+ bundles differ from the reference build; see upstreamVerification$`, shown["upstream"], "the one-line summary")
 	raw, err = os.ReadFile(outputsFile)
 	require.NoError(t, err)
