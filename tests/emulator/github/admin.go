@@ -7,8 +7,19 @@ package github
 //	PUT /__emulator/github/users/{login}        a User
 //	PUT /__emulator/github/oauth-apps/{client}  an OAuthApp (client_secret required; stored hashed)
 //	PUT /__emulator/github/apps/{id}            an App; a missing public_key or installations keeps the current ones
+//	POST /__emulator/github/apps/{id}/keys      a new key pair, as GitHub's "Generate a private key": the
+//	                                            public half configured, the private key answered (PKCS#8
+//	                                            PEM, the form upstream imports) and kept nowhere
+//	GET|PUT /__emulator/github/apps/{id}/public-key   the public key, as PEM
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -153,6 +164,39 @@ func (s *Service) registerAdmin() {
 		a.ClientID = r.PathValue("client_id")
 		return s.PutOAuthApp(a)
 	})
+	s.mux.HandleFunc("POST "+base+"/apps/{app_id}/keys", func(w http.ResponseWriter, r *http.Request) {
+		private, err := s.GenerateAppKey(r.PathValue("app_id"))
+		if err != nil {
+			core.AdminError(w, http.StatusBadRequest, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-pem-file")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(private)
+	})
+	s.mux.HandleFunc("GET "+base+"/apps/{app_id}/public-key", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		app := s.st.Apps[r.PathValue("app_id")]
+		var key string
+		if app != nil {
+			key = app.PublicKeyPEM
+		}
+		s.mu.Unlock()
+		if key == "" {
+			core.AdminError(w, http.StatusNotFound, fmt.Errorf("GitHub App %s has no public key", r.PathValue("app_id")))
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-pem-file")
+		_, _ = io.WriteString(w, key)
+	})
+	put("/apps/{app_id}/public-key", func(w http.ResponseWriter, r *http.Request) error {
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+		if err != nil {
+			return err
+		}
+		return s.PutApp(App{ID: r.PathValue("app_id"), PublicKeyPEM: string(b)})
+	})
 	put("/apps/{app_id}", func(w http.ResponseWriter, r *http.Request) error {
 		var a App
 		if err := core.AdminDecode(w, r, &a); err != nil {
@@ -161,4 +205,33 @@ func (s *Service) registerAdmin() {
 		a.ID = strings.TrimSpace(r.PathValue("app_id"))
 		return s.PutApp(a)
 	})
+}
+
+// GenerateAppKey makes a new RSA key pair for the GitHub App appID (which
+// must exist), configures its public half and returns the private key as
+// PKCS#8 PEM. The private key is kept nowhere: like GitHub's download, it
+// is the caller's to keep.
+func (s *Service) GenerateAppKey(appID string) ([]byte, error) {
+	s.mu.Lock()
+	_, ok := s.st.Apps[appID]
+	s.mu.Unlock()
+	if !ok {
+		return nil, errors.New("no GitHub App " + appID + " here")
+	}
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.PutApp(App{ID: appID, PublicKeyPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))}); err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }

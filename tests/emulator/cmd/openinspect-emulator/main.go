@@ -27,6 +27,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	emugithub "github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 )
 
@@ -50,6 +51,7 @@ func main() {
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
 	zones := flag.String("zones", emuzones.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
+	githubAddr := flag.String("github-browser-addr", "127.0.0.1:0", "where the GitHub stand-in serves the pages a browser opens, over https (port 0 picks one; GET /__emulator/github says where)")
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
 	localOrigins := map[string]string{}
 	flag.Func("local-origin", "SCRIPT=HOST:PORT: also serve that script at the root of its own loopback port, as `wrangler dev` does (repeatable; port 0 picks one; GET /__emulator/local-origins lists them)", func(v string) error {
@@ -68,7 +70,8 @@ func main() {
 	// address and the data directory (run adds those).
 	opts := emulator.Options{Workers: workers.Options{Subdomain: *workersSubdomain},
 		Modal:   modal.Options{Tokens: []modal.Token{modalToken}},
-		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild}}
+		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild},
+		GitHub:  emugithub.Options{BrowserAddr: *githubAddr}}
 	if *daytonaBuild == 0 {
 		opts.Daytona.BuildTime = emudaytona.InstantBuilds // 0 in Options means the default
 	}
