@@ -42,8 +42,12 @@ rm -f "$demo/emulator.addr"
 # A local cloud that stays up also fires the scripts' crons on schedule.
 crons=()
 [ "${OPENINSPECT_DEMO_STAY_UP:-}" = 1 ] && crons=(-run-crons)
+# The Modal app's web endpoints run its own code (api_create_sandbox makes a
+# session's sandbox through the emulator's Modal API), in virtualenvs made from
+# the Python the provider deploys with and kept in the tool cache.
 "$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" "${crons[@]}" \
   -local-origin "open-inspect-web-demo=$web_listen" \
+  -modal-python auto -modal-runners "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/modal-runners" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
 # Stopping waits for the emulator; a second Ctrl-C (or the TERM make passes

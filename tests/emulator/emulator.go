@@ -290,7 +290,7 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		errs = append(errs, s.queues.Close(), s.workers.Close(), s.github.Close())
+		errs = append(errs, s.queues.Close(), s.workers.Close(), s.github.Close(), s.modal.Close())
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {

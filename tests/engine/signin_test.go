@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,7 +19,9 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/tests/browser"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/outbound"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
 // TestSignInToTheLocalCloud deploys examples/yaml from the fixture checkout
@@ -28,7 +31,9 @@ import (
 // Chromium's warning about the local CA's certificate as a person would
 // (Advanced, Proceed), signs in as the local user on the stand-in's
 // authorize page, lands on the dashboard signed in with the installation's
-// repositories listed, starts a session on one and sees its state. Then the
+// repositories listed, starts a session on one and sees its state: ready,
+// with the sandbox the Modal app's own api_create_sandbox created through
+// the emulator's Modal API (no container starts). Then the
 // outsider, whose membership of the organization is only pending, is
 // refused by the control plane's admission policy and stays signed out.
 // Every request any script made was answered on the machine (the outbound
@@ -36,7 +41,10 @@ import (
 func TestSignInToTheLocalCloud(t *testing.T) {
 	t.Parallel()
 	requirePulumi(t)
-	emu := startEmulatorWith(t, os.Stderr, "-local-origin", webScript+"=127.0.0.1:0")
+	// The Modal app's web endpoints run its own code, in virtualenvs made
+	// from the Python the provider deploys with (kept in the tool cache).
+	emu := startEmulatorWith(t, os.Stderr, "-local-origin", webScript+"=127.0.0.1:0",
+		"-modal-python", toolchain.Python(t), "-modal-runners", filepath.Join(toolchain.CacheDir(), "modal-runners"))
 	var origins map[string]string
 	emu.admin(t, http.MethodGet, "local-origins", &origins)
 	webURL := origins[webScript]
@@ -100,7 +108,8 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	sessionID := strings.TrimPrefix(b.URL(), webURL+"/session/")
 	assert.Equal(t, github.DefaultOrg+"/hello-world", b.Text("#session-repo"))
 	status := b.Text("#session-status")
-	assert.NotEmpty(t, b.Text("#sandbox-status"))
+	assert.Equal(t, "ready", status, "sandbox: %s", b.Text("#sandbox-status"))
+	assert.Regexp(t, `^warming \(sandbox-openinspect-local-hello-world-\d+\)$`, b.Text("#sandbox-status"), "the status the app's api_create_sandbox answered")
 
 	// The rows the session wrote, and the person's, in D1.
 	inv := emu.inventory(t)
@@ -114,6 +123,16 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	require.Len(t, rows, 1)
 	assert.Equal(t, map[string]any{"repo_owner": github.DefaultOrg, "repo_name": "hello-world", "status": status, "created_by": users[0]["id"]}, rows[0],
 		"the page shows the state the control plane recorded")
+	// The sandbox, created through Modal's API by the app's own function.
+	var sandbox *emumodal.SandboxEntry
+	for _, sb := range emu.inventory(t).Modal.Sandboxes {
+		if sb.Tags["openinspect_session_id"] == sessionID {
+			sandbox = &sb
+		}
+	}
+	require.NotNil(t, sandbox, "a Modal sandbox tagged with the session: %+v", emu.inventory(t).Modal.Sandboxes)
+	assert.True(t, sandbox.Running)
+	assert.Equal(t, "hello-world", sandbox.Tags["openinspect_repo_name"])
 	for _, r := range emu.d1Rows(t, db, "SELECT access_token FROM user_identities") {
 		assert.NotContains(t, r["access_token"], "gho_", "the GitHub token is sealed")
 	}
