@@ -5,9 +5,11 @@ go 1.26.6
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/blang/semver v3.5.1+incompatible
+	github.com/bradleyfalzon/ghinstallation/v2 v2.19.0
 	github.com/cloudflare/cloudflare-go/v4 v4.6.0
 	github.com/daytonaio/daytona/libs/api-client-go v0.173.0
 	github.com/daytonaio/daytona/libs/sdk-go v0.173.0
+	github.com/google/go-github/v88 v88.0.0
 	github.com/modal-labs/libmodal/modal-go v0.7.0
 	github.com/openinspect/pulumi-openinspect/sdk/go v0.0.0-00010101000000-000000000000
 	github.com/pulumi/providertest v0.7.0
@@ -18,12 +20,14 @@ require (
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/mod v0.42.0
 	golang.org/x/net v0.62.0
+	golang.org/x/oauth2 v0.36.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/api v0.34.1
 	k8s.io/apimachinery v0.34.1
 	k8s.io/client-go v0.34.1
+	lukechampine.com/blake3 v1.4.1
 	modernc.org/libc v1.80.1
 	modernc.org/sqlite v1.62.0
 )
@@ -97,9 +101,11 @@ require (
 	github.com/go-openapi/swag/yamlutils v0.29.2 // indirect
 	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang-jwt/jwt/v4 v4.5.2 // indirect
 	github.com/golang/glog v1.2.5 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
+	github.com/google/go-querystring v1.2.0 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // indirect
@@ -191,7 +197,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
-	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
@@ -206,7 +211,6 @@ require (
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20250710124328-f3f2b991d03b // indirect
 	k8s.io/utils v0.0.0-20250604170112-4c0f3b243397 // indirect
-	lukechampine.com/blake3 v1.4.1 // indirect
 	lukechampine.com/frand v1.5.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

@@ -42,8 +42,12 @@ rm -f "$demo/emulator.addr"
 # A local cloud that stays up also fires the scripts' crons on schedule.
 crons=()
 [ "${OPENINSPECT_DEMO_STAY_UP:-}" = 1 ] && crons=(-run-crons)
+# The Modal app's web endpoints run its own code (api_create_sandbox makes a
+# session's sandbox through the emulator's Modal API), in virtualenvs made from
+# the Python the provider deploys with and kept in the tool cache.
 "$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" "${crons[@]}" \
   -local-origin "open-inspect-web-demo=$web_listen" \
+  -modal-python auto -modal-runners "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/modal-runners" \
   > "$demo/emulator.log" 2>&1 &
 emu_pid=$!
 # Stopping waits for the emulator; a second Ctrl-C (or the TERM make passes
@@ -87,9 +91,23 @@ pulumi config set openinspect:modalServerUrl "$emu_url"
 pulumi config set --plaintext openinspect:modalTokenId ak-openinspect-emulator
 pulumi config set --secret openinspect:modalTokenSecret as-openinspect-emulator
 pulumi config set openinspect:cacheDir "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}"
-# Placeholders: the emulator stores them, nothing calls Anthropic or GitHub.
+# A placeholder: the emulator stores it, nothing calls Anthropic.
 pulumi config set --secret anthropicApiKey demo-not-a-real-key
-pulumi config set --secret githubAppPrivateKey demo-not-a-real-key
+# The GitHub App's key pair, made once per demo stack by the emulator's
+# GitHub stand-in as GitHub makes one ("Generate a private key"): the
+# stand-in keeps the public half and checks the control plane's JWTs with
+# it; the private key stays in .demo (0600) and the stack's secret config.
+app_key="$demo/github-app-private-key.pem"
+app_pub="$demo/github-app-public-key.pem"
+if [ ! -s "$app_key" ] || [ ! -s "$app_pub" ]; then
+  (umask 077; curl -fsS -X POST "$emu_url/__emulator/github/apps/123456/keys" -o "$app_key")
+  curl -fsS "$emu_url/__emulator/github/apps/123456/public-key" -o "$app_pub"
+fi
+curl -fsS -X PUT --data-binary @"$app_pub" "$emu_url/__emulator/github/apps/123456/public-key"
+pulumi config set --secret githubAppPrivateKey < "$app_key"
+# Who may sign in: the active members of the stand-in's organization (its
+# local user local-dev is one; outsider, invited only, is refused).
+pulumi config set allowedGithubOrgs openinspect-local
 # Keys nobody should reuse: made once per demo stack and kept in its config.
 for key in browserAuthSecret tokenEncryptionKey repoSecretsEncryptionKey; do
   pulumi config get "$key" >/dev/null 2>&1 || pulumi config set --secret "$key" "$(head -c 32 /dev/urandom | base64)"
@@ -128,6 +146,12 @@ pulumi stack output workerNames --json |
     printf '  worker %-14s %s\n' "$worker" "http://$script.workers.localhost:${emu_url##*:}"
   done
 echo "  web UI                $web_url"
+github_url=$(curl -s "$emu_url/__emulator/github" | sed -n 's/.*"browser_url": *"\([^"]*\)".*/\1/p')
+echo "  GitHub stand-in       $github_url  (its CA: $demo/emulator/github-ca.pem)"
+echo "sign in: open $web_url, click \"Sign in with GitHub\" and sign in as local-dev on the stand-in's page"
+echo "  (the first time, your browser warns that the stand-in's certificate is not trusted:"
+echo "  Advanced, then Proceed; or trust the CA above); outsider is refused by the admission policy."
+echo "  Every request the scripts make is answered here: curl $emu_url/__emulator/outbound"
 echo "try:"
 echo "  curl $control_plane_url/health"
 echo "  curl $web_url"

@@ -11,6 +11,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
@@ -28,6 +29,9 @@ func TestEmulatorDocsListEveryCredential(t *testing.T) {
 		"E2B key": e2b.DefaultAPIKey, "E2B team": e2b.DefaultTeamID,
 		"OpenComputer key": opencomputer.DefaultAPIKey, "OpenComputer org": opencomputer.DefaultOrgID,
 		"Vercel token": vercel.DefaultToken, "Vercel team": vercel.DefaultTeamID,
+		"GitHub OAuth client": github.DefaultOAuthClientID, "GitHub OAuth secret": github.DefaultOAuthClientSecret,
+		"GitHub App": github.DefaultAppID, "GitHub user": github.DefaultLogin, "GitHub outsider": github.OutsiderLogin,
+		"GitHub org": github.DefaultOrg,
 	}
 	for _, page := range []string{"README.md", filepath.Join("docs", "emulator.md")} {
 		raw, err := os.ReadFile(filepath.Join(repoRoot(t), page))

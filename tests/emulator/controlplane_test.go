@@ -194,7 +194,7 @@ func TestControlPlaneHealth(t *testing.T) {
 
 	// HEAD is not GET for upstream's router; other paths are upstream's 404.
 	assert.Equal(t, http.StatusNotFound, cpCall(t, s, cpName, http.MethodHead, "/health", "", nil, nil).status)
-	r = cpCall(t, s, cpName, http.MethodGet, "/sessions", "", slack(), nil)
+	r = cpCall(t, s, cpName, http.MethodGet, "/sessions/x/y", "", slack(), nil)
 	assert.Equal(t, http.StatusNotFound, r.status)
 	assert.Equal(t, `{"error":"Not found"}`, r.body)
 	r = cpCall(t, s, cpName, http.MethodOptions, "/secrets", "", nil, nil)

@@ -45,8 +45,10 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/outbound"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
@@ -94,6 +96,7 @@ type Options struct {
 	E2B          e2b.Options
 	OpenComputer opencomputer.Options
 	Vercel       vercel.Options
+	GitHub       github.Options // the GitHub stand-in; its Logf and BaseURL default to the Server's
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -124,7 +127,9 @@ type Server struct {
 
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
-	vercel *vercel.Service // Vercel Sandbox API (package vercel), own lock and file
+	vercel *vercel.Service   // Vercel Sandbox API (package vercel), own lock and file
+	github *github.Service   // the GitHub stand-in (package github), own lock, file and browser origin
+	out    *outbound.Gateway // where the scripts' fetch() calls go (package outbound), with its log
 
 	httpSrv   *http.Server
 	url       string
@@ -189,18 +194,26 @@ func (s *Server) buildFamilies(opts Options) error {
 	}
 	opts.Queues.Logf, opts.Zones.Logf, opts.Workers.Logf = orLogf(opts.Queues.Logf), orLogf(opts.Zones.Logf), orLogf(opts.Workers.Logf)
 	opts.Workers.BaseURL = s.URL
-	opts.Modal.Logf, opts.Daytona.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf)
+	opts.Modal.Logf, opts.Daytona.Logf, opts.GitHub.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf), orLogf(opts.GitHub.Logf)
+	opts.GitHub.BaseURL = s.URL
 	if opts.Modal.BaseURL == nil {
 		opts.Modal.BaseURL = s.URL
 	}
 	dir, c, cf := s.dataDir, s.core, s.cf
 	families := []func() error{
+		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },
+		func() error {
+			s.out = outbound.New(outbound.Options{Logf: opts.Logf, BrowserURL: s.github.RewriteBrowserURL, Hosts: map[string]map[string]string{
+				"github": github.RealHosts, "modal": modal.RealHosts, "e2b": e2b.RealHosts, "vercel": vercel.RealHosts,
+				"daytona": daytona.RealHosts, "cloudflare": cloudflare.RealHosts}}, c)
+			return nil
+		},
 		func() (err error) { s.d1, err = d1.New(opts.D1, dir, c, cf); return err },
 		func() (err error) { s.kv, err = kv.New(opts.KV, dir, c, cf); return err },
 		func() (err error) { s.r2, err = r2.New(opts.R2, dir, c, cf); return err },
 		func() (err error) { s.assets, err = assets.New(opts.Assets, dir, c, cf); return err },
 		func() (err error) {
-			s.workers, err = workers.New(opts.Workers, dir, c, cf, workers.Deps{D1: s.d1, KV: s.kv, R2: s.r2, Assets: s.assets})
+			s.workers, err = workers.New(opts.Workers, dir, c, cf, workers.Deps{D1: s.d1, KV: s.kv, R2: s.r2, Assets: s.assets, Outbound: s.out})
 			return err
 		},
 		// Queues and zones reach the scripts through workers, which reaches them back (Wire).
@@ -245,7 +258,7 @@ func Start(opts Options) (*Server, error) {
 		_ = s.httpSrv.Serve(ln)
 	}()
 	s.queues.Start()
-	if err := s.workers.Start(s.logged); err != nil {
+	if err := errors.Join(s.workers.Start(s.logged), s.github.Start(s.handler, s.logged)); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -277,7 +290,7 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		errs = append(errs, s.queues.Close(), s.workers.Close())
+		errs = append(errs, s.queues.Close(), s.workers.Close(), s.github.Close(), s.modal.Close())
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {
@@ -290,7 +303,7 @@ func (s *Server) Close() error {
 		}
 		errs = append(errs, s.d1.Close())
 		if !s.tempDir {
-			for _, f := range []interface{ Save() error }{s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets} {
+			for _, f := range []interface{ Save() error }{s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets, s.github} {
 				errs = append(errs, f.Save())
 			}
 		}
@@ -316,7 +329,7 @@ func (s *Server) routes() {
 	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
 	for _, f := range []interface{ Register() }{s.cf, s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets,
-		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal} {
+		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github, s.out} {
 		f.Register()
 	}
 	s.registerAdmin()
@@ -363,3 +376,10 @@ func (s *Server) OpenComputer() *opencomputer.Service { return s.opencomputer }
 // Vercel is the Vercel Sandbox API (package vercel), at URL() +
 // vercel.APIPrefix.
 func (s *Server) Vercel() *vercel.Service { return s.vercel }
+
+// GitHub is the GitHub stand-in (package github): its REST API at URL() +
+// github.APIPrefix, its pages at BrowserURL().
+func (s *Server) GitHub() *github.Service { return s.github }
+
+// Outbound is the gateway of the scripts' fetch() calls, and its log.
+func (s *Server) Outbound() *outbound.Gateway { return s.out }

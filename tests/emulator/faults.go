@@ -8,6 +8,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
@@ -67,8 +68,8 @@ func (s *Server) CloudflareBytes() int64 { return s.core.CloudflareBytes() }
 func checkFaultRoute(f Fault) (Fault, error) {
 	if f.Route != "" && !core.IsCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workers.PathPrefix) &&
 		!strings.HasPrefix(f.Route, daytona.Prefix) && !strings.HasPrefix(f.Route, e2b.Prefix) && !strings.HasPrefix(f.Route, opencomputer.Prefix) &&
-		!strings.HasPrefix(f.Route, vercel.Prefix) && !modal.IsFaultRoute(f.Route) {
-		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/, /e2b/, /opencomputer/, /vercel/ or /modal.client.ModalClient/, or be %s: %q", modal.WebRoute, f.Route)
+		!strings.HasPrefix(f.Route, vercel.Prefix) && !strings.HasPrefix(f.Route, github.Prefix+"/") && !modal.IsFaultRoute(f.Route) {
+		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/, /e2b/, /opencomputer/, /vercel/, /github/ or /modal.client.ModalClient/, or be %s: %q", modal.WebRoute, f.Route)
 	}
 	return modal.CheckFault(f)
 }

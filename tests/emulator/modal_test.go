@@ -232,10 +232,14 @@ func TestModalDeployAndWeb(t *testing.T) {
 	require.NoError(t, err)
 	status_, _ = get(t, fn.GetWebURL())
 	assert.Equal(t, http.StatusMethodNotAllowed, status_, "a POST endpoint refuses GET")
+	// Without a Python to run them (Options.Python), functions other than
+	// the health check are not run, and say so.
 	resp, err := http.Post(fn.GetWebURL(), "application/json", strings.NewReader(`{}`))
 	require.NoError(t, err)
+	said, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Contains(t, string(said), "api_create_sandbox was not run")
 
 	worker, err := c.Functions.FromName(ctx, "open-inspect", "worker", nil)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
@@ -38,6 +39,8 @@ type Inventory struct {
 	OpenComputer opencomputer.Inventory `json:"opencomputer"`
 	// Vercel is the Vercel Sandbox side (package vercel).
 	Vercel vercel.Inventory `json:"vercel"`
+	// GitHub is the stand-in's configuration and sign-ins; Empty ignores it.
+	GitHub github.Inventory `json:"github"`
 }
 
 // D1Entry is one D1 database in an Inventory.
@@ -77,6 +80,6 @@ func (s *Server) Inventory() Inventory {
 	inv.Daytona = s.daytona.Inventory()
 	inv.E2B = s.e2b.Inventory()
 	inv.OpenComputer = s.opencomputer.Inventory()
-	inv.Vercel = s.vercel.Inventory()
+	inv.Vercel, inv.GitHub = s.vercel.Inventory(), s.github.Inventory()
 	return inv
 }

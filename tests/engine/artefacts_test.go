@@ -59,7 +59,7 @@ func TestOpenInspectFromEmbeddedArtefacts(t *testing.T) {
 		return strings.Replace(program, "      upstream:\n        checkout: ${upstreamCheckout}\n        allowUnverified: ${allowUnverified}\n", "", 1)
 	})
 	up := previewUp(t, pt)
-	assert.Equal(t, 5.0, up.Outputs["appliedMigrations"].Value)
+	assert.Equal(t, 6.0, up.Outputs["appliedMigrations"].Value)
 	verification, ok := up.Outputs["upstreamVerification"].Value.(map[string]any)
 	require.True(t, ok, "%v", up.Outputs["upstreamVerification"])
 	assert.Contains(t, verification["source"], "embedded in the plugin")

@@ -262,7 +262,7 @@ func runCrashCase(t *testing.T, tc crashCase) {
 	inv := emu.inventory(t)
 	assert.ElementsMatch(t, deployment.objects(), inventoryObjects(inv),
 		"the emulator holds exactly what the state records (orphans or duplicates otherwise)")
-	assert.Equal(t, []string{"0001", "0002", "0004", "0005", "0006"}, ledgerVersions(t, emu), "each migration once")
+	assert.Equal(t, []string{"0001", "0002", "0004", "0005", "0006", "0007"}, ledgerVersions(t, emu), "each migration once")
 	for _, w := range inv.Workers {
 		if strings.Contains(w.Name, "control-plane") {
 			assert.Equal(t, 1, w.AppSecrets, "ANTHROPIC_API_KEY seeded once")

@@ -118,7 +118,7 @@ func TestMakeDemo(t *testing.T) {
 	var shown map[string]any
 	require.NoError(t, json.Unmarshal([]byte(jsonPart), &shown), "%s", jsonPart)
 	assert.NotContains(t, shown, "upstreamVerification", "its detail is in outputs.json, not on screen")
-	assert.Regexp(t, `^checkout .*tests/fixtures/upstream, upstream [0-9a-f]{12}: 0 of the pin's \d+ migrations \(\d+ missing, 5 extra\); `+
+	assert.Regexp(t, `^checkout .*tests/fixtures/upstream, upstream [0-9a-f]{12}: 0 of the pin's \d+ migrations \(\d+ missing, 6 extra\); `+
 		`\d+ of \d+ bundles differ from the reference build; see upstreamVerification$`, shown["upstream"], "the one-line summary")
 	raw, err = os.ReadFile(outputsFile)
 	require.NoError(t, err)
@@ -188,7 +188,7 @@ func freshToolCache(t *testing.T) string {
 }
 
 // stayUpLine is one "what answers where" line: a label, then a URL.
-var stayUpLine = regexp.MustCompile(`^  (emulator|Cloudflare API|Modal API|worker [a-z-]+|web UI) +(http://\S+)`)
+var stayUpLine = regexp.MustCompile(`^  (emulator|Cloudflare API|Modal API|worker [a-z-]+|web UI|GitHub stand-in) +(https?://\S+)`)
 
 // checkStayUp runs the demo script with OPENINSPECT_DEMO_STAY_UP=1, reads
 // its "what answers where" block, asks the printed URLs, then stops it with
@@ -259,6 +259,10 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 	assert.Equal(t, outputs["webUrl"], where["web UI"])
 	assert.NotEqual(t, emu, where["web UI"], "the web UI on a port of its own")
 	assert.Contains(t, out.String(), "  curl "+outputs["controlPlaneUrl"].(string)+"/health\n")
+	// Where to sign in, and as whom: the GitHub stand-in's pages on their
+	// https origin, the local user named.
+	assert.Regexp(t, `^https://github\.localhost:\d+$`, where["GitHub stand-in"], "%s", out.String())
+	assert.Contains(t, out.String(), "sign in: open "+outputs["webUrl"].(string)+`, click "Sign in with GitHub" and sign in as local-dev`)
 
 	// Still answering after the deploy: the web UI's page and the control plane.
 	status, page := get(t, where["web UI"])

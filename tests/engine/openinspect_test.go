@@ -124,7 +124,7 @@ func TestOpenInspectInstallation(t *testing.T) {
 	editProgram(t, pt, withExtraKV)
 
 	up := previewUp(t, pt)
-	assert.Equal(t, 5.0, up.Outputs["appliedMigrations"].Value)
+	assert.Equal(t, 6.0, up.Outputs["appliedMigrations"].Value)
 	assert.Equal(t, emu.workerURL("open-inspect-control-plane-engine"), up.Outputs["controlPlaneUrl"].Value)
 	assert.Equal(t, map[string]any{"control-plane": "open-inspect-control-plane-engine", "slack-bot": "open-inspect-slack-bot-engine"},
 		up.Outputs["workerNames"].Value)

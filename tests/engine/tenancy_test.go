@@ -194,7 +194,8 @@ func TestCollidingNamesTenancy(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Equal(t, idA, string(body))
 	dumpA := emu.d1Dump(t, dbA)
-	require.Equal(t, []map[string]any{{"id": "session-of-a", "title": "A's data", "touched": 0.0}}, dumpA["sessions"])
+	require.Equal(t, []map[string]any{{"id": "session-of-a", "title": "A's data", "touched": 0.0, "repo_owner": nil, "repo_name": nil,
+		"status": "created", "created_by": nil, "sandbox_id": nil, "created_at": nil}}, dumpA["sessions"])
 	require.Len(t, dumpA["_openinspect_owner"], 1)
 	assert.Equal(t, idA, dumpA["_openinspect_owner"][0]["installation"])
 

@@ -252,7 +252,7 @@ test binary re-executed); neither RSS counts the in-process emulator.
 The critical-path rows under "provider" are the D1 -> migrations ->
 control-plane upload chain made as bare sequential requests; the full
 installation row is a real pulumi up of examples/yaml (engine, YAML plugin,
-the plugin binary, the fixture upstream checkout with its 5 migrations), and
+the plugin binary, the fixture upstream checkout with its 6 migrations), and
 the row under it is its critical path read from the emulator's request log:
 from the first call, through the later of the migrations and the sandbox's
 Modal deploy (no latency is injected on Modal), to the control plane's and

@@ -382,7 +382,7 @@ func chunkNames(t *testing.T, res *Result) map[string]string {
 	build := os.DirFS(fixture)
 	chunks, err := fs.Glob(build, "assets/_next/static/chunks/*.js")
 	require.NoError(t, err)
-	require.Len(t, chunks, 5)
+	require.Len(t, chunks, 6)
 	for _, c := range chunks {
 		names[c] = c
 		if np, ok := res.Renamed[c]; ok {
@@ -410,9 +410,9 @@ func TestChangedValuesRenameExactlyTheChunksHoldingThem(t *testing.T) {
 		}
 		return out
 	}
-	loader := "assets/_next/static/chunks/webpack-7391688a49f094b9.js"
+	loader := "assets/_next/static/chunks/webpack-1b4137cb24ffd590.js"
 	framework := "assets/_next/static/chunks/fc589df88a3cd456.js"
-	mainApp := "assets/_next/static/chunks/14cd740a8c9b0570.js"
+	mainApp := "assets/_next/static/chunks/c762e65781a36e3c.js"
 	require.Len(t, holding(VarAppName), 1)
 	require.Len(t, holding(VarWSURL), 1)
 

@@ -30,6 +30,10 @@ const DefaultToken = "emulator-token"
 // of a real account ID (32 hex digits) so client-side validation passes.
 const DefaultAccountID = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
+// RealHosts are Cloudflare's hosts the outbound gateway sends here: the v4
+// API's paths are the emulator's own.
+var RealHosts = map[string]string{"api.cloudflare.com": ""}
+
 // AuthorEmail is who the emulator says made versions and deployments, and
 // the user GET /user describes.
 const AuthorEmail = "emulator@openinspect.invalid"

@@ -52,6 +52,10 @@ const Prefix = "/daytona/"
 // emulator's base URL.
 const APIPrefix = "/daytona/api"
 
+// RealHosts are Daytona's hosts the outbound gateway sends here
+// (https://app.daytona.io/api is DAYTONA_API_URL's default).
+var RealHosts = map[string]string{"app.daytona.io": "/daytona"}
+
 const (
 	daytonaPrefix    = Prefix
 	daytonaAPIPrefix = APIPrefix

@@ -45,6 +45,10 @@ const Prefix = "/e2b/"
 // emulator's base URL.
 const APIPrefix = "/e2b"
 
+// RealHosts are E2B's hosts the outbound gateway sends here (E2B_API_URL's
+// default, https://api.e2b.app).
+var RealHosts = map[string]string{"api.e2b.app": APIPrefix}
+
 const (
 	stateFileName = "e2b.json"
 	stateVersion  = 1

@@ -22,6 +22,7 @@ import (
 
 	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -430,6 +431,13 @@ func (api *modalAPI) AppPublish(ctx context.Context, req *pb.AppPublishRequest) 
 		FunctionIDs: maps.Clone(req.GetFunctionIds()), ClassIDs: maps.Clone(req.GetClassIds()), ClientVer: req.GetClientVersion(),
 		Digests: map[string]string{},
 	}
+	if d.ClientVer == "" {
+		// The CLI says its version in every call's metadata rather than in
+		// the request; the web endpoints' runner installs that client.
+		if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get("x-modal-client-version")) > 0 {
+			d.ClientVer = md.Get("x-modal-client-version")[0]
+		}
+	}
 	if d.FunctionIDs == nil {
 		d.FunctionIDs = map[string]string{}
 	}
@@ -726,8 +734,9 @@ func (api *modalAPI) FunctionGet(ctx context.Context, req *pb.FunctionGetRequest
 
 // --- Mounts -----------------------------------------------------------------
 
-// MountPutFile records an uploaded file by content hash. The content itself
-// is not kept (nothing runs it); its size is.
+// MountPutFile records an uploaded file by content hash, and keeps its
+// content (the deployed app's source, which its web endpoints run from:
+// runner.go).
 func (api *modalAPI) MountPutFile(ctx context.Context, req *pb.MountPutFileRequest) (*pb.MountPutFileResponse, error) {
 	m := api.m
 	sum := strings.ToLower(req.GetSha256Hex())
@@ -741,6 +750,9 @@ func (api *modalAPI) MountPutFile(ctx context.Context, req *pb.MountPutFileReque
 		got := sha256.Sum256(req.GetData())
 		if hex.EncodeToString(got[:]) != sum {
 			return nil, invalidArg("Data does not match sha256_hex %s", sum)
+		}
+		if err := m.keepFile(sum, req.GetData()); err != nil {
+			return nil, status.Errorf(codes.Internal, "keeping file %s: %v", sum, err)
 		}
 		m.mu.Lock()
 		_, had := m.st.Files[sum]
@@ -756,7 +768,8 @@ func (api *modalAPI) MountPutFile(ctx context.Context, req *pb.MountPutFileReque
 	m.mu.Lock()
 	_, ok := m.st.Files[sum]
 	m.mu.Unlock()
-	return pb.MountPutFileResponse_builder{Exists: ok}.Build(), nil
+	// A file recorded before contents were kept is asked for again.
+	return pb.MountPutFileResponse_builder{Exists: ok && m.hasFile(sum)}.Build(), nil
 }
 
 // MountGetOrCreate creates an anonymous mount of uploaded files, or looks

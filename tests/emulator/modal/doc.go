@@ -23,12 +23,16 @@
 //   - api.go: workspaces, environments, apps, functions, mounts;
 //   - objects.go: secrets, images, sandboxes;
 //   - web.go: the deployed web endpoints, the admin helpers and the
-//     inventory.
+//     inventory;
+//   - runner.go, runner.py: a deployed app's web endpoints answered by its
+//     own functions, run from the source the deploy uploaded in a local
+//     Python process whose Modal client is pointed at this emulator (with
+//     Options.Python).
 //
-// What is not emulated: running code. Functions never execute (a web
-// endpoint answers a canned JSON), image builds run no Dockerfile (they pass
-// through the build states and finish at once unless a fault fails them),
-// and sandboxes run nothing (they live until terminated).
+// What is not emulated: containers. Image builds run no Dockerfile (they
+// pass through the build states and finish at once unless a fault fails
+// them), sandboxes run nothing (they live until terminated), and only web
+// endpoints' functions run, on this machine, not in their image.
 //
 // It keeps its own state file (modal.json) with its own lock and imports
 // only core (plus gRPC and modal-go's protocol stubs): counting and faults go

@@ -87,6 +87,10 @@ const modalImageBuildRoute = modalServicePrefix + "ImageGetOrCreate"
 // deployed web endpoints.
 const WebRoute = "/__modal/web/{label}"
 
+// RealHosts are Modal's hosts the outbound gateway sends here: a deployed
+// web endpoint's https://<label>.modal.run is WebRoute with that label.
+var RealHosts = map[string]string{"*.modal.run": "/__modal/web/{label}"}
+
 // modalFaultHeader carries a FaultImageBuildFailure from the HTTP layer, where
 // faults are taken, to the ImageGetOrCreate handler (gRPC turns request
 // headers into incoming metadata). Clients cannot set it: it is removed from
@@ -146,8 +150,16 @@ type Options struct {
 	// handed to clients); "" means not listening yet, and then the
 	// authority the client dialled is used.
 	BaseURL func() string
-	// Logf, when set, receives one line per gRPC call (method and code).
+	// Logf, when set, receives one line per gRPC call (method and code),
+	// and what the web endpoints' runners write (runner.go).
 	Logf func(format string, args ...any)
+	// Python is the interpreter (3.12 or newer) the runners' virtualenvs
+	// are made from, to run deployed apps' web endpoints (runner.go); ""
+	// runs none: api_health answers HealthBody, the others 503.
+	Python string
+	// RunnerCache is where those virtualenvs are kept (they hold packages
+	// from PyPI, so share it between emulators); "" is the data directory.
+	RunnerCache string
 }
 
 // Service is the Modal API: its state has its own lock and its own file
@@ -164,6 +176,8 @@ type Service struct {
 	tokenTTL   time.Duration
 	stateFile  *core.StateFile // modal.json
 	buildDelay time.Duration
+	dataDir    string
+	runner     *webRunner // the deployed apps' web endpoints (runner.go)
 
 	mu sync.Mutex
 	st *modalState
@@ -351,6 +365,12 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 		stateFile: core.NewStateFile(filepath.Join(dataDir, "modal.json"), ".modal-*.json", "Modal state"),
 
 		buildDelay: opts.ImageBuildTime,
+		dataDir:    dataDir,
+		runner: &webRunner{python: opts.Python, cache: opts.RunnerCache, dir: filepath.Join(dataDir, "modal-run"),
+			procs: map[string]*runnerProc{}},
+	}
+	if m.runner.cache == "" {
+		m.runner.cache = filepath.Join(dataDir, "modal-runners")
 	}
 	toks := opts.Tokens
 	if toks == nil {
@@ -594,6 +614,18 @@ func (m *Service) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.St
 	}
 	m.logCall(info.FullMethod, err)
 	return err
+}
+
+func (m *Service) logfSafe(format string, args ...any) {
+	if m.logf != nil {
+		m.logf(format, args...)
+	}
+}
+
+// Close stops the runners of web endpoints.
+func (m *Service) Close() error {
+	m.runner.close()
+	return nil
 }
 
 // logCall adds the gRPC status to the request log, whose HTTP status is

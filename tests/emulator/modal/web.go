@@ -52,9 +52,10 @@ func (m *Service) webTarget(label string) (a *modalApp, f *modalFunction, stoppe
 	return nil, nil, stopped
 }
 
-// serveWeb answers a deployed web endpoint. Nothing runs: api_health
-// answers upstream's health body on GET, every other endpoint a small JSON
-// naming itself. A stopped app's endpoints answer 404 as on Modal.
+// serveWeb answers a deployed web endpoint with the app's own function
+// (runner.go); without a runner, api_health answers upstream's health body
+// on GET and every other endpoint 503, saying nothing ran. A stopped app's
+// endpoints answer 404 as on Modal.
 func (m *Service) serveWeb(w http.ResponseWriter, r *http.Request) {
 	m.core.Count(r.Method+" "+WebRoute, false)
 	delay, f := m.core.TakeFaults(r.Method, WebRoute)
@@ -64,8 +65,13 @@ func (m *Service) serveWeb(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	a, fn, stopped := m.webTarget(r.PathValue("label"))
 	var name, method string
+	var spec runSpec
+	var specErr error
 	if fn != nil {
 		name, method = fn.Name, fn.WebMethod
+		if m.runner.python != "" {
+			spec, specErr = m.runSpecLocked(a)
+		}
 	}
 	m.mu.Unlock()
 	if a == nil {
@@ -81,13 +87,21 @@ func (m *Service) serveWeb(w http.ResponseWriter, r *http.Request) {
 		core.WriteJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
 		return
 	}
+	if m.runner.python != "" {
+		if specErr != nil {
+			http.Error(w, "modal-http: "+specErr.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		m.runWeb(w, r, spec, name)
+		return
+	}
 	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 1<<20))
-	w.Header().Set("Content-Type", "application/json")
 	if name == "api_health" {
+		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, HealthBody)
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "data": map[string]any{"emulated": true, "function": name}})
+	http.Error(w, "modal-http: "+name+" was not run: this emulator runs deployed functions only with a Python to run them (-modal-python)", http.StatusServiceUnavailable)
 }
 
 // serveAppPage is where AppCreate's and AppPublish's "view the app" URLs

@@ -57,6 +57,10 @@ const Prefix = "/vercel/"
 // after the emulator's base URL (the real default is https://vercel.com/api).
 const APIPrefix = "/vercel/api"
 
+// RealHosts are Vercel's hosts the outbound gateway sends here
+// (https://vercel.com/api is VERCEL_SANDBOX_API_BASE_URL's default).
+var RealHosts = map[string]string{"vercel.com": "/vercel"}
+
 const (
 	stateFileName = "vercel.json"
 	stateVersion  = 1

@@ -48,6 +48,10 @@ type Worker struct {
 	// Objects (SQLite-backed), keyed in storage by UniqueKeyPrefix+class.
 	DurableObjectClasses []string
 	UniqueKeyPrefix      string
+	// GlobalOutbound names the service the worker's fetch() to any URL
+	// goes to; "" is workerd's default, the service named "internet",
+	// which every configuration defines as a refusal (Render).
+	GlobalOutbound string
 }
 
 // ModuleKind is how workerd loads a module.
@@ -98,6 +102,10 @@ type Backend struct {
 	Address string // host:port
 	Header  string
 	Value   string
+	// Proxy sends requests in proxy form, the full URL on the request line
+	// (a worker's outbound fetches keep their scheme and host so); else
+	// the path only, the host in the Host header.
+	Proxy bool
 }
 
 // Stub answers everything with one status and message.
@@ -109,6 +117,14 @@ type Stub struct {
 
 // GatewayService is the name of the gateway worker in every configuration.
 const GatewayService = "openinspect-gateway"
+
+// InternetService is workerd's default outbound service, which every
+// configuration defines as a refusal: nothing a worker fetches leaves the
+// machine unless its GlobalOutbound sends it somewhere.
+const InternetService = "internet"
+
+// internetRefusal is what a fetch through InternetService answers.
+const internetRefusal = "the local cloud sends no request off this machine, and this worker has no outbound gateway"
 
 // gatewayTargets is the gateway's JSON binding: worker service -> the name of
 // the gateway's service binding to it.
@@ -151,10 +167,16 @@ func Render(cfg Config, gatewayModule, configDir string) (string, error) {
 		if err := service(be.Service); err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "    (name = %s, external = (address = %s, http = (injectRequestHeaders = [(name = %s, value = %s)]))),\n",
-			quote(be.Service), quote(be.Address), quote(be.Header), quote(be.Value))
+		style, host := "", ""
+		if be.Proxy {
+			// A request in proxy form carries no Host header, which an
+			// HTTP/1.1 server (Go's) refuses; the URL's host still wins.
+			style, host = "style = proxy, ", fmt.Sprintf(", (name = \"Host\", value = %s)", quote(be.Address))
+		}
+		fmt.Fprintf(&b, "    (name = %s, external = (address = %s, http = (%sinjectRequestHeaders = [(name = %s, value = %s)%s]))),\n",
+			quote(be.Service), quote(be.Address), style, quote(be.Header), quote(be.Value), host)
 	}
-	for _, st := range cfg.Stubs {
+	for _, st := range append(cfg.Stubs, Stub{Service: InternetService, Status: 502, Message: internetRefusal}) {
 		if err := service(st.Service); err != nil {
 			return "", err
 		}
@@ -243,6 +265,9 @@ func renderWorker(b *strings.Builder, w Worker, persist bool, configDir string) 
 		fmt.Fprintf(b, "        (name = %s, %s),\n", quote(bd.Name), v)
 	}
 	b.WriteString("      ],\n")
+	if w.GlobalOutbound != "" {
+		fmt.Fprintf(b, "      globalOutbound = %s,\n", quote(w.GlobalOutbound))
+	}
 	if len(w.DurableObjectClasses) > 0 {
 		b.WriteString("      durableObjectNamespaces = [\n")
 		for _, c := range w.DurableObjectClasses {

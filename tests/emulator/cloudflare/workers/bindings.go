@@ -40,9 +40,16 @@ func (s *Service) bindingBackends() map[string]bindingBackend {
 }
 
 // withBindings answers the requests workerd makes for bindings before the
-// routes see them: their paths (/query, /<key>) are the protocol's own.
+// routes see them: their paths (/query, /<key>) are the protocol's own. A
+// script's outbound fetch() goes to the outbound gateway, which hands it
+// back to next rewritten for the family or address that answers it.
 func (s *Service) withBindings(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if script := r.Header.Get(outboundHeader); script != "" && s.outbound != nil {
+			r.Header.Del(outboundHeader)
+			s.outbound.ServeOutbound(w, r, script, s.isLocalHost, next)
+			return
+		}
 		target := r.Header.Get(bindingHeader)
 		if target == "" {
 			next.ServeHTTP(w, r)

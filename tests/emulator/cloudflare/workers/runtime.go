@@ -44,6 +44,9 @@ const (
 	// bindingHeader names the binding a request from workerd serves:
 	// "<kind>/<account>/<id>".
 	bindingHeader = "X-Emulator-Binding"
+	// outboundHeader names the script whose fetch() a request from workerd
+	// is ("<account>/<script>"), sent in proxy form (outbound.go).
+	outboundHeader = "X-Emulator-Outbound"
 )
 
 // workersRuntime is the running workerd and what it was started from.
@@ -132,6 +135,11 @@ func (s *Service) workerConfigLocked(acct, name string, c *workerContent, v *wor
 		declared[cl] = true
 	}
 	w.DurableObjectClasses = c.Classes
+	// Every fetch() of the script goes to the emulator's outbound gateway,
+	// with its full URL (outbound.go).
+	w.GlobalOutbound = "o/" + acct + "/" + name
+	services.backends[w.GlobalOutbound] = workerd.Backend{Service: w.GlobalOutbound, Address: strings.TrimPrefix(s.baseURL(), "http://"),
+		Header: outboundHeader, Value: acct + "/" + name, Proxy: true}
 	backend := func(kind, id string) string {
 		// Bucket and queue names are per account: so is the service.
 		svc := "b/" + kind + "/" + acct + "/" + id
@@ -572,6 +580,7 @@ func (s *Service) serveScript(w http.ResponseWriter, r *http.Request, p, base st
 			pr.Out.Header.Set("X-Emulator-Worker", service)
 			pr.Out.Header.Set("X-Emulator-Url", seen)
 		},
+		ModifyResponse: s.pointBrowserAtStandIns,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			core.WriteJSON(w, http.StatusBadGateway, map[string]string{"error": "the Workers runtime did not answer: " + err.Error()})
 		},

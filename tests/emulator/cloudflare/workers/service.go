@@ -82,6 +82,9 @@ type Deps struct {
 	KV     KV
 	R2     R2
 	Assets *assets.Service
+	// Outbound is where the scripts' fetch() calls go (outbound.go); nil
+	// refuses them all (workerd's "internet" service).
+	Outbound Outbound
 }
 
 // Options configures the Workers service.
@@ -134,6 +137,8 @@ type Service struct {
 	zones  Zones
 	assets *assets.Service
 
+	outbound Outbound
+
 	mu sync.Mutex
 	st *store
 
@@ -168,7 +173,7 @@ func New(opts Options, dataDir string, c *core.Core, accounts *cloudflare.Accoun
 	}
 	s := &Service{cf: accounts, core: c, mux: c.Mux(), dataDir: dataDir, logf: opts.Logf, baseURL: opts.BaseURL, opts: opts,
 		workerLimits: opts.Limits.withDefaults(), workersSubdomain: sub,
-		d1: deps.D1, kv: deps.KV, r2: deps.R2, assets: deps.Assets,
+		d1: deps.D1, kv: deps.KV, r2: deps.R2, assets: deps.Assets, outbound: deps.Outbound,
 		st:        &store{Version: stateVersion, Workers: map[string]*workerScript{}, WorkersSubdomains: map[string]string{}},
 		stateFile: core.NewStateFile(filepath.Join(dataDir, StateFileName), ".workers-*.json", "Workers state")}
 	if s.baseURL == nil {

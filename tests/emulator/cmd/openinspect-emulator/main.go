@@ -23,10 +23,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	emugithub "github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 )
 
@@ -50,6 +52,9 @@ func main() {
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
 	zones := flag.String("zones", emuzones.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
+	modalPython := flag.String("modal-python", "", "the Python (3.12+) deployed Modal apps' web endpoints run with, in virtualenvs made from it (\"auto\": found as the provider finds it; default: none run)")
+	modalRunners := flag.String("modal-runners", "", "where those virtualenvs are kept (default: in -data-dir)")
+	githubAddr := flag.String("github-browser-addr", "127.0.0.1:0", "where the GitHub stand-in serves the pages a browser opens, over https (port 0 picks one; GET /__emulator/github says where)")
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
 	localOrigins := map[string]string{}
 	flag.Func("local-origin", "SCRIPT=HOST:PORT: also serve that script at the root of its own loopback port, as `wrangler dev` does (repeatable; port 0 picks one; GET /__emulator/local-origins lists them)", func(v string) error {
@@ -67,8 +72,9 @@ func main() {
 	// opts holds what the flags set beyond the Cloudflare account, the
 	// address and the data directory (run adds those).
 	opts := emulator.Options{Workers: workers.Options{Subdomain: *workersSubdomain},
-		Modal:   modal.Options{Tokens: []modal.Token{modalToken}},
-		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild}}
+		Modal:   modal.Options{Tokens: []modal.Token{modalToken}, Python: *modalPython, RunnerCache: *modalRunners},
+		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild},
+		GitHub:  emugithub.Options{BrowserAddr: *githubAddr}}
 	if *daytonaBuild == 0 {
 		opts.Daytona.BuildTime = emudaytona.InstantBuilds // 0 in Options means the default
 	}
@@ -79,6 +85,14 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: -workers-plan %q: use free or paid\n", *workersPlan)
 		os.Exit(2)
+	}
+	if *modalPython == "auto" {
+		python, _, err := pyfind.Find("")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "openinspect-emulator: -modal-python auto:", err)
+			os.Exit(2)
+		}
+		opts.Modal.Python = python
 	}
 	opts.Workers.Limits.MaxScriptBytes = *sizeLimit
 	opts.Workers.Limits.Compressed = *sizeCompressed

@@ -1,0 +1,123 @@
+package modaldeploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
+)
+
+// TestDeployedEndpointsRunTheAppsCode deploys the fixture app with the real
+// CLI, then calls its web endpoints as upstream's control plane does: the
+// emulator answers each with the app's own function, run from the source
+// the deploy uploaded, in a local Python process whose Modal client is
+// pointed at the emulator, so api_create_sandbox creates its sandbox through
+// Modal's API here (no container starts), tagged from the request.
+func TestDeployedEndpointsRunTheAppsCode(t *testing.T) {
+	python := toolchain.Python(t)
+	app := readOnlyFixture(t)
+	s, err := emulator.Start(emulator.Options{Modal: emumodal.Options{Python: python,
+		RunnerCache: filepath.Join(toolchain.CacheDir(), "modal-runners")}, Logf: t.Logf})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+
+	const env, apiSecret = "main", "modal-api-secret-of-the-runner-test"
+	mc, err := modalapi.New(modalapi.Options{TokenID: emumodal.DefaultTokenID, TokenSecret: emumodal.DefaultTokenSecret, Environment: env, ServerURL: s.URL()})
+	require.NoError(t, err)
+	defer mc.Close()
+	for name, kv := range map[string]map[string]string{
+		"llm-api-keys": {"ANTHROPIC_API_KEY": "sk-ant-runner-test"},
+		"github-app":   {"GITHUB_APP_ID": "123456", "GITHUB_APP_PRIVATE_KEY": "pem", "GITHUB_APP_INSTALLATION_ID": "7890123"},
+		"internal-api": {"MODAL_API_SECRET": apiSecret, "ALLOWED_CONTROL_PLANE_HOSTS": "cp.example:8443"},
+	} {
+		require.NoError(t, mc.UpsertSecret(ctx, name, kv))
+	}
+	r := &Runner{Python: python, CacheDir: filepath.Join(toolchain.CacheDir(), "modal-venvs"), Progress: func(s string) { t.Log(s) }}
+	_, err = r.Run(ctx, app, Target{ServerURL: s.URL(), TokenID: emumodal.DefaultTokenID, TokenSecret: emumodal.DefaultTokenSecret, Environment: env})
+	require.NoError(t, err)
+
+	call := func(fn, method string, body any, authorized bool) (int, map[string]any) {
+		t.Helper()
+		u, err := mc.WebURL(ctx, "open-inspect", fn)
+		require.NoError(t, err)
+		raw, _ := json.Marshal(body)
+		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(raw))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if authorized {
+			stamp := strconv.FormatInt(time.Now().UnixMilli(), 10)
+			mac := hmac.New(sha256.New, []byte(apiSecret))
+			mac.Write([]byte(stamp))
+			req.Header.Set("Authorization", "Bearer "+stamp+"."+hex.EncodeToString(mac.Sum(nil)))
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var out map[string]any
+		require.NoError(t, json.Unmarshal(b, &out), "%d %s", res.StatusCode, b)
+		return res.StatusCode, out
+	}
+
+	// The health endpoint: the function's own answer.
+	status, health := call("api_health", http.MethodGet, nil, false)
+	require.Equal(t, http.StatusOK, status, "%v", health)
+	assert.JSONEq(t, emumodal.HealthBody, mustJSON(t, health))
+
+	// The control plane's request: a sandbox created through the emulator.
+	request := map[string]any{"session_id": "s-1", "sandbox_id": "sandbox-s-1", "repo_owner": "openinspect-local", "repo_name": "hello-world",
+		"control_plane_url": "https://cp.example:8443", "sandbox_auth_token": "t", "provider": "anthropic", "model": "claude-sonnet-4-6"}
+	status, created := call("api_create_sandbox", http.MethodPost, request, true)
+	require.Equal(t, http.StatusOK, status, "%v", created)
+	assert.Equal(t, true, created["success"])
+	data, _ := created["data"].(map[string]any)
+	require.NotNil(t, data, "%v", created)
+	assert.Equal(t, "sandbox-s-1", data["sandbox_id"])
+	assert.Equal(t, "warming", data["status"])
+	objectID, _ := data["modal_object_id"].(string)
+	require.NotEmpty(t, objectID)
+	sandboxes := s.Modal().Inventory().Sandboxes
+	var found *emumodal.SandboxEntry
+	for i := range sandboxes {
+		if sandboxes[i].ID == objectID {
+			found = &sandboxes[i]
+		}
+	}
+	require.NotNil(t, found, "the sandbox exists in the emulator's Modal: %+v", sandboxes)
+	assert.Equal(t, "s-1", found.Tags["openinspect_session_id"])
+	assert.Equal(t, "hello-world", found.Tags["openinspect_repo_name"])
+	assert.Equal(t, "session", found.Tags["openinspect_kind"])
+
+	// Unauthorized, or from a host the app does not allow: refused by the
+	// app's own checks.
+	status, denied := call("api_create_sandbox", http.MethodPost, request, false)
+	assert.Equal(t, http.StatusUnauthorized, status, "%v", denied)
+	request["control_plane_url"] = "https://elsewhere.example"
+	status, _ = call("api_create_sandbox", http.MethodPost, request, true)
+	assert.Equal(t, http.StatusUnauthorized, status)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
