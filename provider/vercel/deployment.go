@@ -169,7 +169,7 @@ func (*VercelDeployment) Check(ctx context.Context, req infer.CheckRequest) (inf
 // sourceFile is one file to deploy.
 type sourceFile struct {
 	rel, abs, sha string
-	size         int64
+	size          int64
 }
 
 // readSource lists the files under the paths, each with its SHA-1, in path

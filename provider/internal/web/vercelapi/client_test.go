@@ -41,11 +41,11 @@ func sha(b []byte) string {
 
 // tree is a complete Next app at packages/web with the shared workspace.
 var tree = map[string]string{
-	"package.json":                 `{"name":"root","workspaces":["packages/*"]}`,
-	"package-lock.json":            `{"lockfileVersion":3}`,
-	"packages/shared/package.json": `{"name":"@open-inspect/shared"}`,
-	"packages/web/package.json":    `{"name":"@open-inspect/web","dependencies":{"next":"16.0.0"}}`,
-	"packages/web/next.config.ts":  `export default {}`,
+	"package.json":                  `{"name":"root","workspaces":["packages/*"]}`,
+	"package-lock.json":             `{"lockfileVersion":3}`,
+	"packages/shared/package.json":  `{"name":"@open-inspect/shared"}`,
+	"packages/web/package.json":     `{"name":"@open-inspect/web","dependencies":{"next":"16.0.0"}}`,
+	"packages/web/next.config.ts":   `export default {}`,
 	"packages/web/src/app/page.tsx": `export default function Page() { return null }`,
 }
 
