@@ -71,8 +71,8 @@ func (r *VercelProject) Annotate(a infer.Annotator) {
 		"variable is updated in place by its ID (no delete and create, so no ENV_CONFLICT race); the preview names each "+
 		"variable that changes, never a sensitive value. Refresh reads every setting and variable back (a sensitive "+
 		"value cannot be read, only its presence, type and targets). Delete removes the project with its variables and "+
-		"deployments. Import with `pulumi import openinspect:index:VercelProject <name> <teamId>/<projectId>` and the "+
-		"token in VERCEL_TOKEN.")
+		"deployments. Import with `pulumi import openinspect:index:VercelProject <name> <teamId>/<projectId>`, the "+
+		"token in VERCEL_TOKEN (and, for another API, its URL in VERCEL_API_URL).")
 }
 
 // Annotate documents the inputs.
@@ -452,11 +452,11 @@ func (*VercelProject) Read(ctx context.Context, req infer.ReadRequest[VercelProj
 		if !ok {
 			team, pid = "", id
 		}
-		state.TeamID, state.Token, id = team, os.Getenv("VERCEL_TOKEN"), pid
+		state.TeamID, state.Token, state.APIURL, id = team, os.Getenv("VERCEL_TOKEN"), os.Getenv("VERCEL_API_URL"), pid
 		if state.Token == "" {
 			return resp{}, errors.New("vercel: importing a project needs the token in VERCEL_TOKEN")
 		}
-		inputs.TeamID, inputs.Token = team, state.Token
+		inputs.TeamID, inputs.Token, inputs.APIURL = team, state.Token, state.APIURL
 	}
 	cl, err := state.client()
 	if err != nil {
