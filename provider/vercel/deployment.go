@@ -172,22 +172,20 @@ type sourceFile struct {
 	size          int64
 }
 
-// readSource lists the files under the paths, each with its SHA-1, in path
-// order, and their digest.
-func readSource(a VercelDeploymentArgs) ([]sourceFile, string, error) {
-	var files []sourceFile
-	for _, rel := range a.paths() {
-		root := filepath.Join(a.Source, filepath.FromSlash(rel))
+// SourceFiles lists the files under paths of source that a deployment
+// uploads (relative slash paths, sorted, each once): regular files only,
+// without installed packages or build outputs. The release step carries the
+// same files in the embedded set.
+func SourceFiles(source string, paths []string) ([]string, error) {
+	var out []string
+	for _, rel := range paths {
+		root := filepath.Join(source, filepath.FromSlash(rel))
 		info, err := os.Stat(root)
 		if err != nil {
-			return nil, "", fmt.Errorf("vercel: the source has no %s: %w", rel, err)
+			return nil, fmt.Errorf("vercel: the source has no %s: %w", rel, err)
 		}
 		if !info.IsDir() {
-			f, err := hashFile(root, rel)
-			if err != nil {
-				return nil, "", err
-			}
-			files = append(files, f)
+			out = append(out, rel)
 			continue
 		}
 		err = filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
@@ -203,23 +201,35 @@ func readSource(a VercelDeploymentArgs) ([]sourceFile, string, error) {
 			if !d.Type().IsRegular() {
 				return nil // symlinks and devices are not part of a source tree Vercel takes
 			}
-			r, err := filepath.Rel(a.Source, abs)
-			if err != nil {
-				return err
+			r, err := filepath.Rel(source, abs)
+			if err == nil {
+				out = append(out, filepath.ToSlash(r))
 			}
-			f, err := hashFile(abs, filepath.ToSlash(r))
-			if err != nil {
-				return err
-			}
-			files = append(files, f)
-			return nil
+			return err
 		})
 		if err != nil {
-			return nil, "", fmt.Errorf("vercel: reading the source: %w", err)
+			return nil, fmt.Errorf("vercel: reading the source: %w", err)
 		}
 	}
-	slices.SortFunc(files, func(x, y sourceFile) int { return strings.Compare(x.rel, y.rel) })
-	files = slices.CompactFunc(files, func(x, y sourceFile) bool { return x.rel == y.rel })
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// readSource lists the files to deploy, each with its SHA-1, in path
+// order, and their digest.
+func readSource(a VercelDeploymentArgs) ([]sourceFile, string, error) {
+	rels, err := SourceFiles(a.Source, a.paths())
+	if err != nil {
+		return nil, "", err
+	}
+	files := make([]sourceFile, 0, len(rels))
+	for _, rel := range rels {
+		f, err := hashFile(filepath.Join(a.Source, filepath.FromSlash(rel)), rel)
+		if err != nil {
+			return nil, "", err
+		}
+		files = append(files, f)
+	}
 	var b strings.Builder
 	for _, f := range files {
 		fmt.Fprintf(&b, "%s\x00%s\n", f.rel, f.sha)
