@@ -12,7 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// A Vercel project, created by name in the team, with its build settings (framework, root directory, install and build commands), its environment variables (plain and sensitive, for the given targets) and an optional domain. A project that already exists with the name is refused unless adoptExisting. A changed variable is updated in place by its ID (no delete and create, so no ENV_CONFLICT race); the preview names each variable that changes, never a sensitive value. Refresh reads every setting and variable back (a sensitive value cannot be read, only its presence, type and targets). Delete removes the project with its variables and deployments. Import with `pulumi import openinspect:index:VercelProject <name> <teamId>/<projectId>` and the token in VERCEL_TOKEN.
+// A Vercel project, created by name in the team, with its build settings (framework, root directory, install and build commands), its environment variables (plain and sensitive, for the given targets) and an optional domain. A project that already exists with the name is refused unless adoptExisting. A changed variable is updated in place by its ID (no delete and create, so no ENV_CONFLICT race); the preview names each variable that changes, never a sensitive value. Refresh reads every setting and variable back (a sensitive value cannot be read, only its presence, type and targets). Delete removes the project with its variables and deployments. Import with `pulumi import openinspect:index:VercelProject <name> <teamId>/<projectId>`, the token in VERCEL_TOKEN (and, for another API, its URL in VERCEL_API_URL).
 type VercelProject struct {
 	pulumi.CustomResourceState
 
