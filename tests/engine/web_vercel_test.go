@@ -28,7 +28,7 @@ const (
 
 // newVercelWebTest is examples/yaml-vercel against the emulator's Vercel
 // API, from the fixture checkout.
-func newVercelWebTest(t *testing.T, emu *emulatorProcess) *pulumitest.PulumiTest {
+func newVercelWebTest(t tb, emu *emulatorProcess) *pulumitest.PulumiTest {
 	t.Helper()
 	pt := newYAMLTest(t, filepath.Join(repoRoot(), "examples", "yaml-vercel"), emu)
 	pt.SetConfig(t, "upstreamCheckout", filepath.Join(repoRoot(), "tests", "fixtures", "upstream"))
