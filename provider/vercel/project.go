@@ -53,6 +53,9 @@ type VercelProjectState struct {
 	SensitiveRevision int    `pulumi:"sensitiveRevision"`
 	VariablesDigest   string `pulumi:"variablesDigest"`
 	Adopted           bool   `pulumi:"adopted"`
+	// DomainAttached: the domain is on the project (a create that failed
+	// before attaching it leaves it for the next up).
+	DomainAttached bool `pulumi:"domainAttached"`
 }
 
 var (
@@ -100,6 +103,7 @@ func (s *VercelProjectState) Annotate(a infer.Annotator) {
 	a.Describe(&s.VariablesDigest, "A digest of the variables (plain values, sensitive keys and sensitiveRevision, never a "+
 		"sensitive value): a VercelDeployment given it deploys again when it moves.")
 	a.Describe(&s.Adopted, "Whether the project existed and was adopted rather than created.")
+	a.Describe(&s.DomainAttached, "Whether the domain is attached to the project.")
 }
 
 var (
@@ -252,6 +256,7 @@ func (*VercelProject) Create(ctx context.Context, req infer.CreateRequest[Vercel
 		if err := cl.AddDomain(ctx, proj.ID, in.Domain); err != nil {
 			return infer.CreateResponse[VercelProjectState]{ID: proj.ID, Output: state}, initFailed(err)
 		}
+		state.DomainAttached = true
 	}
 	return infer.CreateResponse[VercelProjectState]{ID: proj.ID, Output: state}, nil
 }
@@ -414,7 +419,11 @@ func (*VercelProject) Update(ctx context.Context, req infer.UpdateRequest[Vercel
 		}
 		return infer.UpdateResponse[VercelProjectState]{Output: state}, nil
 	}
-	if len(plain) == 0 && len(sensitive) == 0 && !targetsMoved && !settingsMoved && o.Domain == n.Domain {
+	// A variable without an ID, or a domain not attached, is what a create
+	// or update that failed left to do.
+	unrecorded := slices.ContainsFunc(slices.Collect(maps.Keys(n.wanted())), func(k string) bool { return state.VariableIDs[k] == "" })
+	domainDue := n.Domain != "" && (n.Domain != o.Domain || !state.DomainAttached)
+	if len(plain) == 0 && len(sensitive) == 0 && !targetsMoved && !settingsMoved && !unrecorded && !domainDue {
 		return infer.UpdateResponse[VercelProjectState]{Output: state}, nil // the token, the API URL or adoptExisting: no call
 	}
 	cl, err := n.client()
@@ -433,10 +442,12 @@ func (*VercelProject) Update(ctx context.Context, req infer.UpdateRequest[Vercel
 		failed.VariableIDs = state.VariableIDs
 		return infer.UpdateResponse[VercelProjectState]{Output: failed}, err
 	}
-	if n.Domain != "" && n.Domain != o.Domain {
+	state.DomainAttached = state.DomainAttached && n.Domain == o.Domain
+	if domainDue {
 		if err := cl.AddDomain(ctx, state.ProjectID, n.Domain); err != nil {
 			return infer.UpdateResponse[VercelProjectState]{}, err
 		}
+		state.DomainAttached = true
 	}
 	return infer.UpdateResponse[VercelProjectState]{Output: state}, nil
 }

@@ -262,3 +262,30 @@ func vercelSettings(root string) vercelapi.ProjectSettings {
 func envPlain(v string) vercelapi.Env {
 	return vercelapi.Env{Value: v, Type: "plain", Target: vercelapi.Targets}
 }
+
+// TestVercelProjectFinishesAfterAFailure: a create that fails after the
+// project exists (a variable refused by a 500) leaves the project in state
+// as partly created; the next update creates the variables left, none
+// twice, and attaches the domain; a deployment of a project with a domain
+// has https://<domain> as its production URL.
+func TestVercelProjectFinishesAfterAFailure(t *testing.T) {
+	h := harness(t)
+	u := providertest.URN(vercel.VercelProjectToken, "project")
+	inputs := providertest.Props(t, projectInputs(h, map[string]any{"domain": "inspect.example.com"}))
+	h.Emu.InjectFault(emulator.Fault{Route: "POST " + emvercel.APIPrefix + "/v10/projects/{idOrName}/env",
+		Kind: emulator.FaultServerError, Status: 500, After: 1, Times: 1})
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.Error(t, err)
+	require.NotNil(t, created.PartialState, "partly created: the next up updates it")
+	proj := project(h, "open-inspect-unit")
+	require.NotNil(t, proj, "the project exists")
+	require.Equal(t, created.ID, proj.ID)
+	require.Len(t, proj.Env, 1, "one variable before the failure")
+	// The engine keeps the partial state; the next up updates with it.
+	finished, err := h.Server.Update(p.UpdateRequest{ID: proj.ID, Urn: u, State: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	proj = project(h, "open-inspect-unit")
+	require.Len(t, proj.Env, 3, "every variable once: %+v", proj.Env)
+	assert.Equal(t, []string{"inspect.example.com"}, proj.Domains)
+	assert.Equal(t, 3, finished.Properties.Get("variableIds").AsMap().Len())
+}

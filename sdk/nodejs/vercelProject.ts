@@ -65,6 +65,10 @@ export class VercelProject extends pulumi.CustomResource {
      */
     declare public readonly domain: pulumi.Output<string | undefined>;
     /**
+     * Whether the domain is attached to the project.
+     */
+    declare public /*out*/ readonly domainAttached: pulumi.Output<boolean>;
+    /**
      * The framework preset, e.g. nextjs.
      */
     declare public readonly framework: pulumi.Output<string | undefined>;
@@ -148,6 +152,7 @@ export class VercelProject extends pulumi.CustomResource {
             resourceInputs["token"] = args?.token ? pulumi.secret(args.token) : undefined;
             resourceInputs["variables"] = args?.variables;
             resourceInputs["adopted"] = undefined /*out*/;
+            resourceInputs["domainAttached"] = undefined /*out*/;
             resourceInputs["projectId"] = undefined /*out*/;
             resourceInputs["sensitiveRevision"] = undefined /*out*/;
             resourceInputs["variableIds"] = undefined /*out*/;
@@ -158,6 +163,7 @@ export class VercelProject extends pulumi.CustomResource {
             resourceInputs["apiUrl"] = undefined /*out*/;
             resourceInputs["buildCommand"] = undefined /*out*/;
             resourceInputs["domain"] = undefined /*out*/;
+            resourceInputs["domainAttached"] = undefined /*out*/;
             resourceInputs["framework"] = undefined /*out*/;
             resourceInputs["installCommand"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;

@@ -26,6 +26,8 @@ type VercelProject struct {
 	BuildCommand pulumi.StringPtrOutput `pulumi:"buildCommand"`
 	// A domain to attach to the project (its DNS is yours to point at Vercel).
 	Domain pulumi.StringPtrOutput `pulumi:"domain"`
+	// Whether the domain is attached to the project.
+	DomainAttached pulumi.BoolOutput `pulumi:"domainAttached"`
 	// The framework preset, e.g. nextjs.
 	Framework pulumi.StringPtrOutput `pulumi:"framework"`
 	// The install command, run in the root directory.
@@ -290,6 +292,11 @@ func (o VercelProjectOutput) BuildCommand() pulumi.StringPtrOutput {
 // A domain to attach to the project (its DNS is yours to point at Vercel).
 func (o VercelProjectOutput) Domain() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VercelProject) pulumi.StringPtrOutput { return v.Domain }).(pulumi.StringPtrOutput)
+}
+
+// Whether the domain is attached to the project.
+func (o VercelProjectOutput) DomainAttached() pulumi.BoolOutput {
+	return o.ApplyT(func(v *VercelProject) pulumi.BoolOutput { return v.DomainAttached }).(pulumi.BoolOutput)
 }
 
 // The framework preset, e.g. nextjs.

@@ -334,6 +334,7 @@ class VercelProject(pulumi.CustomResource):
             __props__.__dict__["token"] = None if token is None else pulumi.Output.secret(token)
             __props__.__dict__["variables"] = variables
             __props__.__dict__["adopted"] = None
+            __props__.__dict__["domain_attached"] = None
             __props__.__dict__["project_id"] = None
             __props__.__dict__["sensitive_revision"] = None
             __props__.__dict__["variable_ids"] = None
@@ -369,6 +370,7 @@ class VercelProject(pulumi.CustomResource):
         __props__.__dict__["api_url"] = None
         __props__.__dict__["build_command"] = None
         __props__.__dict__["domain"] = None
+        __props__.__dict__["domain_attached"] = None
         __props__.__dict__["framework"] = None
         __props__.__dict__["install_command"] = None
         __props__.__dict__["name"] = None
@@ -429,6 +431,14 @@ class VercelProject(pulumi.CustomResource):
         A domain to attach to the project (its DNS is yours to point at Vercel).
         """
         return pulumi.get(self, "domain")
+
+    @_builtins.property
+    @pulumi.getter(name="domainAttached")
+    def domain_attached(self) -> pulumi.Output[_builtins.bool]:
+        """
+        Whether the domain is attached to the project.
+        """
+        return pulumi.get(self, "domain_attached")
 
     @_builtins.property
     @pulumi.getter
