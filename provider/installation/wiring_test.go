@@ -108,7 +108,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 		"openinspect:index:ModalApp": modalAppChild{}, "openinspect:index:DaytonaSnapshot": snapshotChild{},
 		"openinspect:index:E2bTemplate": e2bTemplateChild{}, "openinspect:index:OpenComputerSnapshot": openComputerChild{},
 		"openinspect:index:VercelSnapshot": vercelChild{},
-		"openinspect:index:VercelProject": vercelProjectChild{}, "openinspect:index:VercelDeployment": vercelDeploymentChild{},
+		"openinspect:index:VercelProject":  vercelProjectChild{}, "openinspect:index:VercelDeployment": vercelDeploymentChild{},
 	} {
 		typ := reflect.TypeOf(child)
 		for i := range typ.NumField() {
