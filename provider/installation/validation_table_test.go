@@ -422,6 +422,10 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"web vercel settings on cloudflare", set("web", map[string]any{"platform": "cloudflare",
 			"vercel": map[string]any{"token": secret("vercel-tok-table"), "teamId": "team_abc"}}),
 			`web.vercel: only for platform "vercel"`, "vercel-tok-table", false},
+		{"web vercel source without the web", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table"),
+			"teamId": "team_abc", "sourceDir": tmp}}),
+			"web.vercel.sourceDir: " + tmp + " has no package.json, package-lock.json, packages/shared, packages/web, which Vercel's build of the web needs",
+			"vercel-tok-table", false},
 		{"web platform unknown", set("web", map[string]any{"platform": "netlify"}),
 			`web.platform: must be "kubernetes", "cloudflare" or "vercel", got "netlify"`, "", false},
 	}...)

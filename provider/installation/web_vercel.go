@@ -63,9 +63,12 @@ func resolveVercelWeb(plan *installPlan, s *spec, emb *embedded) []error {
 	if emb != nil && checkout == emb.dir {
 		field = "the embedded artefacts"
 	}
+	if dir := family.Deref(v.SourceDir, ""); dir != "" {
+		checkout, field = dir, "web.vercel.sourceDir"
+	}
 	if checkout == "" {
 		errs.add("web.vercel", "no web source to deploy: this plugin embeds no upstream artefacts; set upstream.checkout "+
-			"to a checkout of upstream at the pin (Vercel builds %s from it)", strings.Join(vercel.DefaultPaths, ", "))
+			"(or web.vercel.sourceDir) to a checkout of upstream at the pin (Vercel builds %s from it)", strings.Join(vercel.DefaultPaths, ", "))
 		return errs
 	}
 	var missing []string

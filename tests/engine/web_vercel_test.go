@@ -201,3 +201,32 @@ func TestOpenInspectWebOnVercel(t *testing.T) {
 	assert.Equal(t, []string{vercelOtherProject}, left, "destroy removed this installation's project, not the other's")
 	assert.False(t, slices.Contains(left, vercelWebProject))
 }
+
+// TestOpenInspectWebOnVercelFromEmbeddedArtefacts: with no upstream input,
+// the web source Vercel builds comes from the artefacts the plugin embeds
+// (the release step carried the fixture's web source), and the production
+// deployment is ready with every file of it.
+func TestOpenInspectWebOnVercelFromEmbeddedArtefacts(t *testing.T) {
+	t.Parallel()
+	requirePulumi(t)
+	plugins := buildEmbeddingPlugin(t)
+	emu := startEmulator(t)
+	pt := newYAMLTestWith(t, filepath.Join(repoRoot(), "examples", "yaml-vercel"), emu, plugins)
+	setInstallationSecrets(t, pt.CurrentStack())
+	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "vercelToken", auto.ConfigValue{Value: vercel.DefaultToken, Secret: true}))
+	pt.SetConfig(t, "vercelTeamId", vercel.DefaultTeamID)
+	pt.SetConfig(t, "vercelApiUrl", emu.url+vercel.APIPrefix)
+	pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
+	editProgram(t, pt, func(program string) string {
+		return strings.Replace(program, "      upstream:\n        checkout: ${upstreamCheckout}\n        allowUnverified: ${allowUnverified}\n", "", 1)
+	})
+	up := previewUp(t, pt)
+	p := emu.vercelProject(t, vercelWebProject)
+	require.Len(t, p.Deployments, 1)
+	assert.Equal(t, "READY", p.Deployments[0].State)
+	assert.Equal(t, fixtureWebSource(t), p.Deployments[0].Files, "every web source file, from the embedded set")
+	status, page := get(t, up.Outputs["webUrl"].Value.(string))
+	assert.Equal(t, http.StatusOK, status, "%s", page)
+	pt.Destroy(t)
+	assert.Empty(t, emu.inventory(t).Vercel.Projects)
+}

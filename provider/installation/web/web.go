@@ -44,6 +44,7 @@ type Vercel struct {
 	ProjectName *string            `pulumi:"projectName,optional"`
 	APIURL      *string            `pulumi:"apiUrl,optional"`
 	Domain      *string            `pulumi:"domain,optional"`
+	SourceDir   *string            `pulumi:"sourceDir,optional"`
 }
 
 // Annotate documents the Vercel settings.
@@ -58,6 +59,8 @@ func (v *Vercel) Annotate(a infer.Annotator) {
 	a.Describe(&v.APIURL, "Vercel's REST API (default https://api.vercel.com).")
 	a.Describe(&v.Domain, "A domain attached to the project; https://<domain> becomes the web URL and the control plane's "+
 		"WEB_APP_URL. Its DNS is yours to point at Vercel.")
+	a.Describe(&v.SourceDir, "The directory holding upstream's web source to deploy (package.json, package-lock.json, "+
+		"packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.")
 }
 
 // CustomDomain is the hostname the web Worker serves as its origin.
@@ -266,6 +269,9 @@ func (w *Args) validateVercel(add func(field, format string, args ...any)) {
 	}
 	if u := v.APIURL; u != nil && !httpURL(*u) {
 		add("vercel.apiUrl", "%q is not an http(s) URL", *u)
+	}
+	if d := v.SourceDir; d != nil && strings.TrimSpace(*d) == "" {
+		add("vercel.sourceDir", "empty: give the directory of upstream's web source, or leave sourceDir out")
 	}
 	if d := v.Domain; d != nil {
 		if len(*d) > 253 {

@@ -6962,6 +6962,8 @@ type WebVercel struct {
 	Domain *string `pulumi:"domain"`
 	// The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
 	ProjectName *string `pulumi:"projectName"`
+	// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+	SourceDir *string `pulumi:"sourceDir"`
 	// The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
 	TeamId string `pulumi:"teamId"`
 	// A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
@@ -6987,6 +6989,8 @@ type WebVercelArgs struct {
 	Domain pulumi.StringPtrInput `pulumi:"domain"`
 	// The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
 	ProjectName pulumi.StringPtrInput `pulumi:"projectName"`
+	// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+	SourceDir pulumi.StringPtrInput `pulumi:"sourceDir"`
 	// The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
 	TeamId pulumi.StringInput `pulumi:"teamId"`
 	// A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
@@ -7086,6 +7090,11 @@ func (o WebVercelOutput) ProjectName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v WebVercel) *string { return v.ProjectName }).(pulumi.StringPtrOutput)
 }
 
+// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+func (o WebVercelOutput) SourceDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WebVercel) *string { return v.SourceDir }).(pulumi.StringPtrOutput)
+}
+
 // The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
 func (o WebVercelOutput) TeamId() pulumi.StringOutput {
 	return o.ApplyT(func(v WebVercel) string { return v.TeamId }).(pulumi.StringOutput)
@@ -7147,6 +7156,16 @@ func (o WebVercelPtrOutput) ProjectName() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.ProjectName
+	}).(pulumi.StringPtrOutput)
+}
+
+// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+func (o WebVercelPtrOutput) SourceDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebVercel) *string {
+		if v == nil {
+			return nil
+		}
+		return v.SourceDir
 	}).(pulumi.StringPtrOutput)
 }
 

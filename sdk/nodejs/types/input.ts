@@ -918,6 +918,10 @@ export interface WebVercelArgs {
      */
     projectName?: pulumi.Input<string | undefined>;
     /**
+     * The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+     */
+    sourceDir?: pulumi.Input<string | undefined>;
+    /**
      * The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
      */
     teamId: pulumi.Input<string>;

@@ -3862,6 +3862,10 @@ class WebVercelArgsDict(TypedDict):
     """
     The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
     """
+    source_dir: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+    """
 
 @pulumi.input_type
 class WebVercelArgs:
@@ -3870,7 +3874,8 @@ class WebVercelArgs:
                  token: pulumi.Input[_builtins.str],
                  api_url: pulumi.Input[Optional[_builtins.str]] = None,
                  domain: pulumi.Input[Optional[_builtins.str]] = None,
-                 project_name: pulumi.Input[Optional[_builtins.str]] = None):
+                 project_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 source_dir: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.
 
@@ -3879,6 +3884,7 @@ class WebVercelArgs:
         :param pulumi.Input[_builtins.str] api_url: Vercel's REST API (default https://api.vercel.com).
         :param pulumi.Input[_builtins.str] domain: A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
         :param pulumi.Input[_builtins.str] project_name: The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+        :param pulumi.Input[_builtins.str] source_dir: The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
         """
         pulumi.set(__self__, "team_id", team_id)
         pulumi.set(__self__, "token", token)
@@ -3888,6 +3894,8 @@ class WebVercelArgs:
             pulumi.set(__self__, "domain", domain)
         if project_name is not None:
             pulumi.set(__self__, "project_name", project_name)
+        if source_dir is not None:
+            pulumi.set(__self__, "source_dir", source_dir)
 
     @_builtins.property
     @pulumi.getter(name="teamId")
@@ -3948,6 +3956,18 @@ class WebVercelArgs:
     @project_name.setter
     def project_name(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "project_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sourceDir")
+    def source_dir(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+        """
+        return pulumi.get(self, "source_dir")
+
+    @source_dir.setter
+    def source_dir(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "source_dir", value)
 
 
 class WorkerAssetsArgsDict(TypedDict):
