@@ -193,6 +193,21 @@ func TestOpenInspectWebOnVercel(t *testing.T) {
 	_, page = get(t, webURL)
 	assert.Contains(t, page, "<title>Acme Inspect</title>", "the production URL serves the new deployment")
 
+	// A failed build fails the up with Vercel's message; the last good
+	// deployment keeps serving, and the next up deploys again.
+	const reason = "Type error: Cannot find name 'x' (arranged by the test)"
+	emu.adminPost(t, "vercel/deployments/build-failures", map[string]any{"reason": reason}, nil)
+	editProgram(t, pt, func(program string) string { return strings.Replace(program, "appName: Acme Inspect", "appName: Beta Inspect", 1) })
+	_, err := pt.CurrentStack().Up(t.Context()) // up directly: this update is about failing
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), reason)
+	assert.NotContains(t, err.Error(), vercel.DefaultToken)
+	_, page = get(t, webURL)
+	assert.Contains(t, page, "<title>Acme Inspect</title>", "the last good deployment keeps serving")
+	previewUp(t, pt)
+	_, page = get(t, webURL)
+	assert.Contains(t, page, "<title>Beta Inspect</title>", "the next up deployed again")
+
 	pt.Destroy(t)
 	var left []string
 	for _, p := range emu.inventory(t).Vercel.Projects {
