@@ -70,7 +70,8 @@ var (
 func (r *VercelProject) Annotate(a infer.Annotator) {
 	a.Describe(r, "A Vercel project, created by name in the team, with its build settings (framework, root directory, "+
 		"install and build commands), its environment variables (plain and sensitive, for the given targets) and an "+
-		"optional domain. A project that already exists with the name is refused unless adoptExisting. A changed "+
+		"optional domain. A project that already exists with the name is refused unless adoptExisting, or unless it "+
+		"holds no variable and no deployment (what a create that did not finish leaves), which is taken over with a warning. A changed "+
 		"variable is updated in place by its ID (no delete and create, so no ENV_CONFLICT race); the preview names each "+
 		"variable that changes, never a sensitive value. Refresh reads every setting and variable back (a sensitive "+
 		"value cannot be read, only its presence, type and targets). Delete removes the project with its variables and "+
@@ -232,18 +233,8 @@ func (*VercelProject) Create(ctx context.Context, req infer.CreateRequest[Vercel
 	}
 	proj, err := cl.CreateProject(ctx, in.Name, in.settings())
 	if errors.Is(err, vercelapi.ErrConflict) {
-		if !in.AdoptExisting {
-			existing := ""
-			if got, gerr := cl.GetProject(ctx, in.Name); gerr == nil {
-				existing = " (" + got.ID + ")"
-			}
-			return infer.CreateResponse[VercelProjectState]{}, fmt.Errorf("vercel: a project named %q already exists in team %q%s: "+
-				"set adoptExisting to take it over, or import it", in.Name, in.TeamID, existing)
-		}
-		if proj, err = cl.GetProject(ctx, in.Name); err == nil {
-			state.Adopted = true
-			proj, err = cl.UpdateProject(ctx, proj.ID, in.settings())
-		}
+		proj, err = claim(ctx, cl, in)
+		state.Adopted = err == nil
 	}
 	if err != nil {
 		return infer.CreateResponse[VercelProjectState]{}, err
@@ -259,6 +250,30 @@ func (*VercelProject) Create(ctx context.Context, req infer.CreateRequest[Vercel
 		state.DomainAttached = true
 	}
 	return infer.CreateResponse[VercelProjectState]{ID: proj.ID, Output: state}, nil
+}
+
+// claim takes over the existing project of that name: with adoptExisting,
+// or when it holds nothing anyone could lose (no variable, no deployment),
+// which is what a create killed before its state was written leaves.
+// Anything else is a conflict naming the project.
+func claim(ctx context.Context, cl *vercelapi.Client, in VercelProjectArgs) (*vercelapi.Project, error) {
+	proj, err := cl.GetProject(ctx, in.Name)
+	if err != nil {
+		return nil, fmt.Errorf("vercel: a project named %q exists in team %q but cannot be read: %w", in.Name, in.TeamID, err)
+	}
+	if !in.AdoptExisting {
+		envs, err := cl.ListEnv(ctx, proj.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(envs) > 0 || len(proj.LatestDeployments) > 0 {
+			return nil, fmt.Errorf("vercel: a project named %q already exists in team %q (%s, with %d variables and %d deployments): "+
+				"set adoptExisting to take it over, or import it", in.Name, in.TeamID, proj.ID, len(envs), len(proj.LatestDeployments))
+		}
+		p.GetLogger(ctx).Warningf("vercel: taking over the empty project %s (%s): no variable and no deployment, as a create "+
+			"that did not finish leaves it", in.Name, proj.ID)
+	}
+	return cl.UpdateProject(ctx, proj.ID, in.settings())
 }
 
 func initFailed(err error) error {

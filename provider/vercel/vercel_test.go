@@ -90,10 +90,24 @@ func TestVercelProjectLifecycle(t *testing.T) {
 		"the sensitive values are kept only as secrets")
 	assert.False(t, created.Properties.Get("variablesDigest").HasSecrets(), "the digest is not made of secrets")
 
-	// Another project of that name in the team: a conflict, then adopted.
+	// An empty project of another name (a create killed before its state
+	// was written) is taken over without adoptExisting.
+	cl0 := client(t, h)
+	empty, err := cl0.CreateProject(t.Context(), "open-inspect-killed", vercelSettings("packages/web"))
+	require.NoError(t, err)
+	resumed, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(vercel.VercelProjectToken, "resumed"),
+		Properties: providertest.Props(t, projectInputs(h, map[string]any{"name": "open-inspect-killed"}))})
+	require.NoError(t, err)
+	assert.Equal(t, empty.ID, resumed.ID)
+	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: resumed.ID, Urn: providertest.URN(vercel.VercelProjectToken, "resumed"),
+		Properties: resumed.Properties}))
+
+	// Another project of that name in the team, holding variables: a
+	// conflict naming it, then adopted on request.
 	other := providertest.URN(vercel.VercelProjectToken, "other")
 	_, err = h.Server.Create(p.CreateRequest{Urn: other, Properties: check.Inputs})
 	require.ErrorContains(t, err, "adoptExisting")
+	assert.ErrorContains(t, err, created.ID)
 	adopted, err := h.Server.Create(p.CreateRequest{Urn: other, Properties: providertest.Props(t, projectInputs(h, map[string]any{"adoptExisting": true}))})
 	require.NoError(t, err)
 	assert.Equal(t, created.ID, adopted.ID)

@@ -65,11 +65,23 @@ func str(v *string) string {
 	return *v
 }
 
-// json answers a project as GET /v9/projects does (the fields a client reads).
-func (p *project) json() map[string]any {
+// json answers a project as GET /v9/projects does (the fields a client
+// reads), its newest deployments (at most 10) among them.
+func (s *Service) projectJSON(p *project) map[string]any {
+	var ds []*deployment
+	for _, d := range s.st.Deployments {
+		if d.Project == p.ID {
+			ds = append(ds, d)
+		}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].CreatedAt > ds[j].CreatedAt })
+	latest := []map[string]any{}
+	for _, d := range ds[:min(len(ds), 10)] {
+		latest = append(latest, map[string]any{"id": d.ID, "url": d.Host, "target": d.Target, "createdAt": d.CreatedAt})
+	}
 	return map[string]any{"id": p.ID, "name": p.Name, "accountId": p.Team, "framework": p.Framework,
 		"rootDirectory": p.RootDirectory, "installCommand": p.InstallCommand, "buildCommand": p.BuildCommand,
-		"createdAt": p.CreatedAt, "updatedAt": p.UpdatedAt}
+		"createdAt": p.CreatedAt, "updatedAt": p.UpdatedAt, "latestDeployments": latest}
 }
 
 // json answers a variable; a sensitive one without its value, as Vercel
@@ -159,7 +171,7 @@ func (s *Service) createProject(w http.ResponseWriter, r *http.Request, team str
 	p := &project{ID: newID("prj"), Team: team, Name: req.Name, Env: []*env{}, CreatedAt: now, UpdatedAt: now}
 	req.settings.apply(p)
 	s.st.Projects[p.ID] = p
-	body := p.json()
+	body := s.projectJSON(p)
 	s.mu.Unlock()
 	s.saveAndAnswer(w, http.StatusOK, body)
 }
@@ -173,7 +185,7 @@ func (s *Service) getProject(w http.ResponseWriter, r *http.Request, team string
 		writeError(w, err)
 		return
 	}
-	core.WriteJSON(w, http.StatusOK, p.json())
+	core.WriteJSON(w, http.StatusOK, s.projectJSON(p))
 }
 
 // updateProject is PATCH /v9/projects/{idOrName} with build settings.
@@ -196,7 +208,7 @@ func (s *Service) updateProject(w http.ResponseWriter, r *http.Request, team str
 	}
 	req.apply(p)
 	p.UpdatedAt = nowMillis()
-	body := p.json()
+	body := s.projectJSON(p)
 	s.mu.Unlock()
 	s.saveAndAnswer(w, http.StatusOK, body)
 }

@@ -137,6 +137,10 @@ type Project struct {
 	RootDirectory  *string `json:"rootDirectory"`
 	InstallCommand *string `json:"installCommand"`
 	BuildCommand   *string `json:"buildCommand"`
+	// LatestDeployments are the project's newest deployments.
+	LatestDeployments []struct {
+		ID string `json:"id"`
+	} `json:"latestDeployments"`
 }
 
 // Settings are the project's build settings; a null one reads as "".
