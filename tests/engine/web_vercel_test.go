@@ -197,7 +197,9 @@ func TestOpenInspectWebOnVercel(t *testing.T) {
 	// deployment keeps serving, and the next up deploys again.
 	const reason = "Type error: Cannot find name 'x' (arranged by the test)"
 	emu.adminPost(t, "vercel/deployments/build-failures", map[string]any{"reason": reason}, nil)
-	editProgram(t, pt, func(program string) string { return strings.Replace(program, "appName: Acme Inspect", "appName: Beta Inspect", 1) })
+	editProgram(t, pt, func(program string) string {
+		return strings.Replace(program, "appName: Acme Inspect", "appName: Beta Inspect", 1)
+	})
 	_, err := pt.CurrentStack().Up(t.Context()) // up directly: this update is about failing
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), reason)
