@@ -1,5 +1,6 @@
-// Package restjson is the one way the provider calls a sandbox platform's
-// JSON REST API itself (E2B, OpenComputer, Vercel Sandbox): fixed headers,
+// Package restjson is the one way the provider calls a platform's JSON REST
+// API itself (E2B, OpenComputer, Vercel Sandbox, Vercel's projects and
+// deployments): fixed headers,
 // a bounded body, the answer decoded only for the statuses the caller
 // expects, and any other answer an *Error carrying the platform's own
 // message.

@@ -1,4 +1,6 @@
-// Package vercel is the emulator's Vercel Sandbox API, as upstream's own
+// Package vercel is the emulator's Vercel: the projects, variables, files
+// and deployments the web UI on Vercel uses (projects.go, deployments.go),
+// and the Vercel Sandbox API, as upstream's own
 // fetch client (packages/control-plane/src/sandbox/providers/vercel/
 // client.ts, no SDK) and its base-snapshot builder call it: named sandboxes
 // per project whose sessions run commands (answered as NDJSON when the
