@@ -107,6 +107,8 @@ func TestOpenInspectWebOnVercel(t *testing.T) {
 	emu := startEmulator(t)
 	require.Equal(t, http.StatusOK, emu.vercelPost(t, "/v11/projects", map[string]any{"name": vercelOtherProject, "framework": "nextjs"}),
 		"another installation's project in the same team")
+	require.Equal(t, http.StatusCreated, emu.vercelPost(t, "/v10/projects/"+vercelOtherProject+"/env", map[string]any{
+		"key": "NEXT_PUBLIC_APP_NAME", "value": "Other", "type": "plain", "target": []string{"production", "preview"}}))
 	pt := newVercelWebTest(t, emu)
 	pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
 
@@ -217,6 +219,9 @@ func TestOpenInspectWebOnVercel(t *testing.T) {
 	}
 	assert.Equal(t, []string{vercelOtherProject}, left, "destroy removed this installation's project, not the other's")
 	assert.False(t, slices.Contains(left, vercelWebProject))
+	other := emu.vercelProject(t, vercelOtherProject)
+	require.Len(t, other.Env, 1, "the other installation's variables are untouched")
+	assert.Equal(t, "Other", other.Env[0].Value)
 }
 
 // TestOpenInspectWebOnVercelFromEmbeddedArtefacts: with no upstream input,
