@@ -16,6 +16,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
+	"github.com/openinspect/pulumi-openinspect/provider/vercel"
 )
 
 // Name is the Pulumi package name; resource tokens are openinspect:index:<Name>.
@@ -42,6 +43,7 @@ type resources struct {
 	snapshot *sandbox.DaytonaSnapshot
 	oc       *sandbox.OpenComputerSnapshot
 	vercel   *sandbox.VercelSnapshot
+	vdeploy  *vercel.VercelDeployment
 }
 
 // WithWorker serves w for the Worker resource.
@@ -65,10 +67,15 @@ func WithVercelSnapshot(v *sandbox.VercelSnapshot) Option {
 	return func(r *resources) { r.vercel = v }
 }
 
+// WithVercelDeployment serves d for the VercelDeployment resource.
+func WithVercelDeployment(d *vercel.VercelDeployment) Option {
+	return func(r *resources) { r.vdeploy = d }
+}
+
 // New builds the provider with every resource and the provider configuration.
 func New(opts ...Option) (p.Provider, error) {
 	r := resources{worker: &cloudflare.Worker{}, modalApp: &sandbox.ModalApp{}, snapshot: &sandbox.DaytonaSnapshot{},
-		oc: &sandbox.OpenComputerSnapshot{}, vercel: &sandbox.VercelSnapshot{}}
+		oc: &sandbox.OpenComputerSnapshot{}, vercel: &sandbox.VercelSnapshot{}, vdeploy: &vercel.VercelDeployment{}}
 	for _, o := range opts {
 		o(&r)
 	}
@@ -116,6 +123,8 @@ func New(opts ...Option) (p.Provider, error) {
 			infer.Resource(&sandbox.E2bTemplate{}),
 			infer.Resource(r.oc),
 			infer.Resource(r.vercel),
+			infer.Resource(&vercel.VercelProject{}),
+			infer.Resource(r.vdeploy),
 		).
 		WithComponents(infer.ComponentF(installation.NewOpenInspect)).
 		Build()

@@ -11,6 +11,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
+	"github.com/openinspect/pulumi-openinspect/provider/vercel"
 )
 
 // replacementReasons say, for each resource and property whose change
@@ -42,6 +43,10 @@ var replacementReasons = map[string]map[string]string{
 	},
 	tenant.AppSecretsToken: {
 		"controlPlaneUrl": "the secrets are seeded into the new control plane, and pruned from the old one",
+	},
+	vercel.VercelProjectToken: {
+		"name":   "the project's name is its identity in the team: a new project is created with the variables, and the old one deleted with its deployments",
+		"teamId": "Vercel cannot move a project between teams here: a new project is created in the new team, and the old one deleted with its deployments",
 	},
 	sandbox.ModalAppToken: {
 		"appName":     "Modal cannot rename a deployed app: the old app is stopped first, then the new one deployed",

@@ -152,6 +152,7 @@ func planInstallation(contract *upstream.Contract, s *spec, emb *embedded, value
 	errs := validatePlan(plan, s)
 	errs = append(errs, resolveArtifacts(contract, plan, s, emb)...)
 	errs = append(errs, resolveWeb(plan, s, emb)...)
+	errs = append(errs, resolveVercelWeb(plan, s, emb)...)
 	if len(errs) == 0 {
 		// The Worker's own rules last: what the bundle checks find (a
 		// worker's var count) they would report again.

@@ -17,6 +17,7 @@ const (
 const (
 	webPlatformKubernetes = "kubernetes"
 	webPlatformCloudflare = "cloudflare"
+	webPlatformVercel     = "vercel"
 	webPlatformNone       = "none"
 )
 
@@ -44,6 +45,8 @@ func (b *installer) reportOutputs(comp *OpenInspect) {
 	switch {
 	case b.plan.Web != nil:
 		platform = webPlatformCloudflare
+	case b.plan.VercelWeb != nil:
+		platform = webPlatformVercel
 	case b.spec.Web != nil:
 		platform = webPlatformKubernetes
 	}

@@ -42,6 +42,8 @@ const (
 	refUserSecret
 	// refSandbox is an output of the sandbox child (text names it).
 	refSandbox
+	// refVercelWeb is the production URL of the web's Vercel deployment.
+	refVercelWeb
 )
 
 // The outputs of the sandbox children a value may refer to.
@@ -134,6 +136,8 @@ type installPlan struct {
 	SandboxSource string
 	// Web is the web UI's Worker on Cloudflare (web.platform cloudflare).
 	Web *plannedWeb
+	// VercelWeb is the web UI on Vercel (web.platform vercel).
+	VercelWeb *plannedVercelWeb
 	// Verification is what resolveArtifacts checked (the upstreamVerification
 	// output); Warnings are what it found but does not refuse, one line per
 	// condition; Details are the per-file findings behind them, logged at
@@ -336,6 +340,8 @@ type planner struct {
 	generated map[string]bool
 	// webFromWorker: webAppUrl is the web Worker's URL (spec.WebFromWorker).
 	webFromWorker bool
+	// webFromVercel: webAppUrl is the Vercel deployment's production URL.
+	webFromVercel bool
 }
 
 // Stage 3: the plan. buildPlan expands a validated spec into the
@@ -369,7 +375,8 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 		values.Derived["modalEnvironmentWebSuffix"] = *sfx
 	}
 	plan.AppIconURL = values.Inputs["appIconUrl"]
-	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}, webFromWorker: s.WebFromWorker}
+	pl := &planner{contract: c, values: values, plan: plan, generated: map[string]bool{}, webFromWorker: s.WebFromWorker,
+		webFromVercel: s.WebFromVercel}
 	if err := pl.resources(s); err != nil {
 		return nil, err
 	}
@@ -642,6 +649,9 @@ func (pl *planner) ref(s upstream.Source, worker string) (valueRef, error) {
 		case "webAppUrl":
 			if pl.webFromWorker {
 				return valueRef{kind: refWorkerURL, text: webLogical, form: urlFull}, nil
+			}
+			if pl.webFromVercel {
+				return valueRef{kind: refVercelWeb}, nil
 			}
 			v, err := c.Resolve(s, pl.values)
 			return literal(v), err

@@ -34,9 +34,10 @@ type installer struct {
 	kv        map[string]*kvNamespaceChild
 	r2        map[string]*r2BucketChild
 	queues    map[string]*queueChild
-	modal     *modalAppChild // the ModalApp child, whose health URL is an output
-	sandboxed *sandboxChild  // the sandbox child, once registered
-	owner     pulumi.Map     // the ownership inputs: owner (the identity) and takeOverFrom
+	modal     *modalAppChild       // the ModalApp child, whose health URL is an output
+	sandboxed *sandboxChild        // the sandbox child, once registered
+	vercelURL *pulumi.StringOutput // the web's production URL on Vercel, once registered
+	owner     pulumi.Map           // the ownership inputs: owner (the identity) and takeOverFrom
 }
 
 // owned adds the ownership inputs to a child's properties.
@@ -186,6 +187,17 @@ func (b *installer) install(comp *OpenInspect) error {
 		return err
 	}
 
+	if plan.VercelWeb != nil {
+		// Before the workers: the control plane's WEB_APP_URL is the
+		// deployment's production URL, and the deployment needs only the
+		// control plane's URL, which WorkerUrls knows already.
+		url, err := b.webOnVercel(s.Adopt)
+		if err != nil {
+			return err
+		}
+		b.vercelURL = &url
+	}
+
 	sandboxReg := sandboxRegistration{comp: comp, lock: lock, db: db, adopt: adopt, orphan: orphan}
 	if err := b.sandbox(sandboxReg); err != nil {
 		return err
@@ -230,14 +242,20 @@ func (b *installer) install(comp *OpenInspect) error {
 	}
 
 	webURL := pulumi.String(plan.WebAppURL).ToStringOutput()
-	if plan.Web != nil {
+	switch {
+	case plan.VercelWeb != nil:
+		// Registered before the workers.
+		if s.WebFromVercel {
+			webURL = *b.vercelURL
+		}
+	case plan.Web != nil:
 		if err := b.webOnCloudflare(controlPlaneURL, adopt); err != nil {
 			return err
 		}
 		if s.WebFromWorker {
 			webURL = b.workerURL(webLogical, urlFull)
 		}
-	} else if s.Web != nil {
+	case s.Web != nil:
 		deployed, err := web.Deploy(ctx, b.name, s.Web, web.Inputs{
 			Installation:      lock.InstallationID,
 			Name:              plan.resourceName("web"), // validatePlan checks pull secrets against it
@@ -452,6 +470,8 @@ func (b *installer) value(w *plannedWorker, ref valueRef) pulumi.StringInput {
 		out = w.UserSecrets[ref.text]
 	case refSandbox:
 		return b.sandboxOutput(ref.text)
+	case refVercelWeb:
+		return b.vercelWebURL()
 	}
 	if ref.trim {
 		return out.ToStringOutput().ApplyT(strings.TrimSpace).(pulumi.StringOutput)

@@ -30,6 +30,10 @@ type spec struct {
 	// webAppUrl, so its origin is the web Worker's workers.dev URL, known
 	// only once WorkerUrls read the account (WebOrigin is empty then).
 	WebFromWorker bool
+	// WebFromVercel: the web runs on Vercel without a domain or webAppUrl,
+	// so its origin is the production URL of its deployment, known once
+	// the deployment is ready (WebOrigin is empty then).
+	WebFromVercel bool
 	Upstream      UpstreamArgs
 	Modal         ModalArgs
 	Daytona       DaytonaArgs
@@ -95,6 +99,11 @@ func normalize(a *OpenInspectArgs) *spec {
 	case a.Web != nil && a.Web.OnPlatform() == web.PlatformCloudflare:
 		// Upstream: https://<web worker>.<subdomain>.workers.dev.
 		s.WebFromWorker, s.WebOriginIsDefault, s.WebOriginField = true, true, "web"
+	case a.Web != nil && a.Web.OnPlatform() == web.PlatformVercel && a.Web.Vercel != nil && family.Deref(a.Web.Vercel.Domain, "") != "":
+		s.WebOrigin, s.WebOriginField = "https://"+*a.Web.Vercel.Domain, "web.vercel.domain"
+	case a.Web != nil && a.Web.OnPlatform() == web.PlatformVercel:
+		// Upstream: the project's production URL on vercel.app.
+		s.WebFromVercel, s.WebOriginIsDefault, s.WebOriginField = true, true, "web"
 	case a.Web != nil && family.Deref(a.Web.PublicURL, "") != "":
 		s.WebOrigin, s.WebOriginField = *a.Web.PublicURL, "web.publicUrl"
 	default:

@@ -60,6 +60,12 @@ func inputProblems(s *spec) problems {
 		}
 	}
 	errs = append(errs, sandboxInputProblems(s)...)
+	if w := s.OpenInspectArgs.Web; w != nil && w.Vercel != nil {
+		// The token goes with every call, as a sandbox API key does.
+		if problem := plainHTTPProblem(family.Deref(w.Vercel.APIURL, "")); problem != "" {
+			errs.add("web.vercel.apiUrl", "%s", strings.Replace(problem, "API key", "Vercel token", 1))
+		}
+	}
 	return errs
 }
 

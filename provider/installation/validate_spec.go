@@ -92,8 +92,8 @@ func validateSpec(s *spec) []error {
 	// The default origin is made of the name parts: when they are invalid,
 	// their own problem is the one to fix.
 	namesValid := logicalNamePattern.MatchString(s.DeploymentName) && logicalNamePattern.MatchString(s.Prefix)
-	if !s.WebFromWorker && (!s.WebOriginIsDefault || namesValid) && !validWebOrigin(s.WebOrigin) {
-		if s.WebOriginField != "web.customDomain.hostname" {
+	if !s.WebFromWorker && !s.WebFromVercel && (!s.WebOriginIsDefault || namesValid) && !validWebOrigin(s.WebOrigin) {
+		if s.WebOriginField != "web.customDomain.hostname" && s.WebOriginField != "web.vercel.domain" {
 			// A custom domain's origin is https://<hostname>: web.Validate
 			// reports the hostname as written, not a URL the user never wrote.
 			errs.add(s.WebOriginField, "%q must be an https origin, or http on localhost, 127.0.0.1 or [::1]: the control plane refuses anything else", s.WebOrigin)

@@ -73,6 +73,9 @@ func (s *spec) givenSecrets() []givenSecret {
 	add("sandbox.e2b.apiKey", s.E2B.APIKey, nil)
 	add("sandbox.opencomputer.apiKey", s.OpenComputer.APIKey, nil)
 	add("sandbox.vercel.token", s.Vercel.Token, nil)
+	if a.Web != nil && a.Web.Vercel != nil {
+		add("web.vercel.token", a.Web.Vercel.Token, nil)
+	}
 	for i, w := range a.Workers {
 		for _, k := range slices.Sorted(maps.Keys(w.Secrets)) {
 			add(keyPath(fmt.Sprintf("workers[%d].secrets", i), k), w.Secrets[k], nil)

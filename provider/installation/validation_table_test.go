@@ -393,6 +393,41 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"web custom domain over 253 characters", set("web", map[string]any{"platform": "cloudflare", "customDomain": map[string]any{
 			"hostname": strings.Repeat("a.", 130) + "example.com", "zoneId": strings.Repeat("0", 32)}}),
 			"web.customDomain.hostname: is 271 characters; a hostname has at most 253", "", false},
+		// The web on Vercel: each field named, the token never quoted.
+		{"web vercel without settings", set("web", map[string]any{"platform": "vercel"}),
+			"web.vercel: required on platform \"vercel\": give token", "", false},
+		{"web vercel team", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table"), "teamId": "acme"}}),
+			`web.vercel.teamId: "acme" is not a Vercel team ID`, "vercel-tok-table", false},
+		{"web vercel team missing", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table")}}),
+			"web.vercel.teamId: required: the Vercel team", "vercel-tok-table", false},
+		{"web vercel token missing", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"teamId": "team_abc"}}),
+			"web.vercel.token: required", "", false},
+		{"web vercel empty token", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret(""), "teamId": "team_abc"}}),
+			"web.vercel.token:", "", false},
+		{"web vercel project name", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table"),
+			"teamId": "team_abc", "projectName": "Open Inspect"}}),
+			`web.vercel.projectName: "Open Inspect" is not a Vercel project name`, "vercel-tok-table", false},
+		{"web vercel api url", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table"),
+			"teamId": "team_abc", "apiUrl": "api.vercel.com"}}),
+			`web.vercel.apiUrl: "api.vercel.com" is not an http(s) URL`, "vercel-tok-table", false},
+		{"web vercel plain http api", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table"),
+			"teamId": "team_abc", "apiUrl": "http://api.vercel.example"}}),
+			`web.vercel.apiUrl: "http://api.vercel.example" is plain http to another host: the Vercel token would travel unencrypted`, "vercel-tok-table", false},
+		{"web vercel domain", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table"),
+			"teamId": "team_abc", "domain": "https://inspect.example.com"}}),
+			`web.vercel.domain: "https://inspect.example.com" is not a lower-case hostname`, "vercel-tok-table", false},
+		{"web vercel with a cloudflare field", set("web", map[string]any{"platform": "vercel", "bundleDir": "x",
+			"vercel": map[string]any{"token": secret("vercel-tok-table"), "teamId": "team_abc"}}),
+			`web.bundleDir: not for platform "vercel"`, "vercel-tok-table", false},
+		{"web vercel settings on cloudflare", set("web", map[string]any{"platform": "cloudflare",
+			"vercel": map[string]any{"token": secret("vercel-tok-table"), "teamId": "team_abc"}}),
+			`web.vercel: only for platform "vercel"`, "vercel-tok-table", false},
+		{"web vercel source without the web", set("web", map[string]any{"platform": "vercel", "vercel": map[string]any{"token": secret("vercel-tok-table"),
+			"teamId": "team_abc", "sourceDir": tmp}}),
+			"web.vercel.sourceDir: " + tmp + " has no package.json, package-lock.json, packages/shared, packages/web, which Vercel's build of the web needs",
+			"vercel-tok-table", false},
+		{"web platform unknown", set("web", map[string]any{"platform": "netlify"}),
+			`web.platform: must be "kubernetes", "cloudflare" or "vercel", got "netlify"`, "", false},
 	}...)
 	absentText["web custom domain not a host"] = "https://not a host!"
 	absentText["web custom domain over 253 characters"] = "https://"
@@ -428,6 +463,7 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			assert.Zero(t, h.Emu.CloudflareCalls(), "no Cloudflare call: %v", h.Emu.Counts())
 			assert.Zero(t, h.Emu.Modal().Calls(), "no Modal call")
 			assert.Zero(t, h.Emu.Daytona().Calls(), "no Daytona call")
+			assert.Zero(t, h.Emu.Vercel().Calls(), "no Vercel call")
 		})
 	}
 

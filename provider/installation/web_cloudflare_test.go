@@ -247,7 +247,7 @@ func TestWebOnCloudflareValidation(t *testing.T) {
 		edit func(*OpenInspectArgs)
 		want []string
 	}{
-		{"unknown platform", func(a *OpenInspectArgs) { p := "vercel"; a.Web.Platform = &p }, []string{`web.platform: must be "kubernetes" or "cloudflare", got "vercel"`}},
+		{"unknown platform", func(a *OpenInspectArgs) { p := "netlify"; a.Web.Platform = &p }, []string{`web.platform: must be "kubernetes", "cloudflare" or "vercel", got "netlify"`}},
 		{"kubernetes fields", func(a *OpenInspectArgs) { a.Web.Image, a.Web.Namespace = "web:1", "oi" },
 			[]string{`web.image: only for platform "kubernetes"`, `web.namespace: only for platform "kubernetes"`}},
 		{"hostname", func(a *OpenInspectArgs) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
@@ -65,8 +66,12 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 	vercel := requiredArgs()
 	vercel.Sandbox = &SandboxArgs{Provider: &vercelProvider, Vercel: &VercelArgs{Token: pulumi.String("vt_00"), ProjectID: &vercelProject}}
 
+	onVercel := requiredArgs()
+	vercelPlatform := web.PlatformVercel
+	onVercel.Web = &web.Args{Platform: &vercelPlatform, Vercel: &web.Vercel{Token: pulumi.String("vercel-web-token"), TeamID: "team_wiring"}}
+
 	seen := map[string]bool{}
-	for _, args := range []OpenInspectArgs{withSecrets, daytona, e2b, oc, vercel} {
+	for _, args := range []OpenInspectArgs{withSecrets, daytona, e2b, oc, vercel, onVercel} {
 		mocks := &recordingMocks{}
 		require.NoError(t, runWithMocks(mocks, args))
 		for _, r := range mocks.registered() {
@@ -76,6 +81,13 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 			schema, ok := resources[r.TypeToken]
 			require.True(t, ok, "%s is registered but not in schema.json", r.TypeToken)
 			seen[r.TypeToken] = true
+			if r.TypeToken == "openinspect:index:Worker" && strings.HasSuffix(r.Name, "worker-control-plane") && args.Web != nil {
+				assert.Contains(t, fmt.Sprint(r.RegisterRPC.GetDependencies()), "vercel-deployment",
+					"the control plane's WEB_APP_URL is the Vercel deployment's production URL")
+			}
+			if r.TypeToken == "openinspect:index:VercelDeployment" {
+				assert.Contains(t, fmt.Sprint(r.RegisterRPC.GetDependencies()), "vercel-project", "the deployment follows its project")
+			}
 			if r.TypeToken == "openinspect:index:E2bTemplate" {
 				// Upstream's order: the template builds after the control plane is uploaded.
 				assert.Contains(t, fmt.Sprint(r.RegisterRPC.GetDependencies()), "worker-control-plane", "the E2B template waits for the control plane")
@@ -85,7 +97,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 			}
 		}
 	}
-	assert.Len(t, seen, 15, "every openinspect child is covered: %v", seen)
+	assert.Len(t, seen, 17, "every openinspect child is covered: %v", seen)
 
 	// The outputs the component reads from each child.
 	for token, child := range map[string]any{
@@ -96,6 +108,7 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 		"openinspect:index:ModalApp": modalAppChild{}, "openinspect:index:DaytonaSnapshot": snapshotChild{},
 		"openinspect:index:E2bTemplate": e2bTemplateChild{}, "openinspect:index:OpenComputerSnapshot": openComputerChild{},
 		"openinspect:index:VercelSnapshot": vercelChild{},
+		"openinspect:index:VercelProject":  vercelProjectChild{}, "openinspect:index:VercelDeployment": vercelDeploymentChild{},
 	} {
 		typ := reflect.TypeOf(child)
 		for i := range typ.NumField() {

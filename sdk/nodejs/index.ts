@@ -75,6 +75,16 @@ export type R2Bucket = import("./r2bucket").R2Bucket;
 export const R2Bucket: typeof import("./r2bucket").R2Bucket = null as any;
 utilities.lazyLoad(exports, ["R2Bucket"], () => require("./r2bucket"));
 
+export { VercelDeploymentArgs } from "./vercelDeployment";
+export type VercelDeployment = import("./vercelDeployment").VercelDeployment;
+export const VercelDeployment: typeof import("./vercelDeployment").VercelDeployment = null as any;
+utilities.lazyLoad(exports, ["VercelDeployment"], () => require("./vercelDeployment"));
+
+export { VercelProjectArgs } from "./vercelProject";
+export type VercelProject = import("./vercelProject").VercelProject;
+export const VercelProject: typeof import("./vercelProject").VercelProject = null as any;
+utilities.lazyLoad(exports, ["VercelProject"], () => require("./vercelProject"));
+
 export { VercelSnapshotArgs } from "./vercelSnapshot";
 export type VercelSnapshot = import("./vercelSnapshot").VercelSnapshot;
 export const VercelSnapshot: typeof import("./vercelSnapshot").VercelSnapshot = null as any;
@@ -130,6 +140,10 @@ const _module = {
                 return new Queue(name, <any>undefined, { urn })
             case "openinspect:index:R2Bucket":
                 return new R2Bucket(name, <any>undefined, { urn })
+            case "openinspect:index:VercelDeployment":
+                return new VercelDeployment(name, <any>undefined, { urn })
+            case "openinspect:index:VercelProject":
+                return new VercelProject(name, <any>undefined, { urn })
             case "openinspect:index:VercelSnapshot":
                 return new VercelSnapshot(name, <any>undefined, { urn })
             case "openinspect:index:Worker":

@@ -178,7 +178,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux = s.core.Mux()
 	s.routes()
-	s.handler = s.workers.Handler(s.mux, s.logged)
+	// Vercel deployments answer on their own hosts (*.vercel.localhost and
+	// projects' domains) before the Workers' hosts are looked at.
+	s.handler = s.vercel.ServeHosts(s.workers.Handler(s.mux, s.logged))
 	return s, nil
 }
 

@@ -33,6 +33,8 @@ func TestExamplesPreviewAFreshStack(t *testing.T) {
 	}{
 		{"yaml", newInstallationWithWebTest, []string{"openinspect:index:OpenInspect", "openinspect:index:Worker",
 			"openinspect:index:D1Database", "openinspect:index:GeneratedSecret", "openinspect:index:AppSecrets"}},
+		{"yaml-vercel", newVercelWebTest, []string{"openinspect:index:OpenInspect", "openinspect:index:VercelProject",
+			"openinspect:index:VercelDeployment", "openinspect:index:Worker"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			emu := startEmulator(t)
@@ -47,6 +49,7 @@ func TestExamplesPreviewAFreshStack(t *testing.T) {
 			}
 			assert.NotContains(t, preview.StdOut, "error:", "the preview reports no error")
 			assert.Empty(t, emu.inventory(t).Workers, "a preview creates nothing")
+			assert.Empty(t, emu.inventory(t).Vercel.Projects, "a preview creates nothing")
 		})
 	}
 }

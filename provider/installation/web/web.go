@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ type Args struct {
 	Platform         *string            `pulumi:"platform,optional"`
 	BundleDir        *string            `pulumi:"bundleDir,optional"`
 	CustomDomain     *CustomDomain      `pulumi:"customDomain,optional"`
+	Vercel           *Vercel            `pulumi:"vercel,optional"`
 	Image            string             `pulumi:"image,optional"`
 	Namespace        string             `pulumi:"namespace,optional"`
 	NamespaceMode    *string            `pulumi:"namespaceMode,optional"`
@@ -32,6 +34,33 @@ type Args struct {
 	PublicURL        *string            `pulumi:"publicUrl,optional"`
 	ImagePullSecrets []PullSecret       `pulumi:"imagePullSecrets,optional"`
 	Env              map[string]string  `pulumi:"env,optional"`
+}
+
+// Vercel places the web UI on Vercel (platform vercel): the credentials,
+// the team and, optionally, the project's name, the API and a domain.
+type Vercel struct {
+	Token       pulumi.StringInput `pulumi:"token" provider:"secret"`
+	TeamID      string             `pulumi:"teamId"`
+	ProjectName *string            `pulumi:"projectName,optional"`
+	APIURL      *string            `pulumi:"apiUrl,optional"`
+	Domain      *string            `pulumi:"domain,optional"`
+	SourceDir   *string            `pulumi:"sourceDir,optional"`
+}
+
+// Annotate documents the Vercel settings.
+func (v *Vercel) Annotate(a infer.Annotator) {
+	a.SetToken("index", "WebVercel")
+	a.Describe(v, "The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform "+
+		"creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.")
+	a.Describe(&v.Token, "A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox "+
+		"backend's token may be the same.")
+	a.Describe(&v.TeamID, "The Vercel team (team_...) the project is created in (upstream's vercel_team_id).")
+	a.Describe(&v.ProjectName, "The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).")
+	a.Describe(&v.APIURL, "Vercel's REST API (default https://api.vercel.com).")
+	a.Describe(&v.Domain, "A domain attached to the project; https://<domain> becomes the web URL and the control plane's "+
+		"WEB_APP_URL. Its DNS is yours to point at Vercel.")
+	a.Describe(&v.SourceDir, "The directory holding upstream's web source to deploy (package.json, package-lock.json, "+
+		"packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.")
 }
 
 // CustomDomain is the hostname the web Worker serves as its origin.
@@ -56,8 +85,11 @@ func (w *Args) Annotate(a infer.Annotator) {
 		"ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels "+
 		"`app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. "+
 		"On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> "+
-		"with static assets, made right for this installation without building anything.")
-	a.Describe(&w.Platform, "kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, "+
+		"with static assets, made right for this installation without building anything. On Vercel (platform vercel): "+
+		"a project built and served by Vercel.")
+	a.Describe(&w.Platform, "kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with "+
+		"upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the "+
+		"NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, "+
 		"as upstream's web_platform \"cloudflare\": its NEXT_PUBLIC_* values are substituted into the placeholder build for this "+
 		"installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); "+
 		"only bundleDir and customDomain apply.")
@@ -65,6 +97,8 @@ func (w *Args) Annotate(a infer.Annotator) {
 		"openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, "+
 		"or of the artefacts embedded in the plugin.")
 	a.Describe(&w.CustomDomain, "Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.")
+	a.Describe(&w.Vercel, "Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from "+
+		"upstream.checkout or the artefacts embedded in the plugin and built by Vercel.")
 	a.Describe(&w.Image, "Platform kubernetes, required: the web UI container image: upstream `packages/web` built with `output: \"standalone\"` and "+
 		"with this installation's `NEXT_PUBLIC_WS_URL` (the control plane's wss:// URL), `NEXT_PUBLIC_APP_NAME`, "+
 		"`NEXT_PUBLIC_SANDBOX_PROVIDER` and `NEXT_PUBLIC_APP_ICON_URL`: Next inlines them into the browser code at "+
@@ -174,6 +208,7 @@ var webPullSecretTypes = map[string]bool{
 const (
 	PlatformKubernetes = "kubernetes"
 	PlatformCloudflare = "cloudflare"
+	PlatformVercel     = "vercel"
 )
 
 // OnPlatform is the platform the spec places the web on (kubernetes when
@@ -191,6 +226,68 @@ var (
 	zoneIDPattern   = regexp.MustCompile(`^[0-9a-f]{32}$`)
 )
 
+// vercelTeamPattern is a Vercel team ID; vercelProjectPattern a project name.
+var (
+	vercelTeamPattern    = regexp.MustCompile(`^team_[A-Za-z0-9]+$`)
+	vercelProjectPattern = regexp.MustCompile(`^[a-z0-9._-]{1,100}$`)
+)
+
+// validateVercel checks the fields of platform vercel and refuses the
+// other platforms' fields. The token's value is checked with the other
+// secrets (validate_values.go).
+func (w *Args) validateVercel(add func(field, format string, args ...any)) {
+	others := []struct {
+		field string
+		set   bool
+	}{
+		{"image", w.Image != ""}, {"namespace", w.Namespace != ""}, {"namespaceMode", w.NamespaceMode != nil},
+		{"kubeconfig", w.Kubeconfig != nil}, {"replicas", w.Replicas != nil}, {"port", w.Port != nil},
+		{"publicUrl", w.PublicURL != nil}, {"imagePullSecrets", len(w.ImagePullSecrets) > 0}, {"env", len(w.Env) > 0},
+		{"bundleDir", w.BundleDir != nil}, {"customDomain", w.CustomDomain != nil},
+	}
+	for _, f := range others {
+		if f.set {
+			add(f.field, "not for platform %q; remove it (on Vercel, a domain is web.vercel.domain)", PlatformVercel)
+		}
+	}
+	v := w.Vercel
+	if v == nil {
+		add("vercel", "required on platform %q: give token (a Vercel access token) and teamId (team_...)", PlatformVercel)
+		return
+	}
+	if v.Token == nil {
+		add("vercel.token", "required: a Vercel access token with access to the team")
+	}
+	switch {
+	case strings.TrimSpace(v.TeamID) == "":
+		add("vercel.teamId", "required: the Vercel team (team_...) the project is created in")
+	case !vercelTeamPattern.MatchString(v.TeamID):
+		add("vercel.teamId", "%q is not a Vercel team ID (team_ followed by letters and digits)", v.TeamID)
+	}
+	if n := v.ProjectName; n != nil && (!vercelProjectPattern.MatchString(*n) || strings.Contains(*n, "---")) {
+		add("vercel.projectName", "%q is not a Vercel project name: at most 100 lower-case letters, digits, '.', '_' or '-', without '---'", *n)
+	}
+	if u := v.APIURL; u != nil && !httpURL(*u) {
+		add("vercel.apiUrl", "%q is not an http(s) URL", *u)
+	}
+	if d := v.SourceDir; d != nil && strings.TrimSpace(*d) == "" {
+		add("vercel.sourceDir", "empty: give the directory of upstream's web source, or leave sourceDir out")
+	}
+	if d := v.Domain; d != nil {
+		if len(*d) > 253 {
+			add("vercel.domain", "is %d characters; a hostname has at most 253", len(*d))
+		} else if !hostnamePattern.MatchString(*d) {
+			add("vercel.domain", "%q is not a lower-case hostname of at least two labels (no scheme, path, port or wildcard)", *d)
+		}
+	}
+}
+
+// httpURL says whether s is an absolute http(s) URL with a host.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
 // validateCloudflare checks the fields of platform cloudflare and refuses
 // the Kubernetes-only ones, which would otherwise be silently ignored.
 func (w *Args) validateCloudflare(add func(field, format string, args ...any)) {
@@ -206,6 +303,9 @@ func (w *Args) validateCloudflare(add func(field, format string, args ...any)) {
 		if f.set {
 			add(f.field, "only for platform %q; remove it (platform is %q)", PlatformKubernetes, PlatformCloudflare)
 		}
+	}
+	if w.Vercel != nil {
+		add("vercel", "only for platform %q; remove it (platform is %q)", PlatformVercel, PlatformCloudflare)
 	}
 	if w.BundleDir != nil && strings.TrimSpace(*w.BundleDir) == "" {
 		add("bundleDir", "empty: give the directory of the OpenNext build, or leave bundleDir out")
@@ -259,7 +359,13 @@ func Validate(prefix string, w *Args) []error {
 	case PlatformCloudflare:
 		w.validateCloudflare(add)
 		return errs
+	case PlatformVercel:
+		w.validateVercel(add)
+		return errs
 	case PlatformKubernetes:
+		if w.Vercel != nil {
+			add("vercel", "only for platform %q", PlatformVercel)
+		}
 		if w.BundleDir != nil {
 			add("bundleDir", "only for platform %q", PlatformCloudflare)
 		}
@@ -267,7 +373,7 @@ func Validate(prefix string, w *Args) []error {
 			add("customDomain", "only for platform %q; on Kubernetes your ingress serves the hostname (set publicUrl)", PlatformCloudflare)
 		}
 	default:
-		add("platform", "must be %q or %q, got %q", PlatformKubernetes, PlatformCloudflare, *w.Platform)
+		add("platform", "must be %q, %q or %q, got %q", PlatformKubernetes, PlatformCloudflare, PlatformVercel, *w.Platform)
 		return errs
 	}
 

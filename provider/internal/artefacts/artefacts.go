@@ -44,6 +44,9 @@ const (
 	KindMigration = "migration" // a D1 migration file
 	KindSandbox   = "sandbox"   // a source file of the Modal app or the sandbox runtime
 	KindWeb       = "web"       // a file of the web UI's placeholder OpenNext build (under WebBuildDir)
+	// KindWebSource is a file of upstream's web source as Vercel builds it
+	// (the web and shared packages, the root manifest and lock).
+	KindWebSource = "web-source"
 )
 
 // WebBuildDir is where a checkout, and so a set, holds the web UI's
@@ -161,8 +164,8 @@ func (m *Manifest) check() error {
 		switch {
 		case seen[f.Path]:
 			return fmt.Errorf("files[%d]: %s is listed twice", i, f.Path)
-		case f.Kind != KindBundle && f.Kind != KindMigration && f.Kind != KindSandbox && f.Kind != KindWeb:
-			return fmt.Errorf("files[%d]: kind %q is not bundle, migration, sandbox or web", i, f.Kind)
+		case f.Kind != KindBundle && f.Kind != KindMigration && f.Kind != KindSandbox && f.Kind != KindWeb && f.Kind != KindWebSource:
+			return fmt.Errorf("files[%d]: kind %q is not bundle, migration, sandbox, web or web-source", i, f.Kind)
 		case f.Kind == KindWeb && !strings.HasPrefix(f.Path, WebBuildDir+"/"):
 			return fmt.Errorf("files[%d]: a web file lies under %s", i, WebBuildDir)
 		case (f.Kind == KindBundle) != (f.Worker != ""):
@@ -208,6 +211,9 @@ func (s *Set) Summary() string {
 	web := ""
 	if n := counts[KindWeb]; n > 0 {
 		web = fmt.Sprintf(", %d web build files", n)
+	}
+	if n := counts[KindWebSource]; n > 0 {
+		web += fmt.Sprintf(", %d web source files", n)
 	}
 	return fmt.Sprintf("upstream %s: %d bundles, %d migrations, %d sandbox source files%s (%d bytes, %d compressed), %s; manifest sha256 %s",
 		s.Manifest.UpstreamCommit, counts[KindBundle], counts[KindMigration], counts[KindSandbox], web, size, len(s.archive), verified, s.digest)

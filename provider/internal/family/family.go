@@ -27,6 +27,7 @@ var ModuleMap = map[tokens.ModuleName]tokens.ModuleName{
 	"sandbox":      "index",
 	"installation": "index",
 	"web":          "index",
+	"vercel":       "index",
 }
 
 // Token is the type token of a resource or type named name.

@@ -1,11 +1,13 @@
-// Package restjson is the one way the provider calls a sandbox platform's
-// JSON REST API itself (E2B, OpenComputer, Vercel Sandbox): fixed headers,
+// Package restjson is the one way the provider calls a platform's JSON REST
+// API itself (E2B, OpenComputer, Vercel Sandbox, Vercel's projects and
+// deployments): fixed headers,
 // a bounded body, the answer decoded only for the statuses the caller
 // expects, and any other answer an *Error carrying the platform's own
 // message.
 package restjson
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,6 +45,9 @@ type Error struct {
 	API, Method, Path string
 	Status            int
 	Message           string
+	// Body is the answer as sent (bounded), for an API whose errors carry
+	// more than a message (Vercel's missing_files lists the digests).
+	Body []byte
 }
 
 func (e *Error) Error() string {
@@ -55,11 +60,24 @@ const maxBody = 16 << 20
 // Do sends a request without a body to path (query included) and, when the
 // status is one of ok, decodes a JSON answer into out (when not nil).
 func (c *Client) Do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, nil)
+	return c.Send(ctx, method, path, nil, nil, out, ok...)
+}
+
+// Send is Do with a request body (nil: none) and headers beyond the
+// client's (a content type, a digest); extra wins over the client's.
+func (c *Client) Send(ctx context.Context, method, path string, body []byte, extra http.Header, out any, ok ...int) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", c.API, err)
 	}
 	for k, vs := range c.Header {
+		req.Header[k] = vs
+	}
+	for k, vs := range extra {
 		req.Header[k] = vs
 	}
 	hc := c.HTTP
@@ -71,7 +89,7 @@ func (c *Client) Do(ctx context.Context, method, path string, out any, ok ...int
 		return 0, fmt.Errorf("%s: %s %s: %w", c.API, method, path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return resp.StatusCode, fmt.Errorf("%s: %s %s: %w", c.API, method, path, err)
 	}
@@ -79,8 +97,8 @@ func (c *Client) Do(ctx context.Context, method, path string, out any, ok ...int
 		if resp.StatusCode != s {
 			continue
 		}
-		if out != nil && len(body) > 0 {
-			if err := json.Unmarshal(body, out); err != nil {
+		if out != nil && len(answer) > 0 {
+			if err := json.Unmarshal(answer, out); err != nil {
 				return s, fmt.Errorf("%s: %s %s: decoding the answer: %w", c.API, method, path, err)
 			}
 		}
@@ -88,10 +106,10 @@ func (c *Client) Do(ctx context.Context, method, path string, out any, ok ...int
 	}
 	msg := ""
 	if c.Message != nil {
-		msg = c.Message(body)
+		msg = c.Message(answer)
 	}
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}
-	return resp.StatusCode, &Error{API: c.API, Method: method, Path: path, Status: resp.StatusCode, Message: msg}
+	return resp.StatusCode, &Error{API: c.API, Method: method, Path: path, Status: resp.StatusCode, Message: msg, Body: answer}
 }

@@ -47,6 +47,10 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &Queue{}
 	case "openinspect:index:R2Bucket":
 		r = &R2Bucket{}
+	case "openinspect:index:VercelDeployment":
+		r = &VercelDeployment{}
+	case "openinspect:index:VercelProject":
+		r = &VercelProject{}
 	case "openinspect:index:VercelSnapshot":
 		r = &VercelSnapshot{}
 	case "openinspect:index:Worker":

@@ -6427,7 +6427,7 @@ func (o VercelSandboxSettingsPtrOutput) Token() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
+// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything. On Vercel (platform vercel): a project built and served by Vercel.
 type Web struct {
 	// Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
 	BundleDir *string `pulumi:"bundleDir"`
@@ -6445,7 +6445,7 @@ type Web struct {
 	Namespace *string `pulumi:"namespace"`
 	// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
 	NamespaceMode *string `pulumi:"namespaceMode"`
-	// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+	// kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
 	Platform *string `pulumi:"platform"`
 	// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
 	Port *int `pulumi:"port"`
@@ -6453,6 +6453,8 @@ type Web struct {
 	PublicUrl *string `pulumi:"publicUrl"`
 	// The number of web pods (default 1).
 	Replicas *int `pulumi:"replicas"`
+	// Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
+	Vercel *WebVercel `pulumi:"vercel"`
 }
 
 // WebInput is an input type that accepts WebArgs and WebOutput values.
@@ -6466,7 +6468,7 @@ type WebInput interface {
 	ToWebOutputWithContext(context.Context) WebOutput
 }
 
-// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
+// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything. On Vercel (platform vercel): a project built and served by Vercel.
 type WebArgs struct {
 	// Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
 	BundleDir pulumi.StringPtrInput `pulumi:"bundleDir"`
@@ -6484,7 +6486,7 @@ type WebArgs struct {
 	Namespace pulumi.StringPtrInput `pulumi:"namespace"`
 	// `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
 	NamespaceMode pulumi.StringPtrInput `pulumi:"namespaceMode"`
-	// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+	// kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
 	Platform pulumi.StringPtrInput `pulumi:"platform"`
 	// The port the web container listens on (`PORT`) and the Service exposes (default 3000).
 	Port pulumi.IntPtrInput `pulumi:"port"`
@@ -6492,6 +6494,8 @@ type WebArgs struct {
 	PublicUrl pulumi.StringPtrInput `pulumi:"publicUrl"`
 	// The number of web pods (default 1).
 	Replicas pulumi.IntPtrInput `pulumi:"replicas"`
+	// Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
+	Vercel WebVercelPtrInput `pulumi:"vercel"`
 }
 
 func (WebArgs) ElementType() reflect.Type {
@@ -6547,7 +6551,7 @@ func (i *webPtrType) ToWebPtrOutputWithContext(ctx context.Context) WebPtrOutput
 	return pulumi.ToOutputWithContext(ctx, i).(WebPtrOutput)
 }
 
-// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
+// The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything. On Vercel (platform vercel): a project built and served by Vercel.
 type WebOutput struct{ *pulumi.OutputState }
 
 func (WebOutput) ElementType() reflect.Type {
@@ -6612,7 +6616,7 @@ func (o WebOutput) NamespaceMode() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Web) *string { return v.NamespaceMode }).(pulumi.StringPtrOutput)
 }
 
-// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+// kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
 func (o WebOutput) Platform() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Web) *string { return v.Platform }).(pulumi.StringPtrOutput)
 }
@@ -6630,6 +6634,11 @@ func (o WebOutput) PublicUrl() pulumi.StringPtrOutput {
 // The number of web pods (default 1).
 func (o WebOutput) Replicas() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Web) *int { return v.Replicas }).(pulumi.IntPtrOutput)
+}
+
+// Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
+func (o WebOutput) Vercel() WebVercelPtrOutput {
+	return o.ApplyT(func(v Web) *WebVercel { return v.Vercel }).(WebVercelPtrOutput)
 }
 
 type WebPtrOutput struct{ *pulumi.OutputState }
@@ -6736,7 +6745,7 @@ func (o WebPtrOutput) NamespaceMode() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+// kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
 func (o WebPtrOutput) Platform() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Web) *string {
 		if v == nil {
@@ -6774,6 +6783,16 @@ func (o WebPtrOutput) Replicas() pulumi.IntPtrOutput {
 		}
 		return v.Replicas
 	}).(pulumi.IntPtrOutput)
+}
+
+// Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
+func (o WebPtrOutput) Vercel() WebVercelPtrOutput {
+	return o.ApplyT(func(v *Web) *WebVercel {
+		if v == nil {
+			return nil
+		}
+		return v.Vercel
+	}).(WebVercelPtrOutput)
 }
 
 // A custom domain for the web UI on Cloudflare (upstream's cloudflare_custom_domain and cloudflare_zone_id).
@@ -6932,6 +6951,241 @@ func (o WebCustomDomainPtrOutput) ZoneId() pulumi.StringPtrOutput {
 			return nil
 		}
 		return &v.ZoneId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.
+type WebVercel struct {
+	// Vercel's REST API (default https://api.vercel.com).
+	ApiUrl *string `pulumi:"apiUrl"`
+	// A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+	Domain *string `pulumi:"domain"`
+	// The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+	ProjectName *string `pulumi:"projectName"`
+	// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+	SourceDir *string `pulumi:"sourceDir"`
+	// The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+	TeamId string `pulumi:"teamId"`
+	// A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+	Token string `pulumi:"token"`
+}
+
+// WebVercelInput is an input type that accepts WebVercelArgs and WebVercelOutput values.
+// You can construct a concrete instance of `WebVercelInput` via:
+//
+//	WebVercelArgs{...}
+type WebVercelInput interface {
+	pulumi.Input
+
+	ToWebVercelOutput() WebVercelOutput
+	ToWebVercelOutputWithContext(context.Context) WebVercelOutput
+}
+
+// The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.
+type WebVercelArgs struct {
+	// Vercel's REST API (default https://api.vercel.com).
+	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
+	// A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+	Domain pulumi.StringPtrInput `pulumi:"domain"`
+	// The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+	ProjectName pulumi.StringPtrInput `pulumi:"projectName"`
+	// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+	SourceDir pulumi.StringPtrInput `pulumi:"sourceDir"`
+	// The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+	TeamId pulumi.StringInput `pulumi:"teamId"`
+	// A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+	Token pulumi.StringInput `pulumi:"token"`
+}
+
+func (WebVercelArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*WebVercel)(nil)).Elem()
+}
+
+func (i WebVercelArgs) ToWebVercelOutput() WebVercelOutput {
+	return i.ToWebVercelOutputWithContext(context.Background())
+}
+
+func (i WebVercelArgs) ToWebVercelOutputWithContext(ctx context.Context) WebVercelOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebVercelOutput)
+}
+
+func (i WebVercelArgs) ToWebVercelPtrOutput() WebVercelPtrOutput {
+	return i.ToWebVercelPtrOutputWithContext(context.Background())
+}
+
+func (i WebVercelArgs) ToWebVercelPtrOutputWithContext(ctx context.Context) WebVercelPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebVercelOutput).ToWebVercelPtrOutputWithContext(ctx)
+}
+
+// WebVercelPtrInput is an input type that accepts WebVercelArgs, WebVercelPtr and WebVercelPtrOutput values.
+// You can construct a concrete instance of `WebVercelPtrInput` via:
+//
+//	        WebVercelArgs{...}
+//
+//	or:
+//
+//	        nil
+type WebVercelPtrInput interface {
+	pulumi.Input
+
+	ToWebVercelPtrOutput() WebVercelPtrOutput
+	ToWebVercelPtrOutputWithContext(context.Context) WebVercelPtrOutput
+}
+
+type webVercelPtrType WebVercelArgs
+
+func WebVercelPtr(v *WebVercelArgs) WebVercelPtrInput {
+	return (*webVercelPtrType)(v)
+}
+
+func (*webVercelPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**WebVercel)(nil)).Elem()
+}
+
+func (i *webVercelPtrType) ToWebVercelPtrOutput() WebVercelPtrOutput {
+	return i.ToWebVercelPtrOutputWithContext(context.Background())
+}
+
+func (i *webVercelPtrType) ToWebVercelPtrOutputWithContext(ctx context.Context) WebVercelPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(WebVercelPtrOutput)
+}
+
+// The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.
+type WebVercelOutput struct{ *pulumi.OutputState }
+
+func (WebVercelOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WebVercel)(nil)).Elem()
+}
+
+func (o WebVercelOutput) ToWebVercelOutput() WebVercelOutput {
+	return o
+}
+
+func (o WebVercelOutput) ToWebVercelOutputWithContext(ctx context.Context) WebVercelOutput {
+	return o
+}
+
+func (o WebVercelOutput) ToWebVercelPtrOutput() WebVercelPtrOutput {
+	return o.ToWebVercelPtrOutputWithContext(context.Background())
+}
+
+func (o WebVercelOutput) ToWebVercelPtrOutputWithContext(ctx context.Context) WebVercelPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v WebVercel) *WebVercel {
+		return &v
+	}).(WebVercelPtrOutput)
+}
+
+// Vercel's REST API (default https://api.vercel.com).
+func (o WebVercelOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WebVercel) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
+}
+
+// A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+func (o WebVercelOutput) Domain() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WebVercel) *string { return v.Domain }).(pulumi.StringPtrOutput)
+}
+
+// The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+func (o WebVercelOutput) ProjectName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WebVercel) *string { return v.ProjectName }).(pulumi.StringPtrOutput)
+}
+
+// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+func (o WebVercelOutput) SourceDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v WebVercel) *string { return v.SourceDir }).(pulumi.StringPtrOutput)
+}
+
+// The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+func (o WebVercelOutput) TeamId() pulumi.StringOutput {
+	return o.ApplyT(func(v WebVercel) string { return v.TeamId }).(pulumi.StringOutput)
+}
+
+// A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+func (o WebVercelOutput) Token() pulumi.StringOutput {
+	return o.ApplyT(func(v WebVercel) string { return v.Token }).(pulumi.StringOutput)
+}
+
+type WebVercelPtrOutput struct{ *pulumi.OutputState }
+
+func (WebVercelPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**WebVercel)(nil)).Elem()
+}
+
+func (o WebVercelPtrOutput) ToWebVercelPtrOutput() WebVercelPtrOutput {
+	return o
+}
+
+func (o WebVercelPtrOutput) ToWebVercelPtrOutputWithContext(ctx context.Context) WebVercelPtrOutput {
+	return o
+}
+
+func (o WebVercelPtrOutput) Elem() WebVercelOutput {
+	return o.ApplyT(func(v *WebVercel) WebVercel {
+		if v != nil {
+			return *v
+		}
+		var ret WebVercel
+		return ret
+	}).(WebVercelOutput)
+}
+
+// Vercel's REST API (default https://api.vercel.com).
+func (o WebVercelPtrOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebVercel) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+func (o WebVercelPtrOutput) Domain() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebVercel) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Domain
+	}).(pulumi.StringPtrOutput)
+}
+
+// The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+func (o WebVercelPtrOutput) ProjectName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebVercel) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ProjectName
+	}).(pulumi.StringPtrOutput)
+}
+
+// The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+func (o WebVercelPtrOutput) SourceDir() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebVercel) *string {
+		if v == nil {
+			return nil
+		}
+		return v.SourceDir
+	}).(pulumi.StringPtrOutput)
+}
+
+// The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+func (o WebVercelPtrOutput) TeamId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebVercel) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.TeamId
+	}).(pulumi.StringPtrOutput)
+}
+
+// A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+func (o WebVercelPtrOutput) Token() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *WebVercel) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Token
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -7757,6 +8011,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*WebPtrInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebCustomDomainInput)(nil)).Elem(), WebCustomDomainArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebCustomDomainPtrInput)(nil)).Elem(), WebCustomDomainArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WebVercelInput)(nil)).Elem(), WebVercelArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*WebVercelPtrInput)(nil)).Elem(), WebVercelArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsInput)(nil)).Elem(), WorkerAssetsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerAssetsPtrInput)(nil)).Elem(), WorkerAssetsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WorkerBindingsInput)(nil)).Elem(), WorkerBindingsArgs{})
@@ -7856,6 +8112,8 @@ func init() {
 	pulumi.RegisterOutputType(WebPtrOutput{})
 	pulumi.RegisterOutputType(WebCustomDomainOutput{})
 	pulumi.RegisterOutputType(WebCustomDomainPtrOutput{})
+	pulumi.RegisterOutputType(WebVercelOutput{})
+	pulumi.RegisterOutputType(WebVercelPtrOutput{})
 	pulumi.RegisterOutputType(WorkerAssetsOutput{})
 	pulumi.RegisterOutputType(WorkerAssetsPtrOutput{})
 	pulumi.RegisterOutputType(WorkerBindingsOutput{})

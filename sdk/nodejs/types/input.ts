@@ -830,7 +830,7 @@ export interface VercelSandboxSettingsArgs {
 }
 
 /**
- * The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
+ * The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything. On Vercel (platform vercel): a project built and served by Vercel.
  */
 export interface WebArgs {
     /**
@@ -866,7 +866,7 @@ export interface WebArgs {
      */
     namespaceMode?: pulumi.Input<string | undefined>;
     /**
-     * kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+     * kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
      */
     platform?: pulumi.Input<string | undefined>;
     /**
@@ -881,6 +881,10 @@ export interface WebArgs {
      * The number of web pods (default 1).
      */
     replicas?: pulumi.Input<number | undefined>;
+    /**
+     * Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
+     */
+    vercel?: pulumi.Input<inputs.WebVercelArgs | undefined>;
 }
 
 /**
@@ -895,6 +899,36 @@ export interface WebCustomDomainArgs {
      * The ID (32 hex digits) of the Cloudflare zone the hostname is in.
      */
     zoneId: pulumi.Input<string>;
+}
+
+/**
+ * The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.
+ */
+export interface WebVercelArgs {
+    /**
+     * Vercel's REST API (default https://api.vercel.com).
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
+    /**
+     * A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+     */
+    domain?: pulumi.Input<string | undefined>;
+    /**
+     * The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+     */
+    projectName?: pulumi.Input<string | undefined>;
+    /**
+     * The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+     */
+    sourceDir?: pulumi.Input<string | undefined>;
+    /**
+     * The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+     */
+    teamId: pulumi.Input<string>;
+    /**
+     * A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+     */
+    token: pulumi.Input<string>;
 }
 
 /**

@@ -20,6 +20,8 @@ from .open_inspect import *
 from .provider import *
 from .queue import *
 from .r2_bucket import *
+from .vercel_deployment import *
+from .vercel_project import *
 from .vercel_snapshot import *
 from .worker import *
 from .worker_urls import *
@@ -54,6 +56,8 @@ _utilities.register(
    "openinspect:index:OpenInspect": "OpenInspect",
    "openinspect:index:Queue": "Queue",
    "openinspect:index:R2Bucket": "R2Bucket",
+   "openinspect:index:VercelDeployment": "VercelDeployment",
+   "openinspect:index:VercelProject": "VercelProject",
    "openinspect:index:VercelSnapshot": "VercelSnapshot",
    "openinspect:index:Worker": "Worker",
    "openinspect:index:WorkerUrls": "WorkerUrls"

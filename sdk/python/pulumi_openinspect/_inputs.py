@@ -103,6 +103,8 @@ __all__ = [
     'WebArgsDict',
     'WebCustomDomainArgs',
     'WebCustomDomainArgsDict',
+    'WebVercelArgs',
+    'WebVercelArgsDict',
     'WorkerAssetsArgs',
     'WorkerAssetsArgsDict',
     'WorkerBindingsArgs',
@@ -3512,7 +3514,7 @@ class VercelSandboxSettingsArgs:
 
 class WebArgsDict(TypedDict):
     """
-    The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
+    The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything. On Vercel (platform vercel): a project built and served by Vercel.
     """
     bundle_dir: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -3548,7 +3550,7 @@ class WebArgsDict(TypedDict):
     """
     platform: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+    kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
     """
     port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -3561,6 +3563,10 @@ class WebArgsDict(TypedDict):
     replicas: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
     The number of web pods (default 1).
+    """
+    vercel: NotRequired[pulumi.Input[Optional['WebVercelArgsDict']]]
+    """
+    Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
     """
 
 @pulumi.input_type
@@ -3577,9 +3583,10 @@ class WebArgs:
                  platform: pulumi.Input[Optional[_builtins.str]] = None,
                  port: pulumi.Input[Optional[_builtins.int]] = None,
                  public_url: pulumi.Input[Optional[_builtins.str]] = None,
-                 replicas: pulumi.Input[Optional[_builtins.int]] = None):
+                 replicas: pulumi.Input[Optional[_builtins.int]] = None,
+                 vercel: pulumi.Input[Optional['WebVercelArgs']] = None):
         """
-        The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything.
+        The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything. On Vercel (platform vercel): a project built and served by Vercel.
 
         :param pulumi.Input[_builtins.str] bundle_dir: Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
         :param pulumi.Input['WebCustomDomainArgs'] custom_domain: Platform cloudflare: serve the web UI at this hostname instead of its workers.dev URL.
@@ -3589,10 +3596,11 @@ class WebArgs:
         :param pulumi.Input[_builtins.str] kubeconfig: The contents of a kubeconfig file, or the path of one. When set, an explicit kubernetes provider using it places every web object; otherwise the default kubernetes provider does, and the namespace check reads `kubernetes:kubeconfig` (stack configuration), then `$KUBECONFIG` and `~/.kube/config`.
         :param pulumi.Input[_builtins.str] namespace: Platform kubernetes, required: the namespace the web UI runs in (a DNS-1123 label).
         :param pulumi.Input[_builtins.str] namespace_mode: `managed` (default): the installation creates the namespace, labels it as its own, admits ingress only on the web port (NetworkPolicies) and deletes it, with everything in it, on destroy. A namespace that already exists is refused unless it carries this installation's `openinspect.dev/installation` label. `shared`: the namespace must exist and is left alone; only the web's own objects are created in it and removed on destroy.
-        :param pulumi.Input[_builtins.str] platform: kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+        :param pulumi.Input[_builtins.str] platform: kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
         :param pulumi.Input[_builtins.int] port: The port the web container listens on (`PORT`) and the Service exposes (default 3000).
         :param pulumi.Input[_builtins.str] public_url: The URL users reach the web UI at (an ingress or load balancer you manage), reported as the web URL (and, unless webAppUrl is set, the control plane's web origin, which must be https or http on a loopback host). Default: the Service's cluster-internal URL, `http://<name>.<namespace>.svc.cluster.local:<port>`.
         :param pulumi.Input[_builtins.int] replicas: The number of web pods (default 1).
+        :param pulumi.Input['WebVercelArgs'] vercel: Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
         """
         if bundle_dir is not None:
             pulumi.set(__self__, "bundle_dir", bundle_dir)
@@ -3618,6 +3626,8 @@ class WebArgs:
             pulumi.set(__self__, "public_url", public_url)
         if replicas is not None:
             pulumi.set(__self__, "replicas", replicas)
+        if vercel is not None:
+            pulumi.set(__self__, "vercel", vercel)
 
     @_builtins.property
     @pulumi.getter(name="bundleDir")
@@ -3719,7 +3729,7 @@ class WebArgs:
     @pulumi.getter
     def platform(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        kubernetes (default) or cloudflare. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
+        kubernetes (default), cloudflare or vercel. With vercel the web is a Vercel project with upstream's settings and variables, deployed from upstream's source and built by Vercel (which inlines the NEXT_PUBLIC_* values itself); only vercel applies. With cloudflare the web runs as a Worker with static assets, as upstream's web_platform "cloudflare": its NEXT_PUBLIC_* values are substituted into the placeholder build for this installation, with its own server-actions and preview-mode keys (generated once, kept as Pulumi secrets); only bundleDir and customDomain apply.
         """
         return pulumi.get(self, "platform")
 
@@ -3762,6 +3772,18 @@ class WebArgs:
     @replicas.setter
     def replicas(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "replicas", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def vercel(self) -> pulumi.Input[Optional['WebVercelArgs']]:
+        """
+        Platform vercel, required: the Vercel token, team and project; the web's source is uploaded from upstream.checkout or the artefacts embedded in the plugin and built by Vercel.
+        """
+        return pulumi.get(self, "vercel")
+
+    @vercel.setter
+    def vercel(self, value: pulumi.Input[Optional['WebVercelArgs']]):
+        pulumi.set(self, "vercel", value)
 
 
 class WebCustomDomainArgsDict(TypedDict):
@@ -3814,6 +3836,138 @@ class WebCustomDomainArgs:
     @zone_id.setter
     def zone_id(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "zone_id", value)
+
+
+class WebVercelArgsDict(TypedDict):
+    """
+    The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.
+    """
+    team_id: pulumi.Input[_builtins.str]
+    """
+    The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+    """
+    token: pulumi.Input[_builtins.str]
+    """
+    A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+    """
+    api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Vercel's REST API (default https://api.vercel.com).
+    """
+    domain: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+    """
+    project_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+    """
+    source_dir: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+    """
+
+@pulumi.input_type
+class WebVercelArgs:
+    def __init__(__self__, *,
+                 team_id: pulumi.Input[_builtins.str],
+                 token: pulumi.Input[_builtins.str],
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 domain: pulumi.Input[Optional[_builtins.str]] = None,
+                 project_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 source_dir: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        The web UI on Vercel (platform vercel, upstream's default web_platform): the project upstream's Terraform creates, with its six environment variables, and a production deployment of upstream's web source built by Vercel.
+
+        :param pulumi.Input[_builtins.str] team_id: The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+        :param pulumi.Input[_builtins.str] token: A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+        :param pulumi.Input[_builtins.str] api_url: Vercel's REST API (default https://api.vercel.com).
+        :param pulumi.Input[_builtins.str] domain: A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+        :param pulumi.Input[_builtins.str] project_name: The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+        :param pulumi.Input[_builtins.str] source_dir: The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+        """
+        pulumi.set(__self__, "team_id", team_id)
+        pulumi.set(__self__, "token", token)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+        if domain is not None:
+            pulumi.set(__self__, "domain", domain)
+        if project_name is not None:
+            pulumi.set(__self__, "project_name", project_name)
+        if source_dir is not None:
+            pulumi.set(__self__, "source_dir", source_dir)
+
+    @_builtins.property
+    @pulumi.getter(name="teamId")
+    def team_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Vercel team (team_...) the project is created in (upstream's vercel_team_id).
+        """
+        return pulumi.get(self, "team_id")
+
+    @team_id.setter
+    def team_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "team_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def token(self) -> pulumi.Input[_builtins.str]:
+        """
+        A Vercel access token with access to the team (upstream's vercel_api_token); the Vercel sandbox backend's token may be the same.
+        """
+        return pulumi.get(self, "token")
+
+    @token.setter
+    def token(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "token", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Vercel's REST API (default https://api.vercel.com).
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def domain(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A domain attached to the project; https://<domain> becomes the web URL and the control plane's WEB_APP_URL. Its DNS is yours to point at Vercel.
+        """
+        return pulumi.get(self, "domain")
+
+    @domain.setter
+    def domain(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "domain", value)
+
+    @_builtins.property
+    @pulumi.getter(name="projectName")
+    def project_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The project's name (default <namePrefix>-<deploymentName>, as upstream's open-inspect-<suffix>).
+        """
+        return pulumi.get(self, "project_name")
+
+    @project_name.setter
+    def project_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "project_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sourceDir")
+    def source_dir(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The directory holding upstream's web source to deploy (package.json, package-lock.json, packages/shared, packages/web). Default: upstream.checkout, else the artefacts embedded in the plugin.
+        """
+        return pulumi.get(self, "source_dir")
+
+    @source_dir.setter
+    def source_dir(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "source_dir", value)
 
 
 class WorkerAssetsArgsDict(TypedDict):

@@ -48,10 +48,14 @@ func (s *Service) CreateSnapshot(team, project, sandboxName string) (string, err
 
 // registerAdmin adds the test controls under /__emulator/vercel/ (plain
 // JSON, no token, never counted): build failures as for every sandbox
-// family, and POST snapshots {team?, project, sandboxName} -> 201 {id}.
+// family (and, under deployments/, for deployments' builds), and POST
+// snapshots {team?, project, sandboxName} -> 201 {id}.
 func (s *Service) registerAdmin() {
 	const base = "/__emulator/vercel"
 	s.failures.Register(s.mux, base)
+	// Deployments' builds: POST base/deployments/build-failures {name?
+	// (the project's), reason?}.
+	s.deployFailures.Register(s.mux, base+"/deployments")
 	s.mux.HandleFunc("POST "+base+"/snapshots", func(w http.ResponseWriter, r *http.Request) {
 		var spec struct {
 			Team        string `json:"team"`
@@ -74,3 +78,6 @@ func (s *Service) registerAdmin() {
 		core.WriteJSON(w, http.StatusCreated, map[string]string{"id": id})
 	})
 }
+
+// FailNextDeployment makes the next deployment's build fail with reason.
+func (s *Service) FailNextDeployment(reason string) { s.deployFailures.FailNext(reason) }

@@ -8,11 +8,55 @@ import "sort"
 type Inventory struct {
 	Sandboxes []SandboxEntry  `json:"sandboxes"`
 	Snapshots []SnapshotEntry `json:"snapshots"`
+	// Projects are the web UI's side, by team then name.
+	Projects []ProjectEntry `json:"projects"`
+	// Uploads counts the files each team uploaded through /v2/files.
+	Uploads map[string]int `json:"uploads"`
 }
 
 // Empty reports whether nothing exists; a stopped sandbox still exists
-// until it is deleted, as on Vercel.
-func (i Inventory) Empty() bool { return len(i.Sandboxes) == 0 && len(i.Snapshots) == 0 }
+// until it is deleted, as on Vercel. Uploaded files do not count: they are
+// content-addressed and Vercel has no call that deletes one.
+func (i Inventory) Empty() bool {
+	return len(i.Sandboxes) == 0 && len(i.Snapshots) == 0 && len(i.Projects) == 0
+}
+
+// ProjectEntry is one project with its settings, variables, domains and
+// deployments.
+type ProjectEntry struct {
+	Team           string            `json:"team"`
+	ID             string            `json:"id"`
+	Name           string            `json:"name"`
+	Framework      string            `json:"framework"`
+	RootDirectory  string            `json:"rootDirectory"`
+	InstallCommand string            `json:"installCommand"`
+	BuildCommand   string            `json:"buildCommand"`
+	Env            []EnvEntry        `json:"env"`
+	Domains        []string          `json:"domains,omitempty"`
+	Deployments    []DeploymentEntry `json:"deployments"`
+}
+
+// EnvEntry is one variable: a sensitive one's value is not shown.
+type EnvEntry struct {
+	ID      string   `json:"id"`
+	Key     string   `json:"key"`
+	Type    string   `json:"type"`
+	Targets []string `json:"targets"`
+	Value   string   `json:"value,omitempty"`
+	// UpdatedAt moves with every in-place update (ms).
+	UpdatedAt int64 `json:"updatedAt"`
+}
+
+// DeploymentEntry is one deployment, oldest first.
+type DeploymentEntry struct {
+	ID           string   `json:"id"`
+	Host         string   `json:"host"`
+	Target       string   `json:"target"`
+	State        string   `json:"state"`
+	Files        int      `json:"files"`
+	Aliases      []string `json:"aliases"`
+	ErrorMessage string   `json:"errorMessage,omitempty"`
+}
 
 // SandboxEntry is one sandbox and the settings of its current session.
 type SandboxEntry struct {
@@ -67,7 +111,10 @@ func (s *Service) Inventory() Inventory {
 	now := nowMillis()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inv := Inventory{Sandboxes: []SandboxEntry{}, Snapshots: []SnapshotEntry{}}
+	inv := Inventory{Sandboxes: []SandboxEntry{}, Snapshots: []SnapshotEntry{}, Projects: s.projectsLocked(now), Uploads: map[string]int{}}
+	for team, n := range s.st.Uploads {
+		inv.Uploads[team] = n
+	}
 	for _, sb := range s.st.Sandboxes {
 		e := SandboxEntry{Team: sb.Team, Project: sb.Project, Name: sb.Name, Status: statusStopped, Runtime: sb.Runtime,
 			VCPUs: sb.VCPUs, Ports: sb.Ports, Tags: sb.Tags, EnvKeys: sb.EnvKeys, Sessions: []SessionEntry{}}
@@ -116,4 +163,49 @@ func (s *Service) Inventory() Inventory {
 		return seq[a.ID] < seq[b.ID]
 	})
 	return inv
+}
+
+// projectsLocked lists the projects for the inventory.
+func (s *Service) projectsLocked(now int64) []ProjectEntry {
+	out := []ProjectEntry{}
+	for _, p := range s.st.Projects {
+		e := ProjectEntry{Team: p.Team, ID: p.ID, Name: p.Name, Framework: str(p.Framework), RootDirectory: str(p.RootDirectory),
+			InstallCommand: str(p.InstallCommand), BuildCommand: str(p.BuildCommand), Env: []EnvEntry{}, Domains: p.Domains,
+			Deployments: []DeploymentEntry{}}
+		for _, v := range p.Env {
+			ee := EnvEntry{ID: v.ID, Key: v.Key, Type: v.Type, Targets: v.Target, UpdatedAt: v.UpdatedAt}
+			if v.Type != "sensitive" {
+				ee.Value = v.Value
+			}
+			e.Env = append(e.Env, ee)
+		}
+		var ds []*deployment
+		for _, d := range s.st.Deployments {
+			if d.Project == p.ID {
+				ds = append(ds, d)
+			}
+		}
+		sort.Slice(ds, func(i, j int) bool {
+			if ds[i].CreatedAt != ds[j].CreatedAt {
+				return ds[i].CreatedAt < ds[j].CreatedAt
+			}
+			return ds[i].ID < ds[j].ID
+		})
+		for _, d := range ds {
+			de := DeploymentEntry{ID: d.ID, Host: d.Host, Target: d.Target, State: d.state(now), Files: len(d.Files),
+				Aliases: s.aliasesLocked(d, now)}
+			if de.State == stateError {
+				de.ErrorMessage = d.Fail
+			}
+			e.Deployments = append(e.Deployments, de)
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Team != out[j].Team {
+			return out[i].Team < out[j].Team
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
 }

@@ -1,4 +1,6 @@
-// Package vercel is the emulator's Vercel Sandbox API, as upstream's own
+// Package vercel is the emulator's Vercel: the projects, variables, files
+// and deployments the web UI on Vercel uses (projects.go, deployments.go),
+// and the Vercel Sandbox API, as upstream's own
 // fetch client (packages/control-plane/src/sandbox/providers/vercel/
 // client.ts, no SDK) and its base-snapshot builder call it: named sandboxes
 // per project whose sessions run commands (answered as NDJSON when the
@@ -64,6 +66,10 @@ var RealHosts = map[string]string{"vercel.com": "/vercel"}
 const (
 	stateFileName = "vercel.json"
 	stateVersion  = 1
+	filesDirName  = "vercel-files"
+	// defaultDeployFailure is an arranged deployment failure's reason when
+	// none is given.
+	defaultDeployFailure = "Command \"next build\" exited with 1 (arranged by the emulator)"
 )
 
 // Options configures a Service.
@@ -74,7 +80,14 @@ type Options struct {
 	// CommandTime is how long every command runs before it exits. Zero
 	// means DefaultCommandTime.
 	CommandTime time.Duration
+	// BuildTime is how long a deployment builds before it is ready (or
+	// fails). Zero means DefaultBuildTime.
+	BuildTime time.Duration
 }
+
+// DefaultBuildTime is how long a deployment builds when Options.BuildTime
+// is zero: long enough for a client to see BUILDING and the log grow.
+const DefaultBuildTime = 600 * time.Millisecond
 
 // Service is the API: configuration, state and the core its routes count
 // and take faults through. mu guards st; it is never held while writing the
@@ -88,6 +101,12 @@ type Service struct {
 	stateFile   *core.StateFile
 
 	failures *core.BuildFailures
+	// deployFailures are the deployments' arranged build failures, by
+	// project name.
+	deployFailures *core.BuildFailures
+	buildTime      time.Duration
+	// filesDir holds the uploaded deployment files, <team>/<sha1>.
+	filesDir string
 
 	mu sync.Mutex
 	st *state
@@ -99,6 +118,13 @@ type state struct {
 	Sandboxes map[string]*sandbox  `json:"sandboxes"` // by team/project/name
 	Sessions  map[string]*session  `json:"sessions"`  // by ID
 	Snapshots map[string]*snapshot `json:"snapshots"` // by ID; deleted ones are removed
+
+	// The web UI's side: projects (with their variables and domains) and
+	// deployments by ID; Uploads counts the files each team uploaded (their
+	// contents are under filesDir).
+	Projects    map[string]*project    `json:"projects"`
+	Deployments map[string]*deployment `json:"deployments"`
+	Uploads     map[string]int         `json:"uploads"`
 }
 
 // New loads dataDir/vercel.json (if any) and returns a Service whose routes
@@ -112,7 +138,12 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 	if ct <= 0 {
 		ct = DefaultCommandTime
 	}
+	bt := opts.BuildTime
+	if bt <= 0 {
+		bt = DefaultBuildTime
+	}
 	s := &Service{core: c, mux: c.Mux(), tokens: tokens, commandTime: ct, failures: core.NewBuildFailures(defaultFailure),
+		deployFailures: core.NewBuildFailures(defaultDeployFailure), buildTime: bt, filesDir: filepath.Join(dataDir, filesDirName),
 		stateFile: core.NewStateFile(filepath.Join(dataDir, stateFileName), ".vercel-*.json", "Vercel state")}
 	st, err := load(s.stateFile.Path())
 	if err != nil {
@@ -124,7 +155,7 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 
 func newState() *state {
 	return &state{Version: stateVersion, Sandboxes: map[string]*sandbox{}, Sessions: map[string]*session{},
-		Snapshots: map[string]*snapshot{}}
+		Snapshots: map[string]*snapshot{}, Projects: map[string]*project{}, Deployments: map[string]*deployment{}, Uploads: map[string]int{}}
 }
 
 func load(path string) (*state, error) {
@@ -136,6 +167,18 @@ func load(path string) (*state, error) {
 	core.DropNil(st.Sandboxes)
 	core.DropNil(st.Sessions)
 	core.DropNil(st.Snapshots)
+	// A file from before projects existed has none of the web's maps.
+	if st.Projects == nil {
+		st.Projects = map[string]*project{}
+	}
+	if st.Deployments == nil {
+		st.Deployments = map[string]*deployment{}
+	}
+	if st.Uploads == nil {
+		st.Uploads = map[string]int{}
+	}
+	core.DropNil(st.Projects)
+	core.DropNil(st.Deployments)
 	return st, nil
 }
 
@@ -228,6 +271,20 @@ func (s *Service) Register() {
 	s.route("POST /v2/sandboxes/sessions/{sessionId}/stop", s.stopSession)
 	s.route("GET /v2/sandboxes/snapshots", s.listSnapshots)
 	s.route("DELETE /v2/sandboxes/snapshots/{snapshotId}", s.deleteSnapshot)
+	// The web UI on Vercel: projects, variables, domains, files, deployments.
+	s.route("POST /v11/projects", s.createProject)
+	s.route("GET /v9/projects/{idOrName}", s.getProject)
+	s.route("PATCH /v9/projects/{idOrName}", s.updateProject)
+	s.route("DELETE /v9/projects/{idOrName}", s.deleteProject)
+	s.route("GET /v10/projects/{idOrName}/env", s.listEnv)
+	s.route("POST /v10/projects/{idOrName}/env", s.createEnv)
+	s.route("PATCH /v9/projects/{idOrName}/env/{id}", s.updateEnv)
+	s.route("DELETE /v9/projects/{idOrName}/env/{id}", s.deleteEnv)
+	s.route("POST /v10/projects/{idOrName}/domains", s.addDomain)
+	s.route("POST /v2/files", s.uploadFile)
+	s.route("POST /v13/deployments", s.createDeployment)
+	s.route("GET /v13/deployments/{idOrUrl}", s.getDeployment)
+	s.route("GET /v3/deployments/{idOrUrl}/events", s.events)
 	s.registerAdmin()
 	const other = APIPrefix + "/{path...}"
 	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
@@ -247,8 +304,14 @@ func (s *Service) Calls() int {
 // decodeBody reads an optional JSON body into v: an empty body leaves v as
 // it is (stop and snapshot are sent without one).
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	return decodeBodyLimit(w, r, v, 1<<20)
+}
+
+// decodeBodyLimit is decodeBody for bodies up to limit bytes (a
+// deployment's file list is larger than any other body).
+func decodeBodyLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	var raw json.RawMessage
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	if err := dec.Decode(&raw); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil

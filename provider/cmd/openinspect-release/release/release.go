@@ -19,6 +19,7 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
+	vercelweb "github.com/openinspect/pulumi-openinspect/provider/vercel"
 )
 
 // Options configure one run.
@@ -282,6 +283,19 @@ func collect(c *upstream.Contract, tree string) ([]artefacts.File, error) {
 		}
 		if info, err := os.Stat(filepath.Join(tree, filepath.FromSlash(p))); err == nil && info.Mode().IsRegular() {
 			files = append(files, artefacts.File{Path: p, Kind: artefacts.KindSandbox})
+		}
+	}
+	// Upstream's web source, which Vercel builds (web.platform vercel),
+	// when the tree holds the web package: what a VercelDeployment uploads.
+	if _, err := os.Stat(filepath.Join(tree, "packages", "web", "package.json")); err == nil {
+		src, err := vercelweb.SourceFiles(tree, vercelweb.DefaultPaths)
+		if err != nil {
+			return nil, fmt.Errorf("the web source: %w", err)
+		}
+		for _, p := range src {
+			if !slices.ContainsFunc(files, func(f artefacts.File) bool { return f.Path == p }) {
+				files = append(files, artefacts.File{Path: p, Kind: artefacts.KindWebSource})
+			}
 		}
 	}
 	// The web UI's placeholder build, when the tree holds one (a fixture

@@ -195,3 +195,33 @@ func TestServeFontsAnswersTheRecordedStylesheets(t *testing.T) {
 	_, _, err = serveFonts(dir, fonts)
 	assert.ErrorContains(t, err, "geist@1.9.2 has no dist/missing.woff2")
 }
+
+// A release carries upstream's web source as Vercel builds it (web-source
+// files with their digests: the root manifest and lock, the shared and web
+// packages, never a build output), so web.platform vercel deploys from the
+// set with no checkout.
+func TestReleaseCarriesTheWebSource(t *testing.T) {
+	res, out, _ := fakeRelease(t)
+	var src []string
+	for _, f := range res.Manifest.Files {
+		if f.Kind != artefacts.KindWebSource {
+			continue
+		}
+		src = append(src, f.Path)
+		assert.Regexp(t, `^[0-9a-f]{64}$`, f.SHA256, f.Path)
+		for _, skipped := range []string{"/.open-next/", "/.next/", "/node_modules/"} {
+			assert.NotContains(t, "/"+f.Path, skipped, "a build output is never carried as source")
+		}
+	}
+	for _, want := range []string{"package.json", "package-lock.json", "packages/shared/package.json", "packages/web/package.json",
+		"packages/web/next.config.ts", "packages/web/src/app/page.tsx"} {
+		assert.Contains(t, src, want)
+	}
+	loaded, err := artefacts.Load(os.DirFS(out), ".")
+	require.NoError(t, err)
+	assert.Contains(t, loaded.Summary(), fmt.Sprintf("%d web source files", len(src)))
+	set := t.TempDir()
+	require.NoError(t, loaded.Extract(set))
+	_, err = os.Stat(filepath.Join(set, "packages", "web", "src", "app", "page.tsx"))
+	assert.NoError(t, err, "the extracted set holds the web source")
+}

@@ -30,6 +30,7 @@ import (
 	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
 	emugithub "github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	emuvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 )
 
 func main() {
@@ -47,6 +48,7 @@ func main() {
 	daytonaKey := flag.String("daytona-api-key", emudaytona.DefaultAPIKey, "Daytona API key to accept")
 	daytonaOrg := flag.String("daytona-organization", emudaytona.DefaultOrganizationID, "organization ID the Daytona API key belongs to")
 	daytonaBuild := flag.Duration("daytona-build-time", emudaytona.DefaultBuildTime, "how long a Daytona snapshot build takes (negative: done within the request)")
+	vercelBuild := flag.Duration("vercel-build-time", emuvercel.DefaultBuildTime, "how long a Vercel deployment builds")
 	workersPlan := flag.String("workers-plan", "paid", "the Workers plan whose limits uploads are refused by: free or paid")
 	sizeLimit := flag.Int64("worker-size-limit", 0, "the largest Worker in bytes (default: the plan's 64 MiB)")
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
@@ -74,6 +76,7 @@ func main() {
 	opts := emulator.Options{Workers: workers.Options{Subdomain: *workersSubdomain},
 		Modal:   modal.Options{Tokens: []modal.Token{modalToken}, Python: *modalPython, RunnerCache: *modalRunners},
 		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild},
+		Vercel:  emuvercel.Options{BuildTime: *vercelBuild},
 		GitHub:  emugithub.Options{BrowserAddr: *githubAddr}}
 	if *daytonaBuild == 0 {
 		opts.Daytona.BuildTime = emudaytona.InstantBuilds // 0 in Options means the default
