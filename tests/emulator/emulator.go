@@ -178,8 +178,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux = s.core.Mux()
 	s.routes()
-	// Vercel deployments answer on their own hosts (*.vercel.localhost and
-	// projects' domains) before the Workers' hosts are looked at.
+	// Vercel deployments' hosts are answered before the Workers' hosts.
 	s.handler = s.vercel.ServeHosts(s.workers.Handler(s.mux, s.logged))
 	return s, nil
 }
@@ -195,9 +194,8 @@ func (s *Server) buildFamilies(opts Options) error {
 		return opts.Logf
 	}
 	opts.Queues.Logf, opts.Zones.Logf, opts.Workers.Logf = orLogf(opts.Queues.Logf), orLogf(opts.Zones.Logf), orLogf(opts.Workers.Logf)
-	opts.Workers.BaseURL = s.URL
 	opts.Modal.Logf, opts.Daytona.Logf, opts.GitHub.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf), orLogf(opts.GitHub.Logf)
-	opts.GitHub.BaseURL = s.URL
+	opts.Workers.BaseURL, opts.GitHub.BaseURL = s.URL, s.URL
 	if opts.Modal.BaseURL == nil {
 		opts.Modal.BaseURL = s.URL
 	}
