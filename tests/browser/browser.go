@@ -412,7 +412,7 @@ func (r *running) visit(ctx context.Context, url string, opts Options, page *Pag
 	}
 	waitErr := r.tools.waitEvent(ctx, r.session, "Page.loadEventFired")
 	if waitErr == nil && opts.WaitFor != "" {
-		waitErr = r.poll(ctx, opts.WaitFor)
+		waitErr = r.poll(ctx, opts.WaitFor, false)
 	}
 	// Read what the page shows with a fresh budget when the wait used it up.
 	readCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -464,8 +464,11 @@ func (r *running) styles(ctx context.Context, styles []Style, page *Page) error 
 	return errors.Join(errs...)
 }
 
-// poll evaluates expr every 50 ms until it is truthy or ctx ends.
-func (r *running) poll(ctx context.Context, expr string) error {
+// poll evaluates expr every 50 ms until it is truthy or ctx ends. An
+// evaluation that fails ends the wait, unless retryFailures: a page that is
+// navigating loses its context for a moment, and the next try reaches the
+// new page.
+func (r *running) poll(ctx context.Context, expr string, retryFailures bool) error {
 	var last string
 	for {
 		var res struct {
@@ -477,11 +480,14 @@ func (r *running) poll(ctx context.Context, expr string) error {
 		}
 		err := r.tools.call(ctx, r.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil && ctx.Err() != nil:
+		case err != nil && !retryFailures:
 			return err
-		case err == nil && res.ExceptionDetails != nil:
+		case err != nil:
+			last = "; it last failed: " + err.Error()
+		case res.ExceptionDetails != nil:
 			last = fmt.Sprintf("; it last threw %s %s", res.ExceptionDetails.Text, res.ExceptionDetails.Exception.Description)
-		case err == nil && truthy(res.Result.Value):
+		case truthy(res.Result.Value):
 			return nil
 		}
 		select {

@@ -3,7 +3,6 @@ package browser
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,7 +103,7 @@ func (s *Session) WaitFor(expr string) {
 	s.t.Helper()
 	ctx, cancel := s.step()
 	defer cancel()
-	if err := s.r.pollTolerant(ctx, expr); err != nil {
+	if err := s.r.poll(ctx, expr, true); err != nil {
 		s.fatal("%v", err)
 	}
 }
@@ -236,36 +235,6 @@ func (s *Session) Screenshot(path string) {
 func (s *Session) Log() Page {
 	s.r.tools.drain()
 	return *s.page
-}
-
-// pollTolerant is poll, except that an evaluation failing because the page
-// is navigating (its context went away) is tried again.
-func (r *running) pollTolerant(ctx context.Context, expr string) error {
-	var last string
-	for {
-		var res struct {
-			Result           struct{ Value any }
-			ExceptionDetails *struct {
-				Text      string
-				Exception struct{ Description string }
-			}
-		}
-		err := r.tools.call(ctx, r.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res)
-		switch {
-		case err != nil && ctx.Err() != nil:
-		case err != nil:
-			last = "; it last failed: " + err.Error()
-		case res.ExceptionDetails != nil:
-			last = fmt.Sprintf("; it last threw %s %s", res.ExceptionDetails.Text, res.ExceptionDetails.Exception.Description)
-		case truthy(res.Result.Value):
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New("waited for " + expr + " in vain" + last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // ProceedPastCertificateWarning does what a person does on Chromium's
