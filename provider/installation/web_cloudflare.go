@@ -211,9 +211,10 @@ func (b *installer) webOnCloudflare(controlPlaneURL pulumi.StringOutput, adopt p
 		props["domains"] = pulumi.Array{pulumi.Map{"hostname": pulumi.String(d.Hostname), "zoneId": pulumi.String(d.ZoneID)}}
 	}
 	// No dependency on the control plane's Worker: its URL comes from
-	// WorkerUrls, and the Worker waits for the control plane it binds before
-	// its own upload (after its assets), so the web's assets go up while the
-	// control plane waits for the database and the sandbox.
+	// WorkerUrls, so the web renders its build and sends its assets while
+	// the control plane waits for the database and the sandbox; the Worker
+	// is uploaded without the binding to the control plane, then again with
+	// it the moment the control plane exists (as for a cycle of bindings).
 	_, err = register(b, "Worker", "worker-"+webLogical, b.owned(props), &workerChild{})
 	return err
 }
