@@ -410,6 +410,9 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	// Paths, not only top-level keys: at a preview one nested field may be
 	// computed (assets.directory, one secret, one binding's target).
 	unknown := func(path string) bool { return family.IsUnknown(req.NewInputs, path) }
+	if !unknown("name") {
+		plannedScripts.add(args.Name) // a target other workers of the run may bind
+	}
 	failures = args.validate(unknown)
 	if len(failures) > 0 {
 		return infer.CheckResponse[WorkerArgs]{Inputs: args, Failures: failures}, nil

@@ -43,20 +43,9 @@ func (w *Worker) targetPoll() time.Duration {
 // sets its triggers, route and consumers.
 func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]) (infer.CreateResponse[WorkerState], error) {
 	if req.DryRun {
-		if req.Inputs.needsAccount() {
-			client, err := config.Cloudflare(ctx)
-			if err != nil {
+		if req.Inputs.needsAccount() || len(req.Inputs.Services) > 0 {
+			if err := previewAgainstAccount(ctx, req.Inputs); err != nil {
 				return infer.CreateResponse[WorkerState]{}, err
-			}
-			if err := req.Inputs.preflight(ctx, client, nil, true); err != nil {
-				return infer.CreateResponse[WorkerState]{}, err
-			}
-			warnings, err := req.Inputs.missingTailConsumers(ctx, client)
-			if err != nil {
-				return infer.CreateResponse[WorkerState]{}, fmt.Errorf("checking worker %s against the account: %w", req.Inputs.Name, err)
-			}
-			for _, w := range warnings {
-				p.GetLogger(ctx).Warning(w)
 			}
 		}
 		return infer.CreateResponse[WorkerState]{Output: WorkerState{WorkerArgs: req.Inputs}}, nil
@@ -109,6 +98,31 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 			fmt.Errorf("%w: %w", infer.ResourceInitFailedError{Reasons: []string{err.Error()}}, err)
 	}
 	return infer.CreateResponse[WorkerState]{ID: req.Inputs.Name, Output: state}, err
+}
+
+// previewAgainstAccount is a create's preview of the rules only the account
+// decides: the refusals (preflight), then the warnings for tail consumers and
+// service targets that nothing is known to create.
+func previewAgainstAccount(ctx context.Context, a WorkerArgs) error {
+	client, err := config.Cloudflare(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.preflight(ctx, client, nil, true); err != nil {
+		return err
+	}
+	tails, err := a.missingTailConsumers(ctx, client)
+	if err != nil {
+		return fmt.Errorf("checking worker %s against the account: %w", a.Name, err)
+	}
+	targets, err := a.missingServiceTargets(ctx, client)
+	if err != nil {
+		return fmt.Errorf("checking worker %s against the account: %w", a.Name, err)
+	}
+	for _, w := range append(tails, targets...) {
+		p.GetLogger(ctx).Warning(w)
+	}
+	return nil
 }
 
 // Update re-uploads only when the content hash moved, and touches triggers,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 )
@@ -22,9 +23,9 @@ import (
 // the upload, not after it, at the domain;
 // a missing database already refuses the upload itself, which creates
 // nothing, and costing every create one more read for it would not change
-// that. Service targets are not checked: another resource of the same
+// that. Service targets are not refused: another resource of the same
 // program may create them during the up (circular service bindings
-// converge in one up).
+// converge in one up); missingServiceTargets warns of those nothing plans.
 
 // accountProblems returns every such problem at once, each naming its
 // field; nil when there is none. A failed read is returned as the error.
@@ -158,8 +159,6 @@ func routeHost(pattern string) string {
 // tail consumers' scripts the account does not hold: another resource of
 // the program may create them during the up, so they are not refused, only
 // said (Cloudflare accepts the setting and the trace events go nowhere).
-// Service targets are not read for this: the component's own workers bind
-// each other, and every first preview would warn about them.
 func (a WorkerArgs) missingTailConsumers(ctx context.Context, client *cfapi.Client) ([]string, error) {
 	var warnings []string
 	seen := map[string]bool{}
@@ -175,6 +174,38 @@ func (a WorkerArgs) missingTailConsumers(ctx context.Context, client *cfapi.Clie
 		if !found {
 			warnings = append(warnings, fmt.Sprintf("tailConsumers[%d].service: account %s has no worker %s yet; unless this program "+
 				"creates it, the trace events of %s go nowhere", i, client.AccountID(), t.Service, a.Name))
+		}
+	}
+	return warnings, nil
+}
+
+// plannedTargetGrace is how long a create's preview waits for a service
+// target to be checked in this process before reading the account for it:
+// the engine checks a program's resources moments apart in a preview.
+const plannedTargetGrace = 3 * time.Second
+
+// missingServiceTargets are warnings, read in a create's preview, for the
+// service targets that no worker of this run plans (plannedScripts) and
+// the account does not hold. Another program or provider may still create
+// them, so they are said, not refused: the up waits for them (up to
+// Worker.ServiceTargetWait, 3 minutes by default) and then fails naming
+// them. Targets this run plans cost no call.
+func (a WorkerArgs) missingServiceTargets(ctx context.Context, client *cfapi.Client) ([]string, error) {
+	var warnings []string
+	seen := map[string]bool{}
+	for i, s := range a.Services {
+		if s.Service == "" || seen[s.Service] || plannedScripts.await(ctx, s.Service, plannedTargetGrace) {
+			continue
+		}
+		seen[s.Service] = true
+		_, found, err := client.GetScript(ctx, s.Service)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			warnings = append(warnings, fmt.Sprintf("services[%d].service: account %s has no worker %s and no worker of this "+
+				"program is named so; unless something else creates it during the up, the up waits 3 minutes for it and then fails",
+				i, client.AccountID(), s.Service))
 		}
 	}
 	return warnings, nil

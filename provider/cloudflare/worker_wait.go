@@ -1,7 +1,9 @@
 package cloudflare
 
 import (
+	"context"
 	"sync"
+	"time"
 )
 
 // scriptBoard is what this provider process knows about the scripts its
@@ -56,4 +58,67 @@ func (b *scriptBoard) watch(account, script string) (<-chan struct{}, error) {
 func (w *Worker) board() *scriptBoard {
 	w.boardOnce.Do(func() { w.scripts = newScriptBoard() })
 	return w.scripts
+}
+
+// plannedScripts holds the script names this process expects to exist by
+// the end of the run: every Worker's Check records its own name, and the
+// OpenInspect component records its Workers' names before it registers any
+// (so the order the engine checks them in does not matter). A create's
+// preview warns of a service target the account lacks only when it is not
+// planned here. It is process-wide because the component and the Worker
+// resource are separate objects of one plugin process; the engine starts a
+// process per provider instance, so the names are all of one account.
+var plannedScripts = newScriptPlan()
+
+// scriptPlan is a set of script names that can be waited on.
+type scriptPlan struct {
+	mu    sync.Mutex
+	names map[string]bool
+	added chan struct{} // closed and replaced whenever a name is added
+}
+
+func newScriptPlan() *scriptPlan {
+	return &scriptPlan{names: map[string]bool{}, added: make(chan struct{})}
+}
+
+// PlanScripts records that this run creates or keeps the named scripts
+// (the component calls it with its Workers' names before registering them).
+func PlanScripts(names ...string) { plannedScripts.add(names...) }
+
+func (s *scriptPlan) add(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fresh := false
+	for _, n := range names {
+		if n != "" && !s.names[n] {
+			s.names[n], fresh = true, true
+		}
+	}
+	if fresh {
+		close(s.added)
+		s.added = make(chan struct{})
+	}
+}
+
+// await reports whether name is planned, waiting up to d for it to become
+// so: in a preview the engine checks the program's resources moments apart,
+// and a worker may be previewed before the target it binds is checked.
+func (s *scriptPlan) await(ctx context.Context, name string, d time.Duration) bool {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		s.mu.Lock()
+		planned, added := s.names[name], s.added
+		s.mu.Unlock()
+		if planned {
+			return true
+		}
+		select {
+		case <-added:
+		case <-timeout.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }

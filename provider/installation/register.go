@@ -106,6 +106,16 @@ func (b *installer) child(suffix string) string { return b.name + "-" + suffix }
 func (b *installer) install(comp *OpenInspect) error {
 	ctx, plan, s := b.ctx, b.plan, b.spec
 	b.opts = []pulumi.ResourceOption{pulumi.Parent(comp)}
+	// The workers bind each other; told before any registers, a preview
+	// warns of none of them as a service target nothing creates.
+	planned := make([]string, 0, len(plan.Workers)+1)
+	for _, w := range plan.Workers {
+		planned = append(planned, w.Name)
+	}
+	if plan.Web != nil {
+		planned = append(planned, plan.Web.Name)
+	}
+	cloudflare.PlanScripts(planned...)
 	orphan := s.DeletionPolicy == "Orphan"
 	if orphan {
 		b.opts = append(b.opts, pulumi.RetainOnDelete(true))

@@ -53,7 +53,8 @@ resources:
 // tail consumer the account lacks: the CLI prints a warning for each,
 // naming the file and the line, or the field, and the preview goes on
 // (Cloudflare accepts the upload; the rules never apply, the events go
-// nowhere).
+// nowhere). A service target neither the account nor the program has is
+// warned about too; two workers of the program binding each other are not.
 func TestPreviewWarnsOfWhatCloudflareIgnores(t *testing.T) {
 	t.Parallel()
 	requirePulumi(t)
@@ -79,6 +80,30 @@ resources:
         directory: ` + site + `
       tailConsumers:
         - service: oi-nowhere
+  lonely:
+    type: openinspect:index:Worker
+    properties:
+      name: oi-lonely
+      content: "export default { fetch() { return new Response('lonely') } };"
+      services:
+        - binding: GONE
+          service: oi-gone
+  pairA:
+    type: openinspect:index:Worker
+    properties:
+      name: oi-pair-a
+      content: "export default { fetch(r, env) { return env.B.fetch(r) } };"
+      services:
+        - binding: B
+          service: oi-pair-b
+  pairB:
+    type: openinspect:index:Worker
+    properties:
+      name: oi-pair-b
+      content: "export default { fetch(r, env) { return new Response('b') } };"
+      services:
+        - binding: A
+          service: oi-pair-a
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(program), 0o644))
 	pt := newYAMLTest(t, dir, emu)
@@ -89,4 +114,7 @@ resources:
 	assert.NotContains(t, preview.StdOut, "line 2: the", "the valid redirect is not warned about")
 	assert.Contains(t, preview.StdOut, "tailConsumers[0].service: account "+emulatorAccount+" has no worker oi-nowhere yet; "+
 		"unless this program creates it, the trace events of oi-asset-rules go nowhere")
+	assert.Contains(t, preview.StdOut, "services[0].service: account "+emulatorAccount+" has no worker oi-gone and no worker "+
+		"of this program is named so; unless something else creates it during the up, the up waits 3 minutes for it and then fails")
+	assert.NotContains(t, preview.StdOut, "has no worker oi-pair-", "two workers of the program binding each other are not warned about")
 }

@@ -48,6 +48,7 @@ func TestExamplesPreviewAFreshStack(t *testing.T) {
 				assert.Regexp(t, regexp.MustCompile(`\+\s+`+regexp.QuoteMeta(typ)+`\s`), preview.StdOut, "the preview creates a %s", typ)
 			}
 			assert.NotContains(t, preview.StdOut, "error:", "the preview reports no error")
+			assert.NotContains(t, preview.StdOut, "services[", "the installation's workers bind each other: no warning of a missing target")
 			assert.Empty(t, emu.inventory(t).Workers, "a preview creates nothing")
 			assert.Empty(t, emu.inventory(t).Vercel.Projects, "a preview creates nothing")
 		})
