@@ -280,6 +280,12 @@ func (w *Worker) upload(ctx context.Context, client *cfapi.Client, args WorkerAr
 		}
 		p.GetLogger(ctx).Infof("worker %s: service binding targets %s do not exist yet; uploading without them and waiting",
 			args.Name, strings.Join(missing, ", "))
+		for _, m := range missing {
+			if !plannedScripts.has(m) {
+				p.GetLogger(ctx).Warningf("worker %s: no worker of this program is named %s; unless something else creates it, "+
+					"this up fails in %s", args.Name, m, w.targetWait())
+			}
+		}
 		if script, err = send(); err != nil {
 			return cfapi.Script{}, err
 		}

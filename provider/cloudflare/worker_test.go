@@ -1,6 +1,8 @@
 package cloudflare_test
 
 import (
+	"bytes"
+	"log/slog"
 	"maps"
 	"sync"
 	"testing"
@@ -294,7 +296,13 @@ func TestWorkerRefreshNoticesOutOfBandChange(t *testing.T) {
 
 // A worker whose service target never appears is kept in state (uploaded
 // without the binding); once the target exists, the next update adds it.
+// While it waits for a target no worker of the program is named, it says so
+// at once, not only when the wait ends.
 func TestWorkerMissingServiceTargetIsFinishedLater(t *testing.T) {
+	var logs bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
 	h := providertest.NewHarness(t, provider.WithWorker(&cloudflare.Worker{
 		ServiceTargetWait: 200 * time.Millisecond, ServiceTargetPoll: 20 * time.Millisecond}))
 	u := providertest.URN(cloudflare.WorkerToken, "w")
@@ -303,6 +311,8 @@ func TestWorkerMissingServiceTargetIsFinishedLater(t *testing.T) {
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "oi-ghost")
+	assert.Contains(t, logs.String(), "worker oi-lonely: no worker of this program is named oi-ghost; "+
+		"unless something else creates it, this up fails in 200ms")
 	require.Equal(t, "oi-lonely", created.ID)
 	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-lonely")
 	require.True(t, ok, "the worker exists, without the binding")

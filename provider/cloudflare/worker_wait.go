@@ -100,6 +100,13 @@ func (s *scriptPlan) add(names ...string) {
 	}
 }
 
+// has reports whether name is planned now.
+func (s *scriptPlan) has(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.names[name]
+}
+
 // await reports whether name is planned, waiting up to d for it to become
 // so: in a preview the engine checks the program's resources moments apart,
 // and a worker may be previewed before the target it binds is checked.
