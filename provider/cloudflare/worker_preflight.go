@@ -160,20 +160,35 @@ func routeHost(pattern string) string {
 // the program may create them during the up, so they are not refused, only
 // said (Cloudflare accepts the setting and the trace events go nowhere).
 func (a WorkerArgs) missingTailConsumers(ctx context.Context, client *cfapi.Client) ([]string, error) {
+	names := make([]string, len(a.TailConsumers))
+	for i, t := range a.TailConsumers {
+		names[i] = t.Service
+	}
+	return missingScripts(ctx, client, names, func(string) bool { return false }, func(i int, name string) string {
+		return fmt.Sprintf("tailConsumers[%d].service: account %s has no worker %s yet; unless this program "+
+			"creates it, the trace events of %s go nowhere", i, client.AccountID(), name, a.Name)
+	})
+}
+
+// missingScripts reads, once per name, whether the account holds each
+// script names lists (skipping the empty ones and those planned says need
+// no read), and returns say's warning, given the name's index, for each it
+// lacks.
+func missingScripts(ctx context.Context, client *cfapi.Client, names []string, planned func(string) bool,
+	say func(i int, name string) string) ([]string, error) {
 	var warnings []string
 	seen := map[string]bool{}
-	for i, t := range a.TailConsumers {
-		if t.Service == "" || seen[t.Service] {
+	for i, n := range names {
+		if n == "" || seen[n] || planned(n) {
 			continue
 		}
-		seen[t.Service] = true
-		_, found, err := client.GetScript(ctx, t.Service)
+		seen[n] = true
+		_, found, err := client.GetScript(ctx, n)
 		if err != nil {
 			return nil, err
 		}
 		if !found {
-			warnings = append(warnings, fmt.Sprintf("tailConsumers[%d].service: account %s has no worker %s yet; unless this program "+
-				"creates it, the trace events of %s go nowhere", i, client.AccountID(), t.Service, a.Name))
+			warnings = append(warnings, say(i, n))
 		}
 	}
 	return warnings, nil
@@ -191,24 +206,16 @@ const plannedTargetGrace = 3 * time.Second
 // Worker.ServiceTargetWait, 3 minutes by default) and then fails naming
 // them. Targets this run plans cost no call.
 func (a WorkerArgs) missingServiceTargets(ctx context.Context, client *cfapi.Client) ([]string, error) {
-	var warnings []string
-	seen := map[string]bool{}
+	names := make([]string, len(a.Services))
 	for i, s := range a.Services {
-		if s.Service == "" || seen[s.Service] || plannedScripts.await(ctx, s.Service, plannedTargetGrace) {
-			continue
-		}
-		seen[s.Service] = true
-		_, found, err := client.GetScript(ctx, s.Service)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			warnings = append(warnings, fmt.Sprintf("services[%d].service: account %s has no worker %s and no worker of this "+
-				"program is named so; unless something else creates it during the up, the up waits 3 minutes for it and then fails",
-				i, client.AccountID(), s.Service))
-		}
+		names[i] = s.Service
 	}
-	return warnings, nil
+	planned := func(name string) bool { return plannedScripts.await(ctx, name, plannedTargetGrace) }
+	return missingScripts(ctx, client, names, planned, func(i int, name string) string {
+		return fmt.Sprintf("services[%d].service: account %s has no worker %s and no worker of this "+
+			"program is named so; unless something else creates it during the up, the up waits 3 minutes for it and then fails",
+			i, client.AccountID(), name)
+	})
 }
 
 // needsAccount reports whether any value accountProblems checks is known.
