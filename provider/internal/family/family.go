@@ -48,10 +48,18 @@ func SHA256Hex(b []byte) string {
 }
 
 // SHA256HexString is SHA256Hex of a string without copying it into a byte
-// slice first (a worker's module may be megabytes).
+// slice first (a worker's module may be megabytes): it goes through a small
+// buffer, because io.WriteString copies the whole string when, as here, the
+// hash has no WriteString (measured: 25 MB more at the plugin's peak for five
+// 5 MB inline Workers).
 func SHA256HexString(s string) string {
 	h := sha256.New()
-	_, _ = io.WriteString(h, s)
+	var buf [32 << 10]byte
+	for len(s) > 0 {
+		n := copy(buf[:], s)
+		_, _ = h.Write(buf[:n])
+		s = s[n:]
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
