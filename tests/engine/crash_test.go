@@ -580,22 +580,47 @@ func readProcess(pid int) (process, bool) {
 }
 
 func readStat(pid int) (process, int, bool) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return process{}, 0, false
-	}
-	// "pid (comm) state ppid ... starttime(22nd) ..."; comm may hold spaces.
-	i := bytes.LastIndexByte(raw, ')')
-	if i < 0 {
-		return process{}, 0, false
-	}
-	fields := strings.Fields(string(raw[i+1:]))
-	if len(fields) < 20 {
+	fields, ok := statFields(pid)
+	if !ok {
 		return process{}, 0, false
 	}
 	ppid, _ := strconv.Atoi(fields[1])
 	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 	return process{pid: pid, start: fields[19], exe: exe}, ppid, true
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command's name:
+// state, ppid, pgrp, ... starttime (the 20th).
+func statFields(pid int) ([]string, bool) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, false
+	}
+	// "pid (comm) state ppid ... starttime(22nd) ..."; comm may hold spaces.
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return nil, false
+	}
+	fields := strings.Fields(string(raw[i+1:]))
+	return fields, len(fields) >= 20
+}
+
+// liveInGroup lists the processes of process group pgid that still run
+// (zombies waiting for a reaper are done), by pid and executable.
+func liveInGroup(pgid int) []string {
+	entries, _ := os.ReadDir("/proc")
+	var live []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if fields, ok := statFields(pid); ok && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" {
+			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+			live = append(live, fmt.Sprintf("%d %s", pid, exe))
+		}
+	}
+	return live
 }
 
 // processTree tracks every process the test's pulumi started, directly or

@@ -293,4 +293,10 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 		return err != nil
 	}
 	assert.Eventually(t, stoppedWithin, 30*time.Second, 100*time.Millisecond, "the emulator stops with the script")
+	// And every process of the script's group ends (the emulator's workerd
+	// and Modal runners with it): one still writing into the demo's
+	// directory would outlive the test's own clean-up of it.
+	var live []string
+	assert.Eventually(t, func() bool { live = liveInGroup(cmd.Process.Pid); return len(live) == 0 },
+		time.Minute, 100*time.Millisecond, "processes of the stopped local cloud still run: %v", &live)
 }
