@@ -77,7 +77,10 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	b := browser.Open(t, 1280, 900)
 	shot := func(name string) { b.Screenshot(browser.ArtefactPath(t, name)) }
 	b.Navigate(webURL)
-	b.WaitFor(`document.getElementById("app")?.dataset.hydrated === "true" && !!document.querySelector('button[data-provider="github"]')`)
+	// The sign-in button works once the page's script has run: a click on it
+	// before then is lost.
+	const signInReady = `document.getElementById("app")?.dataset.hydrated === "true" && !!document.querySelector('button[data-provider="github"]')`
+	b.WaitFor(signInReady)
 	shot("1-sign-in.png")
 	b.Click(`button[data-provider="github"]`)
 	if b.WaitForAny(`location.href.startsWith("chrome-error://")`, `!!document.getElementById("sign-in-as-local-dev")`) == 0 {
@@ -140,7 +143,7 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	// The outsider: a pending invitation to the organization is no
 	// membership, so the control plane refuses them and sets no session.
 	b.Click("#sign-out")
-	b.WaitFor(`!!document.querySelector('button[data-provider="github"]')`)
+	b.WaitFor(signInReady)
 	b.Click(`button[data-provider="github"]`)
 	b.WaitFor(`!!document.getElementById("sign-in-as-outsider")`)
 	b.Click("#sign-in-as-outsider")
@@ -157,7 +160,7 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	_, signedIn := b.Cookies(webURL)["openinspect.session_token"]
 	assert.False(t, signedIn, "no session for the outsider")
 	b.Navigate(webURL)
-	b.WaitFor(`!!document.querySelector('button[data-provider="github"]')`)
+	b.WaitFor(signInReady)
 	assert.Len(t, emu.d1Rows(t, db, "SELECT id FROM users WHERE github_login = 'outsider'"), 0)
 
 	// Nothing any script fetched left the machine.
