@@ -11,8 +11,8 @@
 //	               leaf the emulator shares, so both refuse by one rule)
 //	pyfind/        the Python 3.12+ the Modal CLI runs with (a leaf the
 //	               tests share, so provider, demo and tests find the same one)
-//	internal/      by family: cloudflare/ (cfapi, the Cloudflare client, and
-//	               cfapitest), sandbox/ (each backend's API client and
+//	internal/      by family: cloudflare/ (cfapi, the Cloudflare client,
+//	               cfapitest, zonecheck), sandbox/ (each backend's API client and
 //	               upstream's builders), web/kube; shared by all: family
 //	               (names, digests, unknowns), controlplane (the signed API),
 //	               upstream (the contract), artefacts, cron, logredact, restjson

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/zonecheck"
 )
 
 // Rules only the account can decide, checked with read-only calls in a
@@ -37,55 +38,12 @@ func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, p
 	if prior != nil {
 		had = *prior
 	}
-	var problems []string
-	zones := map[string]zoneSeen{} // by "id:<id>" or "name:<name>"
-	zone := func(id, name string) (zoneSeen, error) {
-		key := "id:" + id
-		if id == "" {
-			key = "name:" + name
-		}
-		if z, ok := zones[key]; ok {
-			return z, nil
-		}
-		z := zoneSeen{name: name}
-		var err error
-		if id != "" {
-			z.name, z.found, err = client.ZoneName(ctx, id)
-		} else {
-			_, z.found, err = client.FindZone(ctx, name)
-		}
-		if err != nil {
-			return z, err
-		}
-		zones[key] = z
-		return z, nil
-	}
-	check := func(field, host, id, name string) error {
-		if id == "" && name == "" {
-			return nil // not known yet
-		}
-		z, err := zone(id, name)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !z.found && id != "":
-			problems = append(problems, fmt.Sprintf("%s.zoneId: the account has no zone %s: add the zone to account %s, or fix zoneId",
-				field, id, client.AccountID()))
-		case !z.found:
-			problems = append(problems, fmt.Sprintf("%s.zoneName: zone %s is not in account %s: add it to the account, or fix zoneName",
-				field, name, client.AccountID()))
-		case host != "" && !inZone(host, z.name):
-			problems = append(problems, fmt.Sprintf("%s: %s is not in zone %s (%s): use a hostname under %s, or the zone that holds it",
-				field, host, z.name, id, z.name))
-		}
-		return nil
-	}
+	zones := zonecheck.New(client)
 	for i, d := range a.Domains {
 		if slices.Contains(had.Domains, d) {
 			continue
 		}
-		if err := check(fmt.Sprintf("domains[%d]", i), strings.ToLower(d.Hostname), d.ZoneID, d.ZoneName); err != nil {
+		if err := zones.Check(ctx, fmt.Sprintf("domains[%d]", i), strings.ToLower(d.Hostname), d.ZoneID, d.ZoneName); err != nil {
 			return nil, err
 		}
 	}
@@ -93,10 +51,11 @@ func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, p
 		if slices.Contains(had.Routes, r) {
 			continue
 		}
-		if err := check(fmt.Sprintf("routes[%d]", i), routeHost(r.Pattern), r.ZoneID, r.ZoneName); err != nil {
+		if err := zones.Check(ctx, fmt.Sprintf("routes[%d]", i), routeHost(r.Pattern), r.ZoneID, r.ZoneName); err != nil {
 			return nil, err
 		}
 	}
+	problems := zones.Problems
 	if !preview {
 		return problems, nil
 	}
@@ -130,18 +89,6 @@ func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, p
 		}
 	}
 	return problems, nil
-}
-
-// zoneSeen is one zone as the account answered for it.
-type zoneSeen struct {
-	name  string
-	found bool
-}
-
-// inZone reports whether host is the zone's apex or under it.
-func inZone(host, zone string) bool {
-	zone = strings.ToLower(zone)
-	return host == zone || strings.HasSuffix(host, "."+zone)
 }
 
 // routeHost is the host part of a route pattern with a leading wildcard

@@ -120,10 +120,20 @@ func (b *installer) install(comp *OpenInspect) error {
 	if orphan {
 		b.opts = append(b.opts, pulumi.RetainOnDelete(true))
 	}
-	lock, err := register(b, "NameLock", "names", pulumi.Map{
+	lockProps := pulumi.Map{
 		"namePrefix":     pulumi.String(plan.Prefix),
 		"deploymentName": pulumi.String(plan.DeploymentName),
-	}, &lockChild{})
+	}
+	// The lock checks the zones before any child depending on it is
+	// touched: an up without a preview refuses a custom domain's zone as
+	// early as a preview does, not once the rest of the installation exists.
+	if plan.Web != nil && plan.Web.CustomDomain != nil {
+		d := plan.Web.CustomDomain
+		lockProps["hostnames"] = pulumi.Array{pulumi.Map{
+			"field": pulumi.String("web.customDomain"), "hostname": pulumi.String(d.Hostname), "zoneId": pulumi.String(d.ZoneID),
+		}}
+	}
+	lock, err := register(b, "NameLock", "names", lockProps, &lockChild{})
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,16 @@ package tenant
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/openinspect/pulumi-openinspect/provider/config"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/zonecheck"
 )
 
 // NameLock holds an installation's names and its identity. Both parts of
@@ -26,6 +33,12 @@ type NameLock struct{}
 type NameLockArgs struct {
 	NamePrefix     string `pulumi:"namePrefix"`
 	DeploymentName string `pulumi:"deploymentName"`
+	// Hostnames are the installation's hostnames in Cloudflare zones
+	// (web.customDomain): the lock checks them against the account before
+	// any other child is touched, so `up --skip-preview` and an update
+	// refuse a zone the account lacks before the rest is built, as a
+	// create's preview does.
+	Hostnames []HostnameInZone `pulumi:"hostnames,optional"`
 }
 
 // NameLockState is what NameLock records.
@@ -56,11 +69,56 @@ func (r *NameLock) Annotate(a infer.Annotator) {
 func (a *NameLockArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.NamePrefix, "The name prefix.")
 	an.Describe(&a.DeploymentName, "The deployment name.")
+	an.Describe(&a.Hostnames, "The installation's hostnames in Cloudflare zones, each with the field that sets it: "+
+		"each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and "+
+		"when they change, before any child that depends on the lock is touched.")
 }
 
 // Annotate documents the outputs.
 func (s *NameLockState) Annotate(an infer.Annotator) {
 	an.Describe(&s.InstallationID, "The installation's identity: random, generated once before any other child, never changed.")
+}
+
+// HostnameInZone is a hostname an installation serves, in a zone of the
+// account given by ID or by name, with the component field that sets it: a
+// refusal names the field.
+type HostnameInZone struct {
+	Field    string `pulumi:"field"`
+	Hostname string `pulumi:"hostname"`
+	ZoneID   string `pulumi:"zoneId,optional"`
+	ZoneName string `pulumi:"zoneName,optional"`
+}
+
+// Annotate documents the type.
+func (h *HostnameInZone) Annotate(a infer.Annotator) {
+	a.Describe(h, "A hostname an installation serves in a zone of the account, checked before any child is touched.")
+	a.Describe(&h.Field, "The field that sets it (e.g. web.customDomain), named when the account refuses it.")
+	a.Describe(&h.Hostname, "The hostname, e.g. inspect.example.com.")
+	a.Describe(&h.ZoneID, "The zone's ID. Exactly one of zoneId and zoneName is set.")
+	a.Describe(&h.ZoneName, "The zone's name, looked up in the account.")
+}
+
+// checkHostnames refuses, all at once and each naming its field, the
+// hostnames whose zone the configured account lacks or that lie outside
+// their zone, with read-only calls (one per zone).
+func checkHostnames(ctx context.Context, hosts []HostnameInZone) error {
+	if len(hosts) == 0 {
+		return nil
+	}
+	client, err := config.Cloudflare(ctx)
+	if err != nil {
+		return err
+	}
+	zones := zonecheck.New(client)
+	for _, h := range hosts {
+		if err := zones.Check(ctx, h.Field, strings.ToLower(h.Hostname), h.ZoneID, h.ZoneName); err != nil {
+			return fmt.Errorf("checking %s against the account: %w", h.Field, err)
+		}
+	}
+	if len(zones.Problems) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(zones.Problems, "; "))
 }
 
 // NewInstallationID returns a fresh installation identity.
@@ -73,11 +131,15 @@ func NewInstallationID() (string, error) {
 }
 
 // Create records the names and generates the identity.
-func (*NameLock) Create(_ context.Context, req infer.CreateRequest[NameLockArgs]) (infer.CreateResponse[NameLockState], error) {
+func (*NameLock) Create(ctx context.Context, req infer.CreateRequest[NameLockArgs]) (infer.CreateResponse[NameLockState], error) {
 	state := NameLockState{NameLockArgs: req.Inputs}
 	id := req.Inputs.NamePrefix + "/" + req.Inputs.DeploymentName
 	if req.DryRun {
+		// A create's preview checks the hostnames in the Workers' checks.
 		return infer.CreateResponse[NameLockState]{ID: id, Output: state}, nil
+	}
+	if err := checkHostnames(ctx, req.Inputs.Hostnames); err != nil {
+		return infer.CreateResponse[NameLockState]{}, err
 	}
 	var err error
 	if state.InstallationID, err = NewInstallationID(); err != nil {
@@ -87,7 +149,8 @@ func (*NameLock) Create(_ context.Context, req infer.CreateRequest[NameLockArgs]
 }
 
 // Diff refuses every change of the names. A lock recorded before identities
-// existed gets its identity through an update.
+// existed gets its identity through an update, and changed hostnames are
+// checked through one.
 func (*NameLock) Diff(_ context.Context, req infer.DiffRequest[NameLockArgs, NameLockState]) (infer.DiffResponse, error) {
 	old, now := req.State.NameLockArgs, req.Inputs
 	for _, c := range []struct{ field, was, is string }{
@@ -101,14 +164,32 @@ func (*NameLock) Diff(_ context.Context, req infer.DiffRequest[NameLockArgs, Nam
 				c.field, c.was, c.is, c.was)
 		}
 	}
-	return infer.DiffResponse{HasChanges: req.State.InstallationID == ""}, nil
+	diff := infer.DiffResponse{HasChanges: req.State.InstallationID == ""}
+	if !slices.Equal(old.Hostnames, now.Hostnames) {
+		diff.HasChanges = true
+		diff.DetailedDiff = map[string]p.PropertyDiff{"hostnames": {Kind: p.Update, InputDiff: true}}
+	}
+	return diff, nil
 }
 
-// Update only ever runs for a lock without an identity: it generates one.
-func (*NameLock) Update(_ context.Context, req infer.UpdateRequest[NameLockArgs, NameLockState]) (infer.UpdateResponse[NameLockState], error) {
+// Update generates the identity of a lock without one and checks the
+// hostnames it did not hold before.
+func (*NameLock) Update(ctx context.Context, req infer.UpdateRequest[NameLockArgs, NameLockState]) (infer.UpdateResponse[NameLockState], error) {
 	state := req.State
 	state.NameLockArgs = req.Inputs
-	if state.InstallationID == "" && !req.DryRun {
+	if req.DryRun {
+		return infer.UpdateResponse[NameLockState]{Output: state}, nil
+	}
+	var added []HostnameInZone
+	for _, h := range req.Inputs.Hostnames {
+		if !slices.Contains(req.State.Hostnames, h) {
+			added = append(added, h)
+		}
+	}
+	if err := checkHostnames(ctx, added); err != nil {
+		return infer.UpdateResponse[NameLockState]{}, err
+	}
+	if state.InstallationID == "" {
 		var err error
 		if state.InstallationID, err = NewInstallationID(); err != nil {
 			return infer.UpdateResponse[NameLockState]{}, err

@@ -2,6 +2,8 @@
 // *** Do not edit by hand unless you're certain you know what you are doing! ***
 
 import * as pulumi from "@pulumi/pulumi";
+import * as inputs from "./types/input";
+import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
@@ -49,6 +51,10 @@ export class NameLock extends pulumi.CustomResource {
      */
     declare public readonly deploymentName: pulumi.Output<string>;
     /**
+     * The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+     */
+    declare public readonly hostnames: pulumi.Output<outputs.HostnameInZone[] | undefined>;
+    /**
      * The installation's identity: random, generated once before any other child, never changed.
      */
     declare public /*out*/ readonly installationId: pulumi.Output<string>;
@@ -75,10 +81,12 @@ export class NameLock extends pulumi.CustomResource {
                 throw new Error("Missing required property 'namePrefix'");
             }
             resourceInputs["deploymentName"] = args?.deploymentName;
+            resourceInputs["hostnames"] = args?.hostnames;
             resourceInputs["namePrefix"] = args?.namePrefix;
             resourceInputs["installationId"] = undefined /*out*/;
         } else {
             resourceInputs["deploymentName"] = undefined /*out*/;
+            resourceInputs["hostnames"] = undefined /*out*/;
             resourceInputs["installationId"] = undefined /*out*/;
             resourceInputs["namePrefix"] = undefined /*out*/;
         }
@@ -95,6 +103,10 @@ export interface NameLockArgs {
      * The deployment name.
      */
     deploymentName: pulumi.Input<string>;
+    /**
+     * The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+     */
+    hostnames?: pulumi.Input<pulumi.Input<inputs.HostnameInZoneArgs>[] | undefined>;
     /**
      * The name prefix.
      */

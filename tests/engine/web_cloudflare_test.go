@@ -237,7 +237,9 @@ func (e *emulatorProcess) cloudflareGet(t *testing.T, apiPath string, out any) i
 	return resp.StatusCode
 }
 
-// TestOpenInspectWebOnCloudflareCustomDomain: with web.customDomain the
+// TestOpenInspectWebOnCloudflareCustomDomain: a web.customDomain whose zone
+// the account lacks, or outside its zone, is refused before any child is
+// touched, also without a preview. With a right one the
 // hostname is attached to the web Worker through the emulator's Workers
 // custom-domains API, its workers.dev URL is off, and https://<hostname> is
 // the webUrl and the control plane's WEB_APP_URL. It needs the emulator's
@@ -261,10 +263,37 @@ func TestOpenInspectWebOnCloudflareCustomDomain(t *testing.T) {
 	pt := newInstallationWithWebTest(t, emu)
 	pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
 	const hostname = "inspect.example.com"
-	editProgram(t, pt, func(program string) string {
-		return strings.Replace(program, webOnCloudflare, webOnCloudflare+
+	program := filepath.Join(pt.WorkingDir(), "Pulumi.yaml")
+	raw, err := os.ReadFile(program)
+	require.NoError(t, err)
+	withDomain := func(hostname, zoneID string) {
+		t.Helper()
+		edited := strings.Replace(string(raw), webOnCloudflare, webOnCloudflare+
 			"        customDomain:\n          hostname: "+hostname+"\n          zoneId: "+zoneID+"\n", 1)
-	})
+		require.NotEqual(t, string(raw), edited, "the edit changed nothing")
+		require.NoError(t, os.WriteFile(program, []byte(edited), 0o644))
+	}
+
+	// Without a preview (the Automation API's up is `up --skip-preview`)
+	// the zone is still checked before anything is built: the lock every
+	// child depends on reads it, so the refusal costs reads only.
+	const missingZone = "0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct{ hostname, zoneID, want string }{
+		{hostname, missingZone, "web.customDomain.zoneId: the account has no zone " + missingZone},
+		{"inspect.example.org", zoneID, "web.customDomain: inspect.example.org is not in zone example.com"},
+	} {
+		withDomain(tc.hostname, tc.zoneID)
+		_, err := pt.CurrentStack().Up(t.Context())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		_, counts := emu.cloudflareCalls(t)
+		for key := range counts {
+			assert.True(t, strings.HasPrefix(key, "GET "), "a refused custom domain made %s before refusing: %v", key, counts)
+		}
+		emu.requireEmpty(t)
+	}
+
+	withDomain(hostname, zoneID)
 	up := previewUp(t, pt)
 	assert.Equal(t, "https://"+hostname, up.Outputs["webUrl"].Value)
 	assert.Equal(t, "https://"+hostname, emu.workerBindings(t, controlPlaneScript)["WEB_APP_URL"]["text"],

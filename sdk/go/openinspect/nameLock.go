@@ -18,6 +18,8 @@ type NameLock struct {
 
 	// The deployment name.
 	DeploymentName pulumi.StringOutput `pulumi:"deploymentName"`
+	// The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+	Hostnames HostnameInZoneArrayOutput `pulumi:"hostnames"`
 	// The installation's identity: random, generated once before any other child, never changed.
 	InstallationId pulumi.StringOutput `pulumi:"installationId"`
 	// The name prefix.
@@ -78,6 +80,8 @@ func NameLockExists(ctx *pulumi.Context,
 type nameLockArgs struct {
 	// The deployment name.
 	DeploymentName string `pulumi:"deploymentName"`
+	// The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+	Hostnames []HostnameInZone `pulumi:"hostnames"`
 	// The name prefix.
 	NamePrefix string `pulumi:"namePrefix"`
 }
@@ -86,6 +90,8 @@ type nameLockArgs struct {
 type NameLockArgs struct {
 	// The deployment name.
 	DeploymentName pulumi.StringInput
+	// The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+	Hostnames HostnameInZoneArrayInput
 	// The name prefix.
 	NamePrefix pulumi.StringInput
 }
@@ -180,6 +186,11 @@ func (o NameLockOutput) ToNameLockOutputWithContext(ctx context.Context) NameLoc
 // The deployment name.
 func (o NameLockOutput) DeploymentName() pulumi.StringOutput {
 	return o.ApplyT(func(v *NameLock) pulumi.StringOutput { return v.DeploymentName }).(pulumi.StringOutput)
+}
+
+// The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+func (o NameLockOutput) Hostnames() HostnameInZoneArrayOutput {
+	return o.ApplyT(func(v *NameLock) HostnameInZoneArrayOutput { return v.Hostnames }).(HostnameInZoneArrayOutput)
 }
 
 // The installation's identity: random, generated once before any other child, never changed.

@@ -1688,6 +1688,133 @@ func (o GithubBotPtrOutput) WebhookSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// A hostname an installation serves in a zone of the account, checked before any child is touched.
+type HostnameInZone struct {
+	// The field that sets it (e.g. web.customDomain), named when the account refuses it.
+	Field string `pulumi:"field"`
+	// The hostname, e.g. inspect.example.com.
+	Hostname string `pulumi:"hostname"`
+	// The zone's ID. Exactly one of zoneId and zoneName is set.
+	ZoneId *string `pulumi:"zoneId"`
+	// The zone's name, looked up in the account.
+	ZoneName *string `pulumi:"zoneName"`
+}
+
+// HostnameInZoneInput is an input type that accepts HostnameInZoneArgs and HostnameInZoneOutput values.
+// You can construct a concrete instance of `HostnameInZoneInput` via:
+//
+//	HostnameInZoneArgs{...}
+type HostnameInZoneInput interface {
+	pulumi.Input
+
+	ToHostnameInZoneOutput() HostnameInZoneOutput
+	ToHostnameInZoneOutputWithContext(context.Context) HostnameInZoneOutput
+}
+
+// A hostname an installation serves in a zone of the account, checked before any child is touched.
+type HostnameInZoneArgs struct {
+	// The field that sets it (e.g. web.customDomain), named when the account refuses it.
+	Field pulumi.StringInput `pulumi:"field"`
+	// The hostname, e.g. inspect.example.com.
+	Hostname pulumi.StringInput `pulumi:"hostname"`
+	// The zone's ID. Exactly one of zoneId and zoneName is set.
+	ZoneId pulumi.StringPtrInput `pulumi:"zoneId"`
+	// The zone's name, looked up in the account.
+	ZoneName pulumi.StringPtrInput `pulumi:"zoneName"`
+}
+
+func (HostnameInZoneArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*HostnameInZone)(nil)).Elem()
+}
+
+func (i HostnameInZoneArgs) ToHostnameInZoneOutput() HostnameInZoneOutput {
+	return i.ToHostnameInZoneOutputWithContext(context.Background())
+}
+
+func (i HostnameInZoneArgs) ToHostnameInZoneOutputWithContext(ctx context.Context) HostnameInZoneOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(HostnameInZoneOutput)
+}
+
+// HostnameInZoneArrayInput is an input type that accepts HostnameInZoneArray and HostnameInZoneArrayOutput values.
+// You can construct a concrete instance of `HostnameInZoneArrayInput` via:
+//
+//	HostnameInZoneArray{ HostnameInZoneArgs{...} }
+type HostnameInZoneArrayInput interface {
+	pulumi.Input
+
+	ToHostnameInZoneArrayOutput() HostnameInZoneArrayOutput
+	ToHostnameInZoneArrayOutputWithContext(context.Context) HostnameInZoneArrayOutput
+}
+
+type HostnameInZoneArray []HostnameInZoneInput
+
+func (HostnameInZoneArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]HostnameInZone)(nil)).Elem()
+}
+
+func (i HostnameInZoneArray) ToHostnameInZoneArrayOutput() HostnameInZoneArrayOutput {
+	return i.ToHostnameInZoneArrayOutputWithContext(context.Background())
+}
+
+func (i HostnameInZoneArray) ToHostnameInZoneArrayOutputWithContext(ctx context.Context) HostnameInZoneArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(HostnameInZoneArrayOutput)
+}
+
+// A hostname an installation serves in a zone of the account, checked before any child is touched.
+type HostnameInZoneOutput struct{ *pulumi.OutputState }
+
+func (HostnameInZoneOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*HostnameInZone)(nil)).Elem()
+}
+
+func (o HostnameInZoneOutput) ToHostnameInZoneOutput() HostnameInZoneOutput {
+	return o
+}
+
+func (o HostnameInZoneOutput) ToHostnameInZoneOutputWithContext(ctx context.Context) HostnameInZoneOutput {
+	return o
+}
+
+// The field that sets it (e.g. web.customDomain), named when the account refuses it.
+func (o HostnameInZoneOutput) Field() pulumi.StringOutput {
+	return o.ApplyT(func(v HostnameInZone) string { return v.Field }).(pulumi.StringOutput)
+}
+
+// The hostname, e.g. inspect.example.com.
+func (o HostnameInZoneOutput) Hostname() pulumi.StringOutput {
+	return o.ApplyT(func(v HostnameInZone) string { return v.Hostname }).(pulumi.StringOutput)
+}
+
+// The zone's ID. Exactly one of zoneId and zoneName is set.
+func (o HostnameInZoneOutput) ZoneId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v HostnameInZone) *string { return v.ZoneId }).(pulumi.StringPtrOutput)
+}
+
+// The zone's name, looked up in the account.
+func (o HostnameInZoneOutput) ZoneName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v HostnameInZone) *string { return v.ZoneName }).(pulumi.StringPtrOutput)
+}
+
+type HostnameInZoneArrayOutput struct{ *pulumi.OutputState }
+
+func (HostnameInZoneArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]HostnameInZone)(nil)).Elem()
+}
+
+func (o HostnameInZoneArrayOutput) ToHostnameInZoneArrayOutput() HostnameInZoneArrayOutput {
+	return o
+}
+
+func (o HostnameInZoneArrayOutput) ToHostnameInZoneArrayOutputWithContext(ctx context.Context) HostnameInZoneArrayOutput {
+	return o
+}
+
+func (o HostnameInZoneArrayOutput) Index(i pulumi.IntInput) HostnameInZoneOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) HostnameInZone {
+		return vs[0].([]HostnameInZone)[vs[1].(int)]
+	}).(HostnameInZoneOutput)
+}
+
 // Binds a Hyperdrive configuration (a hyperdrive binding).
 type HyperdriveBinding struct {
 	// The name the worker connects through (env.<binding>).
@@ -7945,6 +8072,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*GithubAppInput)(nil)).Elem(), GithubAppArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GithubBotInput)(nil)).Elem(), GithubBotArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GithubBotPtrInput)(nil)).Elem(), GithubBotArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*HostnameInZoneInput)(nil)).Elem(), HostnameInZoneArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*HostnameInZoneArrayInput)(nil)).Elem(), HostnameInZoneArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*HyperdriveBindingInput)(nil)).Elem(), HyperdriveBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*HyperdriveBindingArrayInput)(nil)).Elem(), HyperdriveBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ImagePullSecretInput)(nil)).Elem(), ImagePullSecretArgs{})
@@ -8044,6 +8173,8 @@ func init() {
 	pulumi.RegisterOutputType(GithubAppOutput{})
 	pulumi.RegisterOutputType(GithubBotOutput{})
 	pulumi.RegisterOutputType(GithubBotPtrOutput{})
+	pulumi.RegisterOutputType(HostnameInZoneOutput{})
+	pulumi.RegisterOutputType(HostnameInZoneArrayOutput{})
 	pulumi.RegisterOutputType(HyperdriveBindingOutput{})
 	pulumi.RegisterOutputType(HyperdriveBindingArrayOutput{})
 	pulumi.RegisterOutputType(ImagePullSecretOutput{})

@@ -224,6 +224,28 @@ export interface GithubBotArgs {
 }
 
 /**
+ * A hostname an installation serves in a zone of the account, checked before any child is touched.
+ */
+export interface HostnameInZoneArgs {
+    /**
+     * The field that sets it (e.g. web.customDomain), named when the account refuses it.
+     */
+    field: pulumi.Input<string>;
+    /**
+     * The hostname, e.g. inspect.example.com.
+     */
+    hostname: pulumi.Input<string>;
+    /**
+     * The zone's ID. Exactly one of zoneId and zoneName is set.
+     */
+    zoneId?: pulumi.Input<string | undefined>;
+    /**
+     * The zone's name, looked up in the account.
+     */
+    zoneName?: pulumi.Input<string | undefined>;
+}
+
+/**
  * Binds a Hyperdrive configuration (a hyperdrive binding).
  */
 export interface HyperdriveBindingArgs {

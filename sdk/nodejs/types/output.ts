@@ -128,6 +128,28 @@ export interface GenericBinding {
 }
 
 /**
+ * A hostname an installation serves in a zone of the account, checked before any child is touched.
+ */
+export interface HostnameInZone {
+    /**
+     * The field that sets it (e.g. web.customDomain), named when the account refuses it.
+     */
+    field: string;
+    /**
+     * The hostname, e.g. inspect.example.com.
+     */
+    hostname: string;
+    /**
+     * The zone's ID. Exactly one of zoneId and zoneName is set.
+     */
+    zoneId?: string;
+    /**
+     * The zone's name, looked up in the account.
+     */
+    zoneName?: string;
+}
+
+/**
  * Binds a Hyperdrive configuration (a hyperdrive binding).
  */
 export interface HyperdriveBinding {

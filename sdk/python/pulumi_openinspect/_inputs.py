@@ -37,6 +37,8 @@ __all__ = [
     'GithubAppArgsDict',
     'GithubBotArgs',
     'GithubBotArgsDict',
+    'HostnameInZoneArgs',
+    'HostnameInZoneArgsDict',
     'HyperdriveBindingArgs',
     'HyperdriveBindingArgsDict',
     'ImagePullSecretArgs',
@@ -1014,6 +1016,98 @@ class GithubBotArgs:
     @webhook_secret.setter
     def webhook_secret(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "webhook_secret", value)
+
+
+class HostnameInZoneArgsDict(TypedDict):
+    """
+    A hostname an installation serves in a zone of the account, checked before any child is touched.
+    """
+    field: pulumi.Input[_builtins.str]
+    """
+    The field that sets it (e.g. web.customDomain), named when the account refuses it.
+    """
+    hostname: pulumi.Input[_builtins.str]
+    """
+    The hostname, e.g. inspect.example.com.
+    """
+    zone_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The zone's ID. Exactly one of zoneId and zoneName is set.
+    """
+    zone_name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The zone's name, looked up in the account.
+    """
+
+@pulumi.input_type
+class HostnameInZoneArgs:
+    def __init__(__self__, *,
+                 field: pulumi.Input[_builtins.str],
+                 hostname: pulumi.Input[_builtins.str],
+                 zone_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 zone_name: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        A hostname an installation serves in a zone of the account, checked before any child is touched.
+
+        :param pulumi.Input[_builtins.str] field: The field that sets it (e.g. web.customDomain), named when the account refuses it.
+        :param pulumi.Input[_builtins.str] hostname: The hostname, e.g. inspect.example.com.
+        :param pulumi.Input[_builtins.str] zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
+        :param pulumi.Input[_builtins.str] zone_name: The zone's name, looked up in the account.
+        """
+        pulumi.set(__self__, "field", field)
+        pulumi.set(__self__, "hostname", hostname)
+        if zone_id is not None:
+            pulumi.set(__self__, "zone_id", zone_id)
+        if zone_name is not None:
+            pulumi.set(__self__, "zone_name", zone_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def field(self) -> pulumi.Input[_builtins.str]:
+        """
+        The field that sets it (e.g. web.customDomain), named when the account refuses it.
+        """
+        return pulumi.get(self, "field")
+
+    @field.setter
+    def field(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "field", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> pulumi.Input[_builtins.str]:
+        """
+        The hostname, e.g. inspect.example.com.
+        """
+        return pulumi.get(self, "hostname")
+
+    @hostname.setter
+    def hostname(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "hostname", value)
+
+    @_builtins.property
+    @pulumi.getter(name="zoneId")
+    def zone_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The zone's ID. Exactly one of zoneId and zoneName is set.
+        """
+        return pulumi.get(self, "zone_id")
+
+    @zone_id.setter
+    def zone_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "zone_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="zoneName")
+    def zone_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The zone's name, looked up in the account.
+        """
+        return pulumi.get(self, "zone_name")
+
+    @zone_name.setter
+    def zone_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "zone_name", value)
 
 
 class HyperdriveBindingArgsDict(TypedDict):

@@ -13,6 +13,8 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from . import outputs
+from ._inputs import *
 
 __all__ = ['NameLockArgs', 'NameLock']
 
@@ -20,15 +22,19 @@ __all__ = ['NameLockArgs', 'NameLock']
 class NameLockArgs:
     def __init__(__self__, *,
                  deployment_name: pulumi.Input[_builtins.str],
-                 name_prefix: pulumi.Input[_builtins.str]):
+                 name_prefix: pulumi.Input[_builtins.str],
+                 hostnames: pulumi.Input[Optional[Sequence[pulumi.Input['HostnameInZoneArgs']]]] = None):
         """
         The set of arguments for constructing a NameLock resource.
 
         :param pulumi.Input[_builtins.str] deployment_name: The deployment name.
         :param pulumi.Input[_builtins.str] name_prefix: The name prefix.
+        :param pulumi.Input[Sequence[pulumi.Input['HostnameInZoneArgs']]] hostnames: The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
         """
         pulumi.set(__self__, "deployment_name", deployment_name)
         pulumi.set(__self__, "name_prefix", name_prefix)
+        if hostnames is not None:
+            pulumi.set(__self__, "hostnames", hostnames)
 
     @_builtins.property
     @pulumi.getter(name="deploymentName")
@@ -54,6 +60,18 @@ class NameLockArgs:
     def name_prefix(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "name_prefix", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def hostnames(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['HostnameInZoneArgs']]]]:
+        """
+        The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+        """
+        return pulumi.get(self, "hostnames")
+
+    @hostnames.setter
+    def hostnames(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['HostnameInZoneArgs']]]]):
+        pulumi.set(self, "hostnames", value)
+
 
 @pulumi.type_token("openinspect:index:NameLock")
 class NameLock(pulumi.CustomResource):
@@ -62,6 +80,7 @@ class NameLock(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  deployment_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 hostnames: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HostnameInZoneArgs', 'HostnameInZoneArgsDict', 'outputs.HostnameInZone']]]]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
@@ -70,6 +89,7 @@ class NameLock(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] deployment_name: The deployment name.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['HostnameInZoneArgs', 'HostnameInZoneArgsDict', 'outputs.HostnameInZone']]]] hostnames: The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
         :param pulumi.Input[_builtins.str] name_prefix: The name prefix.
         """
         ...
@@ -97,6 +117,7 @@ class NameLock(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  deployment_name: pulumi.Input[Optional[_builtins.str]] = None,
+                 hostnames: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HostnameInZoneArgs', 'HostnameInZoneArgsDict', 'outputs.HostnameInZone']]]]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -110,6 +131,7 @@ class NameLock(pulumi.CustomResource):
             if deployment_name is None and not opts.urn:
                 raise TypeError("Missing required property 'deployment_name'")
             __props__.__dict__["deployment_name"] = deployment_name
+            __props__.__dict__["hostnames"] = hostnames
             if name_prefix is None and not opts.urn:
                 raise TypeError("Missing required property 'name_prefix'")
             __props__.__dict__["name_prefix"] = name_prefix
@@ -137,6 +159,7 @@ class NameLock(pulumi.CustomResource):
         __props__ = NameLockArgs.__new__(NameLockArgs)
 
         __props__.__dict__["deployment_name"] = None
+        __props__.__dict__["hostnames"] = None
         __props__.__dict__["installation_id"] = None
         __props__.__dict__["name_prefix"] = None
         return NameLock(resource_name, opts=opts, __props__=__props__)
@@ -154,6 +177,14 @@ class NameLock(pulumi.CustomResource):
         The deployment name.
         """
         return pulumi.get(self, "deployment_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def hostnames(self) -> pulumi.Output[Optional[Sequence['outputs.HostnameInZone']]]:
+        """
+        The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+        """
+        return pulumi.get(self, "hostnames")
 
     @_builtins.property
     @pulumi.getter(name="installationId")

@@ -23,6 +23,7 @@ __all__ = [
     'DispatchBinding',
     'DurableObjectBinding',
     'GenericBinding',
+    'HostnameInZone',
     'HyperdriveBinding',
     'JSONBinding',
     'KvBinding',
@@ -446,6 +447,83 @@ class GenericBinding(dict):
         The binding's other properties, in the API's own (snake_case) names.
         """
         return pulumi.get(self, "properties")
+
+
+@pulumi.output_type
+class HostnameInZone(dict):
+    """
+    A hostname an installation serves in a zone of the account, checked before any child is touched.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "zoneId":
+            suggest = "zone_id"
+        elif key == "zoneName":
+            suggest = "zone_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in HostnameInZone. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        HostnameInZone.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        HostnameInZone.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 field: _builtins.str,
+                 hostname: _builtins.str,
+                 zone_id: Optional[_builtins.str] = None,
+                 zone_name: Optional[_builtins.str] = None):
+        """
+        A hostname an installation serves in a zone of the account, checked before any child is touched.
+
+        :param _builtins.str field: The field that sets it (e.g. web.customDomain), named when the account refuses it.
+        :param _builtins.str hostname: The hostname, e.g. inspect.example.com.
+        :param _builtins.str zone_id: The zone's ID. Exactly one of zoneId and zoneName is set.
+        :param _builtins.str zone_name: The zone's name, looked up in the account.
+        """
+        pulumi.set(__self__, "field", field)
+        pulumi.set(__self__, "hostname", hostname)
+        if zone_id is not None:
+            pulumi.set(__self__, "zone_id", zone_id)
+        if zone_name is not None:
+            pulumi.set(__self__, "zone_name", zone_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def field(self) -> _builtins.str:
+        """
+        The field that sets it (e.g. web.customDomain), named when the account refuses it.
+        """
+        return pulumi.get(self, "field")
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> _builtins.str:
+        """
+        The hostname, e.g. inspect.example.com.
+        """
+        return pulumi.get(self, "hostname")
+
+    @_builtins.property
+    @pulumi.getter(name="zoneId")
+    def zone_id(self) -> Optional[_builtins.str]:
+        """
+        The zone's ID. Exactly one of zoneId and zoneName is set.
+        """
+        return pulumi.get(self, "zone_id")
+
+    @_builtins.property
+    @pulumi.getter(name="zoneName")
+    def zone_name(self) -> Optional[_builtins.str]:
+        """
+        The zone's name, looked up in the account.
+        """
+        return pulumi.get(self, "zone_name")
 
 
 @pulumi.output_type
