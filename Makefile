@@ -14,8 +14,12 @@ GO_TEST_FLAGS ?= -timeout 60m
 # dependency again, minutes each from an empty cache. Nothing here uses cgo
 # (the emulator's SQLite is modernc.org/sqlite); tests find the repository
 # from their working directory (internal/reporoot), not from runtime.Caller.
+# -ldflags=-w links without DWARF (a build that sets -ldflags itself, as the
+# plugin's does, overrides it): nothing here runs a debugger, and each of the
+# ~50 test binaries links about a third faster (a large one 9.8 s of CPU -> 6.4
+# s), minutes of a cold CI run on two cores.
 export CGO_ENABLED := 0
-export GOFLAGS := -trimpath $(GOFLAGS)
+export GOFLAGS := -trimpath -ldflags=-w $(GOFLAGS)
 
 .PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean
 
