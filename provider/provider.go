@@ -131,7 +131,51 @@ func New(opts ...Option) (p.Provider, error) {
 	if err != nil {
 		return p.Provider{}, err
 	}
-	return readableFailures(checkComponentInputs(explainReplacements(prov))), nil
+	return readableFailures(checkComponentInputs(explainReplacements(reportFailedSteps(prov, r.worker.StepFailed)))), nil
+}
+
+// reportFailedSteps calls failed whenever a create, update or delete (not
+// a preview's) or the component's construction fails: the engine then
+// starts no further step, and a Worker waiting for a target of this program
+// stops waiting for what this run will not create.
+func reportFailedSteps(inner p.Provider, failed func()) p.Provider {
+	note := func(err error) error {
+		if err != nil {
+			failed()
+		}
+		return err
+	}
+	if create := inner.Create; create != nil {
+		inner.Create = func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
+			resp, err := create(ctx, req)
+			if !req.DryRun {
+				err = note(err)
+			}
+			return resp, err
+		}
+	}
+	if update := inner.Update; update != nil {
+		inner.Update = func(ctx context.Context, req p.UpdateRequest) (p.UpdateResponse, error) {
+			resp, err := update(ctx, req)
+			if !req.DryRun {
+				err = note(err)
+			}
+			return resp, err
+		}
+	}
+	if del := inner.Delete; del != nil {
+		inner.Delete = func(ctx context.Context, req p.DeleteRequest) error { return note(del(ctx, req)) }
+	}
+	if construct := inner.Construct; construct != nil {
+		inner.Construct = func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
+			resp, err := construct(ctx, req)
+			if !req.DryRun {
+				err = note(err)
+			}
+			return resp, err
+		}
+	}
+	return inner
 }
 
 // checkComponentInputs refuses a component input of the wrong kind (a YAML

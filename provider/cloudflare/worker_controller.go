@@ -56,6 +56,7 @@ func (w *Worker) Create(ctx context.Context, req infer.CreateRequest[WorkerArgs]
 	if err != nil {
 		return infer.CreateResponse[WorkerState]{}, err
 	}
+	defer w.board().createStarted(client.AccountID(), req.Inputs.Name)()
 	if err := req.Inputs.preflight(ctx, client, nil, false); err != nil {
 		return infer.CreateResponse[WorkerState]{}, err
 	}
@@ -399,7 +400,7 @@ func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names
 	// the rate, sparing the account's rate limit during a long wait.
 	poll := w.targetPoll()
 	for {
-		var pending []string
+		var pending, abandoned []string
 		var changed <-chan struct{}
 		for _, n := range names {
 			ch, failed := board.watch(client.AccountID(), n)
@@ -413,10 +414,17 @@ func (w *Worker) waitForScripts(ctx context.Context, client *cfapi.Client, names
 			}
 			if !found {
 				pending = append(pending, n)
+				if board.abandoned(client.AccountID(), n) {
+					abandoned = append(abandoned, n)
+				}
 			}
 		}
 		if len(pending) == 0 {
 			return nil
+		}
+		if len(abandoned) > 0 {
+			return fmt.Errorf("the target workers %s are this program's, and this up will not create them: another resource "+
+				"of it failed; fix that and run pulumi up again", strings.Join(abandoned, ", "))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the target workers %s did not appear within %s; create them (or fix the service names) and run pulumi up again",

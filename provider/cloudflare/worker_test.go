@@ -331,6 +331,47 @@ func TestWorkerMissingServiceTargetIsFinishedLater(t *testing.T) {
 	assert.Equal(t, "oi-ghost", w.Bindings[0].Service)
 }
 
+// Once a step of the run fails, the engine starts no further step: a worker
+// waiting for a target this program plans, whose create has not started,
+// stops waiting at once, saying why, while one waiting for a target nothing
+// here plans (another program may make it) waits to its deadline.
+func TestWorkerStopsWaitingForWhatAFailedRunWillNotCreate(t *testing.T) {
+	h := providertest.NewHarness(t, provider.WithWorker(&cloudflare.Worker{
+		ServiceTargetWait: 2 * time.Second, ServiceTargetPoll: 20 * time.Millisecond}))
+	cloudflare.PlanScripts("oi-planned-never-made")
+	waiter := func(name, target string) (p.CreateResponse, error) {
+		return h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.WorkerToken, name),
+			Properties: providertest.Props(t, map[string]any{"name": name, "content": providertest.FixtureWorker,
+				"services": providertest.List(map[string]any{"binding": "TARGET", "service": target})})})
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter("oi-waits-for-planned", "oi-planned-never-made")
+		done <- err
+	}()
+	require.Eventually(t, func() bool {
+		_, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-waits-for-planned")
+		return ok
+	}, 10*time.Second, 10*time.Millisecond, "the waiter uploads without its binding, then waits")
+
+	// Another resource of the run fails: here, a lock whose zone the account lacks.
+	_, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN("openinspect:index:NameLock", "names"),
+		Properties: providertest.Props(t, map[string]any{"namePrefix": "oi", "deploymentName": "x",
+			"hostnames": providertest.List(map[string]any{"field": "web.customDomain", "hostname": "a.example.com",
+				"zoneId": "0123456789abcdef0123456789abcdef"})})})
+	require.Error(t, err)
+
+	err = <-done
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "oi-planned-never-made are this program's, and this up will not create them")
+	assert.NotContains(t, err.Error(), "did not appear within", "it stopped when the run failed, not at its deadline")
+
+	_, err = waiter("oi-waits-for-elsewhere", "oi-made-elsewhere")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the target workers oi-made-elsewhere did not appear within 2s",
+		"a target nothing here plans may still come from another program")
+}
+
 // pulumi import reads what the API tells about a script: its bindings, vars
 // and migration tag (code and secret values are write-only).
 func TestWorkerImportByName(t *testing.T) {

@@ -12,14 +12,56 @@ import (
 // as one of them is uploaded in this process (no poll interval in the
 // way), and stops at once, naming it, when that target's create failed.
 // Targets created elsewhere are still found by polling the API.
+//
+// It also knows when a step of this run failed elsewhere in the process
+// (StepFailed): the engine then starts no further step (without
+// --continue-on-error), so a target this program plans whose create has
+// not started will not be created by this run, and waiting for it up to the
+// deadline would only hold the failed up open.
 type scriptBoard struct {
-	mu      sync.Mutex
-	failed  map[string]error // by account/script
-	changed chan struct{}    // closed and replaced at every event
+	mu         sync.Mutex
+	failed     map[string]error // by account/script
+	creating   map[string]int   // creates in progress in this process, by account/script
+	stepFailed bool             // a create, update or delete of this run failed
+	changed    chan struct{}    // closed and replaced at every event
 }
 
 func newScriptBoard() *scriptBoard {
-	return &scriptBoard{failed: map[string]error{}, changed: make(chan struct{})}
+	return &scriptBoard{failed: map[string]error{}, creating: map[string]int{}, changed: make(chan struct{})}
+}
+
+// createStarted records that this process is creating script; the returned
+// func records that the create ended (uploaded or failed).
+func (b *scriptBoard) createStarted(account, script string) (ended func()) {
+	key := boardKey(account, script)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.creating[key]++
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.creating[key]--; b.creating[key] <= 0 {
+			delete(b.creating, key)
+		}
+		b.notifyLocked()
+	}
+}
+
+// anotherStepFailed records that a step of this run failed.
+func (b *scriptBoard) anotherStepFailed() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stepFailed = true
+	b.notifyLocked()
+}
+
+// abandoned reports whether this run will not create script: a step failed,
+// this program plans the script (so nothing else is expected to make it)
+// and no create of it is under way here.
+func (b *scriptBoard) abandoned(account, script string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stepFailed && b.creating[boardKey(account, script)] == 0 && plannedScripts.has(script)
 }
 
 func boardKey(account, script string) string { return account + "/" + script }
@@ -59,6 +101,12 @@ func (w *Worker) board() *scriptBoard {
 	w.boardOnce.Do(func() { w.scripts = newScriptBoard() })
 	return w.scripts
 }
+
+// StepFailed tells the Worker that a create, update or delete of this run
+// failed (the provider reports every resource's): a worker waiting for a
+// target that this program plans, and that no create here is making, stops
+// waiting at once instead of at its deadline.
+func (w *Worker) StepFailed() { w.board().anotherStepFailed() }
 
 // plannedScripts holds the script names this process expects to exist by
 // the end of the run: every Worker's Check records its own name, and the
