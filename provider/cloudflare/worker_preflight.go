@@ -43,7 +43,7 @@ func (a WorkerArgs) accountProblems(ctx context.Context, client *cfapi.Client, p
 		if slices.Contains(had.Domains, d) {
 			continue
 		}
-		if err := zones.Check(ctx, fmt.Sprintf("domains[%d]", i), strings.ToLower(d.Hostname), d.ZoneID, d.ZoneName); err != nil {
+		if err := zones.Check(ctx, fmt.Sprintf("domains[%d]", i), d.Hostname, d.ZoneID, d.ZoneName); err != nil {
 			return nil, err
 		}
 	}

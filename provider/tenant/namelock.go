@@ -111,7 +111,7 @@ func checkHostnames(ctx context.Context, hosts []HostnameInZone) error {
 	}
 	zones := zonecheck.New(client)
 	for _, h := range hosts {
-		if err := zones.Check(ctx, h.Field, strings.ToLower(h.Hostname), h.ZoneID, h.ZoneName); err != nil {
+		if err := zones.Check(ctx, h.Field, h.Hostname, h.ZoneID, h.ZoneName); err != nil {
 			return fmt.Errorf("checking %s against the account: %w", h.Field, err)
 		}
 	}

@@ -54,7 +54,7 @@ func (c *Zones) read(ctx context.Context, id, name string) (zone, error) {
 	return z, nil
 }
 
-// Check records a problem of field's hostname host (lower case) in the
+// Check records a problem of field's hostname host (any case) in the
 // zone given by id or by name: host empty checks only the zone, id and
 // name both empty (not known yet) check nothing. A failed read is the error.
 func (c *Zones) Check(ctx context.Context, field, host, id, name string) error {
@@ -65,6 +65,7 @@ func (c *Zones) Check(ctx context.Context, field, host, id, name string) error {
 	if err != nil {
 		return err
 	}
+	host = strings.ToLower(host)
 	account := c.client.AccountID()
 	switch {
 	case !z.found && id != "":
@@ -80,7 +81,7 @@ func (c *Zones) Check(ctx context.Context, field, host, id, name string) error {
 	return nil
 }
 
-// InZone reports whether host is the zone's apex or under it.
+// InZone reports whether host (lower case) is the zone's apex or under it.
 func InZone(host, zone string) bool {
 	zone = strings.ToLower(zone)
 	return host == zone || strings.HasSuffix(host, "."+zone)
