@@ -9,6 +9,7 @@ require (
 	github.com/cloudflare/cloudflare-go/v4 v4.6.0
 	github.com/daytonaio/daytona/libs/api-client-go v0.173.0
 	github.com/daytonaio/daytona/libs/sdk-go v0.173.0
+	github.com/evanw/esbuild v0.28.2
 	github.com/google/go-github/v88 v88.0.0
 	github.com/modal-labs/libmodal/modal-go v0.7.0
 	github.com/openinspect/pulumi-openinspect/sdk/go v0.0.0-00010101000000-000000000000
@@ -76,7 +77,6 @@ require (
 	github.com/emicklei/go-restful/v3 v3.12.2 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/erikgeiser/coninput v0.0.0-20211004153227-1c3628e74d0f // indirect
-	github.com/evanw/esbuild v0.28.2 // indirect
 	github.com/fsnotify/fsnotify v1.7.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
 	github.com/go-git/gcfg/v2 v2.0.2 // indirect

@@ -8,7 +8,7 @@
 # everything is cached outside the clone keyed by version, so a fresh CI clone
 # on the same machine reuses it. tests/kube starts the binaries from $CACHE/bin.
 #
-# usage: .ci/kube-tools.sh [apiserver|controllers|etcd|kwok|k8s-plugin|all]
+# usage: .ci/kube-tools.sh [apiserver|controllers|etcd|kwok-and-plugin|all]
 #   ETCD_FROM=auto|debian|source  (auto: Debian's etcd-server if installable, else build)
 #
 # measured cold on a shared 2-core machine (other engineers compiling, load 4-7;
@@ -19,6 +19,8 @@
 #   kube-controller-manager + kube-scheduler         148 s   (93 + 73 MB)
 #   kwok v0.7.0                                      185 s   (67 MB)
 #   pulumi-resource-kubernetes (label 4.32.0)        486 s   (167 MB)
+#   kwok and the plugin are built together now (build_kwok_and_plugin): from an
+#   empty build cache 731 CPU-seconds, against 179 + 703 built apart (2026-12-06)
 #   etcd v3.6.4 from source (ETCD_FROM=source, after the above) 13 s (26 MB)
 #   everything cached: 0.04 s
 # The notes' figures (apiserver ~24 min, plugin ~20 min) were on a busier
@@ -184,58 +186,60 @@ build_etcd() {
   echo "$out"
 }
 
-# build_kwok: kwok's module has no replace directives, so go install works.
-build_kwok() {
-  local out="$CACHE/kwok-v$KWOK_VERSION"
-  if [ -x "$out/kwok" ]; then echo "$out"; return; fi
-  log "building kwok v$KWOK_VERSION (cold: 3-5 min)"
-  local work; work=$(scratch)
-  (
-    cd "$work"
-    rm -rf "$out.tmp" && mkdir -p "$out.tmp"
-    CGO_ENABLED=0 GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" \
-      "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" >&2
-  )
-  publish "$out"
-  echo "$out"
-}
-
-# build_k8s_plugin compiles pulumi-resource-kubernetes. `go install` refuses
-# the provider module (it has a replace directive) and its own main embeds
-# files made by `go generate` that the module zip lacks, so this builds an own
-# main that embeds the module's schema.json (top-level "version" set to the
-# label, as the module's generate.go does) and terraform-mapping.json.
-build_k8s_plugin() {
-  local out="$CACHE/pulumi-kubernetes-$K8S_PLUGIN_LABEL"
-  local source="github.com/pulumi/pulumi-kubernetes/provider/v4@$K8S_PROVIDER_VERSION"
-  if [ -x "$out/pulumi-resource-kubernetes" ] && [ "$(cat "$out/SOURCE" 2> /dev/null)" = "$source" ]; then
+# build_kwok_and_plugin compiles kwok and pulumi-resource-kubernetes in one
+# scratch module and one `go build`. Built apart, each compiled its own
+# k8s.io/api, apimachinery and client-go (kwok at v0.33.0, the plugin at
+# v0.33.3), about 40 of kwok's 43 MB of Go source being packages the plugin
+# compiles too; together every shared package is compiled once, at the
+# highest version either requires (k8s.io v0.33.3 for kwok, a patch release).
+# (The control plane's v0.34 cannot be shared the same way: kwok v0.7.0 does
+# not compile against apimachinery v0.34, and kwok v0.8.0 requires v0.36.)
+#
+# The plugin: `go install` refuses the provider module (it has a replace
+# directive) and its own main embeds files made by `go generate` that the
+# module zip lacks, so this builds an own main that embeds the module's
+# schema.json (top-level "version" set to the label, as the module's
+# generate.go does) and terraform-mapping.json.
+build_kwok_and_plugin() {
+  local out="$CACHE/kwok-v$KWOK_VERSION-pulumi-kubernetes-$K8S_PLUGIN_LABEL"
+  local source="sigs.k8s.io/kwok@v$KWOK_VERSION github.com/pulumi/pulumi-kubernetes/provider/v4@$K8S_PROVIDER_VERSION"
+  if [ -x "$out/kwok" ] && [ -x "$out/pulumi-resource-kubernetes" ] &&
+    [ "$(cat "$out/SOURCE" 2> /dev/null)" = "$source" ]; then
     echo "$out"
     return
   fi
-  log "building pulumi-resource-kubernetes $K8S_PLUGIN_LABEL from $source (cold: 8-20 min)"
+  log "building kwok v$KWOK_VERSION and pulumi-resource-kubernetes $K8S_PLUGIN_LABEL from $K8S_PROVIDER_VERSION (cold: 8-20 min)"
   local work; work=$(scratch)
   (
     cd "$work"
     cat > go.mod << MOD
-module tools/pulumi-resource-kubernetes
+module tools/kwok-and-pulumi-resource-kubernetes
 
 go 1.24.7
 
 require (
 	github.com/pulumi/pulumi-kubernetes/provider/v4 $K8S_PROVIDER_VERSION
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v$K8S_PROVIDER_SDK_VERSION
+	sigs.k8s.io/kwok v$KWOK_VERSION
 )
 MOD
-    GOFLAGS=-mod=mod go mod download -json "$source" > dl.json
+    cat > tools.go << 'SRC'
+//go:build tools
+
+package tools
+
+import _ "sigs.k8s.io/kwok/cmd/kwok"
+SRC
+    GOFLAGS=-mod=mod go mod download -json "github.com/pulumi/pulumi-kubernetes/provider/v4@$K8S_PROVIDER_VERSION" > dl.json
     local dir; dir=$(sed -n 's/^\t"Dir": "\(.*\)",$/\1/p' dl.json)
     [ -f "$dir/cmd/pulumi-resource-kubernetes/schema.json" ] ||
       { log "no schema.json in $dir"; cat dl.json >&2; return 1; }
-    cp "$dir/cmd/pulumi-resource-kubernetes/schema.json" schema.json
-    cp "$dir/cmd/pulumi-resource-kubernetes/terraform-mapping.json" terraform-mapping.json
-    chmod u+w schema.json terraform-mapping.json
-    mkdir setversion
+    mkdir pulumi-resource-kubernetes setversion
+    cp "$dir/cmd/pulumi-resource-kubernetes/schema.json" "$dir/cmd/pulumi-resource-kubernetes/terraform-mapping.json" \
+      pulumi-resource-kubernetes/
+    chmod u+w pulumi-resource-kubernetes/*.json
     cat > setversion/main.go << 'SRC'
-// Sets the top-level "version" of schema.json, as the module's generate.go does.
+// Sets the top-level "version" of a schema.json, as the module's generate.go does.
 package main
 
 import (
@@ -244,7 +248,7 @@ import (
 )
 
 func main() {
-	raw, err := os.ReadFile("schema.json")
+	raw, err := os.ReadFile(os.Args[1])
 	if err != nil {
 		panic(err)
 	}
@@ -252,18 +256,18 @@ func main() {
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		panic(err)
 	}
-	v, _ := json.Marshal(os.Args[1])
+	v, _ := json.Marshal(os.Args[2])
 	spec["version"] = v
 	out, err := json.Marshal(spec)
 	if err != nil {
 		panic(err)
 	}
-	if err := os.WriteFile("schema.json", out, 0o644); err != nil {
+	if err := os.WriteFile(os.Args[1], out, 0o644); err != nil {
 		panic(err)
 	}
 }
 SRC
-    cat > main.go << 'SRC'
+    cat > pulumi-resource-kubernetes/main.go << 'SRC'
 // pulumi-resource-kubernetes built from the published provider module.
 package main
 
@@ -284,11 +288,13 @@ func main() {
 	provider.Serve("kubernetes", version.Version, pulumiSchema, terraformMapping)
 }
 SRC
-    GOFLAGS=-mod=mod go run ./setversion "$K8S_PLUGIN_LABEL" >&2
+    GOFLAGS=-mod=mod go run ./setversion pulumi-resource-kubernetes/schema.json "$K8S_PLUGIN_LABEL" >&2
+    rm -r setversion
     GOFLAGS=-mod=mod go mod tidy >&2
     rm -rf "$out.tmp" && mkdir -p "$out.tmp"
-    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$out.tmp/pulumi-resource-kubernetes" \
-      -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$K8S_PLUGIN_LABEL" . >&2
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$out.tmp/" \
+      -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$K8S_PLUGIN_LABEL" \
+      sigs.k8s.io/kwok/cmd/kwok ./pulumi-resource-kubernetes >&2
     echo "$source" > "$out.tmp/SOURCE"
   )
   publish "$out"
@@ -309,17 +315,20 @@ part() {
       link "$dir/kube-scheduler"
       ;;
     etcd) dir=$(build_etcd); link "$dir/etcd" ;;
-    kwok) dir=$(build_kwok); link "$dir/kwok" ;;
-    k8s-plugin) dir=$(build_k8s_plugin); link "$dir/pulumi-resource-kubernetes" ;;
+    kwok-and-plugin)
+      dir=$(build_kwok_and_plugin)
+      link "$dir/kwok"
+      link "$dir/pulumi-resource-kubernetes"
+      ;;
   esac
   log "$1: $dir ($((SECONDS - start)) s)"
 }
 
 case "${1:-all}" in
-  apiserver | controllers | etcd | kwok | k8s-plugin) part "$1" ;;
-  all) for p in etcd apiserver controllers kwok k8s-plugin; do part "$p"; done ;;
+  apiserver | controllers | etcd | kwok-and-plugin) part "$1" ;;
+  all) for p in etcd apiserver controllers kwok-and-plugin; do part "$p"; done ;;
   *)
-    echo "usage: $0 [apiserver|controllers|etcd|kwok|k8s-plugin|all]" >&2
+    echo "usage: $0 [apiserver|controllers|etcd|kwok-and-plugin|all]" >&2
     exit 2
     ;;
 esac

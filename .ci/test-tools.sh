@@ -33,7 +33,7 @@ lane_pulumi() {
 }
 lane_kubernetes() {
   local part
-  for part in etcd apiserver controllers kwok k8s-plugin; do
+  for part in etcd apiserver controllers kwok-and-plugin; do
     ./.ci/kube-tools.sh "$part" || return
   done
 }

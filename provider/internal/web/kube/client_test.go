@@ -9,31 +9,92 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 )
 
-func TestNamespaceFake(t *testing.T) {
-	cs := fake.NewClientset(
-		&corev1.Namespace{
-			ObjectMeta: metav1.ObjectMeta{Name: "labelled", Labels: map[string]string{"a": "b"}},
-			Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
-		},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bare"}},
-	)
-	c := NewForClientset(cs)
+// cluster is what apiServer knows: labels by URL path, e.g.
+// /api/v1/namespaces/web or /apis/apps/v1/namespaces/ns/deployments/web. A
+// path in forbidden is refused with 403.
+type cluster struct {
+	objects   map[string]map[string]string
+	forbidden map[string]bool
+}
+
+// apiServer answers GETs of the objects it knows the way kube-apiserver
+// does: a namespace in full (with its phase), any other object as the
+// PartialObjectMetadata the metadata client asks for. It checks the bearer
+// token, counts requests and records each object request's Accept header.
+func apiServer(t *testing.T, token string, known cluster) (*httptest.Server, *atomic.Int32, *sync.Map) {
+	t.Helper()
+	var hits atomic.Int32
+	var accepts sync.Map // URL path -> Accept header
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if known.forbidden[r.URL.Path] {
+			w.WriteHeader(http.StatusForbidden)
+			_ = json.NewEncoder(w).Encode(status(http.StatusForbidden, metav1.StatusReasonForbidden))
+			return
+		}
+		labels, found := known.objects[r.URL.Path]
+		if !found {
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(status(http.StatusNotFound, metav1.StatusReasonNotFound))
+			return
+		}
+		name := path.Base(r.URL.Path)
+		if ns, isNamespace := strings.CutPrefix(r.URL.Path, "/api/v1/namespaces/"); isNamespace && !strings.Contains(ns, "/") {
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"kind": "Namespace", "apiVersion": "v1",
+				"metadata": metav1.ObjectMeta{Name: name, Labels: labels},
+				"status":   map[string]any{"phase": "Active"},
+			})
+			return
+		}
+		accepts.Store(r.URL.Path, r.Header.Get("Accept"))
+		_ = json.NewEncoder(w).Encode(metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits, &accepts
+}
+
+func status(code int32, reason metav1.StatusReason) metav1.Status {
+	return metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Code: code, Reason: reason,
+	}
+}
+
+// clientFor is a Client of srv, connected the way the provider connects.
+func clientFor(t *testing.T, srv *httptest.Server) *Client {
+	t.Helper()
+	c, err := New(kubeconfigFor(srv, "tok", "main"), "")
+	require.NoError(t, err)
+	return c
+}
+
+func TestNamespace(t *testing.T) {
+	srv, _, _ := apiServer(t, "tok", cluster{objects: map[string]map[string]string{
+		"/api/v1/namespaces/labelled": {"a": "b"},
+		"/api/v1/namespaces/bare":     nil,
+	}})
+	c := clientFor(t, srv)
 	ctx := t.Context()
 
 	ns, err := c.Namespace(ctx, "labelled")
@@ -51,20 +112,26 @@ func TestNamespaceFake(t *testing.T) {
 	assert.Equal(t, Namespace{}, ns)
 }
 
-func TestObjectFake(t *testing.T) {
+func TestObject(t *testing.T) {
 	owned := map[string]string{"owner": "me"}
-	cs := fake.NewClientset(
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: owned}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: owned}},
-		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: owned}},
-	)
-	c := NewForClientset(cs)
+	paths := map[string]string{
+		KindDeployment:    "/apis/apps/v1/namespaces/ns/deployments/web",
+		KindSecret:        "/api/v1/namespaces/ns/secrets/web",
+		KindNetworkPolicy: "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies/web",
+	}
+	known := cluster{objects: map[string]map[string]string{"/api/v1/namespaces/ns/services/web": nil}}
+	for _, p := range paths {
+		known.objects[p] = owned
+	}
+	srv, _, accepts := apiServer(t, "tok", known)
+	c := clientFor(t, srv)
 	ctx := t.Context()
-	for _, kind := range []string{KindDeployment, KindSecret, KindNetworkPolicy} {
+	for kind, p := range paths {
 		obj, err := c.Object(ctx, kind, "ns", "web")
 		require.NoError(t, err, kind)
 		assert.Equal(t, Object{Exists: true, Labels: owned}, obj, kind)
+		accept, _ := accepts.Load(p)
+		assert.Contains(t, accept, "as=PartialObjectMetadata", "%s: only the metadata is asked for (a Secret's data never is)", kind)
 		obj, err = c.Object(ctx, kind, "other", "web")
 		require.NoError(t, err, "a missing %s is an answer, not an error", kind)
 		assert.Equal(t, Object{}, obj, kind)
@@ -77,55 +144,20 @@ func TestObjectFake(t *testing.T) {
 	require.ErrorContains(t, err, "kind not supported")
 }
 
-func TestNamespaceForbidden(t *testing.T) {
-	cs := fake.NewClientset()
-	cs.PrependReactor("get", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, &statusError{code: http.StatusForbidden}
-	})
-	_, err := NewForClientset(cs).Namespace(t.Context(), "x")
+func TestReadsForbidden(t *testing.T) {
+	srv, _, _ := apiServer(t, "tok", cluster{forbidden: map[string]bool{
+		"/api/v1/namespaces/x":             true,
+		"/api/v1/namespaces/x/secrets/web": true,
+	}})
+	c := clientFor(t, srv)
+	_, err := c.Namespace(t.Context(), "x")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `reading namespace "x"`)
-}
-
-// statusError is a minimal APIStatus for the reactor above.
-type statusError struct{ code int32 }
-
-func (e *statusError) Error() string { return fmt.Sprintf("status %d", e.code) }
-func (e *statusError) Status() metav1.Status {
-	return metav1.Status{Status: metav1.StatusFailure, Code: e.code, Reason: metav1.StatusReasonForbidden}
-}
-
-// apiServer answers GET /api/v1/namespaces/<name> for the names it knows,
-// checks the bearer token, and counts requests.
-func apiServer(t *testing.T, token string, known map[string]map[string]string) (*httptest.Server, *atomic.Int32) {
-	t.Helper()
-	var hits atomic.Int32
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		if r.Header.Get("Authorization") != "Bearer "+token {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		name, ok := strings.CutPrefix(r.URL.Path, "/api/v1/namespaces/")
-		labels, found := known[name]
-		w.Header().Set("Content-Type", "application/json")
-		if !ok || !found {
-			w.WriteHeader(http.StatusNotFound)
-			_ = json.NewEncoder(w).Encode(metav1.Status{
-				TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-				Status:   metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound,
-				Details: &metav1.StatusDetails{Name: name, Kind: "namespaces"},
-			})
-			return
-		}
-		_ = json.NewEncoder(w).Encode(corev1.Namespace{
-			TypeMeta:   metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &hits
+	assert.Contains(t, err.Error(), "the credentials need get")
+	_, err = c.Object(t.Context(), KindSecret, "x", "web")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "reading Secret x/web")
+	assert.Contains(t, err.Error(), "the credentials need get")
 }
 
 // kubeconfigFor points at srv (client-go sends credentials over TLS only).
@@ -152,7 +184,7 @@ current-context: %s
 }
 
 func TestNewKubeconfigForms(t *testing.T) {
-	srv, hits := apiServer(t, "tok", map[string]map[string]string{"web": {"owner": "me"}})
+	srv, hits, _ := apiServer(t, "tok", cluster{objects: map[string]map[string]string{"/api/v1/namespaces/web": {"owner": "me"}}})
 	contents := kubeconfigFor(srv, "tok", "main")
 	path := filepath.Join(t.TempDir(), "config")
 	require.NoError(t, os.WriteFile(path, []byte(contents), 0o600))
@@ -208,7 +240,7 @@ func TestNewBadKubeconfig(t *testing.T) {
 }
 
 func TestNamespaceHonoursContext(t *testing.T) {
-	srv, _ := apiServer(t, "tok", nil)
+	srv, _, _ := apiServer(t, "tok", cluster{})
 	c, err := New(kubeconfigFor(srv, "tok", "main"), "")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
