@@ -74,10 +74,11 @@ lint:
 # plain tests in `go test`). `go test` and the fuzz targets skip their own
 # vet (-vet=off): `make lint` has just run every analyzer over the same
 # packages, and go test's subset keys its facts apart, so it would analyse
-# the whole dependency closure again (and once more for the fuzz build). The Kubernetes lane, the longest cold build,
-# keeps building behind lint and the tests; only the tests that start a
-# control plane wait for it, and the run fails if it failed (its log is
-# printed then, also when the tests failed first).
+# the whole dependency closure again (and once more for the fuzz build).
+# The Kubernetes lane, the longest cold build, keeps building behind lint
+# and the tests; only the tests that start a control plane wait for it, and
+# the run fails if it failed (its log is printed then, also when the tests
+# failed first).
 test:
 	./.ci/test-tools.sh --behind kubernetes
 	$(MAKE) lint

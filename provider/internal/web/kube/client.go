@@ -102,12 +102,7 @@ func New(kubeconfig, kubeContext string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	return NewForClients(dyn, meta), nil
-}
-
-// NewForClients wraps existing clients (tests use client-go's fakes).
-func NewForClients(dyn dynamic.Interface, meta metadata.Interface) *Client {
-	return &Client{namespaces: dyn.Resource(namespaces), objects: meta}
+	return &Client{namespaces: dyn.Resource(namespaces), objects: meta}, nil
 }
 
 // RESTConfig resolves a kubeconfig (see New) to a client configuration.
