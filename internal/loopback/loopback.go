@@ -13,6 +13,7 @@ package loopback
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -77,4 +78,28 @@ var shared = Transport()
 // dials localhost names on loopback.
 func Client(timeout time.Duration) *http.Client {
 	return &http.Client{Transport: shared, Timeout: timeout}
+}
+
+// IsHost reports whether host (no port) is this machine: a localhost name
+// or a loopback address.
+func IsHost(host string) bool {
+	if IsLocalhost(host) {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// PlainHTTPProblem says why rawURL must not carry a credential: it is plain
+// http to a host other than this machine, so whatever rides with each
+// request (an API token or key, named by credential) would travel
+// unencrypted. Empty means https, loopback http, or not an http URL at all
+// (other checks name malformed URLs).
+func PlainHTTPProblem(rawURL, credential string) string {
+	parsed, err := url.Parse(rawURL)
+	if err != nil || !strings.EqualFold(parsed.Scheme, "http") || IsHost(parsed.Hostname()) {
+		return ""
+	}
+	return fmt.Sprintf("%q is plain http to another host: the %s would travel unencrypted; use https "+
+		"(http is accepted for localhost, 127.0.0.1 and [::1] only)", rawURL, credential)
 }

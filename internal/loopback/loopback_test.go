@@ -80,3 +80,24 @@ func TestTransportNeverProxiesLocalhostNames(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got)
 }
+
+func TestPlainHTTPProblem(t *testing.T) {
+	for u, refused := range map[string]bool{
+		"http://api.example.com/client/v4/": true,
+		"HTTP://10.0.0.5:8080":              true,
+		"http://localhost.example.com/":     true,
+		"http://127.0.0.1:8787/client/v4/":  false,
+		"http://127.8.0.1:8787":             false,
+		"http://[::1]:8787":                 false,
+		"http://localhost:8787":             false,
+		"http://cp.workers.localhost:8787":  false,
+		"https://api.example.com/":          false,
+		"":                                  false,
+	} {
+		problem := PlainHTTPProblem(u, "API token")
+		assert.Equal(t, refused, problem != "", "%q: %s", u, problem)
+		if refused {
+			assert.Contains(t, problem, "the API token would travel unencrypted")
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/daytonaapi"
@@ -128,11 +129,32 @@ func (c *Config) Annotate(a infer.Annotator) {
 // that a provider configured only for Cloudflare never touches Modal or Daytona.
 func (c *Config) Configure(context.Context) error {
 	c.applyEnv()
+	if err := c.checkCredentialURLs(); err != nil {
+		return err
+	}
 	if err := cfapi.CheckWorkersDevBase(c.WorkersDevBase()); err != nil {
 		return err
 	}
 	_, err := c.WorkerLimits()
 	return err
+}
+
+// checkCredentialURLs refuses an API base URL that would carry a credential
+// over plain http to another machine. Configure runs before the preview
+// asks any resource anything, so the refusal costs no call and nothing is
+// sent; the sandbox and Vercel URLs of the component's spec follow the same
+// rule in its validation.
+func (c *Config) checkCredentialURLs() error {
+	for _, u := range []struct{ key, env, value, credential string }{
+		{"cloudflareApiBaseUrl", "CLOUDFLARE_API_BASE_URL", c.CloudflareAPIBaseURL, "Cloudflare API token"},
+		{"modalServerUrl", "MODAL_SERVER_URL", c.ModalServerURL, "Modal token"},
+		{"daytonaApiUrl", "DAYTONA_API_URL", c.DaytonaAPIURL, "Daytona API key"},
+	} {
+		if problem := loopback.PlainHTTPProblem(u.value, u.credential); problem != "" {
+			return fmt.Errorf("openinspect:%s (or %s): %s", u.key, u.env, problem)
+		}
+	}
+	return nil
 }
 
 func (c *Config) applyEnv() {

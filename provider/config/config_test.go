@@ -67,3 +67,34 @@ func TestConfigReadsEnvironmentInConfigure(t *testing.T) {
 	assert.NotEmpty(t, created.ID)
 	require.Len(t, h.Emu.Inventory().D1, 1)
 }
+
+// TestConfigRefusesPlainHTTPToAnotherHost: a credential-carrying API base
+// URL over plain http to another machine is refused when the provider is
+// configured, which the engine does before the preview asks any resource
+// anything, naming the key and never the token; the same scheme on loopback
+// (the local cloud) is accepted.
+func TestConfigRefusesPlainHTTPToAnotherHost(t *testing.T) {
+	for _, tc := range []struct{ key, url, credential string }{
+		{"cloudflareApiBaseUrl", "http://api.cloudflare.example/client/v4/", "Cloudflare API token"},
+		{"modalServerUrl", "http://modal.example:443", "Modal token"},
+		{"daytonaApiUrl", "http://10.0.0.5/api", "Daytona API key"},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			providertest.ClearEnv(t)
+			server := providertest.NewServer(t)
+			err := server.Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{
+				"cloudflareApiToken": "secret-token-value", "cloudflareAccountId": "a", tc.key: tc.url})})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "openinspect:"+tc.key)
+			assert.Contains(t, err.Error(), tc.url)
+			assert.Contains(t, err.Error(), tc.credential+" would travel unencrypted")
+			assert.NotContains(t, err.Error(), "secret-token-value")
+		})
+	}
+	for _, local := range []string{"http://127.0.0.1:8787/client/v4/", "http://localhost:8787/client/v4/", "http://[::1]:8787/client/v4/", "https://api.cloudflare.com/client/v4/"} {
+		providertest.ClearEnv(t)
+		server := providertest.NewServer(t)
+		require.NoError(t, server.Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{
+			"cloudflareApiToken": "t", "cloudflareAccountId": "a", "cloudflareApiBaseUrl": local})}), local)
+	}
+}

@@ -2,11 +2,11 @@ package installation
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
 	"strings"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
@@ -62,9 +62,7 @@ func inputProblems(s *spec) problems {
 	errs = append(errs, sandboxInputProblems(s)...)
 	if w := s.OpenInspectArgs.Web; w != nil && w.Vercel != nil {
 		// The token goes with every call, as a sandbox API key does.
-		if problem := plainHTTPProblem(family.Deref(w.Vercel.APIURL, "")); problem != "" {
-			errs.add("web.vercel.apiUrl", "%s", strings.Replace(problem, "API key", "Vercel token", 1))
-		}
+		errs.addIf("web.vercel.apiUrl", loopback.PlainHTTPProblem(family.Deref(w.Vercel.APIURL, ""), "Vercel token"))
 	}
 	return errs
 }
@@ -86,26 +84,10 @@ func iconURLProblem(u string) string {
 	return ""
 }
 
-// plainHTTPProblem refuses an API URL over plain http to a host other than
-// this machine: the provider and the control plane send the API key with
-// every call.
-func plainHTTPProblem(u string) string {
-	parsed, err := url.Parse(u)
-	if err != nil || parsed.Scheme != "http" || isLoopback(parsed.Hostname()) {
-		return ""
-	}
-	return fmt.Sprintf("%q is plain http to another host: the API key would travel unencrypted; use https "+
-		"(http is accepted for localhost, 127.0.0.1 and [::1] only)", u)
-}
-
-// isLoopback: localhost, *.localhost or a loopback address.
-func isLoopback(host string) bool {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// plainHTTPProblem refuses a sandbox API URL over plain http to a host
+// other than this machine: the provider and the control plane send the API
+// key with every call.
+func plainHTTPProblem(u string) string { return loopback.PlainHTTPProblem(u, "API key") }
 
 func sandboxInputProblems(s *spec) problems {
 	var errs problems

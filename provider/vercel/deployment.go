@@ -52,10 +52,6 @@ const (
 // manifest and lock the install runs from.
 var DefaultPaths = []string{"package.json", "package-lock.json", "packages/shared", "packages/web"}
 
-// skippedDirs are never uploaded: installed packages, build outputs and
-// version control (Vercel installs and builds itself).
-var skippedDirs = []string{"node_modules", ".git", ".next", ".open-next", ".vercel", ".turbo", ".wrangler"}
-
 // VercelDeploymentArgs are the inputs.
 type VercelDeploymentArgs struct {
 	TeamID      string   `pulumi:"teamId,optional"`
@@ -174,9 +170,15 @@ type sourceFile struct {
 
 // SourceFiles lists the files under paths of source that a deployment
 // uploads (relative slash paths, sorted, each once): regular files only,
-// without installed packages or build outputs. The release step carries the
-// same files in the embedded set.
+// left out what the Vercel CLI leaves out (its defaults, local environment
+// files among them, and the source's .vercelignore) and the web's other
+// build outputs. The release step carries the same files in the embedded
+// set.
 func SourceFiles(source string, paths []string) ([]string, error) {
+	filter, err := newUploadFilter(source)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, rel := range paths {
 		root := filepath.Join(source, filepath.FromSlash(rel))
@@ -185,27 +187,31 @@ func SourceFiles(source string, paths []string) ([]string, error) {
 			return nil, fmt.Errorf("vercel: the source has no %s: %w", rel, err)
 		}
 		if !info.IsDir() {
-			out = append(out, rel)
+			if !filter.excludes(rel, false) {
+				out = append(out, rel)
+			}
 			continue
 		}
 		err = filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() {
-				if abs != root && slices.Contains(skippedDirs, d.Name()) {
+			r, err := filepath.Rel(source, abs)
+			if err != nil {
+				return err
+			}
+			r = filepath.ToSlash(r)
+			if filter.excludes(r, d.IsDir()) {
+				if d.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() {
-				return nil // symlinks and devices are not part of a source tree Vercel takes
+			// Symlinks and devices are not part of a source tree Vercel takes.
+			if d.Type().IsRegular() {
+				out = append(out, r)
 			}
-			r, err := filepath.Rel(source, abs)
-			if err == nil {
-				out = append(out, filepath.ToSlash(r))
-			}
-			return err
+			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("vercel: reading the source: %w", err)

@@ -118,3 +118,34 @@ resources:
 		"of this program is named so; unless something else creates it during the up, the up waits 3 minutes for it and then fails")
 	assert.NotContains(t, preview.StdOut, "has no worker oi-pair-", "two workers of the program binding each other are not warned about")
 }
+
+// TestPreviewRefusesPlainHTTPCloudflareAPI previews a D1 database with
+// openinspect:cloudflareApiBaseUrl given as plain http to another host: the
+// CLI's preview fails naming the key, before anything is asked of
+// Cloudflare (the token would have travelled unencrypted with the first
+// read), and the token is nowhere in what it prints.
+func TestPreviewRefusesPlainHTTPCloudflareAPI(t *testing.T) {
+	t.Parallel()
+	requirePulumi(t)
+	emu := startEmulator(t)
+	dir := t.TempDir()
+	program := `name: plain-http-api
+runtime: yaml
+resources:
+  db:
+    type: openinspect:index:D1Database
+    properties:
+      name: oi-plain-http
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(program), 0o644))
+	pt := newYAMLTest(t, dir, emu)
+	pt.SetConfig(t, "openinspect:cloudflareApiBaseUrl", "http://cloudflare-gateway.example/client/v4/")
+	_, err := pt.CurrentStack().Preview(t.Context())
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, "openinspect:cloudflareApiBaseUrl")
+	assert.Contains(t, msg, "Cloudflare API token would travel unencrypted")
+	assert.NotContains(t, msg, emulatorToken)
+	calls, counts := emu.cloudflareCalls(t)
+	assert.Zero(t, calls, "a refused configuration makes no call: %v", counts)
+}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -55,7 +54,7 @@ func New(baseURL, service, key string) (*Client, error) {
 	}
 	switch {
 	case u.Scheme == "https":
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	case u.Scheme == "http" && loopback.IsHost(u.Hostname()):
 	case u.Scheme == "http":
 		return nil, fmt.Errorf("control plane URL %q: plain http is accepted only for a loopback host; use https", baseURL)
 	default:
@@ -76,16 +75,6 @@ func New(baseURL, service, key string) (*Client, error) {
 // errRedirect is a redirect the client refused to follow; trying again
 // would only be redirected again.
 var errRedirect = errors.New("the control plane answered with a redirect")
-
-// isLoopback reports whether host is localhost, a name under it (dialled on
-// 127.0.0.1 by the client's transport) or a loopback address.
-func isLoopback(host string) bool {
-	if loopback.IsLocalhost(host) {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // Canonical is the string a sig1 signature covers.
 func Canonical(service string, unixMs int64, nonce, method, path, rawQuery string, body []byte, actor string) string {
