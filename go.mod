@@ -10,6 +10,7 @@ require (
 	github.com/daytonaio/daytona/libs/api-client-go v0.173.0
 	github.com/daytonaio/daytona/libs/sdk-go v0.173.0
 	github.com/evanw/esbuild v0.28.2
+	github.com/go-git/go-git/v6 v6.0.0-beta.1
 	github.com/google/go-github/v88 v88.0.0
 	github.com/modal-labs/libmodal/modal-go v0.7.0
 	github.com/openinspect/pulumi-openinspect/sdk/go v0.0.0-00010101000000-000000000000
@@ -81,7 +82,6 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
 	github.com/go-git/gcfg/v2 v2.0.2 // indirect
 	github.com/go-git/go-billy/v6 v6.0.0-beta.1 // indirect
-	github.com/go-git/go-git/v6 v6.0.0-beta.1 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.6 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
