@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
@@ -36,14 +37,26 @@ func (p migrationProblem) String() string { return p.File + ": " + p.Reason }
 // parseMigrations validates a migration set the way the upstream runner
 // does: every .sql file needs a numeric prefix and no two files may share
 // one. Files that are not .sql are ignored, like the upstream runner ignores
-// them. The result is in apply order: by number, then by name.
+// them. A file the runner would skip while it looks like a migration (.SQL,
+// or one in a subdirectory: the runner reads only the directory's own
+// *.sql), and one D1 would refuse (not text, or a statement over D1's
+// length limit), is named before anything runs instead of being skipped or
+// failing halfway. The result is in apply order: by number, then by name.
 func parseMigrations(files map[string]string) ([]migrationFile, []migrationProblem) {
 	var out []migrationFile
 	var problems []migrationProblem
 	byVersion := map[string][]string{}
 	for name, sql := range files {
 		base := path.Base(name)
-		if !strings.HasSuffix(base, ".sql") {
+		if !strings.HasSuffix(strings.ToLower(base), ".sql") {
+			continue
+		}
+		if reason := skippedMigrationReason(name); reason != "" {
+			problems = append(problems, migrationProblem{File: name, Reason: reason})
+			continue
+		}
+		if reason := sqlTextProblem(sql); reason != "" {
+			problems = append(problems, migrationProblem{File: base, Reason: reason})
 			continue
 		}
 		m := migrationNamePattern.FindStringSubmatch(base)
@@ -65,6 +78,48 @@ func parseMigrations(files map[string]string) ([]migrationFile, []migrationProbl
 	sort.Slice(out, func(i, j int) bool { return migrationLess(out[i].Version, out[i].Name, out[j].Version, out[j].Name) })
 	sort.Slice(problems, func(i, j int) bool { return problems[i].File < problems[j].File })
 	return out, problems
+}
+
+// skippedMigrationReason says why upstream's runner would never apply the
+// .sql file at name (a slash path inside the migrations directory), or "".
+func skippedMigrationReason(name string) string {
+	name = strings.TrimPrefix(path.Clean(name), "./")
+	base := path.Base(name)
+	if dir := path.Dir(name); dir != "." {
+		return fmt.Sprintf("is in the subdirectory %s, and upstream's runner applies only the files directly in the "+
+			"migrations directory: move it up beside the others, or out of the directory", dir)
+	}
+	if ext := path.Ext(base); ext != ".sql" {
+		return fmt.Sprintf("ends in %s, and upstream's runner takes only *.sql (lower case), so it would be skipped: "+
+			"rename it to %s.sql", ext, strings.TrimSuffix(base, ext))
+	}
+	return ""
+}
+
+// sqlTextProblem says why D1 would refuse sql before running it, or "": it
+// is not UTF-8 text, or one statement is longer than D1 takes.
+func sqlTextProblem(sql string) string {
+	if at := strings.IndexByte(sql, 0); at >= 0 {
+		return fmt.Sprintf("holds a NUL byte at offset %d: it is not SQL text (a binary or UTF-16 file?); save it as UTF-8", at)
+	}
+	if !utf8.ValidString(sql) {
+		at := 0
+		for at < len(sql) {
+			r, size := utf8.DecodeRuneInString(sql[at:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			at += size
+		}
+		return fmt.Sprintf("is not UTF-8 text (an invalid byte at offset %d); D1 takes SQL as UTF-8: save it as UTF-8", at)
+	}
+	for _, stmt := range sqlStatements(sql) {
+		if n := len(stmt.text); n > d1MaxStatementBytes {
+			return fmt.Sprintf("the statement starting on line %d is %d bytes, and D1 refuses a statement over %d bytes "+
+				"(https://developers.cloudflare.com/d1/platform/limits/): split it into smaller statements", stmt.line, n, d1MaxStatementBytes)
+		}
+	}
+	return ""
 }
 
 // migrationLess orders by numeric value so "10" follows "9" whatever the padding.

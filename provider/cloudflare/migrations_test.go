@@ -89,3 +89,56 @@ func TestPackBatchesKeepsOrderAndBudget(t *testing.T) {
 	assert.Len(t, packBatches(files, migrationBudget{maxBytes: 1 << 20}), 1)
 	assert.Empty(t, packBatches(nil, migrationBudget{maxBytes: 1}))
 }
+
+// TestParseMigrationsNamesWhatWouldBeSkippedOrRefused: a .sql file the
+// upstream runner would skip (upper-case extension, a subdirectory), and one
+// D1 would refuse (not UTF-8 text, a statement over 100,000 bytes), is
+// named with what to do, and the rest of the set is still parsed.
+func TestParseMigrationsNamesWhatWouldBeSkippedOrRefused(t *testing.T) {
+	long := "INSERT INTO t VALUES ('" + strings.Repeat("x", 100_001) + "');"
+	files, problems := parseMigrations(map[string]string{
+		"0001_a.sql":          "CREATE TABLE t (x TEXT);",
+		"0002_B.SQL":          "SELECT 1;",
+		"archive/0003_c.sql":  "SELECT 1;",
+		"0004_utf16.sql":      "C\x00R\x00E\x00A\x00T\x00E\x00",
+		"0005_latin1.sql":     "SELECT 'caf\xe9';",
+		"0006_long.sql":       "-- seed\nCREATE TABLE u (x);\n\n" + long,
+		"0007_many_small.sql": strings.Repeat("INSERT INTO t VALUES ('"+strings.Repeat("y", 900)+"');\n", 200),
+	})
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+	}
+	assert.Equal(t, []string{"0001_a.sql", "0007_many_small.sql"}, names, "a 180 KB file of small statements is fine")
+	got := map[string]string{}
+	for _, p := range problems {
+		got[p.File] = p.Reason
+	}
+	assert.Len(t, got, 5)
+	assert.Contains(t, got["0002_B.SQL"], "ends in .SQL, and upstream's runner takes only *.sql (lower case), so it would be skipped: rename it to 0002_B.sql")
+	assert.Contains(t, got["archive/0003_c.sql"], "is in the subdirectory archive")
+	assert.Contains(t, got["0004_utf16.sql"], "holds a NUL byte at offset 1")
+	assert.Contains(t, got["0005_latin1.sql"], "is not UTF-8 text (an invalid byte at offset 11)")
+	assert.Contains(t, got["0006_long.sql"], "the statement starting on line 4 is 100027 bytes, and D1 refuses a statement over 100000 bytes")
+}
+
+// TestSQLStatements: statements end at ';' outside strings, quoted names,
+// comments and trigger bodies, each with the line it starts on.
+func TestSQLStatements(t *testing.T) {
+	sql := "-- header\nCREATE TABLE a (x TEXT DEFAULT ';');\n" +
+		"CREATE TEMP TRIGGER t AFTER INSERT ON a BEGIN\n  UPDATE b SET n = n + 1;\n  SELECT \"x;y\", [a;b], `c;d`;\nEND;\n" +
+		"/* a; comment\n */ INSERT INTO a VALUES ('it''s;');\nPRAGMA foreign_keys = ON"
+	var got []string
+	var lines []int
+	for _, s := range sqlStatements(sql) {
+		got = append(got, s.text)
+		lines = append(lines, s.line)
+	}
+	assert.Equal(t, []string{
+		"-- header\nCREATE TABLE a (x TEXT DEFAULT ';');",
+		"CREATE TEMP TRIGGER t AFTER INSERT ON a BEGIN\n  UPDATE b SET n = n + 1;\n  SELECT \"x;y\", [a;b], `c;d`;\nEND;",
+		"/* a; comment\n */ INSERT INTO a VALUES ('it''s;');",
+		"PRAGMA foreign_keys = ON",
+	}, got)
+	assert.Equal(t, []int{1, 3, 7, 9}, lines)
+}
