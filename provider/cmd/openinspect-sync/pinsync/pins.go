@@ -84,7 +84,8 @@ func (d *deriver) pins(file string, names ...string) map[string]string {
 // bake in, and the runtime version every builder shares.
 func (d *deriver) sandboxPins() {
 	img := &d.out.Sandbox.Modal.Image
-	if m := d.pins(modalImageFile, "OPENCODE_VERSION", "CODE_SERVER_VERSION", "AGENT_BROWSER_VERSION", "TTYD_VERSION"); m != nil {
+	modal := d.pins(modalImageFile, "OPENCODE_VERSION", "CODE_SERVER_VERSION", "AGENT_BROWSER_VERSION", "TTYD_VERSION")
+	if m := modal; m != nil {
 		img.OpencodeAI, img.OpencodePlugin = m["OPENCODE_VERSION"], m["OPENCODE_VERSION"] // one pin for the CLI and its plugin
 		img.CodeServer, img.AgentBrowser, img.Ttyd = m["CODE_SERVER_VERSION"], m["AGENT_BROWSER_VERSION"], m["TTYD_VERSION"]
 		for _, other := range otherBuilders {
@@ -102,7 +103,13 @@ func (d *deriver) sandboxPins() {
 		}
 	}
 	if raw, err := d.readFile(runtimeManifest); err != nil {
-		d.fail("toolchain pins: %v", err)
+		// Before the shared manifest, the Modal image's cache buster was the
+		// runtime version label.
+		if v := modal["CACHE_BUSTER"]; v != "" {
+			img.RuntimeVersion = v
+		} else {
+			d.fail("toolchain pins: %v, and %s sets no CACHE_BUSTER", err, modalImageFile)
+		}
 	} else {
 		var manifest struct {
 			RuntimeVersion string `json:"runtimeVersion"`

@@ -247,10 +247,19 @@ func buildReport(old, new *upstream.Contract, d *deriver) *Report {
 			r.Notices = append(r.Notices, fmt.Sprintf("worker %s: upstream deletes Durable Object class(es) %s with deleted_classes; the provider emits that step itself when a class leaves the contract", w, strings.Join(classes, ", ")))
 		}
 	}
+	var removed []string
 	for _, c := range df.changes {
-		if c.Section == "migrations" && c.Kind != "added" {
-			r.Notices = append(r.Notices, fmt.Sprintf("migration %s was %s after it was recorded: an installation that applied it keeps the old version (the applier skips recorded files by number)", c.Name, c.Kind))
+		switch {
+		case c.Section != "migrations":
+		case c.Kind == "changed":
+			r.Notices = append(r.Notices, fmt.Sprintf("migration %s was edited after it was recorded: an installation that applied it keeps the old version (the applier skips recorded files by number)", c.Name))
+		case c.Kind == "removed":
+			removed = append(removed, c.Name)
 		}
+	}
+	if len(removed) > 0 {
+		r.Notices = append(r.Notices, fmt.Sprintf("%d migration file(s) are gone at %s (%s .. %s): an installation that applied them keeps their effect; nothing reverts a migration",
+			len(removed), short(new.Upstream.Commit), removed[0], removed[len(removed)-1]))
 	}
 	if old.Upstream.Commit != new.Upstream.Commit && len(new.Artefacts.Bundles) > 0 {
 		r.Notices = append(r.Notices, "artefacts.bundles and artefacts.web are kept as recorded at "+short(old.Upstream.Commit)+
