@@ -334,3 +334,85 @@ func TestConstantsAndEnvFields(t *testing.T) {
 		t.Errorf("sqlFeatures = trigger %t, pragma %t; want a trigger and no pragma", trigger, pragma)
 	}
 }
+
+// TestSyncAsksForNewInputsAndConditions: a tree that puts the new worker
+// behind a new variable needs two decisions, asked one after the other: the
+// variable's input name, then the named condition (printed with its
+// derived test). With both, the worker carries the condition, whose
+// default is computed from the input's.
+func TestSyncAsksForNewInputsAndConditions(t *testing.T) {
+	repo := newUpstreamRepo(t)
+	copyTree(t, filepath.Join(fixtures, "b"), repo.dir)
+	edit := func(rel, old, new string) {
+		t.Helper()
+		p := filepath.Join(repo.dir, rel)
+		raw, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(raw), old) {
+			t.Fatalf("%s has no %q (%v)", rel, old, err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(raw), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const prod = "terraform/environments/production/"
+	edit(prod+"variables.tf", `variable "enable_slack_bot" {`, "variable \"enable_notifier\" {\n  type    = bool\n  default = true\n}\n\nvariable \"enable_slack_bot\" {")
+	edit(prod+"workers-notifier.tf", "module \"notifier_worker\" {\n", "module \"notifier_worker\" {\n  count  = var.enable_notifier ? 1 : 0\n")
+	edit(prod+"workers-notifier.tf", "resource \"null_resource\" \"notifier_build\" {\n", "resource \"null_resource\" \"notifier_build\" {\n  count = var.enable_notifier ? 1 : 0\n")
+	edit(prod+"workers-control-plane.tf", "    [\n      { binding_name = \"NOTIFIER\"", "    var.enable_notifier ? [\n      { binding_name = \"NOTIFIER\"")
+	edit(prod+"workers-control-plane.tf", "notifier-${local.name_suffix}\" },\n    ],", "notifier-${local.name_suffix}\" },\n    ] : [],")
+	git(t, repo.dir, "add", "--all")
+	git(t, repo.dir, "commit", "--quiet", "-m", "B with an optional notifier")
+	commit := git(t, repo.dir, "rev-parse", "HEAD")
+
+	files := newPinFiles(t)
+	if _, err := files.sync(t, repo.dir, repo.a, "decisions-a.json", false); err != nil {
+		t.Fatalf("sync to A: %v", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(fixtures, "decisions-b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := func(extra string) string {
+		t.Helper()
+		doc := strings.TrimSuffix(strings.TrimSpace(string(raw)), "}") + "," + extra + "}"
+		p := filepath.Join(t.TempDir(), "decisions.json")
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sync := func(decisions string) error {
+		_, err := Run(context.Background(), Options{Source: repo.dir, Commit: commit, ContractFile: files.contract, PinFile: files.pin, DecisionsFile: decisions})
+		return err
+	}
+
+	err = sync(filepath.Join(fixtures, "decisions-b.json"))
+	if err == nil || !strings.Contains(err.Error(), `"inputs": {"enable_notifier": {"name": `) {
+		t.Fatalf("first refusal = %v, want the variable enable_notifier to be decided", err)
+	}
+	withInput := decide(`"inputs": {"enable_notifier": {"name": "enableNotifier", "description": "Deploy the fixture's notifier."}}`)
+	err = sync(withInput)
+	wantTest := `{"op":"isTrue","input":"enableNotifier"}`
+	if err == nil || !strings.Contains(err.Error(), `"conditions": {"<name>": {"description": "<when it holds>", "test": `+wantTest+`}}`) {
+		t.Fatalf("second refusal = %v, want the condition %s to be decided", err, wantTest)
+	}
+	withBoth := decide(`"inputs": {"enable_notifier": {"name": "enableNotifier", "description": "Deploy the fixture's notifier."}},
+		"conditions": {"notifier": {"description": "The fixture's notifier is enabled.", "test": ` + wantTest + `}}`)
+	if err := sync(withBoth); err != nil {
+		t.Fatalf("sync with both decided: %v", err)
+	}
+	c, _ := files.read(t)
+	if w := c.Worker("notifier"); w == nil || w.When != "notifier" {
+		t.Fatalf("notifier worker = %+v, want it under the condition notifier", w)
+	}
+	if cond := c.Conditions["notifier"]; cond.Default == nil || !*cond.Default {
+		t.Errorf("condition notifier's default = %v, want true (enableNotifier defaults to true)", cond.Default)
+	}
+	if in := c.Input("enableNotifier"); in == nil || in.Type != "bool" || in.Default != true || in.UpstreamVariable != "enable_notifier" {
+		t.Errorf("input enableNotifier = %+v", in)
+	}
+	cp := c.Worker("control-plane")
+	if b := find(cp.Bindings.Services, func(s upstream.ServiceBinding) bool { return s.Binding == "NOTIFIER" }); b == nil || b.When != "notifier" {
+		t.Errorf("the control plane's NOTIFIER binding = %+v, want it under the condition notifier", b)
+	}
+}
