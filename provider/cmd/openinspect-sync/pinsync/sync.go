@@ -4,6 +4,15 @@
 // sandbox builders' toolchain pins; the D1 migration files), derives
 // contract.json for that commit from it, the current contract and a small
 // decisions file, and reports every fact added, removed or changed.
+//
+// Files, by concern: sync.go runs it; tree.go extracts the commit from the
+// checkout; hcl.go parses Terraform directories and reads expressions;
+// values.go translates conditions and values into the contract's named
+// conditions and sources; derive.go builds the contract (inputs, generated
+// secrets, compatibility, conditions, bundles), with resources.go (D1, KV,
+// R2, queues, consumers) and workers.go; pins.go reads the toolchain pins,
+// the migration files and the Env types; decisions.go is the decisions file
+// and the refusal; report.go the change report.
 package pinsync
 
 import (
