@@ -378,7 +378,7 @@ func (d *deriver) bundles() {
 			out[w.Logical] = b
 		} else {
 			d.undecided(fmt.Sprintf("worker %s is new and has no reference bundle digest", w.Logical),
-				fmt.Sprintf(`"bundles": {%q: {"sha256": "<hex>", "bytes": <n>}} from a build of the commit (openinspect-release -unverified -keep prints them), until the release step's -record records it`, w.Logical))
+				fmt.Sprintf(`"bundles": {%q: {"sha256": "<hex>", "bytes": <n>}}: the SHA-256 and size of %s built at this commit (npm run build in %s); the release step's -record then re-records every bundle`, w.Logical, w.Bundle, w.Package))
 		}
 	}
 	d.out.Artefacts.Bundles = out

@@ -46,6 +46,12 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "upstream %s -> %s\n", short(r.From), short(r.To))
 	if len(r.Changes) == 0 {
 		b.WriteString("no change to any fact the contract records\n")
+	} else {
+		count := map[string]int{}
+		for _, c := range r.Changes {
+			count[c.Kind]++
+		}
+		fmt.Fprintf(&b, "%d added, %d removed, %d changed, %d renamed\n", count["added"], count["removed"], count["changed"], count["renamed"])
 	}
 	section := ""
 	for _, c := range r.Changes {
