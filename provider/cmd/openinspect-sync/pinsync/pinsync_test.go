@@ -416,3 +416,26 @@ func TestSyncAsksForNewInputsAndConditions(t *testing.T) {
 		t.Errorf("the control plane's NOTIFIER binding = %+v, want it under the condition notifier", b)
 	}
 }
+
+// TestEnvTypeNotices: a binding the worker's Env type does not declare, and
+// a required Env field nothing binds, are told to the reviewer; an optional
+// field left unbound is not.
+func TestEnvTypeNotices(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "packages", "w", "src", "types")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "index.ts"), []byte("export interface Env {\n  A: string;\n  B?: string;\n  C: string;\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := &deriver{tree: &tree{root: root}}
+	d.checkEnvType(upstream.Worker{Logical: "w", Package: "packages/w", Vars: []upstream.EnvEntry{{Name: "A"}, {Name: "D"}}})
+	want := []string{
+		"worker w binds D, which its Env type (packages/w/src/types/index.ts) does not declare",
+		"worker w: its Env type (packages/w/src/types/index.ts) requires C, which nothing binds",
+	}
+	if strings.Join(d.notices, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notices:\n%s\nwant:\n%s", strings.Join(d.notices, "\n"), strings.Join(want, "\n"))
+	}
+}
