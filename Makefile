@@ -21,7 +21,7 @@ GO_TEST_FLAGS ?= -timeout 60m
 export CGO_ENABLED := 0
 export GOFLAGS := -trimpath -ldflags=-w $(GOFLAGS)
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean sync-upstream
 
 all: build
 
@@ -134,6 +134,15 @@ demo: demo-tools build
 # where is printed) until Ctrl-C.
 local-cloud: demo-tools build
 	OPENINSPECT_DEMO_STAY_UP=1 OPENINSPECT_BIN_DIR=$(BIN) ./examples/run-local.sh
+
+# Move the upstream pin: derive third_party/background-agents/contract.json
+# from upstream at COMMIT in the git checkout SOURCE (with the decisions file
+# beside it), write it and UPSTREAM_COMMIT, and print the change report.
+# Refuses, writing nothing, while a new fact is undecided (docs/releases.md,
+# "Moving the pin").
+sync-upstream:
+	@test -n "$(COMMIT)" -a -n "$(SOURCE)" || (echo "usage: make sync-upstream COMMIT=<sha> SOURCE=<upstream git checkout>"; exit 2)
+	go run ./provider/cmd/openinspect-sync -source "$(SOURCE)" -commit "$(COMMIT)"
 
 clean:
 	rm -rf $(BIN) .demo dist

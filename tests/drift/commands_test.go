@@ -17,6 +17,7 @@ import (
 var projectCommands = map[string]string{
 	"openinspect-emulator":        "tests/emulator/cmd/openinspect-emulator",
 	"openinspect-release":         "provider/cmd/openinspect-release",
+	"openinspect-sync":            "provider/cmd/openinspect-sync",
 	"openinspect-gen":             "provider/cmd/openinspect-gen",
 	"pulumi-resource-openinspect": "provider/cmd/pulumi-resource-openinspect",
 }

@@ -18,6 +18,7 @@ func (e *ValidationError) Error() string {
 
 type validator struct {
 	c        *Contract
+	commit   string // the commit upstream.commit must name
 	problems []string
 	usedGen  map[string]bool
 }
@@ -34,10 +35,16 @@ var (
 	migrationFileRE = regexp.MustCompile(`^(\d+)_[A-Za-z0-9_]+\.sql$`)
 )
 
-// Validate checks the contract's internal consistency and returns a
-// *ValidationError listing every problem, or nil.
-func (c *Contract) Validate() error {
-	v := &validator{c: c, usedGen: map[string]bool{}}
+// Validate checks the contract's internal consistency, and that it records
+// the pinned commit (UPSTREAM_COMMIT), and returns a *ValidationError listing
+// every problem, or nil.
+func (c *Contract) Validate() error { return c.ValidateFor(UpstreamCommit()) }
+
+// ValidateFor is Validate for a contract of another commit: the pin sync
+// checks the contract it derives for the commit it moves to before writing
+// it (and with it UPSTREAM_COMMIT).
+func (c *Contract) ValidateFor(commit string) error {
+	v := &validator{c: c, commit: commit, usedGen: map[string]bool{}}
 	v.upstream()
 	v.declarations()
 	v.conditions()
@@ -67,8 +74,8 @@ func (v *validator) upstream() {
 	if !commitRE.MatchString(u.Commit) {
 		v.add("upstream.commit %q is not a 40-hex commit", u.Commit)
 	}
-	if u.Commit != UpstreamCommit() {
-		v.add("upstream.commit %q differs from UPSTREAM_COMMIT %q", u.Commit, UpstreamCommit())
+	if u.Commit != v.commit {
+		v.add("upstream.commit %q differs from UPSTREAM_COMMIT %q", u.Commit, v.commit)
 	}
 	if _, err := time.Parse(time.RFC3339, u.CommitDate); err != nil {
 		v.add("upstream.commitDate %q is not RFC 3339", u.CommitDate)

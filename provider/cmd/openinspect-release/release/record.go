@@ -1,41 +1,31 @@
 package release
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
-// record replaces the contract's "artefacts" section, its last, with facts,
-// leaving every other byte of the file as it is, and checks that the result
-// still parses and validates.
+// record replaces the contract's "artefacts" section with facts and writes
+// the file in the contract's one layout (upstream.Format), so that every
+// other fact and line stays as it is; the result must still validate.
 func record(file string, facts upstream.Artefacts) error {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	const key = "\n  \"artefacts\": "
-	at := bytes.LastIndex(raw, []byte(key))
-	if at < 0 {
-		return fmt.Errorf("%s has no top-level \"artefacts\" section to record into", file)
-	}
-	section, err := json.MarshalIndent(facts, "  ", "  ")
-	if err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	out.Write(raw[:at+len(key)])
-	out.Write(section)
-	out.WriteString("\n}\n")
-	c, err := upstream.Parse(out.Bytes())
+	c, err := upstream.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("recording into %s: %w", file, err)
 	}
+	c.Artefacts = facts
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("recording into %s: %w", file, err)
 	}
-	return os.WriteFile(file, out.Bytes(), 0o644)
+	out, err := upstream.Format(c)
+	if err != nil {
+		return fmt.Errorf("recording into %s: %w", file, err)
+	}
+	return os.WriteFile(file, out, 0o644)
 }
