@@ -326,6 +326,11 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 			fail(fmt.Sprintf("compatibilityFlags[%d]", i), "%s", problem)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(a.Modules)) {
+		if problem := moduleNameProblem(name); problem != "" {
+			fail(family.KeyPath("modules", name), "%s", problem)
+		}
+	}
 	if !unknown("mainModule") && a.MainModule != "" {
 		if problem := mainModuleProblem(a.MainModule); problem != "" {
 			fail("mainModule", "%s", problem)
@@ -367,10 +372,27 @@ func (a WorkerArgs) validate(unknown func(string) bool) []p.CheckFailure {
 	for _, k := range workerBindingKinds {
 		k.check(a, fail, unknown)
 	}
+	scheduled := map[string]int{}
 	for i, c := range a.Crons {
+		field := fmt.Sprintf("crons[%d]", i)
 		if err := cron.Validate(c); err != nil {
-			fail(fmt.Sprintf("crons[%d]", i), "%v", err)
+			fail(field, "%v", err)
+			continue
 		}
+		// Cloudflare takes the expressions as written: a tab or a no-break
+		// space pasted between fields is not a separator it documents, and
+		// a repeated expression fails the whole schedule update, which
+		// replaces every trigger, so the worker would be left with none.
+		if canonical := strings.Join(strings.Fields(c), " "); canonical != c {
+			fail(field, "%q separates its fields with something other than single spaces (a tab, a no-break space, "+
+				"or spaces around it): write %q", c, canonical)
+			continue
+		}
+		if j, dup := scheduled[c]; dup {
+			fail(field, "%q repeats crons[%d]: Cloudflare refuses a schedule that lists an expression twice; give each once", c, j)
+			continue
+		}
+		scheduled[c] = i
 	}
 	for i, c := range a.QueueConsumers {
 		field := func(f string) string { return fmt.Sprintf("queueConsumers[%d].%s", i, f) }
@@ -461,10 +483,23 @@ func compatibilityDateProblem(date string, now time.Time) string {
 // starts, named by a relative path inside the upload.
 func mainModuleProblem(name string) string {
 	switch {
-	case strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") || slices.Contains(strings.Split(name, "/"), "."):
-		return fmt.Sprintf("%q is not a module name inside the upload: use a relative path without '.' or '..' segments, e.g. index.js", name)
+	case moduleNameProblem(name) != "":
+		return moduleNameProblem(name)
 	case !isJavaScriptModule(name):
 		return fmt.Sprintf("%q is not a JavaScript module: the main module must end in .js or .mjs (other files are uploaded as modules beside it)", name)
+	}
+	return ""
+}
+
+// moduleNameProblem: a module's name is a path inside the upload, which
+// the runtime resolves imports against; one that climbs out of it or is
+// absolute is refused by the runtime only once the installation is built.
+func moduleNameProblem(name string) string {
+	segments := strings.Split(name, "/")
+	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") ||
+		slices.Contains(segments, "..") || slices.Contains(segments, ".") || slices.Contains(segments, "") {
+		return fmt.Sprintf("%q is not a module name inside the upload: use a relative slash path without '.', '..' "+
+			"or empty segments, e.g. lib/util.mjs", name)
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package installation
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -31,14 +32,29 @@ func CheckInputKinds(inputs property.Map) error {
 
 var stringInputType = reflect.TypeFor[pulumi.StringInput]()
 
+// maxExactInt is the largest whole number every engine language carries
+// exactly (2^53): inputs travel as float64.
+const maxExactInt = 1 << 53
+
 // checkKinds compares v with the Go type t the SDK decodes it into.
 func checkKinds(errs *problems, path string, t reflect.Type, v property.Value, secret bool) {
 	secret = secret || v.Secret()
-	if v.IsComputed() || v.IsNull() {
+	if v.IsNull() {
 		return
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	// Only a field of an Input type takes a secret or another resource's
+	// output; the SDK refuses one anywhere else with an error naming
+	// only the top-level input ("expected destination type to implement
+	// pulumi.Input").
+	if !t.Implements(inputType) && (v.Secret() || v.IsComputed() || len(v.Dependencies()) > 0) {
+		errs.add(path, "must be a plain value known at preview, not a secret or another resource's output: %s", plainReason(path))
+		return
+	}
+	if v.IsComputed() {
+		return
 	}
 	wrong := func(want, hint string) {
 		got := kindName(v)
@@ -67,6 +83,19 @@ func checkKinds(errs *problems, path string, t reflect.Type, v property.Value, s
 	case t.Kind() == reflect.Int:
 		if !v.IsNumber() {
 			wrong("a number", "")
+			return
+		}
+		// The SDK truncates a fraction and wraps a value past int64, so
+		// 2.5 CPUs would deploy as 2 and 1e20 be reported as a negative.
+		n := v.AsNumber()
+		switch {
+		case secret && (n != math.Trunc(n) || math.Abs(n) > maxExactInt):
+			errs.add(path, "must be a whole number of at most %d", int64(maxExactInt))
+		case n != math.Trunc(n):
+			errs.add(path, "must be a whole number, got %s: write %s or %s",
+				strconv.FormatFloat(n, 'f', -1, 64), strconv.FormatFloat(math.Floor(n), 'f', -1, 64), strconv.FormatFloat(math.Ceil(n), 'f', -1, 64))
+		case math.Abs(n) > maxExactInt:
+			errs.add(path, "%s is too large: a whole number of at most %d", strconv.FormatFloat(n, 'g', -1, 64), int64(maxExactInt))
 		}
 	case t.Kind() == reflect.Slice:
 		if !v.IsArray() {
@@ -101,6 +130,28 @@ func checkKinds(errs *problems, path string, t reflect.Type, v property.Value, s
 			}
 		}
 	}
+}
+
+var inputType = reflect.TypeFor[pulumi.Input]()
+
+// plainReason says why the component needs the field's value before
+// anything is created.
+func plainReason(path string) string {
+	top, _, _ := strings.Cut(path, ".")
+	top, _, _ = strings.Cut(top, "[")
+	switch top {
+	case "deploymentName", "namePrefix":
+		return "every resource of the installation is named from it, and names are checked before anything is created"
+	case "appName", "appIconUrl":
+		return "it is compiled into the web build and written into the workers' vars"
+	case "webAppUrl", "web":
+		return "the web's origin is checked and written into the control plane's vars when the installation is planned"
+	case "sandbox":
+		return "the sandbox backend's settings are checked and written into the workers' vars when the installation is planned; " +
+			"give the value itself (a config value or a literal), or pass a secret through the fields marked secret"
+	}
+	return "the component plans the installation from it before anything is created; give the value itself " +
+		"(a config value or a literal), and pass secrets only through the fields marked secret"
 }
 
 // kindName names a value's kind as a user reads it.

@@ -17,7 +17,13 @@ func TestNumericIDsBecomeStrings(t *testing.T) {
 	assert.Equal(t, "123456", out.Get("appId").AsString())
 	assert.Equal(t, "7890123", out.Get("installationId").AsString())
 	assert.True(t, out.Get("installationId").Secret(), "a secret stays secret")
-	assert.NoError(t, CheckInputKinds(NumericIDs(in)))
+	// The field is a plain string, which the SDK cannot fill from a secret:
+	// the refusal names it in words instead of the SDK's decoding error.
+	assert.ErrorContains(t, CheckInputKinds(NumericIDs(in)), "githubApp.installationId: must be a plain value known at preview")
+	plain := property.NewMap(map[string]property.Value{"githubApp": property.New(map[string]property.Value{
+		"appId": property.New(123456.0), "installationId": property.New(7890123.0),
+		"privateKey": property.New("k").WithSecret(true)})})
+	assert.NoError(t, CheckInputKinds(NumericIDs(plain)))
 
 	for _, n := range []float64{1.5, 0, -3} {
 		bad := property.NewMap(map[string]property.Value{"githubApp": property.New(map[string]property.Value{"appId": property.New(n)})})

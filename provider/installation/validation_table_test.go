@@ -12,6 +12,7 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/integration"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -326,6 +327,17 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"daytona api url scheme", daytona(map[string]any{"apiUrl": "ftp://daytona.example", "apiKey": secret("k"), "baseSnapshot": "s"}),
 			`sandbox.daytona.apiUrl: "ftp://daytona.example" is not an http(s) URL`, "", false},
 		{"inactivity timeout", set("sandbox", map[string]any{"manage": false, "inactivityTimeoutMs": 0}), "sandbox.inactivityTimeoutMs: must be positive, got 0", "", false},
+		{"deploymentName given as a secret", set("deploymentName", secret("table-secret-name")),
+			"deploymentName: must be a plain value known at preview, not a secret or another resource's output: every resource of the installation is named from it",
+			"table-secret-name", false},
+		{"appName from another resource's output", set("appName", property.New("Inspect").WithDependencies([]resource.URN{providertest.URN("random:index:RandomPet", "pet")})),
+			"appName: must be a plain value known at preview, not a secret or another resource's output: it is compiled into the web build", "", false},
+		{"webAppUrl unknown at preview", set("webAppUrl", property.New(property.Computed)),
+			"webAppUrl: must be a plain value known at preview", "", true},
+		{"fractional inactivity timeout", set("sandbox", map[string]any{"manage": false, "inactivityTimeoutMs": 1500.5}),
+			"sandbox.inactivityTimeoutMs: must be a whole number, got 1500.5: write 1500 or 1501", "", false},
+		{"inactivity timeout past int64", set("sandbox", map[string]any{"manage": false, "inactivityTimeoutMs": 1e20}),
+			"sandbox.inactivityTimeoutMs: 1e+20 is too large: a whole number of at most 9007199254740992", "", false},
 		{"modal environment", set("sandbox", map[string]any{"manage": false, "modal": map[string]any{"environment": "a/b"}}),
 			`sandbox.modal.environment: "a/b" must be non-blank`, "", false},
 		{"web image", set("web", map[string]any{"image": "", "namespace": "oi"}), "web.image: required", "", false},
