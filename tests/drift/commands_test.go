@@ -35,9 +35,12 @@ var (
 	dashFlag     = regexp.MustCompile(`^--?([a-z][\w-]*)(?:=.*)?$`)
 )
 
-// TestDocsShowOnlyRealCommands: every `make <target>` the README and docs
-// show in code is a target of the Makefile, and every flag they pass to
-// one of the project's commands is defined by that command.
+// TestDocsShowOnlyRealCommands: every `make <target>` a Markdown file of
+// the repository shows in code is a target of the Makefile, and every flag
+// it passes to one of the project's commands is defined by that command.
+// Every tracked .md file is read, not only docs/ and the README: a README
+// beside the code (provider/internal/artefacts/dist's) once told users to
+// run the plugin with a flag it does not have.
 func TestDocsShowOnlyRealCommands(t *testing.T) {
 	root := repoRoot(t)
 	targets := makeTargets(t, root)
@@ -45,16 +48,14 @@ func TestDocsShowOnlyRealCommands(t *testing.T) {
 	for cmd, dir := range projectCommands {
 		flags[cmd] = definedFlags(t, filepath.Join(root, filepath.FromSlash(dir)))
 	}
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	require.NoError(t, err)
-	docs = append(docs, filepath.Join(root, "README.md"))
+	docs := trackedFiles(t, root, "*.md")
+	require.Contains(t, docs, "provider/internal/artefacts/dist/README.md", "every Markdown file is listed, not only docs/")
 	checked := 0
 	for _, doc := range docs {
-		raw, err := os.ReadFile(doc)
+		raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(doc)))
 		require.NoError(t, err)
-		rel, _ := filepath.Rel(root, doc)
 		for _, problem := range commandProblems(string(raw), targets, flags, &checked) {
-			t.Errorf("%s: %s", rel, problem)
+			t.Errorf("%s: %s", doc, problem)
 		}
 	}
 	assert.Greater(t, checked, 10, "the docs' commands were found")

@@ -3,7 +3,9 @@ package drift
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,4 +52,37 @@ func TestReadmeIsAGuide(t *testing.T) {
 		page := strings.SplitN(strings.SplitN(part, ")", 2)[0], "#", 2)[0]
 		assert.FileExists(t, filepath.Join(root, "docs", page), "README links docs/%s", page)
 	}
+}
+
+// markdownLink is an inline link's target: [text](target).
+var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestMarkdownLinksResolve: every relative link in every Markdown file git
+// tracks names a file or directory of the repository (its #fragment aside).
+// docs/_index.md is a Pulumi Registry page and links its sibling
+// registry-style, without the extension, which the registry serves.
+func TestMarkdownLinksResolve(t *testing.T) {
+	root := repoRoot(t)
+	checked := 0
+	for _, doc := range trackedFiles(t, root, "*.md") {
+		raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(doc)))
+		require.NoError(t, err)
+		prose := fencedBlock.ReplaceAllString(string(raw), "")
+		for _, m := range markdownLink.FindAllStringSubmatch(prose, -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, ":") {
+				continue // a fragment of the page itself, or a URL
+			}
+			checked++
+			file := filepath.Join(root, filepath.FromSlash(path.Dir(doc)), filepath.FromSlash(target))
+			if _, err := os.Stat(file); err == nil {
+				continue
+			}
+			if _, err := os.Stat(file + ".md"); err == nil && strings.HasSuffix(doc, "_index.md") {
+				continue
+			}
+			t.Errorf("%s links %s, which does not exist", doc, m[1])
+		}
+	}
+	assert.Greater(t, checked, 20, "the Markdown files' links were found")
 }

@@ -295,3 +295,59 @@ func TestZoneHostnamesServedByRoutesAndCustomDomains(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, status, body)
 	assert.Contains(t, body, "Missing X-Auth-Key")
 }
+
+// A script whose workers.dev route is turned off, as the provider does for
+// workersDev false, is no longer served on either workers.localhost host
+// (404, as Cloudflare stops serving it on workers.dev), an upload leaves it
+// off, and turning it on serves it again; its custom domain and routes
+// reach it all the while, which is how a web with workersDev false is
+// reached. A script whose route was never set is served.
+func TestWorkersDevDisabledIsNotServed(t *testing.T) {
+	s := start(t, emulator.Options{Logf: t.Logf})
+	c := newClient(s)
+	mustUpload(t, c, "web", meta(), echoJS("web"))
+	mustUpload(t, c, "other", meta(), echoJS("other"))
+	zoneID, ok := s.Zones().ZoneID(acct, emuzones.DefaultZone)
+	require.True(t, ok)
+	rawAPI(t, s, emulator.DefaultToken, http.MethodPut, "accounts/"+acct+"/workers/domains",
+		M{"hostname": "web.example.com", "zone_id": zoneID, "service": "web", "environment": "production"})
+	rawAPI(t, s, emulator.DefaultToken, http.MethodPost, "zones/"+zoneID+"/workers/routes",
+		M{"pattern": "example.com/web/*", "script": "web"})
+	u, err := url.Parse(s.URL())
+	require.NoError(t, err)
+	hosts := []string{"web.workers.localhost:" + u.Port(), "web." + emuworkers.DefaultSubdomain + ".workers.localhost:" + u.Port()}
+	subdomain := "accounts/" + acct + "/workers/scripts/web/subdomain"
+	served := func(why string) {
+		t.Helper()
+		for _, host := range hosts {
+			assert.Equal(t, echoed{"web", host, "/x"}, echoOf(t, "http://"+host+"/x", ""), "%s: %s", why, host)
+		}
+	}
+	notServed := func(why string) {
+		t.Helper()
+		for _, host := range hosts {
+			status, _, body := hostGet(t, "http://"+host+"/x", "")
+			assert.Equal(t, http.StatusNotFound, status, "%s: %s: %s", why, host, body)
+			assert.JSONEq(t, fmt.Sprintf(`{"error":"worker script \"web\" is not served on %s: its workers.dev route is disabled; reach it by its routes or custom domains"}`,
+				strings.Split(host, ":")[0]), body, "%s: %s", why, host)
+		}
+		// Its custom domain and its route still reach it, and so does the
+		// emulator's own path alias.
+		assert.Equal(t, "web", echoOf(t, s.URL()+"/page", "web.example.com").Script, why)
+		assert.Equal(t, "web", echoOf(t, s.URL()+"/web/page", "example.com").Script, why)
+		assert.Equal(t, "web", echoOf(t, s.URL()+"/__workers/web/page", "").Script, why)
+	}
+
+	served("never set")
+	rawAPI(t, s, emulator.DefaultToken, http.MethodPost, subdomain, M{"enabled": true})
+	served("enabled")
+	rawAPI(t, s, emulator.DefaultToken, http.MethodPost, subdomain, M{"enabled": false})
+	notServed("disabled")
+	assert.Equal(t, "other", echoOf(t, "http://other.workers.localhost:"+u.Port()+"/", "").Script, "another script is untouched")
+	mustUpload(t, c, "web", meta(), echoJS("web"))
+	notServed("uploaded again")
+	rawAPI(t, s, emulator.DefaultToken, http.MethodPost, subdomain, M{"enabled": true})
+	served("enabled again")
+	rawAPI(t, s, emulator.DefaultToken, http.MethodDelete, subdomain, nil)
+	notServed("deleted")
+}

@@ -28,13 +28,9 @@ import (
 )
 
 // pkoCRDDir holds the Pulumi Kubernetes Operator's v2.9.0 CRDs, unmodified
-// (see its README); OPENINSPECT_PKO_CRDS overrides it.
-func pkoCRDDir() string {
-	if d := os.Getenv("OPENINSPECT_PKO_CRDS"); d != "" {
-		return d
-	}
-	return filepath.Join(repoRoot(), "..", "shared", "reference", "pko-crds-v2.9.0")
-}
+// (see its README), in the shared reference directory: third-party files
+// the repository does not carry.
+const pkoCRDDir = "reference/pko-crds-v2.9.0"
 
 // manifest is one Kubernetes object of a YAML file.
 type manifest struct {
@@ -140,6 +136,7 @@ func applyCRDs(t *testing.T, cp *kube.ControlPlane, files ...string) {
 // real CLI and the provider binary against the emulator.
 func TestPKOExample(t *testing.T) {
 	t.Parallel()
+	crdDir := toolchain.SharedDir(t, pkoCRDDir) // first: outside CI, this is what is missing
 	requirePulumi(t)
 	require.NoError(t, kube.CheckBinaries("", false, t.Logf))
 	ctx := t.Context()
@@ -149,9 +146,9 @@ func TestPKOExample(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cp.Stop() })
 
-	crds, err := filepath.Glob(filepath.Join(pkoCRDDir(), "*.yaml"))
+	crds, err := filepath.Glob(filepath.Join(crdDir, "*.yaml"))
 	require.NoError(t, err)
-	require.Len(t, crds, 4, "the operator's four CRDs in %s", pkoCRDDir())
+	require.Len(t, crds, 4, "the operator's four CRDs in %s", crdDir)
 	applyCRDs(t, cp, append(crds, filepath.Join(repoRoot(), "tests", "engine", "testdata", "pko", "externalsecret-crd.yaml"))...)
 
 	example := filepath.Join(repoRoot(), "examples", "pko")

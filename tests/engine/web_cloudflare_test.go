@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/webbuild"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
@@ -313,10 +314,33 @@ func TestOpenInspectWebOnCloudflareCustomDomain(t *testing.T) {
 	assert.Equal(t, webScript, domains.Result[0].Service)
 	assert.Equal(t, zoneID, domains.Result[0].ZoneID)
 
+	// The web is reached at its hostname (the emulator serves a zone's
+	// hostnames by Host) and no longer on its workers.dev host.
+	status, page := getAtHost(t, emu.url+"/login", hostname)
+	assert.Equal(t, http.StatusOK, status, "%s", page)
+	assert.Contains(t, page, "<title>Sign in · Open-Inspect</title>")
+	status, page = get(t, emu.workerURL(webScript)+"/login")
+	assert.Equal(t, http.StatusNotFound, status, "the web's workers.dev host answers: %s", page)
+
 	previewUp(t, pt, func() { emu.resetCounts(t) })
 	calls, counts := emu.cloudflareCalls(t)
 	assert.Zero(t, calls, "an unchanged installation makes no call: %v", counts)
 
 	pt.Destroy(t)
 	emu.requireEmpty(t)
+}
+
+// getAtHost is get with the request's Host set: a zone hostname the
+// emulator serves, asked at the emulator's address.
+func getAtHost(t *testing.T, url, host string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Host = host
+	res, err := loopback.Client(0).Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(body)
 }

@@ -5,6 +5,7 @@
 package toolchain
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,4 +37,37 @@ func Python(tb testing.TB) string {
 		tb.Fatalf("the Modal CLI needs Python: %v", err)
 	}
 	return python
+}
+
+// SharedDirEnv names the directory of reference material kept outside the
+// repository (third-party files the project may read but not commit, such
+// as the Pulumi Kubernetes Operator's CRDs under reference/). CI puts a copy
+// of it beside the clone and .ci/run sets the variable to that copy when it
+// is unset; docs/testing.md says what is in it.
+const SharedDirEnv = "OPENINSPECT_SHARED_DIR"
+
+// SharedDir is the file or directory rel under $OPENINSPECT_SHARED_DIR. It
+// fails the test with one message naming the variable when it is unset or
+// does not hold rel: a clone run by hand outside CI sets it (or runs
+// .ci/run), rather than finding the cause deep in the test.
+func SharedDir(tb testing.TB, rel string) string {
+	tb.Helper()
+	path, err := sharedPath(os.Getenv(SharedDirEnv), rel)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// sharedPath resolves rel under dir, the variable's value.
+func sharedPath(dir, rel string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("%s is not set: this test reads %s from the shared reference directory, which CI puts beside the clone "+
+			"(.ci/run sets %s to ../shared when it is unset); set it to that directory (see docs/testing.md)", SharedDirEnv, rel, SharedDirEnv)
+	}
+	path := filepath.Join(dir, filepath.FromSlash(rel))
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("%s=%s does not hold %s: %w (see docs/testing.md)", SharedDirEnv, dir, rel, err)
+	}
+	return path, nil
 }

@@ -33,20 +33,30 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// A flag set of its own: the packages it builds on register glog's
+	// flags on the global one (-log_dir, -v, ...), which this command never
+	// reads, and its -h listed them beside its own.
+	fs := flag.NewFlagSet("openinspect-release", flag.ExitOnError)
 	var o release.Options
-	flag.StringVar(&o.Source, "source", c.Upstream.Repository+".git",
+	fs.StringVar(&o.Source, "source", c.Upstream.Repository+".git",
 		"upstream: a git URL, a tarball URL, a local git clone or mirror, or a local tarball (.tar, .tar.gz)")
-	flag.StringVar(&o.Commit, "commit", c.Upstream.Commit, "the upstream commit to build (a release builds the pin)")
-	flag.StringVar(&o.Out, "out", "provider/internal/artefacts/dist", "the directory the plugin embeds")
-	flag.StringVar(&o.Work, "work", "", "where the two build trees go (default: a temporary directory)")
-	flag.BoolVar(&o.Keep, "keep", false, "keep the build trees and their logs")
-	flag.StringVar(&o.Record, "record", "", "record this build's digests in this contract.json instead of checking against it")
-	flag.BoolVar(&o.Unverified, "unverified", false, "build a set that is not checked against the recorded digests (test fixtures)")
-	flag.BoolVar(&o.Prebuilt, "prebuilt", false, "take the bundles the source holds instead of building (fixture trees; needs -unverified)")
-	flag.BoolVar(&o.NoWeb, "no-web", false, "skip the web UI's placeholder build (a quicker set without the web)")
-	flag.StringVar(&o.NPM, "npm", "npm", "the npm command")
-	flag.StringVar(&o.Node, "node", "node", "the node command")
-	flag.Parse()
+	fs.StringVar(&o.Commit, "commit", c.Upstream.Commit, "the upstream commit to build (a release builds the pin)")
+	fs.StringVar(&o.Out, "out", "provider/internal/artefacts/dist", "the directory the plugin embeds")
+	fs.StringVar(&o.Work, "work", "", "where the two build trees go (default: a temporary directory)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the build trees and their logs")
+	fs.StringVar(&o.Record, "record", "", "record this build's digests in this contract.json instead of checking against it")
+	fs.BoolVar(&o.Unverified, "unverified", false, "build a set that is not checked against the recorded digests (test fixtures)")
+	fs.BoolVar(&o.Prebuilt, "prebuilt", false, "take the bundles the source holds instead of building (fixture trees; needs -unverified)")
+	fs.BoolVar(&o.NoWeb, "no-web", false, "skip the web UI's placeholder build (a quicker set without the web)")
+	fs.StringVar(&o.NPM, "npm", "npm", "the npm command")
+	fs.StringVar(&o.Node, "node", "node", "the node command")
+	// ExitOnError: -h prints the usage and exits 0, a bad flag exits 2.
+	_ = fs.Parse(os.Args[1:])
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "openinspect-release: unexpected arguments %q\n", fs.Args())
+		fs.Usage()
+		os.Exit(2)
+	}
 
 	o.Log = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "openinspect-release: "+format+"\n", args...) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -32,7 +33,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "invalid provider version %q: %v\n", provider.Version, err)
 		os.Exit(1)
 	}
-	if len(os.Args) == 2 && (os.Args[1] == "-version" || os.Args[1] == "--version") {
+	flags := newPluginFlags()
+	if err := flags.takeCommandLine(os.Args[1:], os.Stderr); errors.Is(err, flag.ErrHelp) {
+		return
+	} else if err != nil {
+		os.Exit(2)
+	}
+	if flags.version {
 		fmt.Println(provider.Version)
 		return
 	}

@@ -490,8 +490,10 @@ func (api *modalAPI) AppClientDisconnect(ctx context.Context, req *pb.AppClientD
 	return &emptypb.Empty{}, nil
 }
 
-// stopApp stops a and terminates its sandboxes. The caller holds m.mu.
+// stopApp stops a, terminates its sandboxes and ends the process running
+// its web endpoints. The caller holds m.mu.
 func (m *Service) stopApp(a *modalApp) {
+	m.runner.stopApp(a.ID)
 	now := time.Now().UTC()
 	if a.State != pb.AppState_APP_STATE_STOPPED.String() {
 		a.State = pb.AppState_APP_STATE_STOPPED.String()

@@ -11,7 +11,8 @@ package modal
 // with and the packages its image's `pip install` steps name. No container
 // starts: what the function asks of Modal (a sandbox, its tags) is asked of
 // this emulator's API. One process serves each deployment, started at its
-// first request and stopped by Close or the next deployment.
+// first request and stopped by the app's stop (AppStop, what `modal app
+// stop` and the provider's delete send), the next deployment or Close.
 //
 // Without Options.Python there is no runner: api_health answers upstream's
 // health body (what the provider's health check reads) and every other
@@ -56,9 +57,10 @@ type webRunner struct {
 	cache  string // where virtualenvs are kept
 	dir    string // where deployments' sources are laid out
 
-	mu     sync.Mutex
-	procs  map[string]*runnerProc // by app ID
-	closed bool
+	mu      sync.Mutex
+	procs   map[string]*runnerProc // by app ID
+	stopped map[string]bool        // apps stopped: none runs again (a stop is final on Modal)
+	closed  bool
 }
 
 type runnerProc struct {
@@ -66,8 +68,11 @@ type runnerProc struct {
 	ready chan struct{}
 	url   string // set before ready closes, with err
 	err   error
-	cmd   *exec.Cmd
 	done  chan struct{}
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd // once started
+	stopped bool      // stop was called: a runner still being made never starts
 }
 
 // runSpec is what a runner for one deployment needs, read under m.mu.
@@ -214,6 +219,10 @@ func (wr *webRunner) process(ctx context.Context, m *Service, spec runSpec) (*ru
 		wr.mu.Unlock()
 		return nil, errors.New("the emulator is closing")
 	}
+	if wr.stopped[appID] { // stopped after the request read its deployment
+		wr.mu.Unlock()
+		return nil, errors.New("the app was stopped")
+	}
 	p := wr.procs[appID]
 	if p != nil && p.key != spec.key {
 		p.stop()
@@ -307,11 +316,23 @@ func (p *runnerProc) start(wr *webRunner, m *Service, spec runSpec) {
 		return
 	}
 	cmd.Stdout = nil
-	if err := cmd.Start(); err != nil {
+	// Started under p.mu, so a stop while the virtualenv was being made
+	// (the app stopped meanwhile) keeps it from starting at all.
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		fail(errors.New("the app was stopped"))
+		return
+	}
+	err = cmd.Start()
+	if err == nil {
+		p.cmd = cmd
+	}
+	p.mu.Unlock()
+	if err != nil {
 		fail(err)
 		return
 	}
-	p.cmd = cmd
 	var tail tailBuffer
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -351,10 +372,32 @@ func (p *runnerProc) start(wr *webRunner, m *Service, spec runSpec) {
 	}
 }
 
-// stop kills the runner (this process only, by its own handle).
+// stop kills the runner (this process only, by its own handle), or keeps
+// one still being made from starting.
 func (p *runnerProc) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
 	if p.cmd != nil && p.cmd.Process != nil {
 		_ = p.cmd.Process.Kill()
+	}
+}
+
+// stopApp ends the runner of the app's web endpoints, if one runs: a
+// stopped app serves nothing, and Modal ends its containers. It does not
+// wait for the process to exit (the caller may hold the service's lock);
+// the runner's own goroutine reaps it.
+func (wr *webRunner) stopApp(appID string) {
+	wr.mu.Lock()
+	p := wr.procs[appID]
+	delete(wr.procs, appID)
+	if wr.stopped == nil {
+		wr.stopped = map[string]bool{}
+	}
+	wr.stopped[appID] = true
+	wr.mu.Unlock()
+	if p != nil {
+		p.stop()
 	}
 }
 

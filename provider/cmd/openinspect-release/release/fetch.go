@@ -34,15 +34,16 @@ type fetched struct {
 func fetch(ctx context.Context, source, commit, work string, log io.Writer) (*fetched, error) {
 	out := filepath.Join(work, "upstream.tar")
 	if info, err := os.Stat(source); err == nil {
+		name := recordedSource(source)
 		if info.IsDir() {
-			return gitArchive(ctx, source, commit, out, "local git directory "+source)
+			return gitArchive(ctx, source, commit, out, origin{"local git directory " + source, "local git directory " + name})
 		}
 		f, err := os.Open(source)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		return normalizeTarball(f, commit, out, "tarball "+source)
+		return normalizeTarball(f, commit, out, origin{"tarball " + source, "tarball " + name})
 	}
 	if !strings.Contains(source, "://") && !strings.HasPrefix(source, "git@") {
 		return nil, fmt.Errorf("-source %s: no such file or directory, and not a URL", source)
@@ -61,7 +62,7 @@ func fetch(ctx context.Context, source, commit, work string, log io.Writer) (*fe
 		if res.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("downloading %s: %s", source, res.Status)
 		}
-		return normalizeTarball(res.Body, commit, out, "tarball "+source)
+		return normalizeTarball(res.Body, commit, out, origin{"tarball " + source, "tarball " + recordedSource(source)})
 	}
 	// A git URL: fetch just the commit (GitHub serves any reachable commit by
 	// its ID), then archive it.
@@ -73,7 +74,7 @@ func fetch(ctx context.Context, source, commit, work string, log io.Writer) (*fe
 	if err := run(ctx, mirror, log, "git", "fetch", "--quiet", "--depth", "1", "--no-tags", source, commit); err != nil {
 		return nil, fmt.Errorf("fetching commit %s from %s: %w", commit, source, err)
 	}
-	return gitArchive(ctx, mirror, commit, out, "git "+source)
+	return gitArchive(ctx, mirror, commit, out, origin{"git " + source, "git " + recordedSource(source)})
 }
 
 func isTarballURL(u string) bool {
@@ -96,7 +97,8 @@ func isGitDir(ctx context.Context, dir string) bool {
 }
 
 // gitArchive writes the commit's tree (not a work tree's files) as a tar.
-func gitArchive(ctx context.Context, dir, commit, out, what string) (*fetched, error) {
+func gitArchive(ctx context.Context, dir, commit, out string, from origin) (*fetched, error) {
+	what := from.what
 	resolved, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "--quiet", commit+"^{commit}").Output()
 	if err != nil || strings.TrimSpace(string(resolved)) != commit {
 		return nil, fmt.Errorf("%s does not hold commit %s: fetch it there (git fetch origin %s) or give another -source", what, commit, commit)
@@ -105,14 +107,15 @@ func gitArchive(ctx context.Context, dir, commit, out, what string) (*fetched, e
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("git archive %s in %s: %v: %s", commit, dir, err, bytes.TrimSpace(msg))
 	}
-	return &fetched{tarPath: out, provenance: what + " at " + commit, proven: true}, nil
+	return &fetched{tarPath: out, provenance: from.recorded + " at " + commit, proven: true}, nil
 }
 
 // normalizeTarball rewrites a (gzipped) tarball of upstream as a tar rooted
 // at the checkout: a single top-level directory (GitHub's
 // "<repo>-<commit>/") is stripped. A git-archive tarball names its commit in
 // the pax global header; one naming another commit is refused.
-func normalizeTarball(r io.Reader, commit, out, what string) (*fetched, error) {
+func normalizeTarball(r io.Reader, commit, out string, from origin) (*fetched, error) {
+	what := from.what
 	br := bufio.NewReader(r)
 	var src io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -185,9 +188,9 @@ func normalizeTarball(r io.Reader, commit, out, what string) (*fetched, error) {
 	if err := tw.Close(); err != nil {
 		return nil, err
 	}
-	res := &fetched{tarPath: out, provenance: what + " (its header names commit " + commit + ")", proven: true}
+	res := &fetched{tarPath: out, provenance: from.recorded + " (its header names commit " + commit + ")", proven: true}
 	if named == "" {
-		res.provenance, res.proven = what+" (it names no commit; the recorded migration digests vouch for it)", false
+		res.provenance, res.proven = from.recorded+" (it names no commit; the recorded migration digests vouch for it)", false
 	}
 	return res, nil
 }

@@ -6,18 +6,54 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 )
 
+// origin names a source twice: what for this run's errors (the path as
+// given, which the person running it can open), recorded for the manifest.
+type origin struct{ what, recorded string }
+
+// recordedSource is how the manifest names where upstream came from. The
+// manifest is embedded in every plugin built from the set and its digest
+// names the set, so it must not carry the build machine's layout: a local
+// path is recorded relative to the working directory when it lies under it
+// (goreleaser runs the step from the repository's root, so a source inside
+// the clone reads the same on every machine), else by its last element; the
+// commit and the digests, not the path, say what was built. A URL is kept,
+// without the credentials a git URL may carry.
+func recordedSource(source string) string {
+	if strings.Contains(source, "://") {
+		if u, err := url.Parse(source); err == nil {
+			u.User = nil
+			return u.String()
+		}
+		return source
+	}
+	if strings.HasPrefix(source, "git@") {
+		return source // scp-like git syntax: a host and a path, no secret
+	}
+	abs, err := filepath.Abs(source)
+	if err != nil {
+		return filepath.Base(source)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, abs); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(abs)
+}
+
 // unpack puts the upstream tree at commit into dest: fetched and extracted
 // (fetch.go), or copied from a plain directory, which names no commit (a
 // test fixture, an unpacked tarball).
 func unpack(ctx context.Context, source, commit, work, dest string, log io.Writer) (*fetched, error) {
 	if info, err := os.Stat(source); err == nil && info.IsDir() && !isGitDir(ctx, source) {
-		what := "directory " + source + " (it names no commit; the recorded digests vouch for it)"
+		what := "directory " + recordedSource(source) + " (it names no commit; the recorded digests vouch for it)"
 		return &fetched{provenance: what}, copyTree(source, dest)
 	}
 	f, err := fetch(ctx, source, commit, work, log)

@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +115,59 @@ func TestDeployedEndpointsRunTheAppsCode(t *testing.T) {
 	request["control_plane_url"] = "https://elsewhere.example"
 	status, _ = call("api_create_sandbox", http.MethodPost, request, true)
 	assert.Equal(t, http.StatusUnauthorized, status)
+
+	// Stopping the app, as `modal app stop` and the provider's delete do,
+	// ends the process running its endpoints at once, not when the
+	// emulator stops; its endpoints then answer that the app is stopped,
+	// and nothing starts the runner again.
+	runners := runnerPIDs(t, s.DataDir())
+	require.Len(t, runners, 1, "one runner serves the deployment")
+	healthURL, err := mc.WebURL(ctx, "open-inspect", "api_health")
+	require.NoError(t, err)
+	var appID string
+	for _, a := range s.Modal().Inventory().Apps {
+		if a.Name == "open-inspect" && a.State == "deployed" {
+			appID = a.ID
+		}
+	}
+	require.NotEmpty(t, appID)
+	require.NoError(t, mc.StopApp(ctx, appID))
+	require.Eventually(t, func() bool { return len(runnerPIDs(t, s.DataDir())) == 0 }, 3*time.Second, 50*time.Millisecond,
+		"the runner %v outlived its app's stop", runners)
+	res, err := http.Get(healthURL)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "%s", body)
+	assert.Contains(t, string(body), "app for invoked web endpoint is stopped")
+	assert.Empty(t, runnerPIDs(t, s.DataDir()), "a request to the stopped app started no runner")
+}
+
+// runnerPIDs are the live processes running an app's runner.py from under
+// the emulator's data directory (a killed one not yet reaped has no
+// command line, so it is not listed).
+func runnerPIDs(t *testing.T, dataDir string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err, "the test finds processes through /proc (Linux)")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // it exited meanwhile
+		}
+		for _, arg := range strings.Split(string(raw), "\x00") {
+			if strings.HasPrefix(arg, dataDir+string(filepath.Separator)) && strings.HasSuffix(arg, "runner.py") {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -11,8 +11,13 @@ package workers
 //     for https://<script>.<subdomain>.workers.dev. <script>.workers.localhost
 //     leaves the account out and, like /__workers/<script>, answers 409 when
 //     two accounts have a script of that name. The script sees the path
-//     exactly as sent. The script's workers.dev switch is not consulted, as
-//     /__workers/ never did: tests upload scripts without turning it on.
+//     exactly as sent. A script whose workers.dev route was turned off
+//     (POST workers/scripts/{name}/subdomain with enabled false, or DELETE,
+//     what the provider sends for workersDev false) answers 404 there, as
+//     Cloudflare stops serving it on workers.dev; its routes, custom domains
+//     and the /__workers/ alias still reach it. One whose route was never
+//     set is served: Cloudflare gives every Worker a workers.dev route when
+//     it is created, and tests upload scripts without turning it on.
 //   - A hostname of a zone: the zone routes whose pattern matches the
 //     request (host and path; "*" only at the start of the host and the end
 //     of the path; the most specific wins), then the custom domain of that
@@ -51,7 +56,12 @@ func (s *Service) withHosts(next http.Handler) http.Handler {
 		if label, ok := strings.CutSuffix(host, "."+workersDevHost); ok {
 			script, sub, _ := strings.Cut(label, ".")
 			s.serveScript(w, r, r.URL.EscapedPath(), "", func() (*workerScript, int, error) {
-				return s.scriptByHostLocked(script, sub)
+				ws, status, err := s.scriptByHostLocked(script, sub)
+				if err == nil && ws.WorkersDevOff {
+					return nil, http.StatusNotFound, fmt.Errorf("worker script %q is not served on %s: its workers.dev route is disabled; "+
+						"reach it by its routes or custom domains", ws.Name, host)
+				}
+				return ws, status, err
 			})
 			return
 		}

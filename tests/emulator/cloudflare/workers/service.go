@@ -394,6 +394,12 @@ type workerScript struct {
 	// Settings are the non-versioned script settings (logpush,
 	// observability, tags, tail_consumers) as last PATCHed.
 	Settings map[string]json.RawMessage `json:"script_settings,omitempty"`
+	// WorkersDevOff is true once the workers.dev route was turned off
+	// (POST .../subdomain with enabled false, or DELETE), until it is
+	// turned on again: the <script>.workers.localhost hosts then answer 404,
+	// as Cloudflare stops serving the script on workers.dev. A script whose
+	// route was never set is served there (see hosts.go).
+	WorkersDevOff bool `json:"workers_dev_off,omitempty"`
 }
 
 // workerContent is what one version of a script is made of.

@@ -1096,7 +1096,7 @@ func (s *Service) wkWriteScriptSubdomain(w http.ResponseWriter, r *http.Request,
 	ws, err := s.wkLookupLocked(r)
 	var out wkSubdomainJSON
 	if err == nil {
-		ws.WorkersDev = enabled
+		ws.WorkersDev, ws.WorkersDevOff = enabled, !enabled
 		ws.PreviewsEnabled = enabled
 		if previews != nil {
 			ws.PreviewsEnabled = *previews
