@@ -382,7 +382,8 @@ func previewChanges(t *testing.T, pt *pulumitest.PulumiTest, state string) []exp
 			}
 			m := e.ResourcePreEvent.Metadata
 			switch m.Op {
-			case apitype.OpSame, apitype.OpRead:
+			// A replacement's create and delete steps repeat its replace.
+			case apitype.OpSame, apitype.OpRead, apitype.OpCreateReplacement, apitype.OpDeleteReplaced:
 				continue
 			case apitype.OpUpdate:
 				paths := slices.Sorted(maps.Keys(m.DetailedDiff))
