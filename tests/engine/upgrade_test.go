@@ -428,3 +428,21 @@ func compareChanges(expected, actual []expectedChange) []string {
 	sort.Strings(problems)
 	return problems
 }
+
+// TestCompareChanges: an unlisted change and a listed change the preview
+// did not make are both reported; a listed change that happened is not.
+func TestCompareChanges(t *testing.T) {
+	t.Parallel()
+	const urn = "urn:pulumi:test::p::openinspect:index:Worker::w"
+	listed := expectedChange{URN: urn, Op: "update", Property: "vars.A", Reason: "new var"}
+	stale := expectedChange{URN: urn, Op: "update", Property: "vars.B", Reason: "gone"}
+	problems := compareChanges([]expectedChange{listed, stale}, []expectedChange{
+		{URN: urn, Op: "update", Property: "vars.A"},
+		{URN: urn, Op: "replace"},
+	})
+	assert.Equal(t, []string{
+		"expected but not seen: update " + urn + " vars.B (gone): remove the entry",
+		"unexpected: replace " + urn + "  (list it in expected-diff.json with its reason, or fix the plugin)",
+	}, problems)
+	assert.Empty(t, compareChanges([]expectedChange{listed}, []expectedChange{{URN: urn, Op: "update", Property: "vars.A"}}))
+}
