@@ -139,9 +139,9 @@ var upgradePrograms = []upgradeProgram{
 // API (the engine tests' no-op previews prove it per family), so a
 // replayed state is what a user's `pulumi preview` after the upgrade sees.
 // The emulator still listens at the recorded address, empty, and the test
-// fails if the preview called it: a Diff or Check that starts reading
-// remote objects makes this design wrong, and the test says so instead of
-// passing on a connection error's default.
+// fails if a preview called it: a Diff or Check that starts reading remote
+// objects would make a replayed state no longer what a user sees, and the
+// test says so.
 func TestProviderUpgrade(t *testing.T) {
 	t.Parallel()
 	requirePulumi(t)
