@@ -21,7 +21,7 @@ GO_TEST_FLAGS ?= -timeout 60m
 export CGO_ENABLED := 0
 export GOFLAGS := -trimpath -ldflags=-w $(GOFLAGS)
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean sync-upstream
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean sync-upstream record-upgrade-baselines
 
 all: build
 
@@ -118,6 +118,19 @@ bench-side-by-side: provider
 
 test-unit:
 	go test -short ./provider/... ./tests/emulator/...
+
+# The release the provider upgrade tests start from (docs/releases.md): each
+# program's state as this release's plugin left it, recorded under
+# tests/engine/testdata/recorded/TestProviderUpgrade and committed. This
+# builds that plugin from the commit and records the baselines again.
+UPGRADE_BASELINE_VERSION := 0.1.0
+UPGRADE_BASELINE_COMMIT  := 18bfa1733edc2f802df781942c917fa2299b9efa
+
+# The recording needs the pulumi toolchain (the sandbox builders' environments
+# the plugin makes itself, in the tools cache, as the engine tests do).
+record-upgrade-baselines:
+	./.ci/tools.sh all >/dev/null
+	./.ci/record-upgrade-baselines.sh $(UPGRADE_BASELINE_COMMIT) $(UPGRADE_BASELINE_VERSION)
 
 # What the demo's script starts besides this project's binaries: the pulumi
 # CLI and its YAML plugin, and workerd, which runs the deployed scripts in the

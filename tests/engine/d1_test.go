@@ -63,15 +63,20 @@ func configureStack(t tb, stack *auto.Stack, emu *emulatorProcess) {
 	require.NoError(t, stack.SetConfig(ctx, "openinspect:cloudflareApiBaseUrl", auto.ConfigValue{Value: emu.cloudflareBaseURL()}))
 	// The sandbox side: the emulator's Modal and Daytona, a Python for the
 	// Modal CLI and the tools cache its virtual environments are kept in.
-	for key, v := range map[string]auto.ConfigValue{
+	settings := map[string]auto.ConfigValue{
 		"modalTokenId":     {Value: modal.DefaultTokenID},
 		"modalTokenSecret": {Value: modal.DefaultTokenSecret, Secret: true},
 		"modalServerUrl":   {Value: emu.url},
 		"daytonaApiKey":    {Value: daytona.DefaultAPIKey, Secret: true},
 		"daytonaApiUrl":    {Value: emu.url + "/daytona/api"},
-		"pythonPath":       {Value: toolchain.Python(t)},
-		"cacheDir":         {Value: toolchain.CacheDir()},
-	} {
+	}
+	// A portable stack gets these two from the environment instead
+	// (portableEnv): provider config is kept in the state.
+	if !emu.portable {
+		settings["pythonPath"] = auto.ConfigValue{Value: toolchain.Python(t)}
+		settings["cacheDir"] = auto.ConfigValue{Value: toolchain.CacheDir()}
+	}
+	for key, v := range settings {
 		require.NoError(t, stack.SetConfig(ctx, "openinspect:"+key, v))
 	}
 }

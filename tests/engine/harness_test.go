@@ -101,6 +101,9 @@ func requirePulumi(t tb) {
 type emulatorProcess struct {
 	url string
 	cmd *exec.Cmd
+	// portable keeps what names this machine out of the stacks run
+	// against this emulator (upgrade_test.go).
+	portable bool
 }
 
 func startEmulator(t tb) *emulatorProcess {
@@ -284,13 +287,17 @@ func newYAMLTest(t tb, dir string, emu *emulatorProcess) *pulumitest.PulumiTest 
 // newYAMLTestWith is newYAMLTest with the provider plugin from pluginDir.
 func newYAMLTestWith(t tb, dir string, emu *emulatorProcess, pluginDir string) *pulumitest.PulumiTest {
 	t.Helper()
-	pt := pulumitest.NewPulumiTest(t, dir,
+	opts := []opttest.Option{
 		opttest.LocalProviderPath("openinspect", pluginDir),
 		opttest.SkipInstall(),
 		// The gRPC debug log would hold secret values in plaintext.
 		opttest.DisableGrpcLog(),
 		opttest.Env("PULUMI_SKIP_UPDATE_CHECK", "true"),
-	)
+	}
+	if emu.portable {
+		opts = append(opts, portableEnv(t)...)
+	}
+	pt := pulumitest.NewPulumiTest(t, dir, opts...)
 	configureStack(t, pt.CurrentStack(), emu)
 	pt.SetConfig(t, "deploymentName", "engine")
 	pt.SetConfig(t, "openinspect:workersDevBaseUrl", emu.workersDevBase())

@@ -26,8 +26,15 @@ import (
 // fixtureCopy copies the fixture checkout so a test can change its sources.
 func fixtureCopy(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")
 	dst := t.TempDir()
+	copyFixture(t, dst)
+	return dst
+}
+
+// copyFixture copies the fixture checkout, without Python's caches, to dst.
+func copyFixture(t *testing.T, dst string) {
+	t.Helper()
+	src := filepath.Join(repoRoot(), "tests", "fixtures", "upstream")
 	require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -46,7 +53,6 @@ func fixtureCopy(t *testing.T) string {
 		}
 		return os.WriteFile(target, b, 0o644)
 	}))
-	return dst
 }
 
 // touchRuntime changes the sandbox runtime, which both providers' change
