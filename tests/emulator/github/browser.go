@@ -137,13 +137,13 @@ func (s *Service) RewriteBrowserURL(u string) (string, bool) {
 	return s.BrowserURL() + "/login/oauth/" + strings.TrimPrefix(u, github), true
 }
 
-// browserHandler serves the web routes at the origin's root: /login/oauth/
-// and /avatars/ become Prefix + path on the emulator's handler; nothing
-// else is there.
+// browserHandler serves the web routes at the origin's root: /login/oauth/,
+// /avatars/ and git's smart HTTP paths become Prefix + path on the
+// emulator's handler; nothing else is there.
 func (s *Service) browserHandler(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if !strings.HasPrefix(p, "/login/oauth/") && !strings.HasPrefix(p, "/avatars/") {
+		if !strings.HasPrefix(p, "/login/oauth/") && !strings.HasPrefix(p, "/avatars/") && !isGitPath(p) {
 			writePage(w, http.StatusNotFound, "Not Found", "The GitHub stand-in serves its sign-in pages here, nothing else.")
 			return
 		}
@@ -152,6 +152,14 @@ func (s *Service) browserHandler(handler http.Handler) http.Handler {
 		r2.RequestURI = r2.URL.RequestURI()
 		handler.ServeHTTP(w, r2)
 	})
+}
+
+// isGitPath says p is one of the smart protocol's paths under a
+// repository: /{owner}/{repo}/info/refs or /{owner}/{repo}/git-*-pack.
+func isGitPath(p string) bool {
+	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3)
+	return len(parts) == 3 && parts[0] != "" && parts[1] != "" &&
+		(parts[2] == "info/refs" || parts[2] == "git-upload-pack" || parts[2] == "git-receive-pack")
 }
 
 // avatar is GET /avatars/u/{id}: a picture with the account's initial.
