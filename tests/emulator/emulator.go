@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/anthropic"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
@@ -97,6 +98,10 @@ type Options struct {
 	OpenComputer opencomputer.Options
 	Vercel       vercel.Options
 	GitHub       github.Options // the GitHub stand-in; its Logf and BaseURL default to the Server's
+	// Anthropic is the model stand-in; its Logf defaults to the Server's and
+	// its APIKeys to the ANTHROPIC_API_KEY of the Modal secret llm-api-keys
+	// (what the provider seeds for the sandboxes).
+	Anthropic anthropic.Options
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -127,9 +132,10 @@ type Server struct {
 
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
-	vercel *vercel.Service   // Vercel Sandbox API (package vercel), own lock and file
-	github *github.Service   // the GitHub stand-in (package github), own lock, file and browser origin
-	out    *outbound.Gateway // where the scripts' fetch() calls go (package outbound), with its log
+	vercel *vercel.Service    // Vercel Sandbox API (package vercel), own lock and file
+	github *github.Service    // the GitHub stand-in (package github), own lock, file and browser origin
+	model  *anthropic.Service // the model stand-in (package anthropic), no state file
+	out    *outbound.Gateway  // where the scripts' fetch() calls go (package outbound), with its log
 
 	httpSrv   *http.Server
 	url       string
@@ -204,7 +210,7 @@ func (s *Server) buildFamilies(opts Options) error {
 		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },
 		func() error {
 			s.out = outbound.New(outbound.Options{Logf: opts.Logf, BrowserURL: s.github.RewriteBrowserURL, Hosts: map[string]map[string]string{
-				"github": github.RealHosts, "modal": modal.RealHosts, "e2b": e2b.RealHosts, "vercel": vercel.RealHosts,
+				"github": github.RealHosts, "anthropic": anthropic.RealHosts, "modal": modal.RealHosts, "e2b": e2b.RealHosts, "vercel": vercel.RealHosts,
 				"daytona": daytona.RealHosts, "cloudflare": cloudflare.RealHosts}}, c)
 			return nil
 		},
@@ -225,6 +231,15 @@ func (s *Server) buildFamilies(opts Options) error {
 		func() (err error) { s.e2b, err = e2b.New(opts.E2B, dir, c); return err },
 		func() (err error) { s.opencomputer, err = opencomputer.New(opts.OpenComputer, dir, c); return err },
 		func() (err error) { s.vercel, err = vercel.New(opts.Vercel, dir, c); return err },
+		func() error {
+			o := opts.Anthropic
+			o.Logf = orLogf(o.Logf)
+			if o.APIKeys == nil {
+				o.APIKeys = s.seededModelKeys
+			}
+			s.model = anthropic.New(o, c)
+			return nil
+		},
 	}
 	for _, build := range families {
 		if err := build(); err != nil {
@@ -329,7 +344,7 @@ func (s *Server) routes() {
 	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
 	for _, f := range []interface{ Register() }{s.cf, s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets,
-		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github, s.out} {
+		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github, s.model, s.out} {
 		f.Register()
 	}
 	s.registerAdmin()
@@ -376,6 +391,21 @@ func (s *Server) OpenComputer() *opencomputer.Service { return s.opencomputer }
 // Vercel is the Vercel Sandbox API (package vercel), at URL() +
 // vercel.APIPrefix.
 func (s *Server) Vercel() *vercel.Service { return s.vercel }
+
+// Anthropic is the model stand-in (package anthropic): the Messages API at
+// URL() + anthropic.Prefix, the model catalogue at URL() +
+// anthropic.CataloguePrefix.
+func (s *Server) Anthropic() *anthropic.Service { return s.model }
+
+// seededModelKeys is the Anthropic key the installation seeded: the
+// ANTHROPIC_API_KEY of the Modal secret llm-api-keys in the default
+// workspace and environment, where the provider writes it.
+func (s *Server) seededModelKeys() []string {
+	if v, ok := s.modal.SecretValues("", "", "llm-api-keys"); ok && v["ANTHROPIC_API_KEY"] != "" {
+		return []string{v["ANTHROPIC_API_KEY"]}
+	}
+	return nil
+}
 
 // GitHub is the GitHub stand-in (package github): its REST API at URL() +
 // github.APIPrefix, its pages at BrowserURL().
