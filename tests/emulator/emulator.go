@@ -102,6 +102,10 @@ type Options struct {
 	// its APIKeys to the ANTHROPIC_API_KEY of the Modal secret llm-api-keys
 	// (what the provider seeds for the sandboxes).
 	Anthropic anthropic.Options
+	// OutboundProxyAddr is where the outbound gateway listens as an
+	// HTTP(S) proxy for processes outside workerd (a sandbox); "" is
+	// 127.0.0.1:0. See ProxyURL.
+	OutboundProxyAddr string
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -277,6 +281,13 @@ func Start(opts Options) (*Server, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	// The proxy's certificates come from the local CA the GitHub stand-in
+	// loaded; its requests are routed as the scripts' are.
+	if _, err := s.out.StartProxy(outbound.ProxyOptions{Addr: opts.OutboundProxyAddr, Certificate: s.github.IssueCertificate,
+		Local: s.workers.IsLocalHost, Next: s.handler, EmulatorAddr: ln.Addr().String()}); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -305,7 +316,7 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		errs = append(errs, s.queues.Close(), s.workers.Close(), s.github.Close(), s.modal.Close())
+		errs = append(errs, s.out.Close(), s.queues.Close(), s.workers.Close(), s.github.Close(), s.modal.Close())
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {
@@ -396,6 +407,16 @@ func (s *Server) Vercel() *vercel.Service { return s.vercel }
 // URL() + anthropic.Prefix, the model catalogue at URL() +
 // anthropic.CataloguePrefix.
 func (s *Server) Anthropic() *anthropic.Service { return s.model }
+
+// ProxyURL is the outbound gateway as an HTTP(S) proxy
+// (http://127.0.0.1:PORT): a process given HTTPS_PROXY=<ProxyURL> and the
+// local CA (CAFile) reaches github.com, api.anthropic.com and the other
+// hosts the emulator answers, and nothing else.
+func (s *Server) ProxyURL() string { return s.out.ProxyURL() }
+
+// CAFile is the local cloud's CA certificate (PEM): what the proxy's and
+// the GitHub stand-in's certificates chain to.
+func (s *Server) CAFile() string { return s.github.CAFile() }
 
 // seededModelKeys is the Anthropic key the installation seeded: the
 // ANTHROPIC_API_KEY of the Modal secret llm-api-keys in the default

@@ -78,6 +78,7 @@ type Gateway struct {
 
 	mu      sync.Mutex
 	entries []Entry
+	proxy   *proxy // the HTTP(S) proxy listener (proxy.go), nil until StartProxy
 }
 
 // New makes a gateway whose admin routes go on c's mux.
