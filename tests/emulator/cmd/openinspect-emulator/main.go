@@ -56,6 +56,7 @@ func main() {
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
 	modalPython := flag.String("modal-python", "", "the Python (3.12+) deployed Modal apps' web endpoints run with, in virtualenvs made from it (\"auto\": found as the provider finds it; default: none run)")
 	modalRunners := flag.String("modal-runners", "", "where those virtualenvs are kept (default: in -data-dir)")
+	proxyAddr := flag.String("outbound-proxy-addr", "127.0.0.1:0", "where the outbound gateway listens as an HTTP(S) proxy for processes outside workerd, a sandbox's (port 0 picks one; GET /__emulator/outbound-proxy says where)")
 	githubAddr := flag.String("github-browser-addr", "127.0.0.1:0", "where the GitHub stand-in serves the pages a browser opens, over https (port 0 picks one; GET /__emulator/github says where)")
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
 	localOrigins := map[string]string{}
@@ -77,7 +78,7 @@ func main() {
 		Modal:   modal.Options{Tokens: []modal.Token{modalToken}, Python: *modalPython, RunnerCache: *modalRunners},
 		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild},
 		Vercel:  emuvercel.Options{BuildTime: *vercelBuild},
-		GitHub:  emugithub.Options{BrowserAddr: *githubAddr}}
+		GitHub:  emugithub.Options{BrowserAddr: *githubAddr}, OutboundProxyAddr: *proxyAddr}
 	if *daytonaBuild == 0 {
 		opts.Daytona.BuildTime = emudaytona.InstantBuilds // 0 in Options means the default
 	}
