@@ -209,6 +209,14 @@ func (s *Server) buildFamilies(opts Options) error {
 	if opts.Modal.BaseURL == nil {
 		opts.Modal.BaseURL = s.URL
 	}
+	// Running sandboxes reach the hosts the local cloud answers through the
+	// outbound gateway's proxy, trusting the local CA.
+	if opts.Modal.Sandboxes.ProxyURL == nil {
+		opts.Modal.Sandboxes.ProxyURL = s.ProxyURL
+	}
+	if opts.Modal.Sandboxes.CAFile == nil {
+		opts.Modal.Sandboxes.CAFile = s.CAFile
+	}
 	dir, c, cf := s.dataDir, s.core, s.cf
 	families := []func() error{
 		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,7 @@ func main() {
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
 	zones := flag.String("zones", emuzones.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
+	modalSandboxes := flag.Bool("modal-sandboxes", false, "run each Modal sandbox's command under bubblewrap with slirp4netns (both on PATH; .ci/sandbox-tools.sh installs them), its HTTPS through the outbound proxy")
 	modalPython := flag.String("modal-python", "", "the Python (3.12+) deployed Modal apps' web endpoints run with, in virtualenvs made from it (\"auto\": found as the provider finds it; default: none run)")
 	modalRunners := flag.String("modal-runners", "", "where those virtualenvs are kept (default: in -data-dir)")
 	proxyAddr := flag.String("outbound-proxy-addr", "127.0.0.1:0", "where the outbound gateway listens as an HTTP(S) proxy for processes outside workerd, a sandbox's (port 0 picks one; GET /__emulator/outbound-proxy says where)")
@@ -89,6 +91,19 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: -workers-plan %q: use free or paid\n", *workersPlan)
 		os.Exit(2)
+	}
+	if *modalSandboxes {
+		for _, bin := range []struct {
+			name string
+			to   *string
+		}{{"bwrap", &opts.Modal.Sandboxes.Bwrap}, {"slirp4netns", &opts.Modal.Sandboxes.Slirp4netns}} {
+			path, err := exec.LookPath(bin.name)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "openinspect-emulator: -modal-sandboxes needs %s on PATH (.ci/sandbox-tools.sh installs it): %v\n", bin.name, err)
+				os.Exit(2)
+			}
+			*bin.to = path
+		}
 	}
 	if *modalPython == "auto" {
 		python, _, err := pyfind.Find("")
