@@ -3,6 +3,7 @@ package emulator_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -105,6 +106,15 @@ except urllib.error.HTTPError as e:
 	written, err := os.ReadFile(filepath.Join(s.Modal().SandboxDir(sb.SandboxID), "workspace", "out.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "written\n", string(written))
+	// The inventory shows the launch, and the env's names only.
+	for _, e := range s.Modal().Inventory().Sandboxes {
+		if e.ID == sb.SandboxID {
+			assert.Equal(t, "/workspace", e.Workdir)
+			assert.Equal(t, []string{"/bin/sh", "-c", script}, e.Command)
+			assert.Subset(t, e.EnvKeys, []string{"ANTHROPIC_API_KEY", "SESSION_NAME"})
+			assert.NotContains(t, mustJSONText(t, e), "sk-ant-in-sandbox", "no secret value in the inventory")
+		}
+	}
 	var viaProxy bool
 	for _, e := range s.Outbound().Entries() {
 		if e.Script == "proxy/"+sb.SandboxID && strings.Contains(e.URL, "api.github.com") && e.To == "github" {
@@ -154,4 +164,11 @@ func sandboxOutput(s *emulator.Server, id string) string {
 	out, _ := os.ReadFile(filepath.Join(s.Modal().SandboxDir(id), "stdout"))
 	errb, _ := os.ReadFile(filepath.Join(s.Modal().SandboxDir(id), "stderr"))
 	return "stdout: " + string(out) + "\nstderr: " + string(errb)
+}
+
+func mustJSONText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }

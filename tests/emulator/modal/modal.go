@@ -331,6 +331,12 @@ type modalSandbox struct {
 	Stamp        int64             `json:"stamp"`
 	TerminatedAt time.Time         `json:"terminated_at,omitzero"`
 	TimeoutSecs  uint32            `json:"timeout_secs,omitempty"`
+	// Command, Workdir and SecretIDs are the launch SandboxCreate asked
+	// for (the entrypoint, its directory, the secrets whose values are its
+	// environment).
+	Command   []string `json:"command,omitempty"`
+	Workdir   string   `json:"workdir,omitempty"`
+	SecretIDs []string `json:"secret_ids,omitempty"`
 	// Ran says its command was started as a process (sandboxrun.go);
 	// Result and ExitCode say how it ended ("" for one that never ran).
 	Ran      bool   `json:"ran,omitempty"`

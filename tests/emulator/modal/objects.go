@@ -480,6 +480,7 @@ func (api *modalAPI) SandboxCreate(ctx context.Context, req *pb.SandboxCreateReq
 		return nil, err
 	}
 	sb := m.newSandbox(a, def.GetImageId(), def.GetName(), def.GetTimeoutSecs(), nil)
+	sb.Command, sb.Workdir, sb.SecretIDs = slices.Clone(def.GetEntrypointArgs()), def.GetWorkdir(), slices.Clone(def.GetSecretIds())
 	run := m.sandboxRuntime.enabled() && len(def.GetEntrypointArgs()) > 0
 	var env map[string]string
 	if run {

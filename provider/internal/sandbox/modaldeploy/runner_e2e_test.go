@@ -28,7 +28,9 @@ import (
 // emulator answers each with the app's own function, run from the source
 // the deploy uploaded, in a local Python process whose Modal client is
 // pointed at the emulator, so api_create_sandbox creates its sandbox through
-// Modal's API here (no container starts), tagged from the request.
+// Modal's API here (no container starts: the emulator runs no sandboxes
+// unless told to), tagged from the request and launched as upstream's
+// launcher launches it (command, workdir, secrets, env keys).
 func TestDeployedEndpointsRunTheAppsCode(t *testing.T) {
 	python := toolchain.Python(t)
 	app := readOnlyFixture(t)
@@ -105,6 +107,15 @@ func TestDeployedEndpointsRunTheAppsCode(t *testing.T) {
 	assert.Equal(t, "s-1", found.Tags["openinspect_session_id"])
 	assert.Equal(t, "hello-world", found.Tags["openinspect_repo_name"])
 	assert.Equal(t, "session", found.Tags["openinspect_kind"])
+	// Launched as upstream's launcher launches it: the runtime's entry point
+	// in /workspace, llm-api-keys attached, the session's settings as env.
+	assert.Equal(t, []string{"python", "-m", "sandbox_runtime.entrypoint"}, found.Command)
+	assert.Equal(t, "/workspace", found.Workdir)
+	assert.Equal(t, []string{"llm-api-keys"}, found.Secrets)
+	for _, k := range []string{"ANTHROPIC_API_KEY", "SANDBOX_ID", "CONTROL_PLANE_URL", "SANDBOX_AUTH_TOKEN", "SANDBOX_TIMEOUT_SECONDS",
+		"REPO_OWNER", "REPO_NAME", "SESSION_CONFIG", "VCS_HOST", "VCS_CLONE_USERNAME", "PYTHONUNBUFFERED"} {
+		assert.Contains(t, found.EnvKeys, k)
+	}
 
 	// Unauthorized, or from a host the app does not allow: refused by the
 	// app's own checks.
