@@ -19,8 +19,10 @@
 // across families, the admin routes that span them and the split of a
 // legacy state.json. Each Cloudflare API is a package under cloudflare/
 // (d1, kv, r2, queues, zones, workers, assets); the sandbox families are
-// modal, daytona, e2b, opencomputer and vercel; core is what every family
-// shares. It may import every family package; none imports it.
+// modal, daytona, e2b, opencomputer and vercel; github and anthropic are the
+// stand-ins for GitHub and the model API; outbound routes what scripts and
+// sandboxes fetch; core is what every family shares. It may import every
+// family package; none imports it.
 package emulator
 
 import (
@@ -92,20 +94,14 @@ type Options struct {
 	// The sandbox families (packages modal, daytona, e2b, opencomputer,
 	// vercel); zero values take each package's defaults. Modal's BaseURL
 	// and Logf, and Daytona's Logf, default to the Server's.
-	Modal        modal.Options
-	Daytona      daytona.Options
-	E2B          e2b.Options
-	OpenComputer opencomputer.Options
-	Vercel       vercel.Options
-	GitHub       github.Options // the GitHub stand-in; its Logf and BaseURL default to the Server's
-	// Anthropic is the model stand-in; its Logf defaults to the Server's and
-	// its APIKeys to the ANTHROPIC_API_KEY of the Modal secret llm-api-keys
-	// (what the provider seeds for the sandboxes).
-	Anthropic anthropic.Options
-	// OutboundProxyAddr is where the outbound gateway listens as an
-	// HTTP(S) proxy for processes outside workerd (a sandbox); "" is
-	// 127.0.0.1:0. See ProxyURL.
-	OutboundProxyAddr string
+	Modal             modal.Options
+	Daytona           daytona.Options
+	E2B               e2b.Options
+	OpenComputer      opencomputer.Options
+	Vercel            vercel.Options
+	GitHub            github.Options    // the GitHub stand-in; its Logf and BaseURL default to the Server's
+	Anthropic         anthropic.Options // the model stand-in; its keys default to what the installation seeds (anthropic.New)
+	OutboundProxyAddr string            // where the outbound gateway listens as an HTTP(S) proxy (outbound.ProxyOptions)
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -204,19 +200,12 @@ func (s *Server) buildFamilies(opts Options) error {
 		return opts.Logf
 	}
 	opts.Queues.Logf, opts.Zones.Logf, opts.Workers.Logf = orLogf(opts.Queues.Logf), orLogf(opts.Zones.Logf), orLogf(opts.Workers.Logf)
-	opts.Modal.Logf, opts.Daytona.Logf, opts.GitHub.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf), orLogf(opts.GitHub.Logf)
+	opts.Modal.Logf, opts.Daytona.Logf, opts.GitHub.Logf, opts.Anthropic.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf), orLogf(opts.GitHub.Logf), orLogf(opts.Anthropic.Logf)
 	opts.Workers.BaseURL, opts.GitHub.BaseURL = s.URL, s.URL
 	if opts.Modal.BaseURL == nil {
 		opts.Modal.BaseURL = s.URL
 	}
-	// Running sandboxes reach the hosts the local cloud answers through the
-	// outbound gateway's proxy, trusting the local CA.
-	if opts.Modal.Sandboxes.ProxyURL == nil {
-		opts.Modal.Sandboxes.ProxyURL = s.ProxyURL
-	}
-	if opts.Modal.Sandboxes.CAFile == nil {
-		opts.Modal.Sandboxes.CAFile = s.CAFile
-	}
+	opts.Modal.Sandboxes.ProxyURL, opts.Modal.Sandboxes.CAFile = func() string { return s.out.ProxyURL() }, func() string { return s.github.CAFile() }
 	dir, c, cf := s.dataDir, s.core, s.cf
 	families := []func() error{
 		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },
@@ -243,15 +232,7 @@ func (s *Server) buildFamilies(opts Options) error {
 		func() (err error) { s.e2b, err = e2b.New(opts.E2B, dir, c); return err },
 		func() (err error) { s.opencomputer, err = opencomputer.New(opts.OpenComputer, dir, c); return err },
 		func() (err error) { s.vercel, err = vercel.New(opts.Vercel, dir, c); return err },
-		func() error {
-			o := opts.Anthropic
-			o.Logf = orLogf(o.Logf)
-			if o.APIKeys == nil {
-				o.APIKeys = s.seededModelKeys
-			}
-			s.model = anthropic.New(o, c)
-			return nil
-		},
+		func() error { s.model = anthropic.New(opts.Anthropic, s.modal, c); return nil },
 	}
 	for _, build := range families {
 		if err := build(); err != nil {
@@ -285,14 +266,9 @@ func Start(opts Options) (*Server, error) {
 		_ = s.httpSrv.Serve(ln)
 	}()
 	s.queues.Start()
-	if err := errors.Join(s.workers.Start(s.logged), s.github.Start(s.handler, s.logged)); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	// The proxy's certificates come from the local CA the GitHub stand-in
-	// loaded; its requests are routed as the scripts' are.
-	if _, err := s.out.StartProxy(outbound.ProxyOptions{Addr: opts.OutboundProxyAddr, Certificate: s.github.IssueCertificate,
-		Local: s.workers.IsLocalHost, Next: s.handler, EmulatorAddr: ln.Addr().String()}); err != nil {
+	// The outbound proxy's certificates come from the local CA; its requests are routed as the scripts' are.
+	proxy := outbound.ProxyOptions{Addr: opts.OutboundProxyAddr, Certificate: s.github.IssueCertificate, Local: s.workers.IsLocalHost, Next: s.handler, EmulatorAddr: ln.Addr().String()}
+	if err := errors.Join(s.workers.Start(s.logged), s.github.Start(s.handler, s.logged), s.out.StartProxy(proxy)); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -411,30 +387,8 @@ func (s *Server) OpenComputer() *opencomputer.Service { return s.opencomputer }
 // vercel.APIPrefix.
 func (s *Server) Vercel() *vercel.Service { return s.vercel }
 
-// Anthropic is the model stand-in (package anthropic): the Messages API at
-// URL() + anthropic.Prefix, the model catalogue at URL() +
-// anthropic.CataloguePrefix.
+// Anthropic is the model stand-in (package anthropic).
 func (s *Server) Anthropic() *anthropic.Service { return s.model }
-
-// ProxyURL is the outbound gateway as an HTTP(S) proxy
-// (http://127.0.0.1:PORT): a process given HTTPS_PROXY=<ProxyURL> and the
-// local CA (CAFile) reaches github.com, api.anthropic.com and the other
-// hosts the emulator answers, and nothing else.
-func (s *Server) ProxyURL() string { return s.out.ProxyURL() }
-
-// CAFile is the local cloud's CA certificate (PEM): what the proxy's and
-// the GitHub stand-in's certificates chain to.
-func (s *Server) CAFile() string { return s.github.CAFile() }
-
-// seededModelKeys is the Anthropic key the installation seeded: the
-// ANTHROPIC_API_KEY of the Modal secret llm-api-keys in the default
-// workspace and environment, where the provider writes it.
-func (s *Server) seededModelKeys() []string {
-	if v, ok := s.modal.SecretValues("", "", "llm-api-keys"); ok && v["ANTHROPIC_API_KEY"] != "" {
-		return []string{v["ANTHROPIC_API_KEY"]}
-	}
-	return nil
-}
 
 // GitHub is the GitHub stand-in (package github): its REST API at URL() +
 // github.APIPrefix, its pages at BrowserURL().

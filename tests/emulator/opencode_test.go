@@ -64,8 +64,8 @@ func TestOpenCodeRunsAgainstTheModelStandIn(t *testing.T) {
 	home := t.TempDir()
 	repo := filepath.Join(home, "hello-world")
 	baseEnv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
-		"HTTPS_PROXY=" + s.ProxyURL(), "HTTP_PROXY=" + s.ProxyURL(), "NO_PROXY=127.0.0.1,localhost",
-		"SSL_CERT_FILE=" + s.CAFile(), "GIT_SSL_CAINFO=" + s.CAFile(), "NODE_EXTRA_CA_CERTS=" + s.CAFile(),
+		"HTTPS_PROXY=" + s.Outbound().ProxyURL(), "HTTP_PROXY=" + s.Outbound().ProxyURL(), "NO_PROXY=127.0.0.1,localhost",
+		"SSL_CERT_FILE=" + s.GitHub().CAFile(), "GIT_SSL_CAINFO=" + s.GitHub().CAFile(), "NODE_EXTRA_CA_CERTS=" + s.GitHub().CAFile(),
 		"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.com", "GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.com",
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),

@@ -24,11 +24,11 @@ import (
 // proxy, the local CA as its only trust.
 func proxiedClient(t *testing.T, s *emulator.Server) *http.Client {
 	t.Helper()
-	pem, err := os.ReadFile(s.CAFile())
+	pem, err := os.ReadFile(s.GitHub().CAFile())
 	require.NoError(t, err)
 	pool := x509.NewCertPool()
 	require.True(t, pool.AppendCertsFromPEM(pem))
-	proxy, err := url.Parse(s.ProxyURL())
+	proxy, err := url.Parse(s.Outbound().ProxyURL())
 	require.NoError(t, err)
 	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy),
 		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
@@ -42,7 +42,7 @@ func proxiedClient(t *testing.T, s *emulator.Server) *http.Client {
 func TestOutboundProxyAnswersLocally(t *testing.T) {
 	const key = "sk-ant-proxy-test"
 	s := start(t, emulator.Options{Anthropic: anthropic.Options{APIKeys: func() []string { return []string{key} }}})
-	require.True(t, strings.HasPrefix(s.ProxyURL(), "http://127.0.0.1:"), s.ProxyURL())
+	require.True(t, strings.HasPrefix(s.Outbound().ProxyURL(), "http://127.0.0.1:"), s.Outbound().ProxyURL())
 	client := proxiedClient(t, s)
 
 	req, err := http.NewRequest(http.MethodPost, "https://api.anthropic.com/v1/messages",
@@ -75,7 +75,7 @@ func TestOutboundProxyAnswersLocally(t *testing.T) {
 	home := t.TempDir()
 	cmd := exec.Command("git", "clone", "--quiet", "https://github.com/"+github.DefaultOrg+"/hello-world.git", filepath.Join(home, "hw"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
-		"HTTPS_PROXY=" + s.ProxyURL(), "GIT_SSL_CAINFO=" + s.CAFile()}
+		"HTTPS_PROXY=" + s.Outbound().ProxyURL(), "GIT_SSL_CAINFO=" + s.GitHub().CAFile()}
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.FileExists(t, filepath.Join(home, "hw", "README.md"))

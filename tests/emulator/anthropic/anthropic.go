@@ -78,10 +78,28 @@ type Service struct {
 	exchanges []Exchange
 }
 
-// New makes the stand-in; its routes go on c's mux.
-func New(opts Options, c *core.Core) *Service {
+// Secrets is where the installation's seeded key is read: the Modal
+// family's SecretValues.
+type Secrets interface {
+	SecretValues(workspace, environment, name string) (map[string]string, bool)
+}
+
+// New makes the stand-in; its routes go on c's mux. Unless opts names its
+// keys, the key accepted is the one the installation seeded: the
+// ANTHROPIC_API_KEY of the Modal secret llm-api-keys in the default
+// workspace and environment (where the provider writes it), read from
+// seeded at each request.
+func New(opts Options, seeded Secrets, c *core.Core) *Service {
 	if opts.Keep <= 0 {
 		opts.Keep = 200
+	}
+	if opts.APIKeys == nil && seeded != nil {
+		opts.APIKeys = func() []string {
+			if v, ok := seeded.SecretValues("", "", "llm-api-keys"); ok && v["ANTHROPIC_API_KEY"] != "" {
+				return []string{v["ANTHROPIC_API_KEY"]}
+			}
+			return nil
+		}
 	}
 	return &Service{core: c, opts: opts}
 }

@@ -50,7 +50,8 @@ type SandboxRuntime struct {
 	// Bwrap and Slirp4netns are the binaries; both needed to run.
 	Bwrap, Slirp4netns string
 	// ProxyURL is the outbound gateway's proxy on the host's loopback
-	// (http://127.0.0.1:PORT), given to the sandbox as 10.0.2.2:PORT.
+	// (http://127.0.0.1:PORT), given to the sandbox as 10.0.2.2:PORT. The
+	// emulator's root sets it and CAFile.
 	ProxyURL func() string
 	// CAFile is the local cloud's CA certificate, bound into the sandbox.
 	CAFile func() string

@@ -36,7 +36,8 @@ import (
 type ProxyOptions struct {
 	// Addr is where to listen; "" is 127.0.0.1:0.
 	Addr string
-	// Certificate issues a certificate for a host from the local CA.
+	// Certificate issues a certificate for a host from the local CA; it is
+	// called at the first CONNECT to that host, so the CA may load later.
 	Certificate func(host string) (*tls.Certificate, error)
 	// Local says a host[:port] is one of the emulator's own addresses.
 	Local func(hostport string) bool
@@ -58,18 +59,18 @@ type proxy struct {
 	conns map[net.Conn]struct{} // hijacked tunnels, closed with the proxy
 }
 
-// StartProxy listens as an HTTP(S) proxy and returns its URL
-// (http://127.0.0.1:PORT).
-func (g *Gateway) StartProxy(o ProxyOptions) (string, error) {
+// StartProxy listens as an HTTP(S) proxy, at ProxyURL
+// (http://127.0.0.1:PORT) from then on.
+func (g *Gateway) StartProxy(o ProxyOptions) error {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
 	if o.Certificate == nil || o.Next == nil || o.Local == nil {
-		return "", errors.New("emulator: the outbound proxy needs Certificate, Local and Next")
+		return errors.New("emulator: the outbound proxy needs Certificate, Local and Next")
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		return "", fmt.Errorf("emulator: outbound proxy: listen %s: %w", o.Addr, err)
+		return fmt.Errorf("emulator: outbound proxy: listen %s: %w", o.Addr, err)
 	}
 	p := &proxy{opts: o, url: "http://" + ln.Addr().String(), done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serveProxy(p, w, r) }),
@@ -81,7 +82,7 @@ func (g *Gateway) StartProxy(o ProxyOptions) (string, error) {
 	g.mu.Lock()
 	g.proxy = p
 	g.mu.Unlock()
-	return p.url, nil
+	return nil
 }
 
 // ProxyURL is the proxy's URL, "" when it is not running.
