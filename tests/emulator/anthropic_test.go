@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -277,4 +280,56 @@ func TestModelStandInTakesTheSeededKey(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "%v", whole)
 	status, _, _ = callMessages(t, s, "sk-ant-other", body)
 	assert.Equal(t, http.StatusUnauthorized, status)
+}
+
+// TestModelStandInPassesThroughWithTheOwnKey turns on the opt-in
+// pass-through against a loopback server standing in for the real API:
+// a request with the installation's key is forwarded with the person's own
+// key (never the seeded one) and its stream comes back as sent; a request
+// with a wrong key is refused before anything leaves.
+func TestModelStandInPassesThroughWithTheOwnKey(t *testing.T) {
+	const seeded, own = "sk-ant-seeded-pt", "sk-ant-own-key"
+	var calls int
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		assert.Equal(t, "/v1/messages", r.URL.Path)
+		assert.Equal(t, own, r.Header.Get("x-api-key"), "the person's own key")
+		assert.Equal(t, "2023-06-01", r.Header.Get("anthropic-version"))
+		b, _ := io.ReadAll(r.Body)
+		assert.Contains(t, string(b), `"model":"claude-sonnet-4-6"`)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`{"type":"message_start","message":{"id":"msg_real","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":0}}}`,
+			`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"from the real API"}}`,
+			`{"type":"content_block_stop","index":0}`,
+			`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":4}}`,
+			`{"type":"message_stop"}`,
+		} {
+			var head struct{ Type string }
+			_ = json.Unmarshal([]byte(ev), &head)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", head.Type, ev)
+		}
+	}))
+	defer api.Close()
+	pt := anthropic.PassThrough{URL: api.URL + "/v1", APIKey: own}
+	require.NoError(t, pt.Validate())
+	require.ErrorContains(t, anthropic.PassThrough{URL: api.URL + "/v1"}.Validate(), "APIKey")
+	require.ErrorContains(t, anthropic.PassThrough{URL: "api.anthropic.com", APIKey: own}.Validate(), "URL")
+	s := start(t, emulator.Options{Anthropic: anthropic.Options{APIKeys: func() []string { return []string{seeded} }, PassThrough: pt}})
+
+	body := map[string]any{"model": "claude-sonnet-4-6", "max_tokens": 100, "stream": true, "messages": []map[string]any{{"role": "user", "content": "hi"}}}
+	status, m, _ := callMessages(t, s, seeded, body)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, []string{"from the real API"}, m.Text)
+	assert.Equal(t, "end_turn", m.StopReason)
+	assert.Equal(t, 1, calls)
+
+	status, _, refused := callMessages(t, s, "sk-ant-wrong", body)
+	assert.Equal(t, http.StatusUnauthorized, status, "%v", refused)
+	assert.Equal(t, 1, calls, "a wrong key never reaches the real API")
+	ex := s.Anthropic().Exchanges()
+	require.Len(t, ex, 2)
+	assert.Equal(t, "passthrough", ex[0].Kind)
+	assert.Equal(t, http.StatusOK, ex[0].Status)
 }

@@ -54,6 +54,10 @@ type Options struct {
 	Logf    func(format string, args ...any)
 	// Keep is how many exchanges Exchanges keeps (default 200).
 	Keep int
+	// PassThrough, when its URL is set, sends model calls on to a real
+	// Messages API with the person's own key instead of the script
+	// (opt-in, for a machine that reaches the API; passthrough.go).
+	PassThrough PassThrough
 }
 
 // Exchange is one answered request, for tests and the inventory: no key,
@@ -288,6 +292,11 @@ func (s *Service) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	case req.Messages[0].Role != "user":
 		refuse(http.StatusBadRequest, "invalid_request_error", "messages: first message must use the \"user\" role")
+		return
+	}
+	if s.opts.PassThrough.URL != "" {
+		ex.Kind = "passthrough"
+		s.passThrough(w, r, body, ex)
 		return
 	}
 	turn := nextTurn(req)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/anthropic"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
@@ -55,6 +56,7 @@ func main() {
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
 	zones := flag.String("zones", emuzones.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
+	modelPassThrough := flag.String("model-passthrough", "", "opt-in: send model calls on to this Messages API base (e.g. https://api.anthropic.com/v1) with the key in $OPENINSPECT_MODEL_API_KEY, instead of the scripted agent; the installation's seeded key is still checked first")
 	modalSandboxes := flag.Bool("modal-sandboxes", false, "run each Modal sandbox's command under bubblewrap with slirp4netns (both on PATH; .ci/sandbox-tools.sh installs them), its HTTPS through the outbound proxy")
 	modalPython := flag.String("modal-python", "", "the Python (3.12+) deployed Modal apps' web endpoints run with, in virtualenvs made from it (\"auto\": found as the provider finds it; default: none run)")
 	modalRunners := flag.String("modal-runners", "", "where those virtualenvs are kept (default: in -data-dir)")
@@ -91,6 +93,13 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: -workers-plan %q: use free or paid\n", *workersPlan)
 		os.Exit(2)
+	}
+	if *modelPassThrough != "" {
+		opts.Anthropic.PassThrough = anthropic.PassThrough{URL: *modelPassThrough, APIKey: os.Getenv("OPENINSPECT_MODEL_API_KEY")}
+		if err := opts.Anthropic.PassThrough.Validate(); err != nil {
+			fmt.Fprintf(os.Stderr, "openinspect-emulator: -model-passthrough: %v (the key comes from $OPENINSPECT_MODEL_API_KEY)\n", err)
+			os.Exit(2)
+		}
 	}
 	if *modalSandboxes {
 		for _, bin := range []struct {
