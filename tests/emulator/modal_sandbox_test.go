@@ -1,12 +1,10 @@
 package emulator_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,24 +18,17 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
 )
 
-// sandboxRuntime runs .ci/sandbox-tools.sh (Debian's bubblewrap and
-// slirp4netns) and returns the runtime with the two binaries. A missing
-// tool fails the test: it is part of CI.
+// sandboxRuntime is the runtime with Debian's bubblewrap and slirp4netns
+// (toolchain.SandboxTools).
 func sandboxRuntime(t *testing.T) emumodal.SandboxRuntime {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command("bash", filepath.Join(root, ".ci", "sandbox-tools.sh"))
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf(".ci/sandbox-tools.sh failed: %v\n%s", err, stderr.String())
-	}
-	paths := strings.Fields(stdout.String())
-	require.Len(t, paths, 2, "bwrap and slirp4netns: %s", stdout.String())
-	return emumodal.SandboxRuntime{Bwrap: paths[0], Slirp4netns: paths[1]}
+	bwrap, slirp := toolchain.SandboxTools(t, root)
+	return emumodal.SandboxRuntime{Bwrap: bwrap, Slirp4netns: slirp}
 }
 
 func alive(pid int) bool {

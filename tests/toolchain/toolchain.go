@@ -5,8 +5,11 @@
 package toolchain
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
@@ -36,4 +39,23 @@ func Python(tb testing.TB) string {
 		tb.Fatalf("the Modal CLI needs Python: %v", err)
 	}
 	return python
+}
+
+// SandboxTools runs .ci/sandbox-tools.sh (Debian's bubblewrap and
+// slirp4netns, which the emulator's Modal runs sandboxes with) from the
+// repository root root and returns the two binaries. It fails the test
+// when they cannot be had.
+func SandboxTools(tb testing.TB, root string) (bwrap, slirp4netns string) {
+	tb.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("bash", filepath.Join(root, ".ci", "sandbox-tools.sh"))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf(".ci/sandbox-tools.sh failed: %v\n%s", err, stderr.String())
+	}
+	paths := strings.Fields(stdout.String())
+	if len(paths) != 2 {
+		tb.Fatalf(".ci/sandbox-tools.sh printed %q, not the paths of bwrap and slirp4netns", stdout.String())
+	}
+	return paths[0], paths[1]
 }

@@ -483,13 +483,14 @@ func (api *modalAPI) SandboxCreate(ctx context.Context, req *pb.SandboxCreateReq
 	sb.Command, sb.Workdir, sb.SecretIDs = slices.Clone(def.GetEntrypointArgs()), def.GetWorkdir(), slices.Clone(def.GetSecretIds())
 	run := m.sandboxRuntime.enabled() && len(def.GetEntrypointArgs()) > 0
 	var env map[string]string
+	var layout imageLayout
 	if run {
 		sb.Ran = true
-		env = m.sandboxEnvFrom(ctx, def.GetSecretIds())
+		env, layout = m.sandboxEnvFrom(ctx, def.GetSecretIds()), m.layoutOf(def.GetImageId())
 	}
 	m.mu.Unlock()
 	if run {
-		if err := m.startSandbox(sb, def.GetEntrypointArgs(), def.GetWorkdir(), env); err != nil {
+		if err := m.startSandbox(sb, def.GetEntrypointArgs(), def.GetWorkdir(), env, layout); err != nil {
 			m.mu.Lock()
 			sb.TerminatedAt, sb.Result, sb.ExitCode = time.Now().UTC(), resultFailure, 1
 			m.mu.Unlock()

@@ -55,9 +55,27 @@ type SandboxRuntime struct {
 	ProxyURL func() string
 	// CAFile is the local cloud's CA certificate, bound into the sandbox.
 	CAFile func() string
-	// ExtraReadOnly are host directories bound read-only at the same path
-	// (a Python install outside /usr, say).
+	// ExtraReadOnly are host directories bound read-only at the same path.
 	ExtraReadOnly []string
+	// Python, when set, is the interpreter a sandbox's `python` and
+	// `python3` are (an image's Python is not built here): its install
+	// prefix is bound read-only where it is, and /run/local-cloud/bin,
+	// first on PATH, links to it.
+	Python string
+}
+
+// pythonInSandbox resolves the interpreter rt.Python names (a pyenv shim
+// included) to its executable and install prefix.
+func pythonInSandbox(python string) (exe, prefix string, err error) {
+	out, err := exec.Command(python, "-c", "import sys; print(sys.executable); print(sys.base_prefix)").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("the sandboxes' Python %s: %w", python, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return "", "", fmt.Errorf("the sandboxes' Python %s: cannot read its executable and prefix", python)
+	}
+	return lines[0], lines[1], nil
 }
 
 func (r SandboxRuntime) enabled() bool { return r.Bwrap != "" && r.Slirp4netns != "" }
@@ -82,8 +100,9 @@ type sandboxProcs struct {
 const sandboxHostIP = "10.0.2.2"
 
 // startSandbox starts sb's command. The caller does not hold m.mu; env is
-// the command's environment from the request's secrets.
-func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, env map[string]string) error {
+// the command's environment from the request's secrets, layout what its
+// image's recipe lays out (layoutOf).
+func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, env map[string]string, layout imageLayout) error {
 	rt := m.sandboxRuntime
 	base := filepath.Join(m.dataDir, "modal-sandboxes", sb.ID)
 	dirs := map[string]string{"/workspace": filepath.Join(base, "workspace"), "/app": filepath.Join(base, "app"),
@@ -93,8 +112,14 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 			return fmt.Errorf("sandbox %s: %w", sb.ID, err)
 		}
 	}
+	if err := m.layOut(layout, dirs); err != nil {
+		return fmt.Errorf("sandbox %s: %w", sb.ID, err)
+	}
+	if len(layout.skipped) > 0 && m.logf != nil {
+		m.logf("modal: sandbox %s: %d image steps not laid out (the sandbox runs on the host's /usr): %s", sb.ID, len(layout.skipped), strings.Join(layout.skipped, "; "))
+	}
 	if workdir == "" {
-		workdir = "/"
+		workdir = cmpOr(layout.workdir, "/")
 	}
 	bargs := []string{"--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--new-session",
 		"--hostname", "modal", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
@@ -112,7 +137,19 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 	for _, mount := range []string{"/workspace", "/app", "/root", "/tmp"} {
 		bargs = append(bargs, "--bind", dirs[mount], mount)
 	}
-	sandboxEnv := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "MODAL_SANDBOX_ID=" + sb.ID}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if rt.Python != "" {
+		exe, prefix, err := pythonInSandbox(rt.Python)
+		if err != nil {
+			return fmt.Errorf("sandbox %s: %w", sb.ID, err)
+		}
+		if !strings.HasPrefix(prefix, "/usr/") {
+			bargs = append(bargs, "--ro-bind", prefix, prefix)
+		}
+		bargs = append(bargs, "--symlink", exe, "/run/local-cloud/bin/python", "--symlink", exe, "/run/local-cloud/bin/python3")
+		path = "/run/local-cloud/bin:" + path
+	}
+	sandboxEnv := []string{"PATH=" + path, "HOME=/root", "MODAL_SANDBOX_ID=" + sb.ID}
 	if rt.CAFile != nil && rt.CAFile() != "" {
 		bargs = append(bargs, "--ro-bind", rt.CAFile(), "/run/local-cloud/ca.pem")
 		sandboxEnv = append(sandboxEnv, "SSL_CERT_FILE=/run/local-cloud/ca.pem", "GIT_SSL_CAINFO=/run/local-cloud/ca.pem",
@@ -127,6 +164,10 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 			sandboxEnv = append(sandboxEnv, "HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "https_proxy="+proxy, "http_proxy="+proxy,
 				"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
 		}
+	}
+	// The image's ENV, then the request's env and secrets, which win.
+	for _, k := range core.SortedKeys(layout.env) {
+		sandboxEnv = append(sandboxEnv, k+"="+layout.env[k])
 	}
 	for _, k := range core.SortedKeys(env) {
 		sandboxEnv = append(sandboxEnv, k+"="+env[k])
@@ -436,4 +477,130 @@ func (m *Service) sandboxEnvFrom(_ context.Context, secretIDs []string) map[stri
 		}
 	}
 	return env
+}
+
+// imageLayout is what a sandbox takes from its image's recipe without a
+// build: the files its COPY steps put under the sandbox's own writable
+// directories (/app, /workspace, /root), its ENV and its WORKDIR.
+type imageLayout struct {
+	copies  map[string]string // path in the sandbox -> uploaded file (sha256)
+	env     map[string]string
+	workdir string
+	skipped []string // steps not laid out (RUN, COPY elsewhere), for the log
+}
+
+// layoutOf walks imageID's recipe, base images first. The caller holds
+// m.mu.
+func (m *Service) layoutOf(imageID string) imageLayout {
+	l := imageLayout{copies: map[string]string{}, env: map[string]string{}}
+	seen := map[string]bool{}
+	var walk func(id string)
+	walk = func(id string) {
+		img := m.st.Images[id]
+		if img == nil || seen[id] {
+			return
+		}
+		seen[id] = true
+		for _, b := range img.BaseImageIDs {
+			walk(b)
+		}
+		var files map[string]string
+		if mt := m.st.Mounts[img.ContextMountID]; mt != nil {
+			files = mt.Files
+		}
+		for _, c := range img.Commands {
+			word, rest, _ := strings.Cut(strings.TrimSpace(c), " ")
+			switch strings.ToUpper(word) {
+			case "FROM":
+			case "ENV":
+				if k, v, ok := strings.Cut(strings.TrimSpace(rest), "="); ok {
+					l.env[k] = unquoteShell(v)
+				}
+			case "WORKDIR":
+				l.workdir = unquoteShell(strings.TrimSpace(rest))
+			case "COPY":
+				// Each file goes where the step puts it; those outside the
+				// sandbox's own directories are not laid out.
+				args := strings.Fields(rest)
+				if len(args) != 2 || strings.HasPrefix(args[0], "--") {
+					l.skipped = append(l.skipped, c)
+					continue
+				}
+				src := strings.Trim(args[0], "/")
+				if src == "." {
+					src = ""
+				}
+				laid := 0
+				for name, sum := range files {
+					rel := strings.TrimPrefix(name, "/")
+					switch {
+					case src == "":
+					case rel == src:
+						rel = filepath.Base(rel)
+					case strings.HasPrefix(rel, src+"/"):
+						rel = strings.TrimPrefix(rel, src+"/")
+					default:
+						continue
+					}
+					if dst := filepath.Join(args[1], rel); sandboxWritable(dst) {
+						l.copies[dst] = sum
+						laid++
+					}
+				}
+				if laid == 0 {
+					l.skipped = append(l.skipped, c)
+				}
+			default:
+				l.skipped = append(l.skipped, c)
+			}
+		}
+	}
+	walk(imageID)
+	return l
+}
+
+// sandboxWritable says p is under one of a sandbox's own directories.
+func sandboxWritable(p string) bool {
+	for _, d := range []string{"/app", "/workspace", "/root"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// unquoteShell undoes Python's shlex.quote (single quotes, '"'"' for a
+// quote inside), which modal uses for ENV and WORKDIR values.
+func unquoteShell(s string) string {
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		return strings.ReplaceAll(s[1:len(s)-1], `'"'"'`, `'`)
+	}
+	return s
+}
+
+// layOut writes l's files into a sandbox's directories (dirs: the path in
+// the sandbox -> the host directory bound there).
+func (m *Service) layOut(l imageLayout, dirs map[string]string) error {
+	for dst, sum := range l.copies {
+		var host string
+		for mount, dir := range dirs {
+			if dst == mount || strings.HasPrefix(dst, mount+"/") {
+				host = filepath.Join(dir, strings.TrimPrefix(dst, mount))
+			}
+		}
+		if host == "" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(m.filesDir(), sum))
+		if err != nil {
+			return fmt.Errorf("image file for %s: %w", dst, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(host, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -122,6 +122,9 @@ func main() {
 		}
 		opts.Modal.Python = python
 	}
+	if *modalSandboxes {
+		opts.Modal.Sandboxes.Python = opts.Modal.Python // `python` in a sandbox, when one was given
+	}
 	opts.Workers.Limits.MaxScriptBytes = *sizeLimit
 	opts.Workers.Limits.Compressed = *sizeCompressed
 	opts.Workers.Workerd, opts.Workers.RunCrons, opts.Workers.LocalOrigins = *workerdBin, *runCrons, localOrigins
