@@ -2,7 +2,7 @@
 # Builds (once) everything the tests start, in three lanes at the same time:
 # the pulumi toolchain and staticcheck, the Kubernetes control plane and the
 # pulumi-kubernetes plugin, and the registry installs (Python venv, npm
-# packages, wrangler, Alchemy, workerd, Debian's chromium). Cold, every lane is mostly
+# packages, wrangler, Alchemy, workerd, Debian's chromium, bubblewrap and slirp4netns, OpenCode). Cold, every lane is mostly
 # compiling or downloading, and one lane alone leaves a core idle while it
 # links or fetches; side by side they finish minutes sooner on two cores.
 # Each lane's output is kept apart and printed when the lane ends, so the log
@@ -39,7 +39,8 @@ lane_kubernetes() {
 }
 lane_registries() {
   ./.ci/python-tools.sh && ./.ci/node-tools.sh && ./.ci/wrangler-tools.sh && ./.ci/alchemy-tools.sh &&
-    ./.ci/workerd-tools.sh && ./.ci/browser-tools.sh
+    ./.ci/workerd-tools.sh && ./.ci/browser-tools.sh && ./.ci/opencode-tools.sh >/dev/null &&
+    ./.ci/sandbox-tools.sh >/dev/null
 }
 
 # run_lane LANE LOG runs one lane, writing its output to LOG and its seconds

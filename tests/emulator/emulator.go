@@ -19,8 +19,10 @@
 // across families, the admin routes that span them and the split of a
 // legacy state.json. Each Cloudflare API is a package under cloudflare/
 // (d1, kv, r2, queues, zones, workers, assets); the sandbox families are
-// modal, daytona, e2b, opencomputer and vercel; core is what every family
-// shares. It may import every family package; none imports it.
+// modal, daytona, e2b, opencomputer and vercel; github and anthropic are the
+// stand-ins for GitHub and the model API; outbound routes what scripts and
+// sandboxes fetch; core is what every family shares. It may import every
+// family package; none imports it.
 package emulator
 
 import (
@@ -34,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/anthropic"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/assets"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/d1"
@@ -91,12 +94,14 @@ type Options struct {
 	// The sandbox families (packages modal, daytona, e2b, opencomputer,
 	// vercel); zero values take each package's defaults. Modal's BaseURL
 	// and Logf, and Daytona's Logf, default to the Server's.
-	Modal        modal.Options
-	Daytona      daytona.Options
-	E2B          e2b.Options
-	OpenComputer opencomputer.Options
-	Vercel       vercel.Options
-	GitHub       github.Options // the GitHub stand-in; its Logf and BaseURL default to the Server's
+	Modal             modal.Options
+	Daytona           daytona.Options
+	E2B               e2b.Options
+	OpenComputer      opencomputer.Options
+	Vercel            vercel.Options
+	GitHub            github.Options    // the GitHub stand-in; its Logf and BaseURL default to the Server's
+	Anthropic         anthropic.Options // the model stand-in; its keys default to what the installation seeds (anthropic.New)
+	OutboundProxyAddr string            // where the outbound gateway listens as an HTTP(S) proxy (outbound.ProxyOptions)
 }
 
 // Server is one emulator instance. All methods are safe for concurrent use.
@@ -127,9 +132,10 @@ type Server struct {
 
 	opencomputer *opencomputer.Service // OpenComputer API (package opencomputer), own lock and file
 
-	vercel *vercel.Service   // Vercel Sandbox API (package vercel), own lock and file
-	github *github.Service   // the GitHub stand-in (package github), own lock, file and browser origin
-	out    *outbound.Gateway // where the scripts' fetch() calls go (package outbound), with its log
+	vercel *vercel.Service    // Vercel Sandbox API (package vercel), own lock and file
+	github *github.Service    // the GitHub stand-in (package github), own lock, file and browser origin
+	model  *anthropic.Service // the model stand-in (package anthropic), no state file
+	out    *outbound.Gateway  // where the scripts' fetch() calls go (package outbound), with its log
 
 	httpSrv   *http.Server
 	url       string
@@ -194,17 +200,18 @@ func (s *Server) buildFamilies(opts Options) error {
 		return opts.Logf
 	}
 	opts.Queues.Logf, opts.Zones.Logf, opts.Workers.Logf = orLogf(opts.Queues.Logf), orLogf(opts.Zones.Logf), orLogf(opts.Workers.Logf)
-	opts.Modal.Logf, opts.Daytona.Logf, opts.GitHub.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf), orLogf(opts.GitHub.Logf)
+	opts.Modal.Logf, opts.Daytona.Logf, opts.GitHub.Logf, opts.Anthropic.Logf = orLogf(opts.Modal.Logf), orLogf(opts.Daytona.Logf), orLogf(opts.GitHub.Logf), orLogf(opts.Anthropic.Logf)
 	opts.Workers.BaseURL, opts.GitHub.BaseURL = s.URL, s.URL
 	if opts.Modal.BaseURL == nil {
 		opts.Modal.BaseURL = s.URL
 	}
+	opts.Modal.Sandboxes.ProxyURL, opts.Modal.Sandboxes.CAFile = func() string { return s.out.ProxyURL() }, func() string { return s.github.CAFile() }
 	dir, c, cf := s.dataDir, s.core, s.cf
 	families := []func() error{
 		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },
 		func() error {
 			s.out = outbound.New(outbound.Options{Logf: opts.Logf, BrowserURL: s.github.RewriteBrowserURL, Hosts: map[string]map[string]string{
-				"github": github.RealHosts, "modal": modal.RealHosts, "e2b": e2b.RealHosts, "vercel": vercel.RealHosts,
+				"github": github.RealHosts, "anthropic": anthropic.RealHosts, "modal": modal.RealHosts, "e2b": e2b.RealHosts, "vercel": vercel.RealHosts,
 				"daytona": daytona.RealHosts, "cloudflare": cloudflare.RealHosts}}, c)
 			return nil
 		},
@@ -225,6 +232,7 @@ func (s *Server) buildFamilies(opts Options) error {
 		func() (err error) { s.e2b, err = e2b.New(opts.E2B, dir, c); return err },
 		func() (err error) { s.opencomputer, err = opencomputer.New(opts.OpenComputer, dir, c); return err },
 		func() (err error) { s.vercel, err = vercel.New(opts.Vercel, dir, c); return err },
+		func() error { s.model = anthropic.New(opts.Anthropic, s.modal, c); return nil },
 	}
 	for _, build := range families {
 		if err := build(); err != nil {
@@ -258,7 +266,9 @@ func Start(opts Options) (*Server, error) {
 		_ = s.httpSrv.Serve(ln)
 	}()
 	s.queues.Start()
-	if err := errors.Join(s.workers.Start(s.logged), s.github.Start(s.handler, s.logged)); err != nil {
+	// The outbound proxy's certificates come from the local CA; its requests are routed as the scripts' are.
+	proxy := outbound.ProxyOptions{Addr: opts.OutboundProxyAddr, Certificate: s.github.IssueCertificate, Local: s.workers.IsLocalHost, Next: s.handler, EmulatorAddr: ln.Addr().String()}
+	if err := errors.Join(s.workers.Start(s.logged), s.github.Start(s.handler, s.logged), s.out.StartProxy(proxy)); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -290,7 +300,7 @@ func (s *Server) DataDir() string { return s.dataDir }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		errs = append(errs, s.queues.Close(), s.workers.Close(), s.github.Close(), s.modal.Close())
+		errs = append(errs, s.out.Close(), s.queues.Close(), s.workers.Close(), s.github.Close(), s.modal.Close())
 		if s.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := s.httpSrv.Shutdown(ctx); err != nil {
@@ -329,7 +339,7 @@ func (s *Server) routes() {
 	s.core.AllowFaultKind(modal.FaultImageBuildFailure)
 	s.core.RegisterAdmin()
 	for _, f := range []interface{ Register() }{s.cf, s.d1, s.kv, s.r2, s.queues, s.zones, s.workers, s.assets,
-		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github, s.out} {
+		s.daytona, s.e2b, s.opencomputer, s.vercel, s.modal, s.github, s.model, s.out} {
 		f.Register()
 	}
 	s.registerAdmin()
@@ -376,6 +386,9 @@ func (s *Server) OpenComputer() *opencomputer.Service { return s.opencomputer }
 // Vercel is the Vercel Sandbox API (package vercel), at URL() +
 // vercel.APIPrefix.
 func (s *Server) Vercel() *vercel.Service { return s.vercel }
+
+// Anthropic is the model stand-in (package anthropic).
+func (s *Server) Anthropic() *anthropic.Service { return s.model }
 
 // GitHub is the GitHub stand-in (package github): its REST API at URL() +
 // github.APIPrefix, its pages at BrowserURL().

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/anthropic"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
@@ -68,8 +69,8 @@ func (s *Server) CloudflareBytes() int64 { return s.core.CloudflareBytes() }
 func checkFaultRoute(f Fault) (Fault, error) {
 	if f.Route != "" && !core.IsCloudflarePath(f.Route) && !strings.HasPrefix(f.Route, workers.PathPrefix) &&
 		!strings.HasPrefix(f.Route, daytona.Prefix) && !strings.HasPrefix(f.Route, e2b.Prefix) && !strings.HasPrefix(f.Route, opencomputer.Prefix) &&
-		!strings.HasPrefix(f.Route, vercel.Prefix) && !strings.HasPrefix(f.Route, github.Prefix+"/") && !modal.IsFaultRoute(f.Route) {
-		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/, /e2b/, /opencomputer/, /vercel/, /github/ or /modal.client.ModalClient/, or be %s: %q", modal.WebRoute, f.Route)
+		!strings.HasPrefix(f.Route, vercel.Prefix) && !strings.HasPrefix(f.Route, github.Prefix+"/") && !strings.HasPrefix(f.Route, anthropic.Prefix+"/") && !modal.IsFaultRoute(f.Route) {
+		return f, fmt.Errorf("route must start with /client/v4/, /__workers/, /daytona/, /e2b/, /opencomputer/, /vercel/, /github/, /anthropic/ or /modal.client.ModalClient/, or be %s: %q", modal.WebRoute, f.Route)
 	}
 	return modal.CheckFault(f)
 }

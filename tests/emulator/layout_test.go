@@ -40,7 +40,9 @@ func TestRootOnlyComposes(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, routes, "the inventory and the fallback, and nothing else, are mounted here")
-	assert.LessOrEqual(t, lines, 600, "the root's non-test lines")
+	// 600 until issue 50 added the model stand-in and the gateway's proxy
+	// to what the root composes (each family's wiring is a few lines here).
+	assert.LessOrEqual(t, lines, 620, "the root's non-test lines")
 }
 
 // Each Cloudflare API keeps its own state file.

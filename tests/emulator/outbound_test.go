@@ -99,10 +99,10 @@ func TestScriptsFetchThroughTheOutboundGateway(t *testing.T) {
 	status, body = fetch(s.Workers().WorkerURL("ob-peer")+"/hello", nil)
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "peer answered /hello", body)
-	status, body = fetch("https://api.anthropic.com/v1/messages?key=abc", nil)
+	status, body = fetch("https://api.openai.com/v1/responses?key=abc", nil)
 	assert.Equal(t, http.StatusBadGateway, status)
 	assert.Contains(t, body, "the local cloud sends no request off this machine")
-	assert.Contains(t, body, "api.anthropic.com")
+	assert.Contains(t, body, "api.openai.com")
 	assert.NotContains(t, body, "abc", "a secret-looking query value is redacted")
 
 	entries := s.Outbound().Entries()
@@ -116,7 +116,7 @@ func TestScriptsFetchThroughTheOutboundGateway(t *testing.T) {
 		{"https://github.com/login/oauth/access_token", "github", 200, false},
 		{"https://openinspect-emulator--open-inspect-api-health.modal.run/", "modal", 404, false},
 		{s.Workers().WorkerURL("ob-peer") + "/hello", "emulator", 200, false},
-		{"https://api.anthropic.com/v1/messages?key=REDACTED", "", 502, true},
+		{"https://api.openai.com/v1/responses?key=REDACTED", "", 502, true},
 	}
 	for i, w := range want {
 		assert.Equal(t, emulator.DefaultAccountID+"/ob-fetcher", entries[i].Script)

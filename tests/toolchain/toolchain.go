@@ -6,8 +6,11 @@ package toolchain
 
 import (
 	"fmt"
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
@@ -70,4 +73,23 @@ func sharedPath(dir, rel string) (string, error) {
 		return "", fmt.Errorf("%s=%s does not hold %s: %w (see docs/testing.md)", SharedDirEnv, dir, rel, err)
 	}
 	return path, nil
+}
+
+// SandboxTools runs .ci/sandbox-tools.sh (Debian's bubblewrap and
+// slirp4netns, which the emulator's Modal runs sandboxes with) from the
+// repository root root and returns the two binaries. It fails the test
+// when they cannot be had.
+func SandboxTools(tb testing.TB, root string) (bwrap, slirp4netns string) {
+	tb.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("bash", filepath.Join(root, ".ci", "sandbox-tools.sh"))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf(".ci/sandbox-tools.sh failed: %v\n%s", err, stderr.String())
+	}
+	paths := strings.Fields(stdout.String())
+	if len(paths) != 2 {
+		tb.Fatalf(".ci/sandbox-tools.sh printed %q, not the paths of bwrap and slirp4netns", stdout.String())
+	}
+	return paths[0], paths[1]
 }

@@ -93,6 +93,8 @@ type Inventory struct {
 	// UserTokens and InstallationTokens count the live tokens.
 	UserTokens         int `json:"user_tokens"`
 	InstallationTokens int `json:"installation_tokens"`
+	// PullRequests are the pull requests opened, by "owner/name".
+	PullRequests map[string][]PullRequest `json:"pull_requests"`
 }
 
 // AppEntry is an App as the inventory shows it.
@@ -109,7 +111,12 @@ func (s *Service) Inventory() Inventory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	inv := Inventory{Users: []User{}, OAuthApps: []OAuthApp{}, Apps: []AppEntry{},
-		SignIns: append([]SignIn{}, s.st.SignIns...), UserTokens: len(s.st.UserTokens)}
+		SignIns: append([]SignIn{}, s.st.SignIns...), UserTokens: len(s.st.UserTokens), PullRequests: map[string][]PullRequest{}}
+	for k, prs := range s.st.PullRequests {
+		for _, pr := range prs {
+			inv.PullRequests[k] = append(inv.PullRequests[k], *pr)
+		}
+	}
 	for _, k := range core.SortedKeys(s.st.Users) {
 		inv.Users = append(inv.Users, *s.st.Users[k])
 	}

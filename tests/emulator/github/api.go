@@ -398,13 +398,17 @@ func (s *Service) listBranches(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, status, msg, docsBranches)
 		return
 	}
-	names := repo.Branches
-	if len(names) == 0 {
-		names = []string{repo.DefaultBranch}
+	// The branches are the git repository's (git.go): the seeded ones and
+	// whatever was pushed since.
+	heads, err := s.branchHeads(r.Context(), repo)
+	if err != nil {
+		s.logfSafe("%v", err)
+		writeAPIError(w, http.StatusInternalServerError, "Server Error", docsBranches)
+		return
 	}
-	all := make([]map[string]any, 0, len(names))
-	for _, b := range names {
-		sha := digest(repo.Owner + "/" + repo.Name + "@" + b)[:40]
+	all := make([]map[string]any, 0, len(heads))
+	for _, h := range heads {
+		b, sha := h[0], h[1]
 		all = append(all, map[string]any{"name": b, "protected": b == repo.DefaultBranch,
 			"commit": map[string]string{"sha": sha, "url": s.apiBase(r) + "/repos/" + repo.Owner + "/" + repo.Name + "/commits/" + sha}})
 	}

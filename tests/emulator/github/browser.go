@@ -46,8 +46,11 @@ type browserOrigin struct {
 	url  string
 	srv  *http.Server
 	done chan struct{}
-	// caPEM is the CA that issued the listener's certificate.
+	// caPEM is the CA that issued the listener's certificate; ca and caKey
+	// issue the outbound proxy's certificates (IssueCertificate).
 	caPEM []byte
+	ca    *x509.Certificate
+	caKey *ecdsa.PrivateKey
 }
 
 // Start listens on the browser origin (Options.BrowserAddr) and serves the
@@ -67,7 +70,7 @@ func (s *Service) Start(handler http.Handler, logged func(http.Handler) http.Han
 		return fmt.Errorf("emulator: GitHub stand-in's browser origin: listen %s: %w", s.addr, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	b := &browserOrigin{url: "https://" + net.JoinHostPort(BrowserHost, strconv.Itoa(port)), done: make(chan struct{}), caPEM: caPEM}
+	b := &browserOrigin{url: "https://" + net.JoinHostPort(BrowserHost, strconv.Itoa(port)), done: make(chan struct{}), caPEM: caPEM, ca: ca, caKey: caKey}
 	b.srv = &http.Server{Handler: logged(s.browserHandler(handler)), ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12},
 		// A browser that does not trust the CA yet ends its first handshake:
@@ -137,13 +140,13 @@ func (s *Service) RewriteBrowserURL(u string) (string, bool) {
 	return s.BrowserURL() + "/login/oauth/" + strings.TrimPrefix(u, github), true
 }
 
-// browserHandler serves the web routes at the origin's root: /login/oauth/
-// and /avatars/ become Prefix + path on the emulator's handler; nothing
-// else is there.
+// browserHandler serves the web routes at the origin's root: /login/oauth/,
+// /avatars/ and git's smart HTTP paths become Prefix + path on the
+// emulator's handler; nothing else is there.
 func (s *Service) browserHandler(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if !strings.HasPrefix(p, "/login/oauth/") && !strings.HasPrefix(p, "/avatars/") {
+		if !strings.HasPrefix(p, "/login/oauth/") && !strings.HasPrefix(p, "/avatars/") && !isGitPath(p) {
 			writePage(w, http.StatusNotFound, "Not Found", "The GitHub stand-in serves its sign-in pages here, nothing else.")
 			return
 		}
@@ -152,6 +155,14 @@ func (s *Service) browserHandler(handler http.Handler) http.Handler {
 		r2.RequestURI = r2.URL.RequestURI()
 		handler.ServeHTTP(w, r2)
 	})
+}
+
+// isGitPath says p is one of the smart protocol's paths under a
+// repository: /{owner}/{repo}/info/refs or /{owner}/{repo}/git-*-pack.
+func isGitPath(p string) bool {
+	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3)
+	return len(parts) == 3 && parts[0] != "" && parts[1] != "" &&
+		(parts[2] == "info/refs" || parts[2] == "git-upload-pack" || parts[2] == "git-receive-pack")
 }
 
 // avatar is GET /avatars/u/{id}: a picture with the account's initial.
@@ -229,9 +240,36 @@ func loadOrMakeCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, []byte, err
 	return cert, key, certPEM, nil
 }
 
+// IssueCertificate makes a certificate for host from the local CA: what
+// the outbound proxy presents for the real hosts it answers (github.com,
+// api.anthropic.com, ...), so a client trusting the CA (CACertificate)
+// trusts it. Start must have run.
+func (s *Service) IssueCertificate(host string) (*tls.Certificate, error) {
+	s.mu.Lock()
+	b := s.browser
+	s.mu.Unlock()
+	if b == nil {
+		return nil, errors.New("emulator: the local CA is not loaded (the GitHub stand-in has not started)")
+	}
+	c, err := issueLeafFor(b.ca, b.caKey, []string{host}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// CAFile is where the local CA's certificate is: what a sandbox's clients
+// are pointed at (SSL_CERT_FILE, GIT_SSL_CAINFO, NODE_EXTRA_CA_CERTS).
+func (s *Service) CAFile() string { return filepath.Join(s.dataDir, CAFileName) }
+
 // issueLeaf makes the listener's certificate, for github.localhost,
 // localhost and the loopback addresses.
 func issueLeaf(ca *x509.Certificate, caKey *ecdsa.PrivateKey) (tls.Certificate, error) {
+	return issueLeafFor(ca, caKey, []string{BrowserHost, "localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback})
+}
+
+// issueLeafFor makes a server certificate for names and ips, signed by ca.
+func issueLeafFor(ca *x509.Certificate, caKey *ecdsa.PrivateKey, names []string, ips []net.IP) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
@@ -239,12 +277,12 @@ func issueLeaf(ca *x509.Certificate, caKey *ecdsa.PrivateKey) (tls.Certificate, 
 	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: BrowserHost},
+		Subject:      pkix.Name{CommonName: names[0]},
 		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(0, 0, 90),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    []string{BrowserHost, "localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:    names,
+		IPAddresses: ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

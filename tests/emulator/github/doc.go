@@ -26,6 +26,12 @@
 //     /repos/{owner}/{repo}/branches for an installation token; GitHub's
 //     shapes, pagination (per_page, page, Link) and error bodies
 //     ({message, documentation_url, status}).
+//   - git (git.go): each configured repository is a real bare repository
+//     under <data-dir>/github-git, seeded deterministically on first use
+//     and served over git's smart HTTP protocol by git http-backend (a CGI)
+//     once the credential is checked as GitHub checks it.
+//   - Pull requests (pulls.go): POST/GET /repos/{owner}/{repo}/pulls[/{n}
+//     [/commits]], recorded with their head, base and commits from git.
 //
 // The web routes are served under Prefix on the emulator's address and at
 // the root of the browser origin; the REST routes under APIPrefix. The
@@ -35,5 +41,5 @@
 // secret, a code, a token, a verifier) is ever logged or stored in the
 // clear: the state file holds their SHA-256 digests.
 //
-// It imports core and the standard library only.
+// It imports core and the standard library only, and runs the git binary.
 package github

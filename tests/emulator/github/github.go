@@ -188,6 +188,9 @@ type Service struct {
 
 	mu sync.Mutex
 	st *state
+	// gitMu serialises making a repository on disk (git.go); git itself
+	// locks refs for concurrent pushes.
+	gitMu sync.Mutex
 }
 
 // state is github.json.
@@ -202,6 +205,9 @@ type state struct {
 	UserTokens         map[string]*userToken         `json:"user_tokens"`
 	InstallationTokens map[string]*installationToken `json:"installation_tokens"`
 	SignIns            []SignIn                      `json:"sign_ins"`
+	// PullRequests are the pull requests opened, by "owner/name" (lower
+	// case), in the order they were opened (pulls.go).
+	PullRequests map[string][]*PullRequest `json:"pull_requests"`
 }
 
 // oauthApp is an OAuthApp as stored: its secret's digest only.
@@ -265,6 +271,7 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 	core.NonNil(&s.st.Codes)
 	core.NonNil(&s.st.UserTokens)
 	core.NonNil(&s.st.InstallationTokens)
+	core.NonNil(&s.st.PullRequests)
 	core.DropNil(s.st.Users)
 	core.DropNil(s.st.OAuthApps)
 	core.DropNil(s.st.Apps)
@@ -315,6 +322,14 @@ func (s *Service) Register() {
 	s.api("GET /installation/repositories", s.withInstallation(s.listInstallationRepositories))
 	s.api("GET /repos/{owner}/{repo}", s.getRepository)
 	s.api("GET /repos/{owner}/{repo}/branches", s.listBranches)
+	s.api("POST /repos/{owner}/{repo}/pulls", s.createPullRequest)
+	s.api("GET /repos/{owner}/{repo}/pulls", s.listPullRequests)
+	s.api("GET /repos/{owner}/{repo}/pulls/{number}", s.getPullRequest)
+	s.api("GET /repos/{owner}/{repo}/pulls/{number}/commits", s.listPullRequestCommits)
+	// git's smart HTTP protocol (git.go), on github.com's paths: one
+	// pattern under Prefix, as wildcards of owner and repository would
+	// overlap the API's catch-all below.
+	s.mux.HandleFunc(Prefix+"/{path...}", s.gitRoute)
 	const other = APIPrefix + "/{path...}"
 	s.mux.HandleFunc(other, func(w http.ResponseWriter, r *http.Request) {
 		s.core.Count(r.Method+" "+other, false)

@@ -45,4 +45,18 @@ package github
 //	                                        access token in order to list repositories for an
 //	                                        installation."                                                 assumed
 //	GET  /repos/{o}/{r}[/branches]          not visible to the token: 404 "Not Found"                      documented
+//	git smart HTTP (info/refs, git-*-pack)  no credential on a private repository or a push: 401 with
+//	                                        WWW-Authenticate Basic                                         observed (git's credential prompt)
+//	                                        unknown token: 401 "Invalid username or token. Password
+//	                                        authentication is not supported for Git operations."           observed
+//	                                        repository the token cannot see: 404 "Repository not found."   observed
+//	                                        push by a user outside the organization: 403 "Permission to
+//	                                        o/r.git denied to <login>."                                    observed
+//	                                        info/refs without ?service= (dumb HTTP): 403                   assumed
+//	POST /repos/{o}/{r}/pulls               422 "Validation Failed", errors [{resource: PullRequest,
+//	                                        field, code: missing_field|invalid}]                            documented
+//	                                        same head open: errors [{code: custom, message: "A pull
+//	                                        request already exists for o:branch."}]                        observed
+//	                                        nothing to merge: "No commits between base and head"           observed
+//	GET  /repos/{o}/{r}/pulls/{n}           no such number: 404 "Not Found"                                 documented
 //	rate limit (a fault)                    REST: 403 "API rate limit exceeded"; pages: 429               documented (REST), assumed (pages)

@@ -31,8 +31,11 @@
 //
 // What is not emulated: containers. Image builds run no Dockerfile (they
 // pass through the build states and finish at once unless a fault fails
-// them), sandboxes run nothing (they live until terminated), and only web
-// endpoints' functions run, on this machine, not in their image.
+// them), and web endpoints' functions run on this machine, not in their
+// image. Sandboxes run nothing (they live until terminated) unless
+// Options.Sandboxes names bubblewrap and slirp4netns: then a sandbox's
+// command runs as a process tree in its own namespaces on the host's /usr
+// (sandboxrun.go), with exit codes, logs, terminate and timeouts.
 //
 // It keeps its own state file (modal.json) with its own lock and imports
 // only core (plus gRPC and modal-go's protocol stubs): counting and faults go

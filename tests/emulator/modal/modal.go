@@ -160,6 +160,9 @@ type Options struct {
 	// RunnerCache is where those virtualenvs are kept (they hold packages
 	// from PyPI, so share it between emulators); "" is the data directory.
 	RunnerCache string
+	// Sandboxes, when its binaries are set, runs each sandbox's command
+	// (sandboxrun.go); the zero value runs none.
+	Sandboxes SandboxRuntime
 }
 
 // Service is the Modal API: its state has its own lock and its own file
@@ -178,6 +181,9 @@ type Service struct {
 	buildDelay time.Duration
 	dataDir    string
 	runner     *webRunner // the deployed apps' web endpoints (runner.go)
+
+	sandboxRuntime SandboxRuntime // Options.Sandboxes
+	procs          sandboxProcs   // the running sandboxes' processes (sandboxrun.go)
 
 	mu sync.Mutex
 	st *modalState
@@ -325,6 +331,17 @@ type modalSandbox struct {
 	Stamp        int64             `json:"stamp"`
 	TerminatedAt time.Time         `json:"terminated_at,omitzero"`
 	TimeoutSecs  uint32            `json:"timeout_secs,omitempty"`
+	// Command, Workdir and SecretIDs are the launch SandboxCreate asked
+	// for (the entrypoint, its directory, the secrets whose values are its
+	// environment).
+	Command   []string `json:"command,omitempty"`
+	Workdir   string   `json:"workdir,omitempty"`
+	SecretIDs []string `json:"secret_ids,omitempty"`
+	// Ran says its command was started as a process (sandboxrun.go);
+	// Result and ExitCode say how it ended ("" for one that never ran).
+	Ran      bool   `json:"ran,omitempty"`
+	Result   string `json:"result,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
 }
 
 // running reports whether the sandbox has not finished at t: it was not
@@ -368,6 +385,8 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 		dataDir:    dataDir,
 		runner: &webRunner{python: opts.Python, cache: opts.RunnerCache, dir: filepath.Join(dataDir, "modal-run"),
 			procs: map[string]*runnerProc{}},
+		sandboxRuntime: opts.Sandboxes,
+		procs:          sandboxProcs{procs: map[string]*sandboxProc{}},
 	}
 	if m.runner.cache == "" {
 		m.runner.cache = filepath.Join(dataDir, "modal-runners")
@@ -400,6 +419,13 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 		return nil, err
 	}
 	m.st = st
+	// A sandbox whose process ran in an emulator that has since stopped
+	// ended with it.
+	for _, sb := range m.st.Sandboxes {
+		if sb.Ran && sb.TerminatedAt.IsZero() {
+			sb.TerminatedAt, sb.Result = time.Now().UTC(), resultTerminated
+		}
+	}
 	m.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(100<<20),
 		grpc.ChainUnaryInterceptor(m.unaryInterceptor),
@@ -624,6 +650,7 @@ func (m *Service) logfSafe(format string, args ...any) {
 
 // Close stops the runners of web endpoints.
 func (m *Service) Close() error {
+	m.stopAllSandboxes()
 	m.runner.close()
 	return nil
 }

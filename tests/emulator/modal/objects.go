@@ -480,7 +480,35 @@ func (api *modalAPI) SandboxCreate(ctx context.Context, req *pb.SandboxCreateReq
 		return nil, err
 	}
 	sb := m.newSandbox(a, def.GetImageId(), def.GetName(), def.GetTimeoutSecs(), nil)
+	sb.Command, sb.Workdir, sb.SecretIDs = slices.Clone(def.GetEntrypointArgs()), def.GetWorkdir(), slices.Clone(def.GetSecretIds())
+	run := m.sandboxRuntime.enabled() && len(def.GetEntrypointArgs()) > 0
+	var env map[string]string
+	var layout imageLayout
+	if run {
+		sb.Ran = true
+		env, layout = m.sandboxEnvFrom(ctx, def.GetSecretIds()), m.layoutOf(def.GetImageId())
+	}
 	m.mu.Unlock()
+	if run {
+		if err := m.startSandbox(sb, def.GetEntrypointArgs(), def.GetWorkdir(), env, layout); err != nil {
+			m.mu.Lock()
+			sb.TerminatedAt, sb.Result, sb.ExitCode = time.Now().UTC(), resultFailure, 1
+			m.mu.Unlock()
+			_ = m.saved()
+			return nil, status.Errorf(codes.Internal, "the emulator could not start the sandbox: %v", err)
+		}
+		if sb.TimeoutSecs > 0 {
+			id := sb.ID
+			time.AfterFunc(time.Duration(sb.TimeoutSecs)*time.Second, func() {
+				m.mu.Lock()
+				if sb.TerminatedAt.IsZero() {
+					sb.TerminatedAt, sb.Result = time.Now().UTC(), resultTimeout
+				}
+				m.mu.Unlock()
+				m.stopSandbox(id)
+			})
+		}
+	}
 	if err := m.saved(); err != nil {
 		return nil, err
 	}
@@ -583,12 +611,13 @@ func (api *modalAPI) SandboxTerminate(ctx context.Context, req *pb.SandboxTermin
 	}
 	resp := pb.SandboxTerminateResponse_builder{}.Build()
 	if !sb.running(time.Now()) {
-		resp.SetExistingResult(terminatedResult())
+		resp.SetExistingResult(sb.genericResult())
 		m.mu.Unlock()
 		return resp, nil
 	}
-	sb.TerminatedAt = time.Now().UTC()
+	sb.TerminatedAt, sb.Result = time.Now().UTC(), resultTerminated
 	m.mu.Unlock()
+	m.stopSandbox(sb.ID)
 	if err := m.saved(); err != nil {
 		return nil, err
 	}
@@ -605,12 +634,16 @@ func (api *modalAPI) SandboxWait(ctx context.Context, req *pb.SandboxWaitRequest
 		m.mu.Lock()
 		sb, err := m.sandbox(ctx, req.GetSandboxId())
 		running := err == nil && sb.running(time.Now())
+		var result *pb.GenericResult
+		if err == nil && !running {
+			result = sb.genericResult()
+		}
 		m.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
 		if !running {
-			return pb.SandboxWaitResponse_builder{Result: terminatedResult()}.Build(), nil
+			return pb.SandboxWaitResponse_builder{Result: result}.Build(), nil
 		}
 		if !time.Now().Before(deadline) {
 			return pb.SandboxWaitResponse_builder{}.Build(), nil

@@ -251,6 +251,12 @@ type SandboxEntry struct {
 	AppID       string            `json:"app_id"`
 	Tags        map[string]string `json:"tags"`
 	Running     bool              `json:"running"`
+	// The launch: the command, its workdir, the named secrets attached and
+	// the names (never the values) of the variables its secrets set.
+	Command []string `json:"command,omitempty"`
+	Workdir string   `json:"workdir,omitempty"`
+	Secrets []string `json:"secrets,omitempty"`
+	EnvKeys []string `json:"env_keys,omitempty"`
 }
 
 // Empty reports whether nothing an installation owns is left: no live app,
@@ -330,7 +336,25 @@ func (m *Service) Inventory() Inventory {
 		if tags == nil {
 			tags = map[string]string{}
 		}
-		inv.Sandboxes = append(inv.Sandboxes, SandboxEntry{Workspace: sb.Workspace, Environment: sb.Environment, ID: sb.ID, AppID: sb.AppID, Tags: tags, Running: sb.running(now)})
+		e := SandboxEntry{Workspace: sb.Workspace, Environment: sb.Environment, ID: sb.ID, AppID: sb.AppID, Tags: tags, Running: sb.running(now),
+			Command: sb.Command, Workdir: sb.Workdir}
+		keys := map[string]bool{}
+		for _, id := range sb.SecretIDs {
+			if sec, ok := m.st.Secrets[id]; ok {
+				if sec.Name != "" {
+					e.Secrets = append(e.Secrets, sec.Name)
+				}
+				for k := range sec.Values {
+					keys[k] = true
+				}
+			}
+		}
+		e.EnvKeys = core.SortedKeys(keys)
+		if len(e.EnvKeys) == 0 {
+			e.EnvKeys = nil
+		}
+		sort.Strings(e.Secrets)
+		inv.Sandboxes = append(inv.Sandboxes, e)
 	}
 	sort.Slice(inv.Apps, func(i, j int) bool {
 		x, y := inv.Apps[i], inv.Apps[j]

@@ -78,6 +78,7 @@ type Gateway struct {
 
 	mu      sync.Mutex
 	entries []Entry
+	proxy   *proxy // the HTTP(S) proxy listener (proxy.go), nil until StartProxy
 }
 
 // New makes a gateway whose admin routes go on c's mux.
@@ -97,12 +98,16 @@ func New(opts Options, c *core.Core) *Gateway {
 	return g
 }
 
-// Register mounts GET /__emulator/outbound (the log, oldest first) and
-// DELETE (clears it).
+// Register mounts GET /__emulator/outbound (the log, oldest first),
+// DELETE (clears it) and GET /__emulator/outbound-proxy (where the proxy
+// listens).
 func (g *Gateway) Register() {
 	mux := g.mux
 	mux.HandleFunc("GET /__emulator/outbound", func(w http.ResponseWriter, _ *http.Request) {
 		core.WriteJSON(w, http.StatusOK, g.Entries())
+	})
+	mux.HandleFunc("GET /__emulator/outbound-proxy", func(w http.ResponseWriter, _ *http.Request) {
+		core.WriteJSON(w, http.StatusOK, map[string]string{"url": g.ProxyURL()})
 	})
 	mux.HandleFunc("DELETE /__emulator/outbound", func(w http.ResponseWriter, _ *http.Request) {
 		g.mu.Lock()

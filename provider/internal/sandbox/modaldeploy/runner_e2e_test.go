@@ -30,12 +30,19 @@ import (
 // emulator answers each with the app's own function, run from the source
 // the deploy uploaded, in a local Python process whose Modal client is
 // pointed at the emulator, so api_create_sandbox creates its sandbox through
-// Modal's API here (no container starts), tagged from the request.
+// Modal's API here, tagged from the request and launched as upstream's
+// launcher launches it (command, workdir, secrets, env keys); with the
+// emulator running sandboxes, the fixture's runtime then runs in it from
+// the files the image copies to /app.
 func TestDeployedEndpointsRunTheAppsCode(t *testing.T) {
 	python := toolchain.Python(t)
 	app := readOnlyFixture(t)
+	root, err := filepath.Abs(filepath.Join("..", "..", "..", ".."))
+	require.NoError(t, err)
+	bwrap, slirp := toolchain.SandboxTools(t, root)
 	s, err := emulator.Start(emulator.Options{Modal: emumodal.Options{Python: python,
-		RunnerCache: filepath.Join(toolchain.CacheDir(), "modal-runners")}, Logf: t.Logf})
+		RunnerCache: filepath.Join(toolchain.CacheDir(), "modal-runners"),
+		Sandboxes:   emumodal.SandboxRuntime{Bwrap: bwrap, Slirp4netns: slirp, Python: python}}, Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -107,6 +114,30 @@ func TestDeployedEndpointsRunTheAppsCode(t *testing.T) {
 	assert.Equal(t, "s-1", found.Tags["openinspect_session_id"])
 	assert.Equal(t, "hello-world", found.Tags["openinspect_repo_name"])
 	assert.Equal(t, "session", found.Tags["openinspect_kind"])
+	// Launched as upstream's launcher launches it: the runtime's entry point
+	// in /workspace, llm-api-keys attached, the session's settings as env.
+	assert.Equal(t, []string{"python", "-m", "sandbox_runtime.entrypoint"}, found.Command)
+	assert.Equal(t, "/workspace", found.Workdir)
+	assert.Equal(t, []string{"llm-api-keys"}, found.Secrets)
+	for _, k := range []string{"ANTHROPIC_API_KEY", "SANDBOX_ID", "CONTROL_PLANE_URL", "SANDBOX_AUTH_TOKEN", "SANDBOX_TIMEOUT_SECONDS",
+		"REPO_OWNER", "REPO_NAME", "SESSION_CONFIG", "VCS_HOST", "VCS_CLONE_USERNAME", "PYTHONUNBUFFERED"} {
+		assert.Contains(t, found.EnvKeys, k)
+	}
+	// And it ran: the sandbox runtime the image copies to /app, under the
+	// image's PYTHONPATH, read its launch from the environment and ended.
+	sandboxDir := s.Modal().SandboxDir(objectID)
+	assert.FileExists(t, filepath.Join(sandboxDir, "app", "sandbox_runtime", "entrypoint.py"), "the image's COPY to /app laid out")
+	require.Eventually(t, func() bool {
+		for _, e := range s.Modal().Inventory().Sandboxes {
+			if e.ID == objectID {
+				return !e.Running
+			}
+		}
+		return false
+	}, time.Minute, 200*time.Millisecond, "the sandbox's command ends")
+	out, _ := os.ReadFile(filepath.Join(sandboxDir, "stdout"))
+	errOut, _ := os.ReadFile(filepath.Join(sandboxDir, "stderr"))
+	assert.Equal(t, "sandbox runtime fixture-v1: sandbox=sandbox-s-1 repo=openinspect-local/hello-world\n", string(out), "stderr: %s", errOut)
 
 	// Unauthorized, or from a host the app does not allow: refused by the
 	// app's own checks.

@@ -47,7 +47,7 @@ func (s *Service) withBindings(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if script := r.Header.Get(outboundHeader); script != "" && s.outbound != nil {
 			r.Header.Del(outboundHeader)
-			s.outbound.ServeOutbound(w, r, script, s.isLocalHost, next)
+			s.outbound.ServeOutbound(w, r, script, s.IsLocalHost, next)
 			return
 		}
 		target := r.Header.Get(bindingHeader)

@@ -35,10 +35,10 @@ type Outbound interface {
 	RewriteBrowserURL(u string) (string, bool)
 }
 
-// isLocalHost says whether hostport (lower case) is one of the emulator's
+// IsLocalHost says whether hostport (lower case) is one of the emulator's
 // own addresses: its listener (any loopback name, *.workers.localhost),
 // a local origin, or a hostname of a zone it holds.
-func (s *Service) isLocalHost(hostport string) bool {
+func (s *Service) IsLocalHost(hostport string) bool {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		host, port = hostport, ""

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/anthropic"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/workers"
 	emuzones "github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare/zones"
 	emudaytona "github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
@@ -54,8 +56,11 @@ func main() {
 	sizeCompressed := flag.Bool("worker-size-limit-compressed", false, "measure -worker-size-limit after gzip (Cloudflare's rule before September 2026)")
 	zones := flag.String("zones", emuzones.DefaultZone, "comma-separated zones the account has (custom domains and routes attach to them)")
 	runCrons := flag.Bool("run-crons", false, "fire deployed scripts' cron triggers on schedule (otherwise only on POST /__emulator/scheduled/<script>)")
+	modelPassThrough := flag.String("model-passthrough", "", "opt-in: send model calls on to this Messages API base (e.g. https://api.anthropic.com/v1) with the key in $OPENINSPECT_MODEL_API_KEY, instead of the scripted agent; the installation's seeded key is still checked first")
+	modalSandboxes := flag.Bool("modal-sandboxes", false, "run each Modal sandbox's command under bubblewrap with slirp4netns (both on PATH; .ci/sandbox-tools.sh installs them), its HTTPS through the outbound proxy")
 	modalPython := flag.String("modal-python", "", "the Python (3.12+) deployed Modal apps' web endpoints run with, in virtualenvs made from it (\"auto\": found as the provider finds it; default: none run)")
 	modalRunners := flag.String("modal-runners", "", "where those virtualenvs are kept (default: in -data-dir)")
+	proxyAddr := flag.String("outbound-proxy-addr", "127.0.0.1:0", "where the outbound gateway listens as an HTTP(S) proxy for processes outside workerd, a sandbox's (port 0 picks one; GET /__emulator/outbound-proxy says where)")
 	githubAddr := flag.String("github-browser-addr", "127.0.0.1:0", "where the GitHub stand-in serves the pages a browser opens, over https (port 0 picks one; GET /__emulator/github says where)")
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
 	localOrigins := map[string]string{}
@@ -77,7 +82,7 @@ func main() {
 		Modal:   modal.Options{Tokens: []modal.Token{modalToken}, Python: *modalPython, RunnerCache: *modalRunners},
 		Daytona: emudaytona.Options{APIKeys: map[string]string{*daytonaKey: *daytonaOrg}, BuildTime: *daytonaBuild},
 		Vercel:  emuvercel.Options{BuildTime: *vercelBuild},
-		GitHub:  emugithub.Options{BrowserAddr: *githubAddr}}
+		GitHub:  emugithub.Options{BrowserAddr: *githubAddr}, OutboundProxyAddr: *proxyAddr}
 	if *daytonaBuild == 0 {
 		opts.Daytona.BuildTime = emudaytona.InstantBuilds // 0 in Options means the default
 	}
@@ -89,6 +94,26 @@ func main() {
 		fmt.Fprintf(os.Stderr, "openinspect-emulator: -workers-plan %q: use free or paid\n", *workersPlan)
 		os.Exit(2)
 	}
+	if *modelPassThrough != "" {
+		opts.Anthropic.PassThrough = anthropic.PassThrough{URL: *modelPassThrough, APIKey: os.Getenv("OPENINSPECT_MODEL_API_KEY")}
+		if err := opts.Anthropic.PassThrough.Validate(); err != nil {
+			fmt.Fprintf(os.Stderr, "openinspect-emulator: -model-passthrough: %v (the key comes from $OPENINSPECT_MODEL_API_KEY)\n", err)
+			os.Exit(2)
+		}
+	}
+	if *modalSandboxes {
+		for _, bin := range []struct {
+			name string
+			to   *string
+		}{{"bwrap", &opts.Modal.Sandboxes.Bwrap}, {"slirp4netns", &opts.Modal.Sandboxes.Slirp4netns}} {
+			path, err := exec.LookPath(bin.name)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "openinspect-emulator: -modal-sandboxes needs %s on PATH (.ci/sandbox-tools.sh installs it): %v\n", bin.name, err)
+				os.Exit(2)
+			}
+			*bin.to = path
+		}
+	}
 	if *modalPython == "auto" {
 		python, _, err := pyfind.Find("")
 		if err != nil {
@@ -96,6 +121,9 @@ func main() {
 			os.Exit(2)
 		}
 		opts.Modal.Python = python
+	}
+	if *modalSandboxes {
+		opts.Modal.Sandboxes.Python = opts.Modal.Python // `python` in a sandbox, when one was given
 	}
 	opts.Workers.Limits.MaxScriptBytes = *sizeLimit
 	opts.Workers.Limits.Compressed = *sizeCompressed

@@ -1,0 +1,606 @@
+package modal
+
+// Sandboxes that run (with Options.Sandboxes): a SandboxCreate with an
+// entrypoint starts that command as a real process tree on this machine,
+// under bubblewrap, in its own mount, PID, IPC, UTS and network
+// namespaces:
+//
+//   - the root is an empty tmpfs with the host's /usr (and /bin, /lib,
+//     /lib64, /sbin as links into it) and /etc read-only, its own /proc,
+//     /dev and /tmp, and per-sandbox writable directories at /workspace,
+//     /app and /root (the paths upstream's runtime hard-codes), kept under
+//     <data-dir>/modal-sandboxes/<id>/; the local cloud's CA at
+//     /run/local-cloud/ca.pem;
+//   - the network namespace has only loopback until slirp4netns attaches
+//     a tap device whose gateway, 10.0.2.2, is the host's loopback: the
+//     outbound gateway's proxy is reached there, and HTTPS_PROXY,
+//     HTTP_PROXY, SSL_CERT_FILE, GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS say
+//     so (the command's own env, from the request and its secrets, comes
+//     after and wins);
+//   - stdout and stderr are kept in files and served by SandboxGetLogs;
+//   - the command's exit ends the sandbox with its exit code; Terminate,
+//     the timeout and Close kill it (bwrap's --die-with-parent also ends it
+//     with the emulator's process, whatever kills that).
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
+)
+
+// SandboxRuntime configures running sandboxes. The zero value runs none
+// (a sandbox is recorded and lives until terminated, as before).
+type SandboxRuntime struct {
+	// Bwrap and Slirp4netns are the binaries; both needed to run.
+	Bwrap, Slirp4netns string
+	// ProxyURL is the outbound gateway's proxy on the host's loopback
+	// (http://127.0.0.1:PORT), given to the sandbox as 10.0.2.2:PORT. The
+	// emulator's root sets it and CAFile.
+	ProxyURL func() string
+	// CAFile is the local cloud's CA certificate, bound into the sandbox.
+	CAFile func() string
+	// ExtraReadOnly are host directories bound read-only at the same path.
+	ExtraReadOnly []string
+	// Python, when set, is the interpreter a sandbox's `python` and
+	// `python3` are (an image's Python is not built here): its install
+	// prefix is bound read-only where it is, and /run/local-cloud/bin,
+	// first on PATH, links to it.
+	Python string
+}
+
+// pythonInSandbox resolves the interpreter rt.Python names (a pyenv shim
+// included) to its executable and install prefix.
+func pythonInSandbox(python string) (exe, prefix string, err error) {
+	out, err := exec.Command(python, "-c", "import sys; print(sys.executable); print(sys.base_prefix)").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("the sandboxes' Python %s: %w", python, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return "", "", fmt.Errorf("the sandboxes' Python %s: cannot read its executable and prefix", python)
+	}
+	return lines[0], lines[1], nil
+}
+
+func (r SandboxRuntime) enabled() bool { return r.Bwrap != "" && r.Slirp4netns != "" }
+
+// sandboxProc is a running sandbox's processes.
+type sandboxProc struct {
+	cmd      *exec.Cmd
+	slirp    *exec.Cmd
+	done     chan struct{} // closed when the command has exited and been recorded
+	stdout   string        // file paths
+	stderr   string
+	childPID int // the command's PID on the host (bwrap's child)
+}
+
+// sandboxProcs are the running ones, by sandbox ID.
+type sandboxProcs struct {
+	mu    sync.Mutex
+	procs map[string]*sandboxProc
+}
+
+// sandboxHostIP is the host's loopback as slirp4netns shows it inside.
+const sandboxHostIP = "10.0.2.2"
+
+// startSandbox starts sb's command. The caller does not hold m.mu; env is
+// the command's environment from the request's secrets, layout what its
+// image's recipe lays out (layoutOf).
+func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, env map[string]string, layout imageLayout) error {
+	rt := m.sandboxRuntime
+	base := filepath.Join(m.dataDir, "modal-sandboxes", sb.ID)
+	dirs := map[string]string{"/workspace": filepath.Join(base, "workspace"), "/app": filepath.Join(base, "app"),
+		"/root": filepath.Join(base, "root"), "/tmp": filepath.Join(base, "tmp")}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("sandbox %s: %w", sb.ID, err)
+		}
+	}
+	if err := m.layOut(layout, dirs); err != nil {
+		return fmt.Errorf("sandbox %s: %w", sb.ID, err)
+	}
+	if len(layout.skipped) > 0 && m.logf != nil {
+		m.logf("modal: sandbox %s: %d image steps not laid out (the sandbox runs on the host's /usr): %s", sb.ID, len(layout.skipped), strings.Join(layout.skipped, "; "))
+	}
+	if workdir == "" {
+		workdir = cmpOr(layout.workdir, "/")
+	}
+	bargs := []string{"--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--new-session",
+		"--hostname", "modal", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+		"--proc", "/proc", "--dev", "/dev"}
+	for _, l := range []string{"bin", "lib", "lib64", "sbin"} {
+		if target, err := os.Readlink("/" + l); err == nil {
+			bargs = append(bargs, "--symlink", target, "/"+l)
+		} else if _, err := os.Stat("/" + l); err == nil {
+			bargs = append(bargs, "--ro-bind", "/"+l, "/"+l)
+		}
+	}
+	for _, d := range rt.ExtraReadOnly {
+		bargs = append(bargs, "--ro-bind", d, d)
+	}
+	for _, mount := range []string{"/workspace", "/app", "/root", "/tmp"} {
+		bargs = append(bargs, "--bind", dirs[mount], mount)
+	}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if rt.Python != "" {
+		exe, prefix, err := pythonInSandbox(rt.Python)
+		if err != nil {
+			return fmt.Errorf("sandbox %s: %w", sb.ID, err)
+		}
+		if !strings.HasPrefix(prefix, "/usr/") {
+			bargs = append(bargs, "--ro-bind", prefix, prefix)
+		}
+		bargs = append(bargs, "--symlink", exe, "/run/local-cloud/bin/python", "--symlink", exe, "/run/local-cloud/bin/python3")
+		path = "/run/local-cloud/bin:" + path
+	}
+	sandboxEnv := []string{"PATH=" + path, "HOME=/root", "MODAL_SANDBOX_ID=" + sb.ID}
+	if rt.CAFile != nil && rt.CAFile() != "" {
+		bargs = append(bargs, "--ro-bind", rt.CAFile(), "/run/local-cloud/ca.pem")
+		sandboxEnv = append(sandboxEnv, "SSL_CERT_FILE=/run/local-cloud/ca.pem", "GIT_SSL_CAINFO=/run/local-cloud/ca.pem",
+			"NODE_EXTRA_CA_CERTS=/run/local-cloud/ca.pem")
+	}
+	if rt.ProxyURL != nil {
+		if u, err := url.Parse(rt.ProxyURL()); err == nil && u.Port() != "" {
+			// The sandbox names itself to the proxy, so the gateway's log
+			// says which sandbox asked.
+			// (user:password, since some clients send only both.)
+			proxy := "http://" + sb.ID + ":sandbox@" + sandboxHostIP + ":" + u.Port()
+			sandboxEnv = append(sandboxEnv, "HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "https_proxy="+proxy, "http_proxy="+proxy,
+				"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
+		}
+	}
+	// The image's ENV, then the request's env and secrets, which win.
+	for _, k := range core.SortedKeys(layout.env) {
+		sandboxEnv = append(sandboxEnv, k+"="+layout.env[k])
+	}
+	for _, k := range core.SortedKeys(env) {
+		sandboxEnv = append(sandboxEnv, k+"="+env[k])
+	}
+	// fd 3: bwrap's info (its child's PID); fd 4: bwrap waits on it until
+	// the network is attached.
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		infoR.Close()
+		infoW.Close()
+		return err
+	}
+	bargs = append(bargs, "--info-fd", "3", "--block-fd", "4", "--chdir", workdir, "--")
+	bargs = append(bargs, args...)
+	stdout, stderr := filepath.Join(base, "stdout"), filepath.Join(base, "stderr")
+	outF, err := os.Create(stdout)
+	if err != nil {
+		return err
+	}
+	errF, err := os.Create(stderr)
+	if err != nil {
+		outF.Close()
+		return err
+	}
+	cmd := exec.Command(rt.Bwrap, bargs...)
+	cmd.Env = sandboxEnv
+	cmd.Stdout, cmd.Stderr = outF, errF
+	cmd.ExtraFiles = []*os.File{infoW, blockR}
+	// Its own process group, so a kill reaches what bwrap started even if
+	// the PID namespace's init lingers.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	startErr := cmd.Start()
+	infoW.Close()
+	blockR.Close()
+	outF.Close()
+	errF.Close()
+	if startErr != nil {
+		infoR.Close()
+		blockW.Close()
+		return fmt.Errorf("sandbox %s: bwrap: %w", sb.ID, startErr)
+	}
+	p := &sandboxProc{cmd: cmd, done: make(chan struct{}), stdout: stdout, stderr: stderr}
+	var info struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(bufio.NewReader(infoR)).Decode(&info); err != nil || info.ChildPID == 0 {
+		infoR.Close()
+		blockW.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("sandbox %s: bwrap gave no child PID: %v", sb.ID, err)
+	}
+	infoR.Close()
+	p.childPID = info.ChildPID
+	// bwrap's child configures the namespace's loopback itself; slirp4netns
+	// configuring its tap device at the same moment makes that fail
+	// ("loopback: Failed RTM_NEWADDR"), so wait until 127.0.0.1 is in the
+	// namespace's routing tables.
+	loopbackUp := func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(info.ChildPID) + "/net/fib_trie")
+		return err == nil && strings.Contains(string(b), "127.0.0.1")
+	}
+	for deadline := time.Now().Add(5 * time.Second); !loopbackUp() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// slirp4netns gives the namespace its way out; --ready-fd says when.
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		blockW.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
+	}
+	slirp := exec.Command(rt.Slirp4netns, "--configure", "--mtu=65520", "--ready-fd=3", strconv.Itoa(info.ChildPID), "tap0")
+	slirp.ExtraFiles = []*os.File{readyW}
+	slirp.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := slirp.Start(); err != nil {
+		readyR.Close()
+		readyW.Close()
+		blockW.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("sandbox %s: slirp4netns: %w", sb.ID, err)
+	}
+	readyW.Close()
+	ready := make([]byte, 1)
+	_, readyErr := readyR.Read(ready)
+	readyR.Close()
+	if readyErr != nil {
+		blockW.Close()
+		_ = cmd.Process.Kill()
+		_ = slirp.Process.Kill()
+		_ = cmd.Wait()
+		_ = slirp.Wait()
+		return fmt.Errorf("sandbox %s: slirp4netns did not come up: %w", sb.ID, readyErr)
+	}
+	p.slirp = slirp
+	// Let the command run.
+	_, _ = blockW.Write([]byte{1})
+	blockW.Close()
+
+	m.procs.mu.Lock()
+	m.procs.procs[sb.ID] = p
+	m.procs.mu.Unlock()
+	go m.reap(sb.ID, p)
+	return nil
+}
+
+// reap waits for the command, records its end (unless a terminate or a
+// timeout recorded one first) and stops slirp4netns.
+func (m *Service) reap(id string, p *sandboxProc) {
+	err := p.cmd.Wait()
+	if p.slirp != nil {
+		_ = p.slirp.Process.Kill()
+		_ = p.slirp.Wait()
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	m.mu.Lock()
+	if sb, ok := m.st.Sandboxes[id]; ok && sb.TerminatedAt.IsZero() {
+		sb.TerminatedAt = time.Now().UTC()
+		sb.Result, sb.ExitCode = resultSuccess, code
+		if code != 0 {
+			sb.Result = resultFailure
+		}
+	}
+	m.mu.Unlock()
+	m.procs.mu.Lock()
+	delete(m.procs.procs, id)
+	m.procs.mu.Unlock()
+	_ = m.saved()
+	if m.logf != nil {
+		m.logf("modal: sandbox %s exited %d", id, code)
+	}
+	close(p.done)
+}
+
+// stopSandbox kills a running sandbox's processes and waits for them.
+func (m *Service) stopSandbox(id string) {
+	m.procs.mu.Lock()
+	p := m.procs.procs[id]
+	m.procs.mu.Unlock()
+	if p == nil {
+		return
+	}
+	// The child is the PID namespace's init: killing it ends every process
+	// in the namespace. Then bwrap and its process group.
+	if p.childPID > 0 {
+		_ = syscall.Kill(p.childPID, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	// The namespace's teardown finishes after bwrap is reaped; wait for it,
+	// so a sandbox stopped is a sandbox gone.
+	deadline := time.Now().Add(5 * time.Second)
+	for p.childPID > 0 && processRuns(p.childPID) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processRuns says pid exists and is not a zombie.
+func processRuns(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// stopAllSandboxes is Close's: nothing a sandbox started outlives the
+// emulator.
+func (m *Service) stopAllSandboxes() {
+	m.procs.mu.Lock()
+	ids := make([]string, 0, len(m.procs.procs))
+	for id := range m.procs.procs {
+		ids = append(ids, id)
+	}
+	m.procs.mu.Unlock()
+	for _, id := range ids {
+		m.stopSandbox(id)
+	}
+}
+
+// SandboxPIDs are a running sandbox's host PIDs (bwrap's, and its
+// child's, the sandbox's init), for tests that check it ends.
+func (m *Service) SandboxPIDs(id string) []int {
+	m.procs.mu.Lock()
+	defer m.procs.mu.Unlock()
+	p := m.procs.procs[id]
+	if p == nil {
+		return nil
+	}
+	return []int{p.cmd.Process.Pid, p.childPID}
+}
+
+// SandboxDir is where a sandbox's /workspace, /app, /root and /tmp and its
+// output are kept on the host.
+func (m *Service) SandboxDir(id string) string {
+	return filepath.Join(m.dataDir, "modal-sandboxes", id)
+}
+
+// Sandbox results (modalSandbox.Result).
+const (
+	resultSuccess    = "success"
+	resultFailure    = "failure"
+	resultTerminated = "terminated"
+	resultTimeout    = "timeout"
+)
+
+// genericResult is a finished sandbox's result as Modal answers it.
+func (sb *modalSandbox) genericResult() *pb.GenericResult {
+	switch sb.Result {
+	case resultSuccess:
+		return pb.GenericResult_builder{Status: pb.GenericResult_GENERIC_STATUS_SUCCESS, Exitcode: int32(sb.ExitCode)}.Build()
+	case resultFailure:
+		return pb.GenericResult_builder{Status: pb.GenericResult_GENERIC_STATUS_FAILURE, Exitcode: int32(sb.ExitCode)}.Build()
+	case resultTimeout:
+		return pb.GenericResult_builder{Status: pb.GenericResult_GENERIC_STATUS_TIMEOUT}.Build()
+	}
+	return terminatedResult()
+}
+
+// SandboxGetLogs streams a sandbox's stdout or stderr from LastEntryId (a
+// byte offset) until the sandbox has finished and everything was sent (a
+// batch with Eof), or the request's timeout passes.
+func (api *modalAPI) SandboxGetLogs(req *pb.SandboxGetLogsRequest, stream pb.ModalClient_SandboxGetLogsServer) error {
+	m := api.m
+	ctx := stream.Context()
+	m.mu.Lock()
+	sb, err := m.sandbox(ctx, req.GetSandboxId())
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	name := "stdout"
+	if req.GetFileDescriptor() == pb.FileDescriptor_FILE_DESCRIPTOR_STDERR {
+		name = "stderr"
+	}
+	path := filepath.Join(m.SandboxDir(sb.ID), name)
+	offset, _ := strconv.ParseInt(req.GetLastEntryId(), 10, 64)
+	timeout := time.Duration(req.GetTimeout() * float32(time.Second))
+	if timeout <= 0 {
+		timeout = 55 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		m.mu.Lock()
+		finished := !sb.running(time.Now())
+		m.mu.Unlock()
+		data := readFrom(path, offset)
+		if len(data) > 0 {
+			offset += int64(len(data))
+			if err := stream.Send(pb.TaskLogsBatch_builder{EntryId: strconv.FormatInt(offset, 10),
+				Items: []*pb.TaskLogs{pb.TaskLogs_builder{Data: string(data), FileDescriptor: req.GetFileDescriptor()}.Build()}}.Build()); err != nil {
+				return err
+			}
+			continue
+		}
+		if finished {
+			return stream.Send(pb.TaskLogsBatch_builder{EntryId: strconv.FormatInt(offset, 10), Eof: true}.Build())
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// readFrom is what path holds from offset on (at most 64 KiB).
+func readFrom(path string, offset int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil
+	}
+	buf := make([]byte, 64<<10)
+	n, _ := f.Read(buf)
+	return buf[:n]
+}
+
+// sandboxEnvFrom is the environment a sandbox's secrets give it, later
+// secrets winning. The caller holds m.mu.
+func (m *Service) sandboxEnvFrom(_ context.Context, secretIDs []string) map[string]string {
+	env := map[string]string{}
+	for _, id := range secretIDs {
+		if s, ok := m.st.Secrets[id]; ok {
+			for k, v := range s.Values {
+				env[k] = v
+			}
+		}
+	}
+	return env
+}
+
+// imageLayout is what a sandbox takes from its image's recipe without a
+// build: the files its COPY steps put under the sandbox's own writable
+// directories (/app, /workspace, /root), its ENV and its WORKDIR.
+type imageLayout struct {
+	copies  map[string]string // path in the sandbox -> uploaded file (sha256)
+	env     map[string]string
+	workdir string
+	skipped []string // steps not laid out (RUN, COPY elsewhere), for the log
+}
+
+// layoutOf walks imageID's recipe, base images first. The caller holds
+// m.mu.
+func (m *Service) layoutOf(imageID string) imageLayout {
+	l := imageLayout{copies: map[string]string{}, env: map[string]string{}}
+	seen := map[string]bool{}
+	var walk func(id string)
+	walk = func(id string) {
+		img := m.st.Images[id]
+		if img == nil || seen[id] {
+			return
+		}
+		seen[id] = true
+		for _, b := range img.BaseImageIDs {
+			walk(b)
+		}
+		var files map[string]string
+		if mt := m.st.Mounts[img.ContextMountID]; mt != nil {
+			files = mt.Files
+		}
+		for _, c := range img.Commands {
+			word, rest, _ := strings.Cut(strings.TrimSpace(c), " ")
+			switch strings.ToUpper(word) {
+			case "FROM":
+			case "ENV":
+				if k, v, ok := strings.Cut(strings.TrimSpace(rest), "="); ok {
+					l.env[k] = unquoteShell(v)
+				}
+			case "WORKDIR":
+				l.workdir = unquoteShell(strings.TrimSpace(rest))
+			case "COPY":
+				// Each file goes where the step puts it; those outside the
+				// sandbox's own directories are not laid out.
+				args := strings.Fields(rest)
+				if len(args) != 2 || strings.HasPrefix(args[0], "--") {
+					l.skipped = append(l.skipped, c)
+					continue
+				}
+				src := strings.Trim(args[0], "/")
+				if src == "." {
+					src = ""
+				}
+				laid := 0
+				for name, sum := range files {
+					rel := strings.TrimPrefix(name, "/")
+					switch {
+					case src == "":
+					case rel == src:
+						rel = filepath.Base(rel)
+					case strings.HasPrefix(rel, src+"/"):
+						rel = strings.TrimPrefix(rel, src+"/")
+					default:
+						continue
+					}
+					if dst := filepath.Join(args[1], rel); sandboxWritable(dst) {
+						l.copies[dst] = sum
+						laid++
+					}
+				}
+				if laid == 0 {
+					l.skipped = append(l.skipped, c)
+				}
+			default:
+				l.skipped = append(l.skipped, c)
+			}
+		}
+	}
+	walk(imageID)
+	return l
+}
+
+// sandboxWritable says p is under one of a sandbox's own directories.
+func sandboxWritable(p string) bool {
+	for _, d := range []string{"/app", "/workspace", "/root"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// unquoteShell undoes Python's shlex.quote (single quotes, '"'"' for a
+// quote inside), which modal uses for ENV and WORKDIR values.
+func unquoteShell(s string) string {
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		return strings.ReplaceAll(s[1:len(s)-1], `'"'"'`, `'`)
+	}
+	return s
+}
+
+// layOut writes l's files into a sandbox's directories (dirs: the path in
+// the sandbox -> the host directory bound there).
+func (m *Service) layOut(l imageLayout, dirs map[string]string) error {
+	for dst, sum := range l.copies {
+		var host string
+		for mount, dir := range dirs {
+			if dst == mount || strings.HasPrefix(dst, mount+"/") {
+				host = filepath.Join(dir, strings.TrimPrefix(dst, mount))
+			}
+		}
+		if host == "" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(m.filesDir(), sum))
+		if err != nil {
+			return fmt.Errorf("image file for %s: %w", dst, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(host, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package emulator_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modal-labs/libmodal/modal-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
+	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
+	"github.com/openinspect/pulumi-openinspect/tests/toolchain"
+)
+
+// sandboxRuntime is the runtime with Debian's bubblewrap and slirp4netns
+// (toolchain.SandboxTools).
+func sandboxRuntime(t *testing.T) emumodal.SandboxRuntime {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	bwrap, slirp := toolchain.SandboxTools(t, root)
+	return emumodal.SandboxRuntime{Bwrap: bwrap, Slirp4netns: slirp}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// A zombie ("Z") has ended; only its parent has not reaped it yet.
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
+
+// TestModalSandboxesRun creates sandboxes through modal-go as upstream's
+// Modal function does (a command, the workdir /workspace, env and a named
+// secret) and sees each run as a real process tree under bubblewrap: its
+// own PID namespace and file system (/workspace, /app, /root its own, the
+// host's home not there), the env and the secret's values, HTTPS through
+// the outbound gateway's proxy with the local CA (api.github.com answered
+// by the stand-in), stdout and stderr through SandboxGetLogs and the exit
+// code through Wait. Terminate kills one; Close kills the rest, and no
+// process of theirs is left (checked in /proc).
+func TestModalSandboxesRun(t *testing.T) {
+	rt := sandboxRuntime(t)
+	s := start(t, emulator.Options{DataDir: t.TempDir(), Modal: emumodal.Options{Sandboxes: rt}})
+	ctx := context.Background()
+	c := mustModal(t, s, "")
+	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
+	require.NoError(t, err)
+	img, err := c.Images.FromRegistry("python:3.12-slim", nil).Build(ctx, app)
+	require.NoError(t, err)
+	secret, err := c.Secrets.FromMap(ctx, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-in-sandbox"}, nil)
+	require.NoError(t, err)
+
+	// python3 is the host's (/usr/bin), as the sandbox sees /usr.
+	script := strings.Join([]string{
+		`echo "pid=$$ pwd=$(pwd) key=$ANTHROPIC_API_KEY session=$SESSION_NAME"`,
+		`ls / | tr '\n' ' '; echo`,
+		`test -e ` + os.Getenv("HOME") + `/.cache && echo "host home visible" || echo "host home hidden"`,
+		`echo written > /workspace/out.txt`,
+		`python3 -c 'import urllib.request,urllib.error
+try:
+    urllib.request.urlopen("https://api.github.com/repos/` + github.DefaultOrg + `/hello-world", timeout=20)
+except urllib.error.HTTPError as e:
+    print("github answered", e.code)'`,
+		`echo to-stderr >&2`,
+		`exit 3`,
+	}, "\n")
+	sb, err := c.Sandboxes.Create(ctx, app, img, &modal.SandboxCreateParams{
+		Command: []string{"/bin/sh", "-c", script}, Workdir: "/workspace", Timeout: 2 * time.Minute,
+		Env: map[string]string{"SESSION_NAME": "s-1"}, Secrets: []*modal.Secret{secret}})
+	require.NoError(t, err)
+	code, err := sb.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, code, "the command's exit code")
+	stdout, err := io.ReadAll(sb.Stdout)
+	require.NoError(t, err)
+	stderr, err := io.ReadAll(sb.Stderr)
+	require.NoError(t, err)
+	out := string(stdout)
+	assert.Contains(t, out, "pid=2 pwd=/workspace key=sk-ant-in-sandbox session=s-1", "its own PID namespace, the workdir, env and secret")
+	assert.Contains(t, out, "app bin dev etc")
+	assert.Contains(t, out, "workspace")
+	assert.Contains(t, out, "host home hidden")
+	assert.Contains(t, out, "github answered 401", "HTTPS through the gateway's proxy, answered by the stand-in")
+	assert.Equal(t, "to-stderr\n", string(stderr))
+	written, err := os.ReadFile(filepath.Join(s.Modal().SandboxDir(sb.SandboxID), "workspace", "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "written\n", string(written))
+	// The inventory shows the launch, and the env's names only.
+	for _, e := range s.Modal().Inventory().Sandboxes {
+		if e.ID == sb.SandboxID {
+			assert.Equal(t, "/workspace", e.Workdir)
+			assert.Equal(t, []string{"/bin/sh", "-c", script}, e.Command)
+			assert.Subset(t, e.EnvKeys, []string{"ANTHROPIC_API_KEY", "SESSION_NAME"})
+			assert.NotContains(t, mustJSONText(t, e), "sk-ant-in-sandbox", "no secret value in the inventory")
+		}
+	}
+	var viaProxy bool
+	for _, e := range s.Outbound().Entries() {
+		if e.Script == "proxy/"+sb.SandboxID && strings.Contains(e.URL, "api.github.com") && e.To == "github" {
+			viaProxy = true
+		}
+	}
+	assert.True(t, viaProxy, "the gateway's log names the sandbox: %+v", s.Outbound().Entries())
+
+	// Two at once, each with its own loopback: both bind port 4096.
+	listen := `python3 -c 'import socket,time
+s=socket.socket(); s.bind(("0.0.0.0",4096)); s.listen(); print("listening", flush=True); time.sleep(300)'`
+	first, err := c.Sandboxes.Create(ctx, app, img, &modal.SandboxCreateParams{Command: []string{"/bin/sh", "-c", listen}, Timeout: 5 * time.Minute})
+	require.NoError(t, err)
+	second, err := c.Sandboxes.Create(ctx, app, img, &modal.SandboxCreateParams{Command: []string{"/bin/sh", "-c", listen}, Timeout: 5 * time.Minute})
+	require.NoError(t, err)
+	for _, sb := range []*modal.Sandbox{first, second} {
+		require.Eventually(t, func() bool {
+			b, _ := os.ReadFile(filepath.Join(s.Modal().SandboxDir(sb.SandboxID), "stdout"))
+			return strings.Contains(string(b), "listening")
+		}, 20*time.Second, 100*time.Millisecond, "sandbox %s binds 4096: %s", sb.SandboxID, sandboxOutput(s, sb.SandboxID))
+	}
+	firstPIDs, secondPIDs := s.Modal().SandboxPIDs(first.SandboxID), s.Modal().SandboxPIDs(second.SandboxID)
+	require.Len(t, firstPIDs, 2)
+	require.Len(t, secondPIDs, 2)
+	for _, pid := range append(append([]int{}, firstPIDs...), secondPIDs...) {
+		assert.True(t, alive(pid), "pid %d runs", pid)
+	}
+
+	// Terminate ends one (Wait says terminated: 137); Close the other.
+	_, err = first.Terminate(ctx, nil)
+	require.NoError(t, err)
+	code, err = first.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 137, code)
+	for _, pid := range firstPIDs {
+		assert.False(t, alive(pid), "pid %d ended with Terminate", pid)
+	}
+	assert.True(t, alive(secondPIDs[1]))
+	require.NoError(t, s.Close())
+	for _, pid := range secondPIDs {
+		assert.False(t, alive(pid), "pid %d ended with the emulator", pid)
+	}
+}
+
+// sandboxOutput is what a sandbox wrote, for failure messages.
+func sandboxOutput(s *emulator.Server, id string) string {
+	out, _ := os.ReadFile(filepath.Join(s.Modal().SandboxDir(id), "stdout"))
+	errb, _ := os.ReadFile(filepath.Join(s.Modal().SandboxDir(id), "stderr"))
+	return "stdout: " + string(out) + "\nstderr: " + string(errb)
+}
+
+func mustJSONText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
