@@ -5,8 +5,8 @@
 package toolchain
 
 import (
-	"fmt"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
