@@ -445,7 +445,8 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	}
 	failures = append(args.limitFailures(limits, unknown), args.assetFailures(limits, unknown)...)
 	if len(failures) == 0 && !unknown("assets.directory") && !unknown("assets.files") {
-		for _, warning := range args.assetRuleWarnings() {
+		wd, _ := os.Getwd()
+		for _, warning := range append(args.assetPathWarnings(wd), args.assetRuleWarnings()...) {
 			p.GetLogger(ctx).Warning(warning)
 		}
 	}

@@ -2,8 +2,13 @@ package cloudflare
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Cloudflare reads a Worker's _headers and _redirects files when it serves
@@ -114,4 +119,54 @@ func (a WorkerArgs) assetRuleWarnings() []string {
 		}
 	}
 	return out
+}
+
+// assetPathWarnings are the warnings for asset paths that resolve outside
+// wd, the program's directory (the engine starts the plugin there): such a
+// path publishes whatever it points at, world-readable, which is rarely
+// meant (a `../..` too many, a stray absolute path). A warning, not a
+// refusal: a site built elsewhere on purpose is legitimate.
+func (a WorkerArgs) assetPathWarnings(wd string) []string {
+	if a.Assets == nil || wd == "" {
+		return nil
+	}
+	root := resolvedPath(wd)
+	outside := func(local string) (string, bool) {
+		if !filepath.IsAbs(local) {
+			local = filepath.Join(wd, local)
+		}
+		resolved := resolvedPath(local)
+		rel, err := filepath.Rel(root, resolved)
+		return resolved, err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	var out []string
+	warn := func(field, local, resolved string) {
+		out = append(out, fmt.Sprintf("worker %s: %s %s (%s) resolves outside the program's directory %s: "+
+			"everything it names is published as a public asset; keep the built site inside the project, or check the path",
+			a.Name, field, local, resolved, wd))
+	}
+	if d := a.Assets.Directory; d != "" {
+		if resolved, out := outside(d); out {
+			warn("assets.directory", d, resolved)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(a.Assets.Files)) {
+		if resolved, out := outside(a.Assets.Files[key]); out {
+			warn(family.KeyPath("assets.files", key), a.Assets.Files[key], resolved)
+		}
+	}
+	return out
+}
+
+// resolvedPath is path made absolute with its symbolic links followed, as
+// far as they exist.
+func resolvedPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }

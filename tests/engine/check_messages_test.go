@@ -55,6 +55,8 @@ resources:
 // (Cloudflare accepts the upload; the rules never apply, the events go
 // nowhere). A service target neither the account nor the program has is
 // warned about too; two workers of the program binding each other are not.
+// An asset file outside the program's directory is published, with a
+// warning naming it.
 func TestPreviewWarnsOfWhatCloudflareIgnores(t *testing.T) {
 	t.Parallel()
 	requirePulumi(t)
@@ -69,9 +71,18 @@ func TestPreviewWarnsOfWhatCloudflareIgnores(t *testing.T) {
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(site, name), []byte(text), 0o644))
 	}
+	elsewhere := filepath.Join(t.TempDir(), "hostname")
+	require.NoError(t, os.WriteFile(elsewhere, []byte("box"), 0o644))
 	program := `name: asset-rules
 runtime: yaml
 resources:
+  stray:
+    type: openinspect:index:Worker
+    properties:
+      name: oi-stray-asset
+      assets:
+        files:
+          /host.txt: ` + elsewhere + `
   site:
     type: openinspect:index:Worker
     properties:
@@ -112,6 +123,9 @@ resources:
 	assert.Contains(t, preview.StdOut, `worker oi-asset-rules: assets _headers line 2: "X-Frame-Options DENY" is not a header (write Name: value): Cloudflare ignores this rule`)
 	assert.Contains(t, preview.StdOut, `worker oi-asset-rules: assets _redirects line 1: "404" is not a redirect status (200, 301, 302, 303, 307 or 308): Cloudflare ignores this rule`)
 	assert.NotContains(t, preview.StdOut, "line 2: the", "the valid redirect is not warned about")
+	assert.Contains(t, preview.StdOut, `worker oi-stray-asset: assets.files["/host.txt"] `+elsewhere)
+	assert.Contains(t, preview.StdOut, "resolves outside the program's directory")
+	assert.NotContains(t, preview.StdOut, "worker oi-asset-rules: assets.directory", "a site inside the program is not warned about")
 	assert.Contains(t, preview.StdOut, "tailConsumers[0].service: account "+emulatorAccount+" has no worker oi-nowhere yet; "+
 		"unless this program creates it, the trace events of oi-asset-rules go nowhere")
 	assert.Contains(t, preview.StdOut, "services[0].service: account "+emulatorAccount+" has no worker oi-gone and no worker "+
