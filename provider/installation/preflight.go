@@ -78,7 +78,7 @@ var claims = struct {
 func claimedNames(plan *installPlan) map[string]string {
 	names := map[string]string{
 		fmt.Sprintf("installation %s/%s", plan.Prefix, plan.DeploymentName): "deploymentName",
-		"D1 database " + plan.D1Name: "deploymentName",
+		"D1 database " + plan.D1Name:                                        "deploymentName",
 	}
 	for _, r := range plan.KV {
 		names["KV namespace "+r.Name] = "deploymentName"
