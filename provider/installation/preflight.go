@@ -12,8 +12,9 @@ import (
 
 // The preflight before the first write has two halves. What needs the
 // credentials or this machine (the Cloudflare token and account, the Modal
-// token and environment, Python for the Modal deploy, the Vercel token,
-// team and project name) is verified by the NameLock, which every child
+// token and environment, the Python the Modal deploy and the Daytona and
+// E2B builds run with, the Vercel token, team and project name) is
+// verified by the NameLock, which every child
 // depends on: its create is previewed, so a preview refuses, and an up
 // without a preview stops at the lock, before any child. preflight says
 // what to verify. What needs only the program, that no other OpenInspect
@@ -24,8 +25,10 @@ import (
 func (b *installer) preflight() pulumi.Map {
 	plan := b.plan
 	props := pulumi.Map{"cloudflare": pulumi.Bool(true)}
+	if plan.Modal != nil || plan.Snapshot != nil || plan.E2BTemplate != nil {
+		props["python"] = pulumi.Bool(true) // the Modal deploy and the Daytona and E2B builders run with it
+	}
 	if m := plan.Modal; m != nil {
-		props["python"] = pulumi.Bool(true)
 		modal := pulumi.Map{}
 		if m.Environment != "" {
 			modal["environment"] = pulumi.String(m.Environment)

@@ -59,7 +59,7 @@ func (f *Preflight) Annotate(a infer.Annotator) {
 	a.Describe(f, "What the lock verifies, with reads and local checks only, before any child is touched: "+
 		"when it is created and, for what changed, when it is updated.")
 	a.Describe(&f.Cloudflare, "Check the configured Cloudflare account ID's form and that the token reaches the account (one read).")
-	a.Describe(&f.Python, "Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.")
+	a.Describe(&f.Python, "Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.")
 	a.Describe(&f.Modal, "Check that Modal accepts the token and has the environment (one read).")
 	a.Describe(&f.VercelWeb, "Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).")
 }
@@ -166,10 +166,11 @@ func checkCloudflare(ctx context.Context, cfg *config.Config) (string, error) {
 	}
 }
 
-// checkPython finds the interpreter the Modal deploy runs with; no call.
+// checkPython finds the interpreter the Modal deploy and the Daytona and
+// E2B builds run with; no call.
 func checkPython(cfg *config.Config) string {
 	if _, err := cfg.Python(); err != nil {
-		return fmt.Sprintf("%s (or %s): the Modal app is deployed with Python %s or newer: %v: set %s to the path of one",
+		return fmt.Sprintf("%s (or %s): the sandbox's Modal deploy or image build runs with Python %s or newer: %v: set %s to the path of one",
 			pyfind.ConfigKey, pyfind.EnvVar, pyfind.Min, err, pyfind.ConfigKey)
 	}
 	return ""

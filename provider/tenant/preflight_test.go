@@ -87,7 +87,7 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 			map[string]any{"modal": map[string]any{"environment": strings.Repeat("é", 300), "field": "sandbox.modal.environment"}},
 			"sandbox.modal.environment: Modal refuses the environment name", false},
 		{"Python too old", map[string]property.Value{"pythonPath": property.New(fakePython(t, "3.10.12"))},
-			map[string]any{"python": true}, "openinspect:pythonPath (or OPENINSPECT_PYTHON): the Modal app is deployed with Python 3.12.0 or newer", true},
+			map[string]any{"python": true}, "openinspect:pythonPath (or OPENINSPECT_PYTHON): the sandbox's Modal deploy or image build runs with Python 3.12.0 or newer", true},
 		{"Python missing", map[string]property.Value{"pythonPath": property.New(filepath.Join(t.TempDir(), "no-python"))},
 			map[string]any{"python": true}, "set openinspect:pythonPath to the path of one", true},
 		{"wrong Vercel token", nil, map[string]any{"vercelWeb": vercelWeb("not-a-vercel-token", emvercel.DefaultTeamID, "oi-prod")},

@@ -4497,7 +4497,7 @@ type Preflight struct {
 	Cloudflare *bool `pulumi:"cloudflare"`
 	// Check that Modal accepts the token and has the environment (one read).
 	Modal *ModalPreflight `pulumi:"modal"`
-	// Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+	// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
 	Python *bool `pulumi:"python"`
 	// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
 	VercelWeb *VercelWebPreflight `pulumi:"vercelWeb"`
@@ -4520,7 +4520,7 @@ type PreflightArgs struct {
 	Cloudflare pulumi.BoolPtrInput `pulumi:"cloudflare"`
 	// Check that Modal accepts the token and has the environment (one read).
 	Modal ModalPreflightPtrInput `pulumi:"modal"`
-	// Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+	// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
 	Python pulumi.BoolPtrInput `pulumi:"python"`
 	// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
 	VercelWeb VercelWebPreflightPtrInput `pulumi:"vercelWeb"`
@@ -4614,7 +4614,7 @@ func (o PreflightOutput) Modal() ModalPreflightPtrOutput {
 	return o.ApplyT(func(v Preflight) *ModalPreflight { return v.Modal }).(ModalPreflightPtrOutput)
 }
 
-// Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
 func (o PreflightOutput) Python() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Preflight) *bool { return v.Python }).(pulumi.BoolPtrOutput)
 }
@@ -4668,7 +4668,7 @@ func (o PreflightPtrOutput) Modal() ModalPreflightPtrOutput {
 	}).(ModalPreflightPtrOutput)
 }
 
-// Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
 func (o PreflightPtrOutput) Python() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *Preflight) *bool {
 		if v == nil {

@@ -574,7 +574,7 @@ export interface PreflightArgs {
      */
     modal?: pulumi.Input<inputs.ModalPreflightArgs | undefined>;
     /**
-     * Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+     * Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
      */
     python?: pulumi.Input<boolean | undefined>;
     /**

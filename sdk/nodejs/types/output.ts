@@ -314,7 +314,7 @@ export interface Preflight {
      */
     modal?: outputs.ModalPreflight;
     /**
-     * Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+     * Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
      */
     python?: boolean;
     /**

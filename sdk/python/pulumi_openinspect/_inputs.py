@@ -2403,7 +2403,7 @@ class PreflightArgsDict(TypedDict):
     """
     python: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+    Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
     """
     vercel_web: NotRequired[pulumi.Input[Optional['VercelWebPreflightArgsDict']]]
     """
@@ -2422,7 +2422,7 @@ class PreflightArgs:
 
         :param pulumi.Input[_builtins.bool] cloudflare: Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
         :param pulumi.Input['ModalPreflightArgs'] modal: Check that Modal accepts the token and has the environment (one read).
-        :param pulumi.Input[_builtins.bool] python: Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+        :param pulumi.Input[_builtins.bool] python: Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
         :param pulumi.Input['VercelWebPreflightArgs'] vercel_web: Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
         """
         if cloudflare is not None:
@@ -2462,7 +2462,7 @@ class PreflightArgs:
     @pulumi.getter
     def python(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+        Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
         """
         return pulumi.get(self, "python")
 

@@ -1014,7 +1014,7 @@ class Preflight(dict):
 
         :param _builtins.bool cloudflare: Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
         :param 'ModalPreflight' modal: Check that Modal accepts the token and has the environment (one read).
-        :param _builtins.bool python: Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+        :param _builtins.bool python: Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
         :param 'VercelWebPreflight' vercel_web: Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
         """
         if cloudflare is not None:
@@ -1046,7 +1046,7 @@ class Preflight(dict):
     @pulumi.getter
     def python(self) -> Optional[_builtins.bool]:
         """
-        Check that a Python the Modal deploy can run with is found (openinspect:pythonPath); no call.
+        Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
         """
         return pulumi.get(self, "python")
 
