@@ -188,6 +188,7 @@ func checkComponentInputs(inner p.Provider) p.Provider {
 	}
 	inner.Construct = func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
 		if req.Urn.Type().String() == installation.Token {
+			ctx = installation.WithProgramRun(ctx, req.MonitorEndpoint)
 			req.Inputs = installation.NumericIDs(req.Inputs)
 			if err := installation.CheckInputKinds(req.Inputs); err != nil {
 				return p.ConstructResponse{}, err

@@ -96,6 +96,9 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if err != nil {
 		return nil, err
 	}
+	if err := claimNames(ctx.Context(), name, plan); err != nil {
+		return nil, err
+	}
 	comp := &OpenInspect{}
 	if err := ctx.RegisterComponentResource(Token, name, comp, opts...); err != nil {
 		return nil, err

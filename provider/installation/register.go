@@ -123,6 +123,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	lockProps := pulumi.Map{
 		"namePrefix":     pulumi.String(plan.Prefix),
 		"deploymentName": pulumi.String(plan.DeploymentName),
+		"preflight":      b.preflight(),
 	}
 	// The lock checks the zones before any child depending on it is
 	// touched: an up without a preview refuses a custom domain's zone as

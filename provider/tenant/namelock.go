@@ -39,6 +39,10 @@ type NameLockArgs struct {
 	// refuse a zone the account lacks before the rest is built, as a
 	// create's preview does.
 	Hostnames []HostnameInZone `pulumi:"hostnames,optional"`
+	// Preflight is what the installation will need from its credentials
+	// and this machine, verified before any other child is touched
+	// (preflight.go).
+	Preflight *Preflight `pulumi:"preflight,optional"`
 }
 
 // NameLockState is what NameLock records.
@@ -72,6 +76,9 @@ func (a *NameLockArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Hostnames, "The installation's hostnames in Cloudflare zones, each with the field that sets it: "+
 		"each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and "+
 		"when they change, before any child that depends on the lock is touched.")
+	an.Describe(&a.Preflight, "What the installation needs from its credentials and from this machine, verified (reads and "+
+		"local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a "+
+		"wrong token or a missing Python fails before any child that depends on the lock is touched.")
 }
 
 // Annotate documents the outputs.
@@ -134,6 +141,9 @@ func NewInstallationID() (string, error) {
 func (*NameLock) Create(ctx context.Context, req infer.CreateRequest[NameLockArgs]) (infer.CreateResponse[NameLockState], error) {
 	state := NameLockState{NameLockArgs: req.Inputs}
 	id := req.Inputs.NamePrefix + "/" + req.Inputs.DeploymentName
+	if err := runPreflight(ctx, req.Inputs.Preflight, nil); err != nil {
+		return infer.CreateResponse[NameLockState]{}, err
+	}
 	if req.DryRun {
 		// A create's preview checks the hostnames in the Workers' checks.
 		return infer.CreateResponse[NameLockState]{ID: id, Output: state}, nil
@@ -169,6 +179,16 @@ func (*NameLock) Diff(_ context.Context, req infer.DiffRequest[NameLockArgs, Nam
 		diff.HasChanges = true
 		diff.DetailedDiff = map[string]p.PropertyDiff{"hostnames": {Kind: p.Update, InputDiff: true}}
 	}
+	// A lock recorded before the preflight existed keeps its state until
+	// something else changes: an unchanged installation's preview stays
+	// free of calls after an upgrade of the plugin.
+	if old.Preflight != nil && !preflightEqual(old.Preflight, now.Preflight) {
+		diff.HasChanges = true
+		if diff.DetailedDiff == nil {
+			diff.DetailedDiff = map[string]p.PropertyDiff{}
+		}
+		diff.DetailedDiff["preflight"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
 	return diff, nil
 }
 
@@ -177,6 +197,9 @@ func (*NameLock) Diff(_ context.Context, req infer.DiffRequest[NameLockArgs, Nam
 func (*NameLock) Update(ctx context.Context, req infer.UpdateRequest[NameLockArgs, NameLockState]) (infer.UpdateResponse[NameLockState], error) {
 	state := req.State
 	state.NameLockArgs = req.Inputs
+	if err := runPreflight(ctx, req.Inputs.Preflight, req.State.Preflight); err != nil {
+		return infer.UpdateResponse[NameLockState]{}, err
+	}
 	if req.DryRun {
 		return infer.UpdateResponse[NameLockState]{Output: state}, nil
 	}

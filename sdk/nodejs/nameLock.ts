@@ -62,6 +62,10 @@ export class NameLock extends pulumi.CustomResource {
      * The name prefix.
      */
     declare public readonly namePrefix: pulumi.Output<string>;
+    /**
+     * What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+     */
+    declare public readonly preflight: pulumi.Output<outputs.Preflight | undefined>;
 
     /**
      * Create a NameLock resource with the given unique name, arguments, and options.
@@ -83,12 +87,14 @@ export class NameLock extends pulumi.CustomResource {
             resourceInputs["deploymentName"] = args?.deploymentName;
             resourceInputs["hostnames"] = args?.hostnames;
             resourceInputs["namePrefix"] = args?.namePrefix;
+            resourceInputs["preflight"] = args?.preflight;
             resourceInputs["installationId"] = undefined /*out*/;
         } else {
             resourceInputs["deploymentName"] = undefined /*out*/;
             resourceInputs["hostnames"] = undefined /*out*/;
             resourceInputs["installationId"] = undefined /*out*/;
             resourceInputs["namePrefix"] = undefined /*out*/;
+            resourceInputs["preflight"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(NameLock.__pulumiType, name, resourceInputs, opts);
@@ -111,4 +117,8 @@ export interface NameLockArgs {
      * The name prefix.
      */
     namePrefix: pulumi.Input<string>;
+    /**
+     * What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+     */
+    preflight?: pulumi.Input<inputs.PreflightArgs | undefined>;
 }

@@ -280,3 +280,26 @@ func TestOpenInspectInvalidSpecSkipPreview(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoOpenInspectComponentsRefusedAtPreview: two components of one
+// program with the same deployment name would build over each other's
+// resources; the preview refuses the second, naming the first, and builds
+// nothing. The claims are the plugin's, scoped to the engine's run.
+func TestTwoOpenInspectComponentsRefusedAtPreview(t *testing.T) {
+	t.Parallel()
+	requirePulumi(t)
+	emu := startEmulator(t)
+	pt := newInstallationTest(t, emu)
+	editProgram(t, pt, func(program string) string {
+		start := strings.Index(program, "  openinspect:\n    type: openinspect:index:OpenInspect\n")
+		end := strings.Index(program, "\noutputs:")
+		require.True(t, start >= 0 && end > start, "examples/yaml has one component before its outputs")
+		second := strings.Replace(program[start:end], "  openinspect:\n", "  second:\n", 1)
+		return program[:end] + "\n" + second + program[end:]
+	})
+	_, err := pt.CurrentStack().Preview(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "deploymentName: OpenInspect")
+	assert.Contains(t, err.Error(), "of this program already claims the installation")
+	emu.requireEmpty(t)
+}

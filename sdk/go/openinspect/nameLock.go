@@ -24,6 +24,8 @@ type NameLock struct {
 	InstallationId pulumi.StringOutput `pulumi:"installationId"`
 	// The name prefix.
 	NamePrefix pulumi.StringOutput `pulumi:"namePrefix"`
+	// What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+	Preflight PreflightPtrOutput `pulumi:"preflight"`
 }
 
 // NewNameLock registers a new resource with the given unique name, arguments, and options.
@@ -84,6 +86,8 @@ type nameLockArgs struct {
 	Hostnames []HostnameInZone `pulumi:"hostnames"`
 	// The name prefix.
 	NamePrefix string `pulumi:"namePrefix"`
+	// What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+	Preflight *Preflight `pulumi:"preflight"`
 }
 
 // The set of arguments for constructing a NameLock resource.
@@ -94,6 +98,8 @@ type NameLockArgs struct {
 	Hostnames HostnameInZoneArrayInput
 	// The name prefix.
 	NamePrefix pulumi.StringInput
+	// What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+	Preflight PreflightPtrInput
 }
 
 func (NameLockArgs) ElementType() reflect.Type {
@@ -201,6 +207,11 @@ func (o NameLockOutput) InstallationId() pulumi.StringOutput {
 // The name prefix.
 func (o NameLockOutput) NamePrefix() pulumi.StringOutput {
 	return o.ApplyT(func(v *NameLock) pulumi.StringOutput { return v.NamePrefix }).(pulumi.StringOutput)
+}
+
+// What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+func (o NameLockOutput) Preflight() PreflightPtrOutput {
+	return o.ApplyT(func(v *NameLock) PreflightPtrOutput { return v.Preflight }).(PreflightPtrOutput)
 }
 
 type NameLockArrayOutput struct{ *pulumi.OutputState }

@@ -2998,6 +2998,165 @@ func (o MediaPtrOutput) Location() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The Modal environment an installation deploys into.
+type ModalPreflight struct {
+	// The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+	Environment *string `pulumi:"environment"`
+	// The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+	Field *string `pulumi:"field"`
+}
+
+// ModalPreflightInput is an input type that accepts ModalPreflightArgs and ModalPreflightOutput values.
+// You can construct a concrete instance of `ModalPreflightInput` via:
+//
+//	ModalPreflightArgs{...}
+type ModalPreflightInput interface {
+	pulumi.Input
+
+	ToModalPreflightOutput() ModalPreflightOutput
+	ToModalPreflightOutputWithContext(context.Context) ModalPreflightOutput
+}
+
+// The Modal environment an installation deploys into.
+type ModalPreflightArgs struct {
+	// The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+	Environment pulumi.StringPtrInput `pulumi:"environment"`
+	// The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+	Field pulumi.StringPtrInput `pulumi:"field"`
+}
+
+func (ModalPreflightArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ModalPreflight)(nil)).Elem()
+}
+
+func (i ModalPreflightArgs) ToModalPreflightOutput() ModalPreflightOutput {
+	return i.ToModalPreflightOutputWithContext(context.Background())
+}
+
+func (i ModalPreflightArgs) ToModalPreflightOutputWithContext(ctx context.Context) ModalPreflightOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalPreflightOutput)
+}
+
+func (i ModalPreflightArgs) ToModalPreflightPtrOutput() ModalPreflightPtrOutput {
+	return i.ToModalPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i ModalPreflightArgs) ToModalPreflightPtrOutputWithContext(ctx context.Context) ModalPreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalPreflightOutput).ToModalPreflightPtrOutputWithContext(ctx)
+}
+
+// ModalPreflightPtrInput is an input type that accepts ModalPreflightArgs, ModalPreflightPtr and ModalPreflightPtrOutput values.
+// You can construct a concrete instance of `ModalPreflightPtrInput` via:
+//
+//	        ModalPreflightArgs{...}
+//
+//	or:
+//
+//	        nil
+type ModalPreflightPtrInput interface {
+	pulumi.Input
+
+	ToModalPreflightPtrOutput() ModalPreflightPtrOutput
+	ToModalPreflightPtrOutputWithContext(context.Context) ModalPreflightPtrOutput
+}
+
+type modalPreflightPtrType ModalPreflightArgs
+
+func ModalPreflightPtr(v *ModalPreflightArgs) ModalPreflightPtrInput {
+	return (*modalPreflightPtrType)(v)
+}
+
+func (*modalPreflightPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ModalPreflight)(nil)).Elem()
+}
+
+func (i *modalPreflightPtrType) ToModalPreflightPtrOutput() ModalPreflightPtrOutput {
+	return i.ToModalPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i *modalPreflightPtrType) ToModalPreflightPtrOutputWithContext(ctx context.Context) ModalPreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ModalPreflightPtrOutput)
+}
+
+// The Modal environment an installation deploys into.
+type ModalPreflightOutput struct{ *pulumi.OutputState }
+
+func (ModalPreflightOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ModalPreflight)(nil)).Elem()
+}
+
+func (o ModalPreflightOutput) ToModalPreflightOutput() ModalPreflightOutput {
+	return o
+}
+
+func (o ModalPreflightOutput) ToModalPreflightOutputWithContext(ctx context.Context) ModalPreflightOutput {
+	return o
+}
+
+func (o ModalPreflightOutput) ToModalPreflightPtrOutput() ModalPreflightPtrOutput {
+	return o.ToModalPreflightPtrOutputWithContext(context.Background())
+}
+
+func (o ModalPreflightOutput) ToModalPreflightPtrOutputWithContext(ctx context.Context) ModalPreflightPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ModalPreflight) *ModalPreflight {
+		return &v
+	}).(ModalPreflightPtrOutput)
+}
+
+// The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+func (o ModalPreflightOutput) Environment() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModalPreflight) *string { return v.Environment }).(pulumi.StringPtrOutput)
+}
+
+// The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+func (o ModalPreflightOutput) Field() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ModalPreflight) *string { return v.Field }).(pulumi.StringPtrOutput)
+}
+
+type ModalPreflightPtrOutput struct{ *pulumi.OutputState }
+
+func (ModalPreflightPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ModalPreflight)(nil)).Elem()
+}
+
+func (o ModalPreflightPtrOutput) ToModalPreflightPtrOutput() ModalPreflightPtrOutput {
+	return o
+}
+
+func (o ModalPreflightPtrOutput) ToModalPreflightPtrOutputWithContext(ctx context.Context) ModalPreflightPtrOutput {
+	return o
+}
+
+func (o ModalPreflightPtrOutput) Elem() ModalPreflightOutput {
+	return o.ApplyT(func(v *ModalPreflight) ModalPreflight {
+		if v != nil {
+			return *v
+		}
+		var ret ModalPreflight
+		return ret
+	}).(ModalPreflightOutput)
+}
+
+// The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+func (o ModalPreflightPtrOutput) Environment() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Environment
+	}).(pulumi.StringPtrOutput)
+}
+
+// The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+func (o ModalPreflightPtrOutput) Field() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ModalPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Field
+	}).(pulumi.StringPtrOutput)
+}
+
 // A named Modal secret.
 type ModalSecret struct {
 	// The secret's name in the Modal environment.
@@ -4330,6 +4489,203 @@ func (o PlacementPtrOutput) Region() pulumi.StringPtrOutput {
 		}
 		return v.Region
 	}).(pulumi.StringPtrOutput)
+}
+
+// What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+type Preflight struct {
+	// Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+	Cloudflare *bool `pulumi:"cloudflare"`
+	// Check that Modal accepts the token and has the environment (one read).
+	Modal *ModalPreflight `pulumi:"modal"`
+	// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+	Python *bool `pulumi:"python"`
+	// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+	VercelWeb *VercelWebPreflight `pulumi:"vercelWeb"`
+}
+
+// PreflightInput is an input type that accepts PreflightArgs and PreflightOutput values.
+// You can construct a concrete instance of `PreflightInput` via:
+//
+//	PreflightArgs{...}
+type PreflightInput interface {
+	pulumi.Input
+
+	ToPreflightOutput() PreflightOutput
+	ToPreflightOutputWithContext(context.Context) PreflightOutput
+}
+
+// What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+type PreflightArgs struct {
+	// Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+	Cloudflare pulumi.BoolPtrInput `pulumi:"cloudflare"`
+	// Check that Modal accepts the token and has the environment (one read).
+	Modal ModalPreflightPtrInput `pulumi:"modal"`
+	// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+	Python pulumi.BoolPtrInput `pulumi:"python"`
+	// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+	VercelWeb VercelWebPreflightPtrInput `pulumi:"vercelWeb"`
+}
+
+func (PreflightArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Preflight)(nil)).Elem()
+}
+
+func (i PreflightArgs) ToPreflightOutput() PreflightOutput {
+	return i.ToPreflightOutputWithContext(context.Background())
+}
+
+func (i PreflightArgs) ToPreflightOutputWithContext(ctx context.Context) PreflightOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PreflightOutput)
+}
+
+func (i PreflightArgs) ToPreflightPtrOutput() PreflightPtrOutput {
+	return i.ToPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i PreflightArgs) ToPreflightPtrOutputWithContext(ctx context.Context) PreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PreflightOutput).ToPreflightPtrOutputWithContext(ctx)
+}
+
+// PreflightPtrInput is an input type that accepts PreflightArgs, PreflightPtr and PreflightPtrOutput values.
+// You can construct a concrete instance of `PreflightPtrInput` via:
+//
+//	        PreflightArgs{...}
+//
+//	or:
+//
+//	        nil
+type PreflightPtrInput interface {
+	pulumi.Input
+
+	ToPreflightPtrOutput() PreflightPtrOutput
+	ToPreflightPtrOutputWithContext(context.Context) PreflightPtrOutput
+}
+
+type preflightPtrType PreflightArgs
+
+func PreflightPtr(v *PreflightArgs) PreflightPtrInput {
+	return (*preflightPtrType)(v)
+}
+
+func (*preflightPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Preflight)(nil)).Elem()
+}
+
+func (i *preflightPtrType) ToPreflightPtrOutput() PreflightPtrOutput {
+	return i.ToPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i *preflightPtrType) ToPreflightPtrOutputWithContext(ctx context.Context) PreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PreflightPtrOutput)
+}
+
+// What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+type PreflightOutput struct{ *pulumi.OutputState }
+
+func (PreflightOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Preflight)(nil)).Elem()
+}
+
+func (o PreflightOutput) ToPreflightOutput() PreflightOutput {
+	return o
+}
+
+func (o PreflightOutput) ToPreflightOutputWithContext(ctx context.Context) PreflightOutput {
+	return o
+}
+
+func (o PreflightOutput) ToPreflightPtrOutput() PreflightPtrOutput {
+	return o.ToPreflightPtrOutputWithContext(context.Background())
+}
+
+func (o PreflightOutput) ToPreflightPtrOutputWithContext(ctx context.Context) PreflightPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Preflight) *Preflight {
+		return &v
+	}).(PreflightPtrOutput)
+}
+
+// Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+func (o PreflightOutput) Cloudflare() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Preflight) *bool { return v.Cloudflare }).(pulumi.BoolPtrOutput)
+}
+
+// Check that Modal accepts the token and has the environment (one read).
+func (o PreflightOutput) Modal() ModalPreflightPtrOutput {
+	return o.ApplyT(func(v Preflight) *ModalPreflight { return v.Modal }).(ModalPreflightPtrOutput)
+}
+
+// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+func (o PreflightOutput) Python() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v Preflight) *bool { return v.Python }).(pulumi.BoolPtrOutput)
+}
+
+// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+func (o PreflightOutput) VercelWeb() VercelWebPreflightPtrOutput {
+	return o.ApplyT(func(v Preflight) *VercelWebPreflight { return v.VercelWeb }).(VercelWebPreflightPtrOutput)
+}
+
+type PreflightPtrOutput struct{ *pulumi.OutputState }
+
+func (PreflightPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Preflight)(nil)).Elem()
+}
+
+func (o PreflightPtrOutput) ToPreflightPtrOutput() PreflightPtrOutput {
+	return o
+}
+
+func (o PreflightPtrOutput) ToPreflightPtrOutputWithContext(ctx context.Context) PreflightPtrOutput {
+	return o
+}
+
+func (o PreflightPtrOutput) Elem() PreflightOutput {
+	return o.ApplyT(func(v *Preflight) Preflight {
+		if v != nil {
+			return *v
+		}
+		var ret Preflight
+		return ret
+	}).(PreflightOutput)
+}
+
+// Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+func (o PreflightPtrOutput) Cloudflare() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Preflight) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Cloudflare
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Check that Modal accepts the token and has the environment (one read).
+func (o PreflightPtrOutput) Modal() ModalPreflightPtrOutput {
+	return o.ApplyT(func(v *Preflight) *ModalPreflight {
+		if v == nil {
+			return nil
+		}
+		return v.Modal
+	}).(ModalPreflightPtrOutput)
+}
+
+// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+func (o PreflightPtrOutput) Python() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Preflight) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Python
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+func (o PreflightPtrOutput) VercelWeb() VercelWebPreflightPtrOutput {
+	return o.ApplyT(func(v *Preflight) *VercelWebPreflight {
+		if v == nil {
+			return nil
+		}
+		return v.VercelWeb
+	}).(VercelWebPreflightPtrOutput)
 }
 
 // Makes the worker a producer of a queue.
@@ -6554,6 +6910,222 @@ func (o VercelSandboxSettingsPtrOutput) Token() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The Vercel project the web UI goes to.
+type VercelWebPreflight struct {
+	// Whether an existing project of that name may be taken over.
+	AdoptExisting *bool `pulumi:"adoptExisting"`
+	// The Vercel API URL; empty means the public API.
+	ApiUrl *string `pulumi:"apiUrl"`
+	// The project's name (web.vercel.projectName).
+	ProjectName string `pulumi:"projectName"`
+	// The team (web.vercel.teamId).
+	TeamId string `pulumi:"teamId"`
+	// The Vercel token (web.vercel.token).
+	Token string `pulumi:"token"`
+}
+
+// VercelWebPreflightInput is an input type that accepts VercelWebPreflightArgs and VercelWebPreflightOutput values.
+// You can construct a concrete instance of `VercelWebPreflightInput` via:
+//
+//	VercelWebPreflightArgs{...}
+type VercelWebPreflightInput interface {
+	pulumi.Input
+
+	ToVercelWebPreflightOutput() VercelWebPreflightOutput
+	ToVercelWebPreflightOutputWithContext(context.Context) VercelWebPreflightOutput
+}
+
+// The Vercel project the web UI goes to.
+type VercelWebPreflightArgs struct {
+	// Whether an existing project of that name may be taken over.
+	AdoptExisting pulumi.BoolPtrInput `pulumi:"adoptExisting"`
+	// The Vercel API URL; empty means the public API.
+	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
+	// The project's name (web.vercel.projectName).
+	ProjectName pulumi.StringInput `pulumi:"projectName"`
+	// The team (web.vercel.teamId).
+	TeamId pulumi.StringInput `pulumi:"teamId"`
+	// The Vercel token (web.vercel.token).
+	Token pulumi.StringInput `pulumi:"token"`
+}
+
+func (VercelWebPreflightArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*VercelWebPreflight)(nil)).Elem()
+}
+
+func (i VercelWebPreflightArgs) ToVercelWebPreflightOutput() VercelWebPreflightOutput {
+	return i.ToVercelWebPreflightOutputWithContext(context.Background())
+}
+
+func (i VercelWebPreflightArgs) ToVercelWebPreflightOutputWithContext(ctx context.Context) VercelWebPreflightOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VercelWebPreflightOutput)
+}
+
+func (i VercelWebPreflightArgs) ToVercelWebPreflightPtrOutput() VercelWebPreflightPtrOutput {
+	return i.ToVercelWebPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i VercelWebPreflightArgs) ToVercelWebPreflightPtrOutputWithContext(ctx context.Context) VercelWebPreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VercelWebPreflightOutput).ToVercelWebPreflightPtrOutputWithContext(ctx)
+}
+
+// VercelWebPreflightPtrInput is an input type that accepts VercelWebPreflightArgs, VercelWebPreflightPtr and VercelWebPreflightPtrOutput values.
+// You can construct a concrete instance of `VercelWebPreflightPtrInput` via:
+//
+//	        VercelWebPreflightArgs{...}
+//
+//	or:
+//
+//	        nil
+type VercelWebPreflightPtrInput interface {
+	pulumi.Input
+
+	ToVercelWebPreflightPtrOutput() VercelWebPreflightPtrOutput
+	ToVercelWebPreflightPtrOutputWithContext(context.Context) VercelWebPreflightPtrOutput
+}
+
+type vercelWebPreflightPtrType VercelWebPreflightArgs
+
+func VercelWebPreflightPtr(v *VercelWebPreflightArgs) VercelWebPreflightPtrInput {
+	return (*vercelWebPreflightPtrType)(v)
+}
+
+func (*vercelWebPreflightPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**VercelWebPreflight)(nil)).Elem()
+}
+
+func (i *vercelWebPreflightPtrType) ToVercelWebPreflightPtrOutput() VercelWebPreflightPtrOutput {
+	return i.ToVercelWebPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i *vercelWebPreflightPtrType) ToVercelWebPreflightPtrOutputWithContext(ctx context.Context) VercelWebPreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(VercelWebPreflightPtrOutput)
+}
+
+// The Vercel project the web UI goes to.
+type VercelWebPreflightOutput struct{ *pulumi.OutputState }
+
+func (VercelWebPreflightOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*VercelWebPreflight)(nil)).Elem()
+}
+
+func (o VercelWebPreflightOutput) ToVercelWebPreflightOutput() VercelWebPreflightOutput {
+	return o
+}
+
+func (o VercelWebPreflightOutput) ToVercelWebPreflightOutputWithContext(ctx context.Context) VercelWebPreflightOutput {
+	return o
+}
+
+func (o VercelWebPreflightOutput) ToVercelWebPreflightPtrOutput() VercelWebPreflightPtrOutput {
+	return o.ToVercelWebPreflightPtrOutputWithContext(context.Background())
+}
+
+func (o VercelWebPreflightOutput) ToVercelWebPreflightPtrOutputWithContext(ctx context.Context) VercelWebPreflightPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v VercelWebPreflight) *VercelWebPreflight {
+		return &v
+	}).(VercelWebPreflightPtrOutput)
+}
+
+// Whether an existing project of that name may be taken over.
+func (o VercelWebPreflightOutput) AdoptExisting() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v VercelWebPreflight) *bool { return v.AdoptExisting }).(pulumi.BoolPtrOutput)
+}
+
+// The Vercel API URL; empty means the public API.
+func (o VercelWebPreflightOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VercelWebPreflight) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
+}
+
+// The project's name (web.vercel.projectName).
+func (o VercelWebPreflightOutput) ProjectName() pulumi.StringOutput {
+	return o.ApplyT(func(v VercelWebPreflight) string { return v.ProjectName }).(pulumi.StringOutput)
+}
+
+// The team (web.vercel.teamId).
+func (o VercelWebPreflightOutput) TeamId() pulumi.StringOutput {
+	return o.ApplyT(func(v VercelWebPreflight) string { return v.TeamId }).(pulumi.StringOutput)
+}
+
+// The Vercel token (web.vercel.token).
+func (o VercelWebPreflightOutput) Token() pulumi.StringOutput {
+	return o.ApplyT(func(v VercelWebPreflight) string { return v.Token }).(pulumi.StringOutput)
+}
+
+type VercelWebPreflightPtrOutput struct{ *pulumi.OutputState }
+
+func (VercelWebPreflightPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**VercelWebPreflight)(nil)).Elem()
+}
+
+func (o VercelWebPreflightPtrOutput) ToVercelWebPreflightPtrOutput() VercelWebPreflightPtrOutput {
+	return o
+}
+
+func (o VercelWebPreflightPtrOutput) ToVercelWebPreflightPtrOutputWithContext(ctx context.Context) VercelWebPreflightPtrOutput {
+	return o
+}
+
+func (o VercelWebPreflightPtrOutput) Elem() VercelWebPreflightOutput {
+	return o.ApplyT(func(v *VercelWebPreflight) VercelWebPreflight {
+		if v != nil {
+			return *v
+		}
+		var ret VercelWebPreflight
+		return ret
+	}).(VercelWebPreflightOutput)
+}
+
+// Whether an existing project of that name may be taken over.
+func (o VercelWebPreflightPtrOutput) AdoptExisting() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *VercelWebPreflight) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.AdoptExisting
+	}).(pulumi.BoolPtrOutput)
+}
+
+// The Vercel API URL; empty means the public API.
+func (o VercelWebPreflightPtrOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelWebPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// The project's name (web.vercel.projectName).
+func (o VercelWebPreflightPtrOutput) ProjectName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelWebPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.ProjectName
+	}).(pulumi.StringPtrOutput)
+}
+
+// The team (web.vercel.teamId).
+func (o VercelWebPreflightPtrOutput) TeamId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelWebPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.TeamId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The Vercel token (web.vercel.token).
+func (o VercelWebPreflightPtrOutput) Token() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *VercelWebPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Token
+	}).(pulumi.StringPtrOutput)
+}
+
 // The web UI. On Kubernetes (platform kubernetes, the default): a Deployment of the web image with a ClusterIP Service, and a Secret holding the web's service-auth secret; every object carries the labels `app.kubernetes.io/managed-by: pulumi-openinspect` and `openinspect.dev/installation: <installation>`. On Cloudflare (platform cloudflare): upstream's OpenNext build as the Worker <namePrefix>-web-<deploymentName> with static assets, made right for this installation without building anything. On Vercel (platform vercel): a project built and served by Vercel.
 type Web struct {
 	// Platform cloudflare: the placeholder OpenNext build to deploy (a directory holding openinspect-web.json, the worker module and the assets). Default: packages/web/.open-next of upstream.checkout, or of the artefacts embedded in the plugin.
@@ -8092,6 +8664,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*MTLSBindingArrayInput)(nil)).Elem(), MTLSBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MediaInput)(nil)).Elem(), MediaArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*MediaPtrInput)(nil)).Elem(), MediaArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModalPreflightInput)(nil)).Elem(), ModalPreflightArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ModalPreflightPtrInput)(nil)).Elem(), ModalPreflightArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSecretInput)(nil)).Elem(), ModalSecretArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSecretArrayInput)(nil)).Elem(), ModalSecretArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ModalSettingsInput)(nil)).Elem(), ModalSettingsArgs{})
@@ -8108,6 +8682,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*OpenComputerSettingsPtrInput)(nil)).Elem(), OpenComputerSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlacementInput)(nil)).Elem(), PlacementArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlacementPtrInput)(nil)).Elem(), PlacementArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*PreflightInput)(nil)).Elem(), PreflightArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*PreflightPtrInput)(nil)).Elem(), PreflightArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingInput)(nil)).Elem(), QueueBindingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueBindingArrayInput)(nil)).Elem(), QueueBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*QueueConsumerInput)(nil)).Elem(), QueueConsumerArgs{})
@@ -8136,6 +8712,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*VectorizeBindingArrayInput)(nil)).Elem(), VectorizeBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*VercelSandboxSettingsInput)(nil)).Elem(), VercelSandboxSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*VercelSandboxSettingsPtrInput)(nil)).Elem(), VercelSandboxSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*VercelWebPreflightInput)(nil)).Elem(), VercelWebPreflightArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*VercelWebPreflightPtrInput)(nil)).Elem(), VercelWebPreflightArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebPtrInput)(nil)).Elem(), WebArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WebCustomDomainInput)(nil)).Elem(), WebCustomDomainArgs{})
@@ -8193,6 +8771,8 @@ func init() {
 	pulumi.RegisterOutputType(MTLSBindingArrayOutput{})
 	pulumi.RegisterOutputType(MediaOutput{})
 	pulumi.RegisterOutputType(MediaPtrOutput{})
+	pulumi.RegisterOutputType(ModalPreflightOutput{})
+	pulumi.RegisterOutputType(ModalPreflightPtrOutput{})
 	pulumi.RegisterOutputType(ModalSecretOutput{})
 	pulumi.RegisterOutputType(ModalSecretArrayOutput{})
 	pulumi.RegisterOutputType(ModalSettingsOutput{})
@@ -8209,6 +8789,8 @@ func init() {
 	pulumi.RegisterOutputType(OpenComputerSettingsPtrOutput{})
 	pulumi.RegisterOutputType(PlacementOutput{})
 	pulumi.RegisterOutputType(PlacementPtrOutput{})
+	pulumi.RegisterOutputType(PreflightOutput{})
+	pulumi.RegisterOutputType(PreflightPtrOutput{})
 	pulumi.RegisterOutputType(QueueBindingOutput{})
 	pulumi.RegisterOutputType(QueueBindingArrayOutput{})
 	pulumi.RegisterOutputType(QueueConsumerOutput{})
@@ -8239,6 +8821,8 @@ func init() {
 	pulumi.RegisterOutputType(VectorizeBindingArrayOutput{})
 	pulumi.RegisterOutputType(VercelSandboxSettingsOutput{})
 	pulumi.RegisterOutputType(VercelSandboxSettingsPtrOutput{})
+	pulumi.RegisterOutputType(VercelWebPreflightOutput{})
+	pulumi.RegisterOutputType(VercelWebPreflightPtrOutput{})
 	pulumi.RegisterOutputType(WebOutput{})
 	pulumi.RegisterOutputType(WebPtrOutput{})
 	pulumi.RegisterOutputType(WebCustomDomainOutput{})

@@ -404,6 +404,20 @@ export interface MediaArgs {
 }
 
 /**
+ * The Modal environment an installation deploys into.
+ */
+export interface ModalPreflightArgs {
+    /**
+     * The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+     */
+    environment?: pulumi.Input<string | undefined>;
+    /**
+     * The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+     */
+    field?: pulumi.Input<string | undefined>;
+}
+
+/**
  * A named Modal secret.
  */
 export interface ModalSecretArgs {
@@ -545,6 +559,28 @@ export interface PlacementArgs {
      * A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
      */
     region?: pulumi.Input<string | undefined>;
+}
+
+/**
+ * What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+ */
+export interface PreflightArgs {
+    /**
+     * Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+     */
+    cloudflare?: pulumi.Input<boolean | undefined>;
+    /**
+     * Check that Modal accepts the token and has the environment (one read).
+     */
+    modal?: pulumi.Input<inputs.ModalPreflightArgs | undefined>;
+    /**
+     * Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+     */
+    python?: pulumi.Input<boolean | undefined>;
+    /**
+     * Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+     */
+    vercelWeb?: pulumi.Input<inputs.VercelWebPreflightArgs | undefined>;
 }
 
 /**
@@ -849,6 +885,32 @@ export interface VercelSandboxSettingsArgs {
      * Vercel token for the Sandbox API (upstream's vercel_sandbox_token).
      */
     token?: pulumi.Input<string | undefined>;
+}
+
+/**
+ * The Vercel project the web UI goes to.
+ */
+export interface VercelWebPreflightArgs {
+    /**
+     * Whether an existing project of that name may be taken over.
+     */
+    adoptExisting?: pulumi.Input<boolean | undefined>;
+    /**
+     * The Vercel API URL; empty means the public API.
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
+    /**
+     * The project's name (web.vercel.projectName).
+     */
+    projectName: pulumi.Input<string>;
+    /**
+     * The team (web.vercel.teamId).
+     */
+    teamId: pulumi.Input<string>;
+    /**
+     * The Vercel token (web.vercel.token).
+     */
+    token: pulumi.Input<string>;
 }
 
 /**

@@ -206,6 +206,20 @@ export interface MTLSBinding {
 }
 
 /**
+ * The Modal environment an installation deploys into.
+ */
+export interface ModalPreflight {
+    /**
+     * The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+     */
+    environment?: string;
+    /**
+     * The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+     */
+    field?: string;
+}
+
+/**
  * A named Modal secret.
  */
 export interface ModalSecret {
@@ -285,6 +299,28 @@ export interface Placement {
      * A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
      */
     region?: string;
+}
+
+/**
+ * What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+ */
+export interface Preflight {
+    /**
+     * Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+     */
+    cloudflare?: boolean;
+    /**
+     * Check that Modal accepts the token and has the environment (one read).
+     */
+    modal?: outputs.ModalPreflight;
+    /**
+     * Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+     */
+    python?: boolean;
+    /**
+     * Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+     */
+    vercelWeb?: outputs.VercelWebPreflight;
 }
 
 /**
@@ -483,6 +519,32 @@ export interface VectorizeBinding {
      * The Vectorize index's name.
      */
     indexName: string;
+}
+
+/**
+ * The Vercel project the web UI goes to.
+ */
+export interface VercelWebPreflight {
+    /**
+     * Whether an existing project of that name may be taken over.
+     */
+    adoptExisting?: boolean;
+    /**
+     * The Vercel API URL; empty means the public API.
+     */
+    apiUrl?: string;
+    /**
+     * The project's name (web.vercel.projectName).
+     */
+    projectName: string;
+    /**
+     * The team (web.vercel.teamId).
+     */
+    teamId: string;
+    /**
+     * The Vercel token (web.vercel.token).
+     */
+    token: string;
 }
 
 /**

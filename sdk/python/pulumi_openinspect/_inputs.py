@@ -57,6 +57,8 @@ __all__ = [
     'MTLSBindingArgsDict',
     'MediaArgs',
     'MediaArgsDict',
+    'ModalPreflightArgs',
+    'ModalPreflightArgsDict',
     'ModalSecretArgs',
     'ModalSecretArgsDict',
     'ModalSettingsArgs',
@@ -73,6 +75,8 @@ __all__ = [
     'OpenComputerSettingsArgsDict',
     'PlacementArgs',
     'PlacementArgsDict',
+    'PreflightArgs',
+    'PreflightArgsDict',
     'QueueBindingArgs',
     'QueueBindingArgsDict',
     'QueueConsumerArgs',
@@ -101,6 +105,8 @@ __all__ = [
     'VectorizeBindingArgsDict',
     'VercelSandboxSettingsArgs',
     'VercelSandboxSettingsArgsDict',
+    'VercelWebPreflightArgs',
+    'VercelWebPreflightArgsDict',
     'WebArgs',
     'WebArgsDict',
     'WebCustomDomainArgs',
@@ -1744,6 +1750,60 @@ class MediaArgs:
         pulumi.set(self, "location", value)
 
 
+class ModalPreflightArgsDict(TypedDict):
+    """
+    The Modal environment an installation deploys into.
+    """
+    environment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+    """
+    field: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+    """
+
+@pulumi.input_type
+class ModalPreflightArgs:
+    def __init__(__self__, *,
+                 environment: pulumi.Input[Optional[_builtins.str]] = None,
+                 field: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        The Modal environment an installation deploys into.
+
+        :param pulumi.Input[_builtins.str] environment: The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+        :param pulumi.Input[_builtins.str] field: The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+        """
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if field is not None:
+            pulumi.set(__self__, "field", field)
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+        """
+        return pulumi.get(self, "environment")
+
+    @environment.setter
+    def environment(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "environment", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def field(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+        """
+        return pulumi.get(self, "field")
+
+    @field.setter
+    def field(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "field", value)
+
+
 class ModalSecretArgsDict(TypedDict):
     """
     A named Modal secret.
@@ -2327,6 +2387,100 @@ class PlacementArgs:
     @region.setter
     def region(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "region", value)
+
+
+class PreflightArgsDict(TypedDict):
+    """
+    What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+    """
+    cloudflare: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+    """
+    modal: NotRequired[pulumi.Input[Optional['ModalPreflightArgsDict']]]
+    """
+    Check that Modal accepts the token and has the environment (one read).
+    """
+    python: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+    """
+    vercel_web: NotRequired[pulumi.Input[Optional['VercelWebPreflightArgsDict']]]
+    """
+    Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+    """
+
+@pulumi.input_type
+class PreflightArgs:
+    def __init__(__self__, *,
+                 cloudflare: pulumi.Input[Optional[_builtins.bool]] = None,
+                 modal: pulumi.Input[Optional['ModalPreflightArgs']] = None,
+                 python: pulumi.Input[Optional[_builtins.bool]] = None,
+                 vercel_web: pulumi.Input[Optional['VercelWebPreflightArgs']] = None):
+        """
+        What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+
+        :param pulumi.Input[_builtins.bool] cloudflare: Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+        :param pulumi.Input['ModalPreflightArgs'] modal: Check that Modal accepts the token and has the environment (one read).
+        :param pulumi.Input[_builtins.bool] python: Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+        :param pulumi.Input['VercelWebPreflightArgs'] vercel_web: Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+        """
+        if cloudflare is not None:
+            pulumi.set(__self__, "cloudflare", cloudflare)
+        if modal is not None:
+            pulumi.set(__self__, "modal", modal)
+        if python is not None:
+            pulumi.set(__self__, "python", python)
+        if vercel_web is not None:
+            pulumi.set(__self__, "vercel_web", vercel_web)
+
+    @_builtins.property
+    @pulumi.getter
+    def cloudflare(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+        """
+        return pulumi.get(self, "cloudflare")
+
+    @cloudflare.setter
+    def cloudflare(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "cloudflare", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def modal(self) -> pulumi.Input[Optional['ModalPreflightArgs']]:
+        """
+        Check that Modal accepts the token and has the environment (one read).
+        """
+        return pulumi.get(self, "modal")
+
+    @modal.setter
+    def modal(self, value: pulumi.Input[Optional['ModalPreflightArgs']]):
+        pulumi.set(self, "modal", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def python(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+        """
+        return pulumi.get(self, "python")
+
+    @python.setter
+    def python(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "python", value)
+
+    @_builtins.property
+    @pulumi.getter(name="vercelWeb")
+    def vercel_web(self) -> pulumi.Input[Optional['VercelWebPreflightArgs']]:
+        """
+        Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+        """
+        return pulumi.get(self, "vercel_web")
+
+    @vercel_web.setter
+    def vercel_web(self, value: pulumi.Input[Optional['VercelWebPreflightArgs']]):
+        pulumi.set(self, "vercel_web", value)
 
 
 class QueueBindingArgsDict(TypedDict):
@@ -3604,6 +3758,117 @@ class VercelSandboxSettingsArgs:
     @token.setter
     def token(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "token", value)
+
+
+class VercelWebPreflightArgsDict(TypedDict):
+    """
+    The Vercel project the web UI goes to.
+    """
+    project_name: pulumi.Input[_builtins.str]
+    """
+    The project's name (web.vercel.projectName).
+    """
+    team_id: pulumi.Input[_builtins.str]
+    """
+    The team (web.vercel.teamId).
+    """
+    token: pulumi.Input[_builtins.str]
+    """
+    The Vercel token (web.vercel.token).
+    """
+    adopt_existing: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    Whether an existing project of that name may be taken over.
+    """
+    api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The Vercel API URL; empty means the public API.
+    """
+
+@pulumi.input_type
+class VercelWebPreflightArgs:
+    def __init__(__self__, *,
+                 project_name: pulumi.Input[_builtins.str],
+                 team_id: pulumi.Input[_builtins.str],
+                 token: pulumi.Input[_builtins.str],
+                 adopt_existing: pulumi.Input[Optional[_builtins.bool]] = None,
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        The Vercel project the web UI goes to.
+
+        :param pulumi.Input[_builtins.str] project_name: The project's name (web.vercel.projectName).
+        :param pulumi.Input[_builtins.str] team_id: The team (web.vercel.teamId).
+        :param pulumi.Input[_builtins.str] token: The Vercel token (web.vercel.token).
+        :param pulumi.Input[_builtins.bool] adopt_existing: Whether an existing project of that name may be taken over.
+        :param pulumi.Input[_builtins.str] api_url: The Vercel API URL; empty means the public API.
+        """
+        pulumi.set(__self__, "project_name", project_name)
+        pulumi.set(__self__, "team_id", team_id)
+        pulumi.set(__self__, "token", token)
+        if adopt_existing is not None:
+            pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+
+    @_builtins.property
+    @pulumi.getter(name="projectName")
+    def project_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The project's name (web.vercel.projectName).
+        """
+        return pulumi.get(self, "project_name")
+
+    @project_name.setter
+    def project_name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "project_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="teamId")
+    def team_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The team (web.vercel.teamId).
+        """
+        return pulumi.get(self, "team_id")
+
+    @team_id.setter
+    def team_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "team_id", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def token(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Vercel token (web.vercel.token).
+        """
+        return pulumi.get(self, "token")
+
+    @token.setter
+    def token(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "token", value)
+
+    @_builtins.property
+    @pulumi.getter(name="adoptExisting")
+    def adopt_existing(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Whether an existing project of that name may be taken over.
+        """
+        return pulumi.get(self, "adopt_existing")
+
+    @adopt_existing.setter
+    def adopt_existing(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "adopt_existing", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The Vercel API URL; empty means the public API.
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
 
 
 class WebArgsDict(TypedDict):

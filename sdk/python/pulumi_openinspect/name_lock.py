@@ -23,18 +23,22 @@ class NameLockArgs:
     def __init__(__self__, *,
                  deployment_name: pulumi.Input[_builtins.str],
                  name_prefix: pulumi.Input[_builtins.str],
-                 hostnames: pulumi.Input[Optional[Sequence[pulumi.Input['HostnameInZoneArgs']]]] = None):
+                 hostnames: pulumi.Input[Optional[Sequence[pulumi.Input['HostnameInZoneArgs']]]] = None,
+                 preflight: pulumi.Input[Optional['PreflightArgs']] = None):
         """
         The set of arguments for constructing a NameLock resource.
 
         :param pulumi.Input[_builtins.str] deployment_name: The deployment name.
         :param pulumi.Input[_builtins.str] name_prefix: The name prefix.
         :param pulumi.Input[Sequence[pulumi.Input['HostnameInZoneArgs']]] hostnames: The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
+        :param pulumi.Input['PreflightArgs'] preflight: What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
         """
         pulumi.set(__self__, "deployment_name", deployment_name)
         pulumi.set(__self__, "name_prefix", name_prefix)
         if hostnames is not None:
             pulumi.set(__self__, "hostnames", hostnames)
+        if preflight is not None:
+            pulumi.set(__self__, "preflight", preflight)
 
     @_builtins.property
     @pulumi.getter(name="deploymentName")
@@ -72,6 +76,18 @@ class NameLockArgs:
     def hostnames(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['HostnameInZoneArgs']]]]):
         pulumi.set(self, "hostnames", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def preflight(self) -> pulumi.Input[Optional['PreflightArgs']]:
+        """
+        What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+        """
+        return pulumi.get(self, "preflight")
+
+    @preflight.setter
+    def preflight(self, value: pulumi.Input[Optional['PreflightArgs']]):
+        pulumi.set(self, "preflight", value)
+
 
 @pulumi.type_token("openinspect:index:NameLock")
 class NameLock(pulumi.CustomResource):
@@ -82,6 +98,7 @@ class NameLock(pulumi.CustomResource):
                  deployment_name: pulumi.Input[Optional[_builtins.str]] = None,
                  hostnames: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HostnameInZoneArgs', 'HostnameInZoneArgsDict', 'outputs.HostnameInZone']]]]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
+                 preflight: pulumi.Input[Optional[Union['PreflightArgs', 'PreflightArgsDict', 'outputs.Preflight']]] = None,
                  __props__=None):
         """
         Refuses any change of an installation's namePrefix or deploymentName: Cloudflare names are derived from both, and renaming would replace the D1 database and drop its data. The OpenInspect component creates one; to really move an installation, create a new one and migrate the data. It also generates the installation's identity, which every child records as its ownership evidence.
@@ -91,6 +108,7 @@ class NameLock(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] deployment_name: The deployment name.
         :param pulumi.Input[Sequence[pulumi.Input[Union['HostnameInZoneArgs', 'HostnameInZoneArgsDict', 'outputs.HostnameInZone']]]] hostnames: The installation's hostnames in Cloudflare zones, each with the field that sets it: each zone must be in the account and hold its hostname, checked (read-only) when the lock is created and when they change, before any child that depends on the lock is touched.
         :param pulumi.Input[_builtins.str] name_prefix: The name prefix.
+        :param pulumi.Input[Union['PreflightArgs', 'PreflightArgsDict', 'outputs.Preflight']] preflight: What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
         """
         ...
     @overload
@@ -119,6 +137,7 @@ class NameLock(pulumi.CustomResource):
                  deployment_name: pulumi.Input[Optional[_builtins.str]] = None,
                  hostnames: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HostnameInZoneArgs', 'HostnameInZoneArgsDict', 'outputs.HostnameInZone']]]]] = None,
                  name_prefix: pulumi.Input[Optional[_builtins.str]] = None,
+                 preflight: pulumi.Input[Optional[Union['PreflightArgs', 'PreflightArgsDict', 'outputs.Preflight']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -135,6 +154,7 @@ class NameLock(pulumi.CustomResource):
             if name_prefix is None and not opts.urn:
                 raise TypeError("Missing required property 'name_prefix'")
             __props__.__dict__["name_prefix"] = name_prefix
+            __props__.__dict__["preflight"] = preflight
             __props__.__dict__["installation_id"] = None
         super(NameLock, __self__).__init__(
             'openinspect:index:NameLock',
@@ -162,6 +182,7 @@ class NameLock(pulumi.CustomResource):
         __props__.__dict__["hostnames"] = None
         __props__.__dict__["installation_id"] = None
         __props__.__dict__["name_prefix"] = None
+        __props__.__dict__["preflight"] = None
         return NameLock(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -201,4 +222,12 @@ class NameLock(pulumi.CustomResource):
         The name prefix.
         """
         return pulumi.get(self, "name_prefix")
+
+    @_builtins.property
+    @pulumi.getter
+    def preflight(self) -> pulumi.Output[Optional['outputs.Preflight']]:
+        """
+        What the installation needs from its credentials and from this machine, verified (reads and local checks only) when the lock is created, in its preview too, and for what changed when it is updated: a wrong token or a missing Python fails before any child that depends on the lock is touched.
+        """
+        return pulumi.get(self, "preflight")
 

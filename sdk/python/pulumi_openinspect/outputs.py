@@ -28,11 +28,13 @@ __all__ = [
     'JSONBinding',
     'KvBinding',
     'MTLSBinding',
+    'ModalPreflight',
     'ModalSecret',
     'NamedBinding',
     'Observability',
     'ObservabilityLogs',
     'Placement',
+    'Preflight',
     'QueueBinding',
     'QueueConsumer',
     'R2Binding',
@@ -44,6 +46,7 @@ __all__ = [
     'SupersededSnapshot',
     'TailConsumer',
     'VectorizeBinding',
+    'VercelWebPreflight',
     'WorkerAssets',
     'WorkerRoute',
     'WorkflowBinding',
@@ -697,6 +700,42 @@ class MTLSBinding(dict):
 
 
 @pulumi.output_type
+class ModalPreflight(dict):
+    """
+    The Modal environment an installation deploys into.
+    """
+    def __init__(__self__, *,
+                 environment: Optional[_builtins.str] = None,
+                 field: Optional[_builtins.str] = None):
+        """
+        The Modal environment an installation deploys into.
+
+        :param _builtins.str environment: The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+        :param _builtins.str field: The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+        """
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if field is not None:
+            pulumi.set(__self__, "field", field)
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> Optional[_builtins.str]:
+        """
+        The environment; empty means openinspect:modalEnvironment, else the workspace's default.
+        """
+        return pulumi.get(self, "environment")
+
+    @_builtins.property
+    @pulumi.getter
+    def field(self) -> Optional[_builtins.str]:
+        """
+        The field that sets the environment, named when Modal lacks it; empty for openinspect:modalEnvironment.
+        """
+        return pulumi.get(self, "field")
+
+
+@pulumi.output_type
 class ModalSecret(dict):
     """
     A named Modal secret.
@@ -941,6 +980,83 @@ class Placement(dict):
         A cloud region to run near, e.g. "aws:us-east-1" or "gcp:us-east4".
         """
         return pulumi.get(self, "region")
+
+
+@pulumi.output_type
+class Preflight(dict):
+    """
+    What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "vercelWeb":
+            suggest = "vercel_web"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Preflight. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Preflight.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Preflight.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 cloudflare: Optional[_builtins.bool] = None,
+                 modal: Optional['outputs.ModalPreflight'] = None,
+                 python: Optional[_builtins.bool] = None,
+                 vercel_web: Optional['outputs.VercelWebPreflight'] = None):
+        """
+        What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
+
+        :param _builtins.bool cloudflare: Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+        :param 'ModalPreflight' modal: Check that Modal accepts the token and has the environment (one read).
+        :param _builtins.bool python: Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+        :param 'VercelWebPreflight' vercel_web: Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+        """
+        if cloudflare is not None:
+            pulumi.set(__self__, "cloudflare", cloudflare)
+        if modal is not None:
+            pulumi.set(__self__, "modal", modal)
+        if python is not None:
+            pulumi.set(__self__, "python", python)
+        if vercel_web is not None:
+            pulumi.set(__self__, "vercel_web", vercel_web)
+
+    @_builtins.property
+    @pulumi.getter
+    def cloudflare(self) -> Optional[_builtins.bool]:
+        """
+        Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
+        """
+        return pulumi.get(self, "cloudflare")
+
+    @_builtins.property
+    @pulumi.getter
+    def modal(self) -> Optional['outputs.ModalPreflight']:
+        """
+        Check that Modal accepts the token and has the environment (one read).
+        """
+        return pulumi.get(self, "modal")
+
+    @_builtins.property
+    @pulumi.getter
+    def python(self) -> Optional[_builtins.bool]:
+        """
+        Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+        """
+        return pulumi.get(self, "python")
+
+    @_builtins.property
+    @pulumi.getter(name="vercelWeb")
+    def vercel_web(self) -> Optional['outputs.VercelWebPreflight']:
+        """
+        Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
+        """
+        return pulumi.get(self, "vercel_web")
 
 
 @pulumi.output_type
@@ -1619,6 +1735,98 @@ class VectorizeBinding(dict):
         The Vectorize index's name.
         """
         return pulumi.get(self, "index_name")
+
+
+@pulumi.output_type
+class VercelWebPreflight(dict):
+    """
+    The Vercel project the web UI goes to.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "projectName":
+            suggest = "project_name"
+        elif key == "teamId":
+            suggest = "team_id"
+        elif key == "adoptExisting":
+            suggest = "adopt_existing"
+        elif key == "apiUrl":
+            suggest = "api_url"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in VercelWebPreflight. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        VercelWebPreflight.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        VercelWebPreflight.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 project_name: _builtins.str,
+                 team_id: _builtins.str,
+                 token: _builtins.str,
+                 adopt_existing: Optional[_builtins.bool] = None,
+                 api_url: Optional[_builtins.str] = None):
+        """
+        The Vercel project the web UI goes to.
+
+        :param _builtins.str project_name: The project's name (web.vercel.projectName).
+        :param _builtins.str team_id: The team (web.vercel.teamId).
+        :param _builtins.str token: The Vercel token (web.vercel.token).
+        :param _builtins.bool adopt_existing: Whether an existing project of that name may be taken over.
+        :param _builtins.str api_url: The Vercel API URL; empty means the public API.
+        """
+        pulumi.set(__self__, "project_name", project_name)
+        pulumi.set(__self__, "team_id", team_id)
+        pulumi.set(__self__, "token", token)
+        if adopt_existing is not None:
+            pulumi.set(__self__, "adopt_existing", adopt_existing)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+
+    @_builtins.property
+    @pulumi.getter(name="projectName")
+    def project_name(self) -> _builtins.str:
+        """
+        The project's name (web.vercel.projectName).
+        """
+        return pulumi.get(self, "project_name")
+
+    @_builtins.property
+    @pulumi.getter(name="teamId")
+    def team_id(self) -> _builtins.str:
+        """
+        The team (web.vercel.teamId).
+        """
+        return pulumi.get(self, "team_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def token(self) -> _builtins.str:
+        """
+        The Vercel token (web.vercel.token).
+        """
+        return pulumi.get(self, "token")
+
+    @_builtins.property
+    @pulumi.getter(name="adoptExisting")
+    def adopt_existing(self) -> Optional[_builtins.bool]:
+        """
+        Whether an existing project of that name may be taken over.
+        """
+        return pulumi.get(self, "adopt_existing")
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> Optional[_builtins.str]:
+        """
+        The Vercel API URL; empty means the public API.
+        """
+        return pulumi.get(self, "api_url")
 
 
 @pulumi.output_type
