@@ -88,7 +88,7 @@ resources:
     properties:
       name: oi-asset-rules
       assets:
-        directory: ` + site + `
+        directory: site
       tailConsumers:
         - service: oi-nowhere
   lonely:
@@ -125,6 +125,8 @@ resources:
 	assert.NotContains(t, preview.StdOut, "line 2: the", "the valid redirect is not warned about")
 	assert.Contains(t, preview.StdOut, `worker oi-stray-asset: assets.files["/host.txt"] `+elsewhere)
 	assert.Contains(t, preview.StdOut, "resolves outside the program's directory")
+	// pulumitest runs a copy of dir; the site is copied with it and named
+	// relative to the program, so it is inside it.
 	assert.NotContains(t, preview.StdOut, "worker oi-asset-rules: assets.directory", "a site inside the program is not warned about")
 	assert.Contains(t, preview.StdOut, "tailConsumers[0].service: account "+emulatorAccount+" has no worker oi-nowhere yet; "+
 		"unless this program creates it, the trace events of oi-asset-rules go nowhere")
