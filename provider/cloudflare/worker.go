@@ -446,7 +446,8 @@ func (*Worker) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	failures = append(args.limitFailures(limits, unknown), args.assetFailures(limits, unknown)...)
 	if len(failures) == 0 && !unknown("assets.directory") && !unknown("assets.files") {
 		wd, _ := os.Getwd()
-		for _, warning := range append(args.assetPathWarnings(wd), args.assetRuleWarnings()...) {
+		cache, _ := config.FromContext(ctx).CacheRoot() // without one, nothing is exempt
+		for _, warning := range append(args.assetPathWarnings(wd, cache), args.assetRuleWarnings()...) {
 			p.GetLogger(ctx).Warning(warning)
 		}
 	}

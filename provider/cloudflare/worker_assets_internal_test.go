@@ -227,7 +227,8 @@ func TestRedirectsProblems(t *testing.T) {
 // TestAssetPathWarnings: an assets.directory or assets.files path that
 // resolves outside the program's directory (by .., an absolute path or a
 // symbolic link) is warned about with the path as written and as
-// resolved; paths inside it are not.
+// resolved; paths inside it, or inside the provider's cache directory
+// (where the component renders the web), are not.
 func TestAssetPathWarnings(t *testing.T) {
 	program := t.TempDir()
 	elsewhere := t.TempDir()
@@ -236,20 +237,24 @@ func TestAssetPathWarnings(t *testing.T) {
 	require.NoError(t, os.Symlink(elsewhere, filepath.Join(program, "linked")))
 
 	inside := WorkerArgs{Name: "w", Assets: &WorkerAssets{Directory: "site"}}
-	assert.Empty(t, inside.assetPathWarnings(program))
+	assert.Empty(t, inside.assetPathWarnings(program, ""))
 	insideFiles := WorkerArgs{Name: "w", Assets: &WorkerAssets{Files: map[string]string{"/a.txt": filepath.Join(program, "site", "a.txt")}}}
-	assert.Empty(t, insideFiles.assetPathWarnings(program))
+	assert.Empty(t, insideFiles.assetPathWarnings(program, ""))
 
 	climbing := WorkerArgs{Name: "w", Assets: &WorkerAssets{Directory: "../" + filepath.Base(elsewhere)}}
-	warnings := climbing.assetPathWarnings(program)
+	warnings := climbing.assetPathWarnings(program, "")
 	require.Len(t, warnings, 1)
 	assert.Contains(t, warnings[0], "worker w: assets.directory ../"+filepath.Base(elsewhere)+" ("+resolvedPath(elsewhere)+
 		") resolves outside the program's directory "+program+": everything it names is published as a public asset")
 
 	files := WorkerArgs{Name: "w", Assets: &WorkerAssets{Files: map[string]string{
 		"/host.txt": filepath.Join(elsewhere, "hostname"), "/via-link.txt": "linked/hostname", "/ok.txt": "site/ok.txt"}}}
-	warnings = files.assetPathWarnings(program)
+	warnings = files.assetPathWarnings(program, "")
 	require.Len(t, warnings, 2)
 	assert.Contains(t, warnings[0], `assets.files["/host.txt"] `+filepath.Join(elsewhere, "hostname"))
 	assert.Contains(t, warnings[1], `assets.files["/via-link.txt"] linked/hostname (`+resolvedPath(filepath.Join(elsewhere, "hostname"))+")")
+
+	rendered := WorkerArgs{Name: "w", Assets: &WorkerAssets{Directory: elsewhere}}
+	assert.Empty(t, rendered.assetPathWarnings(program, elsewhere), "the provider's cache directory is its own")
+	assert.Len(t, rendered.assetPathWarnings(program, filepath.Join(elsewhere, "other")), 1)
 }

@@ -125,19 +125,27 @@ func (a WorkerArgs) assetRuleWarnings() []string {
 // wd, the program's directory (the engine starts the plugin there): such a
 // path publishes whatever it points at, world-readable, which is rarely
 // meant (a `../..` too many, a stray absolute path). A warning, not a
-// refusal: a site built elsewhere on purpose is legitimate.
-func (a WorkerArgs) assetPathWarnings(wd string) []string {
+// refusal: a site built elsewhere on purpose is legitimate. Paths under
+// cache, the provider's own cache directory, are not warned about: the
+// OpenInspect component renders the web's assets there itself.
+func (a WorkerArgs) assetPathWarnings(wd, cache string) []string {
 	if a.Assets == nil || wd == "" {
 		return nil
 	}
 	root := resolvedPath(wd)
+	within := func(dir, resolved string) bool {
+		rel, err := filepath.Rel(dir, resolved)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
 	outside := func(local string) (string, bool) {
 		if !filepath.IsAbs(local) {
 			local = filepath.Join(wd, local)
 		}
 		resolved := resolvedPath(local)
-		rel, err := filepath.Rel(root, resolved)
-		return resolved, err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+		if cache != "" && within(resolvedPath(cache), resolved) {
+			return resolved, false
+		}
+		return resolved, !within(root, resolved)
 	}
 	var out []string
 	warn := func(field, local, resolved string) {
