@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -33,6 +34,19 @@ type Config struct {
 	// StorageDir holds the Durable Objects' SQLite files; "" means no
 	// Durable Objects persist (a startup check).
 	StorageDir string
+	// TailSink, when set, is where the tail worker posts the trace events
+	// of every worker with TailProps: POST / with the JSON
+	// {"props": <the worker's TailProps>, "events": [<trace item>...]}, one
+	// request per invocation. Nil: no worker is tailed.
+	TailSink *TailSink
+}
+
+// TailSink is the HTTP service outside workerd the tail worker posts to,
+// as a Backend is reached: every request carries Header: Value.
+type TailSink struct {
+	Address string // host:port
+	Header  string
+	Value   string
 }
 
 // Worker is one script.
@@ -52,6 +66,10 @@ type Worker struct {
 	// goes to; "" is workerd's default, the service named "internet",
 	// which every configuration defines as a refusal (Render).
 	GlobalOutbound string
+	// TailProps, when set and the configuration has a TailSink, attaches
+	// the tail worker to this one: its trace events reach the sink with
+	// these props, which say whose events they are.
+	TailProps map[string]string
 }
 
 // ModuleKind is how workerd loads a module.
@@ -118,6 +136,13 @@ type Stub struct {
 // GatewayService is the name of the gateway worker in every configuration.
 const GatewayService = "openinspect-gateway"
 
+// TailService is the name of the tail worker in a configuration with a
+// TailSink; TailSinkService the name of the sink's service.
+const (
+	TailService     = "openinspect-tail"
+	TailSinkService = "openinspect-tail-sink"
+)
+
 // InternetService is workerd's default outbound service, which every
 // configuration defines as a refusal: nothing a worker fetches leaves the
 // machine unless its GlobalOutbound sends it somewhere.
@@ -130,12 +155,20 @@ const internetRefusal = "the local cloud sends no request off this machine, and 
 // the gateway's service binding to it.
 const gatewayTargets = "TARGETS"
 
+// OwnModules are the paths of the module files of the workers every
+// configuration adds: the gateway (gateway.js) and the tail worker (tail.js).
+type OwnModules struct {
+	Gateway string
+	Tail    string
+}
+
 // Render writes cfg as a workerd configuration in Cap'n Proto text form,
-// with the gateway served on the socket named "http". gatewayModule is the
-// path of the gateway's module file; configDir is where the configuration
-// will be written, since workerd reads an absolute embed path as relative
-// to its import path, so every embed is written relative to configDir.
-func Render(cfg Config, gatewayModule, configDir string) (string, error) {
+// with the gateway served on the socket named "http". own are the paths of
+// the gateway's and the tail worker's module files; configDir is where the
+// configuration will be written, since workerd reads an absolute embed path
+// as relative to its import path, so every embed is written relative to
+// configDir.
+func Render(cfg Config, own OwnModules, configDir string) (string, error) {
 	var b strings.Builder
 	b.WriteString("using Workerd = import \"/workerd/workerd.capnp\";\n")
 	b.WriteString("const config :Workerd.Config = (\n  services = [\n")
@@ -159,11 +192,31 @@ func Render(cfg Config, gatewayModule, configDir string) (string, error) {
 		alias := fmt.Sprintf("W%d", i)
 		targets[w.Service] = alias
 		gatewayBindings = append(gatewayBindings, Binding{Name: alias, Service: w.Service})
+		if cfg.TailSink == nil {
+			w.TailProps = nil // nothing to post the events to
+		}
 		if err := renderWorker(&b, w, cfg.StorageDir != "", configDir); err != nil {
 			return "", err
 		}
 	}
-	for _, be := range cfg.Backends {
+	backends := cfg.Backends
+	if cfg.TailSink != nil {
+		sink := cfg.TailSink
+		backends = append(slices.Clone(backends), Backend{Service: TailSinkService, Address: sink.Address, Header: sink.Header, Value: sink.Value})
+		tail := Worker{
+			Service:           TailService,
+			Modules:           []Module{{Name: "tail.js", Kind: ESModule, Path: own.Tail}},
+			CompatibilityDate: "2025-01-01",
+			Bindings:          []Binding{{Name: "SINK", Service: TailSinkService}},
+		}
+		if err := service(tail.Service); err != nil {
+			return "", err
+		}
+		if err := renderWorker(&b, tail, false, configDir); err != nil {
+			return "", err
+		}
+	}
+	for _, be := range backends {
 		if err := service(be.Service); err != nil {
 			return "", err
 		}
@@ -191,7 +244,7 @@ func Render(cfg Config, gatewayModule, configDir string) (string, error) {
 	gatewayBindings = append(gatewayBindings, Binding{Name: gatewayTargets, JSON: &targetsJSON})
 	gw := Worker{
 		Service:            GatewayService,
-		Modules:            []Module{{Name: "gateway.js", Kind: ESModule, Path: gatewayModule}},
+		Modules:            []Module{{Name: "gateway.js", Kind: ESModule, Path: own.Gateway}},
 		CompatibilityDate:  "2025-01-01",
 		CompatibilityFlags: []string{"service_binding_extra_handlers", "nodejs_compat"},
 		Bindings:           gatewayBindings,
@@ -267,6 +320,10 @@ func renderWorker(b *strings.Builder, w Worker, persist bool, configDir string) 
 	b.WriteString("      ],\n")
 	if w.GlobalOutbound != "" {
 		fmt.Fprintf(b, "      globalOutbound = %s,\n", quote(w.GlobalOutbound))
+	}
+	if len(w.TailProps) > 0 {
+		// Props reach the tail worker as ctx.props: who it is tailing.
+		fmt.Fprintf(b, "      tails = [(name = %s, props = (json = %s))],\n", quote(TailService), quote(jsonObject(w.TailProps)))
 	}
 	if len(w.DurableObjectClasses) > 0 {
 		b.WriteString("      durableObjectNamespaces = [\n")

@@ -20,6 +20,9 @@ import (
 //go:embed gateway.js
 var gatewayJS []byte
 
+//go:embed tail.js
+var tailJS []byte
+
 // StartTimeout bounds how long a configuration may take to start serving.
 const StartTimeout = 30 * time.Second
 
@@ -63,16 +66,18 @@ func (r *Runtime) Start(ctx context.Context, name string, cfg Config) (*Process,
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("workerd: %w", err)
 	}
-	gateway := filepath.Join(dir, "gateway.js")
-	if err := os.WriteFile(gateway, gatewayJS, 0o600); err != nil {
-		return nil, fmt.Errorf("workerd: %w", err)
+	own := OwnModules{Gateway: filepath.Join(dir, "gateway.js"), Tail: filepath.Join(dir, "tail.js")}
+	for path, code := range map[string][]byte{own.Gateway: gatewayJS, own.Tail: tailJS} {
+		if err := os.WriteFile(path, code, 0o600); err != nil {
+			return nil, fmt.Errorf("workerd: %w", err)
+		}
 	}
 	if cfg.StorageDir != "" {
 		if err := os.MkdirAll(cfg.StorageDir, 0o700); err != nil {
 			return nil, fmt.Errorf("workerd: %w", err)
 		}
 	}
-	text, err := Render(cfg, gateway, dir)
+	text, err := Render(cfg, own, dir)
 	if err != nil {
 		return nil, err
 	}
