@@ -14,7 +14,9 @@ package workers
 //   - queue: POST /message (X-Msg-Fmt, X-Msg-Delay-Secs) and POST /batch,
 //     into the queue's backlog (broker.go);
 //   - r2: the bucket's objects (r2_binding.go);
-//   - assets: the script's static assets at the request's path.
+//   - assets: the script's static assets at the request's path;
+//   - tail: not a binding but the tail worker's posts of the scripts'
+//     trace events (tails.go).
 
 import (
 	"net/http"
@@ -36,6 +38,7 @@ func (s *Service) bindingBackends() map[string]bindingBackend {
 		"queue":  s.queues.ServeBinding,
 		"r2":     s.r2.ServeBinding,
 		"assets": s.bindAssets,
+		"tail":   s.serveTailEvents,
 	}
 }
 

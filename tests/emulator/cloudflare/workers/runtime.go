@@ -97,7 +97,7 @@ func workerService(acct, name string) string { return "w/" + acct + "/" + name }
 // runtimeConfigLocked derives the configuration every deployed script runs
 // in. Module files are written once, named by their content's digest.
 func (s *Service) runtimeConfigLocked() (workerd.Config, error) {
-	cfg := workerd.Config{StorageDir: filepath.Join(s.dataDir, "workerd", "durable-objects")}
+	cfg := workerd.Config{StorageDir: filepath.Join(s.dataDir, "workerd", "durable-objects"), TailSink: s.tailSink()}
 	services := newRuntimeServices()
 	for _, key := range core.SortedKeys(s.st.Workers) {
 		ws := s.st.Workers[key]
@@ -125,6 +125,13 @@ func (s *Service) workerConfigLocked(acct, name string, c *workerContent, v *wor
 		CompatibilityFlags: c.CompatibilityFlags,
 		UniqueKeyPrefix:    acct + "-" + name + "-", // a directory name: no slashes
 	}
+	// Its console output and exceptions reach its log and its tails
+	// (tails.go) through the configuration's tail worker.
+	props := tailProps{Account: acct, Script: name}
+	if v != nil {
+		props.Version = v.ID
+	}
+	w.TailProps = props.asMap()
 	mods, err := s.moduleFiles(c)
 	if err != nil {
 		return w, err
@@ -358,6 +365,7 @@ func (s *Service) runtimeProcess(ctx context.Context) (*workerd.Process, error) 
 		return nil, err
 	}
 	r.proc, r.key = proc, key
+	s.ensureLogFiles(cfg)
 	r.starts++
 	r.last, r.lastN = time.Since(began), len(cfg.Workers)
 	return proc, nil
@@ -532,6 +540,12 @@ func (s *Service) workerServe(w http.ResponseWriter, r *http.Request) {
 func (s *Service) serveScript(w http.ResponseWriter, r *http.Request, p, base string, resolve func() (*workerScript, int, error)) {
 	route := PathPrefix + "{script_name}" + p
 	s.core.Count(r.Method+" "+route, false)
+	// Every request gets a ray, as on Cloudflare: the script sees it, the
+	// client gets it back, and the script's log names it (tails.go), so a
+	// failed request in a browser's network panel leads to its exception.
+	ray := newRay()
+	r.Header.Set(rayHeader, ray)
+	w.Header().Set(rayHeader, ray)
 	delay, f := s.core.TakeFaults(r.Method, route)
 	if s.core.ServeFault(w, r, delay, f, workerFaultAnswers) {
 		return
@@ -580,7 +594,10 @@ func (s *Service) serveScript(w http.ResponseWriter, r *http.Request, p, base st
 			pr.Out.Header.Set("X-Emulator-Worker", service)
 			pr.Out.Header.Set("X-Emulator-Url", seen)
 		},
-		ModifyResponse: s.pointBrowserAtStandIns,
+		ModifyResponse: func(res *http.Response) error {
+			res.Header.Del(rayHeader) // the emulator's, set above, is the one
+			return s.pointBrowserAtStandIns(res)
+		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			core.WriteJSON(w, http.StatusBadGateway, map[string]string{"error": "the Workers runtime did not answer: " + err.Error()})
 		},

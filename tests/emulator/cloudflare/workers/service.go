@@ -112,6 +112,10 @@ type Options struct {
 	BaseURL func() string
 	// Logf, when set, receives the runtime's and the crons' lines.
 	Logf func(format string, args ...any)
+	// ExceptionLogf receives one line per script invocation that ended in
+	// an uncaught exception: the script, the request and its Cf-Ray, the
+	// exception and the script's log file (tails.go). Nil means Logf.
+	ExceptionLogf func(format string, args ...any)
 }
 
 // Service is the Workers API, the runtime in workerd and the serving of
@@ -124,8 +128,10 @@ type Service struct {
 	mux     *http.ServeMux
 	dataDir string
 	logf    func(format string, args ...any)
-	baseURL func() string
-	opts    Options
+	// exceptionLogf is Options.ExceptionLogf, else Logf (tails.go).
+	exceptionLogf func(format string, args ...any)
+	baseURL       func() string
+	opts          Options
 
 	workerLimits     Limits
 	workersSubdomain string
@@ -147,6 +153,7 @@ type Service struct {
 	backends map[string]bindingBackend // by binding kind (bindings.go)
 
 	runtime      workersRuntime // the scripts running in workerd (runtime.go)
+	tails        tails          // the tail sessions and the log files (tails.go)
 	localOrigins []*localOrigin // the scripts' own loopback listeners (Start)
 	stopCrons    chan struct{}  // closed by Close when RunCrons started them
 	cronsDone    chan struct{}
@@ -178,6 +185,10 @@ func New(opts Options, dataDir string, c *core.Core, accounts *cloudflare.Accoun
 		stateFile: core.NewStateFile(filepath.Join(dataDir, StateFileName), ".workers-*.json", "Workers state")}
 	if s.baseURL == nil {
 		s.baseURL = func() string { return "" }
+	}
+	s.exceptionLogf = opts.ExceptionLogf
+	if s.exceptionLogf == nil {
+		s.exceptionLogf = opts.Logf
 	}
 	if err := core.LoadState(s.stateFile.Path(), "Workers state", stateVersion, s.st); err != nil {
 		return nil, err
@@ -222,6 +233,7 @@ func (s *Service) Wire(q Queues, z Zones) {
 func (s *Service) Register() {
 	s.registerWorkers()
 	s.registerWorkerServing()
+	s.registerTails()
 	s.registerLocalOrigins()
 	s.registerAdmin()
 }
@@ -257,6 +269,7 @@ func (s *Service) Close() error {
 		<-s.cronsDone
 		s.stopCrons = nil
 	}
+	s.closeTails()
 	s.stopRuntime(true)
 	return err
 }

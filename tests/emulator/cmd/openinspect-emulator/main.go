@@ -154,10 +154,13 @@ func run(listen, dataDir, token, account, addrFile string, verbose bool, opts em
 		}
 	}
 	opts.DataDir, opts.Tokens, opts.Addr = dataDir, map[string]string{token: account}, listen
+	logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 	if verbose {
-		logger := log.New(os.Stderr, "openinspect-emulator: ", log.LstdFlags)
 		opts.Logf = logger.Printf
 	}
+	// A script's uncaught exception is always worth a line: it says which
+	// request failed and where the script's log is.
+	opts.Workers.ExceptionLogf = logger.Printf
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
