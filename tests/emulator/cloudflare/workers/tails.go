@@ -41,8 +41,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/websocket"
-
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/workerd"
@@ -264,9 +262,9 @@ func (s *Service) closeTails() {
 	}
 }
 
-// tailStream serves a tail's WebSocket: the client sends {"debug": bool}
-// once open (wrangler does) and pings; the emulator sends one text message
-// per trace event.
+// tailStream serves a tail's WebSocket (tails_ws.go): the client sends
+// {"debug": bool} once open (wrangler does) and pings; the emulator sends
+// one text message per trace event.
 func (s *Service) tailStream(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.tails.mu.Lock()
@@ -277,20 +275,21 @@ func (s *Service) tailStream(w http.ResponseWriter, r *http.Request) {
 		core.WriteJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no tail %q: it expired, was deleted, or never existed", id)})
 		return
 	}
-	srv := websocket.Server{
-		Handshake: func(cfg *websocket.Config, _ *http.Request) error {
-			if !slices.Contains(cfg.Protocol, tailProtocol) {
-				return fmt.Errorf("a tail's WebSocket takes the subprotocol %s", tailProtocol)
-			}
-			cfg.Protocol = []string{tailProtocol}
-			return nil
-		},
-		Handler: func(ws *websocket.Conn) { s.serveTailConn(t, ws) },
+	ws, err := acceptWebSocket(w, r, tailProtocol)
+	if err != nil {
+		var hs *errWSHandshake
+		if errors.As(err, &hs) {
+			core.WriteJSON(w, hs.status, map[string]string{"error": hs.msg})
+		} else if s.logf != nil {
+			s.logf("tail %s: %v", id, err)
+		}
+		return
 	}
-	srv.ServeHTTP(w, r)
+	s.serveTailConn(t, ws)
 }
 
-func (s *Service) serveTailConn(t *tailSession, ws *websocket.Conn) {
+func (s *Service) serveTailConn(t *tailSession, ws *wsConn) {
+	defer ws.Close()
 	c := &tailConn{send: make(chan []byte, tailBacklog), closing: make(chan struct{})}
 	s.tails.mu.Lock()
 	_, open := s.tails.sessions[t.id]
@@ -306,20 +305,20 @@ func (s *Service) serveTailConn(t *tailSession, ws *websocket.Conn) {
 		delete(t.conns, c)
 		s.tails.mu.Unlock()
 	}()
-	// The reader answers pings (x/net/websocket replies while reading) and
-	// takes the client's settings; its end is the client's going away.
+	// The reader answers pings and takes the client's settings; its end is
+	// the client's going away.
 	gone := make(chan struct{})
 	go func() {
 		defer close(gone)
 		for {
-			var msg string
-			if err := websocket.Message.Receive(ws, &msg); err != nil {
+			msg, err := ws.ReadMessage()
+			if err != nil {
 				return
 			}
 			var settings struct {
 				Debug bool `json:"debug"`
 			}
-			if json.Unmarshal([]byte(msg), &settings) == nil {
+			if json.Unmarshal(msg, &settings) == nil {
 				c.mu.Lock()
 				c.debug = settings.Debug
 				c.mu.Unlock()
@@ -329,14 +328,12 @@ func (s *Service) serveTailConn(t *tailSession, ws *websocket.Conn) {
 	for {
 		select {
 		case b := <-c.send:
-			if err := websocket.Message.Send(ws, string(b)); err != nil {
+			if err := ws.WriteText(b); err != nil {
 				return
 			}
 		case <-c.closing:
-			_ = ws.Close() // a close frame, then the connection
 			return
 		case <-gone:
-			_ = ws.Close() // answer the client's close
 			return
 		}
 	}
