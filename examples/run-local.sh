@@ -78,7 +78,9 @@ pulumi stack select --create demo >/dev/null
 pulumi config set openinspect:cloudflareApiBaseUrl "$emu_url/client/v4/"
 pulumi config set openinspect:workersDevBaseUrl "http://*.workers.localhost:${emu_url##*:}"
 pulumi config set webAppUrl "$web_origin"
-pulumi config set openinspect:cloudflareAccountId 0f1e2d3c4b5a69788796a5b4c3d2e1f0
+# The emulator's default account, which its default token may access.
+account=0f1e2d3c4b5a69788796a5b4c3d2e1f0
+pulumi config set openinspect:cloudflareAccountId "$account"
 pulumi config set --secret openinspect:cloudflareApiToken emulator-token
 pulumi config set upstreamCheckout "$root/tests/fixtures/upstream"
 # The sandbox side: the emulator's Modal, deployed with the real Modal CLI,
@@ -121,7 +123,7 @@ web_url=$(pulumi stack output webUrl)
 web_status=$(curl -s -o /dev/null -w '%{http_code}' "$web_url" || true)
 echo
 echo "web: GET $web_url answered ${web_status:-nothing}"
-[ "$web_status" = 200 ] || { echo "the web UI did not answer; see $demo/emulator.log" >&2; exit 1; }
+[ "$web_status" = 200 ] || { echo "the web UI did not answer; see $demo/emulator.log and the workers' logs in $demo/emulator/worker-logs/" >&2; exit 1; }
 # Every output as JSON is kept in outputs.json; the screen shows them without
 # upstreamVerification's per-file detail (upstream is its one-line summary).
 pulumi stack output --json > "$demo/outputs.json"
@@ -139,12 +141,11 @@ echo "local cloud: up until Ctrl-C; what answers where:"
 echo "  emulator              $emu_url  (log: $demo/emulator.log)"
 echo "  Cloudflare API        $emu_url/client/v4/"
 echo "  Modal API             $emu_url"
-# workerNames is a flat object of script names, printed one key a line.
-pulumi stack output workerNames --json |
-  sed -n 's/^ *"\([^"]*\)": *"\([^"]*\)",\{0,1\}$/\1 \2/p' |
-  while read -r worker script; do
-    printf '  worker %-14s %s\n' "$worker" "http://$script.workers.localhost:${emu_url##*:}"
-  done
+# workerNames is a flat object of script names: "<worker> <script>" a line.
+worker_names=$(pulumi stack output workerNames --json | sed -n 's/^ *"\([^"]*\)": *"\([^"]*\)",\{0,1\}$/\1 \2/p')
+while read -r worker script; do
+  printf '  worker %-14s %s\n' "$worker" "http://$script.workers.localhost:${emu_url##*:}"
+done <<< "$worker_names"
 echo "  web UI                $web_url"
 github_url=$(curl -s "$emu_url/__emulator/github" | sed -n 's/.*"browser_url": *"\([^"]*\)".*/\1/p')
 echo "  GitHub stand-in       $github_url  (its CA: $demo/emulator/github-ca.pem)"
@@ -152,6 +153,17 @@ echo "sign in: open $web_url, click \"Sign in with GitHub\" and sign in as local
 echo "  (the first time, your browser warns that the stand-in's certificate is not trusted:"
 echo "  Advanced, then Proceed; or trust the CA above); outsider is refused by the admission policy."
 echo "  Every request the scripts make is answered here: curl $emu_url/__emulator/outbound"
+# Each script's console output and uncaught exceptions, one file per script
+# (the emulator's worker-logs directory), and live through Cloudflare's tail
+# API, which `wrangler tail` reads.
+logs=$(curl -s "$emu_url/__emulator/worker-logs" | sed -n 's/.*"dir": *"\([^"]*\)".*/\1/p')
+echo "worker logs (console output and uncaught exceptions; a failed request's cf-ray header names its entry):"
+while read -r worker script; do
+  printf '  worker %-14s %s\n' "$worker" "$logs/$account/$script.log"
+done <<< "$worker_names"
+printf '  %-21s %s\n' "web UI" "$logs/$account/open-inspect-web-demo.log"
+echo "  live: CLOUDFLARE_API_BASE_URL=$emu_url/client/v4 CLOUDFLARE_API_TOKEN=emulator-token CLOUDFLARE_ACCOUNT_ID=$account npx wrangler tail <script>"
+echo "  uncaught exceptions also get a line in $demo/emulator.log"
 echo "try:"
 echo "  curl $control_plane_url/health"
 echo "  curl $web_url"

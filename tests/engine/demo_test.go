@@ -190,6 +190,9 @@ func freshToolCache(t *testing.T) string {
 // stayUpLine is one "what answers where" line: a label, then a URL.
 var stayUpLine = regexp.MustCompile(`^  (emulator|Cloudflare API|Modal API|worker [a-z-]+|web UI|GitHub stand-in) +(https?://\S+)`)
 
+// logLine is one "worker logs" line: a label, then a log file's path.
+var logLine = regexp.MustCompile(`^  (worker [a-z-]+|web UI) +(/\S+\.log)$`)
+
 // checkStayUp runs the demo script with OPENINSPECT_DEMO_STAY_UP=1, reads
 // its "what answers where" block, asks the printed URLs, then stops it with
 // TERM (what Ctrl-C's trap does too) and checks the emulator went with it.
@@ -222,7 +225,7 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 	}()
 
 	var out strings.Builder
-	where := map[string]string{}
+	where, logs := map[string]string{}, map[string]string{}
 	deadline := time.After(10 * time.Minute)
 	for inBlock := false; ; {
 		var line string
@@ -239,6 +242,9 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 		}
 		if m := stayUpLine.FindStringSubmatch(line); inBlock && m != nil {
 			where[m[1]] = m[2]
+		}
+		if m := logLine.FindStringSubmatch(line); inBlock && m != nil {
+			logs[m[1]] = m[2]
 		}
 		if inBlock && line == "  curl "+outputs["webUrl"].(string) {
 			break // the block's last line
@@ -257,6 +263,12 @@ func checkStayUp(t *testing.T, cmd *exec.Cmd, outputs map[string]any) {
 		assert.Equal(t, workerOrigin(emu, script.(string)), where["worker "+worker], "%s", out.String())
 	}
 	assert.Equal(t, outputs["webUrl"], where["web UI"])
+	// Each script's log file is named, and exists: the emulator makes one
+	// for every script workerd runs, before it first logs.
+	require.Len(t, logs, len(names)+1, "a log line per worker and the web:\n%s", out.String())
+	for label, path := range logs {
+		assert.FileExists(t, path, "%s's log", label)
+	}
 	assert.NotEqual(t, emu, where["web UI"], "the web UI on a port of its own")
 	assert.Contains(t, out.String(), "  curl "+outputs["controlPlaneUrl"].(string)+"/health\n")
 	// Where to sign in, and as whom: the GitHub stand-in's pages on their
