@@ -169,9 +169,11 @@ func TestWorkerLogsAndTails(t *testing.T) {
 	assert.Equal(t, okRay, okEv.Event.Request.Headers["cf-ray"])
 	assert.Positive(t, okEv.EventTimestamp)
 
-	// A request that throws, with a token the script never logs: the
-	// exception on both tails, the token redacted in the event.
-	res, _ = do(t, http.MethodGet, s.Workers().WorkerURL("logger")+"/boom", "Bearer do-not-log-me", "")
+	// A request that throws, with a token the script never logs and an
+	// OAuth code in its query: the exception on both tails, the token
+	// redacted in the event (the URL is the script's, as on Cloudflare).
+	boomURL := s.Workers().WorkerURL("logger") + "/boom?code=one-time-code&step=2"
+	res, _ = do(t, http.MethodGet, boomURL, "Bearer do-not-log-me", "")
 	require.Equal(t, http.StatusInternalServerError, res.StatusCode)
 	ray := res.Header.Get("Cf-Ray")
 	require.NotEmpty(t, ray, "a failed request carries its ray")
@@ -186,11 +188,13 @@ func TestWorkerLogsAndTails(t *testing.T) {
 		assert.Equal(t, []any{"about to fail"}, ev.Logs[1].Message)
 		assert.Equal(t, "error", ev.Logs[1].Level)
 		assert.Equal(t, ray, ev.Event.Request.Headers["cf-ray"], name)
+		assert.Equal(t, boomURL, ev.Event.Request.URL, name)
 		assert.Equal(t, "REDACTED", ev.Event.Request.Headers["authorization"], name)
 	}
 
 	// The log file: both requests as people read them, found by the ray;
-	// no token in it. The emulator's log names the failed request.
+	// neither the token nor the code in it. The emulator's log names the
+	// failed request.
 	logs := s.Workers().WorkerLogs()
 	path := logs.Files[acct+"/logger"]
 	require.Equal(t, s.Workers().LogFile(acct, "logger"), path)
@@ -204,11 +208,13 @@ func TestWorkerLogsAndTails(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	assert.Contains(t, text, "GET "+s.Workers().WorkerURL("logger")+"/fine?x=1 - Ok (200) (cf-ray "+okRay+")\n")
 	assert.Contains(t, text, `  (log) handling /fine {"n":1}`+"\n")
-	assert.Contains(t, text, "GET "+s.Workers().WorkerURL("logger")+"/boom - Exception Thrown (cf-ray "+ray+")\n")
+	redactedBoom := s.Workers().WorkerURL("logger") + "/boom?code=REDACTED&step=2"
+	assert.Contains(t, text, "GET "+redactedBoom+" - Exception Thrown (cf-ray "+ray+")\n")
 	assert.Contains(t, text, "  (error) about to fail\n  TypeError: kaboom\n    at ")
 	assert.NotContains(t, text, "do-not-log-me")
+	assert.NotContains(t, text, "one-time-code")
 	mu.Lock()
-	assert.Equal(t, []string{"worker logger: GET " + s.Workers().WorkerURL("logger") + "/boom - Exception Thrown (cf-ray " + ray + ") threw TypeError: kaboom (log: " + path + ")"}, exceptionLines)
+	assert.Equal(t, []string{"worker logger: GET " + redactedBoom + " - Exception Thrown (cf-ray " + ray + ") threw TypeError: kaboom (log: " + path + ")"}, exceptionLines)
 	mu.Unlock()
 	_, listed := do(t, http.MethodGet, s.URL()+"/__emulator/worker-logs", "", "")
 	assert.Contains(t, listed, `"`+acct+`/logger":"`+path+`"`)

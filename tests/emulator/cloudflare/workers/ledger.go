@@ -57,6 +57,12 @@ package workers
 //	             7.x's update sends its form so)                             verified (cloudflare-typescript #2799)
 //	400   10021  main module is an application/source-map part; two module
 //	             parts of one name                                           assumed
+//	404   10007  tails (POST, GET …/tails, DELETE …/tails/{id}) of a script
+//	             that does not exist                                         code as the other script routes
+//	404   10007  workers.api.error.tail_not_found: DELETE of a tail that is
+//	             not open (deleted, expired, another script's)               assumed
+//	400   10021  a tail filter of a kind wrangler does not send, or of the
+//	             wrong shape ("filters[i].<kind>: …")                        assumed
 //
 //	Upload forms (workers.go parseScriptUpload, moduleNames): the metadata
 //	part is a plain field (wrangler, the Python SDK) or a JSON file (Alchemy,

@@ -34,8 +34,10 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -724,7 +726,7 @@ func eventSummary(ev traceEvent, info traceEventInfo) string {
 	}
 	switch {
 	case info.Request != nil:
-		line := fmt.Sprintf("%s%s %s - %s", who, strings.ToUpper(info.Request.Method), info.Request.URL, outcome)
+		line := fmt.Sprintf("%s%s %s - %s", who, strings.ToUpper(info.Request.Method), redactQuery(info.Request.URL), outcome)
 		if info.Response != nil && info.Response.Status != 0 {
 			line += fmt.Sprintf(" (%d)", info.Response.Status)
 		}
@@ -746,6 +748,32 @@ func eventSummary(ev traceEvent, info traceEventInfo) string {
 		return fmt.Sprintf("%sAlarm - %s", who, outcome)
 	}
 	return fmt.Sprintf("%sUnknown Event - %s", who, outcome)
+}
+
+// sensitiveParam names the query parameters whose values a log file
+// does not keep: OAuth codes and states, tokens, keys, signatures.
+var sensitiveParam = regexp.MustCompile(`(?i)code|token|secret|key|password|passwd|auth|sig|state|session|credential`)
+
+// redactQuery is u with the values of its sensitive query parameters
+// replaced by REDACTED, as workerd redacts authorization and cookie
+// headers: the log files outlive the requests (the tail's sockets still
+// carry the URL as the script saw it, as Cloudflare's do).
+func redactQuery(u string) string {
+	base, query, ok := strings.Cut(u, "?")
+	if !ok {
+		return u
+	}
+	pairs := strings.Split(query, "&")
+	for i, p := range pairs {
+		name, _, hasValue := strings.Cut(p, "=")
+		if decoded, err := url.QueryUnescape(name); err == nil {
+			name = decoded
+		}
+		if hasValue && sensitiveParam.MatchString(name) {
+			pairs[i] = strings.SplitN(p, "=", 2)[0] + "=REDACTED"
+		}
+	}
+	return base + "?" + strings.Join(pairs, "&")
 }
 
 // outcomeText is an outcome as wrangler prints it.
