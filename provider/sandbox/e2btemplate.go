@@ -114,6 +114,7 @@ var e2bPrefixPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,80}$`)
 const (
 	e2bReady    = "ready"
 	e2bBuilding = "building"
+	e2bWaiting  = "waiting"
 )
 
 func (e2bImages) kind() imageKind {
@@ -252,12 +253,16 @@ func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templat
 		return nil
 	}
 	state.Built = true
+	log := p.GetLogger(ctx)
 	// A ready template under this digest's name is this build, finished by a
 	// run that was killed before its state was written (or whose state was
 	// lost): adopted, not built again. One still building is that run's
 	// build, which E2B goes on with after its builder died: waited for, then
-	// adopted when it ends ready. Any other status (waiting: the killed
-	// builder never started it; error) builds anew.
+	// adopted when it ends ready. One waiting is a build the killed builder
+	// requested and never started (it died uploading the files): E2B keeps
+	// it waiting and has no call that deletes one build, so a template of
+	// this name that never built is deleted before building anew, leaving
+	// one build. An error builds anew beside it.
 	t, found, err := client.TemplateByName(ctx, plan.name)
 	if err != nil {
 		return err
@@ -269,8 +274,14 @@ func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templat
 	}
 	if found && t.BuildStatus == e2bReady {
 		state.E2bID, state.Status = t.ID, t.BuildStatus
-		p.GetLogger(ctx).Infof("e2b template %s is ready (%s), built by an earlier run: not built again", plan.name, t.ID)
+		log.Infof("e2b template %s is ready (%s), built by an earlier run: not built again", plan.name, t.ID)
+		killLeftoverPrewarm(ctx, client, t)
 		return nil
+	}
+	if found && t.BuildStatus == e2bWaiting {
+		if err := deleteUnbuiltTemplate(ctx, client, t, plan.name); err != nil {
+			return err
+		}
 	}
 	state.Status = e2bBuilding
 	if err := runE2BBuilder(ctx, timeout, plan, state); err != nil {
@@ -288,8 +299,59 @@ func (e2bImages) ensure(ctx context.Context, timeout time.Duration, plan templat
 	if t.BuildStatus != e2bReady {
 		return fmt.Errorf("e2b template %q is %s after %s succeeded", plan.name, t.BuildStatus, e2bBuilder)
 	}
-	p.GetLogger(ctx).Infof("e2b template %s is ready (%s)", plan.name, t.ID)
+	log.Infof("e2b template %s is ready (%s)", plan.name, t.ID)
+	// The builder kills its own pre-warm sandbox, but ignores a failed kill.
+	killLeftoverPrewarm(ctx, client, t)
 	return nil
+}
+
+// deleteUnbuiltTemplate deletes the template whose latest build is
+// waiting when none of its builds is ready (nothing can run from it, so
+// nothing is lost); with a ready build it is left as it is.
+func deleteUnbuiltTemplate(ctx context.Context, client *e2bapi.Client, t e2bapi.Template, name string) error {
+	builds, err := client.TemplateBuilds(ctx, t.ID)
+	if err != nil {
+		return fmt.Errorf("e2b: listing the builds of template %s: %w", name, err)
+	}
+	for _, b := range builds {
+		if b.Status == e2bReady {
+			return nil
+		}
+	}
+	if err := client.DeleteTemplate(ctx, t.ID); err != nil {
+		return fmt.Errorf("e2b: deleting template %s, whose build an earlier run never started: %w", name, err)
+	}
+	p.GetLogger(ctx).Infof("e2b template %s (%s): an earlier run requested its build and never started it (waiting); "+
+		"deleted with its %d unfinished build(s), then built anew", name, t.ID, len(builds))
+	return nil
+}
+
+// prewarmMetadata is the label upstream's builder gives the sandbox it
+// starts from a fresh build and kills at once (its pre-warm).
+var prewarmMetadata = map[string]string{"purpose": "template-prewarm"}
+
+// killLeftoverPrewarm kills the pre-warm sandboxes of template t still
+// running: a builder killed while deleting its pre-warm leaves it to run
+// out its timeout. Sessions' sandboxes of t are never touched. It only
+// warns when E2B refuses: the template is built, and the sandbox ends at
+// its timeout (the builder gives it 60 s).
+func killLeftoverPrewarm(ctx context.Context, client *e2bapi.Client, t e2bapi.Template) {
+	log := p.GetLogger(ctx)
+	sandboxes, err := client.Sandboxes(ctx, prewarmMetadata)
+	if err != nil {
+		log.Warningf("e2b: listing pre-warm sandboxes of template %s: %v", t.ID, err)
+		return
+	}
+	for _, sb := range sandboxes {
+		if sb.TemplateID != t.ID {
+			continue
+		}
+		if err := client.KillSandbox(ctx, sb.ID); err != nil {
+			log.Warningf("e2b: killing pre-warm sandbox %s of template %s: %v (it ends at its timeout)", sb.ID, t.ID, err)
+			continue
+		}
+		log.Infof("e2b: pre-warm sandbox %s of template %s, left running by an earlier build, killed", sb.ID, t.ID)
+	}
 }
 
 // waitForE2BBuild waits until the named template's latest build is no

@@ -20,7 +20,9 @@ import (
 
 // A create whose state was never written (the engine killed after the
 // build, or the state lost) finds the ready template of its own digest
-// name and adopts it: the same template, no second build.
+// name and adopts it: the same template, no second build. A pre-warm
+// sandbox the killed builder left running is killed; a session's sandbox
+// of the template is not.
 func TestE2bTemplateAdoptsItsOwnReadyTemplate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs the e2b SDK from PyPI on a cold cache; -short skips it")
@@ -36,9 +38,21 @@ func TestE2bTemplateAdoptsItsOwnReadyTemplate(t *testing.T) {
 	require.Len(t, templates, 1)
 	require.Len(t, templates[0].Builds, 1)
 
+	assert.Empty(t, h.Emu.Inventory().E2B.Sandboxes, "the builder killed its own pre-warm")
+	name := created.Properties.Get("name").AsString()
+	prewarm, err := h.Emu.E2B().CreateSandbox(e2b.SandboxSpec{Template: name, Metadata: map[string]string{"purpose": "template-prewarm"}})
+	require.NoError(t, err)
+	session, err := h.Emu.E2B().CreateSandbox(e2b.SandboxSpec{Template: name, Metadata: map[string]string{"openinspect_session_id": "s-1"}})
+	require.NoError(t, err)
+
 	again, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
 	assert.Equal(t, created.ID, again.ID)
+	var left []string
+	for _, sb := range h.Emu.Inventory().E2B.Sandboxes {
+		left = append(left, sb.ID)
+	}
+	assert.Equal(t, []string{session}, left, "the pre-warm %s killed, the session's kept", prewarm)
 	assert.Equal(t, created.Properties.Get("e2bTemplateId").AsString(), again.Properties.Get("e2bTemplateId").AsString())
 	assert.Equal(t, "ready", again.Properties.Get("status").AsString())
 	templates = h.Emu.Inventory().E2B.Templates
@@ -87,4 +101,38 @@ func TestE2bTemplateWaitsForARunningBuild(t *testing.T) {
 	require.Len(t, templates, 1)
 	assert.Len(t, templates[0].Builds, 1, "the earlier run's build adopted, none requested again")
 	assert.Equal(t, 1, h.Emu.Counts()["POST "+e2b.APIPrefix+"/v3/templates"], "only the earlier run's request")
+}
+
+// A create that finds its digest-named template with a build requested and
+// never started (a killed up's builder died uploading the files; E2B keeps
+// such a build waiting) deletes that template, which never built, and
+// builds it anew: one build, ready.
+func TestE2bTemplateReplacesABuildThatNeverStarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs the e2b SDK from PyPI on a cold cache; -short skips it")
+	}
+	h := providertest.NewHarness(t)
+	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
+	inputs := providertest.Props(t, map[string]any{"source": fixturePackages(t, "e2b-infra", "sandbox-runtime"),
+		"namePrefix": "oi-a-sandbox", "apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey})
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	require.NoError(t, err)
+	name := preview.Properties.Get("name").AsString()
+	req, err := http.NewRequest("POST", h.Emu.URL()+e2b.APIPrefix+"/v3/templates", strings.NewReader(`{"name":"`+name+`"}`))
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", e2b.DefaultAPIKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.Equal(t, "waiting", h.Emu.Inventory().E2B.Templates[0].Builds[0].Status)
+
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
+	templates := h.Emu.Inventory().E2B.Templates
+	require.Len(t, templates, 1)
+	require.Len(t, templates[0].Builds, 1, "the never-started build went with its template")
+	assert.Equal(t, "ready", templates[0].Builds[0].Status)
+	assert.Equal(t, templates[0].ID, created.Properties.Get("e2bTemplateId").AsString())
 }

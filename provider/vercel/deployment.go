@@ -344,9 +344,16 @@ func (r *VercelDeployment) Update(ctx context.Context, req infer.UpdateRequest[V
 	return infer.UpdateResponse[VercelDeploymentState]{Output: state}, nil
 }
 
+// markerKey is the meta key every deployment the provider makes carries,
+// its value the digest (source, project, variables, domain) it deploys:
+// what lets a later run find the deployment a killed one started.
+const markerKey = "openinspectDigest"
+
 // deploy makes a production deployment: it offers every file, uploads the
 // ones Vercel says it lacks, creates the deployment again, then waits for
-// the build, streaming its log, and for the production alias.
+// the build, streaming its log, and for the production alias. A deployment
+// of this very digest that an earlier, interrupted run started is awaited
+// and recorded instead of deploying again.
 func (r *VercelDeployment) deploy(ctx context.Context, state *VercelDeploymentState) error {
 	in := state.VercelDeploymentArgs
 	files, src, err := readSource(in)
@@ -361,50 +368,112 @@ func (r *VercelDeployment) deploy(ctx context.Context, state *VercelDeploymentSt
 		return err
 	}
 	log := p.GetLogger(ctx)
+	marker := digest(in, src)
+	state.SourceDigest, state.Files = src, len(files)
+	dep, err := startedEarlier(ctx, cl, in, marker)
+	if err != nil {
+		return err
+	}
+	if dep != nil {
+		log.Infof("vercel %s: deployment %s of this source and these variables, started by an earlier run that was "+
+			"interrupted, is %s: awaited, not deployed again", in.ProjectName, dep.ID, strings.ToLower(dep.ReadyState))
+		state.Uploaded = 0
+	} else {
+		if dep, state.Uploaded, err = r.create(ctx, cl, in, marker, files); err != nil {
+			return err
+		}
+	}
+	state.DeploymentID, state.URL = dep.ID, r.urlOf(in, dep.URL)
+	dep, err = r.wait(ctx, cl, in.ProjectName, dep)
+	if err != nil {
+		return err
+	}
+	state.ProductionURL = r.productionURL(in, dep)
+	state.Digest = marker
+	return nil
+}
+
+// create offers the files, uploads those Vercel lacks and creates the
+// deployment, marked with the digest; it says how many files it uploaded.
+func (r *VercelDeployment) create(ctx context.Context, cl *vercelapi.Client, in VercelDeploymentArgs, marker string,
+	files []sourceFile) (*vercelapi.Deployment, int, error) {
+	log := p.GetLogger(ctx)
 	list := make([]vercelapi.DeploymentFile, len(files))
 	bySHA := map[string]sourceFile{}
 	for i, f := range files {
 		list[i] = vercelapi.DeploymentFile{File: f.rel, SHA: f.sha, Size: f.size}
 		bySHA[f.sha] = f
 	}
+	meta := map[string]string{markerKey: marker}
 	uploaded := 0
-	var dep *vercelapi.Deployment
 	// Twice at most: once to learn what is missing, once after uploading
 	// it (a file another deployment uploads meanwhile is not asked again).
 	for attempt := 0; ; attempt++ {
-		dep, err = cl.CreateDeployment(ctx, in.ProjectName, in.ProjectID, list)
+		dep, err := cl.CreateDeployment(ctx, in.ProjectName, in.ProjectID, meta, list)
 		var missing *vercelapi.MissingFilesError
 		if !errors.As(err, &missing) || attempt == 2 {
-			break
+			if err != nil {
+				return nil, uploaded, fmt.Errorf("vercel: creating the deployment of %s: %w", in.ProjectName, err)
+			}
+			return dep, uploaded, nil
 		}
 		log.InfoStatusf("vercel %s: uploading %d of %d files Vercel lacks", in.ProjectName, len(missing.SHAs), len(files))
 		for _, sha := range missing.SHAs {
 			f, ok := bySHA[sha]
 			if !ok {
-				return fmt.Errorf("vercel: the API asked for a file %s this deployment does not hold", sha)
+				return nil, uploaded, fmt.Errorf("vercel: the API asked for a file %s this deployment does not hold", sha)
 			}
 			raw, err := os.ReadFile(f.abs)
 			if err != nil {
-				return fmt.Errorf("vercel: %w", err)
+				return nil, uploaded, fmt.Errorf("vercel: %w", err)
 			}
 			if err := cl.UploadFile(ctx, sha, raw); err != nil {
-				return fmt.Errorf("vercel: uploading %s: %w", f.rel, err)
+				return nil, uploaded, fmt.Errorf("vercel: uploading %s: %w", f.rel, err)
 			}
 			uploaded++
 		}
 	}
+}
+
+// startedEarlier finds the production deployment of marker's digest an
+// earlier run started and never recorded (killed while it built, or once
+// it was ready): the project's newest one so marked, if it is still under
+// way, or ready and still the project's newest ready production
+// deployment (so it holds the production alias). One that failed, was
+// cancelled, or has been superseded since is not taken: nil, and a new
+// deployment is made.
+func startedEarlier(ctx context.Context, cl *vercelapi.Client, in VercelDeploymentArgs, marker string) (*vercelapi.Deployment, error) {
+	marked, err := cl.Deployments(ctx, vercelapi.DeploymentQuery{ProjectID: in.ProjectID, Target: "production",
+		Meta: map[string]string{markerKey: marker}, Limit: 1})
 	if err != nil {
-		return fmt.Errorf("vercel: creating the deployment of %s: %w", in.ProjectName, err)
+		return nil, fmt.Errorf("vercel: looking for a deployment of %s an earlier run started: %w", in.ProjectName, err)
 	}
-	state.DeploymentID, state.URL = dep.ID, r.urlOf(in, dep.URL)
-	state.SourceDigest, state.Files, state.Uploaded = src, len(files), uploaded
-	dep, err = r.wait(ctx, cl, in.ProjectName, dep)
+	if len(marked) == 0 {
+		return nil, nil
+	}
+	found := marked[0]
+	switch found.Status() {
+	case "QUEUED", "INITIALIZING", "BUILDING":
+	case "READY":
+		newest, err := cl.Deployments(ctx, vercelapi.DeploymentQuery{ProjectID: in.ProjectID, Target: "production",
+			States: []string{"READY"}, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("vercel: reading %s's production deployment: %w", in.ProjectName, err)
+		}
+		if len(newest) == 0 || newest[0].UID != found.UID {
+			return nil, nil
+		}
+	default:
+		return nil, nil
+	}
+	dep, err := cl.GetDeployment(ctx, found.UID)
+	if errors.Is(err, vercelapi.ErrNotFound) {
+		return nil, nil // deleted since it was listed
+	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("vercel: reading deployment %s: %w", found.UID, err)
 	}
-	state.ProductionURL = r.productionURL(in, dep)
-	state.Digest = digest(in, src)
-	return nil
+	return dep, nil
 }
 
 // wait polls the deployment until it is ready and aliased, reporting each

@@ -261,6 +261,66 @@ func TestVercelDeploymentLifecycle(t *testing.T) {
 	assert.Zero(t, int(again.Properties.Get("uploaded").AsNumber()))
 }
 
+// TestVercelDeploymentAdoptsAnInterruptedRun: a create whose deployment
+// was made but never recorded (here its first read fails, as a killed run's
+// never came) is finished by the next create, which finds the deployment
+// by its marker and awaits it instead of deploying again; a deployment of
+// the same source that a newer one has since replaced as production is
+// not taken: going back to that source deploys again.
+func TestVercelDeploymentAdoptsAnInterruptedRun(t *testing.T) {
+	h := harness(t)
+	src := t.TempDir()
+	write := func(rel, body string) {
+		path := filepath.Join(src, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	}
+	write("package.json", `{"name":"root","workspaces":["packages/*"]}`)
+	write("package-lock.json", `{"lockfileVersion":3}`)
+	write("packages/shared/package.json", `{"name":"@open-inspect/shared"}`)
+	write("packages/web/package.json", `{"name":"@open-inspect/web","dependencies":{"next":"16.0.0"}}`)
+	write("packages/web/next.config.ts", `export default {}`)
+	write("packages/web/src/app/page.tsx", `export default function Page() { return null }`)
+	proj, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(vercel.VercelProjectToken, "project"),
+		Properties: providertest.Props(t, projectInputs(h, nil))})
+	require.NoError(t, err)
+	u := providertest.URN(vercel.VercelDeploymentToken, "deployment")
+	inputs := providertest.Props(t, map[string]any{"teamId": emvercel.DefaultTeamID, "apiUrl": h.Emu.URL() + emvercel.APIPrefix,
+		"token": emvercel.DefaultToken, "projectId": proj.ID, "projectName": "open-inspect-unit", "source": src,
+		"variablesDigest": proj.Properties.Get("variablesDigest").AsString()})
+	deployments := func() []emvercel.DeploymentEntry { return project(h, "open-inspect-unit").Deployments }
+
+	h.Emu.InjectFault(emulator.Fault{Route: "GET " + emvercel.APIPrefix + "/v13/deployments/{idOrUrl}",
+		Kind: emulator.FaultServerError, Status: 502, Times: 1})
+	_, err = h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.Error(t, err, "the first read failed")
+	require.Len(t, deployments(), 1)
+	started := deployments()[0].ID
+
+	h.Emu.ResetCounts()
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, started, created.ID, "the deployment the interrupted create started, adopted")
+	assert.Zero(t, int(created.Properties.Get("uploaded").AsNumber()))
+	assert.Zero(t, h.Emu.Counts()["POST "+emvercel.APIPrefix+"/v13/deployments"], "no deployment created")
+	require.Len(t, deployments(), 1)
+	assert.Equal(t, "READY", deployments()[0].State)
+	assert.NotEmpty(t, deployments()[0].Aliases)
+	assert.NotEmpty(t, created.Properties.Get("digest").AsString(), "recorded as deployed: no change next time")
+
+	write("packages/web/src/app/page.tsx", `export default function Page() { return "changed" }`)
+	changed, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	write("packages/web/src/app/page.tsx", `export default function Page() { return null }`)
+	back, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: changed.Properties, Inputs: inputs})
+	require.NoError(t, err)
+	require.Len(t, deployments(), 3, "the first source's deployment is no longer production: deployed again")
+	assert.Equal(t, deployments()[2].ID, back.Properties.Get("deploymentId").AsString())
+	assert.NotEmpty(t, deployments()[2].Aliases, "the new one holds the production alias")
+	assert.Equal(t, started, deployments()[0].ID)
+	assert.Equal(t, deployments()[0].Meta, deployments()[2].Meta, "both carry the marker of the same digest")
+}
+
 func client(t *testing.T, h *providertest.Harness) *vercelapi.Client {
 	t.Helper()
 	cl, err := vercelapi.New(h.Emu.URL()+emvercel.APIPrefix, emvercel.DefaultToken, emvercel.DefaultTeamID)

@@ -50,7 +50,8 @@ func e2bCall(t *testing.T, s *emulator.Server, key, method, path string, body an
 }
 
 // TestE2BTemplateLifecycle walks the routes the SDK and the provider use,
-// with the status codes and bodies the SDK's parsers accept.
+// with the status codes and bodies the SDK's parsers accept, the builds of
+// a template among them.
 func TestE2BTemplateLifecycle(t *testing.T) {
 	s := start(t, emulator.Options{})
 	key := e2b.DefaultAPIKey
@@ -100,6 +101,33 @@ func TestE2BTemplateLifecycle(t *testing.T) {
 	assert.Equal(t, "error", last["level"])
 	_, later, _ := e2bCall(t, s, key, "GET", "/templates/"+tid+"/builds/"+bid+"/status?logsOffset="+strconv.Itoa(len(entries)), nil)
 	assert.Empty(t, later["logEntries"], "logsOffset skips what was read")
+
+	// A second build of the name, requested and never started: the
+	// template lists both, newest first, by ID or name.
+	status, body, _ = e2bCall(t, s, key, "POST", "/v3/templates", map[string]any{"name": "tpl"})
+	require.Equal(t, http.StatusAccepted, status)
+	require.Equal(t, tid, body["templateID"], "the same template")
+	second := body["buildID"].(string)
+	for _, idOrName := range []string{tid, "tpl"} {
+		status, body, _ = e2bCall(t, s, key, "GET", "/templates/"+idOrName, nil)
+		require.Equal(t, http.StatusOK, status, "%v", body)
+		assert.Equal(t, tid, body["templateID"])
+		assert.Equal(t, []any{"tpl"}, body["names"])
+		builds := body["builds"].([]any)
+		require.Len(t, builds, 2)
+		assert.Equal(t, second, builds[0].(map[string]any)["buildID"], "newest first")
+		assert.Equal(t, "waiting", builds[0].(map[string]any)["status"])
+		assert.Equal(t, bid, builds[1].(map[string]any)["buildID"])
+		assert.Equal(t, "error", builds[1].(map[string]any)["status"])
+		assert.Contains(t, builds[1], "finishedAt")
+		for _, k := range []string{"createdAt", "updatedAt", "cpuCount", "memoryMB"} {
+			assert.Contains(t, builds[0], k)
+		}
+	}
+	_, body, _ = e2bCall(t, s, key, "GET", "/templates/"+tid+"?limit=1", nil)
+	assert.Len(t, body["builds"], 1)
+	status, _, _ = e2bCall(t, s, key, "GET", "/templates/nothing", nil)
+	assert.Equal(t, http.StatusNotFound, status)
 
 	// Sandboxes of the template: listed by metadata, and they block its deletion.
 	_, err = s.E2B().CreateSandbox(e2b.SandboxSpec{Template: "tpl", Metadata: map[string]string{"openinspect_installation": "a"}})

@@ -22,6 +22,7 @@ func (s *Service) registerTemplates() {
 	s.route("POST /v3/templates", false, s.requestBuild)
 	s.route("GET /templates", false, s.listTemplates)
 	s.route("GET /templates/aliases/{alias}", false, s.getAlias)
+	s.route("GET /templates/{idOrAlias}", false, s.templateBuilds)
 	s.route("DELETE /templates/{idOrAlias}", false, s.deleteTemplate)
 	s.route("GET /templates/{tid}/files/{hash}", false, s.fileLink)
 	// The upload URL is presigned: no key, as on E2B's object storage.
@@ -135,6 +136,54 @@ func (s *Service) listTemplates(w http.ResponseWriter, _ *http.Request, team str
 		}
 	}
 	s.mu.Unlock()
+	core.WriteJSON(w, http.StatusOK, out)
+}
+
+// templateBuilds is GET /templates/{templateID} (an ID or a name): the
+// template with its builds, newest first (E2B's TemplateWithBuilds), at
+// most ?limit= of them (1 to 100, default 100).
+func (s *Service) templateBuilds(w http.ResponseWriter, r *http.Request, team string) {
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			writeError(w, errorf(http.StatusBadRequest, "limit must be between 1 and 100, got %q", v))
+			return
+		}
+		limit = n
+	}
+	now := time.Now()
+	s.mu.Lock()
+	t := s.lookupLocked(team, r.PathValue("idOrAlias"))
+	var out map[string]any
+	if t != nil {
+		builds := []map[string]any{}
+		for i := len(t.Builds) - 1; i >= 0 && len(builds) < limit; i-- {
+			b := s.st.Builds[t.Builds[i]]
+			if b == nil {
+				continue
+			}
+			e := map[string]any{"buildID": b.ID, "status": b.status(now), "cpuCount": b.CPU, "memoryMB": b.MemoryMB,
+				"diskSizeMB": 10240, "envdVersion": "0.2.0", "createdAt": b.CreatedAt.Format(time.RFC3339Nano),
+				"updatedAt": b.CreatedAt.Format(time.RFC3339Nano)}
+			if b.Started != nil {
+				end := b.Started.Add(b.Duration)
+				e["updatedAt"] = b.Started.Format(time.RFC3339Nano)
+				if !now.Before(end) {
+					e["finishedAt"], e["updatedAt"] = end.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano)
+				}
+			}
+			builds = append(builds, e)
+		}
+		out = map[string]any{"templateID": t.ID, "public": false, "names": []string{t.Name}, "aliases": []string{t.Name},
+			"createdAt": t.CreatedAt.Format(time.RFC3339Nano), "updatedAt": t.UpdatedAt.Format(time.RFC3339Nano),
+			"lastSpawnedAt": nil, "spawnCount": 0, "builds": builds}
+	}
+	s.mu.Unlock()
+	if t == nil {
+		writeError(w, errorf(http.StatusNotFound, "template '%s' not found", r.PathValue("idOrAlias")))
+		return
+	}
 	core.WriteJSON(w, http.StatusOK, out)
 }
 

@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/core"
@@ -23,8 +26,10 @@ import (
 // The deployments part of Vercel's REST API: files uploaded by SHA-1 (POST
 // /v2/files, kept per team), deployments made of uploaded files (POST
 // /v13/deployments, answering missing_files with the digests the team
-// lacks), read back (GET /v13/deployments/{id}) with their build events
-// (GET /v3/deployments/{id}/events). Nothing is built: a deployment
+// lacks, carrying the meta key/values the create sets), read back (GET
+// /v13/deployments/{id}) with their build events (GET
+// /v3/deployments/{id}/events), and listed newest first (GET
+// /v6/deployments, filtered by project, target, state and meta-<key>). Nothing is built: a deployment
 // "builds" for Options.BuildTime by checking that the uploaded tree is a
 // complete Next.js app at the project's rootDirectory for its install
 // command, then is READY (or ERROR with the reason, Vercel's way), and a
@@ -62,6 +67,16 @@ type deployment struct {
 	// Fail is why the build fails ("" when it succeeds).
 	Fail string   `json:"fail,omitempty"`
 	Log  []string `json:"log"`
+	// Meta are the key/values the create set (Vercel's deployment meta).
+	Meta map[string]string `json:"meta,omitempty"`
+}
+
+// meta is d's meta as the API answers it: an object, never null.
+func (d *deployment) meta() map[string]string {
+	if d.Meta == nil {
+		return map[string]string{}
+	}
+	return d.Meta
 }
 
 func (d *deployment) state(now int64) string {
@@ -110,7 +125,7 @@ func (s *Service) deploymentJSON(d *deployment, now int64) map[string]any {
 	st := d.state(now)
 	aliases := s.aliasesLocked(d, now)
 	m := map[string]any{"id": d.ID, "name": d.Name, "url": d.Host, "readyState": st, "status": st, "target": d.Target,
-		"projectId": d.Project, "createdAt": d.CreatedAt, "alias": aliases, "aliasAssigned": len(aliases) > 0}
+		"projectId": d.Project, "createdAt": d.CreatedAt, "alias": aliases, "aliasAssigned": len(aliases) > 0, "meta": d.meta()}
 	if st == stateError {
 		m["errorCode"] = "BUILD_FAILED"
 		m["errorMessage"] = d.Fail
@@ -186,14 +201,23 @@ func (s *Service) uploadFile(w http.ResponseWriter, r *http.Request, team string
 	s.saveAndAnswer(w, http.StatusOK, map[string]any{})
 }
 
+// Limits on a deployment's meta: Vercel's reference gives none, so these
+// are the emulator's (generous) guess.
+const (
+	maxMetaKeys     = 100
+	maxMetaKeyBytes = 256
+	maxMetaValBytes = 1024
+)
+
 // createDeployment is POST /v13/deployments {name, project?, target?,
-// files: [{file, sha, size}]}: 400 missing_files (with `missing`) when the
-// team lacks some; otherwise the deployment, building.
+// meta?, files: [{file, sha, size}]}: 400 missing_files (with `missing`)
+// when the team lacks some; otherwise the deployment, building.
 func (s *Service) createDeployment(w http.ResponseWriter, r *http.Request, team string) {
 	var req struct {
-		Name    string `json:"name"`
-		Project string `json:"project"`
-		Target  string `json:"target"`
+		Name    string            `json:"name"`
+		Project string            `json:"project"`
+		Target  string            `json:"target"`
+		Meta    map[string]string `json:"meta"`
 		Files   []struct {
 			File string `json:"file"`
 			SHA  string `json:"sha"`
@@ -214,6 +238,16 @@ func (s *Service) createDeployment(w http.ResponseWriter, r *http.Request, team 
 	if len(req.Files) == 0 {
 		writeError(w, badRequest("Invalid request: a deployment that is not a git deployment needs `files`"))
 		return
+	}
+	if len(req.Meta) > maxMetaKeys {
+		writeError(w, badRequest("Invalid request: `meta` has more than %d keys", maxMetaKeys))
+		return
+	}
+	for k, v := range req.Meta {
+		if k == "" || len(k) > maxMetaKeyBytes || len(v) > maxMetaValBytes {
+			writeError(w, badRequest("Invalid request: `meta` key %q or its value is empty or too long", k))
+			return
+		}
 	}
 	files := map[string]string{}
 	var missing []string
@@ -252,7 +286,7 @@ func (s *Service) createDeployment(w http.ResponseWriter, r *http.Request, team 
 		return
 	}
 	d := &deployment{ID: newID("dpl"), Team: team, Project: p.ID, Name: p.Name, Target: req.Target, Files: files,
-		Env: map[string]string{}, CreatedAt: now, ReadyAt: now + s.buildTime.Milliseconds()}
+		Env: map[string]string{}, CreatedAt: now, ReadyAt: now + s.buildTime.Milliseconds(), Meta: req.Meta}
 	d.Host = p.Name + "-" + strings.TrimPrefix(d.ID, "dpl_")[:9] + LocalSuffix
 	if _, port, err := net.SplitHostPort(r.Host); err == nil {
 		d.Host = net.JoinHostPort(d.Host, port)
@@ -398,6 +432,131 @@ func (s *Service) hasWorkspace(team string, files map[string]string, name string
 		}
 	}
 	return false
+}
+
+// Deployment states a list may filter on (Vercel's readyState values).
+var listStates = []string{"BUILDING", "ERROR", "INITIALIZING", "QUEUED", "READY", "CANCELED"}
+
+// listDeployments is GET /v6/deployments: the team's deployments, newest
+// first, filtered by projectId (an ID or name), app (the name), target,
+// state (comma-separated), since/until (creation, ms, exclusive) and every
+// meta-<key>=<value> (the deployment's meta has key with that value),
+// at most limit (default 20, 1 to 100) of them: {deployments: [{uid, name,
+// url, created, createdAt, state, readyState, target, meta, ...}],
+// pagination: {count, next, prev}}, next being the until of the next page
+// (null on the last).
+func (s *Service) listDeployments(w http.ResponseWriter, r *http.Request, team string) {
+	q := r.URL.Query()
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			writeError(w, badRequest("Invalid request: `limit` should be an integer from 1 to 100"))
+			return
+		}
+		limit = n
+	}
+	var states []string
+	if v := q.Get("state"); v != "" {
+		for _, st := range strings.Split(v, ",") {
+			st = strings.ToUpper(strings.TrimSpace(st))
+			if !slices.Contains(listStates, st) {
+				writeError(w, badRequest("Invalid request: `state` should be one of %s", strings.Join(listStates, ", ")))
+				return
+			}
+			states = append(states, st)
+		}
+	}
+	// since and until bound the creation time, both exclusive.
+	bound := func(key string, otherwise int64) (int64, error) {
+		v := q.Get(key)
+		if v == "" {
+			return otherwise, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, badRequest("Invalid request: `%s` should be a timestamp in milliseconds", key)
+		}
+		return n, nil
+	}
+	since, err := bound("since", -1)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	until, err := bound("until", math.MaxInt64)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.answerDeploymentList(w, q, team, states, since, until, limit)
+}
+
+func (s *Service) answerDeploymentList(w http.ResponseWriter, q url.Values, team string, states []string, since, until int64, limit int) {
+	meta := map[string]string{}
+	for k, vs := range q {
+		if key, ok := strings.CutPrefix(k, "meta-"); ok && key != "" && len(vs) > 0 {
+			meta[key] = vs[0]
+		}
+	}
+	now := nowMillis()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	projectID := ""
+	if v := q.Get("projectId"); v != "" {
+		p, err := s.projectLocked(team, v)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		projectID = p.ID
+	}
+	var found []*deployment
+	for _, d := range s.st.Deployments {
+		switch {
+		case d.Team != team, projectID != "" && d.Project != projectID, q.Get("app") != "" && d.Name != q.Get("app"),
+			q.Get("target") != "" && d.Target != q.Get("target"), d.CreatedAt <= since, d.CreatedAt >= until,
+			len(states) > 0 && !slices.Contains(states, d.state(now)):
+			continue
+		}
+		matches := true
+		for k, v := range meta {
+			if got, ok := d.Meta[k]; !ok || got != v {
+				matches = false
+			}
+		}
+		if matches {
+			found = append(found, d)
+		}
+	}
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].CreatedAt != found[j].CreatedAt {
+			return found[i].CreatedAt > found[j].CreatedAt
+		}
+		return found[i].ID > found[j].ID
+	})
+	var next, prev any
+	if len(found) > limit {
+		found = found[:limit]
+		next = found[limit-1].CreatedAt
+	}
+	if len(found) > 0 {
+		prev = found[0].CreatedAt
+	}
+	out := []map[string]any{}
+	for _, d := range found {
+		st := d.state(now)
+		aliases := s.aliasesLocked(d, now)
+		e := map[string]any{"uid": d.ID, "name": d.Name, "url": d.Host, "created": d.CreatedAt, "createdAt": d.CreatedAt,
+			"buildingAt": d.CreatedAt, "state": st, "readyState": st, "type": "LAMBDAS", "source": "api", "target": d.Target,
+			"projectId": d.Project, "meta": d.meta(), "aliasAssigned": len(aliases) > 0}
+		if st != stateBuilding {
+			e["ready"] = d.ReadyAt
+		}
+		out = append(out, e)
+	}
+	core.WriteJSON(w, http.StatusOK, map[string]any{"deployments": out,
+		"pagination": map[string]any{"count": len(out), "next": next, "prev": prev}})
 }
 
 // getDeployment is GET /v13/deployments/{idOrUrl}.

@@ -56,6 +56,8 @@ type DeploymentEntry struct {
 	Files        int      `json:"files"`
 	Aliases      []string `json:"aliases"`
 	ErrorMessage string   `json:"errorMessage,omitempty"`
+	// Meta are the key/values its create set.
+	Meta map[string]string `json:"meta,omitempty"`
 }
 
 // SandboxEntry is one sandbox and the settings of its current session.
@@ -193,7 +195,7 @@ func (s *Service) projectsLocked(now int64) []ProjectEntry {
 		})
 		for _, d := range ds {
 			de := DeploymentEntry{ID: d.ID, Host: d.Host, Target: d.Target, State: d.state(now), Files: len(d.Files),
-				Aliases: s.aliasesLocked(d, now)}
+				Aliases: s.aliasesLocked(d, now), Meta: d.Meta}
 			if de.State == stateError {
 				de.ErrorMessage = d.Fail
 			}

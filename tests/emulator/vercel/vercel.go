@@ -284,6 +284,7 @@ func (s *Service) Register() {
 	s.route("POST /v2/files", s.uploadFile)
 	s.route("POST /v13/deployments", s.createDeployment)
 	s.route("GET /v13/deployments/{idOrUrl}", s.getDeployment)
+	s.route("GET /v6/deployments", s.listDeployments)
 	s.route("GET /v3/deployments/{idOrUrl}/events", s.events)
 	s.registerAdmin()
 	const other = APIPrefix + "/{path...}"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -211,4 +212,95 @@ func hostGet(t *testing.T, base, host string) string {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
 	return string(raw)
+}
+
+// TestDeploymentListFilters: GET /v6/deployments lists the team's
+// deployments newest first with the meta their creates set, filtered by
+// project, target, state and meta-<key> (every one given must match),
+// pages by limit with pagination.next as the next page's until, and
+// refuses a bad limit or state and an unknown project.
+func TestDeploymentListFilters(t *testing.T) {
+	a := serve(t, t.TempDir(), vercel.Options{BuildTime: time.Hour})
+	status, p := a.call(http.MethodPost, "/v11/projects", map[string]any{"name": "web", "framework": "nextjs"})
+	require.Equal(t, http.StatusOK, status)
+	status, _ = a.call(http.MethodPost, "/v11/projects", map[string]any{"name": "other", "framework": "nextjs"})
+	require.Equal(t, http.StatusOK, status)
+	const manifest = `{"dependencies":{"next":"16.0.0"}}`
+	sum := sha1.Sum([]byte(manifest))
+	resp := a.request(http.MethodPost, "/v2/files", vercel.DefaultToken, bytes.NewReader([]byte(manifest)),
+		map[string]string{"x-vercel-digest": hex.EncodeToString(sum[:])})
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	files := []map[string]any{{"file": "package.json", "sha": hex.EncodeToString(sum[:]), "size": len(manifest)}}
+	deploy := func(project, target string, meta map[string]string) string {
+		t.Helper()
+		status, d := a.call(http.MethodPost, "/v13/deployments", map[string]any{"name": project, "project": project,
+			"target": target, "files": files, "meta": meta})
+		require.Equal(t, http.StatusOK, status, "%v", d)
+		assert.Equal(t, meta, stringMap(d["meta"]), "the create answers the meta it set")
+		time.Sleep(2 * time.Millisecond) // distinct creation times, as the list orders by them
+		return d["id"].(string)
+	}
+	first := deploy("web", "production", map[string]string{"digest": "aaa", "by": "openinspect"})
+	second := deploy("web", "production", map[string]string{"digest": "bbb", "by": "openinspect"})
+	third := deploy("web", "production", map[string]string{"digest": "aaa", "by": "someone"})
+	preview := deploy("web", "preview", map[string]string{"digest": "aaa", "by": "openinspect"})
+	deploy("other", "production", map[string]string{"digest": "aaa", "by": "openinspect"})
+
+	list := func(query string) []string {
+		t.Helper()
+		status, body := a.call(http.MethodGet, "/v6/deployments?"+query, nil)
+		require.Equal(t, http.StatusOK, status, "%s: %v", query, body)
+		var uids []string
+		for _, d := range body["deployments"].([]any) {
+			m := d.(map[string]any)
+			uids = append(uids, m["uid"].(string))
+			assert.Equal(t, "BUILDING", m["readyState"])
+			assert.Equal(t, m["readyState"], m["state"])
+			assert.NotNil(t, m["meta"])
+		}
+		return uids
+	}
+	assert.Equal(t, []string{third, second, first}, list("projectId="+p["id"].(string)+"&target=production"), "newest first")
+	assert.Equal(t, []string{third, second, first}, list("projectId=web&target=production"), "a project by name")
+	assert.Equal(t, []string{preview, third, first}, list("projectId=web&meta-digest=aaa"))
+	assert.Equal(t, []string{first}, list("projectId=web&target=production&meta-digest=aaa&meta-by=openinspect"),
+		"every meta filter must match")
+	assert.Empty(t, list("projectId=web&meta-digest=zzz"))
+	assert.Empty(t, list("projectId=web&state=READY,ERROR"))
+	assert.Len(t, list("projectId=web&state=building"), 4)
+	assert.Len(t, list(""), 5, "the team's every deployment")
+
+	status, page := a.call(http.MethodGet, "/v6/deployments?projectId=web&limit=2", nil)
+	require.Equal(t, http.StatusOK, status)
+	pagination := page["pagination"].(map[string]any)
+	assert.EqualValues(t, 2, pagination["count"])
+	require.NotNil(t, pagination["next"], "more pages")
+	next := strconv.FormatInt(int64(pagination["next"].(float64)), 10)
+	assert.Equal(t, []string{second, first}, list("projectId=web&limit=2&until="+next), "the next page")
+	status, page = a.call(http.MethodGet, "/v6/deployments?projectId=web&limit=2&until="+next, nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Nil(t, page["pagination"].(map[string]any)["next"], "the last page")
+
+	for _, bad := range []string{"limit=0", "limit=101", "limit=x", "state=DONE", "until=soon"} {
+		status, body := a.call(http.MethodGet, "/v6/deployments?"+bad, nil)
+		assert.Equal(t, http.StatusBadRequest, status, bad)
+		vercelError(t, body)
+	}
+	status, body := a.call(http.MethodGet, "/v6/deployments?projectId=nothing", nil)
+	assert.Equal(t, http.StatusNotFound, status)
+	vercelError(t, body)
+	status, body = a.call(http.MethodPost, "/v13/deployments", map[string]any{"name": "web", "project": "web", "files": files,
+		"meta": map[string]any{"n": 1}})
+	assert.Equal(t, http.StatusBadRequest, status, "meta values are strings")
+	vercelError(t, body)
+}
+
+func stringMap(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	out := map[string]string{}
+	for k, x := range m {
+		out[k], _ = x.(string)
+	}
+	return out
 }

@@ -1,6 +1,6 @@
 // Package e2bapi is the small part of E2B's REST API the provider calls
-// itself: finding a template by name, deleting it, and listing and killing
-// sandboxes. Templates are built by upstream's builder (the Python SDK),
+// itself: finding a template by name, listing its builds, deleting it, and
+// listing and killing sandboxes. Templates are built by upstream's builder (the Python SDK),
 // never here. Routes and status codes are those of SDK e2b 2.29.1.
 package e2bapi
 
@@ -80,6 +80,25 @@ func (c *Client) TemplateByName(ctx context.Context, name string) (Template, boo
 		}
 	}
 	return Template{}, false, nil
+}
+
+// Build is one build of a template as GET /templates/{templateID} lists it.
+type Build struct {
+	ID     string `json:"buildID"`
+	Status string `json:"status"` // waiting | building | ready | error
+}
+
+// TemplateBuilds lists a template's builds (the newest 100, newest
+// first); a template that is gone has none.
+func (c *Client) TemplateBuilds(ctx context.Context, templateID string) ([]Build, error) {
+	var out struct {
+		Builds []Build `json:"builds"`
+	}
+	status, err := c.do(ctx, http.MethodGet, "/templates/"+url.PathEscape(templateID), &out, http.StatusOK, http.StatusNotFound)
+	if err != nil || status == http.StatusNotFound {
+		return nil, err
+	}
+	return out.Builds, nil
 }
 
 // DeleteTemplate deletes a template by ID or name; one already gone is no

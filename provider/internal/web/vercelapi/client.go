@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/restjson"
@@ -327,14 +328,16 @@ func (e *MissingFilesError) Error() string {
 }
 
 // CreateDeployment creates a production deployment of project from files
-// already uploaded; a *MissingFilesError lists the ones Vercel lacks.
-func (c *Client) CreateDeployment(ctx context.Context, name, project string, files []DeploymentFile) (*Deployment, error) {
+// already uploaded, carrying meta (Vercel's deployment metadata, which a
+// list can filter on); a *MissingFilesError lists the files Vercel lacks.
+func (c *Client) CreateDeployment(ctx context.Context, name, project string, meta map[string]string, files []DeploymentFile) (*Deployment, error) {
 	in := struct {
-		Name    string           `json:"name"`
-		Project string           `json:"project"`
-		Target  string           `json:"target"`
-		Files   []DeploymentFile `json:"files"`
-	}{name, project, "production", files}
+		Name    string            `json:"name"`
+		Project string            `json:"project"`
+		Target  string            `json:"target"`
+		Meta    map[string]string `json:"meta,omitempty"`
+		Files   []DeploymentFile  `json:"files"`
+	}{name, project, "production", meta, files}
 	var out Deployment
 	_, err := c.send(ctx, http.MethodPost, "/v13/deployments", url.Values{"skipAutoDetectionConfirmation": {"1"}}, in, &out,
 		http.StatusOK, http.StatusCreated)
@@ -358,6 +361,63 @@ func (c *Client) GetDeployment(ctx context.Context, id string) (*Deployment, err
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ListedDeployment is a deployment as GET /v6/deployments lists it (the
+// fields read here).
+type ListedDeployment struct {
+	UID        string            `json:"uid"`
+	State      string            `json:"state"` // as ReadyState
+	ReadyState string            `json:"readyState"`
+	Target     string            `json:"target"`
+	Created    int64             `json:"created"`
+	Meta       map[string]string `json:"meta"`
+}
+
+// Status is the deployment's state, whichever field the answer filled.
+func (d ListedDeployment) Status() string {
+	if d.ReadyState != "" {
+		return d.ReadyState
+	}
+	return d.State
+}
+
+// DeploymentQuery filters a deployment list; empty fields filter nothing.
+type DeploymentQuery struct {
+	ProjectID string
+	Target    string
+	// States are readyState values, any of which matches.
+	States []string
+	// Meta are key/values every listed deployment's meta holds
+	// (meta-<key>=<value>, as Vercel's CLI filters).
+	Meta map[string]string
+	// Limit bounds the list (zero: Vercel's default, 20).
+	Limit int
+}
+
+// Deployments lists the deployments q matches, newest first (one page).
+func (c *Client) Deployments(ctx context.Context, q DeploymentQuery) ([]ListedDeployment, error) {
+	v := url.Values{}
+	if q.ProjectID != "" {
+		v.Set("projectId", q.ProjectID)
+	}
+	if q.Target != "" {
+		v.Set("target", q.Target)
+	}
+	if len(q.States) > 0 {
+		v.Set("state", strings.Join(q.States, ","))
+	}
+	for k, val := range q.Meta {
+		v.Set("meta-"+k, val)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var out struct {
+		Deployments []ListedDeployment `json:"deployments"`
+	}
+	_, err := c.send(ctx, http.MethodGet, "/v6/deployments", v, nil, &out, http.StatusOK)
+	return out.Deployments, err
 }
 
 // Event is one build event of a deployment.

@@ -52,8 +52,9 @@ var tree = map[string]string{
 // TestClientAgainstTheEmulator: a project with upstream's settings, its
 // variables (a conflict answered ENV_CONFLICT, an update in place), the
 // files Vercel lacks asked for by missing_files and uploaded once, a
-// production deployment that builds and takes the project's alias, its
-// events, a failing build's message, and delete.
+// production deployment that builds and takes the project's alias, found
+// by its meta and by its state in the project's list, its events, a
+// failing build's message, and delete.
 func TestClientAgainstTheEmulator(t *testing.T) {
 	cl, svc, c := emulator(t)
 	ctx := t.Context()
@@ -89,7 +90,7 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 		files = append(files, vercelapi.DeploymentFile{File: path, SHA: sha([]byte(body)), Size: int64(len(body))})
 		content[sha([]byte(body))] = []byte(body)
 	}
-	_, err = cl.CreateDeployment(ctx, p.Name, p.ID, files)
+	_, err = cl.CreateDeployment(ctx, p.Name, p.ID, nil, files)
 	var missing *vercelapi.MissingFilesError
 	require.ErrorAs(t, err, &missing)
 	assert.Len(t, missing.SHAs, len(tree))
@@ -97,9 +98,19 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 		require.NoError(t, cl.UploadFile(ctx, s, content[s]))
 	}
 	assert.Error(t, cl.UploadFile(ctx, sha([]byte("other")), []byte("not it")), "a digest that does not match is refused")
-	d, err := cl.CreateDeployment(ctx, p.Name, p.ID, files)
+	marker := map[string]string{"openinspectDigest": "d1"}
+	d, err := cl.CreateDeployment(ctx, p.Name, p.ID, marker, files)
 	require.NoError(t, err)
 	assert.Equal(t, "BUILDING", d.ReadyState)
+	listed, err := cl.Deployments(ctx, vercelapi.DeploymentQuery{ProjectID: p.ID, Target: "production", Meta: marker, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, listed, 1, "found by its meta")
+	assert.Equal(t, d.ID, listed[0].UID)
+	assert.Equal(t, "BUILDING", listed[0].Status())
+	assert.Equal(t, marker, listed[0].Meta)
+	none, err := cl.Deployments(ctx, vercelapi.DeploymentQuery{ProjectID: p.ID, Meta: map[string]string{"openinspectDigest": "d2"}})
+	require.NoError(t, err)
+	assert.Empty(t, none)
 	require.Eventually(t, func() bool {
 		d, err = cl.GetDeployment(ctx, d.ID)
 		return err == nil && d.ReadyState == "READY"
@@ -113,7 +124,7 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 
 	// The same files again: nothing missing, one more deployment.
 	svc.FailNextDeployment("Type error: arranged")
-	failed, err := cl.CreateDeployment(ctx, p.Name, p.ID, files)
+	failed, err := cl.CreateDeployment(ctx, p.Name, p.ID, nil, files)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		failed, err = cl.GetDeployment(ctx, failed.ID)
@@ -123,6 +134,10 @@ func TestClientAgainstTheEmulator(t *testing.T) {
 	d, err = cl.GetDeployment(ctx, d.ID)
 	require.NoError(t, err)
 	assert.NotEmpty(t, d.Alias, "a failed build leaves the production alias where it was")
+	ready, err := cl.Deployments(ctx, vercelapi.DeploymentQuery{ProjectID: p.ID, Target: "production", States: []string{"READY"}})
+	require.NoError(t, err)
+	require.Len(t, ready, 1, "the ready one, not the failed one")
+	assert.Equal(t, d.ID, ready[0].UID)
 	assert.Equal(t, len(tree), svc.Inventory().Uploads[vercel.DefaultTeamID], "each file uploaded once")
 
 	counts := c.Counts()
@@ -156,7 +171,7 @@ func TestClientErrors(t *testing.T) {
 	require.NoError(t, err)
 	body := []byte(`{"name":"root"}`)
 	require.NoError(t, cl.UploadFile(ctx, sha(body), body))
-	d, err := cl.CreateDeployment(ctx, p.Name, p.ID, []vercelapi.DeploymentFile{{File: "package.json", SHA: sha(body), Size: int64(len(body))}})
+	d, err := cl.CreateDeployment(ctx, p.Name, p.ID, nil, []vercelapi.DeploymentFile{{File: "package.json", SHA: sha(body), Size: int64(len(body))}})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		d, err = cl.GetDeployment(ctx, d.ID)
