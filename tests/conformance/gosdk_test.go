@@ -19,7 +19,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -205,6 +204,9 @@ func (g *goSDK) zones() string {
 	sub, err := g.c.Workers.Subdomains.Get(g.ctx, workers.SubdomainGetParams{AccountID: cloudflare.F(g.acct)})
 	g.answer("workers.Subdomains.Get", sub, err)
 	assert.NotEmpty(g.t, sub.Subdomain)
+	same, err := g.c.Workers.Subdomains.Update(g.ctx, workers.SubdomainUpdateParams{AccountID: cloudflare.F(g.acct), Subdomain: cloudflare.F(sub.Subdomain)})
+	g.answer("workers.Subdomains.Update", same, err)
+	assert.Equal(g.t, sub.Subdomain, same.Subdomain)
 	return z.ID
 }
 
@@ -447,6 +449,15 @@ func (g *goSDK) queues() (jobs, pulled string) {
 	settings, ok := gc.AsUnion().(queues.ConsumerMqHTTPConsumer)
 	require.True(g.t, ok, "an http_pull consumer decodes as MqHTTPConsumer: %s", gc.JSON.RawJSON())
 	assert.EqualValues(g.t, 60000, settings.Settings.VisibilityTimeoutMs)
+	cu, err := g.c.Queues.Consumers.Update(g.ctx, p.QueueID, c.ConsumerID, queues.ConsumerUpdateParams{AccountID: acct, Body: queues.ConsumerUpdateParamsBodyMqHTTPConsumer{
+		Type:            cloudflare.F(queues.ConsumerUpdateParamsBodyMqHTTPConsumerTypeHTTPPull),
+		DeadLetterQueue: cloudflare.F("go-pull-dlq"),
+		Settings: cloudflare.F(queues.ConsumerUpdateParamsBodyMqHTTPConsumerSettings{
+			BatchSize: cloudflare.F(10.0), MaxRetries: cloudflare.F(1.0), VisibilityTimeoutMs: cloudflare.F(30000.0),
+		}),
+	}})
+	g.answer("queues.Consumers.Update (http_pull)", cu, err)
+	assert.Contains(g.t, cu.JSON.RawJSON(), `"visibility_timeout_ms":30000`)
 	return q.QueueID, p.QueueID
 }
 
@@ -843,6 +854,11 @@ func (g *goSDK) routing(script, zoneID string) {
 
 func (g *goSDK) cleanUp(script, db, ns, bucket, jobs, pulled string) {
 	acct := cloudflare.F(g.acct)
+	// Off workers.dev, the script is no longer served there.
+	off, err := g.c.Workers.Scripts.Subdomain.Delete(g.ctx, script, workers.ScriptSubdomainDeleteParams{AccountID: acct})
+	g.answer("workers.Scripts.Subdomain.Delete", off, err)
+	status, _ := get(g.t, g.s.Workers().WorkerURL(script)+"/x")
+	assert.Equal(g.t, http.StatusNotFound, status, "a script off workers.dev")
 	sdel, err := g.c.Workers.Scripts.Delete(g.ctx, script, workers.ScriptDeleteParams{AccountID: acct, Force: cloudflare.F(true)})
 	g.answer("workers.Scripts.Delete", sdel, err)
 	_, err = g.c.Workers.Scripts.Settings.Get(g.ctx, script, workers.ScriptSettingGetParams{AccountID: acct})
@@ -863,19 +879,12 @@ func (g *goSDK) cleanUp(script, db, ns, bucket, jobs, pulled string) {
 	ddel, err := g.c.D1.Database.Delete(g.ctx, db, d1.DatabaseDeleteParams{AccountID: acct})
 	g.answer("d1.Database.Delete", ddel, err)
 
-	var inv struct {
-		D1      []json.RawMessage `json:"d1_databases"`
-		KV      []json.RawMessage `json:"kv_namespaces"`
-		R2      []json.RawMessage `json:"r2_buckets"`
-		Queues  []json.RawMessage `json:"queues"`
-		Workers []json.RawMessage `json:"workers"`
-	}
-	status, body := get(g.t, g.s.URL()+"/__emulator/inventory")
-	require.Equal(g.t, http.StatusOK, status)
-	require.NoError(g.t, json.Unmarshal([]byte(body), &inv))
+	inv := g.s.Inventory()
 	assert.Empty(g.t, inv.D1, "the SDK deleted every database")
 	assert.Empty(g.t, inv.KV)
 	assert.Empty(g.t, inv.R2)
 	assert.Empty(g.t, inv.Queues)
 	assert.Empty(g.t, inv.Workers)
+	assert.Empty(g.t, inv.Domains)
+	assert.Empty(g.t, inv.Routes)
 }
