@@ -270,7 +270,7 @@ type pullResultJSON struct {
 	} `json:"metadata"`
 }
 
-// pullBody reads a whole number from a pull's optional field within
+// pullNumber reads a whole number from an optional field of a pull or ack within
 // [lo, hi], or fallback when it is absent.
 func pullNumber(field string, v *json.Number, fallback, lo, hi int) (int, error) {
 	if v == nil {
