@@ -1,9 +1,10 @@
 // Package conformance_test drives the emulator with Cloudflare's official
 // SDKs, as a user of those SDKs would, independent of the provider's own
 // client: the TypeScript SDK (npm cloudflare, installed by
-// .ci/node-tools.sh) and the Python SDK (PyPI cloudflare, installed by
+// .ci/node-tools.sh), the Python SDK (PyPI cloudflare, installed by
 // .ci/python-tools.sh, its pydantic models constructed with strict
-// validation). Each script creates, reads, lists, updates and deletes every
+// validation) and the Go SDK (cloudflare-go/v6, a test dependency in
+// go.mod; gosdk_test.go). Each script creates, reads, lists, updates and deletes every
 // object kind the provider manages and uploads a Worker with a module, a
 // source map and static assets; this side then requests the Worker and its
 // asset. A missing tool fails the test: it is never skipped.

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 )
 
@@ -508,4 +509,106 @@ func TestR2ObjectRoutes(t *testing.T) {
 	resp, _ = send(http.MethodDelete, base+"files/objects/a/b.txt", "")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, 0, s.Inventory().R2[0].Objects)
+}
+
+// splitJS answers its label and a count kept by the Counter Durable Object,
+// which both versions of a split deployment share.
+func splitJS(label string) string {
+	return `export class Counter {
+  constructor(state) { this.state = state; }
+  async fetch() {
+    const n = ((await this.state.storage.get("n")) ?? 0) + 1;
+    await this.state.storage.put("n", n);
+    return new Response(String(n));
+  }
+}
+export default {
+  async fetch(req, env) {
+    const r = await env.COUNTER.get(env.COUNTER.idFromName("c")).fetch("http://counter/");
+    return new Response("` + label + ` " + (await r.text()));
+  },
+};`
+}
+
+// askVersion requests the script's root with the version overrides header
+// naming version (none when "").
+func askVersion(t *testing.T, s *emulator.Server, script, version string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.Workers().WorkerURL(script)+"/", nil)
+	require.NoError(t, err)
+	if version != "" {
+		req.Header.Set("Cloudflare-Workers-Version-Overrides", script+`="`+version+`"`)
+	}
+	resp, err := loopback.Client(0).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	return string(b)
+}
+
+func deploySplit(t *testing.T, s *emulator.Server, script string, shares ...M) (int, envelopeOf) {
+	t.Helper()
+	return api(t, s, http.MethodPost, scriptsPath+script+"/deployments", "application/json",
+		jsonBody(M{"strategy": "percentage", "versions": shares}))
+}
+
+// A split deployment runs both versions, their Durable Object bindings
+// reaching the script's one namespace, and survives a restart; an earlier
+// deployment's version can be deployed again, a superseded version no
+// deployment names cannot.
+func TestSplitDeploymentServesBothVersions(t *testing.T) {
+	dir := t.TempDir()
+	s, err := emulator.Start(emulator.Options{DataDir: dir})
+	require.NoError(t, err)
+	binding := M{"type": "durable_object_namespace", "name": "COUNTER", "class_name": "Counter"}
+	m := meta(binding)
+	m["migrations"] = M{"new_tag": "v1", "new_sqlite_classes": []string{"Counter"}}
+	mustUpload(t, newClient(s), "split", m, mod{"index.js", "application/javascript+module", splitJS("one")})
+	one := versionOf(t, s, emulator.DefaultToken, acct, "split")
+	ct, body := multipartBody(t, meta(binding), mod{"index.js", "application/javascript+module", splitJS("two")})
+	status, env := api(t, s, http.MethodPost, scriptsPath+"split/versions", ct, body)
+	require.Equal(t, http.StatusOK, status, "%+v", env)
+	var two struct {
+		ID string `json:"id"`
+	}
+	env.into(t, &two)
+
+	status, env = deploySplit(t, s, "split", M{"version_id": one, "percentage": 50}, M{"version_id": two.ID, "percentage": 50})
+	require.Equal(t, http.StatusOK, status, "%+v", env)
+	assert.Equal(t, "one 1", askVersion(t, s, "split", one))
+	assert.Equal(t, "two 2", askVersion(t, s, "split", two.ID), "the other version counts on the same Durable Object")
+
+	require.NoError(t, s.Close())
+	s = start(t, emulator.Options{DataDir: dir})
+	assert.Equal(t, "two 3", askVersion(t, s, "split", two.ID), "the split and its Durable Object survive a restart")
+	seen := map[string]bool{}
+	for i := 0; i < 60 && len(seen) < 2; i++ {
+		label, _, _ := strings.Cut(askVersion(t, s, "split", ""), " ")
+		seen[label] = true
+	}
+	assert.Equal(t, map[string]bool{"one": true, "two": true}, seen, "both versions serve requests")
+
+	// Deployed on their own in turn: the earlier deployment's version is
+	// kept, so it deploys again.
+	status, env = deploySplit(t, s, "split", M{"version_id": two.ID, "percentage": 100})
+	require.Equal(t, http.StatusOK, status, "%+v", env)
+	assert.True(t, strings.HasPrefix(askVersion(t, s, "split", ""), "two "))
+	status, env = deploySplit(t, s, "split", M{"version_id": one, "percentage": 100})
+	require.Equal(t, http.StatusOK, status, "%+v", env)
+	assert.True(t, strings.HasPrefix(askVersion(t, s, "split", ""), "one "))
+
+	// A version never deployed, then superseded by a newer upload: gone.
+	ct, body = multipartBody(t, meta(binding), mod{"index.js", "application/javascript+module", splitJS("three")})
+	status, env = api(t, s, http.MethodPost, scriptsPath+"split/versions", ct, body)
+	require.Equal(t, http.StatusOK, status, "%+v", env)
+	var three struct {
+		ID string `json:"id"`
+	}
+	env.into(t, &three)
+	mustUpload(t, newClient(s), "split", meta(binding), mod{"index.js", "application/javascript+module", splitJS("four")})
+	status, env = deploySplit(t, s, "split", M{"version_id": three.ID, "percentage": 100})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.EqualValues(t, 10021, env.code(), "%+v", env)
 }

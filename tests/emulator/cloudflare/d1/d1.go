@@ -26,6 +26,7 @@ func (s *Service) Register() {
 	s.cf.API("POST "+base+"/{database_id}/query", cloudflare.AuthAccount, s.d1Query)
 	s.cf.API("POST "+base+"/{database_id}/raw", cloudflare.AuthAccount, s.d1Raw)
 	s.registerD1Import()
+	s.registerD1Export()
 }
 
 var d1NameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

@@ -54,6 +54,9 @@ type store struct {
 	// are in-flight data of one process and are not persisted.
 	d1Imports map[string]*d1Upload
 	d1Ingests map[string]*d1ImportJSON
+	// d1Exports are the finished exports by download token (d1_export.go),
+	// in memory too.
+	d1Exports map[string]*d1Export
 }
 
 type d1Database struct {

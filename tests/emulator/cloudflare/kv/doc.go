@@ -14,7 +14,9 @@
 //	400   10014  a namespace with this account ID and title already exists   observed
 //	404   10013  namespace not found                                         assumed
 //	404   10009  get: 'key not found'                                        assumed
-//	400   10019  invalid title, key name, cursor or multipart body           assumed
+//	400   10019  invalid title, key name, cursor or multipart body; bulk/get
+//	             of 0 or over 100 keys, a type other than text or json, a
+//	             value type json cannot parse                                assumed
 //	400   10038  invalid expiration / expiration_ttl                         assumed
 //	414   10033  key name longer than 512 bytes                              assumed
 package kv

@@ -30,8 +30,11 @@ type queuedMessage struct {
 	ID          string
 	Timestamp   time.Time
 	ContentType string // text, json, bytes, v8
-	Body        []byte
-	Deliveries  int // how many times it was handed to the consumer
+	// Source is where it was sent from: "worker" (a producer binding) or
+	// "api" (POST messages), as a pull reports in CF-sourceMessageSource.
+	Source     string
+	Body       []byte
+	Deliveries int // how many times it was handed to the consumer
 	// ReadyAt is when it may be delivered (after its delay or retry
 	// delay); max_wait_time_ms counts from then too.
 	ReadyAt time.Time
@@ -42,13 +45,14 @@ type broker struct {
 	mu       sync.Mutex
 	backlog  map[string][]*queuedMessage
 	inFlight map[string]int
+	leases   map[string]*lease // pulled messages by lease ID (pull.go)
 	wake     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
 }
 
 func newBroker() *broker {
-	return &broker{backlog: map[string][]*queuedMessage{}, inFlight: map[string]int{},
+	return &broker{backlog: map[string][]*queuedMessage{}, inFlight: map[string]int{}, leases: map[string]*lease{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -112,7 +116,7 @@ func (s *Service) ServeBinding(w http.ResponseWriter, r *http.Request, acct, nam
 			http.Error(w, "message content type "+ct+" is invalid", http.StatusBadRequest)
 			return
 		}
-		msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Body: body, ReadyAt: now.Add(delay)})
+		msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Source: sourceWorker, Body: body, ReadyAt: now.Add(delay)})
 	case "/batch":
 		var in struct {
 			Messages []struct {
@@ -147,7 +151,7 @@ func (s *Service) ServeBinding(w http.ResponseWriter, r *http.Request, acct, nam
 			if m.DelaySecs != nil {
 				d = time.Duration(*m.DelaySecs) * time.Second
 			}
-			msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Body: body, ReadyAt: now.Add(d)})
+			msgs = append(msgs, &queuedMessage{ID: core.NewHexID(), Timestamp: now, ContentType: ct, Source: sourceWorker, Body: body, ReadyAt: now.Add(d)})
 		}
 	default:
 		http.NotFound(w, r)
@@ -195,6 +199,7 @@ func (s *Service) runBroker() {
 		case <-tick.C:
 		case <-b.wake:
 		}
+		s.expireLeases(time.Now())
 		for _, plan := range s.consumerPlans() {
 			for {
 				batch := b.takeBatch(plan, time.Now())
@@ -215,7 +220,7 @@ func (s *Service) consumerPlans() []consumerPlan {
 	for _, id := range core.SortedKeys(s.st.Queues) {
 		q := s.st.Queues[id]
 		for _, c := range q.Consumers {
-			if c.Script == "" || q.DeliveryPaused {
+			if c.pull() || c.Script == "" || q.DeliveryPaused {
 				continue
 			}
 			out = append(out, consumerPlan{acct: q.AccountID, queueID: q.ID, queueName: q.Name, script: c.Script, deadLetter: c.DeadLetterQueue, settings: c.Settings})
@@ -342,19 +347,7 @@ func (s *Service) deliver(plan consumerPlan, batch []*queuedMessage) {
 	if len(again) > 0 {
 		b.add(plan.queueID, again...)
 	}
-	if len(dead) == 0 || plan.deadLetter == "" {
-		return
-	}
-	s.mu.Lock()
-	dlq := s.queueByNameLocked(plan.acct, plan.deadLetter)
-	s.mu.Unlock()
-	if dlq == nil {
-		return // Cloudflare drops them too when the dead-letter queue is gone
-	}
-	for _, m := range dead {
-		m.Deliveries, m.ReadyAt = 0, now
-	}
-	b.add(dlq.ID, dead...)
+	s.deadLetter(plan.acct, plan.deadLetter, dead, now)
 }
 
 // Message is a message waiting in a queue, as the admin API shows it.

@@ -1,10 +1,12 @@
 // Package queues is the emulated Queues API: queues and their settings,
-// worker consumers (one per queue) with their batching and retry settings,
-// the backend of the scripts' queue producer bindings, and the broker
-// (broker.go) that holds each queue's messages in memory and delivers them
-// to the consumer script in batches, retrying and dead-lettering as
-// Cloudflare does. It owns queues.json (the queues and consumers; messages
-// are not persisted) and the admin route listing a queue's messages.
+// consumers (one per queue: a worker, or http_pull) with their batching and
+// retry settings, the backend of the scripts' queue producer bindings, the
+// broker (broker.go) that holds each queue's messages in memory and
+// delivers them to the consumer script in batches, retrying and
+// dead-lettering as Cloudflare does, and the HTTP routes that send, pull,
+// acknowledge and purge messages (pull.go). It owns queues.json (the queues
+// and consumers; messages are not persisted) and the admin route listing a
+// queue's messages.
 //
 // It imports the standard library, core and package cloudflare, never the
 // root or a sibling. It reaches the Workers scripts through Scripts, which
@@ -24,8 +26,14 @@
 //	                                                                         verified
 //	400   11003  bad consumer settings (batch_size 1-100, max_retries 0-100,
 //	             max_wait_time_ms 0-60000, max_concurrency 1-250,
-//	             retry_delay 0-43200), queue settings, DLQ = the queue
-//	             itself, non-worker consumer type, no script_name            assumed
+//	             retry_delay 0-43200, visibility_timeout_ms 0-43200000),
+//	             queue settings, DLQ = the queue itself, a type other than
+//	             worker or http_pull, a worker consumer without script_name  assumed
+//	400   11003  messages: a body that does not fit its content_type, a
+//	             batch of 0 or over 100 messages, batch_size outside
+//	             1-100; pull or ack on a queue without an http_pull
+//	             consumer; purge without delete_messages_permanently        assumed (limits documented)
+//	413   11003  a message over 128 KB, a batch over 256 KB                  limits documented; code assumed
 //	400   11009  A queue with this name already exists                       assumed
 //	400   11004  workers.api.error.consumer_exists (second consumer)         verified (code, token); detail assumed
 //	404   11005  Consumer not found                                          assumed

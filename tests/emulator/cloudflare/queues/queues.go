@@ -30,6 +30,7 @@ func (s *Service) Register() {
 	s.cf.API("PUT "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qUpdateConsumer)
 	s.cf.API("DELETE "+base+"/{queue_id}/consumers/{consumer_id}", cloudflare.AuthAccount, s.qDeleteConsumer)
 	s.cf.API("GET /client/v4/accounts/{account_id}/workers/scripts/{script_name}/queue-consumers", cloudflare.AuthAccount, s.qScriptConsumers)
+	s.registerMessages()
 	s.registerAdmin()
 }
 
@@ -45,6 +46,19 @@ const (
 	defaultMaxWaitTimeMs  = 5000
 	defaultRetryDelay     = 0
 	maxQueueDeliveryDelay = 43200
+	// An http_pull consumer's defaults and bounds: a pull takes 5 messages
+	// and leases them for 30 s unless it says otherwise (assumed: the values
+	// wrangler's consumer configuration describes), at most 12 hours.
+	defaultPullBatchSize       = 5
+	defaultVisibilityTimeoutMs = 30000
+	maxVisibilityTimeoutMs     = 12 * 60 * 60 * 1000
+)
+
+// The consumer types: a Worker the broker pushes batches to, or HTTP pull
+// (messages/pull and messages/ack, pull.go).
+const (
+	consumerWorker   = "worker"
+	consumerHTTPPull = "http_pull"
 )
 
 func queueNotFound() *core.APIError {
@@ -85,23 +99,45 @@ type queueJSON struct {
 	Settings            queueSettingsJSON   `json:"settings"`
 }
 
+// consumerJSON is a consumer as the API answers it: a worker consumer
+// names its script; an http_pull consumer has none (the SDKs' two variants,
+// MqWorkerConsumer and MqHTTPConsumer).
 type consumerJSON struct {
-	ConsumerID      string           `json:"consumer_id"`
-	QueueID         string           `json:"queue_id"`
-	QueueName       string           `json:"queue_name"`
-	Script          string           `json:"script"`
-	ScriptName      string           `json:"script_name"`
-	Type            string           `json:"type"`
-	DeadLetterQueue string           `json:"dead_letter_queue,omitempty"`
-	Settings        consumerSettings `json:"settings"`
-	CreatedOn       string           `json:"created_on"`
+	ConsumerID      string `json:"consumer_id"`
+	QueueID         string `json:"queue_id"`
+	QueueName       string `json:"queue_name"`
+	Script          string `json:"script,omitempty"`
+	ScriptName      string `json:"script_name,omitempty"`
+	Type            string `json:"type"`
+	DeadLetterQueue string `json:"dead_letter_queue,omitempty"`
+	Settings        any    `json:"settings"`
+	CreatedOn       string `json:"created_on"`
+}
+
+// pullSettingsJSON are an http_pull consumer's settings: the documented
+// fields of MqHTTPConsumer's settings (no max_wait_time_ms or
+// max_concurrency, which only a push consumer has).
+type pullSettingsJSON struct {
+	BatchSize           int `json:"batch_size"`
+	MaxRetries          int `json:"max_retries"`
+	RetryDelay          int `json:"retry_delay"`
+	VisibilityTimeoutMs int `json:"visibility_timeout_ms"`
 }
 
 func (q *queue) consumerJSON(c *queueConsumer) consumerJSON {
-	return consumerJSON{
-		ConsumerID: c.ID, QueueID: q.ID, QueueName: q.Name, Script: c.Script, ScriptName: c.Script, Type: "worker",
-		DeadLetterQueue: c.DeadLetterQueue, Settings: c.Settings, CreatedOn: cloudflare.Time(c.CreatedOn),
+	out := consumerJSON{
+		ConsumerID: c.ID, QueueID: q.ID, QueueName: q.Name, Type: c.kind(),
+		DeadLetterQueue: c.DeadLetterQueue, CreatedOn: cloudflare.Time(c.CreatedOn),
 	}
+	if c.pull() {
+		out.Settings = pullSettingsJSON{BatchSize: c.Settings.BatchSize, MaxRetries: c.Settings.MaxRetries,
+			RetryDelay: c.Settings.RetryDelay, VisibilityTimeoutMs: c.Settings.VisibilityTimeoutMs}
+		return out
+	}
+	settings := c.Settings
+	settings.VisibilityTimeoutMs = 0 // a pull consumer's setting only
+	out.Script, out.ScriptName, out.Settings = c.Script, c.Script, settings
+	return out
 }
 
 // queueJSONLocked renders a queue but for its producers, which
@@ -402,28 +438,43 @@ type consumerBody struct {
 		MaxWaitTimeMs  *json.Number `json:"max_wait_time_ms"`
 		MaxConcurrency *json.Number `json:"max_concurrency"`
 		RetryDelay     *json.Number `json:"retry_delay"`
+		// VisibilityTimeoutMs is an http_pull consumer's.
+		VisibilityTimeoutMs *json.Number `json:"visibility_timeout_ms"`
 	} `json:"settings"`
 }
 
-// settings validates the body's settings; absent ones take the defaults,
-// because both create and update replace the whole settings object.
-func (b *consumerBody) settings() (consumerSettings, error) {
+// settings validates the body's settings for a consumer of type typ;
+// absent ones take the defaults, because both create and update replace the
+// whole settings object. An http_pull consumer takes batch_size,
+// max_retries, retry_delay and visibility_timeout_ms; a push consumer's
+// max_wait_time_ms and max_concurrency mean nothing to it and are dropped.
+func (b *consumerBody) settings(typ string) (consumerSettings, error) {
 	out := consumerSettings{BatchSize: defaultBatchSize, MaxRetries: defaultMaxRetries,
 		MaxWaitTimeMs: defaultMaxWaitTimeMs, RetryDelay: defaultRetryDelay}
+	if typ == consumerHTTPPull {
+		out = consumerSettings{BatchSize: defaultPullBatchSize, MaxRetries: defaultMaxRetries,
+			RetryDelay: defaultRetryDelay, VisibilityTimeoutMs: defaultVisibilityTimeoutMs}
+	}
 	in := b.Settings
 	if in == nil {
 		return out, nil
 	}
-	fields := []struct {
+	type field struct {
 		name   string
 		v      *json.Number
 		lo, hi int
 		dst    *int
-	}{
+	}
+	fields := []field{
 		{"settings.batch_size", in.BatchSize, 1, 100, &out.BatchSize},
 		{"settings.max_retries", in.MaxRetries, 0, 100, &out.MaxRetries},
-		{"settings.max_wait_time_ms", in.MaxWaitTimeMs, 0, 60000, &out.MaxWaitTimeMs},
 		{"settings.retry_delay", in.RetryDelay, 0, 43200, &out.RetryDelay},
+	}
+	if typ == consumerHTTPPull {
+		fields = append(fields, field{"settings.visibility_timeout_ms", in.VisibilityTimeoutMs, 0, maxVisibilityTimeoutMs, &out.VisibilityTimeoutMs})
+		in.MaxConcurrency = nil
+	} else {
+		fields = append(fields, field{"settings.max_wait_time_ms", in.MaxWaitTimeMs, 0, 60000, &out.MaxWaitTimeMs})
 	}
 	for _, f := range fields {
 		if f.v == nil {
@@ -450,28 +501,32 @@ func (b *consumerBody) settings() (consumerSettings, error) {
 // body naming none keeps the consumer's script, which exists: deleting a
 // script removes its consumers.
 func (s *Service) scriptNamed(acct string, b *consumerBody) bool {
-	return b.ScriptName == nil || s.scripts.Exists(acct, *b.ScriptName)
+	return b.ScriptName == nil || (b.Type != nil && *b.Type == consumerHTTPPull) || s.scripts.Exists(acct, *b.ScriptName)
 }
 
 // checkConsumerLocked validates a consumer body for queue q. script is the
 // consumer's script when the body names none (update); "" on create.
 // scriptExists is scriptNamed's answer.
 func (s *Service) checkConsumerLocked(q *queue, b *consumerBody, script string, scriptExists bool) (*queueConsumer, error) {
-	typ := "worker"
+	typ := consumerWorker
 	if b.Type != nil {
 		typ = *b.Type
 	}
-	if typ != "worker" {
-		return nil, queueInvalid("consumer type %q is not supported by the emulator: only worker consumers are", typ)
-	}
-	if b.ScriptName != nil {
-		script = *b.ScriptName
-	}
-	if script == "" {
-		return nil, queueInvalid("script_name is required for a worker consumer")
-	}
-	if !scriptExists {
-		return nil, core.NewAPIError(http.StatusBadRequest, 10007, fmt.Sprintf("workers.api.error.script_not_found: consumer script %q does not exist", script))
+	switch typ {
+	case consumerWorker:
+		if b.ScriptName != nil {
+			script = *b.ScriptName
+		}
+		if script == "" {
+			return nil, queueInvalid("script_name is required for a worker consumer")
+		}
+		if !scriptExists {
+			return nil, core.NewAPIError(http.StatusBadRequest, 10007, fmt.Sprintf("workers.api.error.script_not_found: consumer script %q does not exist", script))
+		}
+	case consumerHTTPPull:
+		script = "" // messages are pulled over HTTP: no script runs them
+	default:
+		return nil, queueInvalid("consumer type must be %q or %q, got %q", consumerWorker, consumerHTTPPull, typ)
 	}
 	dlq := ""
 	if b.DeadLetterQueue != nil {
@@ -485,11 +540,15 @@ func (s *Service) checkConsumerLocked(q *queue, b *consumerBody, script string, 
 			return nil, core.NewAPIError(http.StatusBadRequest, 11000, fmt.Sprintf("Queue not found: dead_letter_queue %q does not exist", dlq))
 		}
 	}
-	settings, err := b.settings()
+	settings, err := b.settings(typ)
 	if err != nil {
 		return nil, err
 	}
-	return &queueConsumer{Script: script, DeadLetterQueue: dlq, Settings: settings}, nil
+	c := &queueConsumer{Script: script, DeadLetterQueue: dlq, Settings: settings}
+	if typ == consumerHTTPPull {
+		c.Type = consumerHTTPPull
+	}
+	return c, nil
 }
 
 func (s *Service) qAddConsumer(w http.ResponseWriter, r *http.Request) {
@@ -507,7 +566,7 @@ func (s *Service) qAddConsumer(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil && len(q.Consumers) > 0 {
 		err = core.NewAPIError(http.StatusBadRequest, 11004, fmt.Sprintf(
-			"workers.api.error.consumer_exists: queue %s already has a consumer (script %s)", q.Name, q.Consumers[0].Script))
+			"workers.api.error.consumer_exists: queue %s already has a consumer (%s)", q.Name, q.Consumers[0].describe()))
 	}
 	var out consumerJSON
 	if err == nil {

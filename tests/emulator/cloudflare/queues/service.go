@@ -75,10 +75,15 @@ type queue struct {
 	DeliveryPaused         bool             `json:"delivery_paused"`
 	MessageRetentionPeriod int              `json:"message_retention_period"`
 	Consumers              []*queueConsumer `json:"consumers"`
+	// PurgeStartedAt is when the queue was last purged (zero: never).
+	PurgeStartedAt time.Time `json:"purge_started_at,omitzero"`
 }
 
 type queueConsumer struct {
-	ID              string           `json:"id"`
+	ID string `json:"id"`
+	// Type is consumerHTTPPull for a pull consumer; "" is a worker
+	// consumer (what every consumer was before pull consumers existed).
+	Type            string           `json:"type,omitempty"`
 	Script          string           `json:"script"`
 	DeadLetterQueue string           `json:"dead_letter_queue,omitempty"` // a queue name
 	Settings        consumerSettings `json:"settings"`
@@ -91,6 +96,27 @@ type consumerSettings struct {
 	MaxWaitTimeMs  int  `json:"max_wait_time_ms"`
 	MaxConcurrency *int `json:"max_concurrency,omitempty"` // nil: the platform's maximum; absent, not null: the SDKs declare a number
 	RetryDelay     int  `json:"retry_delay"`
+	// VisibilityTimeoutMs is how long a pull leases a message (http_pull
+	// consumers only).
+	VisibilityTimeoutMs int `json:"visibility_timeout_ms,omitempty"`
+}
+
+func (c *queueConsumer) pull() bool { return c.Type == consumerHTTPPull }
+
+// kind is the consumer's type as the API names it.
+func (c *queueConsumer) kind() string {
+	if c.pull() {
+		return consumerHTTPPull
+	}
+	return consumerWorker
+}
+
+// describe names the consumer in messages.
+func (c *queueConsumer) describe() string {
+	if c.pull() {
+		return "an http_pull consumer"
+	}
+	return "script " + c.Script
 }
 
 // New loads queues.json from dataDir when present. Register mounts the
@@ -177,7 +203,7 @@ type Entry struct {
 	AccountID string   `json:"account_id"`
 	ID        string   `json:"id"`
 	Name      string   `json:"name"`
-	Consumers []string `json:"consumers"` // script names
+	Consumers []string `json:"consumers"` // script names; "http_pull" for a pull consumer
 }
 
 // Inventory lists every queue with its consumers' scripts, sorted by
@@ -189,6 +215,9 @@ func (s *Service) Inventory() []Entry {
 		scripts := make([]string, len(q.Consumers))
 		for i, c := range q.Consumers {
 			scripts[i] = c.Script
+			if c.pull() {
+				scripts[i] = consumerHTTPPull
+			}
 		}
 		out = append(out, Entry{AccountID: q.AccountID, ID: q.ID, Name: q.Name, Consumers: scripts})
 	}

@@ -1,7 +1,8 @@
 // Package r2 is the emulated R2 API: buckets (create, list, get, delete;
-// location hints and storage classes), the object routes wrangler's r2
-// object commands use (r2_objects.go), and the backend of the scripts' R2
-// bindings (r2_binding.go). Object bodies are kept in r2.json, which it
+// location hints and storage classes), their CORS policies and lifecycle
+// rules (r2_config.go), the object routes wrangler's r2 object commands use
+// (r2_objects.go), and the backend of the scripts' R2 bindings
+// (r2_binding.go). Object bodies are kept in r2.json, which it
 // owns; PutObject and DeleteObject let tests and the admin API fill or
 // empty a bucket.
 //
@@ -18,6 +19,9 @@
 //	404   10006  The specified bucket does not exist.                        observed
 //	409   10008  The bucket you tried to delete is not empty.                assumed (docs quote a variant)
 //	400   10040  invalid location hint, storage class or cursor              assumed
+//	400   10040  The JSON you provided was not well formed. (a CORS policy
+//	             or lifecycle rule that is not R2's shape)                  observed (workers-sdk #8486) for CORS
+//	404   10059  The CORS configuration does not exist.                      assumed
 //	404   10007  The specified key does not exist. (object routes)           assumed (S3 NoSuchKey wording)
 //	400   10020  invalid object name / object too large                      assumed
 package r2

@@ -22,6 +22,7 @@ func (s *Service) Register() {
 	s.cf.API("GET "+base+"/{bucket_name}", cloudflare.AuthAccount, s.r2Get)
 	s.cf.API("DELETE "+base+"/{bucket_name}", cloudflare.AuthAccount, s.r2Delete)
 	s.registerR2Objects()
+	s.registerBucketConfig()
 	s.registerAdmin()
 }
 

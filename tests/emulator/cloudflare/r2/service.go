@@ -47,6 +47,10 @@ type r2Bucket struct {
 	Location     string               `json:"location"`
 	StorageClass string               `json:"storage_class"`
 	Objects      map[string]*r2Object `json:"objects"`
+	// CORS is the bucket's CORS policy; nil: none was set (r2_config.go).
+	CORS []corsRule `json:"cors,omitzero"`
+	// Lifecycle are its lifecycle rules; nil: never set, R2's default.
+	Lifecycle []lifecycleRule `json:"lifecycle,omitzero"`
 }
 
 type r2Object struct {

@@ -40,6 +40,8 @@ package workers
 //	400   10057  inherit binding 'X' is invalid (bindings_inherit=strict)    code and wording wrangler matches
 //	404   10056  secret not found (GET/DELETE scripts/{name}/secrets/{s})    assumed
 //	404   10217  workers.api.error.version_not_found                         assumed
+//	404   10218  workers.api.error.deployment_not_found                      assumed
+//	400   10021  DELETE of the latest deployment (the one serving traffic)   refusal documented; code assumed
 //	400   10021  deployment shares not adding up to 100, unknown strategy,
 //	             migrations in a version upload                              assumed
 //	400   10021  settings: placement not one of {mode: smart}, region,

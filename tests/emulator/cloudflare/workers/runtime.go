@@ -80,6 +80,15 @@ func newRuntimeServices() *runtimeServices {
 	return &runtimeServices{backends: map[string]workerd.Backend{}, stubs: map[string]workerd.Stub{}}
 }
 
+// stub is a service answering every request with status and msg (a
+// binding to what is not there), named by its message.
+func (rs *runtimeServices) stub(status int, msg string) string {
+	sum := sha256.Sum256([]byte(msg))
+	svc := "x/" + hex.EncodeToString(sum[:8])
+	rs.stubs[svc] = workerd.Stub{Service: svc, Status: status, Message: msg}
+	return svc
+}
+
 // addTo appends the services to cfg in name order, so the same state always
 // renders the same configuration.
 func (rs *runtimeServices) addTo(cfg *workerd.Config) {
@@ -109,6 +118,14 @@ func (s *Service) runtimeConfigLocked() (workerd.Config, error) {
 			return cfg, err
 		}
 		cfg.Workers = append(cfg.Workers, w)
+		if other, _ := ws.splitVersion(); other != nil {
+			// A split deployment: its other version runs beside (split.go).
+			w, err := s.versionWorkerConfigLocked(ws, other, services)
+			if err != nil {
+				return cfg, err
+			}
+			cfg.Workers = append(cfg.Workers, w)
+		}
 	}
 	services.addTo(&cfg)
 	return cfg, nil
@@ -153,12 +170,7 @@ func (s *Service) workerConfigLocked(acct, name string, c *workerContent, v *wor
 		services.backends[svc] = workerd.Backend{Service: svc, Address: strings.TrimPrefix(s.baseURL(), "http://"), Header: bindingHeader, Value: kind + "/" + acct + "/" + id}
 		return svc
 	}
-	stub := func(status int, msg string) string {
-		sum := sha256.Sum256([]byte(msg))
-		svc := "x/" + hex.EncodeToString(sum[:8])
-		services.stubs[svc] = workerd.Stub{Service: svc, Status: status, Message: msg}
-		return svc
-	}
+	stub := services.stub
 	for _, raw := range c.Bindings {
 		var b runtimeBinding
 		if err := json.Unmarshal(raw, &b); err != nil {
@@ -556,18 +568,21 @@ func (s *Service) serveScript(w http.ResponseWriter, r *http.Request, p, base st
 	}
 	s.mu.Lock()
 	ws, status, err := resolve()
-	var service, name string
-	var runnable bool
+	var service, name, acct string
+	var runnable, hasMain bool
 	var served *assets.Assets
 	if err == nil {
-		service, name, runnable, served = workerService(ws.AccountID, ws.Name), ws.Name, len(ws.Modules) > 0, ws.Assets
+		// A split deployment's request goes to one of its versions (split.go).
+		var content *workerContent
+		service, content = ws.servedVersion(r)
+		name, acct, runnable, served, hasMain = ws.Name, ws.AccountID, len(content.Modules) > 0, content.Assets, content.MainModule != ""
 	}
 	s.mu.Unlock()
 	if err != nil {
 		core.WriteJSON(w, status, map[string]string{"error": err.Error()})
 		return
 	}
-	if s.assets.Serve(w, r, ws.AccountID, served, ws.MainModule != "", decoded, false, base) {
+	if s.assets.Serve(w, r, acct, served, hasMain, decoded, false, base) {
 		return
 	}
 	if !runnable {

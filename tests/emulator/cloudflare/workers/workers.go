@@ -33,6 +33,7 @@ func (s *Service) registerWorkers() {
 	s.cf.API("GET "+base+"/scripts/{script_name}/settings", cloudflare.AuthAccount, s.wkSettings)
 	s.cf.API("PATCH "+base+"/scripts/{script_name}/settings", cloudflare.AuthAccount, s.wkSettingsPatch)
 	s.cf.API("GET "+base+"/scripts/{script_name}/content/v2", cloudflare.AuthAccount, s.wkContentV2)
+	s.cf.API("PUT "+base+"/scripts/{script_name}/content", cloudflare.AuthAccount, s.wkContentPut)
 	s.cf.API("GET "+base+"/scripts/{script_name}/schedules", cloudflare.AuthAccount, s.wkGetSchedules)
 	s.cf.API("PUT "+base+"/scripts/{script_name}/schedules", cloudflare.AuthAccount, s.wkPutSchedules)
 	s.cf.API("GET "+base+"/scripts/{script_name}/subdomain", cloudflare.AuthAccount, s.wkGetScriptSubdomain)
@@ -204,11 +205,21 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request, raw bool) (*scrip
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, wkInvalid("a script upload must be multipart/form-data with a metadata part and the module parts")
 	}
+	metaRaw, parts, err := readUploadForm(r)
+	if err != nil {
+		return nil, err
+	}
+	return finishScriptUpload(&scriptUpload{metaRaw: metaRaw}, parts)
+}
+
+// readUploadForm reads a multipart upload: the metadata part (nil when
+// there is none) and every other part.
+func readUploadForm(r *http.Request) ([]byte, []uploadPart, error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, wkInvalid("could not parse the multipart body: %v", err)
+		return nil, nil, wkInvalid("could not parse the multipart body: %v", err)
 	}
-	up := &scriptUpload{}
+	var metaRaw []byte
 	var parts []uploadPart
 	for {
 		p, err := mr.NextPart()
@@ -216,27 +227,27 @@ func parseScriptUpload(w http.ResponseWriter, r *http.Request, raw bool) (*scrip
 			break
 		}
 		if err != nil {
-			return nil, uploadReadError(err)
+			return nil, nil, uploadReadError(err)
 		}
 		content, err := io.ReadAll(p)
 		if err != nil {
-			return nil, uploadReadError(err)
+			return nil, nil, uploadReadError(err)
 		}
 		name := p.FormName()
 		switch {
 		case name == "":
-			return nil, wkInvalid("every part of a script upload needs a name")
-		case name == "metadata" && up.metaRaw != nil:
-			return nil, wkInvalid("part %q appears more than once", name)
+			return nil, nil, wkInvalid("every part of a script upload needs a name")
+		case name == "metadata" && metaRaw != nil:
+			return nil, nil, wkInvalid("part %q appears more than once", name)
 		case name == "metadata":
 			// A plain field (wrangler, the Python SDK) or a JSON file
 			// (Alchemy, the TypeScript SDK given a File): the same.
-			up.metaRaw = content
+			metaRaw = content
 		default:
 			parts = append(parts, uploadPart{name: name, filename: rawFilename(p), contentType: p.Header.Get("Content-Type"), content: content})
 		}
 	}
-	return finishScriptUpload(up, parts)
+	return metaRaw, parts, nil
 }
 
 // rawFilename is the part's filename as sent: Part.FileName keeps only its
@@ -476,17 +487,22 @@ func (s *Service) wkUpload(w http.ResponseWriter, r *http.Request) {
 	ws, v, err := s.wkApplyLocked(acct, name, up, uploadMode{strict: strictInherit(r), source: uploadSource(r), deploy: true})
 	var out wkUploadJSON
 	if err == nil {
-		out = wkUploadJSON{
-			ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, DeploymentID: v.ID,
-			CreatedOn: cloudflare.Time(ws.CreatedOn), ModifiedOn: cloudflare.Time(ws.ModifiedOn),
-			HasModules: ws.HasModules, Handlers: ws.handlers(), LastDeployedFrom: ws.LastDeployedFrom,
-			MigrationTag: ws.MigrationTag, StartupTimeMs: 1, UsageModel: "standard",
-			Logpush: ws.logpush(), Placement: ws.Placement, PlacementMode: ws.placementMode(),
-			TailConsumers: ws.tailConsumers(), HasAssets: ws.Assets != nil,
-		}
+		out = ws.uploadJSON(v)
 	}
 	s.mu.Unlock()
 	s.saveAndRespond(w, err, out)
+}
+
+// uploadJSON is the answer of an upload that deployed v.
+func (ws *workerScript) uploadJSON(v *workerVersion) wkUploadJSON {
+	return wkUploadJSON{
+		ID: ws.Name, Tag: ws.Tag, Etag: ws.Etag, DeploymentID: v.ID,
+		CreatedOn: cloudflare.Time(ws.CreatedOn), ModifiedOn: cloudflare.Time(ws.ModifiedOn),
+		HasModules: ws.HasModules, Handlers: ws.handlers(), LastDeployedFrom: ws.LastDeployedFrom,
+		MigrationTag: ws.MigrationTag, StartupTimeMs: 1, UsageModel: "standard",
+		Logpush: ws.logpush(), Placement: ws.Placement, PlacementMode: ws.placementMode(),
+		TailConsumers: ws.tailConsumers(), HasAssets: ws.Assets != nil,
+	}
 }
 
 // uploadMode says how wkApplyLocked treats an upload.
@@ -826,7 +842,7 @@ func (s *Service) wkContentV2(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		content = &ws.workerContent
 		if id := r.URL.Query().Get("version"); id != "" && id != ws.liveVersionID() {
-			if v := ws.version(id); v == nil || v.Content.Modules == nil {
+			if v := ws.version(id); v == nil || ws.modulesOf(v) == nil {
 				err = versionNotFound()
 			} else {
 				content = &v.Content

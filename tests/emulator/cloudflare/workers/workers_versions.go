@@ -53,8 +53,10 @@ func (ws *workerScript) liveVersionID() string {
 	return ""
 }
 
-// live is the version with the largest share. The emulator serves one
-// version per script, so a gradual deployment serves its majority version.
+// live is the version with the largest share (the first of two equal
+// ones): its content is the script's own (what settings, content and the
+// other scripts' bindings see), and it runs queue batches and crons; a
+// split deployment serves requests to both versions (split.go).
 func (d *workerDeployment) live() string {
 	best, pct := "", -1.0
 	for _, v := range d.Versions {
@@ -72,6 +74,15 @@ func (ws *workerScript) version(id string) *workerVersion {
 		}
 	}
 	return nil
+}
+
+// modulesOf are a version's modules: the script's own for the live
+// version, which keeps them there; nil for one whose modules were dropped.
+func (ws *workerScript) modulesOf(v *workerVersion) []workerModule {
+	if v.ID == ws.liveVersionID() {
+		return ws.workerContent.Modules
+	}
+	return v.Content.Modules
 }
 
 // addVersion records content as the script's next version.
@@ -92,37 +103,62 @@ func (ws *workerScript) addVersion(content workerContent, now time.Time, source,
 }
 
 // deploy makes shares the script's current deployment: the largest share's
-// content becomes what the script serves. Versions older than it give up
-// their module bodies (they are superseded; redeploying one of them is
-// refused), and the deployed version's modules live on the script itself,
-// so no body is stored twice.
+// content becomes the script's own (its modules move there, so no body is
+// stored twice; the version it replaces gets its modules back). Every
+// version a kept deployment names keeps its modules, so a split deployment
+// runs both of its versions and an earlier deployment can be deployed
+// again; versions older than the live one that no kept deployment names
+// give theirs up (deploying one of them is then refused), which keeps the
+// state file small.
 func (ws *workerScript) deploy(shares []deployedShare, now time.Time, source, message string) error {
 	d := &workerDeployment{ID: core.NewUUID(), CreatedOn: now, Source: source, Message: message, Versions: shares}
-	liveID := d.live()
-	v := ws.version(liveID)
-	if v == nil {
-		return core.NewAPIError(http.StatusBadRequest, 10021, fmt.Sprintf("version %s does not exist", liveID))
-	}
-	if liveID != ws.liveVersionID() {
-		if v.Content.Modules == nil {
-			return core.NewAPIError(http.StatusBadRequest, 10021,
-				fmt.Sprintf("version %s is older than the deployed one; the emulator no longer keeps its modules", liveID))
+	for _, sh := range shares {
+		v := ws.version(sh.VersionID)
+		if v == nil {
+			return core.NewAPIError(http.StatusBadRequest, 10021, fmt.Sprintf("version %s does not exist", sh.VersionID))
 		}
+		if ws.modulesOf(v) == nil {
+			return core.NewAPIError(http.StatusBadRequest, 10021,
+				fmt.Sprintf("version %s was superseded and no deployment names it; the emulator no longer keeps its modules", sh.VersionID))
+		}
+	}
+	liveID, oldID := d.live(), ws.liveVersionID()
+	if liveID != oldID {
+		if old := ws.version(oldID); old != nil {
+			old.Content.Modules = ws.workerContent.Modules
+		}
+		v := ws.version(liveID)
 		ws.workerContent = v.Content
 		v.Content.Modules = nil
-		for _, old := range ws.Versions {
-			if old.Number < v.Number {
-				old.Content.Modules = nil
-			}
-		}
 	}
 	ws.Deployments = append(ws.Deployments, d)
 	if len(ws.Deployments) > maxDeployments {
 		ws.Deployments = slices.Clone(ws.Deployments[len(ws.Deployments)-maxDeployments:])
 	}
+	ws.dropUnreferencedModules()
 	ws.LastDeployedFrom = source
 	ws.ModifiedOn = now
 	return nil
+}
+
+// dropUnreferencedModules drops the modules of the versions older than the
+// live one that no kept deployment names.
+func (ws *workerScript) dropUnreferencedModules() {
+	live := ws.version(ws.liveVersionID())
+	if live == nil {
+		return
+	}
+	named := map[string]bool{}
+	for _, d := range ws.Deployments {
+		for _, sh := range d.Versions {
+			named[sh.VersionID] = true
+		}
+	}
+	for _, v := range ws.Versions {
+		if v.Number < live.Number && !named[v.ID] {
+			v.Content.Modules = nil
+		}
+	}
 }
 
 // adoptHistory gives a script stored before versions existed one version
@@ -294,6 +330,8 @@ func (s *Service) registerWorkerVersions() {
 	s.cf.API("GET "+base+"/scripts/{script_name}/versions/{version_id}", cloudflare.AuthAccount, s.wkVersionGet)
 	s.cf.API("GET "+base+"/scripts/{script_name}/deployments", cloudflare.AuthAccount, s.wkDeploymentList)
 	s.cf.API("POST "+base+"/scripts/{script_name}/deployments", cloudflare.AuthAccount, s.wkDeploymentCreate)
+	s.cf.API("GET "+base+"/scripts/{script_name}/deployments/{deployment_id}", cloudflare.AuthAccount, s.wkDeploymentGet)
+	s.cf.API("DELETE "+base+"/scripts/{script_name}/deployments/{deployment_id}", cloudflare.AuthAccount, s.wkDeploymentDelete)
 	s.cf.API("GET "+base+"/scripts/{script_name}/script-settings", cloudflare.AuthAccount, s.wkScriptSettingsGet)
 	s.cf.API("PATCH "+base+"/scripts/{script_name}/script-settings", cloudflare.AuthAccount, s.wkScriptSettingsPatch)
 	s.cf.API("GET "+base+"/scripts/{script_name}/secrets", cloudflare.AuthAccount, s.wkSecretList)
@@ -337,10 +375,9 @@ func (s *Service) wkVersionList(w http.ResponseWriter, r *http.Request) {
 	items := []versionJSON{}
 	if err == nil {
 		deployable := r.URL.Query().Get("deployable") == "true"
-		live := ws.liveVersionID()
 		for i := len(ws.Versions) - 1; i >= 0; i-- {
 			v := ws.Versions[i]
-			if deployable && v.ID != live && v.Content.Modules == nil {
+			if deployable && ws.modulesOf(v) == nil {
 				continue
 			}
 			items = append(items, ws.versionJSON(v, false))
@@ -389,6 +426,61 @@ func (s *Service) wkDeploymentList(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	core.Respond(w, err, out)
+}
+
+func deploymentNotFound() *core.APIError {
+	// Assumed: no public response of a missing deployment was found; the
+	// code follows the version's.
+	return core.NewAPIError(http.StatusNotFound, 10218, "workers.api.error.deployment_not_found")
+}
+
+// deploymentIndex is the position of the path's deployment in ws's.
+func (ws *workerScript) deploymentIndex(r *http.Request) (int, error) {
+	id := r.PathValue("deployment_id")
+	i := slices.IndexFunc(ws.Deployments, func(d *workerDeployment) bool { return d.ID == id })
+	if i < 0 {
+		return 0, deploymentNotFound()
+	}
+	return i, nil
+}
+
+// wkDeploymentGet is GET deployments/{id}: one deployment, as the list
+// shows it (documented).
+func (s *Service) wkDeploymentGet(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	var out deploymentJSON
+	if err == nil {
+		var i int
+		if i, err = ws.deploymentIndex(r); err == nil {
+			out = ws.Deployments[i].json()
+		}
+	}
+	s.mu.Unlock()
+	core.Respond(w, err, out)
+}
+
+// wkDeploymentDelete is DELETE deployments/{id}. Documented: the latest
+// deployment, which serves the script's traffic, cannot be deleted; any
+// other can. Assumed: the refusal's code (10021, the family's invalid
+// request) and an answer with a null result. A version only the deleted
+// deployment named gives up its modules, as a superseded one does.
+func (s *Service) wkDeploymentDelete(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ws, err := s.wkLookupLocked(r)
+	if err == nil {
+		var i int
+		if i, err = ws.deploymentIndex(r); err == nil {
+			if i == len(ws.Deployments)-1 {
+				err = wkInvalid("deployment %s is the latest deployment of script %s, which serves its traffic: it cannot be deleted (deploy another first)", ws.Deployments[i].ID, ws.Name)
+			} else {
+				ws.Deployments = slices.Delete(ws.Deployments, i, i+1)
+				ws.dropUnreferencedModules()
+			}
+		}
+	}
+	s.mu.Unlock()
+	s.saveAndRespond(w, err, nil)
 }
 
 // wkDeploymentCreate deploys versions by percentage; the shares must name
