@@ -27,8 +27,14 @@ all: build
 
 build: provider emulator
 
+# PIN_DIR (a directory holding contract.json and UPSTREAM_COMMIT) links a
+# plugin that reads its upstream pin from there at start instead of the
+# embedded one: a plugin at another pin, without touching third_party
+# (docs/releases.md). Only the link differs.
+PIN_LDFLAGS := $(if $(PIN_DIR),-X $(MODULE)/third_party/background-agents.pinDir=$(abspath $(PIN_DIR)))
+
 provider:
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/pulumi-resource-openinspect ./provider/cmd/pulumi-resource-openinspect
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS) $(PIN_LDFLAGS)" -o $(BIN)/pulumi-resource-openinspect ./provider/cmd/pulumi-resource-openinspect
 
 emulator:
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/openinspect-emulator ./tests/emulator/cmd/openinspect-emulator

@@ -176,7 +176,8 @@ func workerDiff(state WorkerState, news WorkerArgs) (map[string]p.PropertyDiff, 
 	why = slices.DeleteFunc(why, func(s string) bool { return s == "" })
 	switch {
 	case len(why) > 0:
-		return c.detailed, fmt.Sprintf("worker %s: a new version is uploaded because of %s%s", news.Name, strings.Join(why, "; "), without(c.other)), nil
+		return c.detailed, fmt.Sprintf("worker %s: a new version is uploaded because of %s%s%s", news.Name, strings.Join(why, "; "),
+			migrationNote(state, news), without(c.other)), nil
 	case len(c.other) > 0:
 		return c.detailed, fmt.Sprintf("worker %s: no upload; only %s change", news.Name, strings.Join(c.other, ", ")), nil
 	}
@@ -192,6 +193,26 @@ func (a WorkerArgs) contentKey() string {
 		return "modules"
 	}
 	return "content"
+}
+
+// migrationNote says which Durable Object migration the upload carries, as
+// Update plans it from the recorded classes: a class deleted with
+// deleted_classes takes every object of it and its storage along, which a
+// preview must say in words, not only as a binding removed.
+func migrationNote(state WorkerState, news WorkerArgs) string {
+	m := planMigration(state.MigrationTag, state.DurableObjectClasses, news.ownClasses())
+	if m == nil {
+		return ""
+	}
+	var steps []string
+	if len(m.NewSqliteClasses) > 0 {
+		steps = append(steps, "new_sqlite_classes "+strings.Join(m.NewSqliteClasses, ", "))
+	}
+	if len(m.DeletedClasses) > 0 {
+		steps = append(steps, "deleted_classes "+strings.Join(m.DeletedClasses, ", ")+
+			" (every object of the class is deleted with its storage)")
+	}
+	return fmt.Sprintf("; with the Durable Object migration %s -> %s: %s", m.OldTag, m.NewTag, strings.Join(steps, "; "))
 }
 
 func reasons(kind string, what []string) string {

@@ -92,3 +92,34 @@ func TestWorkerDiffSaysWhetherItUploads(t *testing.T) {
 		})
 	}
 }
+
+// A class that leaves the worker goes with a deleted_classes step, which
+// deletes its objects' storage: the preview's message says so in words,
+// with the tags the upload moves between.
+func TestWorkerDiffNamesTheDurableObjectMigration(t *testing.T) {
+	session, scheduler := DurableObjectBinding{Binding: "SESSION", ClassName: "SessionDO"}, DurableObjectBinding{Binding: "SCHEDULER", ClassName: "SchedulerDO"}
+	deployed := WorkerArgs{Name: "oi-cp", Content: "export default {};", DurableObjects: []DurableObjectBinding{session, scheduler}}
+	hash, secretsHash, err := deployed.hashes()
+	require.NoError(t, err)
+	state := WorkerState{WorkerArgs: deployed, Hash: hash, SecretsHash: secretsHash, MigrationTag: "v1", DurableObjectClasses: []string{"SchedulerDO", "SessionDO"}}
+
+	news := deployed
+	news.DurableObjects = []DurableObjectBinding{session}
+	detailed, message, err := workerDiff(state, news)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]p.PropertyDiff{"durableObjects[1]": {Kind: p.Delete, InputDiff: true}}, detailed)
+	assert.Equal(t, "worker oi-cp: a new version is uploaded because of settings (durableObjects SCHEDULER removed); "+
+		"with the Durable Object migration v1 -> v2: deleted_classes SchedulerDO (every object of the class is deleted with its storage)", message)
+
+	news.DurableObjects = []DurableObjectBinding{session, scheduler, {Binding: "ROOMS", ClassName: "RoomDO"}}
+	_, message, err = workerDiff(state, news)
+	require.NoError(t, err)
+	assert.Equal(t, "worker oi-cp: a new version is uploaded because of settings (durableObjects ROOMS added); "+
+		"with the Durable Object migration v1 -> v2: new_sqlite_classes RoomDO", message)
+
+	// A binding to another script's class migrates nothing here.
+	news.DurableObjects = []DurableObjectBinding{session, scheduler, {Binding: "OTHER", ClassName: "OtherDO", ScriptName: "oi-other"}}
+	_, message, err = workerDiff(state, news)
+	require.NoError(t, err)
+	assert.Equal(t, "worker oi-cp: a new version is uploaded because of settings (durableObjects OTHER added)", message)
+}

@@ -29,12 +29,31 @@ type WorkerUrlsState struct {
 	Subdomain string            `pulumi:"subdomain"`
 	BaseURL   string            `pulumi:"baseUrl"`
 	Urls      map[string]string `pulumi:"urls"`
+	// fromRecord is set when Urls were computed from a subdomain or base
+	// already read (an update, or a create that read it), so a preview
+	// can show them: see WireDependencies.
+	fromRecord bool
 }
 
 var (
-	_ infer.CustomUpdate[WorkerUrlsArgs, WorkerUrlsState] = (*WorkerUrls)(nil)
-	_ infer.CustomRead[WorkerUrlsArgs, WorkerUrlsState]   = (*WorkerUrls)(nil)
+	_ infer.CustomUpdate[WorkerUrlsArgs, WorkerUrlsState]         = (*WorkerUrls)(nil)
+	_ infer.CustomRead[WorkerUrlsArgs, WorkerUrlsState]           = (*WorkerUrls)(nil)
+	_ infer.ExplicitDependencies[WorkerUrlsArgs, WorkerUrlsState] = (*WorkerUrls)(nil)
 )
+
+// WireDependencies keeps the URLs known at the preview of an update: it
+// computes them from the recorded subdomain, as the update will, so a
+// worker added to an installation (a new script in the list) does not make
+// every other worker's URL, and each var that carries one (WORKER_URL, the
+// bots' CONTROL_PLANE_URL), read as unknown, a change that will not happen.
+// A create's preview has read nothing yet, and its URLs stay unknown.
+func (*WorkerUrls) WireDependencies(f infer.FieldSelector, _ *WorkerUrlsArgs, state *WorkerUrlsState) {
+	if state.fromRecord {
+		f.OutputField(&state.Urls).AlwaysKnown()
+		f.OutputField(&state.Subdomain).AlwaysKnown()
+		f.OutputField(&state.BaseURL).AlwaysKnown()
+	}
+}
 
 // Annotate documents the resource.
 func (r *WorkerUrls) Annotate(a infer.Annotator) {
@@ -74,6 +93,7 @@ func (*WorkerUrls) Update(_ context.Context, req infer.UpdateRequest[WorkerUrlsA
 	state := req.State
 	state.WorkerUrlsArgs = req.Inputs
 	state.fill()
+	state.fromRecord = true
 	return infer.UpdateResponse[WorkerUrlsState]{Output: state}, nil
 }
 

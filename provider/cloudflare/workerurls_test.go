@@ -36,9 +36,11 @@ func workerUrlsReadSubdomainOnce(t *testing.T) {
 	u := providertest.URN("openinspect:index:WorkerUrls", "urls")
 	inputs := providertest.Props(t, map[string]any{"scripts": []any{"open-inspect-control-plane-t", "open-inspect-slack-bot-t"}})
 
-	_, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
+	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
 	require.NoError(t, err)
 	assert.Zero(t, h.Emu.CloudflareCalls(), "preview must not call Cloudflare")
+	previewed := preview.Properties.Get("urls")
+	assert.True(t, previewed.IsComputed() || previewed.IsNull(), "a create's preview has read no subdomain: no URLs yet, %v", previewed)
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
@@ -50,6 +52,16 @@ func workerUrlsReadSubdomainOnce(t *testing.T) {
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
 	require.NoError(t, err)
 	assert.True(t, diff.HasChanges)
+	// The update's preview shows the URLs it will record: the kept
+	// script's unchanged, the new one's known.
+	planned, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more, DryRun: true})
+	require.NoError(t, err)
+	require.True(t, planned.Properties.Get("urls").IsMap(), "the URLs are known at an update's preview: %v", planned.Properties.Get("urls"))
+	assert.Equal(t, urls.Get("open-inspect-control-plane-t").AsString(),
+		planned.Properties.Get("urls").AsMap().Get("open-inspect-control-plane-t").AsString())
+	assert.Equal(t, "https://open-inspect-github-bot-t.openinspect-emulator.workers.dev",
+		planned.Properties.Get("urls").AsMap().Get("open-inspect-github-bot-t").AsString())
+	assert.Equal(t, 1, h.Emu.CloudflareCalls(), "an update's preview makes no call")
 	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: more})
 	require.NoError(t, err)
 	assert.Equal(t, 1, h.Emu.CloudflareCalls(), "an update recomputes from state")

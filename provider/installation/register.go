@@ -428,7 +428,12 @@ func (b *installer) workerProps(w *plannedWorker, db *d1Child, adopt pulumi.Bool
 		vars[k] = b.value(w, ref)
 	}
 	for k, ref := range w.Secrets {
-		secrets[k] = b.value(w, ref)
+		// Each value a secret of its own, not the map as one: a secret
+		// whose value is not known at a preview (a generated secret new at
+		// an upgrade of the pin) is then unknown alone, and the worker's
+		// preview names it added instead of reading every other secret
+		// as removed.
+		secrets[k] = pulumi.ToSecret(b.value(w, ref).ToStringOutput()).(pulumi.StringOutput)
 	}
 	props := pulumi.Map{
 		"name":               pulumi.String(w.Name),
@@ -447,7 +452,7 @@ func (b *installer) workerProps(w *plannedWorker, db *d1Child, adopt pulumi.Bool
 		"queueConsumers":     consumers,
 		"crons":              pulumi.ToStringArray(w.Crons),
 		"vars":               vars,
-		"secrets":            pulumi.ToSecret(secrets),
+		"secrets":            secrets,
 	}
 	if o := w.Observability; o != nil {
 		props["observability"] = observabilityInput(*o)

@@ -360,6 +360,12 @@ func TestWorkerDurableObjectMigrations(t *testing.T) {
 	assert.Equal(t, "v2", d.MigrationTag)
 	assert.Empty(t, d.Classes)
 	assert.Equal(t, 3, d.Uploads, "failed uploads are not counted")
+	// The accepted uploads' migrations, for tests that check how a class
+	// went: the refused ones left none.
+	assert.Equal(t, []emuworkers.AppliedMigration{
+		{Version: 1, NewTag: "v1", NewSqliteClasses: []string{"Room"}},
+		{Version: 3, OldTag: "v1", NewTag: "v2", DeletedClasses: []string{"Room"}},
+	}, d.Migrations)
 
 	// Multi-step migrations apply in order.
 	mustUpload(t, c, "chat", withMigration(meta(M{"type": "durable_object_namespace", "name": "L", "class_name": "Lobby"}),

@@ -160,7 +160,7 @@ func TestSyncFixturePinsAToB(t *testing.T) {
 	if cp == nil || len(cp.DurableObjectClasses) != 2 || len(cp.Crons) != 1 || a.Worker("notifier") != nil || a.D1Migrations.FileCount != 2 {
 		t.Fatalf("A's contract does not hold fixture A's facts: control plane %+v, migrations %d", cp, a.D1Migrations.FileCount)
 	}
-	if !resA.Report.Has("workers", "removed", "github-bot") || !resA.Report.Has("worker control-plane vars", "removed", "ALLOWED_USERS") {
+	if !resA.Report.Has("workers", "removed", "github-bot") || !resA.Report.Has("worker control-plane vars", "removed", "ALLOWED_EMAILS") {
 		t.Errorf("the report from the pin to A does not name what A lacks:\n%s", resA.Report)
 	}
 

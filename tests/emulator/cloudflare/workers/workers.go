@@ -1193,8 +1193,13 @@ type WorkerDetail struct {
 	Uploads            int // successful uploads of this script
 	// Versions are the kept versions' IDs, oldest first; DeployedVersion is
 	// the one the current deployment serves.
-	Versions         []string
-	DeployedVersion  string
+	Versions        []string
+	DeployedVersion string
+	// Migrations are the Durable Object migrations the kept versions'
+	// uploads applied, oldest first: the upload metadata's migrations,
+	// which no Cloudflare API returns (how a test sees a class leave
+	// through a deleted_classes step).
+	Migrations       []AppliedMigration
 	Deployments      int    // deployments kept (the newest maxDeployments)
 	LastDeployedFrom string // "wrangler" or "api"
 	Tag              string
@@ -1260,6 +1265,25 @@ func (s *Service) Worker(accountID, name string) (WorkerDetail, bool) {
 	}
 	for _, v := range ws.Versions {
 		d.Versions = append(d.Versions, v.ID)
+		var meta scriptMetadata
+		if json.Unmarshal(v.Content.Metadata, &meta) != nil || meta.Migrations == nil {
+			continue
+		}
+		for _, st := range meta.Migrations.steps() {
+			d.Migrations = append(d.Migrations, AppliedMigration{
+				Version: v.Number, OldTag: meta.Migrations.OldTag, NewTag: meta.Migrations.NewTag,
+				NewSqliteClasses: st.NewSqliteClasses, DeletedClasses: st.DeletedClasses,
+			})
+		}
 	}
 	return d, true
+}
+
+// AppliedMigration is one step of a Durable Object migration an upload
+// applied (a version is only kept when its upload was accepted).
+type AppliedMigration struct {
+	Version          int // the version's number
+	OldTag, NewTag   string
+	NewSqliteClasses []string
+	DeletedClasses   []string
 }
