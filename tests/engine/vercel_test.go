@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"io"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,14 +19,19 @@ import (
 
 const (
 	vercelProgramKey = "  vercelToken:\n    type: string\n    secret: true\n"
-	vercelProject    = "prj_openinspect_engine"
+	// vercelProject is the project the sandboxes run in, given by name
+	// (the Sandbox API takes a project's ID or name): named like an ID, it
+	// is what the recorded v0.1.0 states hold (upgrade_test.go).
+	vercelProject = "prj_openinspect_engine"
 )
 
 // withVercel selects the vercel provider against the emulator's Vercel
 // Sandbox API, its token and project given once (sandbox.vercel) for the
-// build and the control plane.
+// build and the control plane. The project exists in the token's team, as
+// on Vercel: the installation's NameLock reads it before anything is built.
 func withVercel(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 	t.Helper()
+	emu.vercelSandboxProject(t)
 	editProgram(t, pt, func(program string) string {
 		program = strings.Replace(program, "config:\n", "config:\n"+vercelProgramKey, 1)
 		return withSandbox("      sandbox:\n        provider: vercel\n        vercel:\n          apiUrl: " + emu.url + "/vercel/api\n" +
@@ -32,6 +39,23 @@ func withVercel(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 	})
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "vercelToken",
 		auto.ConfigValue{Value: vercel.DefaultToken, Secret: true}))
+}
+
+// vercelSandboxProject creates vercelProject in the token's team, as
+// `vercel project add` would; one already there (another program on the
+// same emulator) is kept.
+func (e *emulatorProcess) vercelSandboxProject(t *testing.T) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+vercel.APIPrefix+"/v11/projects",
+		strings.NewReader(`{"name":"`+vercelProject+`"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+vercel.DefaultToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Contains(t, []int{http.StatusOK, http.StatusConflict}, resp.StatusCode, "creating Vercel project %s: %s", vercelProject, body)
 }
 
 // createdVercelBuilds are the sandbox names of the project's created snapshots.
