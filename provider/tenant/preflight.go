@@ -10,6 +10,7 @@ import (
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/restjson"
@@ -288,8 +289,14 @@ var sandboxProviders = []string{"daytona", "e2b", "opencomputer", "vercel"}
 
 // checkSandbox reads, once, what the backend answers only for a key it
 // accepts. A refusal names the key's field and where to get a right one;
-// the key itself is never quoted (the clients' errors carry none).
+// the key itself is never quoted (the clients' errors carry none). The
+// component refuses a plain-http API URL to another host in its
+// validation; a lock declared alone is held to the same rule here, before
+// the key is sent.
 func checkSandbox(ctx context.Context, s SandboxPreflight) (string, error) {
+	if p := loopback.PlainHTTPProblem(s.APIURL, "key"); p != "" {
+		return "preflight.sandbox.apiUrl: " + p, nil
+	}
 	switch s.Provider {
 	case "daytona":
 		return checkDaytona(ctx, s)

@@ -137,6 +137,9 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 			"sandbox.vercel.teamId: the token has no access to team team_other", false},
 		{"Vercel Sandbox project the team lacks", nil, vercelSandbox(emvercel.DefaultToken, emvercel.DefaultTeamID, "prj_elsewhere"),
 			"sandbox.vercel.projectId: Vercel has no project \"prj_elsewhere\" in team " + emvercel.DefaultTeamID, false},
+		{"sandbox key over plain http to another host", nil, map[string]any{"sandbox": map[string]any{"provider": "e2b",
+			"key": property.New("e2b_not_the_key").WithSecret(true), "apiUrl": "http://e2b.example.com"}},
+			"preflight.sandbox.apiUrl: \"http://e2b.example.com\" is plain http to another host: the key would travel unencrypted", true},
 		{"unknown sandbox backend", nil, map[string]any{"sandbox": map[string]any{"provider": "modal", "key": property.New("k").WithSecret(true)}},
 			"preflight.sandbox.provider: \"modal\" is not a sandbox backend the lock checks", true},
 	} {
