@@ -136,5 +136,9 @@ func TestVercelInstallation(t *testing.T) {
 	assert.Equal(t, current, cp["VERCEL_BASE_SNAPSHOT_NAME"]["text"])
 
 	pt.Destroy(t)
-	assert.True(t, emu.inventory(t).Vercel.Empty(), "%+v", emu.inventory(t).Vercel)
+	left := emu.inventory(t).Vercel
+	assert.Empty(t, left.Sandboxes, "destroy deletes what the installation built: %+v", left)
+	assert.Empty(t, left.Snapshots, "destroy deletes what the installation built: %+v", left)
+	require.Len(t, left.Projects, 1, "the project the sandboxes ran in is the user's and stays: %+v", left)
+	assert.Equal(t, vercelProject, left.Projects[0].Name)
 }
