@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,21 +39,19 @@ func withVercel(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 		auto.ConfigValue{Value: vercel.DefaultToken, Secret: true}))
 }
 
-// vercelSandboxProject creates vercelProject in the token's team, as
-// `vercel project add` would; one already there (another program on the
-// same emulator) is kept.
+// vercelSandboxProject makes vercelProject in the token's team, as the
+// user makes it before any installation (one already there is kept),
+// through the emulator's admin API: the test's own setup is no API call
+// (TestProviderUpgrade's previews must call nothing).
 func (e *emulatorProcess) vercelSandboxProject(t *testing.T) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+vercel.APIPrefix+"/v11/projects",
-		strings.NewReader(`{"name":"`+vercelProject+`"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+vercel.DefaultToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	require.Contains(t, []int{http.StatusOK, http.StatusConflict}, resp.StatusCode, "creating Vercel project %s: %s", vercelProject, body)
+	e.adminPost(t, "vercel/projects", map[string]string{"name": vercelProject}, nil)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.userProjects == nil {
+		e.userProjects = map[string]bool{}
+	}
+	e.userProjects[vercel.DefaultTeamID+"/"+vercelProject] = true
 }
 
 // createdVercelBuilds are the sandbox names of the project's created snapshots.
