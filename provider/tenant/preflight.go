@@ -374,7 +374,7 @@ func checkKeyedREST(ctx context.Context, s SandboxPreflight) (string, error) {
 func checkVercelSandbox(ctx context.Context, s SandboxPreflight) (string, error) {
 	client, err := sandboxvercel.New(s.APIURL, s.Key, s.ProjectID, s.TeamID)
 	if err != nil {
-		return "", fmt.Errorf("checking sandbox.vercel.token: %w", err)
+		return "", fmt.Errorf("checking sandbox.vercel: %w", err)
 	}
 	scope := "the token's own scope"
 	if s.TeamID != "" {
