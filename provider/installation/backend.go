@@ -28,6 +28,12 @@ type sandboxBackend interface {
 	sources(c *upstream.Contract) []string
 	// register registers the planned child.
 	register(b *installer, r sandboxRegistration) (*sandboxChild, error)
+	// preflight is what the NameLock checks of the backend's credential
+	// before any child is touched (tenant.SandboxPreflight), nil for
+	// nothing: the key the build and the control plane share, checked
+	// whether or not the installation builds the image, since the
+	// control plane needs it either way.
+	preflight(b *installer) pulumi.Map
 }
 
 // sandboxChild is a registered sandbox child as the rest of the
@@ -97,6 +103,17 @@ func (b *installer) imageProps(r sandboxRegistration, namePrefix string, grace *
 		"keepOnDelete": pulumi.Bool(r.orphan),
 	}
 	optionalInts(props, map[string]*int{"gracePeriodSeconds": grace})
+	return props
+}
+
+// keyPreflight is a backend's preflight: its provider, its key (a secret)
+// and the plain settings the key is read with; nil without a key.
+func keyPreflight(provider string, key pulumi.StringInput, plain map[string]*string) pulumi.Map {
+	if key == nil {
+		return nil
+	}
+	props := pulumi.Map{"provider": pulumi.String(provider), "key": pulumi.ToSecret(key)}
+	optionalStrings(props, plain)
 	return props
 }
 

@@ -68,6 +68,10 @@ func (daytonaBackend) register(b *installer, r sandboxRegistration) (*sandboxChi
 		}}, err
 }
 
+func (daytonaBackend) preflight(b *installer) pulumi.Map {
+	return keyPreflight("daytona", b.plan.SecretInputs["daytonaApiKey"], map[string]*string{"apiUrl": b.spec.Daytona.APIURL})
+}
+
 // snapshotChild is the DaytonaSnapshot child's outputs the component reads.
 type snapshotChild struct {
 	pulumi.CustomResourceState

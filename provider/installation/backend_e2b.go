@@ -89,6 +89,10 @@ func (e2bBackend) registerAfterControlPlane(b *installer, r sandboxRegistration,
 	return err
 }
 
+func (e2bBackend) preflight(b *installer) pulumi.Map {
+	return keyPreflight("e2b", b.plan.SecretInputs["e2bApiKey"], map[string]*string{"apiUrl": b.spec.E2B.APIURL})
+}
+
 // e2bTemplateChild is the E2bTemplate child's outputs the component reads.
 type e2bTemplateChild struct {
 	pulumi.CustomResourceState

@@ -98,6 +98,10 @@ func (modalBackend) sources(c *upstream.Contract) []string {
 	return []string{c.Sandbox.Modal.Package + "/deploy.py", c.Sandbox.Modal.Package + "/uv.lock"}
 }
 
+// preflight is nil: the lock checks the Modal token and environment
+// through its modal part, when the installation deploys the Modal app.
+func (modalBackend) preflight(*installer) pulumi.Map { return nil }
+
 func (modalBackend) register(b *installer, r sandboxRegistration) (*sandboxChild, error) {
 	plan := b.plan
 	cp := plan.worker(controlPlane)

@@ -75,6 +75,10 @@ func (openComputerBackend) register(b *installer, r sandboxRegistration) (*sandb
 		}}, err
 }
 
+func (openComputerBackend) preflight(b *installer) pulumi.Map {
+	return keyPreflight("opencomputer", b.plan.SecretInputs["opencomputerApiKey"], map[string]*string{"apiUrl": b.spec.OpenComputer.APIURL})
+}
+
 // openComputerChild is the OpenComputerSnapshot child's outputs the
 // component reads.
 type openComputerChild struct {

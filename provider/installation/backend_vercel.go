@@ -79,6 +79,12 @@ func (vercelBackend) register(b *installer, r sandboxRegistration) (*sandboxChil
 		}}, err
 }
 
+func (vercelBackend) preflight(b *installer) pulumi.Map {
+	x := b.spec.Vercel
+	return keyPreflight("vercel", b.plan.SecretInputs["vercelSandboxToken"],
+		map[string]*string{"apiUrl": x.APIURL, "teamId": x.TeamID, "projectId": x.ProjectID})
+}
+
 // vercelChild is the VercelSnapshot child's outputs the component reads.
 type vercelChild struct {
 	pulumi.CustomResourceState

@@ -13,8 +13,8 @@ import (
 // The preflight before the first write has two halves. What needs the
 // credentials or this machine (the Cloudflare token and account, the Modal
 // token and environment, the Python the Modal deploy and the Daytona and
-// E2B builds run with, the Vercel token, team and project name) is
-// verified by the NameLock, which every child
+// E2B builds run with, the Vercel token, team and project name, the
+// sandbox backend's key) is verified by the NameLock, which every child
 // depends on: its create is previewed, so a preview refuses, and an up
 // without a preview stops at the lock, before any child. preflight says
 // what to verify. What needs only the program, that no other OpenInspect
@@ -47,6 +47,11 @@ func (b *installer) preflight() pulumi.Map {
 			vercel["apiUrl"] = pulumi.String(v.APIURL)
 		}
 		props["vercelWeb"] = vercel
+	}
+	if backend := b.spec.backend(); backend != nil {
+		if sandbox := backend.preflight(b); sandbox != nil {
+			props["sandbox"] = sandbox
+		}
 	}
 	return props
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/web/vercelapi"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	emvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -28,7 +32,7 @@ func previewServer(t *testing.T, h *providertest.Harness, config map[string]prop
 			if args.TypeToken == "openinspect:index:NameLock" {
 				resp, err := lockServer.Create(p.CreateRequest{Urn: providertest.URN(string(args.TypeToken), args.Name),
 					Properties: args.Inputs, DryRun: true})
-				return resp.ID, resp.Properties, err
+				return resp.ID, plainUnknowns(resp.Properties), err
 			}
 			// A preview knows no child's outputs.
 			return args.Name + "-id", property.Map{}, nil
@@ -40,6 +44,20 @@ func previewServer(t *testing.T, h *providertest.Harness, config map[string]prop
 	}
 	require.NoError(t, server.Configure(p.ConfigureRequest{Args: property.NewMap(merged)}))
 	return server
+}
+
+// plainUnknowns is outputs with each unknown made a plain unknown: a
+// preview's lock has its preflight (holding secrets) unknown and secret,
+// which the engine carries but the mock monitor cannot marshal.
+func plainUnknowns(outputs property.Map) property.Map {
+	out := make(map[string]property.Value, outputs.Len())
+	for k, v := range outputs.All {
+		if v.IsComputed() {
+			v = property.New(property.Computed)
+		}
+		out[k] = v
+	}
+	return property.NewMap(out)
 }
 
 // Two OpenInspect components of one program claiming the same names are
@@ -75,9 +93,55 @@ func TestTwoComponentsWithTheSameNamesRefusedAtPreview(t *testing.T) {
 
 // A wrong credential fails the installation's preview at the NameLock,
 // the first child, naming the key: nothing else of the installation is
-// built when the up follows.
+// built when the up follows. The sandbox backend's key is checked too,
+// with the image given (sandbox.manage false): the control plane needs it
+// whether or not the installation builds the image. The right key passes.
 func TestPreviewRefusesWrongCredentialsAtTheLock(t *testing.T) {
 	h := providertest.NewHarness(t)
+	vercelAPI := h.Emu.URL() + emvercel.APIPrefix
+	vc, err := vercelapi.New(vercelAPI, emvercel.DefaultToken, emvercel.DefaultTeamID)
+	require.NoError(t, err)
+	sandboxProject, err := vc.CreateProject(t.Context(), "oi-sandboxes", vercelapi.ProjectSettings{})
+	require.NoError(t, err)
+	// backend selects a sandbox backend with key, its image given.
+	backend := func(provider string, key string) func(m map[string]any) {
+		settings := map[string]map[string]any{
+			"daytona":      {"apiUrl": h.Emu.URL() + daytona.APIPrefix, "baseSnapshot": "oi-base"},
+			"e2b":          {"apiUrl": h.Emu.URL() + e2b.APIPrefix, "templateId": "oi-template"},
+			"opencomputer": {"apiUrl": h.Emu.URL() + opencomputer.APIPrefix, "template": "oi-snapshot"},
+			"vercel": {"apiUrl": vercelAPI, "teamId": emvercel.DefaultTeamID, "projectId": sandboxProject.ID,
+				"baseSnapshotId": "snap_oi"},
+		}[provider]
+		if provider == "vercel" {
+			settings["token"] = secret(key)
+		} else {
+			settings["apiKey"] = secret(key)
+		}
+		return func(m map[string]any) {
+			m["sandbox"] = map[string]any{"provider": provider, "manage": false, provider: settings}
+		}
+	}
+	rightKeys := map[string]struct {
+		key   string
+		calls func() int
+	}{
+		"daytona": {daytona.DefaultAPIKey, h.Emu.Daytona().Calls}, "e2b": {e2b.DefaultAPIKey, h.Emu.E2B().Calls},
+		"opencomputer": {opencomputer.DefaultAPIKey, h.Emu.OpenComputer().Calls}, "vercel": {emvercel.DefaultToken, h.Emu.Vercel().Calls},
+	}
+	for provider, right := range rightKeys {
+		t.Run("right "+provider+" key", func(t *testing.T) {
+			spec := validSpec(providertest.FixtureCheckout(t))
+			backend(provider, right.key)(spec)
+			server := previewServer(t, h, nil)
+			h.Emu.ResetCounts()
+			_, err := server.Construct(p.ConstructRequest{Urn: providertest.URN(componentToken, "oi"),
+				Inputs: providertest.Props(t, spec), DryRun: true})
+			require.NoError(t, err)
+			assert.Equal(t, 1, right.calls(), "the lock read the backend's API once")
+		})
+	}
+	wrongSecrets := []string{"wrong-vercel-token", "wrong-cloudflare-token", "wrong-daytona-key", "wrong-e2b-key",
+		"wrong-opencomputer-key", "wrong-vercel-sandbox-token"}
 	for _, tc := range []struct {
 		name   string
 		config map[string]property.Value
@@ -90,6 +154,13 @@ func TestPreviewRefusesWrongCredentialsAtTheLock(t *testing.T) {
 		}, "web.vercel.token: Vercel refused the token"},
 		{"wrong Cloudflare token", map[string]property.Value{"cloudflareApiToken": secret("wrong-cloudflare-token")}, func(map[string]any) {},
 			"openinspect:cloudflareApiToken (or CLOUDFLARE_API_TOKEN): Cloudflare refused the token"},
+		{"wrong Daytona key", nil, backend("daytona", "wrong-daytona-key"), "sandbox.daytona.apiKey: Daytona at " + h.Emu.URL() +
+			daytona.APIPrefix + " refused the API key"},
+		{"wrong E2B key", nil, backend("e2b", "wrong-e2b-key"), "sandbox.e2b.apiKey: E2B at " + h.Emu.URL() + e2b.APIPrefix +
+			" refused the API key"},
+		{"wrong OpenComputer key", nil, backend("opencomputer", "wrong-opencomputer-key"), "sandbox.opencomputer.apiKey: OpenComputer at " +
+			h.Emu.URL() + opencomputer.APIPrefix + " refused the API key"},
+		{"wrong Vercel Sandbox token", nil, backend("vercel", "wrong-vercel-sandbox-token"), "sandbox.vercel.token: Vercel refused the token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			server := previewServer(t, h, tc.config)
@@ -98,8 +169,9 @@ func TestPreviewRefusesWrongCredentialsAtTheLock(t *testing.T) {
 			_, err := server.Construct(p.ConstructRequest{Urn: providertest.URN(componentToken, "oi"), Inputs: providertest.Props(t, spec), DryRun: true})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
-			assert.NotContains(t, err.Error(), "wrong-vercel-token")
-			assert.NotContains(t, err.Error(), "wrong-cloudflare-token")
+			for _, s := range wrongSecrets {
+				assert.NotContains(t, err.Error(), s, "no secret is quoted")
+			}
 		})
 	}
 }

@@ -10,10 +10,15 @@ import (
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/openinspect/pulumi-openinspect/internal/loopback"
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/restjson"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/daytonaapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/e2bapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/opencomputerapi"
+	sandboxvercel "github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/vercelapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/web/vercelapi"
 	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 )
@@ -22,7 +27,8 @@ import (
 // from this machine, verified by its NameLock before any child that
 // depends on the lock is touched. Every child depends on the lock, so a
 // wrong token, an account the token cannot reach, a Vercel project name
-// someone else holds or a missing Python fails the preview (the lock's
+// someone else holds, a sandbox backend's wrong key or a missing Python
+// fails the preview (the lock's
 // create is previewed) and, with `up --skip-preview`, the lock's create,
 // instead of the first write of a half-built installation. The checks are
 // reads (one or two per credential) or local; they run when the lock is
@@ -35,6 +41,7 @@ type Preflight struct {
 	Python     bool                `pulumi:"python,optional"`
 	Modal      *ModalPreflight     `pulumi:"modal,optional"`
 	VercelWeb  *VercelWebPreflight `pulumi:"vercelWeb,optional"`
+	Sandbox    *SandboxPreflight   `pulumi:"sandbox,optional"`
 }
 
 // ModalPreflight is the Modal environment the installation deploys into.
@@ -54,6 +61,18 @@ type VercelWebPreflight struct {
 	AdoptExisting bool   `pulumi:"adoptExisting,optional"`
 }
 
+// SandboxPreflight is the sandbox backend's credential (Modal's is
+// ModalPreflight): the key the image build and the control plane share.
+type SandboxPreflight struct {
+	// Provider is the backend: daytona, e2b, opencomputer or vercel.
+	Provider string `pulumi:"provider"`
+	// Key is sandbox.<provider>.apiKey, sandbox.vercel.token for vercel.
+	Key       string `pulumi:"key" provider:"secret"`
+	APIURL    string `pulumi:"apiUrl,optional"`
+	TeamID    string `pulumi:"teamId,optional"`
+	ProjectID string `pulumi:"projectId,optional"`
+}
+
 // Annotate documents the type.
 func (f *Preflight) Annotate(a infer.Annotator) {
 	a.Describe(f, "What the lock verifies, with reads and local checks only, before any child is touched: "+
@@ -62,6 +81,18 @@ func (f *Preflight) Annotate(a infer.Annotator) {
 	a.Describe(&f.Python, "Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.")
 	a.Describe(&f.Modal, "Check that Modal accepts the token and has the environment (one read).")
 	a.Describe(&f.VercelWeb, "Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).")
+	a.Describe(&f.Sandbox, "Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, "+
+		"and for Vercel Sandbox that the team and project are the token's (one read).")
+}
+
+// Annotate documents the type.
+func (s *SandboxPreflight) Annotate(a infer.Annotator) {
+	a.Describe(s, "The sandbox backend's credential, shared by its image build and the control plane.")
+	a.Describe(&s.Provider, "The backend: daytona, e2b, opencomputer or vercel.")
+	a.Describe(&s.Key, "Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).")
+	a.Describe(&s.APIURL, "Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.")
+	a.Describe(&s.TeamID, "For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.")
+	a.Describe(&s.ProjectID, "For vercel, the project (sandbox.vercel.projectId).")
 }
 
 // Annotate documents the type.
@@ -125,6 +156,13 @@ func runPreflight(ctx context.Context, f *Preflight, had *Preflight) error {
 	}
 	if v := f.VercelWeb; v != nil && v.Token != "" && (was.VercelWeb == nil || *v != *was.VercelWeb) {
 		p, err := checkVercelWeb(ctx, *v)
+		if err != nil {
+			return err
+		}
+		add(p)
+	}
+	if sb := f.Sandbox; sb != nil && sb.Key != "" && (was.Sandbox == nil || *sb != *was.Sandbox) {
+		p, err := checkSandbox(ctx, *sb)
 		if err != nil {
 			return err
 		}
@@ -246,6 +284,130 @@ func checkVercelWeb(ctx context.Context, v VercelWebPreflight) (string, error) {
 		"set web.vercel.projectName to a free name, or adoptExisting to take it over", v.TeamID, quoteShort(v.ProjectName), proj.ID), nil
 }
 
+// sandboxProviders are the backends SandboxPreflight checks.
+var sandboxProviders = []string{"daytona", "e2b", "opencomputer", "vercel"}
+
+// checkSandbox reads, once, what the backend answers only for a key it
+// accepts. A refusal names the key's field and where to get a right one;
+// the key itself is never quoted (the clients' errors carry none). The
+// component refuses a plain-http API URL to another host in its
+// validation; a lock declared alone is held to the same rule here, before
+// the key is sent.
+func checkSandbox(ctx context.Context, s SandboxPreflight) (string, error) {
+	if p := loopback.PlainHTTPProblem(s.APIURL, "key"); p != "" {
+		return "preflight.sandbox.apiUrl: " + p, nil
+	}
+	switch s.Provider {
+	case "daytona":
+		return checkDaytona(ctx, s)
+	case "e2b", "opencomputer":
+		return checkKeyedREST(ctx, s)
+	case "vercel":
+		return checkVercelSandbox(ctx, s)
+	default:
+		return fmt.Sprintf("preflight.sandbox.provider: %s is not a sandbox backend the lock checks: use one of %s",
+			quoteShort(s.Provider), strings.Join(sandboxProviders, ", ")), nil
+	}
+}
+
+// checkDaytona lists one snapshot of the key's organization.
+func checkDaytona(ctx context.Context, s SandboxPreflight) (string, error) {
+	client, err := daytonaapi.New(daytonaapi.Options{APIKey: s.Key, APIURL: s.APIURL})
+	if err != nil {
+		return "", fmt.Errorf("checking sandbox.daytona.apiKey: %w", err)
+	}
+	api := orDefault(s.APIURL, daytonaapi.DefaultAPIURL)
+	err = client.CheckKey(ctx)
+	switch {
+	case err == nil:
+		return "", nil
+	case daytonaapi.Refused(err):
+		return fmt.Sprintf("sandbox.daytona.apiKey: Daytona at %s refused the API key (%v): set it to an API key of the organization "+
+			"the sandboxes run in, with snapshot and sandbox permissions (Daytona dashboard, Keys)", api, err), nil
+	default:
+		return "", fmt.Errorf("checking sandbox.daytona.apiKey against %s: %w", api, err)
+	}
+}
+
+// checkKeyedREST lists the team's E2B templates or the organization's
+// OpenComputer snapshots: both APIs answer 401 for a key they do not know.
+func checkKeyedREST(ctx context.Context, s SandboxPreflight) (string, error) {
+	var (
+		api, where string
+		list       func(context.Context) error
+	)
+	switch s.Provider {
+	case "e2b":
+		api, where = "E2B", "the team the template is built in (E2B dashboard, API Keys)"
+		client, err := e2bapi.New(s.APIURL, s.Key)
+		if err != nil {
+			return "", fmt.Errorf("checking sandbox.e2b.apiKey: %w", err)
+		}
+		list = func(ctx context.Context) error { _, err := client.Templates(ctx); return err }
+		s.APIURL = orDefault(s.APIURL, e2bapi.DefaultAPIURL)
+	default:
+		api, where = "OpenComputer", "the organization the snapshot is built in"
+		client, err := opencomputerapi.New(s.APIURL, s.Key)
+		if err != nil {
+			return "", fmt.Errorf("checking sandbox.opencomputer.apiKey: %w", err)
+		}
+		list = func(ctx context.Context) error { _, err := client.Snapshots(ctx); return err }
+	}
+	field := "sandbox." + s.Provider + ".apiKey"
+	err := list(ctx)
+	var re *restjson.Error
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &re) && (re.Status == http.StatusUnauthorized || re.Status == http.StatusForbidden):
+		return fmt.Sprintf("%s: %s at %s refused the API key (%d %s): set it to an API key of %s",
+			field, api, s.APIURL, re.Status, re.Message, where), nil
+	default:
+		return "", fmt.Errorf("checking %s against %s: %w", field, s.APIURL, err)
+	}
+}
+
+// checkVercelSandbox reads the project the sandboxes run in: Vercel
+// answers 401 for a token it refuses, 403 for a team the token has no
+// access to and 404 for a project the team (or, without one, the token's
+// own scope) lacks.
+func checkVercelSandbox(ctx context.Context, s SandboxPreflight) (string, error) {
+	client, err := sandboxvercel.New(s.APIURL, s.Key, s.ProjectID, s.TeamID)
+	if err != nil {
+		return "", fmt.Errorf("checking sandbox.vercel: %w", err)
+	}
+	scope := "the token's own scope"
+	if s.TeamID != "" {
+		scope = "team " + s.TeamID
+	}
+	err = client.CheckProject(ctx)
+	var re *restjson.Error
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &re) && re.Status == http.StatusUnauthorized,
+		errors.As(err, &re) && re.Status == http.StatusForbidden && s.TeamID == "":
+		return fmt.Sprintf("sandbox.vercel.token: Vercel refused the token (%s): set it to a token of the team that owns project %s "+
+			"(vercel.com/account/tokens)", re.Message, quoteShort(s.ProjectID)), nil
+	case errors.As(err, &re) && re.Status == http.StatusForbidden:
+		return fmt.Sprintf("sandbox.vercel.teamId: the token has no access to team %s (%s): set teamId to the token's team, "+
+			"or sandbox.vercel.token to a token of this team", s.TeamID, re.Message), nil
+	case errors.As(err, &re) && re.Status == http.StatusNotFound:
+		return fmt.Sprintf("sandbox.vercel.projectId: Vercel has no project %s in %s (%s): set projectId to the ID of a project of %s "+
+			"(its Settings page shows it), or sandbox.vercel.teamId to the team that owns it", quoteShort(s.ProjectID), scope, re.Message, scope), nil
+	default:
+		return "", fmt.Errorf("checking sandbox.vercel.token and projectId against %s: %w", scope, err)
+	}
+}
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 // quoteShort quotes s, cut to 64 characters: a value given by mistake may
 // be long.
 func quoteShort(s string) string {
@@ -261,7 +423,7 @@ func preflightEqual(a, b *Preflight) bool {
 		return a == b
 	}
 	return a.Cloudflare == b.Cloudflare && a.Python == b.Python &&
-		ptrEqual(a.Modal, b.Modal) && ptrEqual(a.VercelWeb, b.VercelWeb)
+		ptrEqual(a.Modal, b.Modal) && ptrEqual(a.VercelWeb, b.VercelWeb) && ptrEqual(a.Sandbox, b.Sandbox)
 }
 
 func ptrEqual[T comparable](a, b *T) bool {

@@ -1,6 +1,7 @@
 package tenant_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/web/vercelapi"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/daytona"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/e2b"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/opencomputer"
 	emvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -27,7 +31,8 @@ func fakePython(t *testing.T, version string) string {
 
 // The lock's preflight refuses, before any child exists, what the
 // installation's first writes would otherwise meet: each credential the
-// installation uses, read once, and the Python the Modal deploy runs with.
+// installation uses, read once (the sandbox backend's key among them), and
+// the Python the Modal deploy runs with.
 // It refuses in the lock's preview (a preview of the installation) and in
 // its create (an up without a preview), with reads only, each problem
 // naming its configuration key or field and what to set; a lock whose
@@ -43,8 +48,29 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 	vercelWeb := func(token, team, project string) map[string]any {
 		return map[string]any{"token": property.New(token).WithSecret(true), "teamId": team, "projectName": project, "apiUrl": vercelAPI}
 	}
+	// The sandbox backends' keys: each its own API on the emulator.
+	daytonaKey := func(key string) map[string]any {
+		return map[string]any{"sandbox": map[string]any{"provider": "daytona", "key": property.New(key).WithSecret(true),
+			"apiUrl": h.Emu.URL() + daytona.APIPrefix}}
+	}
+	e2bKey := func(key string) map[string]any {
+		return map[string]any{"sandbox": map[string]any{"provider": "e2b", "key": property.New(key).WithSecret(true),
+			"apiUrl": h.Emu.URL() + e2b.APIPrefix}}
+	}
+	openComputerKey := func(key string) map[string]any {
+		return map[string]any{"sandbox": map[string]any{"provider": "opencomputer", "key": property.New(key).WithSecret(true),
+			"apiUrl": h.Emu.URL() + opencomputer.APIPrefix}}
+	}
+	vercelSandbox := func(token, team, project string) map[string]any {
+		return map[string]any{"sandbox": map[string]any{"provider": "vercel", "key": property.New(token).WithSecret(true),
+			"teamId": team, "projectId": project, "apiUrl": vercelAPI}}
+	}
 	everything := map[string]any{"cloudflare": true, "python": true, "modal": map[string]any{},
-		"vercelWeb": vercelWeb(emvercel.DefaultToken, emvercel.DefaultTeamID, "oi-prod")}
+		"vercelWeb": vercelWeb(emvercel.DefaultToken, emvercel.DefaultTeamID, "oi-prod"),
+		"sandbox":   daytonaKey(daytona.DefaultAPIKey)["sandbox"]}
+	// The wrong secrets the cases give: none may be quoted.
+	wrongSecrets := []string{"not-the-token", "not-a-vercel-token", "as-wrong", "dtn-not-the-key", "e2b_not_the_key",
+		"oc_not_the_key", "vercel-sandbox-not-the-token"}
 	// Modal's reads: the token's exchange, the environment's lookup (no
 	// creation type: nothing is created) and the workspace's name.
 	modalReads := []string{"AuthTokenGet", "EnvironmentGetOrCreate", "WorkspaceNameLookup"}
@@ -66,6 +92,9 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 	taken, err := vc.CreateProject(t.Context(), "someone-elses", vercelapi.ProjectSettings{Framework: "nextjs"})
 	require.NoError(t, err)
 	_, err = vc.CreateEnv(t.Context(), taken.ID, vercelapi.Env{Key: "K", Value: "v", Type: "plain", Target: []string{"production"}})
+	require.NoError(t, err)
+	// The project Vercel Sandbox runs in, by its ID as the console shows it.
+	sandboxProject, err := vc.CreateProject(t.Context(), "oi-sandboxes", vercelapi.ProjectSettings{})
 	require.NoError(t, err)
 
 	for _, tc := range []struct {
@@ -96,6 +125,23 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 			"web.vercel.teamId: the token has no access to team team_other", false},
 		{"taken Vercel project name", nil, map[string]any{"vercelWeb": vercelWeb(emvercel.DefaultToken, emvercel.DefaultTeamID, "someone-elses")},
 			"web.vercel.projectName: team " + emvercel.DefaultTeamID + " already has a project named \"someone-elses\"", false},
+		{"wrong Daytona key", nil, daytonaKey("dtn-not-the-key"),
+			"sandbox.daytona.apiKey: Daytona at " + h.Emu.URL() + daytona.APIPrefix + " refused the API key", false},
+		{"wrong E2B key", nil, e2bKey("e2b_not_the_key"),
+			"sandbox.e2b.apiKey: E2B at " + h.Emu.URL() + e2b.APIPrefix + " refused the API key (401 Invalid API key", false},
+		{"wrong OpenComputer key", nil, openComputerKey("oc_not_the_key"),
+			"sandbox.opencomputer.apiKey: OpenComputer at " + h.Emu.URL() + opencomputer.APIPrefix + " refused the API key (401", false},
+		{"wrong Vercel Sandbox token", nil, vercelSandbox("vercel-sandbox-not-the-token", emvercel.DefaultTeamID, sandboxProject.ID),
+			"sandbox.vercel.token: Vercel refused the token", false},
+		{"Vercel Sandbox team the token cannot reach", nil, vercelSandbox(emvercel.DefaultToken, "team_other", sandboxProject.ID),
+			"sandbox.vercel.teamId: the token has no access to team team_other", false},
+		{"Vercel Sandbox project the team lacks", nil, vercelSandbox(emvercel.DefaultToken, emvercel.DefaultTeamID, "prj_elsewhere"),
+			"sandbox.vercel.projectId: Vercel has no project \"prj_elsewhere\" in team " + emvercel.DefaultTeamID, false},
+		{"sandbox key over plain http to another host", nil, map[string]any{"sandbox": map[string]any{"provider": "e2b",
+			"key": property.New("e2b_not_the_key").WithSecret(true), "apiUrl": "http://e2b.example.com"}},
+			"preflight.sandbox.apiUrl: \"http://e2b.example.com\" is plain http to another host: the key would travel unencrypted", true},
+		{"unknown sandbox backend", nil, map[string]any{"sandbox": map[string]any{"provider": "modal", "key": property.New("k").WithSecret(true)}},
+			"preflight.sandbox.provider: \"modal\" is not a sandbox backend the lock checks", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			server := h.AnotherServer(t, tc.config)
@@ -104,16 +150,38 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 				_, err := server.Create(p.CreateRequest{Urn: u, Properties: lock(tc.preflight), DryRun: preview})
 				require.Error(t, err, "preview %v", preview)
 				assert.Contains(t, err.Error(), tc.want, "preview %v", preview)
-				assert.NotContains(t, err.Error(), "not-the-token")
-				assert.NotContains(t, err.Error(), "not-a-vercel-token")
-				assert.NotContains(t, err.Error(), "as-wrong")
+				for _, s := range wrongSecrets {
+					assert.NotContains(t, err.Error(), s, "no secret is quoted")
+				}
 				onlyReads(tc.name)
 				if tc.noCall {
-					assert.Zero(t, h.Emu.CloudflareCalls(), "refused with no call")
+					assert.Empty(t, h.Emu.Counts(), "refused with no call")
 					assert.Zero(t, h.Emu.Vercel().Calls(), "refused with no call")
 				}
 			}
 		})
+	}
+
+	// Each sandbox backend's right key: one read of its own API, the lock
+	// created.
+	for name, tc := range map[string]struct {
+		preflight map[string]any
+		calls     func() int
+	}{
+		"daytona":                         {daytonaKey(daytona.DefaultAPIKey), h.Emu.Daytona().Calls},
+		"e2b":                             {e2bKey(e2b.DefaultAPIKey), h.Emu.E2B().Calls},
+		"opencomputer":                    {openComputerKey(opencomputer.DefaultAPIKey), h.Emu.OpenComputer().Calls},
+		"vercel":                          {vercelSandbox(emvercel.DefaultToken, emvercel.DefaultTeamID, sandboxProject.ID), h.Emu.Vercel().Calls},
+		"vercel by the token's own scope": {vercelSandbox(emvercel.DefaultToken, "", sandboxProject.ID), h.Emu.Vercel().Calls},
+	} {
+		server := h.AnotherServer(t, nil)
+		for _, preview := range []bool{true, false} {
+			h.Emu.ResetCounts()
+			_, err := server.Create(p.CreateRequest{Urn: u, Properties: lock(tc.preflight), DryRun: preview})
+			require.NoError(t, err, "%s's right key, preview %v", name, preview)
+			assert.Equal(t, 1, tc.calls(), "%s: one read of its API", name)
+			onlyReads(name)
+		}
 	}
 
 	// Everything right: the lock is created; unchanged, it calls nothing;
@@ -135,7 +203,7 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 	assert.Zero(t, h.Emu.Vercel().Calls(), "an unchanged lock makes no call")
 
 	moved := map[string]any{"cloudflare": true, "python": true, "modal": map[string]any{},
-		"vercelWeb": vercelWeb("rotated-but-wrong", emvercel.DefaultTeamID, "oi-prod")}
+		"vercelWeb": vercelWeb("rotated-but-wrong", emvercel.DefaultTeamID, "oi-prod"), "sandbox": everything["sandbox"]}
 	diff, err = server.Diff(p.DiffRequest{Urn: u, ID: created.ID, State: created.Properties, Inputs: lock(moved)})
 	require.NoError(t, err)
 	require.True(t, diff.HasChanges)
@@ -144,6 +212,23 @@ func TestNameLockPreflightRefusesBeforeAnyChild(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "web.vercel.token: Vercel refused the token")
 	assert.Zero(t, h.Emu.CloudflareCalls(), "what did not change is not read again")
+	assert.Zero(t, h.Emu.Daytona().Calls(), "what did not change is not read again")
+
+	// A rotated sandbox key is read again, alone.
+	h.Emu.ResetCounts()
+	rotated := maps.Clone(everything)
+	rotated["sandbox"] = daytonaKey("dtn-not-the-key")["sandbox"]
+	diff, err = server.Diff(p.DiffRequest{Urn: u, ID: created.ID, State: created.Properties, Inputs: lock(rotated)})
+	require.NoError(t, err)
+	require.True(t, diff.HasChanges, "a changed sandbox key changes the lock")
+	assert.Equal(t, p.Update, diff.DetailedDiff["preflight"].Kind)
+	_, err = server.Update(p.UpdateRequest{Urn: u, ID: created.ID, State: created.Properties, Inputs: lock(rotated), DryRun: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sandbox.daytona.apiKey: Daytona at "+h.Emu.URL()+daytona.APIPrefix+" refused the API key")
+	assert.NotContains(t, err.Error(), "dtn-not-the-key")
+	assert.Equal(t, 1, h.Emu.Daytona().Calls(), "the changed key alone is read")
+	assert.Zero(t, h.Emu.CloudflareCalls(), "what did not change is not read again")
+	assert.Zero(t, h.Emu.Vercel().Calls(), "what did not change is not read again")
 
 	// A lock recorded before the preflight existed stays unchanged.
 	old := providertest.Props(t, map[string]any{"namePrefix": "oi", "deploymentName": "prod", "installationId": "oi" + strings.Repeat("0", 32)})

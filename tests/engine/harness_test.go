@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
 	"github.com/openinspect/pulumi-openinspect/tests/kube"
 )
 
@@ -104,6 +106,12 @@ type emulatorProcess struct {
 	// portable keeps what names this machine out of the stacks run
 	// against this emulator (upgrade_test.go).
 	portable bool
+
+	mu sync.Mutex
+	// userProjects are the Vercel projects a test made for installations
+	// to use, as a user makes them (vercelSandboxProject): no destroy
+	// deletes them, so requireEmpty leaves them out.
+	userProjects map[string]bool
 }
 
 func startEmulator(t tb) *emulatorProcess {
@@ -203,6 +211,15 @@ func (e *emulatorProcess) fullInventory(t *testing.T) emulator.Inventory {
 func (e *emulatorProcess) requireEmpty(t *testing.T) {
 	t.Helper()
 	inv := e.inventory(t)
+	e.mu.Lock()
+	var projects []vercel.ProjectEntry
+	for _, p := range inv.Vercel.Projects {
+		if !e.userProjects[p.Team+"/"+p.Name] || len(p.Env) > 0 || len(p.Deployments) > 0 || len(p.Domains) > 0 {
+			projects = append(projects, p)
+		}
+	}
+	e.mu.Unlock()
+	inv.Vercel.Projects = projects
 	require.True(t, inv.Empty(), "emulator still holds %+v", inv)
 	require.Empty(t, e.registryRecords(t), "the ownership registry still records objects")
 }

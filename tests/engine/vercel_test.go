@@ -17,14 +17,19 @@ import (
 
 const (
 	vercelProgramKey = "  vercelToken:\n    type: string\n    secret: true\n"
-	vercelProject    = "prj_openinspect_engine"
+	// vercelProject is the project the sandboxes run in, given by name
+	// (the Sandbox API takes a project's ID or name): named like an ID, it
+	// is what the recorded v0.1.0 states hold (upgrade_test.go).
+	vercelProject = "prj_openinspect_engine"
 )
 
 // withVercel selects the vercel provider against the emulator's Vercel
 // Sandbox API, its token and project given once (sandbox.vercel) for the
-// build and the control plane.
+// build and the control plane. The project exists in the token's team, as
+// on Vercel: the installation's NameLock reads it before anything is built.
 func withVercel(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 	t.Helper()
+	emu.vercelSandboxProject(t)
 	editProgram(t, pt, func(program string) string {
 		program = strings.Replace(program, "config:\n", "config:\n"+vercelProgramKey, 1)
 		return withSandbox("      sandbox:\n        provider: vercel\n        vercel:\n          apiUrl: " + emu.url + "/vercel/api\n" +
@@ -32,6 +37,21 @@ func withVercel(t *testing.T, pt *pulumitest.PulumiTest, emu *emulatorProcess) {
 	})
 	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "vercelToken",
 		auto.ConfigValue{Value: vercel.DefaultToken, Secret: true}))
+}
+
+// vercelSandboxProject makes vercelProject in the token's team, as the
+// user makes it before any installation (one already there is kept),
+// through the emulator's admin API: the test's own setup is no API call
+// (TestProviderUpgrade's previews must call nothing).
+func (e *emulatorProcess) vercelSandboxProject(t *testing.T) {
+	t.Helper()
+	e.adminPost(t, "vercel/projects", map[string]string{"name": vercelProject}, nil)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.userProjects == nil {
+		e.userProjects = map[string]bool{}
+	}
+	e.userProjects[vercel.DefaultTeamID+"/"+vercelProject] = true
 }
 
 // createdVercelBuilds are the sandbox names of the project's created snapshots.
@@ -112,5 +132,9 @@ func TestVercelInstallation(t *testing.T) {
 	assert.Equal(t, current, cp["VERCEL_BASE_SNAPSHOT_NAME"]["text"])
 
 	pt.Destroy(t)
-	assert.True(t, emu.inventory(t).Vercel.Empty(), "%+v", emu.inventory(t).Vercel)
+	left := emu.inventory(t).Vercel
+	assert.Empty(t, left.Sandboxes, "destroy deletes what the installation built: %+v", left)
+	assert.Empty(t, left.Snapshots, "destroy deletes what the installation built: %+v", left)
+	require.Len(t, left.Projects, 1, "the project the sandboxes ran in is the user's and stays: %+v", left)
+	assert.Equal(t, vercelProject, left.Projects[0].Name)
 }

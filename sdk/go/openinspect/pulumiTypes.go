@@ -4499,6 +4499,8 @@ type Preflight struct {
 	Modal *ModalPreflight `pulumi:"modal"`
 	// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
 	Python *bool `pulumi:"python"`
+	// Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+	Sandbox *SandboxPreflight `pulumi:"sandbox"`
 	// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
 	VercelWeb *VercelWebPreflight `pulumi:"vercelWeb"`
 }
@@ -4522,6 +4524,8 @@ type PreflightArgs struct {
 	Modal ModalPreflightPtrInput `pulumi:"modal"`
 	// Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
 	Python pulumi.BoolPtrInput `pulumi:"python"`
+	// Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+	Sandbox SandboxPreflightPtrInput `pulumi:"sandbox"`
 	// Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
 	VercelWeb VercelWebPreflightPtrInput `pulumi:"vercelWeb"`
 }
@@ -4619,6 +4623,11 @@ func (o PreflightOutput) Python() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Preflight) *bool { return v.Python }).(pulumi.BoolPtrOutput)
 }
 
+// Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+func (o PreflightOutput) Sandbox() SandboxPreflightPtrOutput {
+	return o.ApplyT(func(v Preflight) *SandboxPreflight { return v.Sandbox }).(SandboxPreflightPtrOutput)
+}
+
 // Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
 func (o PreflightOutput) VercelWeb() VercelWebPreflightPtrOutput {
 	return o.ApplyT(func(v Preflight) *VercelWebPreflight { return v.VercelWeb }).(VercelWebPreflightPtrOutput)
@@ -4676,6 +4685,16 @@ func (o PreflightPtrOutput) Python() pulumi.BoolPtrOutput {
 		}
 		return v.Python
 	}).(pulumi.BoolPtrOutput)
+}
+
+// Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+func (o PreflightPtrOutput) Sandbox() SandboxPreflightPtrOutput {
+	return o.ApplyT(func(v *Preflight) *SandboxPreflight {
+		if v == nil {
+			return nil
+		}
+		return v.Sandbox
+	}).(SandboxPreflightPtrOutput)
 }
 
 // Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
@@ -5458,6 +5477,222 @@ func (o SandboxPtrOutput) Vercel() VercelSandboxSettingsPtrOutput {
 		}
 		return v.Vercel
 	}).(VercelSandboxSettingsPtrOutput)
+}
+
+// The sandbox backend's credential, shared by its image build and the control plane.
+type SandboxPreflight struct {
+	// Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+	ApiUrl *string `pulumi:"apiUrl"`
+	// Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+	Key string `pulumi:"key"`
+	// For vercel, the project (sandbox.vercel.projectId).
+	ProjectId *string `pulumi:"projectId"`
+	// The backend: daytona, e2b, opencomputer or vercel.
+	Provider string `pulumi:"provider"`
+	// For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+	TeamId *string `pulumi:"teamId"`
+}
+
+// SandboxPreflightInput is an input type that accepts SandboxPreflightArgs and SandboxPreflightOutput values.
+// You can construct a concrete instance of `SandboxPreflightInput` via:
+//
+//	SandboxPreflightArgs{...}
+type SandboxPreflightInput interface {
+	pulumi.Input
+
+	ToSandboxPreflightOutput() SandboxPreflightOutput
+	ToSandboxPreflightOutputWithContext(context.Context) SandboxPreflightOutput
+}
+
+// The sandbox backend's credential, shared by its image build and the control plane.
+type SandboxPreflightArgs struct {
+	// Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
+	// Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+	Key pulumi.StringInput `pulumi:"key"`
+	// For vercel, the project (sandbox.vercel.projectId).
+	ProjectId pulumi.StringPtrInput `pulumi:"projectId"`
+	// The backend: daytona, e2b, opencomputer or vercel.
+	Provider pulumi.StringInput `pulumi:"provider"`
+	// For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+	TeamId pulumi.StringPtrInput `pulumi:"teamId"`
+}
+
+func (SandboxPreflightArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*SandboxPreflight)(nil)).Elem()
+}
+
+func (i SandboxPreflightArgs) ToSandboxPreflightOutput() SandboxPreflightOutput {
+	return i.ToSandboxPreflightOutputWithContext(context.Background())
+}
+
+func (i SandboxPreflightArgs) ToSandboxPreflightOutputWithContext(ctx context.Context) SandboxPreflightOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SandboxPreflightOutput)
+}
+
+func (i SandboxPreflightArgs) ToSandboxPreflightPtrOutput() SandboxPreflightPtrOutput {
+	return i.ToSandboxPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i SandboxPreflightArgs) ToSandboxPreflightPtrOutputWithContext(ctx context.Context) SandboxPreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SandboxPreflightOutput).ToSandboxPreflightPtrOutputWithContext(ctx)
+}
+
+// SandboxPreflightPtrInput is an input type that accepts SandboxPreflightArgs, SandboxPreflightPtr and SandboxPreflightPtrOutput values.
+// You can construct a concrete instance of `SandboxPreflightPtrInput` via:
+//
+//	        SandboxPreflightArgs{...}
+//
+//	or:
+//
+//	        nil
+type SandboxPreflightPtrInput interface {
+	pulumi.Input
+
+	ToSandboxPreflightPtrOutput() SandboxPreflightPtrOutput
+	ToSandboxPreflightPtrOutputWithContext(context.Context) SandboxPreflightPtrOutput
+}
+
+type sandboxPreflightPtrType SandboxPreflightArgs
+
+func SandboxPreflightPtr(v *SandboxPreflightArgs) SandboxPreflightPtrInput {
+	return (*sandboxPreflightPtrType)(v)
+}
+
+func (*sandboxPreflightPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**SandboxPreflight)(nil)).Elem()
+}
+
+func (i *sandboxPreflightPtrType) ToSandboxPreflightPtrOutput() SandboxPreflightPtrOutput {
+	return i.ToSandboxPreflightPtrOutputWithContext(context.Background())
+}
+
+func (i *sandboxPreflightPtrType) ToSandboxPreflightPtrOutputWithContext(ctx context.Context) SandboxPreflightPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SandboxPreflightPtrOutput)
+}
+
+// The sandbox backend's credential, shared by its image build and the control plane.
+type SandboxPreflightOutput struct{ *pulumi.OutputState }
+
+func (SandboxPreflightOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SandboxPreflight)(nil)).Elem()
+}
+
+func (o SandboxPreflightOutput) ToSandboxPreflightOutput() SandboxPreflightOutput {
+	return o
+}
+
+func (o SandboxPreflightOutput) ToSandboxPreflightOutputWithContext(ctx context.Context) SandboxPreflightOutput {
+	return o
+}
+
+func (o SandboxPreflightOutput) ToSandboxPreflightPtrOutput() SandboxPreflightPtrOutput {
+	return o.ToSandboxPreflightPtrOutputWithContext(context.Background())
+}
+
+func (o SandboxPreflightOutput) ToSandboxPreflightPtrOutputWithContext(ctx context.Context) SandboxPreflightPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v SandboxPreflight) *SandboxPreflight {
+		return &v
+	}).(SandboxPreflightPtrOutput)
+}
+
+// Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+func (o SandboxPreflightOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v SandboxPreflight) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
+}
+
+// Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+func (o SandboxPreflightOutput) Key() pulumi.StringOutput {
+	return o.ApplyT(func(v SandboxPreflight) string { return v.Key }).(pulumi.StringOutput)
+}
+
+// For vercel, the project (sandbox.vercel.projectId).
+func (o SandboxPreflightOutput) ProjectId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v SandboxPreflight) *string { return v.ProjectId }).(pulumi.StringPtrOutput)
+}
+
+// The backend: daytona, e2b, opencomputer or vercel.
+func (o SandboxPreflightOutput) Provider() pulumi.StringOutput {
+	return o.ApplyT(func(v SandboxPreflight) string { return v.Provider }).(pulumi.StringOutput)
+}
+
+// For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+func (o SandboxPreflightOutput) TeamId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v SandboxPreflight) *string { return v.TeamId }).(pulumi.StringPtrOutput)
+}
+
+type SandboxPreflightPtrOutput struct{ *pulumi.OutputState }
+
+func (SandboxPreflightPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**SandboxPreflight)(nil)).Elem()
+}
+
+func (o SandboxPreflightPtrOutput) ToSandboxPreflightPtrOutput() SandboxPreflightPtrOutput {
+	return o
+}
+
+func (o SandboxPreflightPtrOutput) ToSandboxPreflightPtrOutputWithContext(ctx context.Context) SandboxPreflightPtrOutput {
+	return o
+}
+
+func (o SandboxPreflightPtrOutput) Elem() SandboxPreflightOutput {
+	return o.ApplyT(func(v *SandboxPreflight) SandboxPreflight {
+		if v != nil {
+			return *v
+		}
+		var ret SandboxPreflight
+		return ret
+	}).(SandboxPreflightOutput)
+}
+
+// Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+func (o SandboxPreflightPtrOutput) ApiUrl() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *SandboxPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ApiUrl
+	}).(pulumi.StringPtrOutput)
+}
+
+// Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+func (o SandboxPreflightPtrOutput) Key() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *SandboxPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Key
+	}).(pulumi.StringPtrOutput)
+}
+
+// For vercel, the project (sandbox.vercel.projectId).
+func (o SandboxPreflightPtrOutput) ProjectId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *SandboxPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ProjectId
+	}).(pulumi.StringPtrOutput)
+}
+
+// The backend: daytona, e2b, opencomputer or vercel.
+func (o SandboxPreflightPtrOutput) Provider() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *SandboxPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Provider
+	}).(pulumi.StringPtrOutput)
+}
+
+// For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+func (o SandboxPreflightPtrOutput) TeamId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *SandboxPreflight) *string {
+		if v == nil {
+			return nil
+		}
+		return v.TeamId
+	}).(pulumi.StringPtrOutput)
 }
 
 // Resource limits per invocation.
@@ -8694,6 +8929,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*RateLimitBindingArrayInput)(nil)).Elem(), RateLimitBindingArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SandboxInput)(nil)).Elem(), SandboxArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SandboxPtrInput)(nil)).Elem(), SandboxArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SandboxPreflightInput)(nil)).Elem(), SandboxPreflightArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SandboxPreflightPtrInput)(nil)).Elem(), SandboxPreflightArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ScriptLimitsInput)(nil)).Elem(), ScriptLimitsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ScriptLimitsPtrInput)(nil)).Elem(), ScriptLimitsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SecretsStoreBindingInput)(nil)).Elem(), SecretsStoreBindingArgs{})
@@ -8801,6 +9038,8 @@ func init() {
 	pulumi.RegisterOutputType(RateLimitBindingArrayOutput{})
 	pulumi.RegisterOutputType(SandboxOutput{})
 	pulumi.RegisterOutputType(SandboxPtrOutput{})
+	pulumi.RegisterOutputType(SandboxPreflightOutput{})
+	pulumi.RegisterOutputType(SandboxPreflightPtrOutput{})
 	pulumi.RegisterOutputType(ScriptLimitsOutput{})
 	pulumi.RegisterOutputType(ScriptLimitsPtrOutput{})
 	pulumi.RegisterOutputType(SecretsStoreBindingOutput{})

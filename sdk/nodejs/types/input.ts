@@ -578,6 +578,10 @@ export interface PreflightArgs {
      */
     python?: pulumi.Input<boolean | undefined>;
     /**
+     * Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+     */
+    sandbox?: pulumi.Input<inputs.SandboxPreflightArgs | undefined>;
+    /**
      * Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
      */
     vercelWeb?: pulumi.Input<inputs.VercelWebPreflightArgs | undefined>;
@@ -703,6 +707,32 @@ export interface SandboxArgs {
      * Vercel Sandbox settings; required when provider is vercel.
      */
     vercel?: pulumi.Input<inputs.VercelSandboxSettingsArgs | undefined>;
+}
+
+/**
+ * The sandbox backend's credential, shared by its image build and the control plane.
+ */
+export interface SandboxPreflightArgs {
+    /**
+     * Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+     */
+    apiUrl?: pulumi.Input<string | undefined>;
+    /**
+     * Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+     */
+    key: pulumi.Input<string>;
+    /**
+     * For vercel, the project (sandbox.vercel.projectId).
+     */
+    projectId?: pulumi.Input<string | undefined>;
+    /**
+     * The backend: daytona, e2b, opencomputer or vercel.
+     */
+    provider: pulumi.Input<string>;
+    /**
+     * For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+     */
+    teamId?: pulumi.Input<string | undefined>;
 }
 
 /**

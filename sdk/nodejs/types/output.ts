@@ -318,6 +318,10 @@ export interface Preflight {
      */
     python?: boolean;
     /**
+     * Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+     */
+    sandbox?: outputs.SandboxPreflight;
+    /**
      * Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
      */
     vercelWeb?: outputs.VercelWebPreflight;
@@ -405,6 +409,32 @@ export interface RateLimitBinding {
      * The period in seconds: 10 or 60.
      */
     period: number;
+}
+
+/**
+ * The sandbox backend's credential, shared by its image build and the control plane.
+ */
+export interface SandboxPreflight {
+    /**
+     * Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+     */
+    apiUrl?: string;
+    /**
+     * Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+     */
+    key: string;
+    /**
+     * For vercel, the project (sandbox.vercel.projectId).
+     */
+    projectId?: string;
+    /**
+     * The backend: daytona, e2b, opencomputer or vercel.
+     */
+    provider: string;
+    /**
+     * For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+     */
+    teamId?: string;
 }
 
 /**

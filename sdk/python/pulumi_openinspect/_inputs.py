@@ -87,6 +87,8 @@ __all__ = [
     'RateLimitBindingArgsDict',
     'SandboxArgs',
     'SandboxArgsDict',
+    'SandboxPreflightArgs',
+    'SandboxPreflightArgsDict',
     'ScriptLimitsArgs',
     'ScriptLimitsArgsDict',
     'SecretsStoreBindingArgs',
@@ -2405,6 +2407,10 @@ class PreflightArgsDict(TypedDict):
     """
     Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
     """
+    sandbox: NotRequired[pulumi.Input[Optional['SandboxPreflightArgsDict']]]
+    """
+    Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+    """
     vercel_web: NotRequired[pulumi.Input[Optional['VercelWebPreflightArgsDict']]]
     """
     Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
@@ -2416,6 +2422,7 @@ class PreflightArgs:
                  cloudflare: pulumi.Input[Optional[_builtins.bool]] = None,
                  modal: pulumi.Input[Optional['ModalPreflightArgs']] = None,
                  python: pulumi.Input[Optional[_builtins.bool]] = None,
+                 sandbox: pulumi.Input[Optional['SandboxPreflightArgs']] = None,
                  vercel_web: pulumi.Input[Optional['VercelWebPreflightArgs']] = None):
         """
         What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
@@ -2423,6 +2430,7 @@ class PreflightArgs:
         :param pulumi.Input[_builtins.bool] cloudflare: Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
         :param pulumi.Input['ModalPreflightArgs'] modal: Check that Modal accepts the token and has the environment (one read).
         :param pulumi.Input[_builtins.bool] python: Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+        :param pulumi.Input['SandboxPreflightArgs'] sandbox: Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
         :param pulumi.Input['VercelWebPreflightArgs'] vercel_web: Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
         """
         if cloudflare is not None:
@@ -2431,6 +2439,8 @@ class PreflightArgs:
             pulumi.set(__self__, "modal", modal)
         if python is not None:
             pulumi.set(__self__, "python", python)
+        if sandbox is not None:
+            pulumi.set(__self__, "sandbox", sandbox)
         if vercel_web is not None:
             pulumi.set(__self__, "vercel_web", vercel_web)
 
@@ -2469,6 +2479,18 @@ class PreflightArgs:
     @python.setter
     def python(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "python", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def sandbox(self) -> pulumi.Input[Optional['SandboxPreflightArgs']]:
+        """
+        Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+        """
+        return pulumi.get(self, "sandbox")
+
+    @sandbox.setter
+    def sandbox(self, value: pulumi.Input[Optional['SandboxPreflightArgs']]):
+        pulumi.set(self, "sandbox", value)
 
     @_builtins.property
     @pulumi.getter(name="vercelWeb")
@@ -3002,6 +3024,118 @@ class SandboxArgs:
     @vercel.setter
     def vercel(self, value: pulumi.Input[Optional['VercelSandboxSettingsArgs']]):
         pulumi.set(self, "vercel", value)
+
+
+class SandboxPreflightArgsDict(TypedDict):
+    """
+    The sandbox backend's credential, shared by its image build and the control plane.
+    """
+    key: pulumi.Input[_builtins.str]
+    """
+    Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+    """
+    provider: pulumi.Input[_builtins.str]
+    """
+    The backend: daytona, e2b, opencomputer or vercel.
+    """
+    api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+    """
+    project_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    For vercel, the project (sandbox.vercel.projectId).
+    """
+    team_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+    """
+
+@pulumi.input_type
+class SandboxPreflightArgs:
+    def __init__(__self__, *,
+                 key: pulumi.Input[_builtins.str],
+                 provider: pulumi.Input[_builtins.str],
+                 api_url: pulumi.Input[Optional[_builtins.str]] = None,
+                 project_id: pulumi.Input[Optional[_builtins.str]] = None,
+                 team_id: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        The sandbox backend's credential, shared by its image build and the control plane.
+
+        :param pulumi.Input[_builtins.str] key: Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+        :param pulumi.Input[_builtins.str] provider: The backend: daytona, e2b, opencomputer or vercel.
+        :param pulumi.Input[_builtins.str] api_url: Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+        :param pulumi.Input[_builtins.str] project_id: For vercel, the project (sandbox.vercel.projectId).
+        :param pulumi.Input[_builtins.str] team_id: For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "provider", provider)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+        if project_id is not None:
+            pulumi.set(__self__, "project_id", project_id)
+        if team_id is not None:
+            pulumi.set(__self__, "team_id", team_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> pulumi.Input[_builtins.str]:
+        """
+        Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+        """
+        return pulumi.get(self, "key")
+
+    @key.setter
+    def key(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "key", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def provider(self) -> pulumi.Input[_builtins.str]:
+        """
+        The backend: daytona, e2b, opencomputer or vercel.
+        """
+        return pulumi.get(self, "provider")
+
+    @provider.setter
+    def provider(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "provider", value)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+        """
+        return pulumi.get(self, "api_url")
+
+    @api_url.setter
+    def api_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_url", value)
+
+    @_builtins.property
+    @pulumi.getter(name="projectId")
+    def project_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        For vercel, the project (sandbox.vercel.projectId).
+        """
+        return pulumi.get(self, "project_id")
+
+    @project_id.setter
+    def project_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "project_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="teamId")
+    def team_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+        """
+        return pulumi.get(self, "team_id")
+
+    @team_id.setter
+    def team_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "team_id", value)
 
 
 class ScriptLimitsArgsDict(TypedDict):

@@ -39,6 +39,7 @@ __all__ = [
     'QueueConsumer',
     'R2Binding',
     'RateLimitBinding',
+    'SandboxPreflight',
     'ScriptLimits',
     'SecretsStoreBinding',
     'SendEmailBinding',
@@ -1008,6 +1009,7 @@ class Preflight(dict):
                  cloudflare: Optional[_builtins.bool] = None,
                  modal: Optional['outputs.ModalPreflight'] = None,
                  python: Optional[_builtins.bool] = None,
+                 sandbox: Optional['outputs.SandboxPreflight'] = None,
                  vercel_web: Optional['outputs.VercelWebPreflight'] = None):
         """
         What the lock verifies, with reads and local checks only, before any child is touched: when it is created and, for what changed, when it is updated.
@@ -1015,6 +1017,7 @@ class Preflight(dict):
         :param _builtins.bool cloudflare: Check the configured Cloudflare account ID's form and that the token reaches the account (one read).
         :param 'ModalPreflight' modal: Check that Modal accepts the token and has the environment (one read).
         :param _builtins.bool python: Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
+        :param 'SandboxPreflight' sandbox: Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
         :param 'VercelWebPreflight' vercel_web: Check that Vercel accepts the token in the team and that the project name is free or may be taken over (one or two reads).
         """
         if cloudflare is not None:
@@ -1023,6 +1026,8 @@ class Preflight(dict):
             pulumi.set(__self__, "modal", modal)
         if python is not None:
             pulumi.set(__self__, "python", python)
+        if sandbox is not None:
+            pulumi.set(__self__, "sandbox", sandbox)
         if vercel_web is not None:
             pulumi.set(__self__, "vercel_web", vercel_web)
 
@@ -1049,6 +1054,14 @@ class Preflight(dict):
         Check that a Python the Modal deploy and the Daytona and E2B builds can run with is found (openinspect:pythonPath); no call.
         """
         return pulumi.get(self, "python")
+
+    @_builtins.property
+    @pulumi.getter
+    def sandbox(self) -> Optional['outputs.SandboxPreflight']:
+        """
+        Check that the sandbox backend (Daytona, E2B, OpenComputer or Vercel Sandbox) accepts its key, and for Vercel Sandbox that the team and project are the token's (one read).
+        """
+        return pulumi.get(self, "sandbox")
 
     @_builtins.property
     @pulumi.getter(name="vercelWeb")
@@ -1356,6 +1369,97 @@ class RateLimitBinding(dict):
         The period in seconds: 10 or 60.
         """
         return pulumi.get(self, "period")
+
+
+@pulumi.output_type
+class SandboxPreflight(dict):
+    """
+    The sandbox backend's credential, shared by its image build and the control plane.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "apiUrl":
+            suggest = "api_url"
+        elif key == "projectId":
+            suggest = "project_id"
+        elif key == "teamId":
+            suggest = "team_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in SandboxPreflight. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        SandboxPreflight.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        SandboxPreflight.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 provider: _builtins.str,
+                 api_url: Optional[_builtins.str] = None,
+                 project_id: Optional[_builtins.str] = None,
+                 team_id: Optional[_builtins.str] = None):
+        """
+        The sandbox backend's credential, shared by its image build and the control plane.
+
+        :param _builtins.str key: Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+        :param _builtins.str provider: The backend: daytona, e2b, opencomputer or vercel.
+        :param _builtins.str api_url: Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+        :param _builtins.str project_id: For vercel, the project (sandbox.vercel.projectId).
+        :param _builtins.str team_id: For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "provider", provider)
+        if api_url is not None:
+            pulumi.set(__self__, "api_url", api_url)
+        if project_id is not None:
+            pulumi.set(__self__, "project_id", project_id)
+        if team_id is not None:
+            pulumi.set(__self__, "team_id", team_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        """
+        Its API key (sandbox.<provider>.apiKey), for vercel its token (sandbox.vercel.token).
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def provider(self) -> _builtins.str:
+        """
+        The backend: daytona, e2b, opencomputer or vercel.
+        """
+        return pulumi.get(self, "provider")
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrl")
+    def api_url(self) -> Optional[_builtins.str]:
+        """
+        Its API URL (sandbox.<provider>.apiUrl); empty means the backend's public API.
+        """
+        return pulumi.get(self, "api_url")
+
+    @_builtins.property
+    @pulumi.getter(name="projectId")
+    def project_id(self) -> Optional[_builtins.str]:
+        """
+        For vercel, the project (sandbox.vercel.projectId).
+        """
+        return pulumi.get(self, "project_id")
+
+    @_builtins.property
+    @pulumi.getter(name="teamId")
+    def team_id(self) -> Optional[_builtins.str]:
+        """
+        For vercel, the team (sandbox.vercel.teamId); empty means the token's own scope.
+        """
+        return pulumi.get(self, "team_id")
 
 
 @pulumi.output_type

@@ -572,3 +572,38 @@ func TestSessionTimeout(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "the timed-out sandbox's name is free: %v", body)
 	assert.Len(t, a.svc.Inventory().Sandboxes[0].Sessions, 2)
 }
+
+// The admin API adds a project as the user makes the one the sandboxes
+// run in: the projects API then answers it by name or ID in the team and
+// 404 elsewhere, adding it again keeps it, a name Vercel refuses is 400,
+// and none of it counts as an API call.
+func TestAdminAddsAProject(t *testing.T) {
+	a := serve(t, t.TempDir(), vercel.Options{})
+	add := func(body string) (int, map[string]any) {
+		resp, err := http.Post(a.url+"/__emulator/vercel/projects", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		return decode(t, resp)
+	}
+	status, body := add(`{"name": "oi-sandboxes"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	id := body["id"].(string)
+	assert.True(t, strings.HasPrefix(id, "prj_"), id)
+	status, body = add(`{"name": "oi-sandboxes"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	assert.Equal(t, id, body["id"], "the project of that name is kept")
+	status, _ = add(`{"name": "Not A Name"}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Empty(t, a.core.Counts(), "admin calls are not API calls")
+
+	for _, idOrName := range []string{id, "oi-sandboxes"} {
+		status, body = a.call("GET", "/v9/projects/"+idOrName, nil)
+		require.Equal(t, http.StatusOK, status, "%v", body)
+		assert.Equal(t, id, body["id"])
+	}
+	status, body = a.call("GET", "/v9/projects/oi-elsewhere", nil)
+	assert.Equal(t, http.StatusNotFound, status, "%v", body)
+	status, _ = add(`{"team": "team_other", "name": "oi-elsewhere"}`)
+	require.Equal(t, http.StatusCreated, status)
+	status, _ = a.call("GET", "/v9/projects/oi-elsewhere", nil)
+	assert.Equal(t, http.StatusNotFound, status, "another team's project is not the token's")
+}

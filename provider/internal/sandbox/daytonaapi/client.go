@@ -108,6 +108,13 @@ func apiStatus(err error) int {
 	return 0
 }
 
+// Refused reports whether err is Daytona refusing the API key: 401 for a
+// key it does not know, 403 for one without the permission the call needs.
+func Refused(err error) bool {
+	status := apiStatus(err)
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
 func isNotFound(err error) bool { return apiStatus(err) == http.StatusNotFound }
 
 // statusError is a failed call made through the generated client, with the

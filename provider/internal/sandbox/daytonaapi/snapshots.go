@@ -199,6 +199,21 @@ func (c *Client) Snapshots(ctx context.Context) ([]Snapshot, error) {
 	}
 }
 
+// CheckKey makes the cheapest read Daytona answers only for an API key it
+// accepts: the first page, of one, of the organization's snapshots. Refused
+// tells Daytona's refusal of the key from any other failure.
+func (c *Client) CheckKey(ctx context.Context) error {
+	err := c.retry(ctx, func() error {
+		page, limit := 1, 1
+		_, err := c.sdk.Snapshot.List(ctx, &page, &limit)
+		return err
+	})
+	if err != nil {
+		return c.fail("reading the organization's snapshots", err)
+	}
+	return nil
+}
+
 // DeleteSnapshot deletes the snapshot called name and waits until Daytona
 // has removed it (deletion is asynchronous). A missing snapshot is not an
 // error.

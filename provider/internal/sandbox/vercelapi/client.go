@@ -1,9 +1,10 @@
 // Package vercelapi is the small part of the Vercel Sandbox REST API the
 // provider calls itself: listing and deleting a project's base snapshots
 // and the sandboxes they were taken from, and finding sessions' sandboxes
-// by tag. Snapshots are built by
-// upstream's builder (the control plane's build-vercel-base-snapshot
-// script), never here. Routes are those of upstream's fetch client
+// by tag; and reading the project, which the preflight checks. Snapshots
+// are built by upstream's builder (the control plane's
+// build-vercel-base-snapshot script), never here. Routes are those of
+// upstream's fetch client
 // (packages/control-plane/src/sandbox/providers/vercel/client.ts at the
 // pin): Bearer token, ?teamId= when a team is set, every list scoped by
 // ?project=.
@@ -137,4 +138,14 @@ func (c *Client) SandboxesTagged(ctx context.Context, key, value string) ([]Sand
 	}
 	_, err := c.do(ctx, http.MethodGet, "/v2/sandboxes", q, &out, http.StatusOK)
 	return out.Sandboxes, err
+}
+
+// CheckProject reads the client's project through Vercel's projects API
+// (GET /v9/projects/{idOrName}, served on the Sandbox API's host): Vercel
+// answers it only for a token it accepts (401 otherwise), in a team the
+// token belongs to (403) that has the project (404), the three things
+// every Sandbox API call needs.
+func (c *Client) CheckProject(ctx context.Context) error {
+	_, err := c.do(ctx, http.MethodGet, "/v9/projects/"+url.PathEscape(c.project), nil, nil, http.StatusOK)
+	return err
 }
