@@ -392,7 +392,8 @@ func (m *ModalArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "ModalSettings")
 	a.Describe(m, "Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.")
 	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.")
-	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). "+
+	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): "+
+		"2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. "+
 		"Each installation needs its own: upstream's app and secret names are fixed.")
 	a.Describe(&m.EnvironmentWebSuffix, "Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.")
 	a.Describe(&m.APISecret, "Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.")

@@ -87,7 +87,6 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if s.limits, err = workerLimits(ctx.Context()); err != nil {
 		return nil, err
 	}
-	s.configModalEnvironment = providerConfig(ctx.Context()).ModalEnvironmentOr("")
 	emb, err := useEmbedded(ctx.Context(), s)
 	if err != nil {
 		return nil, err

@@ -42,9 +42,6 @@ type spec struct {
 	Vercel        VercelArgs
 	// limits are the provider's Workers limits (nil: the defaults).
 	limits *config.WorkerLimits
-	// configModalEnvironment is the provider's modalEnvironment, which a
-	// managed Modal app without sandbox.modal.environment is deployed in.
-	configModalEnvironment string
 }
 
 // workerLimits are the limits the workers are checked against.

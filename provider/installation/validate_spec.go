@@ -21,8 +21,7 @@ import (
 // is registered. Every problem is reported, each with its field path.
 
 var (
-	modalEnvironmentPattern = regexp.MustCompile(`^[^:/\\]+$`)
-	webSuffixPattern        = regexp.MustCompile(`^[a-z0-9-]*$`)
+	webSuffixPattern = regexp.MustCompile(`^[a-z0-9-]*$`)
 	// appSecretKeyPattern is the key rule of upstream's secrets store, before
 	// it upper-cases the key.
 	appSecretKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)

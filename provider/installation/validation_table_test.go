@@ -339,7 +339,17 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"inactivity timeout past int64", set("sandbox", map[string]any{"manage": false, "inactivityTimeoutMs": 1e20}),
 			"sandbox.inactivityTimeoutMs: 1e+20 is too large: a whole number of at most 9007199254740992", "", false},
 		{"modal environment", set("sandbox", map[string]any{"manage": false, "modal": map[string]any{"environment": "a/b"}}),
-			`sandbox.modal.environment: "a/b" must be non-blank`, "", false},
+			`sandbox.modal.environment: "a/b" is not a name Modal accepts: Modal environment names are 2 to 64 characters`, "", false},
+		// Issue 48: names Modal refuses, found at preview with no call
+		// rather than by the NameLock preflight's lookup.
+		{"modal environment of 300 characters", set("sandbox", map[string]any{"modal": map[string]any{"environment": strings.Repeat("e", 300)}}),
+			"sandbox.modal.environment: " + `"` + strings.Repeat("e", 64) + `"… (300 characters) is 300 characters, which Modal refuses`, "", true},
+		{"modal environment not ASCII", set("sandbox", map[string]any{"modal": map[string]any{"environment": "prodé"}}),
+			`sandbox.modal.environment: "prodé" is not a name Modal accepts: Modal environment names are 2 to 64 characters, ASCII letters`, "", true},
+		{"modal environment with a space", set("sandbox", map[string]any{"manage": false, "modal": map[string]any{"environment": "my env"}}),
+			`sandbox.modal.environment: "my env" is not a name Modal accepts`, "", true},
+		{"modal environment starting with a dot", set("sandbox", map[string]any{"modal": map[string]any{"environment": ".dev"}}),
+			`sandbox.modal.environment: ".dev" is not a name Modal accepts: Modal environment names are 2 to 64 characters, ASCII letters, digits, '-', '_' and '.', starting with a letter or digit`, "", true},
 		{"web image", set("web", map[string]any{"image": "", "namespace": "oi"}), "web.image: required", "", false},
 		{"web system namespace", set("web", map[string]any{"image": "web:1", "namespace": "kube-system"}), `web.namespace: "kube-system" is a system namespace`, "", false},
 	}

@@ -3270,7 +3270,7 @@ func (o ModalSecretArrayOutput) Index(i pulumi.IntInput) ModalSecretOutput {
 type ModalSettings struct {
 	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret *string `pulumi:"apiSecret"`
-	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 	Environment *string `pulumi:"environment"`
 	// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 	EnvironmentWebSuffix *string `pulumi:"environmentWebSuffix"`
@@ -3293,7 +3293,7 @@ type ModalSettingsInput interface {
 type ModalSettingsArgs struct {
 	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret pulumi.StringPtrInput `pulumi:"apiSecret"`
-	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 	Environment pulumi.StringPtrInput `pulumi:"environment"`
 	// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 	EnvironmentWebSuffix pulumi.StringPtrInput `pulumi:"environmentWebSuffix"`
@@ -3384,7 +3384,7 @@ func (o ModalSettingsOutput) ApiSecret() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.ApiSecret }).(pulumi.StringPtrOutput)
 }
 
-// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 func (o ModalSettingsOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.Environment }).(pulumi.StringPtrOutput)
 }
@@ -3433,7 +3433,7 @@ func (o ModalSettingsPtrOutput) ApiSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 func (o ModalSettingsPtrOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ModalSettings) *string {
 		if v == nil {

@@ -440,7 +440,7 @@ export interface ModalSettingsArgs {
      */
     apiSecret?: pulumi.Input<string | undefined>;
     /**
-     * Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+     * Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
      */
     environment?: pulumi.Input<string | undefined>;
     /**

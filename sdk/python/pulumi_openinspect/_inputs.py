@@ -1866,7 +1866,7 @@ class ModalSettingsArgsDict(TypedDict):
     """
     environment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+    Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
     """
     environment_web_suffix: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1888,7 +1888,7 @@ class ModalSettingsArgs:
         Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
 
         :param pulumi.Input[_builtins.str] api_secret: Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
-        :param pulumi.Input[_builtins.str] environment: Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+        :param pulumi.Input[_builtins.str] environment: Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
         :param pulumi.Input[_builtins.str] environment_web_suffix: Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
         :param pulumi.Input[_builtins.str] workspace: Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
         """
@@ -1917,7 +1917,7 @@ class ModalSettingsArgs:
     @pulumi.getter
     def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+        Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
         """
         return pulumi.get(self, "environment")
 
