@@ -84,6 +84,7 @@ func validateSpec(s *spec) []error {
 	errs = append(errs, inputProblems(s)...)
 	errs = append(errs, upstreamGates(s)...)
 	errs = append(errs, varSizeProblems(s)...)
+	errs = append(errs, sandboxAPIURLProblems(s)...)
 	if t := s.TakeOverFrom; t != nil && !tenant.IsInstallationID(*t) {
 		errs.add("takeOverFrom", "%q is not an installation identity: give the other installation's installationId "+
 			"(oi and 32 hex digits, from its NameLock's state or the ownership message that named it)", *t)

@@ -425,7 +425,7 @@ class DaytonaSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Daytona REST API base URL.
+    Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     base_snapshot: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -452,7 +452,7 @@ class DaytonaSettingsArgs:
         Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
 
         :param pulumi.Input[_builtins.str] api_key: Daytona API key (snapshot read, write, delete).
-        :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL.
+        :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.str] base_snapshot: Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
         :param pulumi.Input[_builtins.int] snapshot_grace_period_seconds: How long a superseded base snapshot is kept before a later up deletes it (default a day).
         :param pulumi.Input[_builtins.str] target: Optional Daytona target.
@@ -484,7 +484,7 @@ class DaytonaSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Daytona REST API base URL.
+        Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 
@@ -683,7 +683,7 @@ class E2bSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    E2B REST API base URL (default https://api.e2b.app).
+    E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     cpu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -715,7 +715,7 @@ class E2bSettingsArgs:
         E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
 
         :param pulumi.Input[_builtins.str] api_key: E2B API key.
-        :param pulumi.Input[_builtins.str] api_url: E2B REST API base URL (default https://api.e2b.app).
+        :param pulumi.Input[_builtins.str] api_url: E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.int] cpu: vCPUs of the built template (default 2).
         :param pulumi.Input[_builtins.int] memory_mb: Memory of the built template in MB, an even number (default 4096).
         :param pulumi.Input[_builtins.int] template_grace_period_seconds: How long a superseded template is kept before a later up deletes it (default a day).
@@ -750,7 +750,7 @@ class E2bSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        E2B REST API base URL (default https://api.e2b.app).
+        E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 
@@ -2191,7 +2191,7 @@ class OpenComputerSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+    OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     builder_memory_mb: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -2218,7 +2218,7 @@ class OpenComputerSettingsArgs:
         OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
 
         :param pulumi.Input[_builtins.str] api_key: OpenComputer API key.
-        :param pulumi.Input[_builtins.str] api_url: OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+        :param pulumi.Input[_builtins.str] api_url: OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.int] builder_memory_mb: Memory of the snapshot build's builder VM in MB (default 8192).
         :param pulumi.Input[_builtins.int] snapshot_grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default a day).
         :param pulumi.Input[_builtins.str] template: An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
@@ -2250,7 +2250,7 @@ class OpenComputerSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+        OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 
@@ -3592,7 +3592,7 @@ class VercelSandboxSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Sandbox API base URL (default https://vercel.com/api).
+    Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     base_snapshot_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -3637,7 +3637,7 @@ class VercelSandboxSettingsArgs:
         """
         Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
 
-        :param pulumi.Input[_builtins.str] api_url: Sandbox API base URL (default https://vercel.com/api).
+        :param pulumi.Input[_builtins.str] api_url: Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.str] base_snapshot_id: An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
         :param pulumi.Input[_builtins.str] project_id: The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
         :param pulumi.Input[_builtins.str] runtime: Sandbox runtime (default node24): node22, node24 or python3.13.
@@ -3667,7 +3667,7 @@ class VercelSandboxSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Sandbox API base URL (default https://vercel.com/api).
+        Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 
