@@ -106,7 +106,8 @@ func (c *Config) Annotate(a infer.Annotator) {
 		"OPENINSPECT_WORKERS_DEV_BASE_URL; empty means https://<script>.<account subdomain>.workers.dev.")
 	a.Describe(&c.ModalTokenID, "Modal token ID. Falls back to MODAL_TOKEN_ID.")
 	a.Describe(&c.ModalTokenSecret, "Modal token secret. Falls back to MODAL_TOKEN_SECRET.")
-	a.Describe(&c.ModalEnvironment, "Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.")
+	a.Describe(&c.ModalEnvironment, "Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', "+
+		"starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.")
 	a.Describe(&c.ModalServerURL, "Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.")
 	a.Describe(&c.DaytonaAPIKey, "Daytona API key with snapshot and sandbox permissions. Falls back to DAYTONA_API_KEY.")
 	a.Describe(&c.DaytonaAPIURL, "Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.")
@@ -131,6 +132,13 @@ func (c *Config) Configure(context.Context) error {
 	c.applyEnv()
 	if err := c.checkCredentialURLs(); err != nil {
 		return err
+	}
+	if c.ModalEnvironment != "" {
+		// Modal would refuse the name only on the first call that names
+		// the environment, after the preview.
+		if err := modalapi.CheckEnvironmentName(c.ModalEnvironment); err != nil {
+			return fmt.Errorf("openinspect:modalEnvironment (or MODAL_ENVIRONMENT): %w", err)
+		}
 	}
 	if err := cfapi.CheckWorkersDevBase(c.WorkersDevBase()); err != nil {
 		return err

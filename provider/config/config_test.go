@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"strings"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -96,5 +97,37 @@ func TestConfigRefusesPlainHTTPToAnotherHost(t *testing.T) {
 		server := providertest.NewServer(t)
 		require.NoError(t, server.Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{
 			"cloudflareApiToken": "t", "cloudflareAccountId": "a", "cloudflareApiBaseUrl": local})}), local)
+	}
+}
+
+// TestConfigRefusesModalEnvironmentNamesModalRefuses: issue 48. A
+// modalEnvironment Modal's client would refuse (too long, not ASCII, a
+// space, a leading '-') is refused when the provider is configured, before
+// any call, naming the key and its variable and saying the rule; names
+// Modal takes are accepted, from the key or the variable alike.
+func TestConfigRefusesModalEnvironmentNamesModalRefuses(t *testing.T) {
+	const rule = "Modal environment names are 2 to 64 characters, ASCII letters, digits, '-', '_' and '.', starting with a letter or digit"
+	for name, want := range map[string]string{
+		strings.Repeat("e", 300): `"` + strings.Repeat("e", 64) + `"… (300 characters) is 300 characters, which Modal refuses: ` + rule,
+		"prodé":                  `"prodé" is not a name Modal accepts: ` + rule,
+		"my env":                 `"my env" is not a name Modal accepts: ` + rule,
+		"-dev":                   `"-dev" is not a name Modal accepts: ` + rule,
+	} {
+		providertest.ClearEnv(t)
+		server := providertest.NewServer(t)
+		err := server.Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{"modalEnvironment": name})})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "openinspect:modalEnvironment (or MODAL_ENVIRONMENT): "+want)
+
+		t.Setenv("MODAL_ENVIRONMENT", name)
+		err = providertest.NewServer(t).Configure(p.ConfigureRequest{Args: property.NewMap(nil)})
+		require.Error(t, err, "MODAL_ENVIRONMENT=%s", name)
+		assert.Contains(t, err.Error(), "openinspect:modalEnvironment (or MODAL_ENVIRONMENT): "+want)
+	}
+	for _, name := range []string{"main", "oi-live", "staging_2.eu", strings.Repeat("e", 64)} {
+		providertest.ClearEnv(t)
+		require.NoError(t, providertest.NewServer(t).Configure(p.ConfigureRequest{Args: providertest.Props(t, map[string]any{"modalEnvironment": name})}), name)
+		t.Setenv("MODAL_ENVIRONMENT", name)
+		require.NoError(t, providertest.NewServer(t).Configure(p.ConfigureRequest{Args: property.NewMap(nil)}), name)
 	}
 }

@@ -128,7 +128,7 @@ type ModalArgs struct {
 
 // DaytonaArgs are the Daytona settings the control plane needs.
 type DaytonaArgs struct {
-	APIURL       *string            `pulumi:"apiUrl,optional"`
+	APIURL       pulumi.StringInput `pulumi:"apiUrl,optional"`
 	APIKey       pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
 	BaseSnapshot *string            `pulumi:"baseSnapshot,optional"`
 	Target       *string            `pulumi:"target,optional"`
@@ -139,7 +139,7 @@ type DaytonaArgs struct {
 // E2BArgs are the E2B settings: one API key for the template build and
 // the control plane.
 type E2BArgs struct {
-	APIURL     *string            `pulumi:"apiUrl,optional"`
+	APIURL     pulumi.StringInput `pulumi:"apiUrl,optional"`
 	APIKey     pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
 	TemplateID *string            `pulumi:"templateId,optional"`
 	CPU        *int               `pulumi:"cpu,optional"`
@@ -151,7 +151,7 @@ type E2BArgs struct {
 // OpenComputerArgs are the OpenComputer settings: one API URL and key for
 // the snapshot build and the control plane.
 type OpenComputerArgs struct {
-	APIURL          *string            `pulumi:"apiUrl,optional"`
+	APIURL          pulumi.StringInput `pulumi:"apiUrl,optional"`
 	APIKey          pulumi.StringInput `pulumi:"apiKey,optional" provider:"secret"`
 	Template        *string            `pulumi:"template,optional"`
 	BuilderMemoryMB *int               `pulumi:"builderMemoryMb,optional"`
@@ -165,7 +165,7 @@ type VercelArgs struct {
 	Token                pulumi.StringInput `pulumi:"token,optional" provider:"secret"`
 	ProjectID            *string            `pulumi:"projectId,optional"`
 	TeamID               *string            `pulumi:"teamId,optional"`
-	APIURL               *string            `pulumi:"apiUrl,optional"`
+	APIURL               pulumi.StringInput `pulumi:"apiUrl,optional"`
 	Runtime              *string            `pulumi:"runtime,optional"`
 	SnapshotExpirationMs *int               `pulumi:"snapshotExpirationMs,optional"`
 	BaseSnapshotID       *string            `pulumi:"baseSnapshotId,optional"`
@@ -344,6 +344,11 @@ func (s *SandboxArgs) Annotate(a infer.Annotator) {
 	a.Describe(&s.Vercel, "Vercel Sandbox settings; required when provider is vercel.")
 }
 
+// apiURLOutputNote ends each sandbox apiUrl's description: the one plain
+// sandbox setting that may be another resource's output.
+const apiURLOutputNote = "May be another resource's output, though not a secret (it becomes the control plane's plain-text var): " +
+	"at a preview before that resource exists, what uses it is unknown, and it is checked once known."
+
 // Annotate documents the Vercel Sandbox settings.
 func (v *VercelArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "VercelSandboxSettings")
@@ -352,7 +357,7 @@ func (v *VercelArgs) Annotate(a infer.Annotator) {
 	a.Describe(&v.Token, "Vercel token for the Sandbox API (upstream's vercel_sandbox_token).")
 	a.Describe(&v.ProjectID, "The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).")
 	a.Describe(&v.TeamID, "The Vercel team, when the project belongs to one.")
-	a.Describe(&v.APIURL, "Sandbox API base URL (default https://vercel.com/api).")
+	a.Describe(&v.APIURL, "Sandbox API base URL (default https://vercel.com/api). "+apiURLOutputNote)
 	a.Describe(&v.Runtime, "Sandbox runtime (default node24): node22, node24 or python3.13.")
 	a.Describe(&v.SnapshotExpirationMs, "Expiry of the snapshots sessions take, in milliseconds; 0 (default) means never.")
 	a.Describe(&v.BaseSnapshotID, "An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage "+
@@ -365,7 +370,7 @@ func (o *OpenComputerArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "OpenComputerSettings")
 	a.Describe(o, "OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), "+
 		"and the snapshot sessions boot from.")
-	a.Describe(&o.APIURL, "OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).")
+	a.Describe(&o.APIURL, "OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). "+apiURLOutputNote)
 	a.Describe(&o.APIKey, "OpenComputer API key.")
 	a.Describe(&o.Template, "An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) "+
 		"the installation builds its own, digest-named, through an OpenComputerSnapshot child.")
@@ -378,7 +383,7 @@ func (e *E2BArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "E2bSettings")
 	a.Describe(e, "E2B settings of the installation: the API and its key (used by both the template build and the control plane), "+
 		"and the template sessions start from.")
-	a.Describe(&e.APIURL, "E2B REST API base URL (default https://api.e2b.app).")
+	a.Describe(&e.APIURL, "E2B REST API base URL (default https://api.e2b.app). "+apiURLOutputNote)
 	a.Describe(&e.APIKey, "E2B API key.")
 	a.Describe(&e.TemplateID, "An existing template to use (upstream's e2b_template_id); when absent (and sandbox.manage is not false) "+
 		"the installation builds its own, digest-named, through an E2bTemplate child.")
@@ -392,7 +397,8 @@ func (m *ModalArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "ModalSettings")
 	a.Describe(m, "Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.")
 	a.Describe(&m.Workspace, "Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.")
-	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). "+
+	a.Describe(&m.Environment, "Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): "+
+		"2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. "+
 		"Each installation needs its own: upstream's app and secret names are fixed.")
 	a.Describe(&m.EnvironmentWebSuffix, "Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.")
 	a.Describe(&m.APISecret, "Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.")
@@ -402,7 +408,7 @@ func (m *ModalArgs) Annotate(a infer.Annotator) {
 func (d *DaytonaArgs) Annotate(a infer.Annotator) {
 	a.SetToken("index", "DaytonaSettings")
 	a.Describe(d, "Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.")
-	a.Describe(&d.APIURL, "Daytona REST API base URL.")
+	a.Describe(&d.APIURL, "Daytona REST API base URL. "+apiURLOutputNote)
 	a.Describe(&d.APIKey, "Daytona API key (snapshot read, write, delete).")
 	a.Describe(&d.BaseSnapshot, "Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) "+
 		"the installation builds its own, digest-named, through a DaytonaSnapshot child.")

@@ -1,8 +1,6 @@
 package installation
 
 import (
-	"net/url"
-
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
@@ -21,12 +19,7 @@ func (daytonaBackend) validate(s *spec) problems {
 	if s.SandboxProvider != "daytona" {
 		return errs
 	}
-	d := s.Daytona
-	if u := family.Deref(d.APIURL, ""); u == "" {
-		errs.add("sandbox.daytona.apiUrl", "required with the daytona provider")
-	} else if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
-		errs.add("sandbox.daytona.apiUrl", "%q is not an http(s) URL", u)
-	}
+	d := s.Daytona // apiUrl: sandboxAPIURLProblems
 	if d.APIKey == nil {
 		errs.add("sandbox.daytona.apiKey", "required with the daytona provider: a Daytona API key (as a secret), which the snapshot build and the control plane both use")
 	}
@@ -59,7 +52,10 @@ func (daytonaBackend) register(b *installer, r sandboxRegistration) (*sandboxChi
 	props := b.imageProps(r, plan.Snapshot.NamePrefix, plan.Snapshot.GracePeriodSeconds)
 	props["apiKey"] = pulumi.ToSecret(plan.SecretInputs["daytonaApiKey"])
 	props["d1DatabaseId"] = r.db.DatabaseID
-	optionalStrings(props, map[string]*string{"apiUrl": b.spec.Daytona.APIURL, "target": b.spec.Daytona.Target})
+	optionalStrings(props, map[string]*string{"target": b.spec.Daytona.Target})
+	if u := b.apiURLInput("daytona"); u != nil {
+		props["apiUrl"] = u
+	}
 	snap := &snapshotChild{}
 	err := b.ctx.RegisterResource(sandbox.DaytonaSnapshotToken, b.child("daytona-snapshot"), props, snap, r.opts...)
 	return &sandboxChild{outputs: map[string]pulumi.StringOutput{sandboxSnapshot: snap.Name},

@@ -1,8 +1,6 @@
 package installation
 
 import (
-	"net/url"
-
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
@@ -24,12 +22,7 @@ func (e2bBackend) validate(s *spec) problems {
 	if s.SandboxProvider != "e2b" {
 		return errs
 	}
-	e := s.E2B
-	if u := family.Deref(e.APIURL, ""); u != "" {
-		if parsed, err := url.Parse(u); err != nil || parsed.Host == "" || (parsed.Scheme != "https" && parsed.Scheme != "http") {
-			errs.add("sandbox.e2b.apiUrl", "%q is not an http(s) URL", u)
-		}
-	}
+	e := s.E2B // apiUrl: sandboxAPIURLProblems
 	if e.APIKey == nil {
 		errs.add("sandbox.e2b.apiKey", "required with the e2b provider (the template build and the control plane both use it)")
 	}
@@ -78,7 +71,9 @@ func (e2bBackend) registerAfterControlPlane(b *installer, r sandboxRegistration,
 	props := b.imageProps(r, t.NamePrefix, t.GracePeriodSeconds)
 	props["apiKey"] = pulumi.ToSecret(b.plan.SecretInputs["e2bApiKey"])
 	props["d1DatabaseId"] = r.db.DatabaseID
-	optionalStrings(props, map[string]*string{"apiUrl": b.spec.E2B.APIURL})
+	if u := b.apiURLInput("e2b"); u != nil {
+		props["apiUrl"] = u
+	}
 	optionalInts(props, map[string]*int{"cpu": t.CPU, "memoryMb": t.MemoryMB})
 	tmpl := &e2bTemplateChild{}
 	err := b.ctx.RegisterResource(sandbox.E2bTemplateToken, b.child("e2b-template"), props, tmpl,

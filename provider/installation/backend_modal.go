@@ -2,11 +2,11 @@ package installation
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
@@ -19,16 +19,16 @@ func (modalBackend) builds(*spec) bool { return true }
 
 func (modalBackend) validate(s *spec) problems {
 	var errs problems
-	if env := s.configModalEnvironment; s.managesModal() && family.Deref(s.Modal.Environment, "") == "" && env != "" &&
-		(strings.TrimSpace(env) == "" || !modalEnvironmentPattern.MatchString(env)) {
-		errs.add("sandbox.modal.environment", "unset, so the provider's openinspect:modalEnvironment %q is used, which Modal refuses: "+
-			"it must be non-blank without ':', '/' or '\\'; set sandbox.modal.environment or fix the provider setting", env)
-	}
+	// The provider's modalEnvironment, used when sandbox.modal.environment
+	// is unset, is held to the same rule when the provider is configured
+	// (config.Configure), before this runs.
 	if s.Sandbox == nil || s.Sandbox.Modal == nil {
 		return errs
 	}
-	if env := family.Deref(s.Modal.Environment, "main"); !modalEnvironmentPattern.MatchString(env) || strings.TrimSpace(env) == "" {
-		errs.add("sandbox.modal.environment", "%q must be non-blank without ':', '/' or '\\'", env)
+	if env := s.Modal.Environment; env != nil {
+		if err := modalapi.CheckEnvironmentName(*env); err != nil {
+			errs.add("sandbox.modal.environment", "%v", err)
+		}
 	}
 	if sfx := family.Deref(s.Modal.EnvironmentWebSuffix, ""); !webSuffixPattern.MatchString(sfx) {
 		errs.add("sandbox.modal.environmentWebSuffix", "%q: use lower-case letters, digits and '-'", sfx)

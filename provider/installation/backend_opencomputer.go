@@ -4,7 +4,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/opencomputerapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
@@ -25,12 +24,7 @@ func (openComputerBackend) validate(s *spec) problems {
 	if s.SandboxProvider != "opencomputer" {
 		return errs
 	}
-	o := s.OpenComputer
-	if u := family.Deref(o.APIURL, ""); u == "" {
-		errs.add("sandbox.opencomputer.apiUrl", "required with the opencomputer provider, ending in /api (e.g. https://app.opencomputer.dev/api)")
-	} else if err := opencomputerapi.CheckAPIURL(u); err != nil {
-		errs.add("sandbox.opencomputer.apiUrl", "%v", err)
-	}
+	o := s.OpenComputer // apiUrl: sandboxAPIURLProblems
 	if o.APIKey == nil {
 		errs.add("sandbox.opencomputer.apiKey", "required with the opencomputer provider (the snapshot build and the control plane both use it)")
 	}
@@ -63,7 +57,7 @@ func (openComputerBackend) sources(*upstream.Contract) []string {
 func (openComputerBackend) register(b *installer, r sandboxRegistration) (*sandboxChild, error) {
 	o := b.plan.OpenComputer
 	props := b.imageProps(r, o.NamePrefix, o.GracePeriodSeconds)
-	props["apiUrl"] = pulumi.String(family.Deref(b.spec.OpenComputer.APIURL, ""))
+	props["apiUrl"] = b.apiURLInput("opencomputer") // required: validated as set
 	props["apiKey"] = pulumi.ToSecret(b.plan.SecretInputs["opencomputerApiKey"])
 	props["d1DatabaseId"] = r.db.DatabaseID
 	optionalInts(props, map[string]*int{"builderMemoryMb": o.BuilderMemoryMB})

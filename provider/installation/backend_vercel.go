@@ -7,7 +7,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/vercelapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
@@ -31,11 +30,6 @@ func (vercelBackend) validate(s *spec) problems {
 	}
 	if strings.TrimSpace(family.Deref(x.ProjectID, "")) == "" {
 		errs.add("sandbox.vercel.projectId", "required with the vercel provider (every Sandbox API call is scoped by project)")
-	}
-	if u := family.Deref(x.APIURL, ""); u != "" {
-		if err := vercelapi.CheckAPIURL(u); err != nil {
-			errs.add("sandbox.vercel.apiUrl", "%v", err)
-		}
 	}
 	if r := x.Runtime; r != nil && !slices.Contains(sandbox.VercelRuntimes, *r) {
 		errs.add("sandbox.vercel.runtime", "%q: one of %s", *r, strings.Join(sandbox.VercelRuntimes, ", "))
@@ -70,7 +64,10 @@ func (vercelBackend) register(b *installer, r sandboxRegistration) (*sandboxChil
 	props["token"] = pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"])
 	props["projectId"] = pulumi.String(family.Deref(x.ProjectID, ""))
 	props["d1DatabaseId"] = r.db.DatabaseID
-	optionalStrings(props, map[string]*string{"teamId": x.TeamID, "apiUrl": x.APIURL, "runtime": x.Runtime})
+	optionalStrings(props, map[string]*string{"teamId": x.TeamID, "runtime": x.Runtime})
+	if u := b.apiURLInput("vercel"); u != nil {
+		props["apiUrl"] = u
+	}
 	snap := &vercelChild{}
 	err := b.ctx.RegisterResource(sandbox.VercelSnapshotToken, b.child("vercel-snapshot"), props, snap, r.opts...)
 	return &sandboxChild{outputs: map[string]pulumi.StringOutput{sandboxVercel: snap.Name},

@@ -83,11 +83,10 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if err != nil {
 		return nil, fmt.Errorf("loading the upstream contract: %w", err)
 	}
-	s := normalize(&args)
+	s := normalize(ctx.Context(), &args)
 	if s.limits, err = workerLimits(ctx.Context()); err != nil {
 		return nil, err
 	}
-	s.configModalEnvironment = providerConfig(ctx.Context()).ModalEnvironmentOr("")
 	emb, err := useEmbedded(ctx.Context(), s)
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ func loadContract(t *testing.T) *upstream.Contract {
 
 func mustPlan(t *testing.T, args OpenInspectArgs) *installPlan {
 	t.Helper()
-	plan, err := planInstallation(loadContract(t), normalize(&args), nil)
+	plan, err := planInstallation(loadContract(t), normalize(t.Context(), &args), nil)
 	require.NoError(t, err)
 	return plan
 }
@@ -326,7 +326,7 @@ func TestSandboxInjection(t *testing.T) {
 		args := requiredArgs()
 		provider, api, snapshot, target := "daytona", "https://daytona.example/api", "oi-base", "us"
 		args.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{
-			APIURL: &api, APIKey: pulumi.String("dtn"), BaseSnapshot: &snapshot, Target: &target}}
+			APIURL: pulumi.String(api), APIKey: pulumi.String("dtn"), BaseSnapshot: &snapshot, Target: &target}}
 		args.Workers = []InstallationWorkerArgs{{Name: "control-plane", Vars: map[string]string{"DAYTONA_TARGET": "eu"}}}
 		plan := mustPlan(t, args)
 		assert.Nil(t, plan.Snapshot, "a given base snapshot is used, not built")
@@ -395,7 +395,7 @@ func TestSandboxInjection(t *testing.T) {
 	t.Run("managed daytona", func(t *testing.T) {
 		args := requiredArgs()
 		provider, api, grace := "daytona", "https://daytona.example/api", 3600
-		args.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{APIURL: &api, APIKey: pulumi.String("dtn"),
+		args.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{APIURL: pulumi.String(api), APIKey: pulumi.String("dtn"),
 			SnapshotGracePeriodSeconds: &grace}}
 		plan := mustPlan(t, args)
 		require.NotNil(t, plan.Snapshot)
@@ -670,7 +670,7 @@ func TestGitHeadVerification(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "refs", "heads", "main"), []byte(other+"\n"), 0o644))
 	args := requiredArgs()
 	args.Upstream.Checkout = &dir
-	_, err = planInstallation(loadContract(t), normalize(&args), nil)
+	_, err = planInstallation(loadContract(t), normalize(t.Context(), &args), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "upstream.checkout: HEAD is "+other+" but this provider is pinned to "+pin)
 }
@@ -729,7 +729,7 @@ func TestEmbeddedArtefactsAreTheDefault(t *testing.T) {
 	set := fixtureSet(t)
 	args := requiredArgs()
 	args.Upstream = nil
-	s := normalize(&args)
+	s := normalize(t.Context(), &args)
 	emb, err := useEmbedded(t.Context(), s)
 	require.NoError(t, err)
 	require.NotNil(t, emb)
@@ -748,7 +748,7 @@ func TestEmbeddedArtefactsAreTheDefault(t *testing.T) {
 	// An override wins over the embedded set.
 	override := t.TempDir()
 	args.Upstream = &UpstreamArgs{MigrationsDir: &override}
-	s = normalize(&args)
+	s = normalize(t.Context(), &args)
 	emb, err = useEmbedded(t.Context(), s)
 	require.NoError(t, err)
 	_, err = planInstallation(loadContract(t), s, emb)
@@ -774,7 +774,7 @@ func TestSuppliedMigrationsAreVerified(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "9999_extra.sql"), []byte("SELECT 1;\n"), 0o644))
 	args := requiredArgs()
 	args.Upstream.MigrationsDir, args.Upstream.AllowUnverified = &dir, nil
-	_, err := planInstallation(c, normalize(&args), nil)
+	_, err := planInstallation(c, normalize(t.Context(), &args), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "upstream.migrationsDir: migration "+filepath.Join(dir, names[0])+" differs from the pinned commit's (sha256 ")
 	assert.Contains(t, err.Error(), "upstream.migrationsDir: migration "+names[1]+" of the pinned commit is missing from "+dir)
@@ -783,7 +783,7 @@ func TestSuppliedMigrationsAreVerified(t *testing.T) {
 
 	allow := true
 	args.Upstream.AllowUnverified = &allow
-	plan, err := planInstallation(c, normalize(&args), nil)
+	plan, err := planInstallation(c, normalize(t.Context(), &args), nil)
 	require.NoError(t, err)
 	assert.Contains(t, plan.Verification["migrations"], "UNVERIFIED")
 	// One warning line per condition, pointing at upstreamVerification; the

@@ -15,7 +15,7 @@ func TestDaytonaCredentialsGivenOnce(t *testing.T) {
 	args := requiredArgs()
 	provider, api, target := "daytona", "https://daytona.example/api", "eu"
 	args.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{
-		APIURL: &api, APIKey: pulumi.ToSecret(pulumi.String("dtn-once")).(pulumi.StringOutput), Target: &target}}
+		APIURL: pulumi.String(api), APIKey: pulumi.ToSecret(pulumi.String("dtn-once")).(pulumi.StringOutput), Target: &target}}
 	mocks := &recordingMocks{}
 	require.NoError(t, runWithMocks(mocks, args))
 

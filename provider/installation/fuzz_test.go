@@ -30,7 +30,7 @@ func FuzzValidation(f *testing.F) {
 			entry.Script = &script
 		}
 		args.Workers = []InstallationWorkerArgs{entry}
-		s := normalize(&args)
+		s := normalize(t.Context(), &args)
 		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
 		if err == nil {
 			return
@@ -97,7 +97,7 @@ func FuzzUpstreamGates(f *testing.F) {
 		if bit(9) {
 			args.GoogleOAuth = &OAuthArgs{ClientID: "google-client", ClientSecret: pulumi.String(credential)}
 		}
-		s := normalize(&args)
+		s := normalize(t.Context(), &args)
 		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
 		msg := ""
 		if err != nil {
@@ -145,10 +145,10 @@ func FuzzInputRules(f *testing.F) {
 		args.GithubApp.AppID = appID
 		args.Access = &AccessArgs{AllowedEmailDomains: &domains, AllowedUsers: new("octocat")}
 		args.Sandbox = &SandboxArgs{Provider: new("daytona"), Manage: new(false),
-			Daytona: &DaytonaArgs{APIURL: &apiURL, APIKey: pulumi.String(apiKey), BaseSnapshot: &snapshot, Target: &target}}
+			Daytona: &DaytonaArgs{APIURL: pulumi.String(apiURL), APIKey: pulumi.String(apiKey), BaseSnapshot: &snapshot, Target: &target}}
 		args.Workers = []InstallationWorkerArgs{{Name: "slack-bot", Vars: map[string]string{varKey: "v"},
 			Observability: &cloudflare.Observability{Enabled: true, HeadSamplingRate: &rate}}}
-		s := normalize(&args)
+		s := normalize(t.Context(), &args)
 		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
 		if err == nil {
 			return

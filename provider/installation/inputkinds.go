@@ -148,7 +148,8 @@ func plainReason(path string) string {
 		return "the web's origin is checked and written into the control plane's vars when the installation is planned"
 	case "sandbox":
 		return "the sandbox backend's settings are checked and written into the workers' vars when the installation is planned; " +
-			"give the value itself (a config value or a literal), or pass a secret through the fields marked secret"
+			"give the value itself (a config value or a literal), or pass a secret through the fields marked secret " +
+			"(of the plain settings, only the backend's apiUrl may be another resource's output)"
 	}
 	return "the component plans the installation from it before anything is created; give the value itself " +
 		"(a config value or a literal), and pass secrets only through the fields marked secret"

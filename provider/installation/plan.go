@@ -44,6 +44,9 @@ const (
 	refSandbox
 	// refVercelWeb is the production URL of the web's Vercel deployment.
 	refVercelWeb
+	// refOutputInput is a plain input given as another resource's output
+	// (a sandbox apiUrl): text is its contract name in OutputInputs.
+	refOutputInput
 )
 
 // The outputs of the sandbox children a value may refer to.
@@ -126,6 +129,10 @@ type installPlan struct {
 	Generated []upstream.Generated
 	// SecretInputs are the secrets the user gave, by contract input name.
 	SecretInputs map[string]pulumi.StringInput
+	// OutputInputs are the plain inputs given as another resource's output
+	// (the sandbox apiUrl), by contract input name: they reach the workers
+	// as outputs.
+	OutputInputs map[string]pulumi.StringInput
 	// Modal and Snapshot are the sandbox children, when the installation
 	// deploys its sandbox side; SandboxSource is the checkout they read.
 	Modal         *plannedModal
@@ -297,13 +304,11 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 			secret("modalApiSecret", m.APISecret)
 		}
 		if d := x.Daytona; d != nil {
-			str("daytonaApiUrl", d.APIURL)
 			str("daytonaBaseSnapshot", d.BaseSnapshot)
 			str("daytonaTarget", d.Target)
 			secret("daytonaApiKey", d.APIKey)
 		}
 		if e := x.E2B; e != nil {
-			str("e2bApiUrl", e.APIURL)
 			str("e2bTemplateId", e.TemplateID)
 			secret("e2bApiKey", e.APIKey)
 		}
@@ -311,7 +316,6 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 			secret("vercelSandboxToken", v.Token)
 			str("vercelSandboxProjectId", v.ProjectID)
 			str("vercelSandboxTeamId", v.TeamID)
-			str("vercelSandboxApiBaseUrl", v.APIURL)
 			str("vercelSandboxRuntime", v.Runtime)
 			str("vercelBaseSnapshotId", v.BaseSnapshotID)
 			if v.SnapshotExpirationMs != nil {
@@ -319,7 +323,6 @@ func (a *OpenInspectArgs) contractInputs() (map[string]string, map[string]pulumi
 			}
 		}
 		if o := x.OpenComputer; o != nil {
-			str("opencomputerApiUrl", o.APIURL)
 			str("opencomputerTemplate", o.Template)
 			secret("opencomputerApiKey", o.APIKey)
 		}
@@ -349,6 +352,7 @@ type planner struct {
 // filled in by resolveArtifacts.
 func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 	plainInputs, secretInputs := s.contractInputs()
+	plainURLs, outputURLs, urlConditions := s.apiURLContractInputs()
 	plan := &installPlan{
 		Prefix:          s.Prefix,
 		DeploymentName:  s.DeploymentName,
@@ -356,10 +360,13 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 		SandboxProvider: s.SandboxProvider,
 		WebAppURL:       s.WebOrigin,
 		SecretInputs:    secretInputs,
+		OutputInputs:    outputURLs,
 		naming:          c.Naming,
 	}
 	values := c.Defaults()
 	maps.Copy(values.Inputs, plainInputs)
+	maps.Copy(values.Inputs, plainURLs)
+	maps.Copy(values.Inputs, urlConditions)
 	for name := range secretInputs {
 		values.Inputs[name] = secretPlaceholder
 	}
@@ -626,6 +633,9 @@ func (pl *planner) ref(s upstream.Source, worker string) (valueRef, error) {
 		}
 		if in.Secret {
 			return valueRef{kind: refSecretInput, text: s.Input, trim: s.Trim}, nil
+		}
+		if _, output := pl.plan.OutputInputs[s.Input]; output {
+			return valueRef{kind: refOutputInput, text: s.Input, trim: s.Trim}, nil
 		}
 		v, err := c.Resolve(s, pl.values)
 		return literal(v), err

@@ -488,6 +488,8 @@ func (b *installer) value(w *plannedWorker, ref valueRef) pulumi.StringInput {
 		return pulumi.String(ref.text)
 	case refSecretInput:
 		out = b.plan.SecretInputs[ref.text]
+	case refOutputInput:
+		out = b.plan.OutputInputs[ref.text]
 	case refGenerated:
 		out = b.generated[ref.text].Value
 	case refWorkerURL:

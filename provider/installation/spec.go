@@ -1,6 +1,7 @@
 package installation
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
@@ -42,9 +43,9 @@ type spec struct {
 	Vercel        VercelArgs
 	// limits are the provider's Workers limits (nil: the defaults).
 	limits *config.WorkerLimits
-	// configModalEnvironment is the provider's modalEnvironment, which a
-	// managed Modal app without sandbox.modal.environment is deployed in.
-	configModalEnvironment string
+	// apiURLs are the sandbox backends' apiUrl values as read, by provider
+	// (sandbox_apiurl.go).
+	apiURLs map[string]givenString
 }
 
 // workerLimits are the limits the workers are checked against.
@@ -56,9 +57,10 @@ func (s *spec) workerLimits() config.WorkerLimits {
 	return lim
 }
 
-// normalize applies the defaults. It never fails: what is wrong is for
-// validateSpec to report.
-func normalize(a *OpenInspectArgs) *spec {
+// normalize applies the defaults and reads the sandbox apiUrl, the one
+// plain setting that may be another resource's output. It never fails:
+// what is wrong is for validateSpec to report.
+func normalize(ctx context.Context, a *OpenInspectArgs) *spec {
 	s := &spec{
 		OpenInspectArgs: a,
 		Prefix:          family.Deref(a.NamePrefix, defaultNamePrefix),
@@ -91,6 +93,7 @@ func normalize(a *OpenInspectArgs) *spec {
 			s.Vercel = *x.Vercel
 		}
 	}
+	s.apiURLs = readSandboxAPIURLs(ctx, s)
 	switch {
 	case family.Deref(a.WebAppURL, "") != "":
 		s.WebOrigin, s.WebOriginField = *a.WebAppURL, "webAppUrl"

@@ -17,7 +17,7 @@ func TestChildWorkerRulesNameTheComponentField(t *testing.T) {
 	args := unmanaged(requiredArgs())
 	rate := 1.5
 	args.Workers = []InstallationWorkerArgs{{Name: "slack-bot", Observability: &cloudflare.Observability{Enabled: true, HeadSamplingRate: &rate}}}
-	_, err := planInstallation(loadContract(t), normalize(&args), nil)
+	_, err := planInstallation(loadContract(t), normalize(t.Context(), &args), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "workers[0].observability.headSamplingRate: 1.5 is not a sampling rate")
 	assert.NotContains(t, err.Error(), "openinspect-worker", "the child's name is not the field")
@@ -32,11 +32,11 @@ func TestInstallationCronsFitThePlan(t *testing.T) {
 		crons = append(crons, fmt.Sprintf("%d * * * *", i))
 	}
 	args.Workers = []InstallationWorkerArgs{{Name: "slack-bot", Crons: crons}}
-	s := normalize(&args)
+	s := normalize(t.Context(), &args)
 	_, err := planInstallation(loadContract(t), s, nil)
 	require.NoError(t, err, "six crons fit the paid plan")
 
-	s = normalize(&args)
+	s = normalize(t.Context(), &args)
 	s.limits = &config.WorkerLimits{Plan: "free", MaxVars: 64, MaxVarBytes: 5120, MaxScriptBytes: 64 << 20, MaxCrons: 5}
 	_, err = planInstallation(loadContract(t), s, nil)
 	require.Error(t, err)
@@ -44,7 +44,7 @@ func TestInstallationCronsFitThePlan(t *testing.T) {
 
 	// Four on one worker and two on another: each fits, together they do not.
 	args.Workers = []InstallationWorkerArgs{{Name: "slack-bot", Crons: crons[:4]}, {Name: "control-plane", Crons: crons[4:]}}
-	s = normalize(&args)
+	s = normalize(t.Context(), &args)
 	s.limits = &config.WorkerLimits{Plan: "free", MaxVars: 64, MaxVarBytes: 5120, MaxScriptBytes: 64 << 20, MaxCrons: 5}
 	_, err = planInstallation(loadContract(t), s, nil)
 	require.Error(t, err)

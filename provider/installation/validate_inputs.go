@@ -117,19 +117,15 @@ func sandboxInputProblems(s *spec) problems {
 		name("sandbox.daytona.baseSnapshot", s.Daytona.BaseSnapshot, daytonaSnapshotName,
 			"letters, digits, '_', '-', '.' and ':' in '/'-separated parts (no spaces), as Daytona names snapshots")
 		name("sandbox.daytona.target", s.Daytona.Target, sandboxIdentifier, identifierRule)
-		errs.addIf("sandbox.daytona.apiUrl", plainHTTPProblem(family.Deref(s.Daytona.APIURL, "")))
 	case "e2b":
 		name("sandbox.e2b.templateId", s.E2B.TemplateID, e2bTemplateName,
 			"lower-case letters, digits, '_', '-' and '.', with an optional :tag, as E2B names templates")
-		errs.addIf("sandbox.e2b.apiUrl", plainHTTPProblem(family.Deref(s.E2B.APIURL, "")))
 	case "opencomputer":
 		name("sandbox.opencomputer.template", s.OpenComputer.Template, sandboxIdentifier, identifierRule)
-		errs.addIf("sandbox.opencomputer.apiUrl", plainHTTPProblem(family.Deref(s.OpenComputer.APIURL, "")))
 	case "vercel":
 		name("sandbox.vercel.projectId", s.Vercel.ProjectID, sandboxIdentifier, identifierRule)
 		name("sandbox.vercel.teamId", s.Vercel.TeamID, sandboxIdentifier, identifierRule)
 		name("sandbox.vercel.baseSnapshotId", s.Vercel.BaseSnapshotID, sandboxIdentifier, identifierRule)
-		errs.addIf("sandbox.vercel.apiUrl", plainHTTPProblem(family.Deref(s.Vercel.APIURL, "")))
 	}
 	return errs
 }

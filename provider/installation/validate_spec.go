@@ -21,8 +21,7 @@ import (
 // is registered. Every problem is reported, each with its field path.
 
 var (
-	modalEnvironmentPattern = regexp.MustCompile(`^[^:/\\]+$`)
-	webSuffixPattern        = regexp.MustCompile(`^[a-z0-9-]*$`)
+	webSuffixPattern = regexp.MustCompile(`^[a-z0-9-]*$`)
 	// appSecretKeyPattern is the key rule of upstream's secrets store, before
 	// it upper-cases the key.
 	appSecretKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)
@@ -85,6 +84,7 @@ func validateSpec(s *spec) []error {
 	errs = append(errs, inputProblems(s)...)
 	errs = append(errs, upstreamGates(s)...)
 	errs = append(errs, varSizeProblems(s)...)
+	errs = append(errs, sandboxAPIURLProblems(s)...)
 	if t := s.TakeOverFrom; t != nil && !tenant.IsInstallationID(*t) {
 		errs.add("takeOverFrom", "%q is not an installation identity: give the other installation's installationId "+
 			"(oi and 32 hex digits, from its NameLock's state or the ownership message that named it)", *t)

@@ -167,16 +167,12 @@ func (s *spec) workerVarInputs() []plainValue {
 		add("linearBot.clientId", x.ClientID)
 	}
 	add("sandbox.modal.workspace", s.Modal.Workspace)
-	add("sandbox.daytona.apiUrl", s.Daytona.APIURL)
 	add("sandbox.daytona.baseSnapshot", s.Daytona.BaseSnapshot)
 	add("sandbox.daytona.target", s.Daytona.Target)
-	add("sandbox.e2b.apiUrl", s.E2B.APIURL)
 	add("sandbox.e2b.templateId", s.E2B.TemplateID)
-	add("sandbox.opencomputer.apiUrl", s.OpenComputer.APIURL)
 	add("sandbox.opencomputer.template", s.OpenComputer.Template)
 	add("sandbox.vercel.projectId", s.Vercel.ProjectID)
 	add("sandbox.vercel.teamId", s.Vercel.TeamID)
-	add("sandbox.vercel.apiUrl", s.Vercel.APIURL)
 	add("sandbox.vercel.baseSnapshotId", s.Vercel.BaseSnapshotID)
 	if !s.WebOriginIsDefault {
 		add(s.WebOriginField, &s.WebOrigin)

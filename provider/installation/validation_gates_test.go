@@ -94,7 +94,7 @@ func gateCases(t *testing.T, fixture, tmp string, set func(string, any) func(map
 		{name: "provider accounts key of 16 bytes", modify: set("providerAccountsEncryptionKey", key(16)),
 			want: "providerAccountsEncryptionKey: must be 32 bytes in padded standard base64"},
 		{name: "whitespace modal environment", modify: set("sandbox", map[string]any{"manage": false, "modal": map[string]any{"environment": "   "}}),
-			want: `sandbox.modal.environment: "   " must be non-blank`},
+			want: `sandbox.modal.environment: "   " is not a name Modal accepts`},
 		{name: "worker bundle symlinked to /etc/passwd", modify: upstream(map[string]any{"workerBundles": map[string]any{"slack-bot": passwd}}),
 			want: "upstream.workerBundles.slack-bot: the bundle " + passwd + " of worker slack-bot is not an ES module"},
 		{name: "checkout bundle not an ES module", modify: upstream(map[string]any{"checkout": notESM}),

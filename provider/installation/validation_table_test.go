@@ -339,7 +339,17 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 		{"inactivity timeout past int64", set("sandbox", map[string]any{"manage": false, "inactivityTimeoutMs": 1e20}),
 			"sandbox.inactivityTimeoutMs: 1e+20 is too large: a whole number of at most 9007199254740992", "", false},
 		{"modal environment", set("sandbox", map[string]any{"manage": false, "modal": map[string]any{"environment": "a/b"}}),
-			`sandbox.modal.environment: "a/b" must be non-blank`, "", false},
+			`sandbox.modal.environment: "a/b" is not a name Modal accepts: Modal environment names are 2 to 64 characters`, "", false},
+		// Issue 48: names Modal refuses, found at preview with no call
+		// rather than by the NameLock preflight's lookup.
+		{"modal environment of 300 characters", set("sandbox", map[string]any{"modal": map[string]any{"environment": strings.Repeat("e", 300)}}),
+			"sandbox.modal.environment: " + `"` + strings.Repeat("e", 64) + `"… (300 characters) is 300 characters, which Modal refuses`, "", true},
+		{"modal environment not ASCII", set("sandbox", map[string]any{"modal": map[string]any{"environment": "prodé"}}),
+			`sandbox.modal.environment: "prodé" is not a name Modal accepts: Modal environment names are 2 to 64 characters, ASCII letters`, "", true},
+		{"modal environment with a space", set("sandbox", map[string]any{"manage": false, "modal": map[string]any{"environment": "my env"}}),
+			`sandbox.modal.environment: "my env" is not a name Modal accepts`, "", true},
+		{"modal environment starting with a dot", set("sandbox", map[string]any{"modal": map[string]any{"environment": ".dev"}}),
+			`sandbox.modal.environment: ".dev" is not a name Modal accepts: Modal environment names are 2 to 64 characters, ASCII letters, digits, '-', '_' and '.', starting with a letter or digit`, "", true},
 		{"web image", set("web", map[string]any{"image": "", "namespace": "oi"}), "web.image: required", "", false},
 		{"web system namespace", set("web", map[string]any{"image": "web:1", "namespace": "kube-system"}), `web.namespace: "kube-system" is a system namespace`, "", false},
 	}
@@ -389,6 +399,17 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			`sandbox.opencomputer.template: "my template": use letters`, "", false},
 		{"vercel project with spaces", sandboxWith("vercel", map[string]any{"token": secret("vt_00"), "projectId": "my project", "baseSnapshotId": "snap_1"}),
 			`sandbox.vercel.projectId: "my project": use letters`, "", false},
+		// Issue 48: an apiUrl may be another resource's output, checked
+		// once known; a secret could not stay one.
+		{"daytona api url given as a secret", sandboxWith("daytona", map[string]any{"apiUrl": secret("https://daytona.example/private-api"),
+			"apiKey": secret("k"), "baseSnapshot": "s"}),
+			"sandbox.daytona.apiUrl: must not be a secret: it becomes the control plane's plain-text var DAYTONA_API_URL",
+			"https://daytona.example/private-api", false},
+		{"opencomputer api url a secret unknown at preview", sandboxWith("opencomputer", map[string]any{"apiUrl": unknownSecret,
+			"apiKey": secret("oc_00"), "template": "t"}), "sandbox.opencomputer.apiUrl: must not be a secret", "", true},
+		{"e2b api url from another resource's output over plain http", sandboxWith("e2b", map[string]any{
+			"apiUrl": property.New("http://e2b.example").WithDependencies([]resource.URN{providertest.URN("test:index:Endpoint", "e2b")}),
+			"apiKey": secret("e2b_00"), "templateId": "t"}), `sandbox.e2b.apiUrl: "http://e2b.example" is plain http to another host`, "", false},
 		{"another provider's settings", set("sandbox", map[string]any{"provider": "modal", "manage": false,
 			"daytona": map[string]any{"apiUrl": "https://daytona.example/api"}}),
 			`sandbox.daytona: set, but sandbox.provider is "modal", so these settings would be ignored`, "", false},
@@ -482,6 +503,22 @@ func TestInvalidSpecsRefusedBeforeAnyCall(t *testing.T) {
 			assert.Zero(t, h.Emu.Vercel().Calls(), "no Vercel call")
 		})
 	}
+
+	// Issue 48: the same spec with the Daytona apiUrl another resource's
+	// output not computed yet is planned at a preview, and its children
+	// registered.
+	t.Run("daytona api url unknown at preview is accepted", func(t *testing.T) {
+		spec := validSpec(fixture)
+		spec["sandbox"] = map[string]any{"provider": "daytona", "manage": false, "daytona": map[string]any{
+			"apiUrl": property.New(property.Computed).WithDependencies([]resource.URN{providertest.URN("test:index:Endpoint", "daytona")}),
+			"apiKey": secret("k"), "baseSnapshot": "s"}}
+		// The mocks answer each child with its inputs, which the component's
+		// outputs cannot all be made of: only the planning is looked at.
+		if err := construct(t, spec, true); err != nil {
+			assert.NotContains(t, err.Error(), "invalid OpenInspect spec")
+		}
+		assert.Contains(t, rec.reset(), cloudflare.WorkerToken, "the control plane is registered")
+	})
 
 	// The same harness sees a valid spec: the children are registered and the
 	// database is created in the emulator, so the zeros above can fail.

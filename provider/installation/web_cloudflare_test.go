@@ -290,7 +290,7 @@ func TestWebOnCloudflareFromEmbeddedArtefacts(t *testing.T) {
 	fixtureSet(t)
 	args := cloudflareWeb(requiredArgs())
 	args.Upstream = nil
-	s := normalize(&args)
+	s := normalize(t.Context(), &args)
 	emb, err := useEmbedded(t.Context(), s)
 	require.NoError(t, err)
 	require.NotNil(t, emb)
@@ -302,7 +302,7 @@ func TestWebOnCloudflareFromEmbeddedArtefacts(t *testing.T) {
 
 	own := filepath.Join(fixtureCheckout, webBuildPath)
 	args.Web.BundleDir = &own
-	s = normalize(&args)
+	s = normalize(t.Context(), &args)
 	emb, err = useEmbedded(t.Context(), s)
 	require.NoError(t, err)
 	plan, err = planInstallation(loadContract(t), s, emb)

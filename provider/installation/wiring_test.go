@@ -55,13 +55,13 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 	withSecrets := requiredArgs()
 	withSecrets.AppSecrets = map[string]pulumi.StringInput{"GH_TOKEN": pulumi.String("x")}
 	daytona := requiredArgs()
-	daytona.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{APIURL: &api, APIKey: pulumi.String("k")}}
+	daytona.Sandbox = &SandboxArgs{Provider: &provider, Daytona: &DaytonaArgs{APIURL: pulumi.String(api), APIKey: pulumi.String("k")}}
 	e2bProvider, e2bAPI := "e2b", "https://e2b.example"
 	e2b := requiredArgs()
-	e2b.Sandbox = &SandboxArgs{Provider: &e2bProvider, E2B: &E2BArgs{APIURL: &e2bAPI, APIKey: pulumi.String("e2b_00")}}
+	e2b.Sandbox = &SandboxArgs{Provider: &e2bProvider, E2B: &E2BArgs{APIURL: pulumi.String(e2bAPI), APIKey: pulumi.String("e2b_00")}}
 	ocProvider, ocAPI := "opencomputer", "https://oc.example/api"
 	oc := requiredArgs()
-	oc.Sandbox = &SandboxArgs{Provider: &ocProvider, OpenComputer: &OpenComputerArgs{APIURL: &ocAPI, APIKey: pulumi.String("oc_00")}}
+	oc.Sandbox = &SandboxArgs{Provider: &ocProvider, OpenComputer: &OpenComputerArgs{APIURL: pulumi.String(ocAPI), APIKey: pulumi.String("oc_00")}}
 	vercelProvider, vercelProject := "vercel", "prj_wiring"
 	vercel := requiredArgs()
 	vercel.Sandbox = &SandboxArgs{Provider: &vercelProvider, Vercel: &VercelArgs{Token: pulumi.String("vt_00"), ProjectID: &vercelProject}}

@@ -165,6 +165,12 @@ func (*ModalApp) Check(ctx context.Context, req infer.CheckRequest) (infer.Check
 			bad("source", "%v", err)
 		}
 	}
+	if args.Environment != "" {
+		// Modal refuses such a name only on the first call naming it.
+		if err := modalapi.CheckEnvironmentName(args.Environment); err != nil {
+			bad("environment", "%v", err)
+		}
+	}
 	for _, o := range []struct{ field, value string }{{"owner", args.Owner}, {"takeOverFrom", args.TakeOverFrom}} {
 		if o.value != "" && !modalSecretName.MatchString(modalOwnerPrefix+o.value) {
 			bad(o.field, "%q cannot name a Modal secret %s<identity> (letters, digits, '_', '.', '-', at most %d)",

@@ -243,7 +243,7 @@ func TestModalAppLifecycle(t *testing.T) {
 // TestModalAppCheckNamesFields refuses bad inputs before any remote call.
 func TestModalAppCheckNamesFields(t *testing.T) {
 	h := providertest.NewHarness(t)
-	inputs := providertest.Props(t, map[string]any{"source": t.TempDir(), "secrets": []any{
+	inputs := providertest.Props(t, map[string]any{"source": t.TempDir(), "environment": "my env", "secrets": []any{
 		map[string]any{"name": "bad name", "values": map[string]any{"1X": "v"}},
 	}})
 	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(sandbox.ModalAppToken, "m"), Inputs: inputs})
@@ -253,11 +253,14 @@ func TestModalAppCheckNamesFields(t *testing.T) {
 		fields = append(fields, family.FailureField(f))
 		assert.NotContains(t, f.Reason, "{", "no Go value printed")
 	}
-	assert.ElementsMatch(t, []string{"source", "secrets[0].name", "secrets[0].values.1X"}, fields)
+	assert.ElementsMatch(t, []string{"source", "environment", "secrets[0].name", "secrets[0].values.1X"}, fields)
 	assert.Zero(t, h.Emu.Modal().Calls())
 	for _, f := range check.Failures {
 		if family.FailureField(f) == "source" {
 			assert.True(t, strings.Contains(f.Reason, "packages"), f.Reason)
+		}
+		if family.FailureField(f) == "environment" {
+			assert.Contains(t, f.Reason, `"my env" is not a name Modal accepts: Modal environment names are 2 to 64 characters`)
 		}
 	}
 }

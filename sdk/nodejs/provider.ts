@@ -51,7 +51,7 @@ export class Provider extends pulumi.ProviderResource {
      */
     declare public readonly daytonaTarget: pulumi.Output<string | undefined>;
     /**
-     * Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+     * Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
      */
     declare public readonly modalEnvironment: pulumi.Output<string | undefined>;
     /**
@@ -155,7 +155,7 @@ export interface ProviderArgs {
      */
     daytonaTarget?: pulumi.Input<string | undefined>;
     /**
-     * Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+     * Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
      */
     modalEnvironment?: pulumi.Input<string | undefined>;
     /**

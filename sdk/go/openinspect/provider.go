@@ -29,7 +29,7 @@ type Provider struct {
 	DaytonaApiUrl pulumi.StringPtrOutput `pulumi:"daytonaApiUrl"`
 	// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
 	DaytonaTarget pulumi.StringPtrOutput `pulumi:"daytonaTarget"`
-	// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+	// Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
 	ModalEnvironment pulumi.StringPtrOutput `pulumi:"modalEnvironment"`
 	// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
 	ModalServerUrl pulumi.StringPtrOutput `pulumi:"modalServerUrl"`
@@ -95,7 +95,7 @@ type providerArgs struct {
 	DaytonaApiUrl *string `pulumi:"daytonaApiUrl"`
 	// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
 	DaytonaTarget *string `pulumi:"daytonaTarget"`
-	// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+	// Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
 	ModalEnvironment *string `pulumi:"modalEnvironment"`
 	// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
 	ModalServerUrl *string `pulumi:"modalServerUrl"`
@@ -131,7 +131,7 @@ type ProviderArgs struct {
 	DaytonaApiUrl pulumi.StringPtrInput
 	// Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
 	DaytonaTarget pulumi.StringPtrInput
-	// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+	// Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
 	ModalEnvironment pulumi.StringPtrInput
 	// Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
 	ModalServerUrl pulumi.StringPtrInput
@@ -223,7 +223,7 @@ func (o ProviderOutput) DaytonaTarget() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.DaytonaTarget }).(pulumi.StringPtrOutput)
 }
 
-// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+// Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
 func (o ProviderOutput) ModalEnvironment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.ModalEnvironment }).(pulumi.StringPtrOutput)
 }

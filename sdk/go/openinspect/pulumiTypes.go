@@ -636,7 +636,7 @@ func (o D1BindingArrayOutput) Index(i pulumi.IntInput) D1BindingOutput {
 type DaytonaSettings struct {
 	// Daytona API key (snapshot read, write, delete).
 	ApiKey *string `pulumi:"apiKey"`
-	// Daytona REST API base URL.
+	// Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl *string `pulumi:"apiUrl"`
 	// Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
 	BaseSnapshot *string `pulumi:"baseSnapshot"`
@@ -661,7 +661,7 @@ type DaytonaSettingsInput interface {
 type DaytonaSettingsArgs struct {
 	// Daytona API key (snapshot read, write, delete).
 	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
-	// Daytona REST API base URL.
+	// Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
 	// Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
 	BaseSnapshot pulumi.StringPtrInput `pulumi:"baseSnapshot"`
@@ -754,7 +754,7 @@ func (o DaytonaSettingsOutput) ApiKey() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v DaytonaSettings) *string { return v.ApiKey }).(pulumi.StringPtrOutput)
 }
 
-// Daytona REST API base URL.
+// Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o DaytonaSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v DaytonaSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
 }
@@ -808,7 +808,7 @@ func (o DaytonaSettingsPtrOutput) ApiKey() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Daytona REST API base URL.
+// Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o DaytonaSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *DaytonaSettings) *string {
 		if v == nil {
@@ -1088,7 +1088,7 @@ func (o DurableObjectBindingArrayOutput) Index(i pulumi.IntInput) DurableObjectB
 type E2bSettings struct {
 	// E2B API key.
 	ApiKey *string `pulumi:"apiKey"`
-	// E2B REST API base URL (default https://api.e2b.app).
+	// E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl *string `pulumi:"apiUrl"`
 	// vCPUs of the built template (default 2).
 	Cpu *int `pulumi:"cpu"`
@@ -1115,7 +1115,7 @@ type E2bSettingsInput interface {
 type E2bSettingsArgs struct {
 	// E2B API key.
 	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
-	// E2B REST API base URL (default https://api.e2b.app).
+	// E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
 	// vCPUs of the built template (default 2).
 	Cpu pulumi.IntPtrInput `pulumi:"cpu"`
@@ -1210,7 +1210,7 @@ func (o E2bSettingsOutput) ApiKey() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v E2bSettings) *string { return v.ApiKey }).(pulumi.StringPtrOutput)
 }
 
-// E2B REST API base URL (default https://api.e2b.app).
+// E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o E2bSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v E2bSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
 }
@@ -1269,7 +1269,7 @@ func (o E2bSettingsPtrOutput) ApiKey() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// E2B REST API base URL (default https://api.e2b.app).
+// E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o E2bSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *E2bSettings) *string {
 		if v == nil {
@@ -3270,7 +3270,7 @@ func (o ModalSecretArrayOutput) Index(i pulumi.IntInput) ModalSecretOutput {
 type ModalSettings struct {
 	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret *string `pulumi:"apiSecret"`
-	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 	Environment *string `pulumi:"environment"`
 	// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 	EnvironmentWebSuffix *string `pulumi:"environmentWebSuffix"`
@@ -3293,7 +3293,7 @@ type ModalSettingsInput interface {
 type ModalSettingsArgs struct {
 	// Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
 	ApiSecret pulumi.StringPtrInput `pulumi:"apiSecret"`
-	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+	// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 	Environment pulumi.StringPtrInput `pulumi:"environment"`
 	// Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
 	EnvironmentWebSuffix pulumi.StringPtrInput `pulumi:"environmentWebSuffix"`
@@ -3384,7 +3384,7 @@ func (o ModalSettingsOutput) ApiSecret() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.ApiSecret }).(pulumi.StringPtrOutput)
 }
 
-// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 func (o ModalSettingsOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ModalSettings) *string { return v.Environment }).(pulumi.StringPtrOutput)
 }
@@ -3433,7 +3433,7 @@ func (o ModalSettingsPtrOutput) ApiSecret() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+// Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
 func (o ModalSettingsPtrOutput) Environment() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ModalSettings) *string {
 		if v == nil {
@@ -4082,7 +4082,7 @@ func (o ObservabilityLogsPtrOutput) InvocationLogs() pulumi.BoolPtrOutput {
 type OpenComputerSettings struct {
 	// OpenComputer API key.
 	ApiKey *string `pulumi:"apiKey"`
-	// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+	// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl *string `pulumi:"apiUrl"`
 	// Memory of the snapshot build's builder VM in MB (default 8192).
 	BuilderMemoryMb *int `pulumi:"builderMemoryMb"`
@@ -4107,7 +4107,7 @@ type OpenComputerSettingsInput interface {
 type OpenComputerSettingsArgs struct {
 	// OpenComputer API key.
 	ApiKey pulumi.StringPtrInput `pulumi:"apiKey"`
-	// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+	// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
 	// Memory of the snapshot build's builder VM in MB (default 8192).
 	BuilderMemoryMb pulumi.IntPtrInput `pulumi:"builderMemoryMb"`
@@ -4200,7 +4200,7 @@ func (o OpenComputerSettingsOutput) ApiKey() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v OpenComputerSettings) *string { return v.ApiKey }).(pulumi.StringPtrOutput)
 }
 
-// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o OpenComputerSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v OpenComputerSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
 }
@@ -4254,7 +4254,7 @@ func (o OpenComputerSettingsPtrOutput) ApiKey() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+// OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o OpenComputerSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *OpenComputerSettings) *string {
 		if v == nil {
@@ -6874,7 +6874,7 @@ func (o VectorizeBindingArrayOutput) Index(i pulumi.IntInput) VectorizeBindingOu
 
 // Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
 type VercelSandboxSettings struct {
-	// Sandbox API base URL (default https://vercel.com/api).
+	// Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl *string `pulumi:"apiUrl"`
 	// An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
 	BaseSnapshotId *string `pulumi:"baseSnapshotId"`
@@ -6905,7 +6905,7 @@ type VercelSandboxSettingsInput interface {
 
 // Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
 type VercelSandboxSettingsArgs struct {
-	// Sandbox API base URL (default https://vercel.com/api).
+	// Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 	ApiUrl pulumi.StringPtrInput `pulumi:"apiUrl"`
 	// An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
 	BaseSnapshotId pulumi.StringPtrInput `pulumi:"baseSnapshotId"`
@@ -7001,7 +7001,7 @@ func (o VercelSandboxSettingsOutput) ToVercelSandboxSettingsPtrOutputWithContext
 	}).(VercelSandboxSettingsPtrOutput)
 }
 
-// Sandbox API base URL (default https://vercel.com/api).
+// Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o VercelSandboxSettingsOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v VercelSandboxSettings) *string { return v.ApiUrl }).(pulumi.StringPtrOutput)
 }
@@ -7065,7 +7065,7 @@ func (o VercelSandboxSettingsPtrOutput) Elem() VercelSandboxSettingsOutput {
 	}).(VercelSandboxSettingsOutput)
 }
 
-// Sandbox API base URL (default https://vercel.com/api).
+// Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
 func (o VercelSandboxSettingsPtrOutput) ApiUrl() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VercelSandboxSettings) *string {
 		if v == nil {

@@ -85,7 +85,7 @@ Object.defineProperty(exports, "daytonaTarget", {
 });
 
 /**
- * Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+ * Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
  */
 export declare const modalEnvironment: string | undefined;
 Object.defineProperty(exports, "modalEnvironment", {

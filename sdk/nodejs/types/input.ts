@@ -86,7 +86,7 @@ export interface DaytonaSettingsArgs {
      */
     apiKey?: pulumi.Input<string | undefined>;
     /**
-     * Daytona REST API base URL.
+     * Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
      */
     apiUrl?: pulumi.Input<string | undefined>;
     /**
@@ -148,7 +148,7 @@ export interface E2bSettingsArgs {
      */
     apiKey?: pulumi.Input<string | undefined>;
     /**
-     * E2B REST API base URL (default https://api.e2b.app).
+     * E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
      */
     apiUrl?: pulumi.Input<string | undefined>;
     /**
@@ -440,7 +440,7 @@ export interface ModalSettingsArgs {
      */
     apiSecret?: pulumi.Input<string | undefined>;
     /**
-     * Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+     * Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
      */
     environment?: pulumi.Input<string | undefined>;
     /**
@@ -522,7 +522,7 @@ export interface OpenComputerSettingsArgs {
      */
     apiKey?: pulumi.Input<string | undefined>;
     /**
-     * OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+     * OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
      */
     apiUrl?: pulumi.Input<string | undefined>;
     /**
@@ -884,7 +884,7 @@ export interface VectorizeBindingArgs {
  */
 export interface VercelSandboxSettingsArgs {
     /**
-     * Sandbox API base URL (default https://vercel.com/api).
+     * Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
      */
     apiUrl?: pulumi.Input<string | undefined>;
     /**

@@ -427,7 +427,7 @@ class DaytonaSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Daytona REST API base URL.
+    Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     base_snapshot: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -454,7 +454,7 @@ class DaytonaSettingsArgs:
         Daytona settings of the installation: the API, its key, and the base snapshot sessions start from.
 
         :param pulumi.Input[_builtins.str] api_key: Daytona API key (snapshot read, write, delete).
-        :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL.
+        :param pulumi.Input[_builtins.str] api_url: Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.str] base_snapshot: Name of an existing base snapshot to use; when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through a DaytonaSnapshot child.
         :param pulumi.Input[_builtins.int] snapshot_grace_period_seconds: How long a superseded base snapshot is kept before a later up deletes it (default a day).
         :param pulumi.Input[_builtins.str] target: Optional Daytona target.
@@ -486,7 +486,7 @@ class DaytonaSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Daytona REST API base URL.
+        Daytona REST API base URL. May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 
@@ -685,7 +685,7 @@ class E2bSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    E2B REST API base URL (default https://api.e2b.app).
+    E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     cpu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -717,7 +717,7 @@ class E2bSettingsArgs:
         E2B settings of the installation: the API and its key (used by both the template build and the control plane), and the template sessions start from.
 
         :param pulumi.Input[_builtins.str] api_key: E2B API key.
-        :param pulumi.Input[_builtins.str] api_url: E2B REST API base URL (default https://api.e2b.app).
+        :param pulumi.Input[_builtins.str] api_url: E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.int] cpu: vCPUs of the built template (default 2).
         :param pulumi.Input[_builtins.int] memory_mb: Memory of the built template in MB, an even number (default 4096).
         :param pulumi.Input[_builtins.int] template_grace_period_seconds: How long a superseded template is kept before a later up deletes it (default a day).
@@ -752,7 +752,7 @@ class E2bSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        E2B REST API base URL (default https://api.e2b.app).
+        E2B REST API base URL (default https://api.e2b.app). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 
@@ -1868,7 +1868,7 @@ class ModalSettingsArgsDict(TypedDict):
     """
     environment: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+    Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
     """
     environment_web_suffix: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1890,7 +1890,7 @@ class ModalSettingsArgs:
         Modal settings of the installation: the environment its app is deployed in and the secret the control plane signs its calls with.
 
         :param pulumi.Input[_builtins.str] api_secret: Shared secret the control plane signs Modal calls with; generated once when absent and the app is managed.
-        :param pulumi.Input[_builtins.str] environment: Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+        :param pulumi.Input[_builtins.str] environment: Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
         :param pulumi.Input[_builtins.str] environment_web_suffix: Web suffix of the Modal environment in endpoint hosts; empty for none. Only with sandbox.manage false.
         :param pulumi.Input[_builtins.str] workspace: Modal workspace; forms the endpoint host. Only with sandbox.manage false: a managed app reports its own.
         """
@@ -1919,7 +1919,7 @@ class ModalSettingsArgs:
     @pulumi.getter
     def environment(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Modal environment the app is deployed in (default: the provider's modalEnvironment, else main). Each installation needs its own: upstream's app and secret names are fixed.
+        Modal environment the app is deployed in (default: the provider's modalEnvironment, else main): 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Each installation needs its own: upstream's app and secret names are fixed.
         """
         return pulumi.get(self, "environment")
 
@@ -2193,7 +2193,7 @@ class OpenComputerSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+    OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     builder_memory_mb: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -2220,7 +2220,7 @@ class OpenComputerSettingsArgs:
         OpenComputer settings of the installation: the API and its key (used by both the snapshot build and the control plane), and the snapshot sessions boot from.
 
         :param pulumi.Input[_builtins.str] api_key: OpenComputer API key.
-        :param pulumi.Input[_builtins.str] api_url: OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+        :param pulumi.Input[_builtins.str] api_url: OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.int] builder_memory_mb: Memory of the snapshot build's builder VM in MB (default 8192).
         :param pulumi.Input[_builtins.int] snapshot_grace_period_seconds: How long a superseded snapshot is kept before a later up deletes it (default a day).
         :param pulumi.Input[_builtins.str] template: An existing snapshot to use (upstream's opencomputer_template); when absent (and sandbox.manage is not false) the installation builds its own, digest-named, through an OpenComputerSnapshot child.
@@ -2252,7 +2252,7 @@ class OpenComputerSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url).
+        OpenComputer REST API URL ending in /api, e.g. https://app.opencomputer.dev/api (upstream's opencomputer_api_url). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 
@@ -3726,7 +3726,7 @@ class VercelSandboxSettingsArgsDict(TypedDict):
     """
     api_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Sandbox API base URL (default https://vercel.com/api).
+    Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
     """
     base_snapshot_id: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -3771,7 +3771,7 @@ class VercelSandboxSettingsArgs:
         """
         Vercel Sandbox settings of the installation: the token and project (used by both the base-snapshot build and the control plane), and the snapshot sessions start from.
 
-        :param pulumi.Input[_builtins.str] api_url: Sandbox API base URL (default https://vercel.com/api).
+        :param pulumi.Input[_builtins.str] api_url: Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         :param pulumi.Input[_builtins.str] base_snapshot_id: An existing base snapshot to use (upstream's vercel_base_snapshot_id); when absent (and sandbox.manage is not false) the installation builds its own through a VercelSnapshot child.
         :param pulumi.Input[_builtins.str] project_id: The Vercel project that scopes every Sandbox API call (upstream's vercel_sandbox_project_id).
         :param pulumi.Input[_builtins.str] runtime: Sandbox runtime (default node24): node22, node24 or python3.13.
@@ -3801,7 +3801,7 @@ class VercelSandboxSettingsArgs:
     @pulumi.getter(name="apiUrl")
     def api_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Sandbox API base URL (default https://vercel.com/api).
+        Sandbox API base URL (default https://vercel.com/api). May be another resource's output, though not a secret (it becomes the control plane's plain-text var): at a preview before that resource exists, what uses it is unknown, and it is checked once known.
         """
         return pulumi.get(self, "api_url")
 

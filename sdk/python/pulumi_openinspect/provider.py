@@ -45,7 +45,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] daytona_api_key: Daytona API key with snapshot and sandbox permissions. Falls back to DAYTONA_API_KEY.
         :param pulumi.Input[_builtins.str] daytona_api_url: Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
         :param pulumi.Input[_builtins.str] daytona_target: Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
-        :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+        :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
         :param pulumi.Input[_builtins.str] modal_server_url: Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
@@ -176,7 +176,7 @@ class ProviderArgs:
     @pulumi.getter(name="modalEnvironment")
     def modal_environment(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+        Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
         """
         return pulumi.get(self, "modal_environment")
 
@@ -316,7 +316,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] daytona_api_key: Daytona API key with snapshot and sandbox permissions. Falls back to DAYTONA_API_KEY.
         :param pulumi.Input[_builtins.str] daytona_api_url: Daytona API URL. Falls back to DAYTONA_API_URL, then to the public API.
         :param pulumi.Input[_builtins.str] daytona_target: Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, then to the organization's default.
-        :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+        :param pulumi.Input[_builtins.str] modal_environment: Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
         :param pulumi.Input[_builtins.str] modal_server_url: Modal API URL, for the local emulator (http://127.0.0.1:PORT). Falls back to MODAL_SERVER_URL, then to https://api.modal.com.
         :param pulumi.Input[_builtins.str] modal_token_id: Modal token ID. Falls back to MODAL_TOKEN_ID.
         :param pulumi.Input[_builtins.str] modal_token_secret: Modal token secret. Falls back to MODAL_TOKEN_SECRET.
@@ -459,7 +459,7 @@ class Provider(pulumi.ProviderResource):
     @pulumi.getter(name="modalEnvironment")
     def modal_environment(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+        Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
         """
         return pulumi.get(self, "modal_environment")
 

@@ -46,7 +46,7 @@ func GetDaytonaTarget(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:daytonaTarget")
 }
 
-// Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+// Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
 func GetModalEnvironment(ctx *pulumi.Context) string {
 	return config.Get(ctx, "openinspect:modalEnvironment")
 }

@@ -51,7 +51,7 @@ Daytona target (region) snapshots are built for. Falls back to DAYTONA_TARGET, t
 
 modalEnvironment: Optional[str]
 """
-Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
 """
 
 modalServerUrl: Optional[str]

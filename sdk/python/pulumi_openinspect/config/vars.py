@@ -72,7 +72,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def modal_environment(self) -> Optional[str]:
         """
-        Modal environment the installation deploys into. Falls back to MODAL_ENVIRONMENT.
+        Modal environment the installation deploys into: 2 to 64 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit, as Modal requires. Falls back to MODAL_ENVIRONMENT.
         """
         return __config__.get('modalEnvironment')
 
