@@ -65,7 +65,11 @@ func (daytonaBackend) register(b *installer, r sandboxRegistration) (*sandboxChi
 }
 
 func (daytonaBackend) preflight(b *installer) pulumi.Map {
-	return keyPreflight("daytona", b.plan.SecretInputs["daytonaApiKey"], map[string]*string{"apiUrl": b.spec.Daytona.APIURL})
+	u, ok := b.preflightAPIURL("daytona")
+	if !ok {
+		return nil
+	}
+	return keyPreflight("daytona", b.plan.SecretInputs["daytonaApiKey"], map[string]*string{"apiUrl": u})
 }
 
 // snapshotChild is the DaytonaSnapshot child's outputs the component reads.

@@ -85,7 +85,11 @@ func (e2bBackend) registerAfterControlPlane(b *installer, r sandboxRegistration,
 }
 
 func (e2bBackend) preflight(b *installer) pulumi.Map {
-	return keyPreflight("e2b", b.plan.SecretInputs["e2bApiKey"], map[string]*string{"apiUrl": b.spec.E2B.APIURL})
+	u, ok := b.preflightAPIURL("e2b")
+	if !ok {
+		return nil
+	}
+	return keyPreflight("e2b", b.plan.SecretInputs["e2bApiKey"], map[string]*string{"apiUrl": u})
 }
 
 // e2bTemplateChild is the E2bTemplate child's outputs the component reads.

@@ -70,7 +70,11 @@ func (openComputerBackend) register(b *installer, r sandboxRegistration) (*sandb
 }
 
 func (openComputerBackend) preflight(b *installer) pulumi.Map {
-	return keyPreflight("opencomputer", b.plan.SecretInputs["opencomputerApiKey"], map[string]*string{"apiUrl": b.spec.OpenComputer.APIURL})
+	u, ok := b.preflightAPIURL("opencomputer")
+	if !ok {
+		return nil
+	}
+	return keyPreflight("opencomputer", b.plan.SecretInputs["opencomputerApiKey"], map[string]*string{"apiUrl": u})
 }
 
 // openComputerChild is the OpenComputerSnapshot child's outputs the

@@ -78,8 +78,12 @@ func (vercelBackend) register(b *installer, r sandboxRegistration) (*sandboxChil
 
 func (vercelBackend) preflight(b *installer) pulumi.Map {
 	x := b.spec.Vercel
+	u, ok := b.preflightAPIURL("vercel")
+	if !ok {
+		return nil
+	}
 	return keyPreflight("vercel", b.plan.SecretInputs["vercelSandboxToken"],
-		map[string]*string{"apiUrl": x.APIURL, "teamId": x.TeamID, "projectId": x.ProjectID})
+		map[string]*string{"apiUrl": u, "teamId": x.TeamID, "projectId": x.ProjectID})
 }
 
 // vercelChild is the VercelSnapshot child's outputs the component reads.

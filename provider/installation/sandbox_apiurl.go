@@ -198,3 +198,19 @@ func (b *installer) apiURLInput(provider string) pulumi.StringInput {
 	}
 	return g.input.ToStringOutput()
 }
+
+// preflightAPIURL is the provider's apiUrl for the lock's key check: its
+// value when known now (nil when not set: the backend's default). ok is
+// false while it is another resource's output not known yet (a preview):
+// the check then waits for the up, where the value is known, rather than
+// sending the key to the backend's default URL.
+func (b *installer) preflightAPIURL(provider string) (url *string, ok bool) {
+	g := b.spec.apiURL(provider)
+	switch {
+	case !g.set():
+		return nil, true
+	case !g.known || g.err != nil:
+		return nil, false
+	}
+	return &g.value, true
+}

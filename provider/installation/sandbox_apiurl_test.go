@@ -107,7 +107,8 @@ func controlPlaneVar(t *testing.T, mocks *recordingMocks, name string) (resource
 // another resource's output is accepted: at a preview, before that resource
 // exists, the installation is planned with the control plane's var and the
 // sandbox child's apiUrl unknown; at the up, the value reaches both, with
-// the dependency on the source kept.
+// the dependency on the source kept. The lock checks the backend's key at
+// the up, at that URL.
 func TestSandboxAPIURLFromAnotherResource(t *testing.T) {
 	for _, c := range apiURLCases {
 		t.Run(c.provider, func(t *testing.T) {
@@ -120,6 +121,9 @@ func TestSandboxAPIURLFromAnotherResource(t *testing.T) {
 			assert.Contains(t, child.RegisterRPC.GetPropertyDependencies()["apiUrl"].GetUrns(), "urn:pulumi:stack::project::test:index:UrlSource::src")
 			_, known := controlPlaneVar(t, preview.recordingMocks, c.cpVar)
 			assert.False(t, known, "%s is unknown at the preview", c.cpVar)
+			lockPreflight := registeredInputs(t, preview.byName(t, "oi-names"))["preflight"].ObjectValue()
+			_, checked := lockPreflight["sandbox"]
+			assert.False(t, checked, "the lock does not check the key at the preview, against the backend's default URL")
 
 			up := sourceMocks{recordingMocks: &recordingMocks{}, url: url}
 			require.NoError(t, runWithSource(up, false, c, asIs))
@@ -131,6 +135,9 @@ func TestSandboxAPIURLFromAnotherResource(t *testing.T) {
 			require.True(t, known)
 			assert.Equal(t, url, v.StringValue(), "the control plane's %s is the value", c.cpVar)
 			assert.False(t, v.IsSecret())
+			sandbox := registeredInputs(t, up.byName(t, "oi-names"))["preflight"].ObjectValue()["sandbox"]
+			require.True(t, sandbox.IsObject(), "the lock checks the key at the up: %v", sandbox)
+			assert.Equal(t, url, sandbox.ObjectValue()["apiUrl"].StringValue(), "with the value, once known")
 		})
 	}
 }
