@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/cloudflare/cfapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
@@ -18,19 +17,8 @@ import (
 func TestD1DatabaseLifecycle(t *testing.T) {
 	h := providertest.NewHarness(t)
 	u := providertest.URN(cloudflare.D1DatabaseToken, "db")
-	inputs := providertest.Props(t, map[string]any{"name": "oi-test-db"})
-
-	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
-	require.NoError(t, err)
-	require.Empty(t, check.Failures)
-
-	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
-	require.NoError(t, err)
+	checked, preview, created := checkedCreate(t, h, u, providertest.Props(t, map[string]any{"name": "oi-test-db"}))
 	assert.True(t, preview.Properties.Get("databaseId").IsComputed(), "databaseId is unknown in preview")
-	assert.Zero(t, h.Emu.CloudflareCalls(), "preview must not call Cloudflare")
-
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
-	require.NoError(t, err)
 	require.NotEmpty(t, created.ID)
 	assert.Equal(t, created.ID, created.Properties.Get("databaseId").AsString())
 	assert.Equal(t, emulator.DefaultAccountID, created.Properties.Get("accountId").AsString())
@@ -41,13 +29,13 @@ func TestD1DatabaseLifecycle(t *testing.T) {
 
 	// An unchanged program diffs clean without calling Cloudflare.
 	h.Emu.ResetCounts()
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: checked})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges)
 	assert.Zero(t, h.Emu.CloudflareCalls())
 
 	// Refresh reads the same database back.
-	read, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: check.Inputs})
+	read, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: checked})
 	require.NoError(t, err)
 	assert.Equal(t, created.ID, read.ID)
 	assert.Equal(t, "oi-test-db", read.Inputs.Get("name").AsString())
@@ -72,40 +60,28 @@ func TestD1DatabaseLifecycle(t *testing.T) {
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: updated.Properties}))
 
 	// Refresh of a database deleted out of band drops it from state.
-	read, err = h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: check.Inputs})
+	read, err = h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: checked})
 	require.NoError(t, err)
 	assert.Empty(t, read.ID)
 }
 
 func TestD1DatabaseRefusesToCaptureExisting(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, err := cfapi.New(cfapi.Options{APIToken: emulator.DefaultToken,
-		AccountID: emulator.DefaultAccountID, BaseURL: h.Emu.CloudflareBaseURL()})
-	require.NoError(t, err)
-	existing, err := client.CreateDatabase(t.Context(), "oi-taken", "")
+	existing, err := emuClient(t, h).CreateDatabase(t.Context(), "oi-taken", "")
 	require.NoError(t, err)
 
 	u := providertest.URN(cloudflare.D1DatabaseToken, "db")
 	_, err = h.Server.Create(p.CreateRequest{Urn: u, Properties: providertest.Props(t, map[string]any{"name": "oi-taken"})})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "already exists")
-	assert.Contains(t, err.Error(), "adoptExisting")
 	assert.Contains(t, err.Error(), existing.ID)
 	require.Len(t, h.Emu.Inventory().D1, 1, "the conflict must not create or delete anything")
-
-	adopted, err := h.Server.Create(p.CreateRequest{Urn: u,
-		Properties: providertest.Props(t, map[string]any{"name": "oi-taken", "adoptExisting": true})})
-	require.NoError(t, err)
-	assert.Equal(t, existing.ID, adopted.ID)
-	assert.True(t, adopted.Properties.Get("adopted").AsBool())
+	assertAdoptedOnRequest(t, h, u, map[string]any{"name": "oi-taken"}, existing.ID)
 }
 
 func TestD1DatabaseImportByID(t *testing.T) {
 	h := providertest.NewHarness(t)
-	client, err := cfapi.New(cfapi.Options{APIToken: emulator.DefaultToken,
-		AccountID: emulator.DefaultAccountID, BaseURL: h.Emu.CloudflareBaseURL()})
-	require.NoError(t, err)
-	db, err := client.CreateDatabase(t.Context(), "oi-imported", "")
+	db, err := emuClient(t, h).CreateDatabase(t.Context(), "oi-imported", "")
 	require.NoError(t, err)
 
 	// pulumi import calls Read with nothing but the ID.

@@ -19,7 +19,7 @@ const (
 	ownerB = "oifedcba9876543210fedcba9876543210"
 )
 
-func emuClient(t *testing.T, h *providertest.Harness) *cfapi.Client {
+func emuClient(t testing.TB, h *providertest.Harness) *cfapi.Client {
 	t.Helper()
 	client, err := cfapi.New(cfapi.Options{APIToken: emulator.DefaultToken,
 		AccountID: emulator.DefaultAccountID, BaseURL: h.Emu.CloudflareBaseURL()})

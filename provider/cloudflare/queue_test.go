@@ -8,27 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 func TestQueueLifecycle(t *testing.T) {
 	h := providertest.NewHarness(t)
 	u := providertest.URN(cloudflare.QueueToken, "q")
-	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: providertest.Props(t, map[string]any{"name": "open-inspect-slack-completion-test"})})
-	require.NoError(t, err)
-	require.Empty(t, check.Failures)
-
-	_, err = h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
-	require.NoError(t, err)
-	assert.Zero(t, h.Emu.CloudflareCalls(), "preview must not call Cloudflare")
-
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
-	require.NoError(t, err)
+	checked, _, created := checkedCreate(t, h, u, providertest.Props(t, map[string]any{"name": "open-inspect-slack-completion-test"}))
 	assert.Equal(t, created.ID, created.Properties.Get("queueId").AsString())
 	require.Len(t, h.Emu.Inventory().Queues, 1)
 
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: checked})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges)
 	renamed := providertest.Props(t, map[string]any{"name": "open-inspect-other"})
@@ -37,12 +27,7 @@ func TestQueueLifecycle(t *testing.T) {
 	assert.Equal(t, p.UpdateReplace, diff.DetailedDiff["name"].Kind)
 
 	// A taken name is a conflict until adopted; import reads it by ID.
-	_, err = h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.QueueToken, "dup"), Properties: check.Inputs})
-	require.ErrorContains(t, err, "adoptExisting")
-	adopted, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(cloudflare.QueueToken, "dup"),
-		Properties: providertest.Props(t, map[string]any{"name": "open-inspect-slack-completion-test", "adoptExisting": true})})
-	require.NoError(t, err)
-	assert.Equal(t, created.ID, adopted.ID)
+	assertAdoptedOnRequest(t, h, providertest.URN(cloudflare.QueueToken, "dup"), map[string]any{"name": "open-inspect-slack-completion-test"}, created.ID)
 	imported, err := h.Server.Read(p.ReadRequest{ID: created.ID, Urn: u})
 	require.NoError(t, err)
 	assert.Equal(t, "open-inspect-slack-completion-test", imported.Inputs.Get("name").AsString())
@@ -55,10 +40,5 @@ func TestQueueLifecycle(t *testing.T) {
 }
 
 func TestQueueCheck(t *testing.T) {
-	h := providertest.NewHarness(t)
-	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.QueueToken, "q"), Inputs: providertest.Props(t, map[string]any{"name": "-Bad_Queue"})})
-	require.NoError(t, err)
-	require.Len(t, check.Failures, 1)
-	assert.Equal(t, "name", family.FailureField(check.Failures[0]))
-	assert.Zero(t, h.Emu.CloudflareCalls())
+	assertCheckRejects(t, providertest.NewHarness(t), cloudflare.QueueToken, map[string]any{"name": "-Bad_Queue"}, "name")
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
@@ -56,15 +55,5 @@ func TestR2BucketNonEmptyDeleteRetains(t *testing.T) {
 }
 
 func TestR2BucketCheck(t *testing.T) {
-	h := providertest.NewHarness(t)
-	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.R2BucketToken, "b"),
-		Inputs: providertest.Props(t, map[string]any{"name": "Bad_Name", "locationHint": "moon"})})
-	require.NoError(t, err)
-	fields := map[string]bool{}
-	for _, f := range check.Failures {
-		fields[family.FailureField(f)] = true
-	}
-	assert.True(t, fields["name"])
-	assert.True(t, fields["locationHint"])
-	assert.Zero(t, h.Emu.CloudflareCalls())
+	assertCheckRejects(t, providertest.NewHarness(t), cloudflare.R2BucketToken, map[string]any{"name": "Bad_Name", "locationHint": "moon"}, "name", "locationHint")
 }

@@ -33,9 +33,7 @@ type targets struct {
 
 func newTargets(t testing.TB, h *providertest.Harness) (*cfapi.Client, targets) {
 	t.Helper()
-	client, err := cfapi.New(cfapi.Options{APIToken: emulator.DefaultToken,
-		AccountID: emulator.DefaultAccountID, BaseURL: h.Emu.CloudflareBaseURL()})
-	require.NoError(t, err)
+	client := emuClient(t, h)
 	ctx := t.Context()
 	db, err := client.CreateDatabase(ctx, "oi-w-db", "")
 	require.NoError(t, err)

@@ -30,16 +30,9 @@ func FuzzValidation(f *testing.F) {
 			entry.Script = &script
 		}
 		args.Workers = []InstallationWorkerArgs{entry}
-		s := normalize(t.Context(), &args)
-		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
-		if err == nil {
+		msg := planProblems(t, &args)
+		if msg == "" {
 			return
-		}
-		msg := err.Error()
-		for _, line := range strings.Split(msg, "\n")[1:] {
-			if field, _, ok := strings.Cut(strings.TrimSpace(line), ": "); !ok || field == "" {
-				t.Fatalf("a problem without its field: %q", line)
-			}
 		}
 		quoted := len(secretValue) >= 12 && !strings.Contains(strings.Join([]string{deployment, prefix, location, bucket,
 			worker, varKey, secretKey, cronExpr, script}, "\x00"), secretValue)
@@ -97,19 +90,9 @@ func FuzzUpstreamGates(f *testing.F) {
 		if bit(9) {
 			args.GoogleOAuth = &OAuthArgs{ClientID: "google-client", ClientSecret: pulumi.String(credential)}
 		}
-		s := normalize(t.Context(), &args)
-		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-			for _, line := range strings.Split(msg, "\n")[1:] {
-				if field, _, ok := strings.Cut(strings.TrimSpace(line), ": "); !ok || field == "" {
-					t.Fatalf("a problem without its field: %q", line)
-				}
-			}
-			if strings.Contains(msg, credential) || (len(tokenKey) >= 12 && strings.Contains(msg, tokenKey)) {
-				t.Fatalf("the message quotes a credential: %s", msg)
-			}
+		msg := planProblems(t, &args)
+		if msg != "" && (strings.Contains(msg, credential) || (len(tokenKey) >= 12 && strings.Contains(msg, tokenKey))) {
+			t.Fatalf("the message quotes a credential: %s", msg)
 		}
 		blank := func(list string) bool {
 			return len(strings.FieldsFunc(list, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })) == 0
@@ -148,16 +131,9 @@ func FuzzInputRules(f *testing.F) {
 			Daytona: &DaytonaArgs{APIURL: pulumi.String(apiURL), APIKey: pulumi.String(apiKey), BaseSnapshot: &snapshot, Target: &target}}
 		args.Workers = []InstallationWorkerArgs{{Name: "slack-bot", Vars: map[string]string{varKey: "v"},
 			Observability: &cloudflare.Observability{Enabled: true, HeadSamplingRate: &rate}}}
-		s := normalize(t.Context(), &args)
-		_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
-		if err == nil {
+		msg := planProblems(t, &args)
+		if msg == "" {
 			return
-		}
-		msg := err.Error()
-		for _, line := range strings.Split(msg, "\n")[1:] {
-			if field, _, ok := strings.Cut(strings.TrimSpace(line), ": "); !ok || field == "" {
-				t.Fatalf("a problem without its field: %q", line)
-			}
 		}
 		for _, goValue := range []string{"<nil>", "map[", "&{", "%!"} {
 			given := strings.Join([]string{icon, appID, domains, apiURL, snapshot, target, varKey}, "\x00")
@@ -169,4 +145,23 @@ func FuzzInputRules(f *testing.F) {
 			t.Fatalf("the message quotes the API key: %s", msg)
 		}
 	})
+}
+
+// planProblems plans args as the component does and returns the refusal's
+// message ("" when it plans), failing the fuzz run when a problem line does
+// not start with the field it is about.
+func planProblems(t *testing.T, args *OpenInspectArgs) string {
+	t.Helper()
+	s := normalize(t.Context(), args)
+	_, err := planInstallation(loadContract(t), s, nil, validateSecretValues(context.Background(), s)...)
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	for _, line := range strings.Split(msg, "\n")[1:] {
+		if field, _, ok := strings.Cut(strings.TrimSpace(line), ": "); !ok || field == "" {
+			t.Fatalf("a problem without its field: %q", line)
+		}
+	}
+	return msg
 }

@@ -3,8 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -136,25 +134,18 @@ func (daytonaImages) check(args DaytonaSnapshotArgs, known func(string) bool, ba
 // daytonaBuilderRoot is the checkout root holding the builder and the
 // runtime.
 func daytonaBuilderRoot(source string) (string, error) {
-	if source == "" {
-		return "", errors.New("required: an Open-Inspect checkout")
-	}
-	root, err := builder.CheckoutRoot(source)
+	root, err := builderCheckout(source)
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(daytonaBuilderEntry))); err != nil {
-		return "", fmt.Errorf("%s is missing: the Daytona builder is upstream's %s", filepath.Join(root, filepath.FromSlash(daytonaBuilderEntry)), daytonaBuilderEntry)
+	if err := requireInCheckout(root, "the Daytona builder is upstream's", false, daytonaBuilderEntry); err != nil {
+		return "", err
 	}
 	c, err := upstream.Load()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, filepath.FromSlash(c.Sandbox.Daytona.Snapshot.RuntimeSource))
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("%s is missing: the sandbox runtime is upstream's %s", dir, c.Sandbox.Daytona.Snapshot.RuntimeSource)
-	}
-	return root, nil
+	return root, requireInCheckout(root, "the sandbox runtime is upstream's", true, c.Sandbox.Daytona.Snapshot.RuntimeSource)
 }
 
 // daytonaSDKPin is the SDK upstream's build script installs
@@ -219,19 +210,8 @@ func (daytonaImages) plan(ctx context.Context, args DaytonaSnapshotArgs) (snapsh
 	if err != nil {
 		return pl, err
 	}
-	root, err := daytonaBuilderRoot(args.Source)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
-	files, err := builder.SourceDigest(root, daytonaDigestPatterns)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
 	pl.sdk = daytonaSDKPin(c)
-	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00sdk %s\x00target %s", files, pl.sdk, pl.conn.Target)))
-	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
-	pl.name = args.NamePrefix + "-" + pl.digest[:12]
-	return pl, nil
+	return pl, pl.nameByDigest(daytonaBuilderRoot, daytonaDigestPatterns, 12, fmt.Sprintf("\x00sdk %s\x00target %s", pl.sdk, pl.conn.Target))
 }
 
 func (daytonaImages) changed(olds DaytonaSnapshotState, news DaytonaSnapshotArgs) map[string]bool {
@@ -370,15 +350,12 @@ func (*DaytonaSnapshot) Read(ctx context.Context, req infer.ReadRequest[DaytonaS
 	} else {
 		state.State, state.SnapshotID = "missing", ""
 	}
-	var kept []SupersededSnapshot
-	for _, s := range state.Superseded {
-		if _, found, err := client.Snapshot(ctx, s.Name); err != nil {
-			return infer.ReadResponse[DaytonaSnapshotArgs, DaytonaSnapshotState]{}, err
-		} else if found {
-			kept = append(kept, s)
-		}
+	if state.Superseded, err = keepExisting(state.Superseded, func(name string) (bool, error) {
+		_, found, err := client.Snapshot(ctx, name)
+		return found, err
+	}); err != nil {
+		return infer.ReadResponse[DaytonaSnapshotArgs, DaytonaSnapshotState]{}, err
 	}
-	state.Superseded = kept
 	return infer.ReadResponse[DaytonaSnapshotArgs, DaytonaSnapshotState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
 }
 

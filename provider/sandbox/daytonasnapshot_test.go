@@ -2,8 +2,6 @@ package sandbox_test
 
 import (
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -143,11 +141,7 @@ func TestDaytonaSnapshotLifecycle(t *testing.T) {
 		assert.False(t, state.Get(key).Secret(), "%s says which snapshot runs: not hidden by the secret key beside it", key)
 	}
 
-	h.Emu.ResetCounts()
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
-	require.NoError(t, err)
-	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
-	assert.Zero(t, h.Emu.Daytona().Calls())
+	imageCase{h: h, id: created.ID, urn: u, state: state, inputs: inputs}.assertIdleDiff(t, h.Emu.Daytona().Calls)
 
 	// A second installation in the same organization.
 	other := daytonaInputs(t, h, fixturePackages(t, "daytona-infra", "sandbox-runtime"), "oi-staging-base", nil)
@@ -157,13 +151,7 @@ func TestDaytonaSnapshotLifecycle(t *testing.T) {
 	theirs := otherCreated.Properties.Get("name").AsString()
 
 	// A changed runtime builds a second snapshot; the first stays.
-	entry := filepath.Join(checkout, "packages", "sandbox-runtime", "src", "sandbox_runtime", "entrypoint.py")
-	b, err := os.ReadFile(entry)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(entry, append(b, []byte("\n# v2\n")...), 0o644))
-	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
-	require.NoError(t, err)
-	assert.Equal(t, map[string]p.PropertyDiff{"source": {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
+	imageCase{h: h, id: created.ID, urn: u, state: state, inputs: inputs}.changeRuntime(t, checkout)
 	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	state = updated.Properties
@@ -176,7 +164,7 @@ func TestDaytonaSnapshotLifecycle(t *testing.T) {
 
 	// Within the grace period nothing changes; after it, the next up collects.
 	clk.advance(23 * time.Hour)
-	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.False(t, diff.HasChanges)
 	clk.advance(2 * time.Hour)

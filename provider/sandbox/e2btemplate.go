@@ -2,11 +2,7 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -143,22 +139,14 @@ func (e2bImages) check(args E2bTemplateArgs, known func(string) bool, bad badFun
 
 // e2bBuilderRoot is the checkout root holding the builder and the runtime.
 func e2bBuilderRoot(source string) (string, error) {
-	if source == "" {
-		return "", errors.New("required: an Open-Inspect checkout")
-	}
-	root, err := builder.CheckoutRoot(source)
+	root, err := builderCheckout(source)
 	if err != nil {
 		return "", err
 	}
-	for _, f := range []string{e2bBuilderDir + "/" + e2bBuilder, e2bBuilderDir + "/uv.lock"} {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err != nil {
-			return "", fmt.Errorf("%s is missing: the E2B builder is upstream's %s", filepath.Join(root, filepath.FromSlash(f)), f)
-		}
+	if err := requireInCheckout(root, "the E2B builder is upstream's", false, e2bBuilderDir+"/"+e2bBuilder, e2bBuilderDir+"/uv.lock"); err != nil {
+		return "", err
 	}
-	if st, err := os.Stat(filepath.Join(root, filepath.FromSlash(e2bRuntimeDir))); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("%s is missing: the sandbox runtime is upstream's %s", filepath.Join(root, filepath.FromSlash(e2bRuntimeDir)), e2bRuntimeDir)
-	}
-	return root, nil
+	return root, requireInCheckout(root, "the sandbox runtime is upstream's", true, e2bRuntimeDir)
 }
 
 // e2bDigestPatterns are the files the build reads: the builder's own top
@@ -184,18 +172,7 @@ func planTemplate(args E2bTemplateArgs) (templatePlan, error) {
 		pl.name, pl.override, pl.overrideID = id, true, id
 		return pl, nil
 	}
-	root, err := e2bBuilderRoot(args.Source)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
-	files, err := builder.SourceDigest(root, e2bDigestPatterns)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
-	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00cpu %d\x00memory %d", files, pl.cpu, pl.memoryMB)))
-	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
-	pl.name = args.NamePrefix + "-" + pl.digest[:12]
-	return pl, nil
+	return pl, pl.nameByDigest(e2bBuilderRoot, e2bDigestPatterns, 12, fmt.Sprintf("\x00cpu %d\x00memory %d", pl.cpu, pl.memoryMB))
 }
 
 // E2bTemplateName is the name an E2bTemplate with these inputs gives its
@@ -420,7 +397,7 @@ func (*E2bTemplate) Read(ctx context.Context, req infer.ReadRequest[E2bTemplateA
 	} else {
 		state.E2bID, state.Status = "", "missing"
 	}
-	state.Superseded = slices.DeleteFunc(slices.Clone(state.Superseded), func(s SupersededSnapshot) bool { _, found := byName[s.Name]; return !found })
+	state.Superseded, _ = keepExisting(state.Superseded, func(name string) (bool, error) { _, found := byName[name]; return found, nil })
 	return infer.ReadResponse[E2bTemplateArgs, E2bTemplateState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,19 +20,29 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
+// e2bRecoveryCase is the start each recovery test shares: a harness whose
+// emulator runs with opts, and the URN and inputs of a template built from
+// the fixture checkout. The build installs the e2b SDK from PyPI on a cold
+// cache, so -short skips it.
+func e2bRecoveryCase(t *testing.T, opts emulator.Options) (*providertest.Harness, resource.URN, property.Map) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("installs the e2b SDK from PyPI on a cold cache; -short skips it")
+	}
+	h := providertest.NewHarnessWith(t, opts)
+	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
+	inputs := providertest.Props(t, map[string]any{"source": fixturePackages(t, "e2b-infra", "sandbox-runtime"),
+		"namePrefix": "oi-a-sandbox", "apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey})
+	return h, u, inputs
+}
+
 // A create whose state was never written (the engine killed after the
 // build, or the state lost) finds the ready template of its own digest
 // name and adopts it: the same template, no second build. A pre-warm
 // sandbox the killed builder left running is killed; a session's sandbox
 // of the template is not.
 func TestE2bTemplateAdoptsItsOwnReadyTemplate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("installs the e2b SDK from PyPI on a cold cache; -short skips it")
-	}
-	h := providertest.NewHarness(t)
-	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
-	inputs := providertest.Props(t, map[string]any{"source": fixturePackages(t, "e2b-infra", "sandbox-runtime"),
-		"namePrefix": "oi-a-sandbox", "apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey})
+	h, u, inputs := e2bRecoveryCase(t, emulator.Options{})
 
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
@@ -64,13 +76,7 @@ func TestE2bTemplateAdoptsItsOwnReadyTemplate(t *testing.T) {
 // up's build, which E2B goes on with) waits for that build and adopts it:
 // no second build is requested.
 func TestE2bTemplateWaitsForARunningBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("installs the e2b SDK from PyPI on a cold cache; -short skips it")
-	}
-	h := providertest.NewHarnessWith(t, emulator.Options{E2B: e2b.Options{BuildTime: 4 * time.Second}})
-	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
-	inputs := providertest.Props(t, map[string]any{"source": fixturePackages(t, "e2b-infra", "sandbox-runtime"),
-		"namePrefix": "oi-a-sandbox", "apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey})
+	h, u, inputs := e2bRecoveryCase(t, emulator.Options{E2B: e2b.Options{BuildTime: 4 * time.Second}})
 	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
 	require.NoError(t, err)
 	name := preview.Properties.Get("name").AsString()
@@ -108,13 +114,7 @@ func TestE2bTemplateWaitsForARunningBuild(t *testing.T) {
 // such a build waiting) deletes that template, which never built, and
 // builds it anew: one build, ready.
 func TestE2bTemplateReplacesABuildThatNeverStarted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("installs the e2b SDK from PyPI on a cold cache; -short skips it")
-	}
-	h := providertest.NewHarness(t)
-	u := providertest.URN(sandbox.E2bTemplateToken, "sandbox")
-	inputs := providertest.Props(t, map[string]any{"source": fixturePackages(t, "e2b-infra", "sandbox-runtime"),
-		"namePrefix": "oi-a-sandbox", "apiUrl": h.Emu.URL() + e2b.APIPrefix, "apiKey": e2b.DefaultAPIKey})
+	h, u, inputs := e2bRecoveryCase(t, emulator.Options{})
 	preview, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs, DryRun: true})
 	require.NoError(t, err)
 	name := preview.Properties.Get("name").AsString()

@@ -2,7 +2,11 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -522,4 +526,61 @@ func waitForEarlierBuild(ctx context.Context, timeout time.Duration, what string
 		case <-time.After(earlierBuildPoll):
 		}
 	}
+}
+
+// builderCheckout is the checkout root of source, the Open-Inspect
+// checkout every image's builder reads.
+func builderCheckout(source string) (string, error) {
+	if source == "" {
+		return "", errors.New("required: an Open-Inspect checkout")
+	}
+	return builder.CheckoutRoot(source)
+}
+
+// requireInCheckout fails unless each of rels (slash paths below root)
+// exists, naming the missing path and why the build needs it ("the E2B
+// builder is upstream's"); with dirs, each must be a directory.
+func requireInCheckout(root, why string, dirs bool, rels ...string) error {
+	for _, rel := range rels {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		if st, err := os.Stat(path); err != nil || (dirs && !st.IsDir()) {
+			return fmt.Errorf("%s is missing: %s %s", path, why, rel)
+		}
+	}
+	return nil
+}
+
+// nameByDigest names the plan's image <namePrefix>-<first n of digest>, the
+// digest being SHA-256 of the files matching patterns in the checkout root
+// rootOf finds, then the build's other inputs (extra, each as
+// "\x00<what> <value>"), so anything the build reads names a new image.
+func (pl *imagePlan) nameByDigest(rootOf func(source string) (string, error), patterns []string, n int, extra string) error {
+	root, err := rootOf(pl.in.Source)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	files, err := builder.SourceDigest(root, patterns)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	sum := sha256.Sum256([]byte("files " + files + extra))
+	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
+	pl.name = pl.in.NamePrefix + "-" + pl.digest[:n]
+	return nil
+}
+
+// keepExisting are the superseded images exists still finds, so a Read
+// forgets those deleted elsewhere.
+func keepExisting(list []SupersededSnapshot, exists func(name string) (bool, error)) ([]SupersededSnapshot, error) {
+	var kept []SupersededSnapshot
+	for _, s := range list {
+		found, err := exists(s.Name)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			kept = append(kept, s)
+		}
+	}
+	return kept, nil
 }

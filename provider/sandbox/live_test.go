@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,15 +61,53 @@ func liveBuilder(t *testing.T, h *providertest.Harness, urlEnv, fallback string)
 		"pythonPath": property.New(toolchain.Python(t)),
 		"cacheDir":   property.New(toolchain.CacheDir()),
 	})}))
-	source = os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT")
-	if source == "" {
-		source = providertest.FixtureCheckout(t)
+	return liveCheckout(t), envOr(urlEnv, fallback)
+}
+
+// liveNodeBuilder gives the provider the tools cache for an upstream
+// builder run with Node, and returns the checkout it builds from.
+func liveNodeBuilder(t *testing.T, h *providertest.Harness) string {
+	t.Helper()
+	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"cacheDir": property.New(toolchain.CacheDir()),
+	})}))
+	return liveCheckout(t)
+}
+
+// liveCheckout is OI_LIVE_UPSTREAM_CHECKOUT, else the fixtures' checkout.
+func liveCheckout(t *testing.T) string {
+	t.Helper()
+	if source := os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT"); source != "" {
+		return source
 	}
-	apiURL = os.Getenv(urlEnv)
-	if apiURL == "" {
-		apiURL = fallback
+	return providertest.FixtureCheckout(t)
+}
+
+// envOr is the environment's key, else fallback.
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
 	}
-	return source, apiURL
+	return fallback
+}
+
+// liveImage checks and builds the image under u, deletes it when the test
+// ends, and asserts its output key reads want and that an unchanged
+// program then diffs clean.
+func liveImage(t *testing.T, h *providertest.Harness, u resource.URN, inputs property.Map, key, want string) {
+	t.Helper()
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	require.NoError(t, err)
+	require.Empty(t, check.Failures)
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
+	})
+	assert.Equal(t, want, created.Properties.Get(key).AsString())
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
+	require.NoError(t, err)
+	assert.False(t, diff.HasChanges)
 }
 
 func TestLiveModalApp(t *testing.T) {
@@ -98,15 +137,7 @@ func TestLiveDaytonaSnapshot(t *testing.T) {
 	u := providertest.URN(sandbox.DaytonaSnapshotToken, "live")
 	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
 		"apiUrl": apiURL, "apiKey": property.New(os.Getenv("DAYTONA_API_KEY")).WithSecret(true), "target": os.Getenv("DAYTONA_TARGET")})
-	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
-	require.NoError(t, err)
-	require.Empty(t, check.Failures)
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
-	})
-	assert.Equal(t, "active", created.Properties.Get("state").AsString())
+	liveImage(t, h, u, inputs, "state", "active")
 }
 
 func TestLiveE2bTemplate(t *testing.T) {
@@ -115,73 +146,25 @@ func TestLiveE2bTemplate(t *testing.T) {
 	u := providertest.URN(sandbox.E2bTemplateToken, "live")
 	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
 		"apiUrl": apiURL, "apiKey": os.Getenv("E2B_API_KEY")})
-	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
-	require.NoError(t, err)
-	require.Empty(t, check.Failures)
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
-	})
-	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
-	require.NoError(t, err)
-	assert.False(t, diff.HasChanges)
+	liveImage(t, h, u, inputs, "status", "ready")
 }
 
 func TestLiveOpenComputerSnapshot(t *testing.T) {
 	h := liveServer(t, "OI_LIVE_OPENCOMPUTER", "OPENCOMPUTER_API_KEY")
-	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
-		"cacheDir": property.New(toolchain.CacheDir()),
-	})}))
-	source := os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT")
-	if source == "" {
-		source = providertest.FixtureCheckout(t)
-	}
-	apiURL := os.Getenv("OPENCOMPUTER_API_URL")
-	if apiURL == "" {
-		apiURL = "https://app.opencomputer.dev/api"
-	}
+	source := liveNodeBuilder(t, h)
+	apiURL := envOr("OPENCOMPUTER_API_URL", "https://app.opencomputer.dev/api")
 	u := providertest.URN(sandbox.OpenComputerSnapshotToken, "live")
 	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
 		"apiUrl": apiURL, "apiKey": os.Getenv("OPENCOMPUTER_API_KEY")})
-	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
-	require.NoError(t, err)
-	require.Empty(t, check.Failures)
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
-	})
-	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
-	require.NoError(t, err)
-	assert.False(t, diff.HasChanges)
+	liveImage(t, h, u, inputs, "status", "ready")
 }
 
 func TestLiveVercelSnapshot(t *testing.T) {
 	h := liveServer(t, "OI_LIVE_VERCEL", "VERCEL_TOKEN", "VERCEL_PROJECT_ID")
-	require.NoError(t, h.Server.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
-		"cacheDir": property.New(toolchain.CacheDir()),
-	})}))
-	source := os.Getenv("OI_LIVE_UPSTREAM_CHECKOUT")
-	if source == "" {
-		source = providertest.FixtureCheckout(t)
-	}
+	source := liveNodeBuilder(t, h)
 	u := providertest.URN(sandbox.VercelSnapshotToken, "live")
 	inputs := providertest.Props(t, map[string]any{"source": source, "namePrefix": "openinspect-live-test",
 		"apiUrl": os.Getenv("VERCEL_SANDBOX_API_BASE_URL"), "token": os.Getenv("VERCEL_TOKEN"),
 		"projectId": os.Getenv("VERCEL_PROJECT_ID"), "teamId": os.Getenv("VERCEL_TEAM_ID")})
-	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
-	require.NoError(t, err)
-	require.Empty(t, check.Failures)
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
-	})
-	assert.Equal(t, "created", created.Properties.Get("status").AsString())
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
-	require.NoError(t, err)
-	assert.False(t, diff.HasChanges)
+	liveImage(t, h, u, inputs, "status", "created")
 }

@@ -2,11 +2,7 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -144,19 +140,12 @@ func (ocImages) check(args OpenComputerSnapshotArgs, known func(string) bool, ba
 
 // ocBuilderRoot is the checkout root holding the builder and the runtime.
 func ocBuilderRoot(source string) (string, error) {
-	if source == "" {
-		return "", errors.New("required: an Open-Inspect checkout")
-	}
-	root, err := builder.CheckoutRoot(source)
+	root, err := builderCheckout(source)
 	if err != nil {
 		return "", err
 	}
-	for _, f := range []string{ocBuilderDir + "/package.json", ocBuilderDir + "/" + ocBuilder, ocRuntimeDir + "/src/sandbox_runtime"} {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err != nil {
-			return "", fmt.Errorf("%s is missing: the OpenComputer build reads upstream's %s", filepath.Join(root, filepath.FromSlash(f)), f)
-		}
-	}
-	return root, nil
+	return root, requireInCheckout(root, "the OpenComputer build reads upstream's", false,
+		ocBuilderDir+"/package.json", ocBuilderDir+"/"+ocBuilder, ocRuntimeDir+"/src/sandbox_runtime")
 }
 
 // ocDigestPatterns are the files the build reads, as upstream's Terraform
@@ -180,18 +169,8 @@ func planOCSnapshot(args OpenComputerSnapshotArgs) (ocPlan, error) {
 		pl.name, pl.override, pl.overrideID = t, true, t
 		return pl, nil
 	}
-	root, err := ocBuilderRoot(args.Source)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
-	files, err := builder.SourceDigest(root, ocDigestPatterns)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
-	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00pins %s\x00memory %d", files, strings.Join(OpenComputerPins, " "), pl.memoryMB)))
-	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
-	pl.name = args.NamePrefix + "-" + pl.digest[:16]
-	return pl, nil
+	extra := fmt.Sprintf("\x00pins %s\x00memory %d", strings.Join(OpenComputerPins, " "), pl.memoryMB)
+	return pl, pl.nameByDigest(ocBuilderRoot, ocDigestPatterns, 16, extra)
 }
 
 func (ocImages) plan(_ context.Context, in OpenComputerSnapshotArgs) (ocPlan, error) {
@@ -353,7 +332,7 @@ func (*OpenComputerSnapshot) Read(ctx context.Context, req infer.ReadRequest[Ope
 	} else {
 		state.SnapshotID, state.Status = "", "missing"
 	}
-	state.Superseded = slices.DeleteFunc(slices.Clone(state.Superseded), func(s SupersededSnapshot) bool { _, found := byName[s.Name]; return !found })
+	state.Superseded, _ = keepExisting(state.Superseded, func(name string) (bool, error) { _, found := byName[name]; return found, nil })
 	return infer.ReadResponse[OpenComputerSnapshotArgs, OpenComputerSnapshotState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
 }
 

@@ -87,20 +87,10 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	assert.Equal(t, 4096, snaps[0].BuilderMemoryMB)
 	assert.Contains(t, snaps[0].Files, "/home/sandbox/app/sandbox_runtime/entrypoint.py", "the builder inlined the runtime")
 
-	h.Emu.ResetCounts()
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
-	require.NoError(t, err)
-	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
-	assert.Zero(t, h.Emu.OpenComputer().Calls())
+	imageCase{h: h, id: created.ID, urn: u, state: state, inputs: inputs}.assertIdleDiff(t, h.Emu.OpenComputer().Calls)
 
 	// A changed runtime builds a second snapshot; the first stays.
-	entry := filepath.Join(checkout, "packages", "sandbox-runtime", "src", "sandbox_runtime", "entrypoint.py")
-	b, err := os.ReadFile(entry)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(entry, append(b, []byte("\n# v2\n")...), 0o644))
-	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
-	require.NoError(t, err)
-	assert.Equal(t, map[string]p.PropertyDiff{"source": {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
+	imageCase{h: h, id: created.ID, urn: u, state: state, inputs: inputs}.changeRuntime(t, checkout)
 
 	// The build fails first: the builder's own message, nothing superseded
 	// yet, and the next update builds it.
@@ -112,7 +102,7 @@ func TestOpenComputerSnapshotLifecycle(t *testing.T) {
 	assert.NotContains(t, err.Error(), opencomputer.DefaultAPIKey)
 	state = failed.Properties
 	assert.Equal(t, "failed", state.Get("status").AsString())
-	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.True(t, diff.HasChanges, "a failed build is retried")
 	updated, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})

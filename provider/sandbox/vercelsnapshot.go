@@ -2,8 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -174,10 +172,7 @@ func (vercelImages) check(args VercelSnapshotArgs, known func(string) bool, bad 
 // vercelBuilderRoot is the checkout root holding the builder (its sources
 // or its bundle) and the runtime.
 func vercelBuilderRoot(source string) (string, error) {
-	if source == "" {
-		return "", errors.New("required: an Open-Inspect checkout")
-	}
-	root, err := builder.CheckoutRoot(source)
+	root, err := builderCheckout(source)
 	if err != nil {
 		return "", err
 	}
@@ -187,12 +182,7 @@ func vercelBuilderRoot(source string) (string, error) {
 	if bundleErr != nil && scriptErr != nil {
 		return "", fmt.Errorf("%s is missing (and no built %s): the Vercel build runs upstream's builder", at(vercelBuilder), vercelBundle)
 	}
-	for _, rel := range []string{vercelRuntime + "/pyproject.toml", vercelRuntime + "/src"} {
-		if _, err := os.Stat(at(rel)); err != nil {
-			return "", fmt.Errorf("%s is missing: the Vercel build uploads upstream's %s", at(rel), vercelRuntime)
-		}
-	}
-	return root, nil
+	return root, requireInCheckout(root, "the Vercel build uploads upstream's", false, vercelRuntime+"/pyproject.toml", vercelRuntime+"/src")
 }
 
 // vercelDigestPatterns are the files the build reads: those upstream's
@@ -217,18 +207,8 @@ func planVercelSnapshot(args VercelSnapshotArgs) (vercelPlan, error) {
 		pl.override, pl.overrideID = true, id
 		return pl, nil
 	}
-	root, err := vercelBuilderRoot(args.Source)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
-	files, err := builder.SourceDigest(root, vercelDigestPatterns)
-	if err != nil {
-		return pl, fmt.Errorf("source: %w", err)
-	}
-	sum := sha256.Sum256([]byte(fmt.Sprintf("files %s\x00pins %s\x00runtime %s", files, strings.Join(VercelPins, " "), pl.runtime)))
-	pl.root, pl.digest = root, hex.EncodeToString(sum[:])
-	pl.name = args.NamePrefix + "-" + pl.digest[:16]
-	return pl, nil
+	extra := fmt.Sprintf("\x00pins %s\x00runtime %s", strings.Join(VercelPins, " "), pl.runtime)
+	return pl, pl.nameByDigest(vercelBuilderRoot, vercelDigestPatterns, 16, extra)
 }
 
 func (vercelImages) plan(_ context.Context, in VercelSnapshotArgs) (vercelPlan, error) {
@@ -428,15 +408,12 @@ func (*VercelSnapshot) Read(ctx context.Context, req infer.ReadRequest[VercelSna
 	} else {
 		state.VercelSnapshotID, state.Status = "", "missing"
 	}
-	var kept []SupersededSnapshot
-	for _, s := range state.Superseded {
-		if _, found, err := latestCreated(ctx, client, s.Name); err != nil {
-			return infer.ReadResponse[VercelSnapshotArgs, VercelSnapshotState]{}, err
-		} else if found {
-			kept = append(kept, s)
-		}
+	if state.Superseded, err = keepExisting(state.Superseded, func(name string) (bool, error) {
+		_, found, err := latestCreated(ctx, client, name)
+		return found, err
+	}); err != nil {
+		return infer.ReadResponse[VercelSnapshotArgs, VercelSnapshotState]{}, err
 	}
-	state.Superseded = kept
 	return infer.ReadResponse[VercelSnapshotArgs, VercelSnapshotState]{ID: req.ID, Inputs: req.Inputs, State: state}, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -92,20 +91,10 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 		"the runtime was uploaded as a tar.gz: %v", session.Files)
 	assert.Len(t, session.Commands, 2, "the directory preparation, then the bootstrap")
 
-	h.Emu.ResetCounts()
-	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
-	require.NoError(t, err)
-	assert.False(t, diff.HasChanges, "%v", diff.DetailedDiff)
-	assert.Zero(t, h.Emu.Vercel().Calls())
+	imageCase{h: h, id: created.ID, urn: u, state: state, inputs: inputs}.assertIdleDiff(t, h.Emu.Vercel().Calls)
 
 	// A changed runtime: the first build fails with the builder's message.
-	entry := filepath.Join(checkout, "packages", "sandbox-runtime", "src", "sandbox_runtime", "entrypoint.py")
-	b, err := os.ReadFile(entry)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(entry, append(b, []byte("\n# v2\n")...), 0o644))
-	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
-	require.NoError(t, err)
-	assert.Equal(t, map[string]p.PropertyDiff{"source": {Kind: p.Update, InputDiff: true}}, diff.DetailedDiff)
+	imageCase{h: h, id: created.ID, urn: u, state: state, inputs: inputs}.changeRuntime(t, checkout)
 	h.Emu.Vercel().FailNextBuild("pip: no matching distribution (arranged by the test)")
 	failed, err := h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.Error(t, err)
@@ -127,7 +116,7 @@ func TestVercelSnapshotLifecycle(t *testing.T) {
 	assert.Equal(t, name, superseded[0].AsMap().Get("name").AsString())
 
 	clk.advance(25 * time.Hour)
-	diff, err = h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
+	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})
 	require.NoError(t, err)
 	assert.Contains(t, diff.DetailedDiff, "superseded")
 	updated, err = h.Server.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: state, Inputs: inputs})

@@ -183,15 +183,13 @@ func TestVercelProjectCheck(t *testing.T) {
 	assert.Zero(t, h.Emu.Vercel().Calls())
 }
 
-// TestVercelDeploymentLifecycle: the first deployment uploads every file
-// once and becomes ready with the production alias; an unchanged source and
-// variables make no call; a changed file uploads only itself; a failed
-// build fails with Vercel's message, keeps the last good deployment
-// serving, and the next update deploys again.
-func TestVercelDeploymentLifecycle(t *testing.T) {
-	h := harness(t)
-	src := t.TempDir()
-	write := func(rel, body string) {
+// webCheckout is a minimal checkout of upstream's web package (a workspace
+// root, the shared and web packages) in a temporary directory; write adds
+// a file to it.
+func webCheckout(t *testing.T) (src string, write func(rel, body string)) {
+	t.Helper()
+	src = t.TempDir()
+	write = func(rel, body string) {
 		path := filepath.Join(src, filepath.FromSlash(rel))
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
@@ -202,6 +200,17 @@ func TestVercelDeploymentLifecycle(t *testing.T) {
 	write("packages/web/package.json", `{"name":"@open-inspect/web","dependencies":{"next":"16.0.0"}}`)
 	write("packages/web/next.config.ts", `export default {}`)
 	write("packages/web/src/app/page.tsx", `export default function Page() { return null }`)
+	return src, write
+}
+
+// TestVercelDeploymentLifecycle: the first deployment uploads every file
+// once and becomes ready with the production alias; an unchanged source and
+// variables make no call; a changed file uploads only itself; a failed
+// build fails with Vercel's message, keeps the last good deployment
+// serving, and the next update deploys again.
+func TestVercelDeploymentLifecycle(t *testing.T) {
+	h := harness(t)
+	src, write := webCheckout(t)
 	write("packages/web/node_modules/next/index.js", `never uploaded`)
 	write("packages/web/.open-next/worker.js", `never uploaded`)
 
@@ -269,18 +278,7 @@ func TestVercelDeploymentLifecycle(t *testing.T) {
 // not taken: going back to that source deploys again.
 func TestVercelDeploymentAdoptsAnInterruptedRun(t *testing.T) {
 	h := harness(t)
-	src := t.TempDir()
-	write := func(rel, body string) {
-		path := filepath.Join(src, filepath.FromSlash(rel))
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-	}
-	write("package.json", `{"name":"root","workspaces":["packages/*"]}`)
-	write("package-lock.json", `{"lockfileVersion":3}`)
-	write("packages/shared/package.json", `{"name":"@open-inspect/shared"}`)
-	write("packages/web/package.json", `{"name":"@open-inspect/web","dependencies":{"next":"16.0.0"}}`)
-	write("packages/web/next.config.ts", `export default {}`)
-	write("packages/web/src/app/page.tsx", `export default function Page() { return null }`)
+	src, write := webCheckout(t)
 	proj, err := h.Server.Create(p.CreateRequest{Urn: providertest.URN(vercel.VercelProjectToken, "project"),
 		Properties: providertest.Props(t, projectInputs(h, nil))})
 	require.NoError(t, err)

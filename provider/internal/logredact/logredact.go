@@ -126,49 +126,48 @@ type server struct {
 	pulumirpc.ResourceProviderServer
 }
 
+// registered registers the request's secret-bearing properties, then hands
+// the request to the wrapped server's method next: the order every
+// forwarded call needs, so no secret is unmarshalled before it is known.
+func registered[Req, Resp any](ctx context.Context, r Req, next func(context.Context, Req) (Resp, error), props ...*structpb.Struct) (Resp, error) {
+	Register(props...)
+	return next(ctx, r)
+}
+
 func (s server) CheckConfig(ctx context.Context, r *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
-	Register(r.GetOlds(), r.GetNews())
-	return s.ResourceProviderServer.CheckConfig(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.CheckConfig, r.GetOlds(), r.GetNews())
 }
 
 func (s server) DiffConfig(ctx context.Context, r *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
-	Register(r.GetOlds(), r.GetNews(), r.GetOldInputs())
-	return s.ResourceProviderServer.DiffConfig(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.DiffConfig, r.GetOlds(), r.GetNews(), r.GetOldInputs())
 }
 
 func (s server) Configure(ctx context.Context, r *pulumirpc.ConfigureRequest) (*pulumirpc.ConfigureResponse, error) {
-	Register(r.GetArgs())
-	return s.ResourceProviderServer.Configure(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Configure, r.GetArgs())
 }
 
 func (s server) Check(ctx context.Context, r *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
-	Register(r.GetOlds(), r.GetNews())
-	return s.ResourceProviderServer.Check(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Check, r.GetOlds(), r.GetNews())
 }
 
 func (s server) Diff(ctx context.Context, r *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
-	Register(r.GetOlds(), r.GetNews(), r.GetOldInputs())
-	return s.ResourceProviderServer.Diff(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Diff, r.GetOlds(), r.GetNews(), r.GetOldInputs())
 }
 
 func (s server) Create(ctx context.Context, r *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
-	Register(r.GetProperties())
-	return s.ResourceProviderServer.Create(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Create, r.GetProperties())
 }
 
 func (s server) Read(ctx context.Context, r *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
-	Register(r.GetProperties(), r.GetInputs())
-	return s.ResourceProviderServer.Read(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Read, r.GetProperties(), r.GetInputs())
 }
 
 func (s server) Update(ctx context.Context, r *pulumirpc.UpdateRequest) (*pulumirpc.UpdateResponse, error) {
-	Register(r.GetOlds(), r.GetNews(), r.GetOldInputs())
-	return s.ResourceProviderServer.Update(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Update, r.GetOlds(), r.GetNews(), r.GetOldInputs())
 }
 
 func (s server) Delete(ctx context.Context, r *pulumirpc.DeleteRequest) (*emptypb.Empty, error) {
-	Register(r.GetProperties(), r.GetOldInputs())
-	return s.ResourceProviderServer.Delete(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Delete, r.GetProperties(), r.GetOldInputs())
 }
 
 func (s server) Construct(ctx context.Context, r *pulumirpc.ConstructRequest) (*pulumirpc.ConstructResponse, error) {
@@ -181,6 +180,5 @@ func (s server) Construct(ctx context.Context, r *pulumirpc.ConstructRequest) (*
 }
 
 func (s server) Call(ctx context.Context, r *pulumirpc.CallRequest) (*pulumirpc.CallResponse, error) {
-	Register(r.GetArgs())
-	return s.ResourceProviderServer.Call(ctx, r)
+	return registered(ctx, r, s.ResourceProviderServer.Call, r.GetArgs())
 }

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
@@ -112,4 +114,37 @@ func (c *Client) Send(ctx context.Context, method, path string, body []byte, ext
 		msg = http.StatusText(resp.StatusCode)
 	}
 	return resp.StatusCode, &Error{API: c.API, Method: method, Path: path, Status: resp.StatusCode, Message: msg, Body: answer}
+}
+
+// CheckURL accepts an absolute http(s) URL, the form every API URL input
+// takes.
+func CheckURL(apiURL string) error {
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", apiURL)
+	}
+	return nil
+}
+
+// MessageAt is a Message reader for an API whose error body is a JSON
+// object carrying its message as a string at one of paths (dot-separated
+// keys: "message", "error.message"); the first non-empty one is taken.
+func MessageAt(paths ...string) func(body []byte) string {
+	return func(body []byte) string {
+		var doc any
+		if json.Unmarshal(body, &doc) != nil {
+			return ""
+		}
+		for _, path := range paths {
+			v := doc
+			for _, key := range strings.Split(path, ".") {
+				obj, _ := v.(map[string]any)
+				v = obj[key]
+			}
+			if s, _ := v.(string); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
 }

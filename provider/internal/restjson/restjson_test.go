@@ -59,3 +59,28 @@ func TestDoDecodesExpectedAnswersAndQuotesThePlatformOnOthers(t *testing.T) {
 	_, err = bad.Do(ctx, http.MethodGet, "/thing", nil, http.StatusOK)
 	assert.EqualError(t, err, "demo: GET /thing: 401 invalid key")
 }
+
+func TestMessageAtTakesTheFirstNonEmptyStringAtAPath(t *testing.T) {
+	read := MessageAt("error.message", "error", "message")
+	for body, want := range map[string]string{
+		`{"error":{"code":"x","message":"nested"}}`: "nested",
+		`{"error":"flat","message":"later"}`:        "flat",
+		`{"error":{"code":"x"},"message":"last"}`:   "last",
+		`{"error":42}`: "",
+		`not json`:     "",
+		`["message"]`:  "",
+	} {
+		if got := read([]byte(body)); got != want {
+			t.Errorf("%s: got %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestCheckURLAcceptsOnlyAbsoluteHTTP(t *testing.T) {
+	for raw, ok := range map[string]bool{"https://api.e2b.app": true, "http://127.0.0.1:8080/api": true,
+		"ftp://host": false, "/relative": false, "https://": false, "::": false} {
+		if err := CheckURL(raw); (err == nil) != ok {
+			t.Errorf("%q: err %v, want ok=%v", raw, err, ok)
+		}
+	}
+}

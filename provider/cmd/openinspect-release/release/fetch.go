@@ -6,15 +6,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/tarball"
 )
 
 // fetched is upstream's tree at the commit, as a tar file with paths relative
@@ -203,54 +203,5 @@ func extract(tarPath, dir string) error {
 		return err
 	}
 	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		name := path.Clean(h.Name)
-		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			return fmt.Errorf("the archive's entry %q leaves the tree", h.Name)
-		}
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			mode := os.FileMode(0o644)
-			if h.Mode&0o111 != 0 {
-				mode = 0o755
-			}
-			out, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(out, tr)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			resolved := path.Join(path.Dir(name), h.Linkname)
-			if path.IsAbs(h.Linkname) || resolved == ".." || strings.HasPrefix(resolved, "../") {
-				continue // a link out of the tree is not needed to build
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(h.Linkname, target); err != nil && !errors.Is(err, os.ErrExist) {
-				return err
-			}
-		}
-	}
+	return tarball.Extract(f, dir, true)
 }

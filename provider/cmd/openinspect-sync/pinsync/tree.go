@@ -1,7 +1,6 @@
 package pinsync
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/openinspect/pulumi-openinspect/provider/internal/tarball"
 )
 
 // Paths of upstream's tree the sync reads.
@@ -83,7 +84,8 @@ func extract(ctx context.Context, source, commit, dir string) (*tree, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	untarErr := untar(pipe, dir)
+	// Links are skipped: nothing the sync reads is one.
+	untarErr := tarball.Extract(pipe, dir, false)
 	_, _ = io.Copy(io.Discard, pipe)
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("git archive %s: %w: %s", t.commit, err, strings.TrimSpace(stderr.String()))
@@ -92,46 +94,6 @@ func extract(ctx context.Context, source, commit, dir string) (*tree, error) {
 		return nil, fmt.Errorf("extracting %s: %w", t.commit, untarErr)
 	}
 	return t, nil
-}
-
-// untar writes a git archive's regular files and directories under dir
-// (links are skipped: nothing the sync reads is one).
-func untar(r io.Reader, dir string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		name := filepath.Clean(h.Name)
-		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			return fmt.Errorf("archive entry %q leaves the tree", h.Name)
-		}
-		path := filepath.Join(dir, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-			f, err := os.Create(path)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
 }
 
 func (t *tree) path(rel string) string { return filepath.Join(t.root, filepath.FromSlash(rel)) }

@@ -84,6 +84,32 @@ func skipped(name string, isDir bool) bool {
 	return strings.HasSuffix(base, ".pyc") || base == ".DS_Store"
 }
 
+// walkKept calls visit with each regular file under base that skipped
+// keeps, as its path and its slash path relative to relTo, in lexical
+// order; with missingOK a base that does not exist has no files.
+func walkKept(base, relTo string, missingOK bool, visit func(path, rel string) error) error {
+	return filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if missingOK && errors.Is(err, fs.ErrNotExist) && p == base {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(relTo, p)
+		rel = filepath.ToSlash(rel)
+		if skipped(rel, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			return visit(p, rel)
+		}
+		return nil
+	})
+}
+
 // expand lists the files (slash paths relative to root) a pattern names.
 func expand(root, pattern string) ([]string, error) {
 	if strings.Contains("/"+filepath.ToSlash(pattern)+"/", "/../") {
@@ -92,25 +118,8 @@ func expand(root, pattern string) ([]string, error) {
 	pattern = strings.TrimPrefix(path.Clean("/"+pattern), "/")
 	if tree, ok := strings.CutSuffix(pattern, "/**"); ok {
 		var out []string
-		base := filepath.Join(root, filepath.FromSlash(tree))
-		err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) && p == base {
-					return filepath.SkipDir
-				}
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			rel = filepath.ToSlash(rel)
-			if skipped(rel, d.IsDir()) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.Type().IsRegular() {
-				out = append(out, rel)
-			}
+		err := walkKept(filepath.Join(root, filepath.FromSlash(tree)), root, true, func(_, rel string) error {
+			out = append(out, rel)
 			return nil
 		})
 		return out, err
@@ -145,25 +154,12 @@ func fileSum(p string) (string, error) {
 // treeSum hashes every file under dir (bytecode caches excepted).
 func treeSum(dir string) (string, error) {
 	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := walkKept(dir, dir, false, func(p, rel string) error {
+		sum, err := fileSum(p)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if skipped(rel, d.IsDir()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			sum, err := fileSum(p)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "%s %s\x00", rel, sum)
-		}
+		fmt.Fprintf(h, "%s %s\x00", rel, sum)
 		return nil
 	})
 	return hex.EncodeToString(h.Sum(nil)), err

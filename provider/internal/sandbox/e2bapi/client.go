@@ -6,7 +6,6 @@ package e2bapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,21 +29,12 @@ func New(apiURL, apiKey string) (*Client, error) {
 	if apiURL == "" {
 		apiURL = DefaultAPIURL
 	}
-	u, err := url.Parse(apiURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("e2b: API URL %q is not an http(s) URL", apiURL)
+	if err := restjson.CheckURL(apiURL); err != nil {
+		return nil, fmt.Errorf("e2b: API URL %w", err)
 	}
 	header := http.Header{"X-Api-Key": {apiKey}, "Accept": {"application/json"}}
-	return &Client{api: restjson.New("e2b", strings.TrimRight(apiURL, "/"), header, message)}, nil
-}
-
-// message reads E2B's error body, {code, message}.
-func message(body []byte) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	_ = json.Unmarshal(body, &e)
-	return e.Message
+	// E2B's error body is {code, message}.
+	return &Client{api: restjson.New("e2b", strings.TrimRight(apiURL, "/"), header, restjson.MessageAt("message"))}, nil
 }
 
 func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {

@@ -8,7 +8,6 @@ package opencomputerapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,32 +30,20 @@ func New(apiURL, apiKey string) (*Client, error) {
 		return nil, fmt.Errorf("opencomputer: %w", err)
 	}
 	header := http.Header{"X-Api-Key": {apiKey}, "Accept": {"application/json"}}
-	return &Client{api: restjson.New("opencomputer", strings.TrimRight(apiURL, "/"), header, message)}, nil
+	// OpenComputer's error body is {error} (or {message}).
+	return &Client{api: restjson.New("opencomputer", strings.TrimRight(apiURL, "/"), header, restjson.MessageAt("error", "message"))}, nil
 }
 
 // CheckAPIURL accepts an http(s) URL whose path ends in /api.
 func CheckAPIURL(apiURL string) error {
-	u, err := url.Parse(apiURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", apiURL)
+	if err := restjson.CheckURL(apiURL); err != nil {
+		return err
 	}
+	u, _ := url.Parse(apiURL)
 	if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api") {
 		return fmt.Errorf("%q must end in /api: upstream's control plane calls <url>/sandboxes and <url>/snapshots as given", apiURL)
 	}
 	return nil
-}
-
-// message reads OpenComputer's error body, {error} (or {message}).
-func message(body []byte) string {
-	var e struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
-	}
-	_ = json.Unmarshal(body, &e)
-	if e.Error != "" {
-		return e.Error
-	}
-	return e.Message
 }
 
 func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {

@@ -12,7 +12,6 @@ package vercelapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -46,28 +45,12 @@ func New(apiURL, token, projectID, teamID string) (*Client, error) {
 		return nil, fmt.Errorf("vercel: %w", err)
 	}
 	header := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}}
-	return &Client{api: restjson.New("vercel", strings.TrimRight(apiURL, "/"), header, message), project: projectID, team: teamID}, nil
+	// Vercel's error body is {error: {code, message}}.
+	return &Client{api: restjson.New("vercel", strings.TrimRight(apiURL, "/"), header, restjson.MessageAt("error.message")), project: projectID, team: teamID}, nil
 }
 
 // CheckAPIURL accepts an http(s) URL.
-func CheckAPIURL(apiURL string) error {
-	u, err := url.Parse(apiURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", apiURL)
-	}
-	return nil
-}
-
-// message reads Vercel's error body, {error: {code, message}}.
-func message(body []byte) string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &e)
-	return e.Error.Message
-}
+func CheckAPIURL(apiURL string) error { return restjson.CheckURL(apiURL) }
 
 // do adds the team to the query, as upstream's client does for every call.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, out any, ok ...int) (int, error) {

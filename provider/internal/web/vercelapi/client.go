@@ -61,13 +61,7 @@ func New(apiURL, token, teamID string) (*Client, error) {
 }
 
 // CheckAPIURL accepts an http(s) URL.
-func CheckAPIURL(apiURL string) error {
-	u, err := url.Parse(apiURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", apiURL)
-	}
-	return nil
-}
+func CheckAPIURL(apiURL string) error { return restjson.CheckURL(apiURL) }
 
 // apiError is Vercel's error body: {error: {code, message, ...}}; a
 // missing_files answer also lists the digests Vercel lacks.
