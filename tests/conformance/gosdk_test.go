@@ -9,8 +9,8 @@ package conformance_test
 // it, and the defect is named where it is.
 //
 // Worker tails (POST/GET/DELETE workers/scripts/{name}/tails) are not called
-// here: they are another change's (issue 51's Workers logs), which brings
-// them with their own tests.
+// here: TestWorkerLogsAndTails (tests/emulator, through cloudflare-go v4)
+// and TestWranglerTail (the real wrangler) cover them with their WebSocket.
 
 import (
 	"bytes"
