@@ -180,6 +180,16 @@ type pushResultJSON struct {
 	} `json:"metadata"`
 }
 
+// pullQueueOf is queueOf for the routes of an http_pull consumer: a queue
+// without one is refused, without saying what that leaves the caller.
+func (s *Service) pullQueueOf(r *http.Request, without string) (queue, *queueConsumer, error) {
+	q, c, err := s.queueOf(r)
+	if err == nil && (c == nil || !c.pull()) {
+		err = queueInvalid("queue %s has no http_pull consumer: %s", q.Name, without)
+	}
+	return q, c, err
+}
+
 func (s *Service) pushed(w http.ResponseWriter, queueID string, msgs []*queuedMessage) {
 	s.broker.add(queueID, msgs...)
 	var out pushResultJSON
@@ -292,13 +302,9 @@ func (s *Service) qPull(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, err)
 		return
 	}
-	q, c, err := s.queueOf(r)
+	q, c, err := s.pullQueueOf(r, "add a consumer of type http_pull to pull its messages over HTTP")
 	if err != nil {
 		core.WriteError(w, err)
-		return
-	}
-	if c == nil || !c.pull() {
-		core.WriteError(w, queueInvalid("queue %s has no http_pull consumer: add a consumer of type http_pull to pull its messages over HTTP", q.Name))
 		return
 	}
 	size, err := pullNumber("batch_size", in.BatchSize, c.Settings.BatchSize, 1, maxPullBatchSize)
@@ -373,13 +379,9 @@ func (s *Service) qAck(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, err)
 		return
 	}
-	q, c, err := s.queueOf(r)
+	q, c, err := s.pullQueueOf(r, "there is nothing to acknowledge")
 	if err != nil {
 		core.WriteError(w, err)
-		return
-	}
-	if c == nil || !c.pull() {
-		core.WriteError(w, queueInvalid("queue %s has no http_pull consumer: there is nothing to acknowledge", q.Name))
 		return
 	}
 	delays := make([]int, len(in.Retries))
