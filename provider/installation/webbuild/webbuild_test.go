@@ -382,7 +382,7 @@ func chunkNames(t *testing.T, res *Result) map[string]string {
 	build := os.DirFS(fixture)
 	chunks, err := fs.Glob(build, "assets/_next/static/chunks/*.js")
 	require.NoError(t, err)
-	require.Len(t, chunks, 6)
+	require.Len(t, chunks, 7)
 	for _, c := range chunks {
 		names[c] = c
 		if np, ok := res.Renamed[c]; ok {
