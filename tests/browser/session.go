@@ -108,6 +108,29 @@ func (s *Session) WaitFor(expr string) {
 	}
 }
 
+// WaitForWithin is WaitFor with its own time limit, for what takes longer
+// than a step (a sandbox booting, an agent at work).
+func (s *Session) WaitForWithin(expr string, limit time.Duration) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	if err := s.r.poll(ctx, expr, true); err != nil {
+		s.fatal("%v", err)
+	}
+}
+
+// Type clicks the field selector names, which focuses it, and types text
+// into it as the keyboard's input would.
+func (s *Session) Type(selector, text string) {
+	s.t.Helper()
+	s.Click(selector)
+	ctx, cancel := s.step()
+	defer cancel()
+	if err := s.r.tools.call(ctx, s.r.session, "Input.insertText", map[string]any{"text": text}, nil); err != nil {
+		s.fatal("typing into %s: %v", selector, err)
+	}
+}
+
 // WaitForAny polls each expression until one is truthy and returns its
 // index.
 func (s *Session) WaitForAny(exprs ...string) int {
