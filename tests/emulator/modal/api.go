@@ -477,11 +477,13 @@ func (api *modalAPI) AppClientDisconnect(ctx context.Context, req *pb.AppClientD
 	// An app that only lived for the client (a run, or a first deploy that
 	// never published) stops with it; deployed and detached apps go on.
 	changed := false
+	var ended []string
 	if a.State == pb.AppState_APP_STATE_EPHEMERAL.String() || a.State == pb.AppState_APP_STATE_INITIALIZING.String() {
-		m.stopApp(a)
+		ended = m.stopApp(a)
 		changed = true
 	}
 	m.mu.Unlock()
+	m.stopSandboxes(ended)
 	if changed {
 		if err := m.saved(); err != nil {
 			return nil, err
@@ -491,8 +493,9 @@ func (api *modalAPI) AppClientDisconnect(ctx context.Context, req *pb.AppClientD
 }
 
 // stopApp stops a, terminates its sandboxes and ends the process running
-// its web endpoints. The caller holds m.mu.
-func (m *Service) stopApp(a *modalApp) {
+// its web endpoints. The caller holds m.mu, and then ends the processes of
+// the sandboxes it returns with stopSandboxes (which needs the lock free).
+func (m *Service) stopApp(a *modalApp) (sandboxes []string) {
 	m.runner.stopApp(a.ID)
 	now := time.Now().UTC()
 	if a.State != pb.AppState_APP_STATE_STOPPED.String() {
@@ -501,8 +504,18 @@ func (m *Service) stopApp(a *modalApp) {
 	}
 	for _, sb := range m.st.Sandboxes {
 		if sb.AppID == a.ID && sb.TerminatedAt.IsZero() {
-			sb.TerminatedAt = now
+			sb.TerminatedAt, sb.Result = now, resultTerminated
+			sandboxes = append(sandboxes, sb.ID)
 		}
+	}
+	return sandboxes
+}
+
+// stopSandboxes ends the processes of the sandboxes named (those that run).
+// The caller does not hold m.mu.
+func (m *Service) stopSandboxes(ids []string) {
+	for _, id := range ids {
+		m.stopSandbox(id)
 	}
 }
 
@@ -514,8 +527,9 @@ func (api *modalAPI) AppStop(ctx context.Context, req *pb.AppStopRequest) (*empt
 		m.mu.Unlock()
 		return nil, err
 	}
-	m.stopApp(a)
+	ended := m.stopApp(a)
 	m.mu.Unlock()
+	m.stopSandboxes(ended)
 	if err := m.saved(); err != nil {
 		return nil, err
 	}
