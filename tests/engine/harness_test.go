@@ -101,8 +101,9 @@ func requirePulumi(t tb) {
 
 // emulatorProcess is the standalone emulator binary, one per test.
 type emulatorProcess struct {
-	url string
-	cmd *exec.Cmd
+	url     string
+	cmd     *exec.Cmd
+	dataDir string // the emulator's -data-dir
 	// portable keeps what names this machine out of the stacks run
 	// against this emulator (upgrade_test.go).
 	portable bool
@@ -130,7 +131,7 @@ func startEmulatorWith(t tb, out io.Writer, flags ...string) *emulatorProcess {
 		"-token", emulatorToken, "-account", emulatorAccount, "-addr-file", addrFile}, flags...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
-	e := &emulatorProcess{cmd: cmd}
+	e := &emulatorProcess{cmd: cmd, dataDir: filepath.Join(dir, "data")}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()

@@ -9,15 +9,19 @@ import (
 	"encoding/pem"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/browser"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator/anthropic"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/outbound"
@@ -31,20 +35,39 @@ import (
 // Chromium's warning about the local CA's certificate as a person would
 // (Advanced, Proceed), signs in as the local user on the stand-in's
 // authorize page, lands on the dashboard signed in with the installation's
-// repositories listed, starts a session on one and sees its state: ready,
-// with the sandbox the Modal app's own api_create_sandbox created through
-// the emulator's Modal API (no container starts). Then the
-// outsider, whose membership of the organization is only pending, is
-// refused by the control plane's admission policy and stays signed out.
-// Every request any script made was answered on the machine (the outbound
-// log), and no OAuth secret is stored in the clear.
+// repositories listed, and starts a session on one. The session runs end to
+// end: the Modal app's own api_create_sandbox creates the sandbox through
+// the emulator's Modal API, which runs it (a real process tree under
+// bubblewrap, from the image its recipe lays out); the fixture's sandbox
+// runtime clones the repository from the GitHub stand-in with the token the
+// control plane mints, starts the real OpenCode and connects to the
+// session's Durable Object; the page shows the sandbox ready. The person
+// types a prompt and sends it; the model stand-in's agent reads, writes a
+// note quoting the prompt, commits and calls the create-pull-request tool;
+// the control plane has the sandbox push the branch and opens the pull
+// request on the stand-in; the page shows the agent's tool calls, its reply
+// and the pull request's link. The stand-in holds the branch with the
+// agent's commit. Then a mistyped model key (the installation's app secret
+// ANTHROPIC_API_KEY, which the sandbox's environment takes over the Modal
+// secret) fails the next session's prompt on the page with the model API's
+// own refusal. Then the outsider, whose membership of the organization is
+// only pending, is refused by the control plane's admission policy and
+// stays signed out. Every request any script or sandbox made was answered
+// on the machine (the outbound log), no OAuth secret is stored in the
+// clear, and after pulumi destroy no process of any sandbox is left.
 func TestSignInToTheLocalCloud(t *testing.T) {
 	t.Parallel()
 	requirePulumi(t)
 	// The Modal app's web endpoints run its own code, in virtualenvs made
 	// from the Python the provider deploys with (kept in the tool cache).
+	// Sandboxes run under bubblewrap with slirp4netns (on PATH), each image
+	// laid out once in the tool cache.
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	toolchain.SandboxTools(t, root)
 	emu := startEmulatorWith(t, os.Stderr, "-local-origin", webScript+"=127.0.0.1:0",
-		"-modal-python", toolchain.Python(t), "-modal-runners", filepath.Join(toolchain.CacheDir(), "modal-runners"))
+		"-modal-python", toolchain.Python(t), "-modal-runners", filepath.Join(toolchain.CacheDir(), "modal-runners"),
+		"-modal-sandboxes", "-modal-image-cache", filepath.Join(toolchain.CacheDir(), "modal-images"))
 	var origins map[string]string
 	emu.admin(t, http.MethodGet, "local-origins", &origins)
 	webURL := origins[webScript]
@@ -106,13 +129,53 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	shot("4-dashboard.png")
 
 	b.Click(`button[data-repo-name="hello-world"]`)
-	b.WaitFor(`["ready", "failed"].includes(document.getElementById("session")?.dataset.status)`)
-	shot("5-session.png")
+	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
 	sessionID := strings.TrimPrefix(b.URL(), webURL+"/session/")
 	assert.Equal(t, github.DefaultOrg+"/hello-world", b.Text("#session-repo"))
-	status := b.Text("#session-status")
-	assert.Equal(t, "ready", status, "sandbox: %s", b.Text("#sandbox-status"))
-	assert.Regexp(t, `^warming \(sandbox-openinspect-local-hello-world-\d+\)$`, b.Text("#sandbox-status"), "the status the app's api_create_sandbox answered")
+	assert.Regexp(t, `^sandbox-openinspect-local-hello-world-\d+$`, b.Text("#sandbox-id"), "the sandbox the control plane named")
+	// The sandbox boots: its image laid out (minutes the first time on a
+	// machine, from the registries), the clone, OpenCode, the socket.
+	b.WaitForWithin(`["ready", "failed"].includes(document.getElementById("session").dataset.sandboxStatus)`, 10*time.Minute)
+	shot("5-sandbox-ready.png")
+	require.Equal(t, "ready", b.Text("#sandbox-status"), "the sandbox connected to the session")
+
+	prompt := "Leave a note that the local cloud ran this session"
+	b.Type("#prompt-input", prompt)
+	b.Click("#send-prompt")
+	b.WaitForWithin(`!document.getElementById("pull-request").hidden || !!document.querySelector("#timeline .failed")`, 5*time.Minute)
+	b.WaitFor(`!!document.querySelector("#timeline .done, #timeline .failed")`)
+	shot("6-pull-request.png")
+	require.Empty(t, b.Text("#timeline .failed"), "the prompt failed: %s", b.Text("#timeline"))
+	var timeline struct {
+		User  string            `json:"user"`
+		Reply string            `json:"reply"`
+		Tools map[string]string `json:"tools"`
+		PR    string            `json:"pr"`
+	}
+	b.Eval(`(() => { const tools = {};
+		document.querySelectorAll("#timeline .tool").forEach((e) => { tools[e.dataset.tool] = e.dataset.status; });
+		return {user: document.querySelector("#timeline .user")?.textContent ?? "", reply: document.querySelector("#timeline .assistant")?.textContent ?? "",
+			tools, pr: document.getElementById("pr-link").href}; })()`, &timeline)
+	assert.Equal(t, prompt, timeline.User, "the prompt, as the session's object relayed it")
+	for _, tool := range []string{"read", "write", "bash", "create-pull-request"} {
+		assert.Equal(t, "completed", timeline.Tools[tool], "the agent's %s call, live on the page: %v", tool, timeline.Tools)
+	}
+	assert.Regexp(t, `^https://github\.com/`+github.DefaultOrg+`/hello-world/pull/\d+$`, timeline.PR)
+	assert.Contains(t, timeline.Reply, timeline.PR, "the agent's reply links the pull request")
+
+	// The stand-in: the pull request, from the session's branch, with the
+	// agent's commit, whose note quotes the prompt.
+	emu.admin(t, http.MethodGet, "github", &gh)
+	pulls := gh.PullRequests[github.DefaultOrg+"/hello-world"]
+	require.Len(t, pulls, 1, "one pull request")
+	assert.Equal(t, "open-inspect/"+sessionID, pulls[0].Head)
+	assert.Equal(t, "main", pulls[0].Base)
+	require.Len(t, pulls[0].Commits, 1, "the agent's one commit")
+	assert.Contains(t, pulls[0].Body, "Created with [Open-Inspect]("+webURL+"/session/"+sessionID+")")
+	bare := filepath.Join(emu.dataDir, "github-git", github.DefaultOrg, "hello-world.git")
+	note, err := exec.Command("git", "-C", bare, "show", "refs/heads/open-inspect/"+sessionID+":"+anthropic.NoteFile).Output()
+	require.NoError(t, err, "the note on the pushed branch")
+	assert.Contains(t, string(note), prompt)
 
 	// The rows the session wrote, and the person's, in D1.
 	inv := emu.inventory(t)
@@ -124,21 +187,35 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	assert.Equal(t, "local-dev@example.com", users[0]["email"])
 	rows := emu.d1Rows(t, db, "SELECT repo_owner, repo_name, status, created_by FROM sessions WHERE id = ?", sessionID)
 	require.Len(t, rows, 1)
-	assert.Equal(t, map[string]any{"repo_owner": github.DefaultOrg, "repo_name": "hello-world", "status": status, "created_by": users[0]["id"]}, rows[0],
-		"the page shows the state the control plane recorded")
-	// The sandbox, created through Modal's API by the app's own function.
-	var sandbox *emumodal.SandboxEntry
-	for _, sb := range emu.inventory(t).Modal.Sandboxes {
-		if sb.Tags["openinspect_session_id"] == sessionID {
-			sandbox = &sb
-		}
-	}
-	require.NotNil(t, sandbox, "a Modal sandbox tagged with the session: %+v", emu.inventory(t).Modal.Sandboxes)
+	assert.Equal(t, map[string]any{"repo_owner": github.DefaultOrg, "repo_name": "hello-world", "status": "ready", "created_by": users[0]["id"]}, rows[0],
+		"the row the control plane recorded")
+	// The sandbox, created through Modal's API by the app's own function,
+	// runs as processes on this machine.
+	sandbox := sessionSandbox(t, emu, sessionID)
 	assert.True(t, sandbox.Running)
 	assert.Equal(t, "hello-world", sandbox.Tags["openinspect_repo_name"])
+	require.NotEmpty(t, sandboxProcesses(t, sandbox.ID), "the sandbox's processes")
 	for _, r := range emu.d1Rows(t, db, "SELECT access_token FROM user_identities") {
 		assert.NotContains(t, r["access_token"], "gho_", "the GitHub token is sealed")
 	}
+
+	// A mistyped model key: the app secret the sandbox's environment takes
+	// over the Modal secret. The next session's prompt fails on the page
+	// with the model API's refusal.
+	editProgram(t, pt, func(program string) string {
+		return strings.Replace(program, "ANTHROPIC_API_KEY: ${anthropicApiKey}", "ANTHROPIC_API_KEY: sk-ant-mistyped", 1)
+	})
+	previewUp(t, pt)
+	b.Navigate(webURL)
+	b.Click(`button[data-repo-name="hello-world"]`)
+	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
+	b.WaitForWithin(`["ready", "failed"].includes(document.getElementById("session").dataset.sandboxStatus)`, 5*time.Minute)
+	b.Type("#prompt-input", prompt)
+	b.Click("#send-prompt")
+	b.WaitForWithin(`!!document.querySelector("#timeline .failed")`, 3*time.Minute)
+	shot("7-wrong-model-key.png")
+	assert.Contains(t, b.Text("#timeline .failed"), "invalid x-api-key", "the model API's refusal, on the page")
+	assert.Len(t, gh.PullRequests[github.DefaultOrg+"/hello-world"], 1, "no second pull request")
 
 	// The outsider: a pending invitation to the organization is no
 	// membership, so the control plane refuses them and sets no session.
@@ -185,9 +262,51 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 		"GET https://api.github.com/installation/repositories",
 		"GET https://api.github.com/repos/" + github.DefaultOrg + "/hello-world",
 		"POST https://openinspect-emulator--open-inspect-api-create-sandbox.modal.run/",
+		// The sandbox's own: the clone and the push, and the model.
+		"GET https://github.com/" + github.DefaultOrg + "/hello-world.git/info/refs",
+		"POST https://github.com/" + github.DefaultOrg + "/hello-world.git/git-receive-pack",
+		"POST https://api.anthropic.com/v1/messages",
+		"POST https://api.github.com/repos/" + github.DefaultOrg + "/hello-world/pulls",
 	} {
 		assert.True(t, seen[want], "the outbound log has %s: %v", want, seen)
 	}
+
+	// pulumi destroy stops the Modal app, and with it every sandbox's
+	// processes.
+	pt.Destroy(t)
+	assert.Empty(t, sandboxProcesses(t, sandbox.ID), "no process of the sandbox outlives pulumi destroy")
+}
+
+// sessionSandbox is the Modal sandbox tagged with the session.
+func sessionSandbox(t *testing.T, emu *emulatorProcess, sessionID string) emumodal.SandboxEntry {
+	t.Helper()
+	for _, sb := range emu.inventory(t).Modal.Sandboxes {
+		if sb.Tags["openinspect_session_id"] == sessionID {
+			return sb
+		}
+	}
+	t.Fatalf("no Modal sandbox tagged with session %s: %+v", sessionID, emu.inventory(t).Modal.Sandboxes)
+	return emumodal.SandboxEntry{}
+}
+
+// sandboxProcesses are the PIDs of the processes running in the Modal
+// sandbox id (its environment names it).
+func sandboxProcesses(t *testing.T, id string) []int {
+	t.Helper()
+	procs, err := filepath.Glob("/proc/[0-9]*/environ")
+	require.NoError(t, err)
+	var pids []int
+	for _, p := range procs {
+		env, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(env, []byte("MODAL_SANDBOX_ID="+id+"\x00")) {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if fields, ok := statFields(pid); err == nil && ok && fields[0] != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // rsaKeyPair is a GitHub App's key pair: the private key as PKCS#8 PEM (what
