@@ -39,13 +39,22 @@ listen=$(reuse_listen "$demo/emulator.url")
 # (<namePrefix>-web-<deploymentName>).
 web_listen=$(reuse_listen "$demo/web.url")
 rm -f "$demo/emulator.addr"
-# A local cloud that stays up also fires the scripts' crons on schedule.
+# A local cloud that stays up also fires the scripts' crons on schedule, and
+# runs the sessions' sandboxes (under bubblewrap with slirp4netns, when both
+# are installed: Debian's bubblewrap and slirp4netns packages), each image laid
+# out once from the registries into the tool cache.
 crons=()
-[ "${OPENINSPECT_DEMO_STAY_UP:-}" = 1 ] && crons=(-run-crons)
+sandboxes=()
+if [ "${OPENINSPECT_DEMO_STAY_UP:-}" = 1 ]; then
+  crons=(-run-crons)
+  if command -v bwrap >/dev/null && command -v slirp4netns >/dev/null; then
+    sandboxes=(-modal-sandboxes -modal-image-cache "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/modal-images")
+  fi
+fi
 # The Modal app's web endpoints run its own code (api_create_sandbox makes a
 # session's sandbox through the emulator's Modal API), in virtualenvs made from
 # the Python the provider deploys with and kept in the tool cache.
-"$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" "${crons[@]}" \
+"$bin/openinspect-emulator" -listen "$listen" -data-dir "$demo/emulator" -addr-file "$demo/emulator.addr" "${crons[@]}" "${sandboxes[@]}" \
   -local-origin "open-inspect-web-demo=$web_listen" \
   -modal-python auto -modal-runners "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}/modal-runners" \
   > "$demo/emulator.log" 2>&1 &
@@ -93,7 +102,8 @@ pulumi config set openinspect:modalServerUrl "$emu_url"
 pulumi config set --plaintext openinspect:modalTokenId ak-openinspect-emulator
 pulumi config set --secret openinspect:modalTokenSecret as-openinspect-emulator
 pulumi config set openinspect:cacheDir "${OPENINSPECT_TOOLS_CACHE:-$HOME/.cache/openinspect-tools}"
-# A placeholder: the emulator stores it, nothing calls Anthropic.
+# A placeholder: the emulator's model stand-in answers the sessions' model
+# calls (api.anthropic.com) and accepts only the key the installation seeded.
 pulumi config set --secret anthropicApiKey demo-not-a-real-key
 # The GitHub App's key pair, made once per demo stack by the emulator's
 # GitHub stand-in as GitHub makes one ("Generate a private key"): the
@@ -152,7 +162,16 @@ echo "  GitHub stand-in       $github_url  (its CA: $demo/emulator/github-ca.pem
 echo "sign in: open $web_url, click \"Sign in with GitHub\" and sign in as local-dev on the stand-in's page"
 echo "  (the first time, your browser warns that the stand-in's certificate is not trusted:"
 echo "  Advanced, then Proceed; or trust the CA above); outsider is refused by the admission policy."
-echo "  Every request the scripts make is answered here: curl $emu_url/__emulator/outbound"
+echo "  Every request the scripts and sandboxes make is answered here: curl $emu_url/__emulator/outbound"
+if [ ${#sandboxes[@]} -gt 0 ]; then
+  echo "run a session: on the dashboard, Start session on openinspect-local/hello-world; once the page says the"
+  echo "  sandbox is ready (the first one lays out its image: minutes), type a prompt and Send. The sandbox runs"
+  echo "  here (upstream's runtime command, the real OpenCode), the model stand-in's agent writes a note quoting"
+  echo "  the prompt, commits and opens a pull request on the stand-in; the page shows it live and links it."
+  echo "  Each sandbox's output: $demo/emulator/modal-sandboxes/<sandbox id>/stdout and stderr"
+else
+  echo "sessions' sandboxes do not run: install bubblewrap and slirp4netns (Debian packages) and start again"
+fi
 # Each script's console output and uncaught exceptions, one file per script
 # (the emulator's worker-logs directory), and live through Cloudflare's tail
 # API, which `wrangler tail` reads.
