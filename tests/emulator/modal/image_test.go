@@ -19,13 +19,13 @@ func TestSplitAndChain(t *testing.T) {
 		{"npm", "install", "--ignore-scripts", "@opencode-ai/plugin@1.18.18"}}, chain)
 
 	for step, want := range map[string]string{
-		"curl -fsSL https://deb.nodesource.com/setup_22.x | bash -":                    "downloads from outside the package registries",
+		"curl -fsSL https://deb.nodesource.com/setup_22.x | bash -":                      "downloads from outside the package registries",
 		"echo 'debconf debconf/frontend select Noninteractive' | debconf-set-selections": "a shell pipeline",
-		"rm -rf /var/lib/apt/lists/*":                                                   "a shell expansion",
-		"echo $HOME":                                                                    "a shell expansion",
-		"apt-get update; apt-get install -y git":                                        `the shell operator ";"`,
-		"echo 'open":                                                                    "an unterminated quote",
-		"&& ls":                                                                         "an empty command",
+		"rm -rf /var/lib/apt/lists/*":                                                    "a shell expansion",
+		"echo $HOME":                                                                     "a shell expansion",
+		"apt-get update; apt-get install -y git":                                         `the shell operator ";"`,
+		"echo 'open":                                                                     "an unterminated quote",
+		"&& ls":                                                                          "an empty command",
 	} {
 		chain, why := splitAndChain(step)
 		assert.Nil(t, chain, step)
