@@ -72,8 +72,8 @@ func fixtureRecipeInImagesPy(t *testing.T, root string) {
 // sandbox must present, and what it sent.
 type fixtureSession struct {
 	id, sandboxID, token string
-	repoOwner, repoName   string
-	baseBranch            string
+	repoOwner, repoName  string
+	baseBranch           string
 
 	mu           sync.Mutex
 	frames       []map[string]any
