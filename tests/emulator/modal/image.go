@@ -144,7 +144,7 @@ func (m *Service) materialise(ctx context.Context, python string, runs []string)
 	defer cancel()
 	started := time.Now()
 	m.logfSafe("modal: materialising an image's %d RUN steps into %s", len(runs), dir)
-	b := &treeBuilder{ctx: ctx, python: python, tree: imageTree{Dir: dir, AppDirs: map[string]string{}}}
+	b := &treeBuilder{ctx: ctx, python: python, tree: imageTree{Dir: dir}}
 	for _, run := range runs {
 		if err := b.step(run); err != nil {
 			_ = os.RemoveAll(dir)
@@ -331,6 +331,9 @@ func (b *treeBuilder) npmInstall(cwd string, args []string) error {
 	dir := b.appDir(target)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if b.tree.AppDirs == nil {
+		b.tree.AppDirs = map[string]string{}
 	}
 	b.tree.AppDirs[target] = dir
 	return b.run(dir, append(append([]string{"npm", "install", "--prefix", dir}, flags...), rest...)...)
