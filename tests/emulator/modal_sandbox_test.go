@@ -47,7 +47,8 @@ func alive(pid int) bool {
 // own PID namespace and file system (/workspace, /app, /root its own, the
 // host's home not there), the env and the secret's values, HTTPS through
 // the outbound gateway's proxy with the local CA (api.github.com answered
-// by the stand-in), stdout and stderr through SandboxGetLogs and the exit
+// by the stand-in; a Worker's *.workers.localhost name too, which only the
+// proxy resolves), stdout and stderr through SandboxGetLogs and the exit
 // code through Wait. Terminate kills one; Close kills the rest, and no
 // process of theirs is left (checked in /proc).
 func TestModalSandboxesRun(t *testing.T) {
@@ -73,6 +74,13 @@ try:
     urllib.request.urlopen("https://api.github.com/repos/` + github.DefaultOrg + `/hello-world", timeout=20)
 except urllib.error.HTTPError as e:
     print("github answered", e.code)'`,
+		// A Worker's name resolves only at the proxy: NO_PROXY must not
+		// cover *.localhost (urllib reads "localhost" as doing so).
+		`python3 -c 'import urllib.request,urllib.error
+try:
+    urllib.request.urlopen("http://nothing.workers.localhost:` + port(t, s) + `/", timeout=20)
+except urllib.error.HTTPError as e:
+    print("worker host answered", e.code)'`,
 		`echo to-stderr >&2`,
 		`exit 3`,
 	}, "\n")
@@ -93,6 +101,7 @@ except urllib.error.HTTPError as e:
 	assert.Contains(t, out, "workspace")
 	assert.Contains(t, out, "host home hidden")
 	assert.Contains(t, out, "github answered 401", "HTTPS through the gateway's proxy, answered by the stand-in")
+	assert.Contains(t, out, "worker host answered 404", "a *.workers.localhost URL through the proxy, answered by the emulator: %s", stderr)
 	assert.Equal(t, "to-stderr\n", string(stderr))
 	written, err := os.ReadFile(filepath.Join(s.Modal().SandboxDir(sb.SandboxID), "workspace", "out.txt"))
 	require.NoError(t, err)

@@ -184,6 +184,7 @@ type Service struct {
 
 	sandboxRuntime SandboxRuntime // Options.Sandboxes
 	procs          sandboxProcs   // the running sandboxes' processes (sandboxrun.go)
+	imageLocks     imageLocks     // one materialisation of an image's recipe at a time (image.go)
 
 	mu sync.Mutex
 	st *modalState

@@ -11,12 +11,20 @@ package modal
 //     /app and /root (the paths upstream's runtime hard-codes), kept under
 //     <data-dir>/modal-sandboxes/<id>/; the local cloud's CA at
 //     /run/local-cloud/ca.pem;
+//   - the image's RUN steps materialised (image.go): a virtualenv with its
+//     pip installs first on PATH, a global npm prefix's bin on PATH, and
+//     trees it installs under /app bound there, all read-only;
 //   - the network namespace has only loopback until slirp4netns attaches
 //     a tap device whose gateway, 10.0.2.2, is the host's loopback: the
 //     outbound gateway's proxy is reached there, and HTTPS_PROXY,
 //     HTTP_PROXY, SSL_CERT_FILE, GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS say
 //     so (the command's own env, from the request and its secrets, comes
-//     after and wins);
+//     after and wins). NO_PROXY names only 127.0.0.1, ::1 and 10.0.2.2:
+//     not "localhost", which Python's urllib and websockets (and curl)
+//     read as covering every *.localhost name too, so a control plane at
+//     http://<script>.workers.localhost:PORT, which only the proxy
+//     resolves, would be dialled directly and not found. A process in the
+//     sandbox reaches its own services at 127.0.0.1;
 //   - stdout and stderr are kept in files and served by SandboxGetLogs;
 //   - the command's exit ends the sandbox with its exit code; Terminate,
 //     the timeout and Close kill it (bwrap's --die-with-parent also ends it
@@ -60,8 +68,18 @@ type SandboxRuntime struct {
 	// Python, when set, is the interpreter a sandbox's `python` and
 	// `python3` are (an image's Python is not built here): its install
 	// prefix is bound read-only where it is, and /run/local-cloud/bin,
-	// first on PATH, links to it.
+	// first on PATH, links to it; when the image pip-installs, the
+	// virtualenv made from it (image.go) is first on PATH instead.
 	Python string
+	// ImageCache is where images' RUN steps are materialised (image.go),
+	// keyed by the recipe; "" is <data-dir>/modal-images. They hold
+	// packages from PyPI and npm, so share it between emulators.
+	ImageCache string
+	// ReadOnlyAt binds host directories read-only at other paths in every
+	// sandbox (the path in the sandbox -> the host directory): what an
+	// image would COPY from a local directory when the client cannot
+	// upload one (modal-go has no local mounts).
+	ReadOnlyAt map[string]string
 }
 
 // pythonInSandbox resolves the interpreter rt.Python names (a pyenv shim
@@ -99,6 +117,11 @@ type sandboxProcs struct {
 // sandboxHostIP is the host's loopback as slirp4netns shows it inside.
 const sandboxHostIP = "10.0.2.2"
 
+// sandboxNoProxy is what a sandbox reaches without the proxy: its own
+// loopback, and the host's as slirp4netns shows it. No names: "localhost"
+// would cover *.localhost for urllib, websockets and curl (see above).
+const sandboxNoProxy = "127.0.0.1,::1," + sandboxHostIP
+
 // startSandbox starts sb's command. The caller does not hold m.mu; env is
 // the command's environment from the request's secrets, layout what its
 // image's recipe lays out (layoutOf).
@@ -115,8 +138,22 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 	if err := m.layOut(layout, dirs); err != nil {
 		return fmt.Errorf("sandbox %s: %w", sb.ID, err)
 	}
-	if len(layout.skipped) > 0 && m.logf != nil {
-		m.logf("modal: sandbox %s: %d image steps not laid out (the sandbox runs on the host's /usr): %s", sb.ID, len(layout.skipped), strings.Join(layout.skipped, "; "))
+	if len(layout.skipped) > 0 {
+		m.logfSafe("modal: sandbox %s: %d image steps not laid out (the sandbox runs on the host's /usr): %s", sb.ID, len(layout.skipped), strings.Join(layout.skipped, "; "))
+	}
+	var pyExe, pyPrefix string
+	if rt.Python != "" {
+		var err error
+		if pyExe, pyPrefix, err = pythonInSandbox(rt.Python); err != nil {
+			return fmt.Errorf("sandbox %s: %w", sb.ID, err)
+		}
+	}
+	tree, err := m.materialise(context.Background(), pyExe, layout.runs)
+	if err != nil {
+		return fmt.Errorf("sandbox %s: its image: %w", sb.ID, err)
+	}
+	for _, n := range tree.Notes {
+		m.logfSafe("modal: sandbox %s: image: %s", sb.ID, n)
 	}
 	if workdir == "" {
 		workdir = cmpOr(layout.workdir, "/")
@@ -137,17 +174,31 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 	for _, mount := range []string{"/workspace", "/app", "/root", "/tmp"} {
 		bargs = append(bargs, "--bind", dirs[mount], mount)
 	}
+	for _, at := range core.SortedKeys(rt.ReadOnlyAt) {
+		bargs = append(bargs, "--ro-bind", rt.ReadOnlyAt[at], at)
+	}
 	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	if rt.Python != "" {
-		exe, prefix, err := pythonInSandbox(rt.Python)
-		if err != nil {
-			return fmt.Errorf("sandbox %s: %w", sb.ID, err)
+	if pyExe != "" {
+		if !strings.HasPrefix(pyPrefix, "/usr/") {
+			bargs = append(bargs, "--ro-bind", pyPrefix, pyPrefix)
 		}
-		if !strings.HasPrefix(prefix, "/usr/") {
-			bargs = append(bargs, "--ro-bind", prefix, prefix)
-		}
-		bargs = append(bargs, "--symlink", exe, "/run/local-cloud/bin/python", "--symlink", exe, "/run/local-cloud/bin/python3")
+		bargs = append(bargs, "--symlink", pyExe, "/run/local-cloud/bin/python", "--symlink", pyExe, "/run/local-cloud/bin/python3")
 		path = "/run/local-cloud/bin:" + path
+	}
+	// The materialised tree after the sandbox's own directories (it may
+	// live under /root on the host), its virtualenv first on PATH: a
+	// virtualenv is one only when run from its own bin/, not through a link.
+	if tree.Dir != "" {
+		bargs = append(bargs, "--ro-bind", tree.Dir, tree.Dir)
+		for _, at := range core.SortedKeys(tree.AppDirs) {
+			bargs = append(bargs, "--ro-bind", tree.AppDirs[at], at)
+		}
+		if tree.NPMBin != "" {
+			path = tree.NPMBin + ":" + path
+		}
+		if tree.VenvBin != "" {
+			path = tree.VenvBin + ":" + path
+		}
 	}
 	sandboxEnv := []string{"PATH=" + path, "HOME=/root", "MODAL_SANDBOX_ID=" + sb.ID}
 	if rt.CAFile != nil && rt.CAFile() != "" {
@@ -162,7 +213,7 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 			// (user:password, since some clients send only both.)
 			proxy := "http://" + sb.ID + ":sandbox@" + sandboxHostIP + ":" + u.Port()
 			sandboxEnv = append(sandboxEnv, "HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "https_proxy="+proxy, "http_proxy="+proxy,
-				"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
+				"NO_PROXY="+sandboxNoProxy, "no_proxy="+sandboxNoProxy)
 		}
 	}
 	// The image's ENV, then the request's env and secrets, which win.
@@ -481,12 +532,14 @@ func (m *Service) sandboxEnvFrom(_ context.Context, secretIDs []string) map[stri
 
 // imageLayout is what a sandbox takes from its image's recipe without a
 // build: the files its COPY steps put under the sandbox's own writable
-// directories (/app, /workspace, /root), its ENV and its WORKDIR.
+// directories (/app, /workspace, /root), its ENV and its WORKDIR, and its
+// RUN steps, which image.go materialises.
 type imageLayout struct {
 	copies  map[string]string // path in the sandbox -> uploaded file (sha256)
 	env     map[string]string
 	workdir string
-	skipped []string // steps not laid out (RUN, COPY elsewhere), for the log
+	runs    []string // the RUN steps' commands, base images first (image.go materialises them)
+	skipped []string // steps not laid out (COPY elsewhere, others), for the log
 }
 
 // layoutOf walks imageID's recipe, base images first. The caller holds
@@ -511,7 +564,9 @@ func (m *Service) layoutOf(imageID string) imageLayout {
 		for _, c := range img.Commands {
 			word, rest, _ := strings.Cut(strings.TrimSpace(c), " ")
 			switch strings.ToUpper(word) {
-			case "FROM":
+			case "FROM", "CMD", "ENTRYPOINT":
+			case "RUN":
+				l.runs = append(l.runs, strings.TrimSpace(rest))
 			case "ENV":
 				if k, v, ok := strings.Cut(strings.TrimSpace(rest), "="); ok {
 					l.env[k] = unquoteShell(v)

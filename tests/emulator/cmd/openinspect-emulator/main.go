@@ -60,6 +60,7 @@ func main() {
 	modalSandboxes := flag.Bool("modal-sandboxes", false, "run each Modal sandbox's command under bubblewrap with slirp4netns (both on PATH; .ci/sandbox-tools.sh installs them), its HTTPS through the outbound proxy")
 	modalPython := flag.String("modal-python", "", "the Python (3.12+) deployed Modal apps' web endpoints run with, in virtualenvs made from it (\"auto\": found as the provider finds it; default: none run)")
 	modalRunners := flag.String("modal-runners", "", "where those virtualenvs are kept (default: in -data-dir)")
+	modalImageCache := flag.String("modal-image-cache", "", "with -modal-sandboxes: where images' RUN steps (pip, npm installs) are materialised once per recipe (default: in -data-dir)")
 	proxyAddr := flag.String("outbound-proxy-addr", "127.0.0.1:0", "where the outbound gateway listens as an HTTP(S) proxy for processes outside workerd, a sandbox's (port 0 picks one; GET /__emulator/outbound-proxy says where)")
 	githubAddr := flag.String("github-browser-addr", "127.0.0.1:0", "where the GitHub stand-in serves the pages a browser opens, over https (port 0 picks one; GET /__emulator/github says where)")
 	workerdBin := flag.String("workerd", "", "the workerd binary deployed scripts run in (default: $OPENINSPECT_WORKERD, else workerd on PATH)")
@@ -124,6 +125,7 @@ func main() {
 	}
 	if *modalSandboxes {
 		opts.Modal.Sandboxes.Python = opts.Modal.Python // `python` in a sandbox, when one was given
+		opts.Modal.Sandboxes.ImageCache = *modalImageCache
 	}
 	opts.Workers.Limits.MaxScriptBytes = *sizeLimit
 	opts.Workers.Limits.Compressed = *sizeCompressed
