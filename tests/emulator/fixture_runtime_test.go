@@ -447,6 +447,9 @@ func TestFixtureRuntimeRunsAPrompt(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"read", "write", "bash", "create-pull-request"}, tools)
+	titles := fs.framesOf("session_title")
+	require.NotEmpty(t, titles, "OpenCode's title call, answered by the stand-in")
+	assert.NotEmpty(t, titles[len(titles)-1]["title"])
 	assert.NotEmpty(t, fs.framesOf("step_start"))
 	assert.NotEmpty(t, fs.framesOf("step_finish"))
 	var summary string

@@ -132,12 +132,12 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
 	sessionID := strings.TrimPrefix(b.URL(), webURL+"/session/")
 	assert.Equal(t, github.DefaultOrg+"/hello-world", b.Text("#session-repo"))
-	assert.Regexp(t, `^sandbox-openinspect-local-hello-world-\d+$`, b.Text("#sandbox-id"), "the sandbox the control plane named")
 	// The sandbox boots: its image laid out (minutes the first time on a
 	// machine, from the registries), the clone, OpenCode, the socket.
 	b.WaitForWithin(`["ready", "failed"].includes(document.getElementById("session").dataset.sandboxStatus)`, 10*time.Minute)
 	shot("5-sandbox-ready.png")
 	require.Equal(t, "ready", b.Text("#sandbox-status"), "the sandbox connected to the session")
+	assert.Regexp(t, `^sandbox-openinspect-local-hello-world-\d+$`, b.Text("#sandbox-id"), "the sandbox the control plane named")
 
 	prompt := "Leave a note that the local cloud ran this session"
 	b.Type("#prompt-input", prompt)
