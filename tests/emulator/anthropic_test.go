@@ -213,6 +213,17 @@ func TestModelStandInRunsTheAgentScript(t *testing.T) {
 	content := whole["content"].([]any)
 	require.Len(t, content, 1)
 	assert.Equal(t, "Add a note saying hello to", content[0].(map[string]any)["text"])
+	// OpenCode's title request: its instruction, then the prompt; the title
+	// is the prompt's, never the instruction's.
+	for _, messages := range [][]map[string]any{
+		{{"role": "user", "content": "Generate a title for this conversation:\n"}, {"role": "user", "content": prompt}},
+		{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Generate a title for this conversation:\n"}, {"type": "text", "text": prompt}}}},
+		{{"role": "user", "content": prompt}, {"role": "user", "content": "Generate a title for this conversation:\n"}},
+	} {
+		status, _, whole = callMessages(t, s, key, map[string]any{"model": "claude-haiku-4-5-20251001", "max_tokens": 48000, "messages": messages})
+		require.Equal(t, http.StatusOK, status)
+		assert.Equal(t, "Add a note saying hello to", whole["content"].([]any)[0].(map[string]any)["text"], "%v", messages)
+	}
 
 	// A failed tool ends the plan with a summary saying so.
 	failed := append(append([]map[string]any{}, messages[:1]...),

@@ -87,7 +87,7 @@ func (t turn) outputTokens() int {
 func nextTurn(req request) turn {
 	prompt, since := promptOf(req.Messages)
 	if len(req.Tools) == 0 {
-		return textTurn(kindTitle, titleOf(lastUserText(req.Messages)))
+		return textTurn(kindTitle, titleOf(titleSubject(req.Messages)))
 	}
 	offered := map[string]tool{}
 	for _, t := range req.Tools {
@@ -174,9 +174,33 @@ func promptOf(ms []message) (string, int) {
 	return "", 0
 }
 
-func lastUserText(ms []message) string {
-	p, _ := promptOf(ms)
-	return p
+// titleInstruction opens the text OpenCode's title request sends beside the
+// person's prompt.
+const titleInstruction = "Generate a title for this conversation"
+
+// titleSubject is what a title request asks a title for: the newest user
+// text that is not the client's own instruction (OpenCode sends both).
+func titleSubject(ms []message) string {
+	subject := ""
+	for _, m := range ms {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.blocks() {
+			text := strings.TrimSpace(b.Text)
+			if b.Type != "text" || text == "" {
+				continue
+			}
+			if strings.HasPrefix(text, titleInstruction) {
+				_, rest, _ := strings.Cut(text, "\n")
+				text = strings.TrimSpace(rest)
+			}
+			if text != "" {
+				subject = text
+			}
+		}
+	}
+	return subject
 }
 
 func resultText(raw json.RawMessage) string {
