@@ -15,21 +15,11 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/tests/filetree"
 )
 
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for rel, text := range files {
-		local := filepath.Join(dir, filepath.FromSlash(rel))
-		require.NoError(t, os.MkdirAll(filepath.Dir(local), 0o755))
-		require.NoError(t, os.WriteFile(local, []byte(text), 0o644))
-	}
-	return dir
-}
-
 func TestReadAssetDirectory(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := filetree.Write(t, map[string]string{
 		"index.html":          "<h1>home</h1>",
 		"css/site.css":        "body{}",
 		"drafts/wip.html":     "no",
@@ -59,7 +49,7 @@ func TestReadAssetDirectory(t *testing.T) {
 // The content key is wrangler's: BLAKE3 over base64(content) + extension,
 // 32 hex digits, so both tools recognise each other's uploads.
 func TestAssetHashIsWranglers(t *testing.T) {
-	dir := writeTree(t, map[string]string{"app.js": "console.log(1)", ".htaccess": "deny", "noext": "x"})
+	dir := filetree.Write(t, map[string]string{"app.js": "console.log(1)", ".htaccess": "deny", "noext": "x"})
 	for name, ext := range map[string]string{"app.js": "js", ".htaccess": "", "noext": ""} {
 		content, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
@@ -87,7 +77,7 @@ func TestIgnoreMatcher(t *testing.T) {
 }
 
 func TestAssetFailuresNameTheFile(t *testing.T) {
-	dir := writeTree(t, map[string]string{"a.txt": "a", "b.txt": "b", "c.txt": "c"})
+	dir := filetree.Write(t, map[string]string{"a.txt": "a", "b.txt": "b", "c.txt": "c"})
 	big := filepath.Join(dir, "video.mp4")
 	f, err := os.Create(big)
 	require.NoError(t, err)
@@ -107,7 +97,7 @@ func TestAssetFailuresNameTheFile(t *testing.T) {
 }
 
 func TestAssetFailuresOfTheInputs(t *testing.T) {
-	dir := writeTree(t, map[string]string{"_worker.js": "export default {}"})
+	dir := filetree.Write(t, map[string]string{"_worker.js": "export default {}"})
 	no := func(string) bool { return false }
 	lim := config.WorkerLimits{MaxAssetFiles: 100}
 	cases := map[string]struct {
@@ -138,7 +128,7 @@ func TestAssetFailuresOfTheInputs(t *testing.T) {
 }
 
 func TestAssetsDiffNamesPaths(t *testing.T) {
-	dir := writeTree(t, map[string]string{"index.html": "v1", "old.css": "x", "same.js": "s"})
+	dir := filetree.Write(t, map[string]string{"index.html": "v1", "old.css": "x", "same.js": "s"})
 	args := WorkerArgs{Name: "site", Content: "export default {}", Assets: &WorkerAssets{Directory: dir}}
 	set, err := args.Assets.read()
 	require.NoError(t, err)

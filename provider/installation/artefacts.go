@@ -17,7 +17,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/config"
 	"github.com/openinspect/pulumi-openinspect/provider/esm"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -40,7 +39,7 @@ type embedded struct {
 // built without the release step embeds nothing: then nil, and
 // resolveArtifacts says what to supply.
 func useEmbedded(ctx context.Context, s *spec) (*embedded, error) {
-	if family.Deref(s.Upstream.Checkout, "") != "" {
+	if s.Upstream.Checkout != "" {
 		return nil, nil
 	}
 	set, err := embeddedArtefacts()
@@ -61,7 +60,7 @@ func useEmbedded(ctx context.Context, s *spec) (*embedded, error) {
 	// the materialised set, so every stage that needs a checkout (the
 	// sandbox side's validation too) finds one; resolveArtifacts tells it
 	// from a supplied one by emb.
-	s.Upstream.Checkout = &dir
+	s.Upstream.Checkout = dir
 	return &embedded{set: set, dir: dir}, nil
 }
 
@@ -102,7 +101,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 	bad := errs.add
 	up := s.Upstream
 	plan.Verification = map[string]string{}
-	checkout, checkoutField := family.Deref(up.Checkout, ""), "upstream.checkout"
+	checkout, checkoutField := up.Checkout, "upstream.checkout"
 	var roots artefactRoots
 	if emb != nil && checkout == emb.dir {
 		checkoutField = embeddedField
@@ -182,7 +181,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 		}
 	}
 	warnDifferingBundles(c, plan)
-	dir := family.Deref(up.MigrationsDir, "")
+	dir := up.MigrationsDir
 	path, given := "upstream.migrationsDir", true
 	if dir == "" && checkout != "" {
 		dir, path, given = filepath.Join(checkout, filepath.FromSlash(c.D1Migrations.Directory)), checkoutField, false
@@ -206,7 +205,7 @@ func resolveArtifacts(c *upstream.Contract, plan *installPlan, s *spec, emb *emb
 			plan.Verification["migrations"] = fmt.Sprintf("%d files from the embedded artefacts, checked against their manifest", len(matches))
 			plan.tally.embedded = len(matches)
 		} else {
-			errs = append(errs, verifyMigrations(c, plan, path, dir, family.Deref(up.AllowUnverified, false))...)
+			errs = append(errs, verifyMigrations(c, plan, path, dir, up.AllowUnverified)...)
 		}
 		plan.MigrationsDir = dir
 	}

@@ -12,10 +12,11 @@ import (
 // checkout. Each is in its own file, backend_<provider>.go; the stages call
 // them through sandboxBackend, never by the provider's name.
 type sandboxBackend interface {
-	// builds: with sandbox.manage, the installation deploys the sandbox
-	// side itself through a child (false when an override names an
-	// existing image).
-	builds(s *spec) bool
+	// existingImage is the existing image the backend's settings name
+	// instead of a build (spec.SandboxImage), "" for none; with
+	// sandbox.manage and none, the installation deploys the sandbox side
+	// itself through a child.
+	existingImage(s *spec) string
 	// validate checks the backend's settings (sandbox.<provider>); it is
 	// called for every backend, and checks only what applies.
 	validate(s *spec) problems
@@ -74,7 +75,7 @@ func (s *spec) backend() sandboxBackend { return sandboxBackends[s.SandboxProvid
 // buildsSandbox: the installation deploys its sandbox side through a child.
 func (s *spec) buildsSandbox() bool {
 	b := s.backend()
-	return s.ManageSandbox && b != nil && b.builds(s)
+	return s.ManageSandbox && b != nil && s.SandboxImage == ""
 }
 
 // plannedBackend is the backend whose child the plan holds, nil for none.

@@ -3,7 +3,6 @@ package installation
 import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
@@ -12,7 +11,7 @@ import (
 // builds the base snapshot, unless sandbox.daytona.baseSnapshot names one.
 type daytonaBackend struct{}
 
-func (daytonaBackend) builds(s *spec) bool { return family.Deref(s.Daytona.BaseSnapshot, "") == "" }
+func (daytonaBackend) existingImage(s *spec) string { return s.Daytona.BaseSnapshot }
 
 func (daytonaBackend) validate(s *spec) problems {
 	var errs problems
@@ -23,7 +22,7 @@ func (daytonaBackend) validate(s *spec) problems {
 	if d.APIKey == nil {
 		errs.add("sandbox.daytona.apiKey", "required with the daytona provider: a Daytona API key (as a secret), which the snapshot build and the control plane both use")
 	}
-	if !s.ManageSandbox && family.Deref(d.BaseSnapshot, "") == "" {
+	if !s.ManageSandbox && s.SandboxImage == "" {
 		errs.add("sandbox.daytona.baseSnapshot", "required when sandbox.manage is false (otherwise the installation builds its own)")
 	}
 	if g := d.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
@@ -52,7 +51,7 @@ func (daytonaBackend) register(b *installer, r sandboxRegistration) (*sandboxChi
 	props := b.imageProps(r, plan.Snapshot.NamePrefix, plan.Snapshot.GracePeriodSeconds)
 	props["apiKey"] = pulumi.ToSecret(plan.SecretInputs["daytonaApiKey"])
 	props["d1DatabaseId"] = r.db.DatabaseID
-	optionalStrings(props, map[string]*string{"target": b.spec.Daytona.Target})
+	optionalStrings(props, map[string]*string{"target": &b.spec.Daytona.Target})
 	if u := b.apiURLInput("daytona"); u != nil {
 		props["apiUrl"] = u
 	}

@@ -3,7 +3,6 @@ package installation
 import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
@@ -14,7 +13,7 @@ import (
 // E2B_TEMPLATE_ID is the name computed from local files.
 type e2bBackend struct{}
 
-func (e2bBackend) builds(s *spec) bool { return family.Deref(s.E2B.TemplateID, "") == "" }
+func (e2bBackend) existingImage(s *spec) string { return s.E2B.TemplateID }
 
 // validate checks the E2B settings the build and the control plane share.
 func (e2bBackend) validate(s *spec) problems {
@@ -26,7 +25,7 @@ func (e2bBackend) validate(s *spec) problems {
 	if e.APIKey == nil {
 		errs.add("sandbox.e2b.apiKey", "required with the e2b provider (the template build and the control plane both use it)")
 	}
-	if !s.ManageSandbox && family.Deref(e.TemplateID, "") == "" {
+	if !s.ManageSandbox && s.SandboxImage == "" {
 		errs.add("sandbox.e2b.templateId", "required when sandbox.manage is false (otherwise the installation builds its own)")
 	}
 	if c := e.CPU; c != nil && (*c < 1 || *c > 8) {

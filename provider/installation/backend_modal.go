@@ -5,7 +5,6 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/sandbox/modalapi"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
@@ -15,7 +14,8 @@ import (
 // ModalApp child deploys upstream's Modal app with its named secrets.
 type modalBackend struct{}
 
-func (modalBackend) builds(*spec) bool { return true }
+// existingImage is "": the Modal app is always deployed when managed.
+func (modalBackend) existingImage(*spec) string { return "" }
 
 func (modalBackend) validate(s *spec) problems {
 	var errs problems
@@ -25,13 +25,15 @@ func (modalBackend) validate(s *spec) problems {
 	if s.Sandbox == nil || s.Sandbox.Modal == nil {
 		return errs
 	}
-	if env := s.Modal.Environment; env != nil {
+	// The environment as given: set empty, it is refused (Modal has no
+	// environment without a name), while absent it is the default.
+	if env := s.Sandbox.Modal.Environment; env != nil {
 		if err := modalapi.CheckEnvironmentName(*env); err != nil {
 			errs.add("sandbox.modal.environment", "%v", err)
 		}
 	}
-	if sfx := family.Deref(s.Modal.EnvironmentWebSuffix, ""); !webSuffixPattern.MatchString(sfx) {
-		errs.add("sandbox.modal.environmentWebSuffix", "%q: use lower-case letters, digits and '-'", sfx)
+	if sfx := s.Modal.EnvironmentWebSuffix; sfx != nil && !webSuffixPattern.MatchString(*sfx) {
+		errs.add("sandbox.modal.environmentWebSuffix", "%q: use lower-case letters, digits and '-'", *sfx)
 	}
 	if s.managesModal() {
 		// The deployed app reports both; a given value could only disagree.
@@ -52,7 +54,7 @@ func (modalBackend) plan(pl *planner, s *spec) error {
 	c, plan := pl.contract, pl.plan
 	cp := plan.worker(controlPlane)
 	m := c.Sandbox.Modal
-	plan.Modal = &plannedModal{Environment: family.Deref(s.Modal.Environment, "")}
+	plan.Modal = &plannedModal{Environment: s.Modal.Environment}
 	apiSecret := valueRef{kind: refGenerated, text: modalAPISecret.Name}
 	if _, given := plan.SecretInputs["modalApiSecret"]; given {
 		apiSecret = valueRef{kind: refSecretInput, text: "modalApiSecret"}

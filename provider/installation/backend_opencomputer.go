@@ -3,7 +3,6 @@ package installation
 import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
@@ -13,9 +12,7 @@ import (
 // sandbox.opencomputer.template names one.
 type openComputerBackend struct{}
 
-func (openComputerBackend) builds(s *spec) bool {
-	return family.Deref(s.OpenComputer.Template, "") == ""
-}
+func (openComputerBackend) existingImage(s *spec) string { return s.OpenComputer.Template }
 
 // validate checks the OpenComputer settings the build and the control
 // plane share.
@@ -28,7 +25,7 @@ func (openComputerBackend) validate(s *spec) problems {
 	if o.APIKey == nil {
 		errs.add("sandbox.opencomputer.apiKey", "required with the opencomputer provider (the snapshot build and the control plane both use it)")
 	}
-	if !s.ManageSandbox && family.Deref(o.Template, "") == "" {
+	if !s.ManageSandbox && s.SandboxImage == "" {
 		errs.add("sandbox.opencomputer.template", "required when sandbox.manage is false (otherwise the installation builds its own)")
 	}
 	if m := o.BuilderMemoryMB; m != nil && *m < 1024 {

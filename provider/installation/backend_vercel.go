@@ -6,7 +6,6 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/sandbox"
 )
@@ -15,7 +14,7 @@ import (
 // builds the base snapshot, unless sandbox.vercel.baseSnapshotId names one.
 type vercelBackend struct{}
 
-func (vercelBackend) builds(s *spec) bool { return family.Deref(s.Vercel.BaseSnapshotID, "") == "" }
+func (vercelBackend) existingImage(s *spec) string { return s.Vercel.BaseSnapshotID }
 
 // validate checks the Vercel Sandbox settings the build and the control
 // plane share.
@@ -28,7 +27,7 @@ func (vercelBackend) validate(s *spec) problems {
 	if x.Token == nil {
 		errs.add("sandbox.vercel.token", "required with the vercel provider (the base-snapshot build and the control plane both use it)")
 	}
-	if strings.TrimSpace(family.Deref(x.ProjectID, "")) == "" {
+	if strings.TrimSpace(x.ProjectID) == "" {
 		errs.add("sandbox.vercel.projectId", "required with the vercel provider (every Sandbox API call is scoped by project)")
 	}
 	if r := x.Runtime; r != nil && !slices.Contains(sandbox.VercelRuntimes, *r) {
@@ -37,7 +36,7 @@ func (vercelBackend) validate(s *spec) problems {
 	if e := x.SnapshotExpirationMs; e != nil && *e < 0 {
 		errs.add("sandbox.vercel.snapshotExpirationMs", "must be 0 (never) or more, got %d", *e)
 	}
-	if !s.ManageSandbox && family.Deref(x.BaseSnapshotID, "") == "" {
+	if !s.ManageSandbox && s.SandboxImage == "" {
 		errs.add("sandbox.vercel.baseSnapshotId", "required when sandbox.manage is false (otherwise the installation builds its own)")
 	}
 	if g := x.SnapshotGracePeriodSeconds; g != nil && *g < 0 {
@@ -62,9 +61,9 @@ func (vercelBackend) register(b *installer, r sandboxRegistration) (*sandboxChil
 	plan, x := b.plan, b.spec.Vercel
 	props := b.imageProps(r, plan.Vercel.NamePrefix, plan.Vercel.GracePeriodSeconds)
 	props["token"] = pulumi.ToSecret(plan.SecretInputs["vercelSandboxToken"])
-	props["projectId"] = pulumi.String(family.Deref(x.ProjectID, ""))
+	props["projectId"] = pulumi.String(x.ProjectID)
 	props["d1DatabaseId"] = r.db.DatabaseID
-	optionalStrings(props, map[string]*string{"teamId": x.TeamID, "runtime": x.Runtime})
+	optionalStrings(props, map[string]*string{"teamId": &x.TeamID, "runtime": x.Runtime})
 	if u := b.apiURLInput("vercel"); u != nil {
 		props["apiUrl"] = u
 	}
@@ -83,7 +82,7 @@ func (vercelBackend) preflight(b *installer) pulumi.Map {
 		return nil
 	}
 	return keyPreflight("vercel", b.plan.SecretInputs["vercelSandboxToken"],
-		map[string]*string{"apiUrl": u, "teamId": x.TeamID, "projectId": x.ProjectID})
+		map[string]*string{"apiUrl": u, "teamId": &x.TeamID, "projectId": &x.ProjectID})
 }
 
 // vercelChild is the VercelSnapshot child's outputs the component reads.

@@ -9,7 +9,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -102,7 +101,7 @@ func NewOpenInspect(ctx *pulumi.Context, name string, args OpenInspectArgs, opts
 	if err := ctx.RegisterComponentResource(Token, name, comp, opts...); err != nil {
 		return nil, err
 	}
-	if s.Web != nil && s.Web.OnPlatform() == web.PlatformKubernetes && family.Deref(s.OpenInspectArgs.WebAppURL, "") == "" && family.Deref(s.Web.PublicURL, "") == "" {
+	if s.Web != nil && s.Web.OnPlatform() == web.PlatformKubernetes && s.WebAppURL == "" && s.WebPublicURL == "" {
 		// The in-cluster URL is not an origin browsers reach, and the control
 		// plane refuses plain http beyond loopback.
 		_ = ctx.Log.Warn(fmt.Sprintf("web.publicUrl is not set, so the control plane's WEB_APP_URL stays %s "+

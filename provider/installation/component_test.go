@@ -729,12 +729,9 @@ func TestEmbeddedArtefactsAreTheDefault(t *testing.T) {
 	set := fixtureSet(t)
 	args := requiredArgs()
 	args.Upstream = nil
-	s := normalize(t.Context(), &args)
-	emb, err := useEmbedded(t.Context(), s)
+	plan, emb, err := planEmbedded(t, args)
 	require.NoError(t, err)
 	require.NotNil(t, emb)
-	plan, err := planInstallation(loadContract(t), s, emb)
-	require.NoError(t, err)
 	for _, w := range plan.Workers {
 		assert.True(t, strings.HasPrefix(w.Script, emb.dir), "%s comes from the embedded set: %s", w.Logical, w.Script)
 		assert.Contains(t, plan.Verification["bundle."+w.Logical], "embedded")
@@ -748,11 +745,20 @@ func TestEmbeddedArtefactsAreTheDefault(t *testing.T) {
 	// An override wins over the embedded set.
 	override := t.TempDir()
 	args.Upstream = &UpstreamArgs{MigrationsDir: &override}
-	s = normalize(t.Context(), &args)
-	emb, err = useEmbedded(t.Context(), s)
-	require.NoError(t, err)
-	_, err = planInstallation(loadContract(t), s, emb)
+	_, _, err = planEmbedded(t, args)
 	require.ErrorContains(t, err, "upstream.migrationsDir: in "+override+": no NNNN_*.sql migration files given")
+}
+
+// planEmbedded plans args as the component does, with the artefacts
+// embedded in the plugin standing in for a checkout that is not given
+// (useEmbedded; nil when one is).
+func planEmbedded(t *testing.T, args OpenInspectArgs) (*installPlan, *embedded, error) {
+	t.Helper()
+	s := normalize(t.Context(), &args)
+	emb, err := useEmbedded(t.Context(), s)
+	require.NoError(t, err)
+	plan, err := planInstallation(loadContract(t), s, emb)
+	return plan, emb, err
 }
 
 // A supplied tree that is not a git work tree is compared with the digests

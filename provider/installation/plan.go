@@ -11,7 +11,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
@@ -356,7 +355,7 @@ func buildPlan(c *upstream.Contract, s *spec) (*installPlan, error) {
 	plan := &installPlan{
 		Prefix:          s.Prefix,
 		DeploymentName:  s.DeploymentName,
-		AppName:         family.Deref(s.AppName, ""),
+		AppName:         s.AppName,
 		SandboxProvider: s.SandboxProvider,
 		WebAppURL:       s.WebOrigin,
 		SecretInputs:    secretInputs,
@@ -522,14 +521,14 @@ func (pl *planner) workers(a *spec) error {
 		}
 		plan.Workers = append(plan.Workers, w)
 	}
-	for _, entry := range a.Workers {
+	for i, entry := range a.Workers {
 		w := plan.worker(entry.Name)
 		if w == nil {
 			w = &plannedWorker{Logical: entry.Name, Name: plan.resourceName(entry.Name),
 				Vars: map[string]valueRef{}, Secrets: map[string]valueRef{}, Observability: upstreamObservability(pl.contract)}
 			plan.Workers = append(plan.Workers, w)
 		}
-		mergeWorker(w, entry)
+		mergeWorker(w, entry, a.bindings[i])
 	}
 	return nil
 }
@@ -694,22 +693,21 @@ func (pl *planner) ref(s upstream.Source, worker string) (valueRef, error) {
 	return valueRef{}, fmt.Errorf("source sets no single kind")
 }
 
-// mergeWorker applies a worker entry of the spec: explicit values win over the
-// contract's defaults and the sandbox injection.
-func mergeWorker(w *plannedWorker, entry InstallationWorkerArgs) {
-	if b := entry.Bindings; b != nil {
+// mergeWorker applies a worker entry of the spec and its resolved bindings
+// (nil for none): explicit values win over the contract's defaults and the
+// sandbox injection.
+func mergeWorker(w *plannedWorker, entry InstallationWorkerArgs, b *workerBindings) {
+	if b != nil {
 		for _, m := range []struct {
 			into  *[]plannedBinding
-			given []LogicalBinding
-			def   string
+			given []plannedBinding
 		}{
-			{&w.D1, b.D1, mainDatabase}, {&w.KV, b.Kv, ""}, {&w.R2, b.R2, ""},
-			{&w.Queues, b.Queues, ""}, {&w.Services, b.Services, ""}, {&w.DurableObjects, b.DurableObjects, ""},
+			{&w.D1, b.D1}, {&w.KV, b.KV}, {&w.R2, b.R2},
+			{&w.Queues, b.Queues}, {&w.Services, b.Services}, {&w.DurableObjects, b.DurableObjects},
 		} {
 			for _, lb := range m.given {
-				target := family.Deref(lb.Target, m.def)
 				*m.into = slices.DeleteFunc(*m.into, func(x plannedBinding) bool { return x.Binding == lb.Binding })
-				*m.into = append(*m.into, plannedBinding{Binding: lb.Binding, Target: target})
+				*m.into = append(*m.into, lb)
 			}
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/web/kube"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
@@ -142,7 +141,7 @@ func (b *installer) install(comp *OpenInspect) error {
 	b.opts = append(b.opts, pulumi.DependsOn([]pulumi.Resource{lock}))
 	adopt := pulumi.Bool(s.Adopt)
 	// Every child that records ownership evidence records the lock's identity.
-	b.owner = pulumi.Map{"owner": lock.InstallationID, "takeOverFrom": pulumi.String(family.Deref(s.TakeOverFrom, ""))}
+	b.owner = pulumi.Map{"owner": lock.InstallationID, "takeOverFrom": pulumi.String(s.TakeOverFrom)}
 
 	b.generated = map[string]*generatedSecretChild{}
 	for _, g := range plan.Generated {
@@ -292,7 +291,7 @@ func (b *installer) install(comp *OpenInspect) error {
 		if err != nil {
 			return err
 		}
-		if family.Deref(s.OpenInspectArgs.WebAppURL, "") == "" {
+		if s.WebAppURL == "" {
 			webURL = deployed.URL
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/internal/loopback"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Stage 2c: inputs that deployed as given (or were refused only once
@@ -37,7 +36,7 @@ const maxSandboxName = 128
 
 func inputProblems(s *spec) problems {
 	var errs problems
-	if u := family.Deref(s.AppIconURL, ""); u != "" {
+	if u := s.AppIconURL; u != "" {
 		if problem := iconURLProblem(u); problem != "" {
 			errs.add("appIconUrl", "%s", problem)
 		}
@@ -50,19 +49,17 @@ func inputProblems(s *spec) problems {
 				"the installation's URL for the installation ID)", id.value)
 		}
 	}
-	if x := s.Access; x != nil {
-		for _, d := range strings.Split(family.Deref(x.AllowedEmailDomains, ""), ",") {
-			d = strings.TrimSpace(d)
-			if strings.ContainsAny(d, "*@ ") {
-				errs.add("access.allowedEmailDomains", "%q is not an e-mail domain: entries are matched exactly (example.com), "+
-					"so a wildcard or an address admits no one; to admit every authenticated user set access.unsafeAllowAllUsers", d)
-			}
+	for _, d := range strings.Split(s.Access.AllowedEmailDomains, ",") {
+		d = strings.TrimSpace(d)
+		if strings.ContainsAny(d, "*@ ") {
+			errs.add("access.allowedEmailDomains", "%q is not an e-mail domain: entries are matched exactly (example.com), "+
+				"so a wildcard or an address admits no one; to admit every authenticated user set access.unsafeAllowAllUsers", d)
 		}
 	}
 	errs = append(errs, sandboxInputProblems(s)...)
-	if w := s.OpenInspectArgs.Web; w != nil && w.Vercel != nil {
+	if w := s.Web; w != nil && w.Vercel != nil {
 		// The token goes with every call, as a sandbox API key does.
-		errs.addIf("web.vercel.apiUrl", loopback.PlainHTTPProblem(family.Deref(w.Vercel.APIURL, ""), "Vercel token"))
+		errs.addIf("web.vercel.apiUrl", loopback.PlainHTTPProblem(s.WebVercel.APIURL, "Vercel token"))
 	}
 	return errs
 }
@@ -101,8 +98,7 @@ func sandboxInputProblems(s *spec) problems {
 			}
 		}
 	}
-	name := func(path string, v *string, pattern *regexp.Regexp, rule string) {
-		value := family.Deref(v, "")
+	name := func(path string, value string, pattern *regexp.Regexp, rule string) {
 		switch {
 		case value == "":
 		case len(value) > maxSandboxName:

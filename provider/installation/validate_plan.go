@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Stage 5: what needs the expansion, checked before anything is registered.
@@ -91,31 +90,28 @@ func validatePlan(plan *installPlan, s *spec) []error {
 	for _, w := range plan.Workers {
 		workers = append(workers, w.Logical)
 	}
-	for i, entry := range s.Workers {
-		if entry.Bindings == nil {
+	for i, b := range s.bindings {
+		if b == nil {
 			continue
 		}
 		base := fmt.Sprintf("workers[%d].bindings", i)
-		b := entry.Bindings
 		for _, kind := range []struct {
 			field, noun, hint string
-			list              []LogicalBinding
+			list              []plannedBinding
 			known             []string
-			def               string
 		}{
-			{"d1", "D1 database", "the installation has one D1 database, \"main\"", b.D1, []string{mainDatabase}, mainDatabase},
-			{"kv", "KV namespace", "add it to kvNamespaces", b.Kv, logicals(plan.KV), ""},
-			{"r2", "R2 bucket", "add it to r2Buckets", b.R2, logicals(plan.R2), ""},
-			{"queues", "queue", "add it to queues", b.Queues, logicals(plan.Queues), ""},
-			{"services", "worker", "enable that bot or add it to workers", b.Services, workers, ""},
+			{"d1", "D1 database", "the installation has one D1 database, \"main\"", b.D1, []string{mainDatabase}},
+			{"kv", "KV namespace", "add it to kvNamespaces", b.KV, logicals(plan.KV)},
+			{"r2", "R2 bucket", "add it to r2Buckets", b.R2, logicals(plan.R2)},
+			{"queues", "queue", "add it to queues", b.Queues, logicals(plan.Queues)},
+			{"services", "worker", "enable that bot or add it to workers", b.Services, workers},
 		} {
 			for j, lb := range kind.list {
 				path := fmt.Sprintf("%s.%s[%d]", base, kind.field, j)
 				if lb.Binding == "" {
 					bad(path+".binding", "required")
 				}
-				target := family.Deref(lb.Target, kind.def)
-				switch {
+				switch target := lb.Target; {
 				case target == "":
 					bad(path+".target", "required: the logical name of the %s", kind.noun)
 				case !slices.Contains(kind.known, target):
@@ -128,7 +124,7 @@ func validatePlan(plan *installPlan, s *spec) []error {
 			if lb.Binding == "" {
 				bad(path+".binding", "required")
 			}
-			if family.Deref(lb.Target, "") == "" {
+			if lb.Target == "" {
 				bad(path+".target", "required: the Durable Object class the worker exports")
 			}
 		}

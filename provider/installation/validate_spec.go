@@ -13,7 +13,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/cloudflare"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/cron"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/tenant"
 )
 
@@ -85,9 +84,11 @@ func validateSpec(s *spec) []error {
 	errs = append(errs, upstreamGates(s)...)
 	errs = append(errs, varSizeProblems(s)...)
 	errs = append(errs, sandboxAPIURLProblems(s)...)
-	if t := s.TakeOverFrom; t != nil && !tenant.IsInstallationID(*t) {
+	// Given, even empty, it must be an identity: "" would silently take
+	// over nothing.
+	if s.OpenInspectArgs.TakeOverFrom != nil && !tenant.IsInstallationID(s.TakeOverFrom) {
 		errs.add("takeOverFrom", "%q is not an installation identity: give the other installation's installationId "+
-			"(oi and 32 hex digits, from its NameLock's state or the ownership message that named it)", *t)
+			"(oi and 32 hex digits, from its NameLock's state or the ownership message that named it)", s.TakeOverFrom)
 	}
 	// The default origin is made of the name parts: when they are invalid,
 	// their own problem is the one to fix.
@@ -141,15 +142,9 @@ func validateSpec(s *spec) []error {
 			}
 		}
 	}
-	if m := s.Media; m != nil {
-		if problem := cloudflare.R2LocationProblem(family.Deref(m.Location, "")); problem != "" {
-			errs.add("media.location", "%s", problem)
-		}
-		if name := family.Deref(m.BucketName, ""); name != "" {
-			if problem := cloudflare.R2BucketNameProblem(name); problem != "" {
-				errs.add("media.bucketName", "%s", problem)
-			}
-		}
+	errs.addIf("media.location", cloudflare.R2LocationProblem(s.MediaLocation))
+	if name := s.MediaBucketName; name != "" {
+		errs.addIf("media.bucketName", cloudflare.R2BucketNameProblem(name))
 	}
 	if len(s.AppSecrets) > tenant.MaxAppSecrets {
 		errs.add("appSecrets", "%d secrets given; the store holds at most %d", len(s.AppSecrets), tenant.MaxAppSecrets)
@@ -185,7 +180,7 @@ func validateSandbox(s *spec) problems {
 	if !slices.Contains(sandboxProviders, s.SandboxProvider) {
 		errs.add("sandbox.provider", "must be modal, daytona, e2b, vercel or opencomputer, got %q", s.SandboxProvider)
 	}
-	if s.buildsSandbox() && family.Deref(s.Upstream.Checkout, "") == "" {
+	if s.buildsSandbox() && s.Upstream.Checkout == "" {
 		errs.add("upstream.checkout", "required to deploy the %s sandbox side (its sources are read from the checkout); "+
 			"set it, or set sandbox.manage to false", s.SandboxProvider)
 	}

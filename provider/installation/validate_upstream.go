@@ -4,8 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // Stage 2a: upstream's own plan-time refusals. Upstream's Terraform refuses
@@ -18,7 +16,7 @@ import (
 // upstreamGates applies upstream's plan-time rules to the spec.
 func upstreamGates(s *spec) problems {
 	var errs problems
-	if slackEnabled(s) {
+	if s.SlackEnabled {
 		x := s.Slack
 		if x == nil {
 			x = &SlackArgs{}
@@ -29,16 +27,18 @@ func upstreamGates(s *spec) problems {
 				"or set slack.enabled to false")
 		}
 	}
-	if x := s.GithubBot; x != nil && family.Deref(x.Enabled, false) {
+	if s.GithubBotEnabled {
+		x := s.GithubBot // given: it enables the bot
 		missing := missingFields("githubBot", map[string]bool{"webhookSecret": x.WebhookSecret == nil,
-			"username": strings.TrimSpace(family.Deref(x.Username, "")) == ""})
+			"username": strings.TrimSpace(s.GithubBotUsername) == ""})
 		for _, f := range missing {
 			errs.add(f, "required while githubBot.enabled is true: give the webhook secret and the App's bot login (name[bot]), "+
 				"or set githubBot.enabled to false")
 		}
 	}
-	if x := s.LinearBot; x != nil && family.Deref(x.Enabled, false) {
-		missing := missingFields("linearBot", map[string]bool{"clientId": strings.TrimSpace(family.Deref(x.ClientID, "")) == "",
+	if s.LinearBotEnabled {
+		x := s.LinearBot // given: it enables the bot
+		missing := missingFields("linearBot", map[string]bool{"clientId": strings.TrimSpace(s.LinearBotClientID) == "",
 			"clientSecret": x.ClientSecret == nil, "webhookSecret": x.WebhookSecret == nil})
 		for _, f := range missing {
 			errs.add(f, "required while linearBot.enabled is true: give the Linear OAuth application's client ID and secret "+
@@ -66,11 +66,6 @@ func upstreamGates(s *spec) problems {
 	return errs
 }
 
-// slackEnabled: the Slack bot is on unless slack.enabled is false.
-func slackEnabled(s *spec) bool {
-	return s.Slack == nil || family.Deref(s.Slack.Enabled, true)
-}
-
 // missingFields lists base.<field> for each missing field, in field order.
 func missingFields(base string, missing map[string]bool) []string {
 	var out []string
@@ -95,20 +90,17 @@ type admission struct {
 
 func (a admission) anyAllowlist() bool { return a.providerNeutral || a.githubOnly }
 
-func admissionOf(x *AccessArgs) admission {
-	if x == nil {
-		return admission{}
-	}
+func admissionOf(x accessLists) admission {
 	return admission{
 		providerNeutral: listHasEntry(x.AllowedEmails) || listHasEntry(x.AllowedEmailDomains),
 		githubOnly:      listHasEntry(x.AllowedUsers) || listHasEntry(x.AllowedGithubOrgs),
-		unsafeAllowAll:  family.Deref(x.UnsafeAllowAllUsers, false),
+		unsafeAllowAll:  x.UnsafeAllowAllUsers,
 	}
 }
 
 // listHasEntry reports whether a comma-separated list has a non-blank entry.
-func listHasEntry(list *string) bool {
-	for _, item := range strings.Split(family.Deref(list, ""), ",") {
+func listHasEntry(list string) bool {
+	for _, item := range strings.Split(list, ",") {
 		if strings.TrimSpace(item) != "" {
 			return true
 		}

@@ -134,39 +134,31 @@ func appSecretsTotal(ctx context.Context, s *spec) int64 {
 // plainValue is a plain (not secret) input that becomes a Worker var.
 type plainValue struct{ path, value string }
 
-// workerVarInputs lists the plain inputs that reach a Worker as a var.
+// workerVarInputs lists the plain inputs that reach a Worker as a var
+// (absent ones as "", which fits any limit).
 func (s *spec) workerVarInputs() []plainValue {
 	var out []plainValue
-	add := func(path string, v *string) {
-		if v != nil {
-			out = append(out, plainValue{path, *v})
-		}
-	}
-	a := s.OpenInspectArgs
-	add("appName", a.AppName)
-	add("githubApp.appId", &a.GithubApp.AppID)
-	add("githubApp.installationId", &a.GithubApp.InstallationID)
-	if x := a.Access; x != nil {
-		add("access.allowedUsers", x.AllowedUsers)
-		add("access.allowedEmailDomains", x.AllowedEmailDomains)
-		add("access.allowedEmails", x.AllowedEmails)
-		add("access.allowedGithubOrgs", x.AllowedGithubOrgs)
-	}
+	add := func(path, v string) { out = append(out, plainValue{path, v}) }
+	add("appName", s.AppName)
+	add("githubApp.appId", s.GithubApp.AppID)
+	add("githubApp.installationId", s.GithubApp.InstallationID)
+	add("access.allowedUsers", s.Access.AllowedUsers)
+	add("access.allowedEmailDomains", s.Access.AllowedEmailDomains)
+	add("access.allowedEmails", s.Access.AllowedEmails)
+	add("access.allowedGithubOrgs", s.Access.AllowedGithubOrgs)
 	for _, o := range []struct {
 		path  string
 		oauth *OAuthArgs
-	}{{"githubOAuth", a.GithubOAuth}, {"googleOAuth", a.GoogleOAuth}} {
+	}{{"githubOAuth", s.GithubOAuth}, {"googleOAuth", s.GoogleOAuth}} {
 		if o.oauth != nil {
-			add(o.path+".clientId", &o.oauth.ClientID)
+			add(o.path+".clientId", o.oauth.ClientID)
 		}
 	}
-	if x := a.GithubBot; x != nil {
-		add("githubBot.username", x.Username)
+	add("githubBot.username", s.GithubBotUsername)
+	add("linearBot.clientId", s.LinearBotClientID)
+	if w := s.Modal.Workspace; w != nil {
+		add("sandbox.modal.workspace", *w)
 	}
-	if x := a.LinearBot; x != nil {
-		add("linearBot.clientId", x.ClientID)
-	}
-	add("sandbox.modal.workspace", s.Modal.Workspace)
 	add("sandbox.daytona.baseSnapshot", s.Daytona.BaseSnapshot)
 	add("sandbox.daytona.target", s.Daytona.Target)
 	add("sandbox.e2b.templateId", s.E2B.TemplateID)
@@ -175,12 +167,11 @@ func (s *spec) workerVarInputs() []plainValue {
 	add("sandbox.vercel.teamId", s.Vercel.TeamID)
 	add("sandbox.vercel.baseSnapshotId", s.Vercel.BaseSnapshotID)
 	if !s.WebOriginIsDefault {
-		add(s.WebOriginField, &s.WebOrigin)
+		add(s.WebOriginField, s.WebOrigin)
 	}
-	for i, w := range a.Workers {
+	for i, w := range s.Workers {
 		for _, k := range slices.Sorted(maps.Keys(w.Vars)) {
-			v := w.Vars[k]
-			add(keyPath(fmt.Sprintf("workers[%d].vars", i), k), &v)
+			add(keyPath(fmt.Sprintf("workers[%d].vars", i), k), w.Vars[k])
 		}
 	}
 	return out

@@ -15,7 +15,6 @@ import (
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/installation/webbuild"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/artefacts"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 )
 
 // The web UI on Cloudflare (web.platform cloudflare): upstream's OpenNext
@@ -94,9 +93,9 @@ func resolveWeb(plan *installPlan, s *spec, emb *embedded) []error {
 				webLogical, plan.resourceName(webLogical), web.PlatformCloudflare)
 		}
 	}
-	dir, field := family.Deref(s.Web.BundleDir, ""), "web.bundleDir"
+	dir, field := s.WebBundleDir, "web.bundleDir"
 	if dir == "" {
-		checkout := family.Deref(s.Upstream.Checkout, "")
+		checkout := s.Upstream.Checkout
 		if checkout == "" {
 			errs.add("web", "no web build to deploy: this plugin embeds no upstream artefacts; set upstream.checkout to a checkout "+
 				"holding the placeholder OpenNext build under %s, or web.bundleDir", webBuildPath)

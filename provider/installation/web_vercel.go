@@ -10,7 +10,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
-	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
 	"github.com/openinspect/pulumi-openinspect/provider/vercel"
 )
 
@@ -58,12 +57,12 @@ func resolveVercelWeb(plan *installPlan, s *spec, emb *embedded) []error {
 	}
 	var errs problems
 	v := s.Web.Vercel
-	checkout := family.Deref(s.Upstream.Checkout, "")
+	checkout := s.Upstream.Checkout
 	field := "upstream.checkout"
 	if emb != nil && checkout == emb.dir {
 		field = "the embedded artefacts"
 	}
-	if dir := family.Deref(v.SourceDir, ""); dir != "" {
+	if dir := s.WebVercel.SourceDir; dir != "" {
 		checkout, field = dir, "web.vercel.sourceDir"
 	}
 	if checkout == "" {
@@ -86,10 +85,10 @@ func resolveVercelWeb(plan *installPlan, s *spec, emb *embedded) []error {
 		return errs
 	}
 	plan.VercelWeb = &plannedVercelWeb{
-		Project: family.Deref(v.ProjectName, s.Prefix+"-"+s.DeploymentName),
+		Project: s.WebVercel.ProjectName,
 		TeamID:  v.TeamID,
-		APIURL:  family.Deref(v.APIURL, ""),
-		Domain:  family.Deref(v.Domain, ""),
+		APIURL:  s.WebVercel.APIURL,
+		Domain:  s.WebVercel.Domain,
 		Token:   v.Token,
 		Source:  checkout,
 	}

@@ -12,30 +12,19 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/vercel"
 	emvercel "github.com/openinspect/pulumi-openinspect/tests/emulator/vercel"
+	"github.com/openinspect/pulumi-openinspect/tests/filetree"
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
 // secretMarker stands for a developer's own secret in a local file.
 const secretMarker = "LOCAL-SECRET-f3c1b0e9"
 
-// writeTree writes files (slash path -> content) under a new directory.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for rel, body := range files {
-		path := filepath.Join(root, filepath.FromSlash(rel))
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-	}
-	return root
-}
-
 // webSourceWithLocalSecrets is upstream's web source as a developer's
 // checkout holds it after working on it: local environment files with
 // their own secrets, editor and version-control leftovers, and a
 // .vercelignore of the project's.
 func webSourceWithLocalSecrets(t *testing.T) string {
-	return writeTree(t, map[string]string{
+	return filetree.Write(t, map[string]string{
 		"package.json":                  `{"name":"root","workspaces":["packages/*"]}`,
 		"package-lock.json":             `{"lockfileVersion":3}`,
 		"packages/shared/package.json":  `{"name":"@open-inspect/shared"}`,

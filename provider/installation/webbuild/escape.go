@@ -14,25 +14,22 @@ import (
 // an enclosing HTML element), and U+2028/U+2029 are escaped (older JS
 // engines end a string at them).
 
+// shortEscapes are the escapes JS and JSON strings share.
+var shortEscapes = map[rune]string{'\\': `\\`, '\n': `\n`, '\r': `\r`, '\t': `\t`}
+
 // jsEncode writes s as the contents of a JS string literal delimited by
 // quote: a double or single quote, or a backtick for a template segment.
 func jsEncode(s string, quote byte) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
+		case shortEscapes[r] != "":
+			b.WriteString(shortEscapes[r])
 		case r < utf8.RuneSelf && byte(r) == quote:
 			b.WriteByte('\\')
 			b.WriteByte(quote)
 		case r == '$' && quote == '`':
 			b.WriteString(`\$`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f || r == '<' || r == '>' || r == '&':
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case r == '\u2028' || r == '\u2029':
@@ -168,14 +165,8 @@ func jsonEscape(s string) string {
 		switch {
 		case r == '"':
 			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
+		case shortEscapes[r] != "":
+			b.WriteString(shortEscapes[r])
 		case r < 0x20 || r == 0x7f || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:

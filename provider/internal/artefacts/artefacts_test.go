@@ -11,29 +11,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openinspect/pulumi-openinspect/tests/filetree"
 )
 
 const commit = "ecc3d7b81198c63ccab1cfd016fd7dcdaf1b746f"
 
-// tree writes files (slash path -> content) under a new directory.
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, content := range files {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		mode := os.FileMode(0o644)
-		if strings.HasSuffix(p, ".sh") {
-			mode = 0o755
-		}
-		require.NoError(t, os.WriteFile(full, []byte(content), mode))
-	}
-	return root
-}
-
 func sampleSet(t *testing.T) (out string, m *Manifest) {
 	t.Helper()
-	root := tree(t, map[string]string{
+	root := filetree.Write(t, map[string]string{
 		"packages/control-plane/dist/index.js":           "export class SessionDO {}\nexport default {}\n",
 		"terraform/d1/migrations/0001_sessions.sql":      "CREATE TABLE sessions (id TEXT);\n",
 		"packages/sandbox-runtime/src/sandbox_runtime/x": "print('x')\n",

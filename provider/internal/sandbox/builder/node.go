@@ -2,8 +2,6 @@ package builder
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -87,17 +85,13 @@ func (r *Runner) NodeEnvironment(ctx context.Context, node string, pins []string
 		return NodeEnv{}, fmt.Errorf("%s: running %s: %w", r.label(), npm, err)
 	}
 	sorted := slices.Sorted(slices.Values(pins))
-	sum := sha256.Sum256([]byte(fmt.Sprintf("node %s\x00npm %s\x00%s", nodeVersion, npmVersion, strings.Join(sorted, "\x00"))))
-	key := hex.EncodeToString(sum[:])[:16]
-	final := filepath.Join(r.CacheDir, "node-"+key)
-	if complete(final) {
-		r.progress("reusing the cached Node.js environment " + filepath.Base(final))
+	key := envKey(append([]string{"node " + nodeVersion, "npm " + npmVersion}, sorted...)...)
+	final, tmp, reused, err := r.cacheSlot("node", key, "Node.js")
+	if err != nil {
+		return NodeEnv{}, err
+	} else if reused {
 		return NodeEnv{Dir: final, Node: node, Reused: true}, nil
 	}
-	if err := os.MkdirAll(r.CacheDir, 0o755); err != nil {
-		return NodeEnv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
-	}
-	tmp := filepath.Join(r.CacheDir, ".node-"+key+"-"+randomSuffix())
 	defer os.RemoveAll(tmp) // a no-op once renamed
 	manifest, err := json.MarshalIndent(map[string]any{
 		"name": "openinspect-builder-env", "private": true, "version": "0.0.0", "dependencies": deps,
@@ -117,14 +111,8 @@ func (r *Runner) NodeEnvironment(ctx context.Context, node string, pins []string
 		Args: []string{npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock", "--loglevel=error"}}); err != nil {
 		return NodeEnv{}, err
 	}
-	for name, version := range deps {
-		got, err := installedVersion(tmp, name)
-		if err != nil {
-			return NodeEnv{}, fmt.Errorf("%s: npm install: %w", r.label(), err)
-		}
-		if got != version {
-			return NodeEnv{}, fmt.Errorf("%s: npm installed %s %s, pinned %s", r.label(), name, got, version)
-		}
+	if err := r.checkInstalled("npm", deps, func(name string) (string, error) { return installedVersion(tmp, name) }); err != nil {
+		return NodeEnv{}, err
 	}
 	if err := r.publish(tmp, final, key); err != nil {
 		return NodeEnv{}, err

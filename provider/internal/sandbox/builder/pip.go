@@ -2,8 +2,6 @@ package builder
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,8 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/openinspect/pulumi-openinspect/provider/pyfind"
 )
 
 // exactPipPin is name==version with an exact version, as upstream pins the
@@ -39,25 +35,16 @@ func (r *Runner) PipEnvironment(ctx context.Context, pins []string) (Venv, error
 		}
 		versions[m[1]] = m[2]
 	}
-	pyVersion, err := pyfind.Version(ctx, r.Python)
+	pyVersion, err := r.pythonVersion(ctx)
 	if err != nil {
-		return Venv{}, fmt.Errorf("%s: running %s: %w", r.label(), r.Python, err)
-	}
-	if pyVersion.LT(pyfind.Min) {
-		return Venv{}, fmt.Errorf("%s: %s is Python %s; the builder needs %s or newer (set %s)", r.label(), r.Python, pyVersion, pyfind.Min, pyfind.ConfigKey)
+		return Venv{}, err
 	}
 	sorted := slices.Sorted(slices.Values(pins))
-	sum := sha256.Sum256([]byte(fmt.Sprintf("python %s\x00pip\x00%s", pyVersion, strings.Join(sorted, "\x00"))))
-	key := hex.EncodeToString(sum[:])[:16]
-	final := filepath.Join(r.CacheDir, "pip-"+key)
-	if complete(final) {
-		r.progress("reusing the cached Python environment " + filepath.Base(final))
-		return Venv{Dir: final, Reused: true}, nil
+	key := envKey(append([]string{"python " + pyVersion.String(), "pip"}, sorted...)...)
+	final, tmp, reused, err := r.cacheSlot("pip", key, "Python")
+	if reused || err != nil {
+		return Venv{Dir: final, Reused: reused}, err
 	}
-	if err := os.MkdirAll(r.CacheDir, 0o755); err != nil {
-		return Venv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
-	}
-	tmp := filepath.Join(r.CacheDir, ".pip-"+key+"-"+randomSuffix())
 	defer os.RemoveAll(tmp) // a no-op once renamed
 	r.progress(fmt.Sprintf("creating a Python %s environment with %s", pyVersion, strings.Join(sorted, " ")))
 	if err := r.Run(ctx, Step{Name: "python -m venv", Dir: r.CacheDir, Args: []string{r.Python, "-m", "venv", tmp}}); err != nil {
@@ -71,14 +58,10 @@ func (r *Runner) PipEnvironment(ctx context.Context, pins []string) (Venv, error
 		Env: []string{"PIP_CACHE_DIR=" + filepath.Join(r.CacheDir, "pip-cache")}, Args: install}); err != nil {
 		return Venv{}, err
 	}
-	for name, want := range versions {
-		got, err := installedPipVersion(ctx, venv.Python(), name)
-		if err != nil {
-			return Venv{}, fmt.Errorf("%s: pip install: %w", r.label(), err)
-		}
-		if got != want {
-			return Venv{}, fmt.Errorf("%s: pip installed %s %s, pinned %s", r.label(), name, got, want)
-		}
+	if err := r.checkInstalled("pip", versions, func(name string) (string, error) {
+		return installedPipVersion(ctx, venv.Python(), name)
+	}); err != nil {
+		return Venv{}, err
 	}
 	if err := r.publish(tmp, final, key); err != nil {
 		return Venv{}, err

@@ -148,31 +148,23 @@ func (r *Runner) Environment(ctx context.Context, projectDir string) (Venv, erro
 	if r.Python == "" || r.CacheDir == "" {
 		return Venv{}, fmt.Errorf("%s: the builder runner needs Python and CacheDir", r.label())
 	}
-	pyVersion, err := pyfind.Version(ctx, r.Python)
+	pyVersion, err := r.pythonVersion(ctx)
 	if err != nil {
-		return Venv{}, fmt.Errorf("%s: running %s: %w", r.label(), r.Python, err)
-	}
-	if pyVersion.LT(pyfind.Min) {
-		return Venv{}, fmt.Errorf("%s: %s is Python %s; the builder needs %s or newer (set %s)", r.label(), r.Python, pyVersion, pyfind.Min, pyfind.ConfigKey)
+		return Venv{}, err
 	}
 	key, err := VenvKey(projectDir, pyVersion)
 	if err != nil {
 		return Venv{}, err
 	}
-	final := filepath.Join(r.CacheDir, "venv-"+key)
-	if complete(final) {
-		r.progress("reusing the cached Python environment " + filepath.Base(final))
-		return Venv{Dir: final, Reused: true}, nil
+	final, tmp, reused, err := r.cacheSlot("venv", key, "Python")
+	if reused || err != nil {
+		return Venv{Dir: final, Reused: reused}, err
 	}
-	if err := os.MkdirAll(r.CacheDir, 0o755); err != nil {
-		return Venv{}, fmt.Errorf("%s: cache: %w", r.label(), err)
-	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
 	uv, err := r.UV(ctx, pyVersion)
 	if err != nil {
 		return Venv{}, err
 	}
-	tmp := filepath.Join(r.CacheDir, ".venv-"+key+"-"+randomSuffix())
-	defer os.RemoveAll(tmp) // a no-op once renamed
 	uvEnv := append(BaseEnv(),
 		"UV_PROJECT_ENVIRONMENT="+tmp,
 		"UV_PYTHON="+r.Python,
@@ -194,6 +186,59 @@ func (r *Runner) Environment(ctx context.Context, projectDir string) (Venv, erro
 		return Venv{}, err
 	}
 	return Venv{Dir: final}, nil
+}
+
+// pythonVersion is the version of the runner's Python, refused when older
+// than the builders need.
+func (r *Runner) pythonVersion(ctx context.Context) (semver.Version, error) {
+	v, err := pyfind.Version(ctx, r.Python)
+	if err != nil {
+		return v, fmt.Errorf("%s: running %s: %w", r.label(), r.Python, err)
+	}
+	if v.LT(pyfind.Min) {
+		return v, fmt.Errorf("%s: %s is Python %s; the builder needs %s or newer (set %s)", r.label(), r.Python, v, pyfind.Min, pyfind.ConfigKey)
+	}
+	return v, nil
+}
+
+// cacheSlot is where an environment of kind ("venv", "pip", "node") with
+// key lives in the cache (final) and, unless a complete one is there
+// already (reused), the private directory to build it in (tmp), which
+// publish renames into place; the caller removes tmp when done. what names
+// the environment in the progress line ("Python", "Node.js").
+func (r *Runner) cacheSlot(kind, key, what string) (final, tmp string, reused bool, err error) {
+	final = filepath.Join(r.CacheDir, kind+"-"+key)
+	if complete(final) {
+		r.progress("reusing the cached " + what + " environment " + filepath.Base(final))
+		return final, "", true, nil
+	}
+	if err := os.MkdirAll(r.CacheDir, 0o755); err != nil {
+		return "", "", false, fmt.Errorf("%s: cache: %w", r.label(), err)
+	}
+	return final, filepath.Join(r.CacheDir, "."+kind+"-"+key+"-"+randomSuffix()), false, nil
+}
+
+// envKey is the cache key of an environment made of parts (tool versions
+// and pins): equal parts, the same environment.
+func envKey(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// checkInstalled compares what tool installed, as installed reads it, with
+// the pinned versions: a resolver that picked another version fails the
+// build rather than caching it under the pins' key.
+func (r *Runner) checkInstalled(tool string, pinned map[string]string, installed func(name string) (string, error)) error {
+	for name, want := range pinned {
+		got, err := installed(name)
+		if err != nil {
+			return fmt.Errorf("%s: %s install: %w", r.label(), tool, err)
+		}
+		if got != want {
+			return fmt.Errorf("%s: %s installed %s %s, pinned %s", r.label(), tool, name, got, want)
+		}
+	}
+	return nil
 }
 
 // completeMarker is written last into a finished environment.

@@ -23,27 +23,10 @@ type Target struct {
 	Environment string // "" = the workspace's default
 }
 
-// Runner deploys apps. The zero value is not usable: Python and CacheDir
-// are required.
-type Runner struct {
-	// Python is the interpreter (see pyfind.Find).
-	Python string
-	// CacheDir holds the pinned uv, uv's download cache and one virtual
-	// environment per (Python version, uv version, lock file, local
-	// packages). Concurrent runs may share it.
-	CacheDir string
-	// Progress, when set, receives a short status line at each stage and
-	// each line the deploy prints.
-	Progress func(string)
-	// Redact lists more values (secret values the caller knows) to blank
-	// out of error messages, besides the token secret.
-	Redact []string
-	// OutputLines is how many trailing lines of a failed step's output an
-	// error quotes (default 30).
-	OutputLines int
-	// Timeout bounds each step (default builder.DefaultTimeout).
-	Timeout time.Duration
-}
+// Runner deploys apps: a builder runner (the same settings: Python and
+// CacheDir required, Progress, Redact, OutputLines, Timeout) whose Label
+// is always "modal" and whose Redact blanks the token secret too.
+type Runner builder.Runner
 
 // Result says what a run did.
 type Result struct {
@@ -62,8 +45,9 @@ const AppFile = "deploy.py"
 
 // builder is the shared runner configured for a deploy to t.
 func (r *Runner) builder(t Target) *builder.Runner {
-	return &builder.Runner{Label: "modal", Python: r.Python, CacheDir: r.CacheDir, Progress: r.Progress,
-		Redact: append([]string{t.TokenSecret}, r.Redact...), OutputLines: r.OutputLines, Timeout: r.Timeout}
+	b := builder.Runner(*r)
+	b.Label, b.Redact = "modal", append([]string{t.TokenSecret}, r.Redact...)
+	return &b
 }
 
 // Run deploys the app in appDir (packages/modal-infra of a checkout, with
