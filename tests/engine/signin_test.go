@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openinspect/pulumi-openinspect/tests/browser"
+	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/anthropic"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
 	emumodal "github.com/openinspect/pulumi-openinspect/tests/emulator/modal"
@@ -128,20 +130,21 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	assert.Equal(t, "Lax", cookie.SameSite)
 	shot("4-dashboard.png")
 
-	b.Click(`button[data-repo-name="hello-world"]`)
-	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
-	sessionID := strings.TrimPrefix(b.URL(), webURL+"/session/")
-	assert.Equal(t, github.DefaultOrg+"/hello-world", b.Text("#session-repo"))
 	// The sandbox boots: its image laid out (minutes the first time on a
 	// machine, from the registries), the clone, OpenCode, the socket.
-	b.WaitForWithin(`["ready", "failed"].includes(document.getElementById("session").dataset.sandboxStatus)`, 10*time.Minute)
+	sessionID := startSession(t, b, webURL, 10*time.Minute)
 	shot("5-sandbox-ready.png")
-	require.Equal(t, "ready", b.Text("#sandbox-status"), "the sandbox connected to the session")
+	assert.Equal(t, github.DefaultOrg+"/hello-world", b.Text("#session-repo"))
 	assert.Regexp(t, `^sandbox-openinspect-local-hello-world-\d+$`, b.Text("#sandbox-id"), "the sandbox the control plane named")
 
+	// The control plane restarts (workerd, with the Durable Objects'
+	// storage kept): the page subscribes again, the sandbox's bridge
+	// connects again, and the prompt sent meanwhile waits for it.
+	emu.admin(t, http.MethodDelete, "runtime", nil)
+	b.WaitForWithin(`Number(document.getElementById("session").dataset.subscriptions) >= 2`, time.Minute)
+
 	prompt := "Leave a note that the local cloud ran this session"
-	b.Type("#prompt-input", prompt)
-	b.Click("#send-prompt")
+	sendPrompt(b, prompt)
 	b.WaitForWithin(`!document.getElementById("pull-request").hidden || !!document.querySelector("#timeline .failed")`, 5*time.Minute)
 	b.WaitFor(`!!document.querySelector("#timeline .done, #timeline .failed")`)
 	shot("6-pull-request.png")
@@ -161,6 +164,7 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 		assert.Equal(t, "completed", timeline.Tools[tool], "the agent's %s call, live on the page: %v", tool, timeline.Tools)
 	}
 	assert.Regexp(t, `^https://github\.com/`+github.DefaultOrg+`/hello-world/pull/\d+$`, timeline.PR)
+	assert.Equal(t, "ready", b.Text("#session-status"), "the session's status, live")
 	assert.Contains(t, timeline.Reply, timeline.PR, "the agent's reply links the pull request")
 
 	// The stand-in: the pull request, from the session's branch, with the
@@ -199,6 +203,25 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 		assert.NotContains(t, r["access_token"], "gho_", "the GitHub token is sealed")
 	}
 
+	// A sandbox killed while the agent works (its model call held, then
+	// every process of the sandbox SIGKILLed): the control plane gives it
+	// time to come back, then the page says the prompt failed and why.
+	b.Navigate(webURL)
+	killedSession := startSession(t, b, webURL, 5*time.Minute)
+	killed := sessionSandbox(t, emu, killedSession)
+	emu.injectFault(t, emulator.Fault{Route: "POST " + anthropic.Prefix + "/v1/messages", Kind: emulator.FaultHold, Times: 1, After: 2})
+	sendPrompt(b, prompt)
+	require.Eventually(t, func() bool { return emu.holds(t).Held > 0 }, 2*time.Minute, 100*time.Millisecond, "the agent's third model call")
+	for _, pid := range sandboxProcesses(t, killed.ID) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	emu.admin(t, http.MethodPost, "faults/release", nil)
+	b.WaitForWithin(`!!document.querySelector("#timeline .failed")`, 2*time.Minute)
+	shot("7-sandbox-killed.png")
+	assert.Contains(t, b.Text("#timeline .failed"), "The sandbox stopped while the agent was working")
+	assert.Equal(t, "stopped", b.Text("#sandbox-status"))
+	assert.Empty(t, sandboxProcesses(t, killed.ID), "nothing of the killed sandbox lingers")
+
 	// A mistyped model key: the app secret the sandbox's environment takes
 	// over the Modal secret. The next session's prompt fails on the page
 	// with the model API's refusal.
@@ -207,13 +230,10 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	})
 	previewUp(t, pt)
 	b.Navigate(webURL)
-	b.Click(`button[data-repo-name="hello-world"]`)
-	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
-	b.WaitForWithin(`["ready", "failed"].includes(document.getElementById("session").dataset.sandboxStatus)`, 5*time.Minute)
-	b.Type("#prompt-input", prompt)
-	b.Click("#send-prompt")
+	startSession(t, b, webURL, 5*time.Minute)
+	sendPrompt(b, prompt)
 	b.WaitForWithin(`!!document.querySelector("#timeline .failed")`, 3*time.Minute)
-	shot("7-wrong-model-key.png")
+	shot("8-wrong-model-key.png")
 	assert.Contains(t, b.Text("#timeline .failed"), "invalid x-api-key", "the model API's refusal, on the page")
 	assert.Len(t, gh.PullRequests[github.DefaultOrg+"/hello-world"], 1, "no second pull request")
 
@@ -225,7 +245,7 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	b.WaitFor(`!!document.getElementById("sign-in-as-outsider")`)
 	b.Click("#sign-in-as-outsider")
 	b.WaitFor(`!location.href.startsWith("` + gh.BrowserURL + `")`)
-	shot("6-outsider-refused.png")
+	shot("9-outsider-refused.png")
 	var callback *browser.Request
 	for _, r := range b.Log().Requests {
 		if strings.HasPrefix(r.URL, webURL+"/api/auth/callback/github?") {
@@ -275,6 +295,24 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	// processes.
 	pt.Destroy(t)
 	assert.Empty(t, sandboxProcesses(t, sandbox.ID), "no process of the sandbox outlives pulumi destroy")
+}
+
+// startSession starts a session on hello-world from the dashboard the page
+// shows and waits until its sandbox has connected; it returns the
+// session's ID.
+func startSession(t *testing.T, b *browser.Session, webURL string, boot time.Duration) string {
+	t.Helper()
+	b.Click(`button[data-repo-name="hello-world"]`)
+	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
+	b.WaitForWithin(`["ready", "failed"].includes(document.getElementById("session").dataset.sandboxStatus)`, boot)
+	require.Equal(t, "ready", b.Text("#sandbox-status"), "the sandbox connected to the session: %s", b.Text("#timeline"))
+	return strings.TrimPrefix(b.URL(), webURL+"/session/")
+}
+
+// sendPrompt types the prompt into the session page's box and sends it.
+func sendPrompt(b *browser.Session, prompt string) {
+	b.Type("#prompt-input", prompt)
+	b.Click("#send-prompt")
 }
 
 // sessionSandbox is the Modal sandbox tagged with the session.
