@@ -114,6 +114,7 @@ bench: provider
 	$(MAKE) bench-side-by-side
 	go test -run '^$$' -bench LocalRuntime -benchtime 5x ./tests/engine/
 	go test -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./tests/engine/
+	go test -run '^$$' -bench Session -benchtime 3x -timeout 30m ./tests/engine/
 
 # The provider beside wrangler on one emulator: a printed table, no timed
 # assertion; `make test` runs it once (under a minute) so CI shows it still

@@ -195,13 +195,13 @@ func (e *emulatorProcess) postAdmin(t tb, path string, body []byte) int {
 // inventory returns what exists in the emulator, without the account's
 // ownership registry: no installation owns or deletes it, by design
 // (registryRecords reads what it holds).
-func (e *emulatorProcess) inventory(t *testing.T) emulator.Inventory {
+func (e *emulatorProcess) inventory(t tb) emulator.Inventory {
 	inv := e.fullInventory(t)
 	inv.D1 = withoutRegistry(inv.D1)
 	return inv
 }
 
-func (e *emulatorProcess) fullInventory(t *testing.T) emulator.Inventory {
+func (e *emulatorProcess) fullInventory(t tb) emulator.Inventory {
 	var inv emulator.Inventory
 	e.admin(t, http.MethodGet, "inventory", &inv)
 	return inv

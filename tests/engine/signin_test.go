@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulumi/providertest/pulumitest"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,71 +60,11 @@ import (
 // clear, and after pulumi destroy no process of any sandbox is left.
 func TestSignInToTheLocalCloud(t *testing.T) {
 	t.Parallel()
-	requirePulumi(t)
-	// The Modal app's web endpoints run its own code, in virtualenvs made
-	// from the Python the provider deploys with (kept in the tool cache).
-	// Sandboxes run under bubblewrap with slirp4netns (on PATH), each image
-	// laid out once in the tool cache.
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
-	toolchain.SandboxTools(t, root)
-	emu := startEmulatorWith(t, os.Stderr, "-local-origin", webScript+"=127.0.0.1:0",
-		"-modal-python", toolchain.Python(t), "-modal-runners", filepath.Join(toolchain.CacheDir(), "modal-runners"),
-		"-modal-sandboxes", "-modal-image-cache", filepath.Join(toolchain.CacheDir(), "modal-images"))
-	var origins map[string]string
-	emu.admin(t, http.MethodGet, "local-origins", &origins)
-	webURL := origins[webScript]
-	require.NotEmpty(t, webURL)
-
-	// The stand-in knows the installation's OAuth client and its app's
-	// public key; the stack holds the client secret and the private key.
-	private, public := rsaKeyPair(t)
-	clientSecret := installationSecrets["githubOAuthClientSecret"]
-	emu.put(t, "github/oauth-apps/"+github.DefaultOAuthClientID, map[string]any{
-		"client_secret": clientSecret, "name": "Open-Inspect (engine)", "callback_url": github.DefaultCallbackURL})
-	emu.put(t, "github/apps/"+github.DefaultAppID, map[string]any{"public_key": public})
-
-	pt := newInstallationWithWebTest(t, emu)
-	pt.SetConfig(t, "webAppUrl", webURL)
-	pt.SetConfig(t, "allowedGithubOrgs", github.DefaultOrg)
-	pt.SetConfig(t, "allowedEmailDomains", "")
-	pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
-	require.NoError(t, pt.CurrentStack().SetConfig(t.Context(), "githubAppPrivateKey", auto.ConfigValue{Value: private, Secret: true}))
-	up := previewUp(t, pt)
-	require.Equal(t, webURL, up.Outputs["webUrl"].Value, "the stack's webUrl is the web UI's own origin")
-
-	var gh struct {
-		github.Inventory
-		BrowserURL string `json:"browser_url"`
-	}
-	emu.admin(t, http.MethodGet, "github", &gh)
-	require.True(t, strings.HasPrefix(gh.BrowserURL, "https://"+github.BrowserHost+":"), gh.BrowserURL)
-
-	b := browser.Open(t, 1280, 900)
+	c := deploySessionCloud(t, filepath.Join(toolchain.CacheDir(), "modal-images"))
+	emu, pt, b, webURL := c.emu, c.pt, c.b, c.webURL
+	gh := c.gh
 	shot := func(name string) { b.Screenshot(browser.ArtefactPath(t, name)) }
-	b.Navigate(webURL)
-	// The sign-in button works once the page's script has run: a click on it
-	// before then is lost.
-	const signInReady = `document.getElementById("app")?.dataset.hydrated === "true" && !!document.querySelector('button[data-provider="github"]')`
-	b.WaitFor(signInReady)
-	shot("1-sign-in.png")
-	b.Click(`button[data-provider="github"]`)
-	if b.WaitForAny(`location.href.startsWith("chrome-error://")`, `!!document.getElementById("sign-in-as-local-dev")`) == 0 {
-		shot("2-certificate-warning.png")
-		require.True(t, b.ProceedPastCertificateWarning())
-	}
-	b.WaitFor(`!!document.getElementById("sign-in-as-local-dev")`)
-	assert.True(t, strings.HasPrefix(b.URL(), gh.BrowserURL+"/login/oauth/authorize?"), "the stand-in's authorize page: %s", b.URL())
-	shot("3-authorize.png")
-	b.Click("#sign-in-as-local-dev")
-
-	b.WaitFor(`!!document.getElementById("repos") && document.getElementById("app").dataset.hydrated === "true"`)
-	assert.Equal(t, webURL+"/", b.URL(), "back on the web UI, at its root")
-	assert.Equal(t, "Local Developer", b.Text("#user-name"))
-	assert.Equal(t, "@local-dev", b.Text("#user-login"))
-	repos := b.Text("#repos")
-	assert.Contains(t, repos, github.DefaultOrg+"/hello-world")
-	assert.Contains(t, repos, github.DefaultOrg+"/docs-site")
+	signInReady := c.signIn(t, shot)
 	cookie, ok := b.Cookies(webURL)["openinspect.session_token"]
 	require.True(t, ok, "the session cookie is set on the web's origin")
 	assert.True(t, cookie.HTTPOnly, "HttpOnly")
@@ -297,10 +238,101 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	assert.Empty(t, sandboxProcesses(t, sandbox.ID), "no process of the sandbox outlives pulumi destroy")
 }
 
+// sessionCloud is examples/yaml from the fixture checkout deployed on a
+// local cloud that runs sessions' sandboxes, and a Chromium to use it.
+type sessionCloud struct {
+	emu    *emulatorProcess
+	pt     *pulumitest.PulumiTest
+	b      *browser.Session
+	webURL string
+	gh     struct {
+		github.Inventory
+		BrowserURL string `json:"browser_url"`
+	}
+}
+
+// deploySessionCloud deploys the installation with its GitHub App's real
+// key pair (the stand-in holds the public half) and an organization
+// allowlist; the Modal app's web endpoints run its own code (virtualenvs
+// made from the Python the provider deploys with, in the tool cache) and
+// its sandboxes run under bubblewrap with slirp4netns, each image laid out
+// once in imageCache.
+func deploySessionCloud(t tb, imageCache string) *sessionCloud {
+	t.Helper()
+	requirePulumi(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	toolchain.SandboxTools(t, root)
+	c := &sessionCloud{}
+	c.emu = startEmulatorWith(t, os.Stderr, "-local-origin", webScript+"=127.0.0.1:0",
+		"-modal-python", toolchain.Python(t), "-modal-runners", filepath.Join(toolchain.CacheDir(), "modal-runners"),
+		"-modal-sandboxes", "-modal-image-cache", imageCache)
+	var origins map[string]string
+	c.emu.admin(t, http.MethodGet, "local-origins", &origins)
+	c.webURL = origins[webScript]
+	require.NotEmpty(t, c.webURL)
+
+	// The stand-in knows the installation's OAuth client and its app's
+	// public key; the stack holds the client secret and the private key.
+	private, public := rsaKeyPair(t)
+	c.emu.put(t, "github/oauth-apps/"+github.DefaultOAuthClientID, map[string]any{
+		"client_secret": installationSecrets["githubOAuthClientSecret"], "name": "Open-Inspect (engine)", "callback_url": github.DefaultCallbackURL})
+	c.emu.put(t, "github/apps/"+github.DefaultAppID, map[string]any{"public_key": public})
+
+	c.pt = newInstallationWithWebTest(t, c.emu)
+	c.pt.SetConfig(t, "webAppUrl", c.webURL)
+	c.pt.SetConfig(t, "allowedGithubOrgs", github.DefaultOrg)
+	c.pt.SetConfig(t, "allowedEmailDomains", "")
+	c.pt.SetConfig(t, "openinspect:cacheDir", t.TempDir())
+	require.NoError(t, c.pt.CurrentStack().SetConfig(t.Context(), "githubAppPrivateKey", auto.ConfigValue{Value: private, Secret: true}))
+	up := previewUp(t, c.pt)
+	require.Equal(t, c.webURL, up.Outputs["webUrl"].Value, "the stack's webUrl is the web UI's own origin")
+
+	c.emu.admin(t, http.MethodGet, "github", &c.gh)
+	require.True(t, strings.HasPrefix(c.gh.BrowserURL, "https://"+github.BrowserHost+":"), c.gh.BrowserURL)
+	c.b = browser.Open(t, 1280, 900)
+	return c
+}
+
+// signIn does what a person does: opens webUrl, clicks "Sign in with
+// GitHub", passes Chromium's warning about the local CA's certificate
+// (Advanced, Proceed), signs in as the local user on the stand-in's
+// authorize page and lands on the dashboard with the installation's
+// repositories. It returns the expression that says the sign-in page is
+// ready for a click.
+func (c *sessionCloud) signIn(t tb, shot func(string)) string {
+	t.Helper()
+	b := c.b
+	b.Navigate(c.webURL)
+	// The sign-in button works once the page's script has run: a click on it
+	// before then is lost.
+	const signInReady = `document.getElementById("app")?.dataset.hydrated === "true" && !!document.querySelector('button[data-provider="github"]')`
+	b.WaitFor(signInReady)
+	shot("1-sign-in.png")
+	b.Click(`button[data-provider="github"]`)
+	if b.WaitForAny(`location.href.startsWith("chrome-error://")`, `!!document.getElementById("sign-in-as-local-dev")`) == 0 {
+		shot("2-certificate-warning.png")
+		require.True(t, b.ProceedPastCertificateWarning())
+	}
+	b.WaitFor(`!!document.getElementById("sign-in-as-local-dev")`)
+	assert.True(t, strings.HasPrefix(b.URL(), c.gh.BrowserURL+"/login/oauth/authorize?"), "the stand-in's authorize page: %s", b.URL())
+	shot("3-authorize.png")
+	b.Click("#sign-in-as-local-dev")
+
+	b.WaitFor(`!!document.getElementById("repos") && document.getElementById("app").dataset.hydrated === "true"`)
+	assert.Equal(t, c.webURL+"/", b.URL(), "back on the web UI, at its root")
+	assert.Equal(t, "Local Developer", b.Text("#user-name"))
+	assert.Equal(t, "@local-dev", b.Text("#user-login"))
+	repos := b.Text("#repos")
+	assert.Contains(t, repos, github.DefaultOrg+"/hello-world")
+	assert.Contains(t, repos, github.DefaultOrg+"/docs-site")
+	return signInReady
+}
+
 // startSession starts a session on hello-world from the dashboard the page
 // shows and waits until its sandbox has connected; it returns the
 // session's ID.
-func startSession(t *testing.T, b *browser.Session, webURL string, boot time.Duration) string {
+func startSession(t tb, b *browser.Session, webURL string, boot time.Duration) string {
 	t.Helper()
 	b.Click(`button[data-repo-name="hello-world"]`)
 	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
@@ -316,7 +348,7 @@ func sendPrompt(b *browser.Session, prompt string) {
 }
 
 // sessionSandbox is the Modal sandbox tagged with the session.
-func sessionSandbox(t *testing.T, emu *emulatorProcess, sessionID string) emumodal.SandboxEntry {
+func sessionSandbox(t tb, emu *emulatorProcess, sessionID string) emumodal.SandboxEntry {
 	t.Helper()
 	for _, sb := range emu.inventory(t).Modal.Sandboxes {
 		if sb.Tags["openinspect_session_id"] == sessionID {
@@ -329,7 +361,7 @@ func sessionSandbox(t *testing.T, emu *emulatorProcess, sessionID string) emumod
 
 // sandboxProcesses are the PIDs of the processes running in the Modal
 // sandbox id (its environment names it).
-func sandboxProcesses(t *testing.T, id string) []int {
+func sandboxProcesses(t tb, id string) []int {
 	t.Helper()
 	procs, err := filepath.Glob("/proc/[0-9]*/environ")
 	require.NoError(t, err)
@@ -349,7 +381,7 @@ func sandboxProcesses(t *testing.T, id string) []int {
 
 // rsaKeyPair is a GitHub App's key pair: the private key as PKCS#8 PEM (what
 // upstream's control plane imports), the public key as PKIX PEM.
-func rsaKeyPair(t *testing.T) (private, public string) {
+func rsaKeyPair(t tb) (private, public string) {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
@@ -361,7 +393,7 @@ func rsaKeyPair(t *testing.T) (private, public string) {
 }
 
 // put PUTs a JSON body to an admin route.
-func (e *emulatorProcess) put(t *testing.T, path string, body any) {
+func (e *emulatorProcess) put(t tb, path string, body any) {
 	t.Helper()
 	raw, err := json.Marshal(body)
 	require.NoError(t, err)
