@@ -37,8 +37,25 @@ var buildOutputs = []string{".open-next", ".turbo", ".wrangler"}
 const ignoreFile = ".vercelignore"
 
 // uploadFilter says which paths of a source tree a deployment leaves out:
-// the CLI's defaults, the build outputs and the source's .vercelignore.
-type uploadFilter struct{ matcher gitignore.Matcher }
+// the CLI's defaults, the build outputs and the source's .vercelignore, in
+// the order they apply (the last rule that matches a path decides it).
+type uploadFilter struct{ rules []ignoreRule }
+
+// ignoreRule is one line of the list. go-git's Pattern.Match answers for a
+// path and everything below it at once (a bare name matches any component of
+// the path, a glob any path below one it matches), which is how go-git walks
+// a tree; git and the Vercel CLI instead decide each directory level on its
+// own, and a "!" rule that brings a directory back says nothing about what
+// lies below it. So each rule is asked about one level: a bare name about
+// that level's name alone, as git matches a pattern without a slash, and a
+// glob only when it does not already match the level above (such a match is
+// the parent's, decided there).
+type ignoreRule struct {
+	pattern gitignore.Pattern
+	// bareName: the pattern has no slash (a trailing one aside), so git
+	// matches it against a path's last component.
+	bareName bool
+}
 
 // newUploadFilter reads source's .vercelignore, if it has one.
 func newUploadFilter(source string) (uploadFilter, error) {
@@ -60,11 +77,12 @@ func newUploadFilter(source string) (uploadFilter, error) {
 			}
 		}
 	}
-	patterns := make([]gitignore.Pattern, len(lines))
+	rules := make([]ignoreRule, len(lines))
 	for i, line := range lines {
-		patterns[i] = gitignore.ParsePattern(line, nil)
+		body := strings.TrimSuffix(strings.TrimRight(strings.TrimPrefix(line, "!"), " "), "/")
+		rules[i] = ignoreRule{pattern: gitignore.ParsePattern(line, nil), bareName: !strings.Contains(body, "/")}
 	}
-	return uploadFilter{matcher: gitignore.NewMatcher(patterns)}, nil
+	return uploadFilter{rules: rules}, nil
 }
 
 // excludes reports whether rel (a slash path relative to the source) is
@@ -73,10 +91,29 @@ func newUploadFilter(source string) (uploadFilter, error) {
 // back a file below one.
 func (f uploadFilter) excludes(rel string, isDir bool) bool {
 	parts := strings.Split(rel, "/")
-	for i := 1; i < len(parts); i++ {
-		if f.matcher.Match(parts[:i], true) {
+	for i := 1; i <= len(parts); i++ {
+		if f.excludesLevel(parts[:i], i < len(parts) || isDir) {
 			return true
 		}
 	}
-	return f.matcher.Match(parts, isDir)
+	return false
+}
+
+// excludesLevel decides path's last component, its parents being kept: the
+// last rule that matches it at this level says whether it is left out.
+func (f uploadFilter) excludesLevel(path []string, isDir bool) bool {
+	for i := len(f.rules) - 1; i >= 0; i-- {
+		r := f.rules[i]
+		var m gitignore.MatchResult
+		if r.bareName {
+			m = r.pattern.Match(path[len(path)-1:], isDir)
+		} else if m = r.pattern.Match(path, isDir); m != gitignore.NoMatch && len(path) > 1 &&
+			r.pattern.Match(path[:len(path)-1], true) != gitignore.NoMatch {
+			m = gitignore.NoMatch
+		}
+		if m != gitignore.NoMatch {
+			return m == gitignore.Exclude
+		}
+	}
+	return false
 }

@@ -85,6 +85,37 @@ func TestSourceFilesLeaveOutWhatTheVercelCLIDoes(t *testing.T) {
 	assert.Equal(t, []string{"packages/web/package.json"}, only)
 }
 
+// TestSourceFilesUnderADirectoryBroughtBack: a .vercelignore that leaves
+// out everything at the root but what it brings back with "!" (upstream's
+// has this shape: the workspace files and packages) brings back those
+// entries, not what lies below them: installed packages, the web's builds
+// and local environment files under packages are still left out, as git and
+// the Vercel CLI decide each directory level on its own. (A release's web
+// source once carried packages/web/node_modules, .next and .open-next.)
+func TestSourceFilesUnderADirectoryBroughtBack(t *testing.T) {
+	src := writeTree(t, map[string]string{
+		".vercelignore":                        "# only these at the root\n/*\n!package.json\n!package-lock.json\n!packages\n",
+		"package.json":                         `{"name":"root","workspaces":["packages/*"]}`,
+		"package-lock.json":                    `{"lockfileVersion":3}`,
+		"terraform/main.tf":                    secretMarker,
+		"packages/shared/package.json":         `{"name":"@open-inspect/shared"}`,
+		"packages/shared/node_modules/x/x.js":  secretMarker,
+		"packages/web/package.json":            `{"name":"@open-inspect/web"}`,
+		"packages/web/src/packages/list.ts":    `export const list = []`,
+		"packages/web/node_modules/next/x.js":  secretMarker,
+		"packages/web/.next/server/page.js":    secretMarker,
+		"packages/web/.open-next/worker.js":    secretMarker,
+		"packages/web/.env.local":              "SERVICE_AUTH_SECRET=" + secretMarker,
+		"packages/web/packages/node_modules/a": secretMarker,
+	})
+	files, err := vercel.SourceFiles(src, append(vercel.DefaultPaths, "terraform"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"package-lock.json", "package.json", "packages/shared/package.json",
+		"packages/web/package.json", "packages/web/src/packages/list.ts",
+	}, files)
+}
+
 // TestVercelDeploymentUploadsNoLocalSecret deploys the same source through
 // the provider: the deployment holds only the files SourceFiles lists, and
 // what reached the emulator's Vercel is only those.

@@ -153,8 +153,10 @@ func (r *renderer) buildDir() string { return r.static() + r.m.BuildID + "/" }
 // contentHash is the hash in a static asset's name: the last run of
 // lower-case letters and digits, at least 8 long and with a digit, in the
 // name without its extension (`page-0a1b2c3d4e5f6a7b.js`, `0a1b2c3d4e5f6a7b.js`,
-// `[turbopack]_runtime_0a1b2c3d._.js`, `font.p.0a1b2c3d.woff2`); "" for any
-// other file.
+// `[turbopack]_runtime_0a1b2c3d._.js`, `font.p.0a1b2c3d.woff2`); failing
+// that, the whole name when it is one of Turbopack's (Next 16) 13-character
+// names, whose alphabet has '_' and '-' too (`1ombj1_o3vp19.js`: no run of
+// 8); "" for any other file.
 func (r *renderer) contentHash(p string) string {
 	if !strings.HasPrefix(p, r.static()) || strings.HasPrefix(p, r.buildDir()) {
 		return ""
@@ -166,12 +168,67 @@ func (r *renderer) contentHash(p string) string {
 			hash = run
 		}
 	}
+	if hash == "" && isTurbopackName(stem) {
+		hash = stem
+	}
 	return hash
+}
+
+// turbopackNameLen is the length of Turbopack's chunk names in Next 16.
+const turbopackNameLen = 13
+
+// isTurbopackName: 13 lower-case letters, digits, '_' or '-', with a digit.
+func isTurbopackName(stem string) bool {
+	if len(stem) != turbopackNameLen || !strings.ContainsAny(stem, "0123456789") {
+		return false
+	}
+	for i := 0; i < len(stem); i++ {
+		if !isHashChar(stem[i]) && !isJoinChar(stem[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func isHashChar(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' }
 
 func isWordChar(c byte) bool { return isHashChar(c) || c >= 'A' && c <= 'Z' }
+
+// isJoinChar: the characters a Turbopack name has besides letters and
+// digits.
+func isJoinChar(c byte) bool { return c == '_' || c == '-' }
+
+// spans calls fn with each maximal run of word characters, '_' and '-' (a
+// Turbopack name as a whole), and with each run of word characters inside
+// it; fn answers whether it consumed the run, and a consumed outer run's
+// inner runs are skipped.
+func spans(b []byte, fn func(start, end int, outer bool) bool) {
+	for i := 0; i < len(b); {
+		if !isWordChar(b[i]) && !isJoinChar(b[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && (isWordChar(b[j]) || isJoinChar(b[j])) {
+			j++
+		}
+		if !fn(i, j, true) {
+			for k := i; k < j; {
+				if !isWordChar(b[k]) {
+					k++
+					continue
+				}
+				l := k
+				for l < j && isWordChar(b[l]) {
+					l++
+				}
+				fn(k, l, false)
+				k = l
+			}
+		}
+		i = j
+	}
+}
 
 // read reads one file of the build, refusing one over MaxFileSize.
 func (r *renderer) read(p string) ([]byte, error) {
@@ -250,22 +307,16 @@ func (r *renderer) scan() error {
 	return nil
 }
 
-// words calls fn with every maximal run of ASCII letters and digits.
+// words calls fn with every maximal run of ASCII letters and digits, and
+// every maximal run of them, '_' and '-' that holds one of those (a
+// Turbopack name), at least 8 long.
 func words(b []byte, fn func(string)) {
-	for i := 0; i < len(b); {
-		if !isWordChar(b[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(b) && isWordChar(b[j]) {
-			j++
-		}
-		if j-i >= 8 {
+	spans(b, func(i, j int, outer bool) bool {
+		if j-i >= 8 && (!outer || bytes.ContainsAny(b[i:j], "_-")) {
 			fn(string(b[i:j]))
 		}
-		i = j
-	}
+		return false
+	})
 }
 
 // rename decides the installation's BUILD_ID and the new name of every
@@ -460,27 +511,20 @@ func (r *renderer) write(out Output) (*Result, error) {
 }
 
 // rewrite replaces every reference to a renamed asset (its hash as a whole
-// word) and the BUILD_ID.
+// word, or a Turbopack name as a whole run) and the BUILD_ID.
 func (r *renderer) rewrite(content []byte) []byte {
 	if len(r.renamed) > 0 {
 		var b bytes.Buffer
 		last := 0
-		for i := 0; i < len(content); {
-			if !isWordChar(content[i]) {
-				i++
-				continue
-			}
-			j := i
-			for j < len(content) && isWordChar(content[j]) {
-				j++
-			}
-			if nh, ok := r.renamed[string(content[i:j])]; ok {
+		spans(content, func(i, j int, _ bool) bool {
+			nh, ok := r.renamed[string(content[i:j])]
+			if ok {
 				b.Write(content[last:i])
 				b.WriteString(nh)
 				last = j
 			}
-			i = j
-		}
+			return ok
+		})
 		if last > 0 {
 			b.Write(content[last:])
 			content = b.Bytes()

@@ -458,6 +458,38 @@ func TestChangedValuesRenameExactlyTheChunksHoldingThem(t *testing.T) {
 	assert.Equal(t, out1, out4)
 }
 
+// TestTurbopackNamesAreRenamed: Next 16's Turbopack names a chunk with 13
+// characters that may hold '_' and '-' (`1ombj1_o3vp19.js`, with no run of
+// eight letters and digits; upstream's web at 2026-08-02 had one holding a
+// placeholder). Such a chunk is renamed when its content changes, and a
+// chunk naming it is rewritten (and renamed in turn); a name merely of that
+// length without a digit is not taken for a hash.
+func TestTurbopackNamesAreRenamed(t *testing.T) {
+	m := readManifest(t)
+	build := fixtureMap(t)
+	const dir = "assets/_next/static/chunks/"
+	const chunk, loader = dir + "1ombj1_o3vp19.js", dir + "0d-k2a_7wq9zx.js"
+	build[chunk] = &fstest.MapFile{Data: []byte(`var n = "` + m.Placeholders[VarAppName] + `";`), Mode: 0o644}
+	build[loader] = &fstest.MapFile{Data: []byte(`import("./1ombj1_o3vp19.js"); var w = "x-1ombj1_o3vp19", v = "a1ombj1_o3vp19";`), Mode: 0o644}
+	out := memOutput{}
+	res, err := Render(build, Installation{Values: nasty, Secrets: testSecrets(t, 6)}, out)
+	require.NoError(t, err)
+	renamed := res.Renamed[chunk]
+	require.Regexp(t, `^`+dir+`[0-9a-z]{13}\.js$`, renamed)
+	assert.Contains(t, string(out[renamed]), `Ünïcode`, "the renamed chunk holds the value")
+	newLoader := res.Renamed[loader]
+	require.Regexp(t, `^`+dir+`[0-9a-z]{13}\.js$`, newLoader, "the loader names a renamed chunk, so it is renamed too")
+	newName := strings.TrimSuffix(path.Base(renamed), ".js")
+	assert.Equal(t, `import("./`+newName+`.js"); var w = "x-1ombj1_o3vp19", v = "a1ombj1_o3vp19";`, string(out[newLoader]),
+		"the name as a whole is rewritten, not a longer run holding it")
+
+	// A 13-character name without a digit is no hash: changing it refuses.
+	build = fixtureMap(t)
+	build[dir+"main-app_page.js"] = &fstest.MapFile{Data: []byte(`var n = "` + m.Placeholders[VarAppName] + `";`), Mode: 0o644}
+	_, err = Render(build, Installation{Values: nasty, Secrets: testSecrets(t, 6)}, memOutput{})
+	require.ErrorContains(t, err, dir+"main-app_page.js: its content changes, but its name carries no content hash")
+}
+
 // TestRenderedJSRuns runs the rendered worker and chunk in Node: a real JS
 // parser reads them, and the values come out as they went in.
 func TestRenderedJSRuns(t *testing.T) {
