@@ -93,7 +93,7 @@ func TestSourceFilesLeaveOutWhatTheVercelCLIDoes(t *testing.T) {
 // the Vercel CLI decide each directory level on its own. (A release's web
 // source once carried packages/web/node_modules, .next and .open-next.)
 func TestSourceFilesUnderADirectoryBroughtBack(t *testing.T) {
-	src := writeTree(t, map[string]string{
+	src := filetree.Write(t, map[string]string{
 		".vercelignore":                        "# only these at the root\n/*\n!package.json\n!package-lock.json\n!packages\n",
 		"package.json":                         `{"name":"root","workspaces":["packages/*"]}`,
 		"package-lock.json":                    `{"lockfileVersion":3}`,
