@@ -60,7 +60,9 @@ import (
 // clear, and after pulumi destroy no process of any sandbox is left.
 func TestSignInToTheLocalCloud(t *testing.T) {
 	t.Parallel()
-	c := deploySessionCloud(t, filepath.Join(toolchain.CacheDir(), "modal-images"))
+	// A sandbox idle and unwatched for a minute is stopped.
+	c := deploySessionCloud(t, filepath.Join(toolchain.CacheDir(), "modal-images"),
+		withSandbox("      sandbox:\n        inactivityTimeoutMs: 60000\n"))
 	emu, pt, b, webURL := c.emu, c.pt, c.b, c.webURL
 	gh := c.gh
 	shot := func(name string) { b.Screenshot(browser.ArtefactPath(t, name)) }
@@ -178,6 +180,16 @@ func TestSignInToTheLocalCloud(t *testing.T) {
 	assert.Contains(t, b.Text("#timeline .failed"), "invalid x-api-key", "the model API's refusal, on the page")
 	assert.Len(t, gh.PullRequests[github.DefaultOrg+"/hello-world"], 1, "no second pull request")
 
+	// The first session's sandbox, idle and unwatched for the installation's
+	// sandbox.inactivityTimeoutMs, was told to shut down: it ends, and its
+	// page says it stopped.
+	require.Eventually(t, func() bool { return len(sandboxProcesses(t, sandbox.ID)) == 0 }, 3*time.Minute, time.Second,
+		"the idle sandbox's processes end")
+	b.Navigate(webURL + "/session/" + sessionID)
+	b.WaitFor(`document.getElementById("session")?.dataset.subscribed === "true"`)
+	assert.Equal(t, "stopped", b.Text("#sandbox-status"))
+	assert.False(t, sessionSandbox(t, emu, sessionID).Running, "Modal records its end")
+
 	// The outsider: a pending invitation to the organization is no
 	// membership, so the control plane refuses them and sets no session.
 	b.Click("#sign-out")
@@ -257,7 +269,7 @@ type sessionCloud struct {
 // made from the Python the provider deploys with, in the tool cache) and
 // its sandboxes run under bubblewrap with slirp4netns, each image laid out
 // once in imageCache.
-func deploySessionCloud(t tb, imageCache string) *sessionCloud {
+func deploySessionCloud(t tb, imageCache string, edits ...func(string) string) *sessionCloud {
 	t.Helper()
 	requirePulumi(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -280,6 +292,9 @@ func deploySessionCloud(t tb, imageCache string) *sessionCloud {
 	c.emu.put(t, "github/apps/"+github.DefaultAppID, map[string]any{"public_key": public})
 
 	c.pt = newInstallationWithWebTest(t, c.emu)
+	for _, edit := range edits {
+		editProgram(t, c.pt, edit)
+	}
 	c.pt.SetConfig(t, "webAppUrl", c.webURL)
 	c.pt.SetConfig(t, "allowedGithubOrgs", github.DefaultOrg)
 	c.pt.SetConfig(t, "allowedEmailDomains", "")
