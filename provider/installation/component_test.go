@@ -604,14 +604,7 @@ func TestInstallationRegistersWiredChildren(t *testing.T) {
 	vars := cp["vars"].ObjectValue()
 	assert.Equal(t, "https://open-inspect-control-plane-t1.acct.workers.dev", vars["WORKER_URL"].StringValue())
 	assert.True(t, cp["secrets"].ContainsSecrets(), "worker secrets stay secret")
-	secrets := cp["secrets"]
-	for secrets.IsSecret() {
-		secrets = secrets.SecretValue().Element
-	}
-	slackKey := secrets.ObjectValue()["SERVICE_AUTH_SECRET_SLACK_BOT"]
-	for slackKey.IsSecret() {
-		slackKey = slackKey.SecretValue().Element
-	}
+	slackKey := unwrapSecret(unwrapSecret(cp["secrets"]).ObjectValue()["SERVICE_AUTH_SECRET_SLACK_BOT"])
 	assert.Equal(t, "generated-oi-secret-serviceAuthSecretSlackBot", slackKey.StringValue())
 	assert.Equal(t, "SessionDO", cp["durableObjects"].ArrayValue()[0].ObjectValue()["className"].StringValue())
 	assert.Equal(t, "db-id", cp["d1Databases"].ArrayValue()[0].ObjectValue()["databaseId"].StringValue())
