@@ -70,6 +70,16 @@ func SplitReason(reason string) (path, problem string) {
 	return "", reason
 }
 
+// ProblemsByField are failures' problems keyed by the field each names
+// (FailureField); of two failures naming one field, the later one's.
+func ProblemsByField(failures []p.CheckFailure) map[string]string {
+	out := make(map[string]string, len(failures))
+	for _, f := range failures {
+		out[FailureField(f)] = FailureProblem(f)
+	}
+	return out
+}
+
 // FailureProblem is what a failure says is wrong, without the field path a
 // Readable failure's reason starts with.
 func FailureProblem(f p.CheckFailure) string {
