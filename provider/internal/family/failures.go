@@ -70,16 +70,6 @@ func SplitReason(reason string) (path, problem string) {
 	return "", reason
 }
 
-// ProblemsByField are failures' problems keyed by the field each names
-// (FailureField); of two failures naming one field, the later one's.
-func ProblemsByField(failures []p.CheckFailure) map[string]string {
-	out := make(map[string]string, len(failures))
-	for _, f := range failures {
-		out[FailureField(f)] = FailureProblem(f)
-	}
-	return out
-}
-
 // FailureProblem is what a failure says is wrong, without the field path a
 // Readable failure's reason starts with.
 func FailureProblem(f p.CheckFailure) string {
@@ -88,4 +78,14 @@ func FailureProblem(f p.CheckFailure) string {
 	}
 	_, problem := SplitReason(f.Reason)
 	return problem
+}
+
+// ProblemsByField are failures' problems keyed by the field each names
+// (FailureField); of two failures naming one field, the later one's.
+func ProblemsByField(failures []p.CheckFailure) map[string]string {
+	out := make(map[string]string, len(failures))
+	for _, f := range failures {
+		out[FailureField(f)] = FailureProblem(f)
+	}
+	return out
 }
