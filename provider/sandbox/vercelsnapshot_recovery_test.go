@@ -33,9 +33,7 @@ func TestVercelSnapshotRecoversFromAKilledBuild(t *testing.T) {
 	// The killed build's sandbox, as the builder started it, still running.
 	createVercelSandbox(t, h, project, name, "node22", nil)
 
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
-	require.NoError(t, err, "the stale build sandbox is removed, then the build runs")
-	assert.Equal(t, name, created.Properties.Get("name").AsString())
-	assert.Equal(t, "created", created.Properties.Get("status").AsString())
+	// The stale build sandbox is removed, then the build runs.
+	created := createNamed(t, h, u, inputs, name, "created")
 	assert.NotEmpty(t, created.Properties.Get("vercelSnapshotId").AsString())
 }
