@@ -97,10 +97,7 @@ func TestD1DatabaseCheckNamesTheFieldBeforeAnyCall(t *testing.T) {
 	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.D1DatabaseToken, "db"),
 		Inputs: providertest.Props(t, map[string]any{"name": "bad name!", "primaryLocationHint": "mars"})})
 	require.NoError(t, err)
-	fields := map[string]string{}
-	for _, f := range check.Failures {
-		fields[family.FailureField(f)] = family.FailureProblem(f)
-	}
+	fields := family.ProblemsByField(check.Failures)
 	assert.Contains(t, fields["name"], "bad name!")
 	assert.Contains(t, fields["primaryLocationHint"], "mars")
 

@@ -79,11 +79,18 @@ func versions(props property.Map) []string {
 	return out
 }
 
-func TestD1MigrationsApplyInOrderWithLedger(t *testing.T) {
+// migrationsOnNewDatabase is a harness, a new database in its emulator (and
+// a client of it), and the URN and inputs of a D1Migrations resource named
+// name applying fixtureMigrations to that database.
+func migrationsOnNewDatabase(t *testing.T, name string) (*providertest.Harness, *cfapi.Client, string, resource.URN, property.Map) {
+	t.Helper()
 	h := providertest.NewHarness(t)
 	client, dbID := cfapitest.NewDatabase(t, h)
-	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
-	inputs := migrationInputs(t, dbID, fixtureMigrations)
+	return h, client, dbID, providertest.URN(cloudflare.D1MigrationsToken, name), migrationInputs(t, dbID, fixtureMigrations)
+}
+
+func TestD1MigrationsApplyInOrderWithLedger(t *testing.T) {
+	h, client, dbID, u, inputs := migrationsOnNewDatabase(t, "migrations")
 
 	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs})
 	require.NoError(t, err)
@@ -314,10 +321,7 @@ func TestD1MigrationsContinueUpstreamLedger(t *testing.T) {
 }
 
 func TestD1MigrationsRefreshSeesOutOfBandLedger(t *testing.T) {
-	h := providertest.NewHarness(t)
-	client, dbID := cfapitest.NewDatabase(t, h)
-	u := providertest.URN(cloudflare.D1MigrationsToken, "m")
-	inputs := migrationInputs(t, dbID, fixtureMigrations)
+	h, client, dbID, u, inputs := migrationsOnNewDatabase(t, "m")
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
 	_, err = client.Query(t.Context(), dbID, "DELETE FROM _schema_migrations WHERE version = '0005'")
@@ -372,10 +376,7 @@ func TestD1MigrationsCheckNamesBadFiles(t *testing.T) {
 // of reading the database as gone and dropping it from state.
 func TestD1MigrationsRefusesAnotherAccount(t *testing.T) {
 	const other = "ffffffffffffffffffffffffffffffff"
-	h := providertest.NewHarness(t)
-	_, dbID := cfapitest.NewDatabase(t, h)
-	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
-	inputs := migrationInputs(t, dbID, fixtureMigrations)
+	h, _, dbID, u, inputs := migrationsOnNewDatabase(t, "migrations")
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
 	assert.Equal(t, emulator.DefaultAccountID, created.Properties.Get("accountId").AsString())
@@ -412,10 +413,7 @@ func TestD1MigrationsRefusesAnotherAccount(t *testing.T) {
 // recorded refreshes, updates and deletes as before, and a refresh records
 // the account.
 func TestD1MigrationsStateWithoutAccount(t *testing.T) {
-	h := providertest.NewHarness(t)
-	_, dbID := cfapitest.NewDatabase(t, h)
-	u := providertest.URN(cloudflare.D1MigrationsToken, "migrations")
-	inputs := migrationInputs(t, dbID, fixtureMigrations)
+	h, _, dbID, u, inputs := migrationsOnNewDatabase(t, "migrations")
 	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
 	require.NoError(t, err)
 	old := created.Properties.Delete("accountId")

@@ -22,10 +22,7 @@ func checkReasons(t *testing.T, h *providertest.Harness, inputs map[string]any) 
 	t.Helper()
 	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(cloudflare.WorkerToken, "w"), Inputs: providertest.Props(t, inputs)})
 	require.NoError(t, err)
-	reasons := map[string]string{}
-	for _, f := range check.Failures {
-		reasons[family.FailureField(f)] = family.FailureProblem(f)
-	}
+	reasons := family.ProblemsByField(check.Failures)
 	return reasons
 }
 

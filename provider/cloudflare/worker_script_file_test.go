@@ -31,18 +31,14 @@ func TestWorkerScriptFromFile(t *testing.T) {
 		return providertest.Props(t, map[string]any{"name": "oi-from-file", "compatibilityDate": "2025-01-01"}).
 			Set("script", property.New(a))
 	}
-	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs()})
-	require.NoError(t, err)
-	require.Empty(t, check.Failures)
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
-	require.NoError(t, err)
+	_, _, created := checkedCreate(t, h, u, inputs())
 	w, ok := h.Emu.Workers().Worker(emulator.DefaultAccountID, "oi-from-file")
 	require.True(t, ok)
 	assert.Equal(t, providertest.FixtureWorker, w.Modules["index.js"])
 
 	changed := providertest.FixtureWorker + "\n// changed\n"
 	require.NoError(t, os.WriteFile(bundle, []byte(changed), 0o644))
-	check, err = h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs()})
+	check, err := h.Server.Check(p.CheckRequest{Urn: u, Inputs: inputs()})
 	require.NoError(t, err)
 	diff, err := h.Server.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, Inputs: check.Inputs})
 	require.NoError(t, err)

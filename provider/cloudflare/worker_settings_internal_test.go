@@ -26,10 +26,7 @@ func TestWorkerSettingsValidationNamesFields(t *testing.T) {
 			},
 		}}
 	args.Vars = map[string]string{"GREETING": "hi"}
-	reasons := map[string]string{}
-	for _, f := range args.validate(func(string) bool { return false }) {
-		reasons[family.FailureField(f)] = family.FailureProblem(f)
-	}
+	reasons := family.ProblemsByField(args.validate(func(string) bool { return false }))
 	for _, field := range []string{"observability.headSamplingRate", "placement", "limits.cpuMs", "tags[0]", "keepBindings[0]",
 		"domains[0].hostname", "domains[0].zoneId", "routes[0].zoneName", "rateLimits[0].namespaceId", "rateLimits[0].period",
 		"otherBindings[0].type", "hyperdrives[0].id", "vars.GREETING"} {

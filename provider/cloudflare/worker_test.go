@@ -244,10 +244,7 @@ func TestWorkerCheckNamesFieldsBeforeAnyCall(t *testing.T) {
 		"queueConsumers":    providertest.List(map[string]any{"queueId": "q", "maxBatchSize": 500.0}),
 	})})
 	require.NoError(t, err)
-	reasons := map[string]string{}
-	for _, f := range check.Failures {
-		reasons[family.FailureField(f)] = family.FailureProblem(f)
-	}
+	reasons := family.ProblemsByField(check.Failures)
 	assert.Contains(t, reasons["name"], "Bad Name")
 	assert.Contains(t, reasons["content"], "no code")
 	assert.Contains(t, reasons["vars.DB"], "d1Databases[0].binding")

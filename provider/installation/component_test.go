@@ -226,23 +226,10 @@ func TestDefaultExpansionMatchesContract(t *testing.T) {
 				*into = append(*into, binding+"->"+target)
 			}
 		}
-		for _, b := range cw.Bindings.D1 {
-			add(&want.d1, b.Binding, b.Database, b.When)
-		}
-		for _, b := range cw.Bindings.KV {
-			add(&want.kv, b.Binding, b.Namespace, b.When)
-		}
-		for _, b := range cw.Bindings.R2 {
-			add(&want.r2, b.Binding, b.Bucket, b.When)
-		}
-		for _, b := range cw.Bindings.QueueProducers {
-			add(&want.queues, b.Binding, b.Queue, b.When)
-		}
-		for _, b := range cw.Bindings.Services {
-			add(&want.services, b.Binding, b.Worker, b.When)
-		}
-		for _, b := range cw.Bindings.DurableObjects {
-			add(&want.objects, b.Binding, b.ClassName, b.When)
+		into := map[string]*[]string{"d1": &want.d1, "kv": &want.kv, "r2": &want.r2,
+			"queueProducers": &want.queues, "services": &want.services, "durableObjects": &want.objects}
+		for _, b := range cw.Bindings.All() {
+			add(into[b.Kind], b.Binding, b.Target, b.When)
 		}
 		assert.Equal(t, want.d1, bindingNames(w.D1), cw.Logical+" d1")
 		assert.Equal(t, want.kv, bindingNames(w.KV), cw.Logical+" kv")
@@ -617,14 +604,7 @@ func TestInstallationRegistersWiredChildren(t *testing.T) {
 	vars := cp["vars"].ObjectValue()
 	assert.Equal(t, "https://open-inspect-control-plane-t1.acct.workers.dev", vars["WORKER_URL"].StringValue())
 	assert.True(t, cp["secrets"].ContainsSecrets(), "worker secrets stay secret")
-	secrets := cp["secrets"]
-	for secrets.IsSecret() {
-		secrets = secrets.SecretValue().Element
-	}
-	slackKey := secrets.ObjectValue()["SERVICE_AUTH_SECRET_SLACK_BOT"]
-	for slackKey.IsSecret() {
-		slackKey = slackKey.SecretValue().Element
-	}
+	slackKey := unwrapSecret(unwrapSecret(cp["secrets"]).ObjectValue()["SERVICE_AUTH_SECRET_SLACK_BOT"])
 	assert.Equal(t, "generated-oi-secret-serviceAuthSecretSlackBot", slackKey.StringValue())
 	assert.Equal(t, "SessionDO", cp["durableObjects"].ArrayValue()[0].ObjectValue()["className"].StringValue())
 	assert.Equal(t, "db-id", cp["d1Databases"].ArrayValue()[0].ObjectValue()["databaseId"].StringValue())

@@ -29,13 +29,6 @@ func TestDaytonaCredentialsGivenOnce(t *testing.T) {
 	cp := mocks.byName(t, "oi-worker-control-plane").Inputs
 	assert.Equal(t, api, cp["vars"].ObjectValue()["DAYTONA_API_URL"].StringValue())
 	assert.Equal(t, target, cp["vars"].ObjectValue()["DAYTONA_TARGET"].StringValue())
-	secrets := cp["secrets"]
-	for secrets.IsSecret() {
-		secrets = secrets.SecretValue().Element
-	}
-	cpKey := secrets.ObjectValue()["DAYTONA_API_KEY"]
-	for cpKey.IsSecret() {
-		cpKey = cpKey.SecretValue().Element
-	}
+	cpKey := unwrapSecret(unwrapSecret(cp["secrets"]).ObjectValue()["DAYTONA_API_KEY"])
 	assert.Equal(t, "dtn-once", cpKey.StringValue(), "the control plane gets the same key")
 }

@@ -552,24 +552,10 @@ func (pl *planner) contractWorker(cw *upstream.Worker) (*plannedWorker, error) {
 			*into = append(*into, plannedBinding{Binding: binding, Target: target})
 		}
 	}
-	b := cw.Bindings
-	for _, x := range b.D1 {
-		add(&w.D1, x.Binding, x.Database, x.When)
-	}
-	for _, x := range b.KV {
-		add(&w.KV, x.Binding, x.Namespace, x.When)
-	}
-	for _, x := range b.R2 {
-		add(&w.R2, x.Binding, x.Bucket, x.When)
-	}
-	for _, x := range b.QueueProducers {
-		add(&w.Queues, x.Binding, x.Queue, x.When)
-	}
-	for _, x := range b.Services {
-		add(&w.Services, x.Binding, x.Worker, x.When)
-	}
-	for _, x := range b.DurableObjects {
-		add(&w.DurableObjects, x.Binding, x.ClassName, x.When)
+	into := map[string]*[]plannedBinding{"d1": &w.D1, "kv": &w.KV, "r2": &w.R2,
+		"queueProducers": &w.Queues, "services": &w.Services, "durableObjects": &w.DurableObjects}
+	for _, x := range cw.Bindings.All() {
+		add(into[x.Kind], x.Binding, x.Target, x.When)
 	}
 	if bindErr != nil {
 		return nil, bindErr

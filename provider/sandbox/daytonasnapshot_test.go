@@ -255,10 +255,7 @@ func TestDaytonaSnapshotCheck(t *testing.T) {
 	check, err := h.Server.Check(p.CheckRequest{Urn: providertest.URN(sandbox.DaytonaSnapshotToken, "base"), Inputs: providertest.Props(t, map[string]any{
 		"source": checkout, "namePrefix": "-bad", "apiUrl": "ftp://daytona", "gracePeriodSeconds": -1})})
 	require.NoError(t, err)
-	reasons := map[string]string{}
-	for _, f := range check.Failures {
-		reasons[family.FailureField(f)] = family.FailureProblem(f)
-	}
+	reasons := family.ProblemsByField(check.Failures)
 	assert.Contains(t, reasons["source"], "packages/daytona-infra/src/bootstrap.py is missing")
 	assert.Contains(t, reasons["namePrefix"], `"-bad"`)
 	assert.Contains(t, reasons["apiUrl"], "not an http(s) URL")

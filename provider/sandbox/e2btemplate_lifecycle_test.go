@@ -99,10 +99,7 @@ func TestE2bTemplateWaitsForARunningBuild(t *testing.T) {
 		`{"fromImage":"ubuntu:22.04","steps":[{"type":"RUN","args":["true"]}]}`)
 	require.Equal(t, "building", h.Emu.Inventory().E2B.Templates[0].Builds[0].Status)
 
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
-	require.NoError(t, err)
-	assert.Equal(t, name, created.Properties.Get("name").AsString())
-	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
+	createNamed(t, h, u, inputs, name, "ready")
 	templates := h.Emu.Inventory().E2B.Templates
 	require.Len(t, templates, 1)
 	assert.Len(t, templates[0].Builds, 1, "the earlier run's build adopted, none requested again")

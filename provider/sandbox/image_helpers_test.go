@@ -14,6 +14,17 @@ import (
 	"github.com/openinspect/pulumi-openinspect/tests/providertest"
 )
 
+// createNamed creates the image resource u from inputs and asserts that it
+// is named name and in status.
+func createNamed(t *testing.T, h *providertest.Harness, u resource.URN, inputs property.Map, name, status string) p.CreateResponse {
+	t.Helper()
+	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
+	require.NoError(t, err)
+	assert.Equal(t, name, created.Properties.Get("name").AsString())
+	assert.Equal(t, status, created.Properties.Get("status").AsString())
+	return created
+}
+
 // imageCase is an image resource as its lifecycle test holds it: the
 // resource, its recorded state and its inputs.
 type imageCase struct {

@@ -236,10 +236,7 @@ func TestOpenComputerSnapshotWaitsForARunningBuild(t *testing.T) {
 		return len(snaps) == 1 && snaps[0].Status == "building"
 	}, 10*time.Second, 20*time.Millisecond)
 
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
-	require.NoError(t, err)
-	assert.Equal(t, name, created.Properties.Get("name").AsString())
-	assert.Equal(t, "ready", created.Properties.Get("status").AsString())
+	createNamed(t, h, u, inputs, name, "ready")
 	snaps := h.Emu.Inventory().OpenComputer.Snapshots
 	require.Len(t, snaps, 1)
 	assert.Equal(t, []string{"run true"}, snaps[0].Steps, "the earlier run's build was adopted")

@@ -1,9 +1,6 @@
 package sandbox_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"testing"
 	"time"
 
@@ -34,20 +31,9 @@ func TestVercelSnapshotRecoversFromAKilledBuild(t *testing.T) {
 	name := preview.Properties.Get("name").AsString()
 
 	// The killed build's sandbox, as the builder started it, still running.
-	body, err := json.Marshal(map[string]any{"projectId": project, "name": name, "runtime": "node22"})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, h.Emu.URL()+emuvercel.APIPrefix+"/v2/sandboxes", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+emuvercel.DefaultToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Less(t, resp.StatusCode, 300, "the stale build sandbox is running")
+	createVercelSandbox(t, h, project, name, "node22", nil)
 
-	created, err := h.Server.Create(p.CreateRequest{Urn: u, Properties: inputs})
-	require.NoError(t, err, "the stale build sandbox is removed, then the build runs")
-	assert.Equal(t, name, created.Properties.Get("name").AsString())
-	assert.Equal(t, "created", created.Properties.Get("status").AsString())
+	// The stale build sandbox is removed, then the build runs.
+	created := createNamed(t, h, u, inputs, name, "created")
 	assert.NotEmpty(t, created.Properties.Get("vercelSnapshotId").AsString())
 }

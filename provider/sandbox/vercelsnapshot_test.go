@@ -156,11 +156,12 @@ func TestVercelSnapshotCheckNamesTheField(t *testing.T) {
 	assert.Zero(t, h.Emu.Vercel().Calls())
 }
 
-// createVercelSandbox creates a named sandbox in project through the API,
-// tagged as upstream's control plane tags a session's.
-func createVercelSandbox(t *testing.T, h *providertest.Harness, project, name string, tags map[string]string) {
+// createVercelSandbox creates a named sandbox of runtime in project through
+// the API, with tags (upstream's control plane tags a session's; a build's
+// has none).
+func createVercelSandbox(t *testing.T, h *providertest.Harness, project, name, runtime string, tags map[string]string) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"projectId": project, "name": name, "runtime": "node24", "tags": tags})
+	body, err := json.Marshal(map[string]any{"projectId": project, "name": name, "runtime": runtime, "tags": tags})
 	require.NoError(t, err)
 	req, err := http.NewRequest(http.MethodPost, h.Emu.URL()+emuvercel.APIPrefix+"/v2/sandboxes", bytes.NewReader(body))
 	require.NoError(t, err)
@@ -203,9 +204,9 @@ func TestVercelSnapshotOverrideDeletesOnlyItsSessionsSandboxes(t *testing.T) {
 		}
 		return tags
 	}
-	createVercelSandbox(t, h, project, "sbx-mine", tagged("s-mine"))
-	createVercelSandbox(t, h, project, "sbx-theirs", tagged("s-theirs"))
-	createVercelSandbox(t, h, project, "sbx-untagged", tagged(""))
+	createVercelSandbox(t, h, project, "sbx-mine", "node24", tagged("s-mine"))
+	createVercelSandbox(t, h, project, "sbx-theirs", "node24", tagged("s-theirs"))
+	createVercelSandbox(t, h, project, "sbx-untagged", "node24", tagged(""))
 	h.Emu.ResetCounts()
 	require.NoError(t, h.Server.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}))
 

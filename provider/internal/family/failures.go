@@ -79,3 +79,13 @@ func FailureProblem(f p.CheckFailure) string {
 	_, problem := SplitReason(f.Reason)
 	return problem
 }
+
+// ProblemsByField are failures' problems keyed by the field each names
+// (FailureField); of two failures naming one field, the later one's.
+func ProblemsByField(failures []p.CheckFailure) map[string]string {
+	out := make(map[string]string, len(failures))
+	for _, f := range failures {
+		out[FailureField(f)] = FailureProblem(f)
+	}
+	return out
+}

@@ -36,3 +36,13 @@ func TestSplitReasonWithoutAPath(t *testing.T) {
 		assert.Equal(t, reason, problem)
 	}
 }
+
+func TestProblemsByFieldKeysEachProblemByItsField(t *testing.T) {
+	got := ProblemsByField([]p.CheckFailure{
+		{Property: "name", Reason: "too long"},
+		{Reason: "vars.DB: not a valid binding name"},
+		{Property: "name", Reason: "not lower-case"},
+	})
+	assert.Equal(t, map[string]string{"name": "not lower-case", "vars.DB": "not a valid binding name"}, got)
+	assert.Empty(t, ProblemsByField(nil))
+}

@@ -8,10 +8,12 @@ package restjson
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,6 +67,29 @@ func (c *Client) Do(ctx context.Context, method, path string, out any, ok ...int
 	return c.Send(ctx, method, path, nil, nil, out, ok...)
 }
 
+// Delete deletes what path names; one already gone (404) is no error.
+func (c *Client) Delete(ctx context.Context, path string) error {
+	_, err := c.Do(ctx, http.MethodDelete, path, nil, http.StatusOK, http.StatusNoContent, http.StatusNotFound)
+	return err
+}
+
+// WithQuery is path with q as its query, plus name=value when value is not
+// empty: a parameter every call of an API carries (Vercel's teamId). q
+// itself is left as it was.
+func WithQuery(path string, q url.Values, name, value string) string {
+	all := maps.Clone(q)
+	if value != "" {
+		if all == nil {
+			all = url.Values{}
+		}
+		all.Set(name, value)
+	}
+	if len(all) == 0 {
+		return path
+	}
+	return path + "?" + all.Encode()
+}
+
 // Send is Do with a request body (nil: none) and headers beyond the
 // client's (a content type, a digest); extra wins over the client's.
 func (c *Client) Send(ctx context.Context, method, path string, body []byte, extra http.Header, out any, ok ...int) (int, error) {
@@ -114,6 +139,17 @@ func (c *Client) Send(ctx context.Context, method, path string, body []byte, ext
 		msg = http.StatusText(resp.StatusCode)
 	}
 	return resp.StatusCode, &Error{API: c.API, Method: method, Path: path, Status: resp.StatusCode, Message: msg, Body: answer}
+}
+
+// BaseURL is the base of a client's requests: apiURL, or fallback (the
+// platform's public API) when it is empty, checked by CheckURL and without a
+// trailing slash.
+func BaseURL(apiURL, fallback string) (string, error) {
+	base := cmp.Or(apiURL, fallback)
+	if err := CheckURL(base); err != nil {
+		return "", err
+	}
+	return strings.TrimRight(base, "/"), nil
 }
 
 // CheckURL accepts an absolute http(s) URL, the form every API URL input

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +84,54 @@ func TestCheckURLAcceptsOnlyAbsoluteHTTP(t *testing.T) {
 			t.Errorf("%q: err %v, want ok=%v", raw, err, ok)
 		}
 	}
+}
+
+func TestDeleteTakesAThingAlreadyGoneAsDeleted(t *testing.T) {
+	var deleted []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodDelete {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		deleted = append(deleted, r.URL.Path)
+		switch r.URL.Path {
+		case "/ok":
+			w.WriteHeader(http.StatusOK)
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		case "/gone":
+			w.WriteHeader(http.StatusNotFound)
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"message":"in use"}`))
+		}
+	}))
+	defer srv.Close()
+	c := New("demo", srv.URL, nil, MessageAt("message"))
+	for _, path := range []string{"/ok", "/empty", "/gone"} {
+		assert.NoError(t, c.Delete(t.Context(), path), path)
+	}
+	assert.EqualError(t, c.Delete(t.Context(), "/used"), "demo: DELETE /used: 400 in use")
+	assert.Equal(t, []string{"/ok", "/empty", "/gone", "/used"}, deleted)
+}
+
+func TestWithQueryAddsTheParameterEveryCallCarries(t *testing.T) {
+	q := url.Values{"project": {"p 1"}}
+	assert.Equal(t, "/x?project=p+1&teamId=team_1", WithQuery("/x", q, "teamId", "team_1"))
+	assert.Equal(t, url.Values{"project": {"p 1"}}, q, "the caller's query is left as it was")
+	assert.Equal(t, "/x?project=p+1", WithQuery("/x", q, "teamId", ""), "no value: no parameter")
+	assert.Equal(t, "/x?teamId=team_1", WithQuery("/x", nil, "teamId", "team_1"))
+	assert.Equal(t, "/x", WithQuery("/x", nil, "teamId", ""))
+	assert.Equal(t, "/x", WithQuery("/x", url.Values{}, "teamId", ""))
+}
+
+func TestBaseURLFallsBackChecksAndTrims(t *testing.T) {
+	base, err := BaseURL("", "https://api.example.com/")
+	require.NoError(t, err)
+	assert.Equal(t, "https://api.example.com", base, "empty: the fallback, trimmed")
+	base, err = BaseURL("http://127.0.0.1:8080/v1//", "https://api.example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:8080/v1", base)
+	_, err = BaseURL("ftp://example.com", "https://api.example.com")
+	assert.EqualError(t, err, `"ftp://example.com" is not an http(s) URL`)
 }

@@ -2,9 +2,25 @@ package upstream
 
 import "fmt"
 
-// contractBinding is one binding as the contract's checks see it: its
-// name, the logical name of what it binds, and its condition.
-type contractBinding struct{ binding, target, when string }
+// Bound is one of a worker's bindings, whatever its kind: Kind is the
+// kind's field in the contract's bindings (d1, kv, r2, queueProducers,
+// services, durableObjects), Binding the name the worker sees, Target the
+// logical name of what it binds, When its condition.
+type Bound struct{ Kind, Binding, Target, When string }
+
+// All is every binding in b, kind by kind in the contract's order (that of
+// Bindings' fields), so that code handling each binding alike need not
+// walk six slices.
+func (b Bindings) All() []Bound {
+	var out []Bound
+	for _, k := range bindingKinds {
+		for _, e := range k.entries(b) {
+			e.Kind = k.field
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // declared is a target a binding may name: its logical name and condition.
 type declared struct{ logical, when string }
@@ -23,7 +39,7 @@ type bindingKind struct {
 	// (rather than an empty one meaning always) and cannot name its own
 	// worker.
 	service bool
-	entries func(b Bindings) []contractBinding
+	entries func(b Bindings) []Bound // Kind left empty
 	targets func(c *Contract, w *Worker) []declared
 }
 
@@ -40,43 +56,45 @@ func mapSlice[T, U any](in []T, of func(T) U) []U {
 // bindings are checked.
 var bindingKinds = []bindingKind{
 	{field: "d1", noun: "d1 database", missing: "database %q is not declared in d1Databases",
-		entries: func(b Bindings) []contractBinding {
-			return mapSlice(b.D1, func(x D1Binding) contractBinding { return contractBinding{x.Binding, x.Database, x.When} })
+		entries: func(b Bindings) []Bound {
+			return mapSlice(b.D1, func(x D1Binding) Bound { return Bound{Binding: x.Binding, Target: x.Database, When: x.When} })
 		},
 		targets: func(c *Contract, _ *Worker) []declared {
 			return mapSlice(c.D1Databases, func(x D1Database) declared { return declared{x.Logical, x.When} })
 		}},
 	{field: "kv", noun: "kv namespace", missing: "namespace %q is not declared in kvNamespaces",
-		entries: func(b Bindings) []contractBinding {
-			return mapSlice(b.KV, func(x KVBinding) contractBinding { return contractBinding{x.Binding, x.Namespace, x.When} })
+		entries: func(b Bindings) []Bound {
+			return mapSlice(b.KV, func(x KVBinding) Bound { return Bound{Binding: x.Binding, Target: x.Namespace, When: x.When} })
 		},
 		targets: func(c *Contract, _ *Worker) []declared {
 			return mapSlice(c.KVNamespaces, func(x KVNamespace) declared { return declared{x.Logical, x.When} })
 		}},
 	{field: "r2", noun: "r2 bucket", missing: "bucket %q is not declared in r2Buckets",
-		entries: func(b Bindings) []contractBinding {
-			return mapSlice(b.R2, func(x R2Binding) contractBinding { return contractBinding{x.Binding, x.Bucket, x.When} })
+		entries: func(b Bindings) []Bound {
+			return mapSlice(b.R2, func(x R2Binding) Bound { return Bound{Binding: x.Binding, Target: x.Bucket, When: x.When} })
 		},
 		targets: func(c *Contract, _ *Worker) []declared {
 			return mapSlice(c.R2Buckets, func(x R2Bucket) declared { return declared{x.Logical, x.When} })
 		}},
 	{field: "queueProducers", noun: "queue", missing: "queue %q is not declared in queues",
-		entries: func(b Bindings) []contractBinding {
-			return mapSlice(b.QueueProducers, func(x QueueBinding) contractBinding { return contractBinding{x.Binding, x.Queue, x.When} })
+		entries: func(b Bindings) []Bound {
+			return mapSlice(b.QueueProducers, func(x QueueBinding) Bound { return Bound{Binding: x.Binding, Target: x.Queue, When: x.When} })
 		},
 		targets: func(c *Contract, _ *Worker) []declared {
 			return mapSlice(c.Queues, func(x Queue) declared { return declared{x.Logical, x.When} })
 		}},
 	{field: "services", noun: "worker", missing: "worker %q is not declared in workers", service: true,
-		entries: func(b Bindings) []contractBinding {
-			return mapSlice(b.Services, func(x ServiceBinding) contractBinding { return contractBinding{x.Binding, x.Worker, x.When} })
+		entries: func(b Bindings) []Bound {
+			return mapSlice(b.Services, func(x ServiceBinding) Bound { return Bound{Binding: x.Binding, Target: x.Worker, When: x.When} })
 		},
 		targets: func(c *Contract, _ *Worker) []declared {
 			return mapSlice(c.Workers, func(x Worker) declared { return declared{x.Logical, x.When} })
 		}},
 	{field: "durableObjects", missing: "class %q is not in the worker's durableObjectClasses",
-		entries: func(b Bindings) []contractBinding {
-			return mapSlice(b.DurableObjects, func(x DurableObjectBinding) contractBinding { return contractBinding{x.Binding, x.ClassName, x.When} })
+		entries: func(b Bindings) []Bound {
+			return mapSlice(b.DurableObjects, func(x DurableObjectBinding) Bound {
+				return Bound{Binding: x.Binding, Target: x.ClassName, When: x.When}
+			})
 		},
 		targets: func(_ *Contract, w *Worker) []declared {
 			return mapSlice(w.DurableObjectClasses, func(x DurableObjectClass) declared { return declared{logical: x.ClassName} })
@@ -91,20 +109,20 @@ func (v *validator) bindings(w *Worker, claim func(field, name string)) {
 		targets := k.targets(v.c, w)
 		for i, b := range k.entries(w.Bindings) {
 			field := fmt.Sprintf("bindings.%s[%d]", k.field, i)
-			claim(field, b.binding)
-			bw := b.when
+			claim(field, b.Binding)
+			bw := b.When
 			if k.service {
-				v.when(fmt.Sprintf("%s: %s %q", wn, field, b.binding), b.when)
+				v.when(fmt.Sprintf("%s: %s %q", wn, field, b.Binding), b.When)
 			} else {
-				bw = v.optWhen(wn+": "+field, b.when)
+				bw = v.optWhen(wn+": "+field, b.When)
 			}
-			if k.service && b.target == w.Logical {
-				v.add("%s: %s %q: a worker cannot bind itself", wn, field, b.binding)
+			if k.service && b.Target == w.Logical {
+				v.add("%s: %s %q: a worker cannot bind itself", wn, field, b.Binding)
 				continue
 			}
 			found := false
 			for _, t := range targets {
-				if t.logical == b.target {
+				if t.logical == b.Target {
 					found = true
 					if k.noun != "" {
 						v.targetWhen(wn+": "+field, k.noun, t.logical, t.when, bw, w.When)
@@ -112,7 +130,7 @@ func (v *validator) bindings(w *Worker, claim func(field, name string)) {
 				}
 			}
 			if !found {
-				v.add("%s: %s %q: "+k.missing, wn, field, b.binding, b.target)
+				v.add("%s: %s %q: "+k.missing, wn, field, b.Binding, b.Target)
 			}
 		}
 	}

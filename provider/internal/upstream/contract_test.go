@@ -479,3 +479,32 @@ func TestParseRefusesAnotherSchemaVersion(t *testing.T) {
 		t.Errorf("Parse = %v, want a schemaVersion error", err)
 	}
 }
+
+// TestBindingsAllListsEveryKindInOrder: All names each binding's kind by its
+// contract field and its target by the kind's own field, kind by kind in the
+// order of Bindings' fields.
+func TestBindingsAllListsEveryKindInOrder(t *testing.T) {
+	b := Bindings{
+		DurableObjects: []DurableObjectBinding{{Binding: "SESSION", ClassName: "SessionDO"}},
+		Services:       []ServiceBinding{{Binding: "WEB", Worker: "web", When: "always"}},
+		QueueProducers: []QueueBinding{{Binding: "Q", Queue: "jobs"}},
+		R2:             []R2Binding{{Binding: "MEDIA", Bucket: "media"}},
+		KV:             []KVBinding{{Binding: "KV1", Namespace: "one"}, {Binding: "KV2", Namespace: "two", When: "slack"}},
+		D1:             []D1Binding{{Binding: "DB", Database: "main"}},
+	}
+	want := []Bound{
+		{Kind: "d1", Binding: "DB", Target: "main"},
+		{Kind: "kv", Binding: "KV1", Target: "one"},
+		{Kind: "kv", Binding: "KV2", Target: "two", When: "slack"},
+		{Kind: "r2", Binding: "MEDIA", Target: "media"},
+		{Kind: "queueProducers", Binding: "Q", Target: "jobs"},
+		{Kind: "services", Binding: "WEB", Target: "web", When: "always"},
+		{Kind: "durableObjects", Binding: "SESSION", Target: "SessionDO"},
+	}
+	if got := b.All(); !slices.Equal(got, want) {
+		t.Errorf("All() = %+v, want %+v", got, want)
+	}
+	if got := (Bindings{}).All(); len(got) != 0 {
+		t.Errorf("All() of no bindings = %+v, want none", got)
+	}
+}

@@ -11,10 +11,7 @@ import (
 // -record, which write the file with Format, change only the facts they
 // change (reformat it with `make sync-upstream` or Format if this fails).
 func TestContractIsInTheOneLayout(t *testing.T) {
-	c, err := Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t)
 	got, err := Format(c)
 	if err != nil {
 		t.Fatal(err)
@@ -39,10 +36,7 @@ func excerpt(b []byte, at int) []byte {
 // TestFormatRoundTrips: what Format writes parses back to the same contract,
 // and formatting it again changes nothing.
 func TestFormatRoundTrips(t *testing.T) {
-	c, err := Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t)
 	once, err := Format(c)
 	if err != nil {
 		t.Fatal(err)

@@ -344,23 +344,7 @@ func walkWhens(c *upstream.Contract, mark func(string)) {
 		for _, e := range slices.Concat(w.Vars, w.Secrets) {
 			mark(e.When)
 		}
-		b := w.Bindings
-		for _, x := range b.D1 {
-			opt(x.When)
-		}
-		for _, x := range b.KV {
-			opt(x.When)
-		}
-		for _, x := range b.R2 {
-			opt(x.When)
-		}
-		for _, x := range b.QueueProducers {
-			opt(x.When)
-		}
-		for _, x := range b.Services {
-			opt(x.When)
-		}
-		for _, x := range b.DurableObjects {
+		for _, x := range w.Bindings.All() {
 			opt(x.When)
 		}
 	}

@@ -340,23 +340,7 @@ func (d *deriver) checkEnvType(w upstream.Worker) {
 // bindingNames are every name a worker's env carries: bindings, vars and secrets.
 func bindingNames(w upstream.Worker) []string {
 	var out []string
-	b := w.Bindings
-	for _, x := range b.D1 {
-		out = append(out, x.Binding)
-	}
-	for _, x := range b.KV {
-		out = append(out, x.Binding)
-	}
-	for _, x := range b.R2 {
-		out = append(out, x.Binding)
-	}
-	for _, x := range b.QueueProducers {
-		out = append(out, x.Binding)
-	}
-	for _, x := range b.Services {
-		out = append(out, x.Binding)
-	}
-	for _, x := range b.DurableObjects {
+	for _, x := range w.Bindings.All() {
 		out = append(out, x.Binding)
 	}
 	for _, e := range slices.Concat(w.Vars, w.Secrets) {

@@ -132,26 +132,18 @@ func bindingFacts(w *upstream.Worker) map[string]string {
 		}
 		out[kind+" "+name] = v
 	}
-	b := w.Bindings
-	for _, x := range b.D1 {
-		add("d1", x.Binding, "database "+x.Database, x.When)
-	}
-	for _, x := range b.KV {
-		add("kv", x.Binding, "namespace "+x.Namespace, x.When)
-	}
-	for _, x := range b.R2 {
-		add("r2", x.Binding, "bucket "+x.Bucket, x.When)
-	}
-	for _, x := range b.QueueProducers {
-		add("queue", x.Binding, "queue "+x.Queue, x.When)
-	}
-	for _, x := range b.Services {
-		add("service", x.Binding, "worker "+x.Worker, x.When)
-	}
-	for _, x := range b.DurableObjects {
-		add("durableObject", x.Binding, "class "+x.ClassName, x.When)
+	for _, x := range w.Bindings.All() {
+		k := reportedKinds[x.Kind]
+		add(k.kind, x.Binding, k.target+" "+x.Target, x.When)
 	}
 	return out
+}
+
+// reportedKinds are how the report names each kind of binding (by its field
+// in the contract) and what the kind binds.
+var reportedKinds = map[string]struct{ kind, target string }{
+	"d1": {"d1", "database"}, "kv": {"kv", "namespace"}, "r2": {"r2", "bucket"},
+	"queueProducers": {"queue", "queue"}, "services": {"service", "worker"}, "durableObjects": {"durableObject", "class"},
 }
 
 // renames folds a removed and an added binding of the same kind and target

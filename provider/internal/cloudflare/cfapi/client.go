@@ -106,3 +106,23 @@ func wrap(op string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
+
+// autoPager is what the SDK's auto-paging lists offer: their items one at a
+// time, across pages.
+type autoPager[T any] interface {
+	Next() bool
+	Current() T
+	Err() error
+}
+
+// findListed reads a list until match accepts an item and returns that
+// item, or ok=false when none does; listing names the list in an error.
+func findListed[T any](pager autoPager[T], match func(T) bool, listing string) (item T, ok bool, err error) {
+	for pager.Next() {
+		if item = pager.Current(); match(item) {
+			return item, true, nil
+		}
+	}
+	var none T
+	return none, false, wrap(listing, pager.Err())
+}

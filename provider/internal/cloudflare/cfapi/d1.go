@@ -51,17 +51,13 @@ func (c *Client) FindDatabase(ctx context.Context, name string) (db Database, ok
 		AccountID: cf.F(c.accountID),
 		Name:      cf.F(name),
 	})
-	for pager.Next() {
-		item := pager.Current()
-		// The name filter is a search, not an exact match.
-		if item.Name == name {
-			return Database{ID: item.UUID, Name: item.Name, CreatedAt: item.CreatedAt, Version: item.Version}, true, nil
-		}
+	// The name filter is a search, not an exact match.
+	item, ok, err := findListed(pager, func(db d1.DatabaseListResponse) bool { return db.Name == name },
+		fmt.Sprintf("list D1 databases named %q", name))
+	if !ok {
+		return Database{}, false, err
 	}
-	if err := pager.Err(); err != nil {
-		return Database{}, false, wrap(fmt.Sprintf("list D1 databases named %q", name), err)
-	}
-	return Database{}, false, nil
+	return Database{ID: item.UUID, Name: item.Name, CreatedAt: item.CreatedAt, Version: item.Version}, true, nil
 }
 
 // GetDatabase reads a database by ID. A missing database gives an error for

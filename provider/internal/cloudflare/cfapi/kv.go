@@ -37,15 +37,11 @@ func (c *Client) FindNamespace(ctx context.Context, title string) (ns Namespace,
 		AccountID: cf.F(c.accountID),
 		PerPage:   cf.F(100.0),
 	})
-	for pager.Next() {
-		if item := pager.Current(); item.Title == title {
-			return Namespace{ID: item.ID, Title: item.Title}, true, nil
-		}
+	item, ok, err := findListed(pager, func(n kv.Namespace) bool { return n.Title == title }, "list KV namespaces")
+	if !ok {
+		return Namespace{}, false, err
 	}
-	if err := pager.Err(); err != nil {
-		return Namespace{}, false, wrap("list KV namespaces", err)
-	}
-	return Namespace{}, false, nil
+	return Namespace{ID: item.ID, Title: item.Title}, true, nil
 }
 
 // GetNamespace reads a namespace by ID; IsNotFound tells a missing one.

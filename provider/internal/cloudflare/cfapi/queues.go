@@ -27,15 +27,11 @@ func (c *Client) CreateQueue(ctx context.Context, name string) (Queue, error) {
 // FindQueue returns the queue named name, or ok=false.
 func (c *Client) FindQueue(ctx context.Context, name string) (Queue, bool, error) {
 	pager := c.api.Queues.ListAutoPaging(ctx, queues.QueueListParams{AccountID: cf.F(c.accountID)})
-	for pager.Next() {
-		if q := pager.Current(); q.QueueName == name {
-			return Queue{ID: q.QueueID, Name: q.QueueName}, true, nil
-		}
+	q, ok, err := findListed(pager, func(q queues.Queue) bool { return q.QueueName == name }, "list queues")
+	if !ok {
+		return Queue{}, false, err
 	}
-	if err := pager.Err(); err != nil {
-		return Queue{}, false, wrap("list queues", err)
-	}
-	return Queue{}, false, nil
+	return Queue{ID: q.QueueID, Name: q.QueueName}, true, nil
 }
 
 // GetQueue reads a queue by ID; IsNotFound tells a missing one.

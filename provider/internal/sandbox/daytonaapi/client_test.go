@@ -26,6 +26,14 @@ func startEmulator(t *testing.T, buildTime time.Duration) *emulator.Server {
 	return s
 }
 
+// startInstant is an emulator whose builds finish at once and a client of
+// it with the default key, the setup most tests share.
+func startInstant(t *testing.T) (*emulator.Server, *Client) {
+	t.Helper()
+	s := startEmulator(t, daytona.InstantBuilds)
+	return s, newTestClient(t, s, daytona.DefaultAPIKey)
+}
+
 // newTestClient points a client at s with fast polling and retries. The
 // SDK reads DAYTONA_* for anything left empty; those are blanked.
 func newTestClient(t *testing.T, s *emulator.Server, key string) *Client {
@@ -76,8 +84,7 @@ func TestNewValidatesWithoutNetwork(t *testing.T) {
 
 // ClaimName on a free name makes one look-up and says so.
 func TestClaimNameFree(t *testing.T) {
-	s := startEmulator(t, daytona.InstantBuilds)
-	c := newTestClient(t, s, daytona.DefaultAPIKey)
+	s, c := startInstant(t)
 	var progress lines
 	_, exists, err := c.ClaimName(context.Background(), "openinspect-base-1", progress.add)
 	require.NoError(t, err)
@@ -89,8 +96,7 @@ func TestClaimNameFree(t *testing.T) {
 // An active snapshot is returned as is; an inactive one is reactivated
 // rather than rebuilt.
 func TestClaimNameKeepsWhatIsBuilt(t *testing.T) {
-	s := startEmulator(t, daytona.InstantBuilds)
-	c := newTestClient(t, s, daytona.DefaultAPIKey)
+	s, c := startInstant(t)
 	ctx := context.Background()
 	createSnapshot(t, s, "again")
 	s.ResetCounts()
@@ -134,8 +140,7 @@ func TestClaimNameFreesAFailedBuild(t *testing.T) {
 }
 
 func TestDeleteSnapshotWaitsUntilGone(t *testing.T) {
-	s := startEmulator(t, daytona.InstantBuilds)
-	c := newTestClient(t, s, daytona.DefaultAPIKey)
+	s, c := startInstant(t)
 	ctx := context.Background()
 	createSnapshot(t, s, "doomed")
 	s.ResetCounts()
@@ -150,8 +155,7 @@ func TestDeleteSnapshotWaitsUntilGone(t *testing.T) {
 }
 
 func TestSnapshotsListsAllPages(t *testing.T) {
-	s := startEmulator(t, daytona.InstantBuilds)
-	c := newTestClient(t, s, daytona.DefaultAPIKey)
+	s, c := startInstant(t)
 	for i := range 205 {
 		createSnapshot(t, s, fmt.Sprintf("s-%03d", i))
 	}
@@ -168,8 +172,7 @@ func TestSnapshotsListsAllPages(t *testing.T) {
 }
 
 func TestSandboxesAcrossPagesAndDelete(t *testing.T) {
-	s := startEmulator(t, daytona.InstantBuilds)
-	c := newTestClient(t, s, daytona.DefaultAPIKey)
+	s, c := startInstant(t)
 	ctx := context.Background()
 	mine := map[string]string{"openinspect_framework": "open-inspect", "openinspect_installation": "prod"}
 	want := map[string]bool{}
@@ -227,8 +230,7 @@ func TestWrongAPIKeyIsReportedWithoutTheKey(t *testing.T) {
 }
 
 func TestServerErrorsAreRetriedThenReported(t *testing.T) {
-	s := startEmulator(t, daytona.InstantBuilds)
-	c := newTestClient(t, s, daytona.DefaultAPIKey)
+	s, c := startInstant(t)
 	ctx := context.Background()
 	createSnapshot(t, s, "base")
 

@@ -26,15 +26,13 @@ func New(apiURL, apiKey string) (*Client, error) {
 	if strings.TrimSpace(apiKey) == "" {
 		return nil, errors.New("e2b: an API key is required")
 	}
-	if apiURL == "" {
-		apiURL = DefaultAPIURL
-	}
-	if err := restjson.CheckURL(apiURL); err != nil {
+	base, err := restjson.BaseURL(apiURL, DefaultAPIURL)
+	if err != nil {
 		return nil, fmt.Errorf("e2b: API URL %w", err)
 	}
 	header := http.Header{"X-Api-Key": {apiKey}, "Accept": {"application/json"}}
 	// E2B's error body is {code, message}.
-	return &Client{api: restjson.New("e2b", strings.TrimRight(apiURL, "/"), header, restjson.MessageAt("message"))}, nil
+	return &Client{api: restjson.New("e2b", base, header, restjson.MessageAt("message"))}, nil
 }
 
 func (c *Client) do(ctx context.Context, method, path string, out any, ok ...int) (int, error) {
@@ -94,11 +92,7 @@ func (c *Client) TemplateBuilds(ctx context.Context, templateID string) ([]Build
 // DeleteTemplate deletes a template by ID or name; one already gone is no
 // error. E2B refuses (400) while running or paused sandboxes use it.
 func (c *Client) DeleteTemplate(ctx context.Context, idOrName string) error {
-	status, err := c.do(ctx, http.MethodDelete, "/templates/"+url.PathEscape(idOrName), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
-	if err == nil && status == http.StatusNotFound {
-		return nil
-	}
-	return err
+	return c.api.Delete(ctx, "/templates/"+url.PathEscape(idOrName))
 }
 
 // Sandbox is a running or paused sandbox.
@@ -127,6 +121,5 @@ func (c *Client) Sandboxes(ctx context.Context, match map[string]string) ([]Sand
 
 // KillSandbox kills a sandbox; one already gone is no error.
 func (c *Client) KillSandbox(ctx context.Context, id string) error {
-	_, err := c.do(ctx, http.MethodDelete, "/sandboxes/"+url.PathEscape(id), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
-	return err
+	return c.api.Delete(ctx, "/sandboxes/"+url.PathEscape(id))
 }

@@ -74,8 +74,7 @@ func (c *Client) Snapshot(ctx context.Context, name string) (snap Snapshot, foun
 
 // DeleteSnapshot deletes a snapshot by name; one already gone is no error.
 func (c *Client) DeleteSnapshot(ctx context.Context, name string) error {
-	_, err := c.do(ctx, http.MethodDelete, "/snapshots/"+url.PathEscape(name), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
-	return err
+	return c.api.Delete(ctx, "/snapshots/"+url.PathEscape(name))
 }
 
 // Sandbox is a sandbox as the API answers it.
@@ -96,6 +95,5 @@ func (c *Client) RunningSandboxes(ctx context.Context) ([]Sandbox, error) {
 
 // DeleteSandbox kills a sandbox; one already gone is no error.
 func (c *Client) DeleteSandbox(ctx context.Context, id string) error {
-	_, err := c.do(ctx, http.MethodDelete, "/sandboxes/"+url.PathEscape(id), nil, http.StatusNoContent, http.StatusOK, http.StatusNotFound)
-	return err
+	return c.api.Delete(ctx, "/sandboxes/"+url.PathEscape(id))
 }

@@ -38,15 +38,13 @@ func New(apiURL, token, projectID, teamID string) (*Client, error) {
 	if strings.TrimSpace(projectID) == "" {
 		return nil, errors.New("vercel: a project ID is required (every Sandbox API list is scoped by project)")
 	}
-	if apiURL == "" {
-		apiURL = DefaultAPIURL
-	}
-	if err := CheckAPIURL(apiURL); err != nil {
+	base, err := restjson.BaseURL(apiURL, DefaultAPIURL)
+	if err != nil {
 		return nil, fmt.Errorf("vercel: %w", err)
 	}
 	header := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}}
 	// Vercel's error body is {error: {code, message}}.
-	return &Client{api: restjson.New("vercel", strings.TrimRight(apiURL, "/"), header, restjson.MessageAt("error.message")), project: projectID, team: teamID}, nil
+	return &Client{api: restjson.New("vercel", base, header, restjson.MessageAt("error.message")), project: projectID, team: teamID}, nil
 }
 
 // CheckAPIURL accepts an http(s) URL.
@@ -54,16 +52,12 @@ func CheckAPIURL(apiURL string) error { return restjson.CheckURL(apiURL) }
 
 // do adds the team to the query, as upstream's client does for every call.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, out any, ok ...int) (int, error) {
-	if q == nil {
-		q = url.Values{}
-	}
-	if c.team != "" {
-		q.Set("teamId", c.team)
-	}
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	return c.api.Do(ctx, method, path, out, ok...)
+	return c.api.Do(ctx, method, c.withTeam(path, q), out, ok...)
+}
+
+// withTeam is path with q and the team as its query.
+func (c *Client) withTeam(path string, q url.Values) string {
+	return restjson.WithQuery(path, q, "teamId", c.team)
 }
 
 // Snapshot is a snapshot as the API lists it.
@@ -90,16 +84,13 @@ func (c *Client) Snapshots(ctx context.Context, sandboxName string) ([]Snapshot,
 
 // DeleteSnapshot deletes a snapshot; one already gone is no error.
 func (c *Client) DeleteSnapshot(ctx context.Context, id string) error {
-	_, err := c.do(ctx, http.MethodDelete, "/v2/sandboxes/snapshots/"+url.PathEscape(id), nil, nil, http.StatusOK, http.StatusNoContent, http.StatusNotFound)
-	return err
+	return c.api.Delete(ctx, c.withTeam("/v2/sandboxes/snapshots/"+url.PathEscape(id), nil))
 }
 
 // DeleteSandbox deletes the project's sandbox of that name (and stops its
 // session); one already gone is no error.
 func (c *Client) DeleteSandbox(ctx context.Context, name string) error {
-	_, err := c.do(ctx, http.MethodDelete, "/v2/sandboxes/"+url.PathEscape(name), url.Values{"project": {c.project}}, nil,
-		http.StatusOK, http.StatusNoContent, http.StatusNotFound)
-	return err
+	return c.api.Delete(ctx, c.withTeam("/v2/sandboxes/"+url.PathEscape(name), url.Values{"project": {c.project}}))
 }
 
 // Sandbox is a named sandbox as the API lists it.

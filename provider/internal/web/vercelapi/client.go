@@ -49,13 +49,10 @@ func New(apiURL, token, teamID string) (*Client, error) {
 	if strings.TrimSpace(token) == "" {
 		return nil, errors.New("vercel: a token is required")
 	}
-	if apiURL == "" {
-		apiURL = DefaultAPIURL
-	}
-	if err := CheckAPIURL(apiURL); err != nil {
+	base, err := restjson.BaseURL(apiURL, DefaultAPIURL)
+	if err != nil {
 		return nil, fmt.Errorf("vercel: %w", err)
 	}
-	base := strings.TrimRight(apiURL, "/")
 	header := http.Header{"Authorization": {"Bearer " + token}}
 	return &Client{api: restjson.New("vercel", base, header, message), team: teamID, Base: base}, nil
 }
@@ -95,15 +92,7 @@ func decodeError(err error) (status int, code string, missing []string) {
 
 // send adds the team to the query and, with in, a JSON body.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, in, out any, ok ...int) (int, error) {
-	if q == nil {
-		q = url.Values{}
-	}
-	if c.team != "" {
-		q.Set("teamId", c.team)
-	}
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
+	path = c.withTeam(path, q)
 	if in == nil {
 		return c.api.Do(ctx, method, path, out, ok...)
 	}
@@ -112,6 +101,11 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 		return 0, fmt.Errorf("vercel: %w", err)
 	}
 	return c.api.Send(ctx, method, path, body, http.Header{"Content-Type": {"application/json"}}, out, ok...)
+}
+
+// withTeam is path with q and the team as its query.
+func (c *Client) withTeam(path string, q url.Values) string {
+	return restjson.WithQuery(path, q, "teamId", c.team)
 }
 
 // ProjectSettings are the build settings upstream's Terraform gives the
@@ -170,8 +164,13 @@ func (c *Client) CreateProject(ctx context.Context, name string, s ProjectSettin
 
 // GetProject reads a project by ID or name; ErrNotFound when it is gone.
 func (c *Client) GetProject(ctx context.Context, idOrName string) (*Project, error) {
-	var out Project
-	status, err := c.send(ctx, http.MethodGet, "/v9/projects/"+url.PathEscape(idOrName), nil, nil, &out, http.StatusOK)
+	return get[Project](ctx, c, "/v9/projects/"+url.PathEscape(idOrName))
+}
+
+// get reads what path names into a T; ErrNotFound when it is gone.
+func get[T any](ctx context.Context, c *Client, path string) (*T, error) {
+	var out T
+	status, err := c.send(ctx, http.MethodGet, path, nil, nil, &out, http.StatusOK)
 	if status == http.StatusNotFound {
 		return nil, ErrNotFound
 	}
@@ -193,9 +192,7 @@ func (c *Client) UpdateProject(ctx context.Context, id string, s ProjectSettings
 // DeleteProject deletes a project with its variables and deployments; one
 // already gone is no error.
 func (c *Client) DeleteProject(ctx context.Context, id string) error {
-	_, err := c.send(ctx, http.MethodDelete, "/v9/projects/"+url.PathEscape(id), nil, nil, nil,
-		http.StatusOK, http.StatusNoContent, http.StatusNotFound)
-	return err
+	return c.api.Delete(ctx, c.withTeam("/v9/projects/"+url.PathEscape(id), nil))
 }
 
 // Env is one environment variable of a project. Value is empty for a
@@ -263,9 +260,7 @@ func (c *Client) UpdateEnv(ctx context.Context, project, id string, e Env) error
 
 // DeleteEnv removes a variable; one already gone is no error.
 func (c *Client) DeleteEnv(ctx context.Context, project, id string) error {
-	_, err := c.send(ctx, http.MethodDelete, "/v9/projects/"+url.PathEscape(project)+"/env/"+url.PathEscape(id), nil, nil, nil,
-		http.StatusOK, http.StatusNoContent, http.StatusNotFound)
-	return err
+	return c.api.Delete(ctx, c.withTeam("/v9/projects/"+url.PathEscape(project)+"/env/"+url.PathEscape(id), nil))
 }
 
 // AddDomain attaches a domain to the project; one it already has is no
@@ -346,15 +341,7 @@ func (c *Client) CreateDeployment(ctx context.Context, name, project string, met
 
 // GetDeployment reads a deployment; ErrNotFound when it is gone.
 func (c *Client) GetDeployment(ctx context.Context, id string) (*Deployment, error) {
-	var out Deployment
-	status, err := c.send(ctx, http.MethodGet, "/v13/deployments/"+url.PathEscape(id), nil, nil, &out, http.StatusOK)
-	if status == http.StatusNotFound {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[Deployment](ctx, c, "/v13/deployments/"+url.PathEscape(id))
 }
 
 // ListedDeployment is a deployment as GET /v6/deployments lists it (the
