@@ -172,3 +172,59 @@ func mustJSONText(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestSandboxImagePathFindsItsInstalls runs a sandbox of the fixture's image
+// recipe with an ENV PATH as upstream's image sets it (naming
+// /usr/local/bin, not the emulator's materialised tree): python is the
+// image's virtualenv with its pip installs and opencode its npm install,
+// found in /usr/local/bin, which is the sandbox's own and writable, as
+// upstream's runtime needs it for its git credential helper's shim; a
+// second sandbox does not see what the first wrote there, nor does the
+// host.
+func TestSandboxImagePathFindsItsInstalls(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	fixtureRecipeInImagesPy(t, root)
+	openCodeBinary(t)
+	rt := sandboxRuntime(t)
+	rt.Python = toolchain.Python(t)
+	rt.ImageCache = filepath.Join(toolchain.CacheDir(), "modal-images")
+	s := start(t, emulator.Options{DataDir: t.TempDir(), Modal: emumodal.Options{Sandboxes: rt, Logf: t.Logf}})
+	ctx := context.Background()
+	c := mustModal(t, s, "")
+	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
+	require.NoError(t, err)
+	img := c.Images.FromRegistry("python:3.12.10-slim-bookworm", nil)
+	for _, layer := range fixtureSandboxRecipe {
+		img = img.DockerfileCommands(layer, nil)
+	}
+	img, err = img.DockerfileCommands([]string{"ENV PATH=/root/.bun/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}, nil).Build(ctx, app)
+	require.NoError(t, err)
+	run := func(script string) string {
+		t.Helper()
+		sb, err := c.Sandboxes.Create(ctx, app, img, &modal.SandboxCreateParams{Command: []string{"/bin/sh", "-c", script}, Timeout: 2 * time.Minute})
+		require.NoError(t, err)
+		code, err := sb.Wait(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 0, code, "%s", sandboxOutput(s, sb.SandboxID))
+		out, err := io.ReadAll(sb.Stdout)
+		require.NoError(t, err)
+		return string(out)
+	}
+	out := run(strings.Join([]string{
+		`echo "path=$PATH"`,
+		`echo "python=$(command -v python) opencode=$(command -v opencode)"`,
+		`python -c 'import sys, httpx, websockets; print("venv", sys.prefix != sys.base_prefix)'`,
+		`opencode --version`,
+		`printf '#!/bin/sh\necho shim\n' > /usr/local/bin/oi-git-credentials && chmod 0755 /usr/local/bin/oi-git-credentials && oi-git-credentials`,
+	}, "\n"))
+	assert.Contains(t, out, "path=/root/.bun/bin:/usr/local/bin:", "the image's PATH, as it set it")
+	assert.Contains(t, out, "python=/usr/local/bin/python opencode=/usr/local/bin/opencode")
+	assert.Contains(t, out, "venv True", "python is the image's virtualenv, with its pip installs")
+	assert.Contains(t, out, "1.18.18", "opencode from the image's npm install")
+	assert.Contains(t, out, "shim", "/usr/local/bin is writable")
+	_, err = os.Stat("/usr/local/bin/oi-git-credentials")
+	assert.True(t, os.IsNotExist(err), "the host's /usr/local/bin is untouched")
+	assert.Contains(t, run(`test -e /usr/local/bin/oi-git-credentials && echo seen || echo not-seen`), "not-seen",
+		"each sandbox has a /usr/local/bin of its own")
+}

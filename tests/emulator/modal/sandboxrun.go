@@ -9,8 +9,10 @@ package modal
 //     /lib64, /sbin as links into it) and /etc read-only, its own /proc,
 //     /dev and /tmp, and per-sandbox writable directories at /workspace,
 //     /app and /root (the paths upstream's runtime hard-codes), kept under
-//     <data-dir>/modal-sandboxes/<id>/; the local cloud's CA at
-//     /run/local-cloud/ca.pem;
+//     <data-dir>/modal-sandboxes/<id>/, and at /usr/local/bin, which holds
+//     launchers for the image's python and installed commands (an image's
+//     ENV PATH names it) and takes what the runtime writes there; the local
+//     cloud's CA at /run/local-cloud/ca.pem;
 //   - the image's RUN steps materialised (image.go): a virtualenv with its
 //     pip installs first on PATH, a global npm prefix's bin on PATH, and
 //     trees it installs under /app bound there, all read-only;
@@ -200,6 +202,16 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 			path = tree.VenvBin + ":" + path
 		}
 	}
+	// The sandbox's /usr/local/bin is a writable directory of its own, as
+	// in an image's container: an image's ENV PATH names /usr/local/bin
+	// (where its python and its pip and npm installs are), not the
+	// materialised tree's directories, and upstream's runtime writes its
+	// git credential helper's shim there.
+	localBin := filepath.Join(base, "usr-local-bin")
+	if err := writeLaunchers(localBin, pyExe, tree); err != nil {
+		return fmt.Errorf("sandbox %s: /usr/local/bin: %w", sb.ID, err)
+	}
+	bargs = append(bargs, "--bind", localBin, "/usr/local/bin")
 	sandboxEnv := []string{"PATH=" + path, "HOME=/root", "MODAL_SANDBOX_ID=" + sb.ID}
 	if rt.CAFile != nil && rt.CAFile() != "" {
 		bargs = append(bargs, "--ro-bind", rt.CAFile(), "/run/local-cloud/ca.pem")
@@ -654,6 +666,47 @@ func (m *Service) layOut(l imageLayout, dirs map[string]string) error {
 			return err
 		}
 		if err := os.WriteFile(host, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeLaunchers makes dir, the sandbox's /usr/local/bin, and puts in it a
+// launcher for each command the image's materialised tree provides (its
+// virtualenv's, then its npm prefix's, which win as npm -g's bin comes
+// after pip's there) and for python and python3 when the image installs
+// nothing with pip: what a container of the image finds in /usr/local/bin
+// and /usr/bin. A launcher is a shell script exec-ing the command at its
+// path, since a virtualenv is one only when its interpreter is run from
+// its own bin/ (a link to it elsewhere would be the bare interpreter).
+func writeLaunchers(dir, pyExe string, tree imageTree) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	targets := map[string]string{}
+	if pyExe != "" {
+		targets["python"], targets["python3"] = pyExe, pyExe
+	}
+	for _, bin := range []string{tree.VenvBin, tree.NPMBin} {
+		if bin == "" {
+			continue
+		}
+		entries, err := os.ReadDir(bin)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			info, err := os.Stat(filepath.Join(bin, e.Name()))
+			if err != nil || info.IsDir() || info.Mode().Perm()&0o111 == 0 {
+				continue // a dangling link, a directory, or not a command (activate)
+			}
+			targets[e.Name()] = filepath.Join(bin, e.Name())
+		}
+	}
+	for name, target := range targets {
+		script := "#!/bin/sh\nexec '" + strings.ReplaceAll(target, "'", `'\''`) + "' \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
 			return err
 		}
 	}
