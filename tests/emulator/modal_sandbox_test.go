@@ -2,6 +2,8 @@ package emulator_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -12,8 +14,12 @@ import (
 	"time"
 
 	"github.com/modal-labs/libmodal/modal-go"
+	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/openinspect/pulumi-openinspect/tests/emulator"
 	"github.com/openinspect/pulumi-openinspect/tests/emulator/github"
@@ -227,4 +233,50 @@ func TestSandboxImagePathFindsItsInstalls(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "the host's /usr/local/bin is untouched")
 	assert.Contains(t, run(`test -e /usr/local/bin/oi-git-credentials && echo seen || echo not-seen`), "not-seen",
 		"each sandbox has a /usr/local/bin of its own")
+}
+
+// TestSandboxGetsItsMounts creates a sandbox as Modal's Python client does
+// for an image with add_local_dir (no copy): the image's mount among the
+// request's mount IDs. Its files are in the sandbox at their remote paths
+// under /app (upstream's runtime at /app/sandbox_runtime comes so); a file
+// elsewhere is not laid out, and an unknown mount is refused.
+func TestSandboxGetsItsMounts(t *testing.T) {
+	s := start(t, emulator.Options{DataDir: t.TempDir(), Modal: emumodal.Options{Sandboxes: sandboxRuntime(t), Logf: t.Logf}})
+	ctx := context.Background()
+	c := mustModal(t, s, "")
+	raw := rawModal(t, s, emumodal.DefaultTokenID, emumodal.DefaultTokenSecret)
+	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
+	require.NoError(t, err)
+	img, err := c.Images.FromRegistry("python:3.12-slim", nil).Build(ctx, app)
+	require.NoError(t, err)
+	var files []*pb.MountFile
+	for name, body := range map[string]string{"/app/pkg/__init__.py": "", "/app/pkg/hello.py": "print('hello from the mount')\n", "/opt/elsewhere.txt": "x"} {
+		sum := sha256.Sum256([]byte(body))
+		hexSum := hex.EncodeToString(sum[:])
+		_, err := raw.MountPutFile(ctx, pb.MountPutFileRequest_builder{Sha256Hex: hexSum, Data: []byte(body)}.Build())
+		require.NoError(t, err)
+		files = append(files, pb.MountFile_builder{Filename: name, Sha256Hex: hexSum}.Build())
+	}
+	mount, err := raw.MountGetOrCreate(ctx, pb.MountGetOrCreateRequest_builder{
+		ObjectCreationType: pb.ObjectCreationType_OBJECT_CREATION_TYPE_EPHEMERAL, Files: files}.Build())
+	require.NoError(t, err)
+	create := func(mountIDs ...string) (*pb.SandboxCreateResponse, error) {
+		return raw.SandboxCreate(ctx, pb.SandboxCreateRequest_builder{AppId: app.AppID, Definition: pb.Sandbox_builder{
+			ImageId: img.ImageID, EntrypointArgs: []string{"/bin/sh", "-c", "PYTHONPATH=/app python3 -m pkg.hello; test -e /opt/elsewhere.txt && echo elsewhere || echo not-elsewhere"},
+			Workdir: proto.String("/workspace"), TimeoutSecs: 60, MountIds: mountIDs}.Build()}.Build())
+	}
+	created, err := create(mount.GetMountId())
+	require.NoError(t, err)
+	sb, err := c.Sandboxes.FromID(ctx, created.GetSandboxId())
+	require.NoError(t, err)
+	code, err := sb.Wait(ctx)
+	require.NoError(t, err)
+	out := sandboxOutput(s, sb.SandboxID)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "hello from the mount", "the mount's files at their remote paths")
+	assert.Contains(t, out, "not-elsewhere", "a file outside the sandbox's own directories is not laid out")
+
+	_, err = create("mo-nosuchmount0000000000")
+	require.Error(t, err)
+	assert.Equal(t, codes.NotFound, status.Code(err), "%v", err)
 }

@@ -42,6 +42,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -624,6 +625,36 @@ func (m *Service) layoutOf(imageID string) imageLayout {
 	}
 	walk(imageID)
 	return l
+}
+
+// mountInto adds to l the files of the mounts a sandbox is created with:
+// an image's add_local_dir / add_local_file without copy=True is no build
+// step but a mount the client attaches to each sandbox of the image
+// (upstream's runtime at /app/sandbox_runtime). Each file goes to its
+// remote path when that is under the sandbox's own directories, written
+// there as a COPY's file is (a container sees a mount read-only; here the
+// files are the sandbox's own copy); a mount with files elsewhere is
+// logged as not laid out. Modal's client mount (the modal package, which
+// a container gets from it) has no files here. The caller holds m.mu and
+// has checked the IDs.
+func (m *Service) mountInto(l *imageLayout, mountIDs []string) {
+	for _, id := range mountIDs {
+		mt := m.st.Mounts[id]
+		if mt == nil {
+			continue
+		}
+		outside := 0
+		for name, sum := range mt.Files {
+			if p := path.Clean("/" + name); sandboxWritable(p) {
+				l.copies[p] = sum
+			} else {
+				outside++
+			}
+		}
+		if outside > 0 {
+			l.skipped = append(l.skipped, fmt.Sprintf("mount %s: %d files outside /app, /workspace and /root", id, outside))
+		}
+	}
 }
 
 // sandboxWritable says p is under one of a sandbox's own directories.
