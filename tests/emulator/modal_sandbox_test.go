@@ -53,8 +53,8 @@ func alive(pid int) bool {
 // own PID namespace and file system (/workspace, /app, /root its own, the
 // host's home not there), the env and the secret's values, HTTPS through
 // the outbound gateway's proxy with the local CA (api.github.com answered
-// by the stand-in; a Worker's *.workers.localhost name too, which only the
-// proxy resolves), stdout and stderr through SandboxGetLogs and the exit
+// by the stand-in), the emulator's *.workers.localhost names and the
+// sandbox's own localhost dialled directly, stdout and stderr through SandboxGetLogs and the exit
 // code through Wait. Terminate kills one; Close kills the rest, and no
 // process of theirs is left (checked in /proc).
 func TestModalSandboxesRun(t *testing.T) {
@@ -80,13 +80,24 @@ try:
     urllib.request.urlopen("https://api.github.com/repos/` + github.DefaultOrg + `/hello-world", timeout=20)
 except urllib.error.HTTPError as e:
     print("github answered", e.code)'`,
-		// A Worker's name resolves only at the proxy: NO_PROXY must not
-		// cover *.localhost (urllib reads "localhost" as doing so).
+		// The emulator's own names are dialled directly (NO_PROXY covers
+		// *.localhost for urllib), at the host's loopback as the sandbox's
+		// /etc/hosts says.
 		`python3 -c 'import urllib.request,urllib.error
 try:
-    urllib.request.urlopen("http://nothing.workers.localhost:` + port(t, s) + `/", timeout=20)
+    urllib.request.urlopen("http://workers.localhost:` + port(t, s) + `/", timeout=20)
 except urllib.error.HTTPError as e:
     print("worker host answered", e.code)'`,
+		// A service of the sandbox's own at localhost, not through the proxy
+		// (upstream's runtime dials OpenCode at http://localhost:4096).
+		`python3 -m http.server 4096 --bind 127.0.0.1 >/dev/null 2>&1 & server=$!`,
+		`python3 -c 'import time,urllib.request
+for _ in range(100):
+    try:
+        print("own localhost answered", urllib.request.urlopen("http://localhost:4096/", timeout=5).status); break
+    except OSError:
+        time.sleep(0.1)'`,
+		`kill $server`,
 		`echo to-stderr >&2`,
 		`exit 3`,
 	}, "\n")
@@ -107,7 +118,8 @@ except urllib.error.HTTPError as e:
 	assert.Contains(t, out, "workspace")
 	assert.Contains(t, out, "host home hidden")
 	assert.Contains(t, out, "github answered 401", "HTTPS through the gateway's proxy, answered by the stand-in")
-	assert.Contains(t, out, "worker host answered 404", "a *.workers.localhost URL through the proxy, answered by the emulator: %s", stderr)
+	assert.Contains(t, out, "worker host answered 404", "a *.workers.localhost URL dialled directly, answered by the emulator: %s", stderr)
+	assert.Contains(t, out, "own localhost answered 200", "the sandbox's own service at localhost: %s", stderr)
 	assert.Equal(t, "to-stderr\n", string(stderr))
 	written, err := os.ReadFile(filepath.Join(s.Modal().SandboxDir(sb.SandboxID), "workspace", "out.txt"))
 	require.NoError(t, err)
@@ -128,6 +140,9 @@ except urllib.error.HTTPError as e:
 		}
 	}
 	assert.True(t, viaProxy, "the gateway's log names the sandbox: %+v", s.Outbound().Entries())
+	for _, e := range s.Outbound().Entries() {
+		assert.NotContains(t, e.URL, "localhost", "localhost and the emulator's names are not sent through the proxy")
+	}
 
 	// Two at once, each with its own loopback: both bind port 4096.
 	listen := `python3 -c 'import socket,time

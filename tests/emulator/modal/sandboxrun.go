@@ -21,12 +21,14 @@ package modal
 //     outbound gateway's proxy is reached there, and HTTPS_PROXY,
 //     HTTP_PROXY, SSL_CERT_FILE, GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS say
 //     so (the command's own env, from the request and its secrets, comes
-//     after and wins). NO_PROXY names only 127.0.0.1, ::1 and 10.0.2.2:
-//     not "localhost", which Python's urllib and websockets (and curl)
-//     read as covering every *.localhost name too, so a control plane at
-//     http://<script>.workers.localhost:PORT, which only the proxy
-//     resolves, would be dialled directly and not found. A process in the
-//     sandbox reaches its own services at 127.0.0.1;
+//     after and wins). NO_PROXY is localhost, 127.0.0.1, ::1 and 10.0.2.2:
+//     a process reaches its own sandbox's services at localhost (upstream's
+//     runtime dials OpenCode at http://localhost:4096). Python's urllib and
+//     websockets (and curl) read "localhost" as covering every *.localhost
+//     name too, so the emulator's own names (each Worker's
+//     <script>.workers.localhost, SandboxRuntime.LocalNames) are dialled
+//     directly: the sandbox's /etc/hosts maps them to 10.0.2.2, where the
+//     emulator's port is the host's;
 //   - stdout and stderr are kept in files and served by SandboxGetLogs;
 //   - the command's exit ends the sandbox with its exit code; Terminate,
 //     the timeout and Close kill it (bwrap's --die-with-parent also ends it
@@ -66,6 +68,10 @@ type SandboxRuntime struct {
 	ProxyURL func() string
 	// CAFile is the local cloud's CA certificate, bound into the sandbox.
 	CAFile func() string
+	// LocalNames are the emulator's own host names a sandbox dials
+	// directly (each Worker's <script>.workers.localhost), which its
+	// /etc/hosts maps to the host's loopback; the emulator's root sets it.
+	LocalNames func() []string
 	// ExtraReadOnly are host directories bound read-only at the same path.
 	ExtraReadOnly []string
 	// Python, when set, is the interpreter a sandbox's `python` and
@@ -121,9 +127,28 @@ type sandboxProcs struct {
 const sandboxHostIP = "10.0.2.2"
 
 // sandboxNoProxy is what a sandbox reaches without the proxy: its own
-// loopback, and the host's as slirp4netns shows it. No names: "localhost"
-// would cover *.localhost for urllib, websockets and curl (see above).
-const sandboxNoProxy = "127.0.0.1,::1," + sandboxHostIP
+// loopback, and the host's as slirp4netns shows it. "localhost" covers
+// *.localhost for urllib, websockets and curl, so the sandbox's /etc/hosts
+// names the emulator's own *.localhost names (sandboxHosts).
+const sandboxNoProxy = "localhost,127.0.0.1,::1," + sandboxHostIP
+
+// sandboxHosts is a sandbox's /etc/hosts: localhost, and the emulator's own
+// names (a Worker's <script>.workers.localhost, and workers.localhost,
+// which answers with what to use instead) at the host's loopback as
+// slirp4netns shows it, so a process dials them there directly, as it
+// would a public host's address.
+func sandboxHosts(names []string) []byte {
+	var b strings.Builder
+	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tmodal\n")
+	seen := map[string]bool{}
+	for _, n := range append([]string{"workers.localhost"}, names...) {
+		if n = strings.ToLower(strings.TrimSpace(n)); n != "" && !seen[n] {
+			seen[n] = true
+			b.WriteString(sandboxHostIP + "\t" + n + "\n")
+		}
+	}
+	return []byte(b.String())
+}
 
 // startSandbox starts sb's command. The caller does not hold m.mu; env is
 // the command's environment from the request's secrets, layout what its
@@ -213,6 +238,15 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 		return fmt.Errorf("sandbox %s: /usr/local/bin: %w", sb.ID, err)
 	}
 	bargs = append(bargs, "--bind", localBin, "/usr/local/bin")
+	var names []string
+	if rt.LocalNames != nil {
+		names = rt.LocalNames()
+	}
+	hosts := filepath.Join(base, "hosts")
+	if err := os.WriteFile(hosts, sandboxHosts(names), 0o644); err != nil {
+		return fmt.Errorf("sandbox %s: /etc/hosts: %w", sb.ID, err)
+	}
+	bargs = append(bargs, "--ro-bind", hosts, "/etc/hosts")
 	sandboxEnv := []string{"PATH=" + path, "HOME=/root", "MODAL_SANDBOX_ID=" + sb.ID}
 	if rt.CAFile != nil && rt.CAFile() != "" {
 		bargs = append(bargs, "--ro-bind", rt.CAFile(), "/run/local-cloud/ca.pem")
