@@ -262,8 +262,8 @@ func (b *treeBuilder) unsupported(words []string) string {
 
 // echoTo writes echo's line (its words joined by spaces, then a newline,
 // as echo prints them) to file, a path under /app, whose directory the
-// recipe made (a shell fails on a missing one, and so does this); the
-// directory is laid out into each sandbox.
+// recipe made (else it is noted, not run); the directory is laid out into
+// each sandbox, so a file directly in /app is noted, not run.
 func (b *treeBuilder) echoTo(cwd string, text []string, file string) error {
 	p := sandboxPath(cwd, file)
 	if !underApp(p) {
@@ -271,8 +271,13 @@ func (b *treeBuilder) echoTo(cwd string, text []string, file string) error {
 		return nil
 	}
 	dir := path.Dir(p)
+	if !underApp(dir) {
+		b.note("echo > %s: not run: only files in a directory under /app are laid out (a directory is bound, and /app itself is the sandbox's own)", p)
+		return nil
+	}
 	if _, err := os.Stat(b.appDir(dir)); err != nil {
-		return fmt.Errorf("echo > %s: its directory does not exist: %w", p, err)
+		b.note("echo > %s: not run: the recipe made no directory %s", p, dir)
+		return nil
 	}
 	if err := os.WriteFile(b.appDir(p), []byte(strings.Join(text, " ")+"\n"), 0o644); err != nil {
 		return err

@@ -156,6 +156,12 @@ func TestMaterialiseWritesEchoedFiles(t *testing.T) {
 	assert.Contains(t, notes, `RUN printf x > /app/opencode-deps/printf.txt: not run: the shell operator ">"`)
 	assert.Contains(t, notes, `RUN echo x >> /app/opencode-deps/appended.txt: not run: the shell operator ">"`)
 
-	_, err = m.materialise(context.Background(), "", []string{"echo x > /app/missing/file"})
-	assert.ErrorContains(t, err, "its directory does not exist")
+	// Upstream's image writes /app/image-version.txt: /app itself is the
+	// sandbox's own, so that is noted; so is a directory never made.
+	other, err := m.materialise(context.Background(), "", []string{"echo x > /app/missing/file", "echo 'Image rebuilt' > /app/image-version.txt"})
+	require.NoError(t, err)
+	assert.Empty(t, other.AppDirs)
+	notes = strings.Join(other.Notes, "\n")
+	assert.Contains(t, notes, "echo > /app/missing/file: not run: the recipe made no directory /app/missing")
+	assert.Contains(t, notes, "echo > /app/image-version.txt: not run: only files in a directory under /app are laid out")
 }
