@@ -206,6 +206,7 @@ func (s *Server) buildFamilies(opts Options) error {
 		opts.Modal.BaseURL = s.URL
 	}
 	opts.Modal.Sandboxes.ProxyURL, opts.Modal.Sandboxes.CAFile = func() string { return s.out.ProxyURL() }, func() string { return s.github.CAFile() }
+	opts.Modal.Sandboxes.LocalNames = func() []string { return s.workers.WorkersDevHosts() }
 	dir, c, cf := s.dataDir, s.core, s.cf
 	families := []func() error{
 		func() (err error) { s.github, err = github.New(opts.GitHub, dir, c); return err },

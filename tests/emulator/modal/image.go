@@ -40,6 +40,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,7 +49,7 @@ import (
 
 // imageTreeVersion changes when the layout of a materialised tree does, so
 // trees of an older layout are not reused.
-const imageTreeVersion = "1"
+const imageTreeVersion = "2"
 
 // materialiseTimeout bounds one recipe's installs (a cold npm or pip cache
 // downloads everything).
@@ -205,6 +206,12 @@ func (b *treeBuilder) step(run string) error {
 					}
 				}
 			}
+		case words[0] == "echo":
+			if text, file, ok := echoTo(words); ok {
+				if err := b.echoTo(cwd, text, file); err != nil {
+					return err
+				}
+			}
 		case words[0] == "apt-get":
 			b.aptGet(words)
 		case isPipInstall(words) != nil:
@@ -237,12 +244,49 @@ func (b *treeBuilder) unsupported(words []string) string {
 		if _, err := exec.LookPath("npm"); err != nil {
 			return "npm is not on the host's PATH"
 		}
+	case slices.Contains(words, redirectWord):
+		_, file, ok := echoTo(words)
+		switch {
+		case !ok:
+			return `the shell operator ">" (the emulator runs no shell; only echo's output is written to a file)`
+		case path.IsAbs(file) && !underApp(path.Clean(file)):
+			return fmt.Sprintf("echo > %s: only files under /app are laid out into each sandbox", file)
+		}
 	case words[0] == "curl" || words[0] == "wget":
 		return "it downloads from outside the package registries, which a sandbox does not reach"
 	default:
 		return fmt.Sprintf("%s is not a package install the emulator materialises (pip, npm; apt-get is checked against the host)", words[0])
 	}
 	return ""
+}
+
+// echoTo writes echo's line (its words joined by spaces, then a newline,
+// as echo prints them) to file, a path under /app, whose directory the
+// recipe made (else it is noted, not run); the directory is laid out into
+// each sandbox, so a file directly in /app is noted, not run.
+func (b *treeBuilder) echoTo(cwd string, text []string, file string) error {
+	p := sandboxPath(cwd, file)
+	if !underApp(p) {
+		b.note("echo > %s: not run: only files under /app are laid out into each sandbox", p)
+		return nil
+	}
+	dir := path.Dir(p)
+	if !underApp(dir) {
+		b.note("echo > %s: not run: only files in a directory under /app are laid out (a directory is bound, and /app itself is the sandbox's own)", p)
+		return nil
+	}
+	if _, err := os.Stat(b.appDir(dir)); err != nil {
+		b.note("echo > %s: not run: the recipe made no directory %s", p, dir)
+		return nil
+	}
+	if err := os.WriteFile(b.appDir(p), []byte(strings.Join(text, " ")+"\n"), 0o644); err != nil {
+		return err
+	}
+	if b.tree.AppDirs == nil {
+		b.tree.AppDirs = map[string]string{}
+	}
+	b.tree.AppDirs[dir] = b.appDir(dir)
+	return nil
 }
 
 // appDir is where the tree keeps sandbox path p (under /app).
@@ -433,6 +477,11 @@ func splitAndChain(s string) ([][]string, string) {
 				return nil, "a pipeline that runs what it downloads from outside the package registries, which a sandbox does not reach"
 			}
 			return nil, "a shell pipeline (the emulator runs only package installs, and checks apt-get against the host)"
+		case c == '>' && (i+1 == len(rs) || rs[i+1] != '>'):
+			// A redirect of the command's output to a file: kept as a word
+			// of its own, which only echo takes (treeBuilder.unsupported).
+			flush()
+			words = append(words, redirectWord)
 		case strings.ContainsRune(";&<>()", c):
 			return nil, fmt.Sprintf("the shell operator %q (the emulator runs no shell)", string(c))
 		case strings.ContainsRune("$`*?[~", c):
@@ -446,6 +495,20 @@ func splitAndChain(s string) ([][]string, string) {
 		return nil, "an empty command"
 	}
 	return chain, ""
+}
+
+// redirectWord stands in a command's words for the shell's ">" (a quoted
+// ">" is a plain word): `echo TEXT > FILE` is the one command taking it.
+const redirectWord = "\x00>"
+
+// echoTo returns the words echo prints and the file its output goes to when
+// words is `echo WORDS... > FILE`; ok is false otherwise.
+func echoTo(words []string) (text []string, file string, ok bool) {
+	n := len(words)
+	if words[0] != "echo" || n < 3 || words[n-2] != redirectWord || slices.Contains(words[:n-2], redirectWord) {
+		return nil, "", false
+	}
+	return words[1 : n-2], words[n-1], true
 }
 
 // pipelineFetches says a pipeline starts by downloading (curl, wget).

@@ -113,3 +113,55 @@ func TestMaterialiseOncePerRecipe(t *testing.T) {
 	assert.Empty(t, pip.VenvBin)
 	assert.Contains(t, strings.Join(pip.Notes, "\n"), "a pip install needs the sandboxes' Python")
 }
+
+// TestMaterialiseWritesEchoedFiles lays out a RUN step writing echo's line
+// into a file under /app (upstream's image writes /app/opencode-deps's
+// package.json so before its npm install there), and notes the redirects
+// it does not run: another command's output, an append, a file elsewhere,
+// a directory the recipe did not make.
+func TestMaterialiseWritesEchoedFiles(t *testing.T) {
+	chain, why := splitAndChain(`echo '{"name":"opencode-tools","type":"module"}' > /app/opencode-deps/package.json`)
+	require.Empty(t, why)
+	text, file, ok := echoTo(chain[0])
+	require.True(t, ok)
+	assert.Equal(t, []string{`{"name":"opencode-tools","type":"module"}`}, text)
+	assert.Equal(t, "/app/opencode-deps/package.json", file)
+	_, _, ok = echoTo([]string{"echo", "'>'", "x"})
+	assert.False(t, ok, "a quoted > is a word")
+
+	m, err := New(Options{Sandboxes: SandboxRuntime{ImageCache: t.TempDir()}}, t.TempDir(), core.New())
+	require.NoError(t, err)
+	tree, err := m.materialise(context.Background(), "", []string{
+		"mkdir -p /app/opencode-deps",
+		`echo '{"name":"opencode-tools","type":"module"}' > /app/opencode-deps/package.json`,
+		"cd /app && echo second line > opencode-deps/notes.txt",
+		"echo 'cache: v61' > /dev/null",
+		"printf x > /app/opencode-deps/printf.txt",
+		"echo x >> /app/opencode-deps/appended.txt",
+	})
+	require.NoError(t, err)
+	dir := tree.AppDirs["/app/opencode-deps"]
+	require.NotEmpty(t, dir, "the directory is laid out into each sandbox: %+v", tree)
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "{\"name\":\"opencode-tools\",\"type\":\"module\"}\n", string(b))
+	b, err = os.ReadFile(filepath.Join(dir, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "second line\n", string(b))
+	for _, name := range []string{"printf.txt", "appended.txt"} {
+		assert.NoFileExists(t, filepath.Join(dir, name))
+	}
+	notes := strings.Join(tree.Notes, "\n")
+	assert.Contains(t, notes, "echo > /dev/null: only files under /app are laid out")
+	assert.Contains(t, notes, `RUN printf x > /app/opencode-deps/printf.txt: not run: the shell operator ">"`)
+	assert.Contains(t, notes, `RUN echo x >> /app/opencode-deps/appended.txt: not run: the shell operator ">"`)
+
+	// Upstream's image writes /app/image-version.txt: /app itself is the
+	// sandbox's own, so that is noted; so is a directory never made.
+	other, err := m.materialise(context.Background(), "", []string{"echo x > /app/missing/file", "echo 'Image rebuilt' > /app/image-version.txt"})
+	require.NoError(t, err)
+	assert.Empty(t, other.AppDirs)
+	notes = strings.Join(other.Notes, "\n")
+	assert.Contains(t, notes, "echo > /app/missing/file: not run: the recipe made no directory /app/missing")
+	assert.Contains(t, notes, "echo > /app/image-version.txt: not run: only files in a directory under /app are laid out")
+}

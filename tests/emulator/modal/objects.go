@@ -466,7 +466,7 @@ func (api *modalAPI) SandboxCreate(ctx context.Context, req *pb.SandboxCreateReq
 		err = status.Errorf(codes.FailedPrecondition, "App %s is stopped", a.ID)
 	}
 	if err == nil {
-		err = m.checkRefs(ctx, def.GetImageId(), def.GetSecretIds(), nil)
+		err = m.checkRefs(ctx, def.GetImageId(), def.GetSecretIds(), def.GetMountIds())
 	}
 	if err == nil && def.GetName() != "" {
 		for _, other := range m.st.Sandboxes {
@@ -487,6 +487,7 @@ func (api *modalAPI) SandboxCreate(ctx context.Context, req *pb.SandboxCreateReq
 	if run {
 		sb.Ran = true
 		env, layout = m.sandboxEnvFrom(ctx, def.GetSecretIds()), m.layoutOf(def.GetImageId())
+		m.mountInto(&layout, def.GetMountIds())
 	}
 	m.mu.Unlock()
 	if run {

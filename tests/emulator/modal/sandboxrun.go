@@ -9,8 +9,10 @@ package modal
 //     /lib64, /sbin as links into it) and /etc read-only, its own /proc,
 //     /dev and /tmp, and per-sandbox writable directories at /workspace,
 //     /app and /root (the paths upstream's runtime hard-codes), kept under
-//     <data-dir>/modal-sandboxes/<id>/; the local cloud's CA at
-//     /run/local-cloud/ca.pem;
+//     <data-dir>/modal-sandboxes/<id>/, and at /usr/local/bin, which holds
+//     launchers for the image's python and installed commands (an image's
+//     ENV PATH names it) and takes what the runtime writes there; the local
+//     cloud's CA at /run/local-cloud/ca.pem;
 //   - the image's RUN steps materialised (image.go): a virtualenv with its
 //     pip installs first on PATH, a global npm prefix's bin on PATH, and
 //     trees it installs under /app bound there, all read-only;
@@ -19,12 +21,14 @@ package modal
 //     outbound gateway's proxy is reached there, and HTTPS_PROXY,
 //     HTTP_PROXY, SSL_CERT_FILE, GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS say
 //     so (the command's own env, from the request and its secrets, comes
-//     after and wins). NO_PROXY names only 127.0.0.1, ::1 and 10.0.2.2:
-//     not "localhost", which Python's urllib and websockets (and curl)
-//     read as covering every *.localhost name too, so a control plane at
-//     http://<script>.workers.localhost:PORT, which only the proxy
-//     resolves, would be dialled directly and not found. A process in the
-//     sandbox reaches its own services at 127.0.0.1;
+//     after and wins). NO_PROXY is localhost, 127.0.0.1, ::1 and 10.0.2.2:
+//     a process reaches its own sandbox's services at localhost (upstream's
+//     runtime dials OpenCode at http://localhost:4096). Python's urllib and
+//     websockets (and curl) read "localhost" as covering every *.localhost
+//     name too, so the emulator's own names (each Worker's
+//     <script>.workers.localhost, SandboxRuntime.LocalNames) are dialled
+//     directly: the sandbox's /etc/hosts maps them to 10.0.2.2, where the
+//     emulator's port is the host's;
 //   - stdout and stderr are kept in files and served by SandboxGetLogs;
 //   - the command's exit ends the sandbox with its exit code; Terminate,
 //     the timeout and Close kill it (bwrap's --die-with-parent also ends it
@@ -40,6 +44,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,6 +68,10 @@ type SandboxRuntime struct {
 	ProxyURL func() string
 	// CAFile is the local cloud's CA certificate, bound into the sandbox.
 	CAFile func() string
+	// LocalNames are the emulator's own host names a sandbox dials
+	// directly (each Worker's <script>.workers.localhost), which its
+	// /etc/hosts maps to the host's loopback; the emulator's root sets it.
+	LocalNames func() []string
 	// ExtraReadOnly are host directories bound read-only at the same path.
 	ExtraReadOnly []string
 	// Python, when set, is the interpreter a sandbox's `python` and
@@ -118,9 +127,28 @@ type sandboxProcs struct {
 const sandboxHostIP = "10.0.2.2"
 
 // sandboxNoProxy is what a sandbox reaches without the proxy: its own
-// loopback, and the host's as slirp4netns shows it. No names: "localhost"
-// would cover *.localhost for urllib, websockets and curl (see above).
-const sandboxNoProxy = "127.0.0.1,::1," + sandboxHostIP
+// loopback, and the host's as slirp4netns shows it. "localhost" covers
+// *.localhost for urllib, websockets and curl, so the sandbox's /etc/hosts
+// names the emulator's own *.localhost names (sandboxHosts).
+const sandboxNoProxy = "localhost,127.0.0.1,::1," + sandboxHostIP
+
+// sandboxHosts is a sandbox's /etc/hosts: localhost, and the emulator's own
+// names (a Worker's <script>.workers.localhost, and workers.localhost,
+// which answers with what to use instead) at the host's loopback as
+// slirp4netns shows it, so a process dials them there directly, as it
+// would a public host's address.
+func sandboxHosts(names []string) []byte {
+	var b strings.Builder
+	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tmodal\n")
+	seen := map[string]bool{}
+	for _, n := range append([]string{"workers.localhost"}, names...) {
+		if n = strings.ToLower(strings.TrimSpace(n)); n != "" && !seen[n] {
+			seen[n] = true
+			b.WriteString(sandboxHostIP + "\t" + n + "\n")
+		}
+	}
+	return []byte(b.String())
+}
 
 // startSandbox starts sb's command. The caller does not hold m.mu; env is
 // the command's environment from the request's secrets, layout what its
@@ -200,6 +228,25 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 			path = tree.VenvBin + ":" + path
 		}
 	}
+	// The sandbox's /usr/local/bin is a writable directory of its own, as
+	// in an image's container: an image's ENV PATH names /usr/local/bin
+	// (where its python and its pip and npm installs are), not the
+	// materialised tree's directories, and upstream's runtime writes its
+	// git credential helper's shim there.
+	localBin := filepath.Join(base, "usr-local-bin")
+	if err := writeLaunchers(localBin, pyExe, tree); err != nil {
+		return fmt.Errorf("sandbox %s: /usr/local/bin: %w", sb.ID, err)
+	}
+	bargs = append(bargs, "--bind", localBin, "/usr/local/bin")
+	var names []string
+	if rt.LocalNames != nil {
+		names = rt.LocalNames()
+	}
+	hosts := filepath.Join(base, "hosts")
+	if err := os.WriteFile(hosts, sandboxHosts(names), 0o644); err != nil {
+		return fmt.Errorf("sandbox %s: /etc/hosts: %w", sb.ID, err)
+	}
+	bargs = append(bargs, "--ro-bind", hosts, "/etc/hosts")
 	sandboxEnv := []string{"PATH=" + path, "HOME=/root", "MODAL_SANDBOX_ID=" + sb.ID}
 	if rt.CAFile != nil && rt.CAFile() != "" {
 		bargs = append(bargs, "--ro-bind", rt.CAFile(), "/run/local-cloud/ca.pem")
@@ -614,6 +661,36 @@ func (m *Service) layoutOf(imageID string) imageLayout {
 	return l
 }
 
+// mountInto adds to l the files of the mounts a sandbox is created with:
+// an image's add_local_dir / add_local_file without copy=True is no build
+// step but a mount the client attaches to each sandbox of the image
+// (upstream's runtime at /app/sandbox_runtime). Each file goes to its
+// remote path when that is under the sandbox's own directories, written
+// there as a COPY's file is (a container sees a mount read-only; here the
+// files are the sandbox's own copy); a mount with files elsewhere is
+// logged as not laid out. Modal's client mount (the modal package, which
+// a container gets from it) has no files here. The caller holds m.mu and
+// has checked the IDs.
+func (m *Service) mountInto(l *imageLayout, mountIDs []string) {
+	for _, id := range mountIDs {
+		mt := m.st.Mounts[id]
+		if mt == nil {
+			continue
+		}
+		outside := 0
+		for name, sum := range mt.Files {
+			if p := path.Clean("/" + name); sandboxWritable(p) {
+				l.copies[p] = sum
+			} else {
+				outside++
+			}
+		}
+		if outside > 0 {
+			l.skipped = append(l.skipped, fmt.Sprintf("mount %s: %d files outside /app, /workspace and /root", id, outside))
+		}
+	}
+}
+
 // sandboxWritable says p is under one of a sandbox's own directories.
 func sandboxWritable(p string) bool {
 	for _, d := range []string{"/app", "/workspace", "/root"} {
@@ -654,6 +731,47 @@ func (m *Service) layOut(l imageLayout, dirs map[string]string) error {
 			return err
 		}
 		if err := os.WriteFile(host, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeLaunchers makes dir, the sandbox's /usr/local/bin, and puts in it a
+// launcher for each command the image's materialised tree provides (its
+// virtualenv's, then its npm prefix's, which win as npm -g's bin comes
+// after pip's there) and for python and python3 when the image installs
+// nothing with pip: what a container of the image finds in /usr/local/bin
+// and /usr/bin. A launcher is a shell script exec-ing the command at its
+// path, since a virtualenv is one only when its interpreter is run from
+// its own bin/ (a link to it elsewhere would be the bare interpreter).
+func writeLaunchers(dir, pyExe string, tree imageTree) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	targets := map[string]string{}
+	if pyExe != "" {
+		targets["python"], targets["python3"] = pyExe, pyExe
+	}
+	for _, bin := range []string{tree.VenvBin, tree.NPMBin} {
+		if bin == "" {
+			continue
+		}
+		entries, err := os.ReadDir(bin)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			info, err := os.Stat(filepath.Join(bin, e.Name()))
+			if err != nil || info.IsDir() || info.Mode().Perm()&0o111 == 0 {
+				continue // a dangling link, a directory, or not a command (activate)
+			}
+			targets[e.Name()] = filepath.Join(bin, e.Name())
+		}
+	}
+	for name, target := range targets {
+		script := "#!/bin/sh\nexec '" + strings.ReplaceAll(target, "'", `'\''`) + "' \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
 			return err
 		}
 	}

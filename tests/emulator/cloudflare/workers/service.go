@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -343,6 +344,22 @@ type Entry struct {
 	AppSecrets   int      `json:"app_secrets"` // rows of global_secrets in the D1 database bound as DB
 
 	Assets *assets.Entry `json:"assets,omitempty"` // its static assets
+}
+
+// WorkersDevHosts are the hosts the scripts answer on under workers.dev's
+// local stand-in (<script>.workers.localhost), those whose workers.dev
+// route is off left out: what a sandbox's /etc/hosts maps to the emulator.
+func (s *Service) WorkersDevHosts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hosts := make([]string, 0, len(s.st.Workers))
+	for _, ws := range s.st.Workers {
+		if !ws.WorkersDevOff {
+			hosts = append(hosts, ws.Name+"."+workersDevHost)
+		}
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts)
 }
 
 // Inventory lists every script, sorted by account, then name.
