@@ -312,6 +312,22 @@ func fixtureRuntimeEmulator(t *testing.T, key string) (*emulator.Server, string)
 	return s, root
 }
 
+// fixtureImage builds the fixture app's sandbox image recipe, then the
+// extra Dockerfile commands given.
+func fixtureImage(t *testing.T, c *modal.Client, app *modal.App, extra ...string) *modal.Image {
+	t.Helper()
+	img := c.Images.FromRegistry("python:3.12.10-slim-bookworm", nil)
+	for _, layer := range fixtureSandboxRecipe {
+		img = img.DockerfileCommands(layer, nil)
+	}
+	if len(extra) > 0 {
+		img = img.DockerfileCommands(extra, nil)
+	}
+	built, err := img.Build(context.Background(), app)
+	require.NoError(t, err)
+	return built
+}
+
 // startFixtureSandbox launches the runtime as the fixture app's
 // api_create_sandbox does: `python -m sandbox_runtime.entrypoint` in
 // /workspace, the model key as a secret, the session as env.
@@ -321,12 +337,7 @@ func startFixtureSandbox(t *testing.T, s *emulator.Server, cp *fixtureControlPla
 	c := mustModal(t, s, "")
 	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
 	require.NoError(t, err)
-	img := c.Images.FromRegistry("python:3.12.10-slim-bookworm", nil)
-	for _, layer := range fixtureSandboxRecipe {
-		img = img.DockerfileCommands(layer, nil)
-	}
-	img, err = img.Build(ctx, app)
-	require.NoError(t, err)
+	img := fixtureImage(t, c, app)
 	keys, err := c.Secrets.FromMap(ctx, map[string]string{"ANTHROPIC_API_KEY": apiKey}, nil)
 	require.NoError(t, err)
 	session, err := json.Marshal(map[string]string{"session_id": fs.id, "repo_owner": fs.repoOwner, "repo_name": fs.repoName,

@@ -215,12 +215,7 @@ func TestSandboxImagePathFindsItsInstalls(t *testing.T) {
 	c := mustModal(t, s, "")
 	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
 	require.NoError(t, err)
-	img := c.Images.FromRegistry("python:3.12.10-slim-bookworm", nil)
-	for _, layer := range fixtureSandboxRecipe {
-		img = img.DockerfileCommands(layer, nil)
-	}
-	img, err = img.DockerfileCommands([]string{"ENV PATH=/root/.bun/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}, nil).Build(ctx, app)
-	require.NoError(t, err)
+	img := fixtureImage(t, c, app, "ENV PATH=/root/.bun/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
 	run := func(script string) string {
 		t.Helper()
 		sb, err := c.Sandboxes.Create(ctx, app, img, &modal.SandboxCreateParams{Command: []string{"/bin/sh", "-c", script}, Timeout: 2 * time.Minute})
