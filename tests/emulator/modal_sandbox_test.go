@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,4 +291,59 @@ func TestSandboxGetsItsMounts(t *testing.T) {
 	_, err = create("mo-nosuchmount0000000000")
 	require.Error(t, err)
 	assert.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+}
+
+// TestImageBuildInstallsItsSteps builds an image as upstream's deploy
+// builds its sandbox image (`deploy.py --build-sandbox-image`), on an
+// emulator whose sandboxes run: the build ends only once its RUN steps are
+// laid out, so the first sandbox starts on the finished tree and installs
+// nothing (on a cold cache, installing upstream's image at the first
+// session took longer than the control plane's 60 s createSandbox); a step
+// that fails fails the build, with its output, as a RUN step fails Modal's.
+func TestImageBuildInstallsItsSteps(t *testing.T) {
+	rt := sandboxRuntime(t)
+	rt.ImageCache = t.TempDir()
+	var mu sync.Mutex
+	var lines []string
+	logf := func(format string, args ...any) {
+		line := fmt.Sprintf(format, args...)
+		mu.Lock()
+		lines = append(lines, line)
+		mu.Unlock()
+		t.Log(line)
+	}
+	count := func(prefix string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	s := start(t, emulator.Options{DataDir: t.TempDir(), Modal: emumodal.Options{Sandboxes: rt, Logf: logf}})
+	ctx := context.Background()
+	c := mustModal(t, s, "")
+	app, err := c.Apps.FromName(ctx, "open-inspect", &modal.AppFromNameParams{CreateIfMissing: true})
+	require.NoError(t, err)
+
+	img, err := c.Images.FromRegistry("python:3.12-slim", nil).DockerfileCommands([]string{
+		"RUN mkdir -p /app/built && cd /app/built && echo 'laid out by the build' > note.txt"}, nil).Build(ctx, app)
+	require.NoError(t, err)
+	assert.Equal(t, 1, count("modal: materialised "), "the build laid its steps out before it ended")
+	sb, err := c.Sandboxes.Create(ctx, app, img, &modal.SandboxCreateParams{Command: []string{"cat", "/app/built/note.txt"}, Timeout: time.Minute})
+	require.NoError(t, err)
+	code, err := sb.Wait(ctx)
+	require.NoError(t, err)
+	out := sandboxOutput(s, sb.SandboxID)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "laid out by the build")
+	assert.Equal(t, 1, count("modal: materialising "), "the sandbox started on the build's tree")
+
+	_, err = c.Images.FromRegistry("python:3.12-slim", nil).DockerfileCommands([]string{
+		"RUN mkdir -p /app/deps && cd /app/deps && npm install ./no-such-package"}, nil).Build(ctx, app)
+	require.Error(t, err, "a failed install fails the build")
+	assert.Contains(t, err.Error(), "npm install ./no-such-package")
 }

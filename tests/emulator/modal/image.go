@@ -134,6 +134,9 @@ func (m *Service) materialise(ctx context.Context, python string, runs []string)
 			return t, nil
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return imageTree{}, err // ended while waiting for the lock
+	}
 	// Made in place: a virtualenv and npm's links name their final paths.
 	if err := os.RemoveAll(dir); err != nil {
 		return imageTree{}, err

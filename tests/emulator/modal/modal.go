@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/modal-labs/libmodal/modal-go/proto/modal_proto"
@@ -185,6 +186,8 @@ type Service struct {
 	sandboxRuntime SandboxRuntime // Options.Sandboxes
 	procs          sandboxProcs   // the running sandboxes' processes (sandboxrun.go)
 	imageLocks     imageLocks     // one materialisation of an image's recipe at a time (image.go)
+	builds         imageBuilds    // images' installs when sandboxes run (imagebuild.go)
+	closed         atomic.Bool    // Close was called: background work logs nothing
 
 	mu sync.Mutex
 	st *modalState
@@ -388,6 +391,7 @@ func New(opts Options, dataDir string, c *core.Core) (*Service, error) {
 			procs: map[string]*runnerProc{}},
 		sandboxRuntime: opts.Sandboxes,
 		procs:          sandboxProcs{procs: map[string]*sandboxProc{}},
+		builds:         newImageBuilds(),
 	}
 	if m.runner.cache == "" {
 		m.runner.cache = filepath.Join(dataDir, "modal-runners")
@@ -643,14 +647,20 @@ func (m *Service) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.St
 	return err
 }
 
+// logfSafe logs from work that may end after Close (an image's installs,
+// a sandbox's exit): once closed, nothing is logged, as the log's owner (a
+// test's t.Logf) may be gone.
 func (m *Service) logfSafe(format string, args ...any) {
-	if m.logf != nil {
+	if m.logf != nil && !m.closed.Load() {
 		m.logf(format, args...)
 	}
 }
 
-// Close stops the runners of web endpoints.
+// Close stops images' installs, the sandboxes and the runners of web
+// endpoints.
 func (m *Service) Close() error {
+	m.closed.Store(true)
+	m.builds.stop()
 	m.stopAllSandboxes()
 	m.runner.close()
 	return nil

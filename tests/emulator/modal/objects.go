@@ -299,6 +299,7 @@ func (api *modalAPI) ImageGetOrCreate(ctx context.Context, req *pb.ImageGetOrCre
 		BuilderVersion: version, State: imageBuilding, FailBuild: callerFrom(ctx).failBuild, CreatedAt: time.Now().UTC(),
 	}
 	m.st.Images[img.ID] = img
+	m.startBuild(img)
 	m.mu.Unlock()
 	if err := m.saved(); err != nil {
 		return nil, err
@@ -330,28 +331,47 @@ func (m *Service) checkImageRefs(ctx context.Context, appID string, def *pb.Imag
 	return m.checkRefs(ctx, "", def.GetSecretIds(), mounts)
 }
 
-// finishBuild ends a build whose time has come. The caller holds m.mu and
-// reports whether anything changed.
+// finishBuild ends a build whose time has come and whose installs, when
+// sandboxes run, have ended. The caller holds m.mu and reports whether
+// anything changed.
 func (m *Service) finishBuild(img *modalImage, now time.Time) bool {
 	if img.State != imageBuilding || now.Before(img.CreatedAt.Add(m.buildDelay)) {
 		return false
 	}
+	var installErr error
+	if build := m.startBuild(img); build != nil {
+		select {
+		case <-build.done:
+			installErr = build.err
+		default:
+			return false
+		}
+	}
 	img.BuiltAt = now.UTC()
-	if img.FailBuild {
+	switch {
+	case img.FailBuild:
 		img.State = imageFailed
 		img.Failure = "Build step failed (emulated failure injected with a fault)"
-	} else {
+	case installErr != nil:
+		img.State = imageFailed
+		img.Failure = "Build step failed: " + installErr.Error()
+	default:
 		img.State = imageReady
 	}
 	return true
 }
 
 // buildLog is what a build prints: one line per Dockerfile step. It is
-// entry 1 of the stream; the result is entry 2.
-func buildLog(img *modalImage) []*pb.TaskLogs {
+// entry 1 of the stream; the result is entry 2. installs says whether the
+// RUN steps' installs ran (sandboxes run: imagebuild.go).
+func buildLog(img *modalImage, installs bool) []*pb.TaskLogs {
 	now := unixSeconds(time.Now())
+	how := "emulated: no step runs"
+	if installs {
+		how = "emulated: its RUN steps' pip and npm installs ran on this machine; the emulator's log says what else did not"
+	}
 	logs := []*pb.TaskLogs{pb.TaskLogs_builder{
-		Data: fmt.Sprintf("Building image %s (emulated: no step runs)\n", img.ID), Timestamp: now,
+		Data: fmt.Sprintf("Building image %s (%s)\n", img.ID, how), Timestamp: now,
 		FileDescriptor: pb.FileDescriptor_FILE_DESCRIPTOR_INFO,
 	}.Build()}
 	for i, c := range img.Commands {
@@ -385,7 +405,7 @@ func (api *modalAPI) ImageJoinStreaming(req *pb.ImageJoinStreamingRequest, strea
 			return err
 		}
 		changed := m.finishBuild(img, time.Now())
-		state, ready := img.State, img.CreatedAt.Add(m.buildDelay)
+		state, ready, installs := img.State, img.CreatedAt.Add(m.buildDelay), m.installing(img)
 		snapshot := *img
 		m.mu.Unlock()
 		if changed {
@@ -395,7 +415,7 @@ func (api *modalAPI) ImageJoinStreaming(req *pb.ImageJoinStreamingRequest, strea
 		}
 		if state != imageBuilding {
 			if req.GetLastEntryId() == "" {
-				if err := stream.Send(pb.ImageJoinStreamingResponse_builder{TaskLogs: buildLog(&snapshot), EntryId: "1"}.Build()); err != nil {
+				if err := stream.Send(pb.ImageJoinStreamingResponse_builder{TaskLogs: buildLog(&snapshot, m.sandboxRuntime.enabled()), EntryId: "1"}.Build()); err != nil {
 					return err
 				}
 			}
@@ -404,6 +424,9 @@ func (api *modalAPI) ImageJoinStreaming(req *pb.ImageJoinStreamingRequest, strea
 			}.Build())
 		}
 		wait := time.Until(ready)
+		if installs != nil && wait <= 0 {
+			wait = time.Until(deadline) // woken by the installs' end
+		}
 		if left := time.Until(deadline); left < wait {
 			wait = left
 		}
@@ -415,6 +438,8 @@ func (api *modalAPI) ImageJoinStreaming(req *pb.ImageJoinStreamingRequest, strea
 		case <-ctx.Done():
 			t.Stop()
 			return status.FromContextError(ctx.Err()).Err()
+		case <-installs:
+			t.Stop()
 		case <-t.C:
 		}
 	}

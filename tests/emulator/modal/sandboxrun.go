@@ -107,6 +107,15 @@ func pythonInSandbox(python string) (exe, prefix string, err error) {
 
 func (r SandboxRuntime) enabled() bool { return r.Bwrap != "" && r.Slirp4netns != "" }
 
+// python is the sandboxes' interpreter resolved (pythonInSandbox), "" when
+// none is configured.
+func (r SandboxRuntime) python() (exe, prefix string, err error) {
+	if r.Python == "" {
+		return "", "", nil
+	}
+	return pythonInSandbox(r.Python)
+}
+
 // sandboxProc is a running sandbox's processes.
 type sandboxProc struct {
 	cmd      *exec.Cmd
@@ -169,12 +178,9 @@ func (m *Service) startSandbox(sb *modalSandbox, args []string, workdir string, 
 	if len(layout.skipped) > 0 {
 		m.logfSafe("modal: sandbox %s: %d image steps not laid out (the sandbox runs on the host's /usr): %s", sb.ID, len(layout.skipped), strings.Join(layout.skipped, "; "))
 	}
-	var pyExe, pyPrefix string
-	if rt.Python != "" {
-		var err error
-		if pyExe, pyPrefix, err = pythonInSandbox(rt.Python); err != nil {
-			return fmt.Errorf("sandbox %s: %w", sb.ID, err)
-		}
+	pyExe, pyPrefix, err := rt.python()
+	if err != nil {
+		return fmt.Errorf("sandbox %s: %w", sb.ID, err)
 	}
 	tree, err := m.materialise(context.Background(), pyExe, layout.runs)
 	if err != nil {
