@@ -29,9 +29,6 @@ func (c capture) WithGroup(string) slog.Handler      { return c }
 // masked in a record formatted the way Pulumi's RPC layer logs properties;
 // plain values stay readable.
 func TestRequestSecretsNeverFormatted(t *testing.T) {
-	logging.InitLogging(false, 9, false)
-	t.Cleanup(func() { logging.InitLogging(false, 0, false) })
-
 	props := resource.PropertyMap{
 		"secrets": resource.MakeSecret(resource.NewProperty(resource.PropertyMap{
 			"API_KEY": resource.NewProperty("map-entry-canary-1"),
@@ -44,6 +41,13 @@ func TestRequestSecretsNeverFormatted(t *testing.T) {
 	}
 	request, err := plugin.MarshalProperties(props, plugin.MarshalOptions{KeepSecrets: true, KeepOutputValues: true})
 	require.NoError(t, err)
+	// Level 9 only now: MarshalProperties logs every property it marshals at
+	// that level, before Register, so the canaries would be written in
+	// plaintext to glog's file; that file goes to the test's own directory
+	// (Pulumi's logging names it in os.TempDir, which reads TMPDIR).
+	t.Setenv("TMPDIR", t.TempDir())
+	logging.InitLogging(false, 9, false)
+	t.Cleanup(func() { logging.InitLogging(false, 0, false) })
 	Register(request)
 
 	var messages []string
