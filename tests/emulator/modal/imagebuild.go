@@ -71,20 +71,18 @@ func (m *Service) startBuild(img *modalImage) *imageBuild {
 	return build
 }
 
-// installing is the channel closed when img's installs end, nil when none
-// run or they have ended. The caller holds m.mu.
-func (m *Service) installing(img *modalImage) <-chan struct{} {
-	if img.State != imageBuilding {
-		return nil
-	}
+// installs reports img's installs, starting them if need be: pending is
+// closed when they end and nil once they have (or when none run), err is
+// how they failed. The caller holds m.mu.
+func (m *Service) installs(img *modalImage) (pending <-chan struct{}, err error) {
 	build := m.startBuild(img)
 	if build == nil {
-		return nil
+		return nil, nil
 	}
 	select {
 	case <-build.done:
-		return nil
+		return nil, build.err
 	default:
-		return build.done
+		return build.done, nil
 	}
 }

@@ -338,14 +338,9 @@ func (m *Service) finishBuild(img *modalImage, now time.Time) bool {
 	if img.State != imageBuilding || now.Before(img.CreatedAt.Add(m.buildDelay)) {
 		return false
 	}
-	var installErr error
-	if build := m.startBuild(img); build != nil {
-		select {
-		case <-build.done:
-			installErr = build.err
-		default:
-			return false
-		}
+	pending, installErr := m.installs(img)
+	if pending != nil {
+		return false
 	}
 	img.BuiltAt = now.UTC()
 	switch {
@@ -405,7 +400,11 @@ func (api *modalAPI) ImageJoinStreaming(req *pb.ImageJoinStreamingRequest, strea
 			return err
 		}
 		changed := m.finishBuild(img, time.Now())
-		state, ready, installs := img.State, img.CreatedAt.Add(m.buildDelay), m.installing(img)
+		state, ready := img.State, img.CreatedAt.Add(m.buildDelay)
+		var installs <-chan struct{}
+		if state == imageBuilding {
+			installs, _ = m.installs(img)
+		}
 		snapshot := *img
 		m.mu.Unlock()
 		if changed {
