@@ -34,11 +34,16 @@ func fieldError(path, format string, a ...any) error {
 	return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, a...))
 }
 
-// specError reports every problem at once, saying nothing was changed.
+// oneLine escapes the line breaks a problem quotes from its input (a path or
+// a name holding a newline), so that each problem stays on its own line.
+var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`)
+
+// specError reports every problem at once, one per line, saying nothing was
+// changed.
 func specError(errs []error) error {
 	lines := make([]string, len(errs))
 	for i, e := range errs {
-		lines[i] = "  " + e.Error()
+		lines[i] = "  " + oneLine.Replace(e.Error())
 	}
 	return fmt.Errorf("invalid OpenInspect spec (nothing was changed):\n%s", strings.Join(lines, "\n"))
 }
