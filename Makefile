@@ -21,7 +21,7 @@ GO_TEST_FLAGS ?= -timeout 60m
 export CGO_ENABLED := 0
 export GOFLAGS := -trimpath -ldflags=-w $(GOFLAGS)
 
-.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz bench-side-by-side lint demo local-cloud clean sync-upstream record-upgrade-baselines
+.PHONY: bench all build provider emulator tools pulumi-tools kube-tools test-tools demo-tools schema sdks generate test test-unit fuzz fuzz-unguided bench-side-by-side lint demo local-cloud clean sync-upstream record-upgrade-baselines
 
 all: build
 
@@ -76,11 +76,12 @@ lint:
 	staticcheck ./...
 
 # Every tier that runs offline: unit, provider, emulator and engine tests;
-# then each fuzz target for a bounded time (their seed corpora also run as
-# plain tests in `go test`). `go test` and the fuzz targets skip their own
-# vet (-vet=off): `make lint` has just run every analyzer over the same
-# packages, and go test's subset keys its facts apart, so it would analyse
-# the whole dependency closure again (and once more for the fuzz build).
+# then each fuzz target for a bounded number of executions, unguided, from
+# the test binaries `go test` compiled (their seed corpora also run as plain
+# tests there; `make fuzz` is the guided run). `go test` and the fuzz
+# binaries skip their own vet (-vet=off): `make lint` has just run every
+# analyzer over the same packages, and go test's subset keys its facts
+# apart, so it would analyse the whole dependency closure again.
 # The Kubernetes lane, the longest cold build, keeps building behind lint
 # and the tests; only the tests that start a control plane wait for it, and
 # the run fails if it failed (its log is printed then, also when the tests
@@ -90,22 +91,21 @@ test:
 	$(MAKE) lint
 	go test -vet=off $(GO_TEST_FLAGS) ./... || { ./.ci/test-tools.sh --report kubernetes; exit 1; }
 	./.ci/test-tools.sh --wait kubernetes
-	$(MAKE) fuzz
+	$(MAKE) fuzz-unguided
 	$(MAKE) bench-side-by-side
 
-# Budgets are execution counts, each about 20 s here: a duration budget
-# (-fuzztime 20s) can fail a clean run with "context deadline exceeded" when
-# the machine is loaded, a race in Go's fuzz coordinator (golang/go#75804,
-# fixed in Go 1.27). FUZZSCALE multiplies every count for a longer run.
+# Every fuzz target, coverage-guided, for a fixed number of executions
+# (.ci/fuzz.sh says why counts, not durations; FUZZSCALE multiplies them).
+# `make test` runs the same targets and budgets unguided instead: Go
+# instruments a guided target's whole dependency closure, which for the
+# provider's packages is a second compile of the provider (about 13 of CI's
+# CPU-minutes cold, docs/benchmarks.md).
 FUZZSCALE ?= 1
 fuzz:
-	go test -vet=off -run '^$$' -fuzz '^FuzzValidation$$' -fuzztime $$((1500 * $(FUZZSCALE)))x ./provider/installation/
-	go test -vet=off -run '^$$' -fuzz '^FuzzUpstreamGates$$' -fuzztime $$((1500 * $(FUZZSCALE)))x ./provider/installation/
-	go test -vet=off -run '^$$' -fuzz '^FuzzInputRules$$' -fuzztime $$((1500 * $(FUZZSCALE)))x ./provider/installation/
-	go test -vet=off -run '^$$' -fuzz '^FuzzParseMigrations$$' -fuzztime $$((8000 * $(FUZZSCALE)))x ./provider/cloudflare/
-	go test -vet=off -run '^$$' -fuzz '^FuzzMultipartBody$$' -fuzztime $$((40000 * $(FUZZSCALE)))x ./provider/internal/cloudflare/cfapi/
-	go test -vet=off -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $$((400000 * $(FUZZSCALE)))x ./provider/esm/
-	go test -vet=off -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $$((15000 * $(FUZZSCALE)))x ./provider/installation/webbuild/
+	FUZZSCALE=$(FUZZSCALE) ./.ci/fuzz.sh guided
+
+fuzz-unguided:
+	FUZZSCALE=$(FUZZSCALE) ./.ci/fuzz.sh unguided
 
 # Numbers, not assertions: API calls per operation and time, on this machine;
 # then the provider's request path and wrangler side by side (a table).
