@@ -96,7 +96,7 @@ test:
 
 # Every fuzz target, coverage-guided, for a fixed number of executions
 # (.ci/fuzz.sh says why counts, not durations; FUZZSCALE multiplies them).
-# `make test` runs the same targets and budgets unguided instead: Go
+# `make test` runs the same targets unguided instead (larger budgets): Go
 # instruments a guided target's whole dependency closure, which for the
 # provider's packages is a second compile of the provider (about 13 of CI's
 # CPU-minutes cold, docs/benchmarks.md).
