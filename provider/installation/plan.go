@@ -114,6 +114,13 @@ type plannedWorker struct {
 	Observability *cloudflare.Observability
 }
 
+// bindingsOf is where w keeps its bindings of a kind (upstream.Bound.Kind),
+// nil for a kind the plan does not know.
+func (w *plannedWorker) bindingsOf(kind string) *[]plannedBinding {
+	return map[string]*[]plannedBinding{"d1": &w.D1, "kv": &w.KV, "r2": &w.R2,
+		"queueProducers": &w.Queues, "services": &w.Services, "durableObjects": &w.DurableObjects}[kind]
+}
+
 // installPlan is the whole installation as plain data: what the component
 // registers, in a form tests can compare with the contract.
 type installPlan struct {
@@ -552,10 +559,12 @@ func (pl *planner) contractWorker(cw *upstream.Worker) (*plannedWorker, error) {
 			*into = append(*into, plannedBinding{Binding: binding, Target: target})
 		}
 	}
-	into := map[string]*[]plannedBinding{"d1": &w.D1, "kv": &w.KV, "r2": &w.R2,
-		"queueProducers": &w.Queues, "services": &w.Services, "durableObjects": &w.DurableObjects}
 	for _, x := range cw.Bindings.All() {
-		add(into[x.Kind], x.Binding, x.Target, x.When)
+		into := w.bindingsOf(x.Kind)
+		if into == nil {
+			return nil, fmt.Errorf("worker %s: the plan has no place for %s binding %s", cw.Logical, x.Kind, x.Binding)
+		}
+		add(into, x.Binding, x.Target, x.When)
 	}
 	if bindErr != nil {
 		return nil, bindErr

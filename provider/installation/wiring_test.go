@@ -15,6 +15,7 @@ import (
 
 	"github.com/openinspect/pulumi-openinspect/provider/installation/web"
 	"github.com/openinspect/pulumi-openinspect/provider/internal/family"
+	"github.com/openinspect/pulumi-openinspect/provider/internal/upstream"
 )
 
 // schemaResources reads the committed schema.json: token -> input and output
@@ -119,4 +120,14 @@ func TestChildWiringMatchesSchema(t *testing.T) {
 			assert.True(t, resources[token].outputs[name], "the component reads %s.%s, which is not an output in schema.json", token, name)
 		}
 	}
+}
+
+// The planner keeps every kind of binding the contract has: a kind added to
+// upstream's list and not here would be refused at every plan.
+func TestPlanKeepsEveryBindingKind(t *testing.T) {
+	w := &plannedWorker{}
+	for _, kind := range upstream.BindingKinds() {
+		assert.NotNil(t, w.bindingsOf(kind), "binding kind %s", kind)
+	}
+	assert.Nil(t, w.bindingsOf("unknown"))
 }

@@ -22,6 +22,12 @@ func (b Bindings) All() []Bound {
 	return out
 }
 
+// BindingKinds are the kinds Bound.Kind takes, in the contract's order: code
+// that handles each kind its own way checks in a test that it knows them all.
+func BindingKinds() []string {
+	return mapSlice(bindingKinds, func(k bindingKind) string { return k.field })
+}
+
 // declared is a target a binding may name: its logical name and condition.
 type declared struct{ logical, when string }
 

@@ -439,3 +439,12 @@ func TestEnvTypeNotices(t *testing.T) {
 		t.Errorf("notices:\n%s\nwant:\n%s", strings.Join(d.notices, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The change report has words for every kind of binding the contract has.
+func TestReportNamesEveryBindingKind(t *testing.T) {
+	for _, kind := range upstream.BindingKinds() {
+		if _, ok := reportedKinds[kind]; !ok {
+			t.Errorf("the report has no words for binding kind %s", kind)
+		}
+	}
+}

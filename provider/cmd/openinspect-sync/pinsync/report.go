@@ -133,7 +133,10 @@ func bindingFacts(w *upstream.Worker) map[string]string {
 		out[kind+" "+name] = v
 	}
 	for _, x := range w.Bindings.All() {
-		k := reportedKinds[x.Kind]
+		k, ok := reportedKinds[x.Kind]
+		if !ok { // a kind added to the contract before its words here: named by its field
+			k.kind, k.target = x.Kind, "target"
+		}
 		add(k.kind, x.Binding, k.target+" "+x.Target, x.When)
 	}
 	return out
